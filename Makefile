@@ -1,0 +1,67 @@
+# Tori control plane. `make run` starts everything; `make test` tests everything.
+SHELL := /bin/bash
+BIN   := $(CURDIR)/bin
+export PATH := $(BIN):$(PATH)
+export GOFLAGS := -buildvcs=false
+
+# Pinned tool versions; `make tools` installs them into ./bin from the Go module proxy.
+BUF_VERSION           := v1.75.0
+PROTOC_GEN_GO_VERSION := v1.36.12
+HEY_VERSION           := v0.1.4
+
+# Tests run against the local servers; testcontainers is the path where these are unset.
+export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
+export TEST_AMQP_URL     ?= amqp://guest:guest@127.0.0.1:5672/
+
+.PHONY: all tools proto build run test test-unit fmt vet services bench-bus bench-gateway clean
+
+all: build
+
+tools: $(BIN)/.buf-$(BUF_VERSION) $(BIN)/.protoc-gen-go-$(PROTOC_GEN_GO_VERSION)
+
+$(BIN)/.buf-$(BUF_VERSION):
+	@mkdir -p $(BIN)
+	GOBIN=$(BIN) GOWORK=off go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
+	@touch $@
+
+$(BIN)/.protoc-gen-go-$(PROTOC_GEN_GO_VERSION):
+	@mkdir -p $(BIN)
+	GOBIN=$(BIN) GOWORK=off go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+	@touch $@
+
+$(BIN)/.hey-$(HEY_VERSION):
+	@mkdir -p $(BIN)
+	GOBIN=$(BIN) GOWORK=off go install github.com/rakyll/hey@$(HEY_VERSION)
+	@touch $@
+
+# Regenerates every message contract's Go code; the result is committed.
+proto: tools
+	cd proto && buf lint && rm -rf gen && buf generate
+
+# Builds every service into ./bin.
+build:
+	scripts/build.sh
+
+# Starts the whole control plane in the foreground; Ctrl-C stops it.
+run: build
+	scripts/run.sh
+
+# Every module's vet and tests, unit and integration, then the tests that must run alone.
+test: tools
+	scripts/test.sh
+
+# Makes sure the local Postgres and RabbitMQ answer, starting them if not.
+services:
+	scripts/ensure-services.sh
+
+fmt:
+	gofmt -w $$(git ls-files -co --exclude-standard -- '*.go')
+
+bench-bus:
+	cd pkg && go test -run '^$$' -bench BenchmarkOutboxToConsumer -benchtime 20000x ./bus/
+
+bench-gateway: build $(BIN)/.hey-$(HEY_VERSION)
+	scripts/bench-gateway.sh
+
+clean:
+	rm -rf $(BIN) var

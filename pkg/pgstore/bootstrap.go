@@ -1,0 +1,152 @@
+// Package pgstore is the Postgres plumbing every service shares: creating the database,
+// giving each service its own schema and login role, running embedded migrations under an
+// advisory lock, and running work in transactions.
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Service names one service's schema and the role that owns it.
+type Service struct {
+	Schema   string // e.g. "identity"
+	Role     string // e.g. "tori_identity"
+	Password string // optional; empty leaves authentication to the server (trust, peer, cert)
+}
+
+var identRe = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+
+func (s Service) validate() error {
+	if !identRe.MatchString(s.Schema) || !identRe.MatchString(s.Role) {
+		return fmt.Errorf("pgstore: schema %q and role %q must be lower-case identifiers", s.Schema, s.Role)
+	}
+	return nil
+}
+
+// EnsureDatabase creates the database adminURL names when it does not exist. adminURL must
+// name a role allowed to create databases.
+func EnsureDatabase(ctx context.Context, adminURL string) error {
+	u, err := url.Parse(adminURL)
+	if err != nil {
+		return fmt.Errorf("pgstore: parse database url: %w", err)
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	if name == "" {
+		return errors.New("pgstore: database url names no database")
+	}
+	maint := *u
+	maint.Path = "/postgres"
+	conn, err := pgx.Connect(ctx, maint.String())
+	if err != nil {
+		return fmt.Errorf("pgstore: connect to maintenance database: %w", err)
+	}
+	defer conn.Close(ctx)
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
+		return fmt.Errorf("pgstore: look up database: %w", err)
+	}
+	if exists {
+		return nil
+	}
+	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
+	if isCode(err, "42P04") { // duplicate_database: another process won the race
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("pgstore: create database: %w", err)
+	}
+	return nil
+}
+
+// EnsureService creates svc's role and schema in the database adminURL names, and makes the
+// schema the role's only reachable one: it owns its schema, has no rights on any other, and
+// its search_path points at its own.
+func EnsureService(ctx context.Context, adminURL string, svc Service) error {
+	if err := svc.validate(); err != nil {
+		return err
+	}
+	conn, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		return fmt.Errorf("pgstore: connect: %w", err)
+	}
+	defer conn.Close(ctx)
+	// Roles are cluster-wide; several services (or test databases) may bootstrap at once.
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(hashtext('tori.pgstore.bootstrap'))`); err != nil {
+		return fmt.Errorf("pgstore: lock: %w", err)
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtext('tori.pgstore.bootstrap'))`)
+
+	role := pgx.Identifier{svc.Role}.Sanitize()
+	schema := pgx.Identifier{svc.Schema}.Sanitize()
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)`, svc.Role).Scan(&exists); err != nil {
+		return fmt.Errorf("pgstore: look up role: %w", err)
+	}
+	if !exists {
+		if _, err := conn.Exec(ctx, "CREATE ROLE "+role+" LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE"); err != nil && !isCode(err, "42710") {
+			return fmt.Errorf("pgstore: create role: %w", err)
+		}
+	}
+	if svc.Password != "" {
+		if _, err := conn.Exec(ctx, "ALTER ROLE "+role+" PASSWORD "+quoteLiteral(svc.Password)); err != nil {
+			return fmt.Errorf("pgstore: set role password: %w", err)
+		}
+	}
+	stmts := []string{
+		"CREATE SCHEMA IF NOT EXISTS " + schema + " AUTHORIZATION " + role,
+		"ALTER SCHEMA " + schema + " OWNER TO " + role,
+		// Nothing of anyone's may be created in public, and no service keeps data there.
+		"REVOKE CREATE ON SCHEMA public FROM PUBLIC",
+		"ALTER ROLE " + role + " SET search_path = " + schema,
+	}
+	for _, s := range stmts {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			return fmt.Errorf("pgstore: %s: %w", s, err)
+		}
+	}
+	return nil
+}
+
+// ServiceURL rewrites adminURL to connect as svc's role with svc's schema as search path.
+func ServiceURL(adminURL string, svc Service) (string, error) {
+	u, err := url.Parse(adminURL)
+	if err != nil {
+		return "", fmt.Errorf("pgstore: parse database url: %w", err)
+	}
+	if svc.Password != "" {
+		u.User = url.UserPassword(svc.Role, svc.Password)
+	} else {
+		u.User = url.User(svc.Role)
+	}
+	q := u.Query()
+	q.Set("search_path", svc.Schema)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+func quoteLiteral(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
+
+func isCode(err error, code string) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == code
+}
+
+// IsUniqueViolation reports whether err is a unique-constraint violation, optionally of the
+// named constraint.
+func IsUniqueViolation(err error, constraint string) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "23505" {
+		return false
+	}
+	return constraint == "" || pe.ConstraintName == constraint
+}

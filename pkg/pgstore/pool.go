@@ -1,0 +1,75 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Open connects a pool to url and checks the connection.
+func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: parse database url: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: open pool: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("pgstore: ping: %w", err)
+	}
+	return pool, nil
+}
+
+// Beginner is what InTx needs: a pool, a connection or an outer transaction.
+type Beginner interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// InTx runs fn in a transaction, committing when fn returns nil and rolling back otherwise.
+func InTx(ctx context.Context, db Beginner, fn func(tx pgx.Tx) error) error {
+	tx, err := db.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("pgstore: begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		if rbErr := tx.Rollback(context.WithoutCancel(ctx)); rbErr != nil && !errors.Is(rbErr, pgx.ErrTxClosed) {
+			return errors.Join(err, fmt.Errorf("pgstore: rollback: %w", rbErr))
+		}
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("pgstore: commit: %w", err)
+	}
+	return nil
+}
+
+// Setup is the start-up sequence of every service: make sure the database, the service's
+// role and schema exist (as the admin role), open a pool as the service's own role, and run
+// the service's migrations. The admin connection is not kept.
+func Setup(ctx context.Context, adminURL string, svc Service, sets ...MigrationSet) (*pgxpool.Pool, error) {
+	if err := EnsureDatabase(ctx, adminURL); err != nil {
+		return nil, err
+	}
+	if err := EnsureService(ctx, adminURL, svc); err != nil {
+		return nil, err
+	}
+	url, err := ServiceURL(adminURL, svc)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := Open(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	if err := Migrate(ctx, pool, svc.Schema, sets...); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return pool, nil
+}
