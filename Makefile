@@ -7,13 +7,12 @@ export GOFLAGS := -buildvcs=false
 # Pinned tool versions; `make tools` installs them into ./bin from the Go module proxy.
 BUF_VERSION           := v1.75.0
 PROTOC_GEN_GO_VERSION := v1.36.12
-HEY_VERSION           := v0.1.4
 
 # Tests run against the local servers; testcontainers is the path where these are unset.
 export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 export TEST_AMQP_URL     ?= amqp://guest:guest@127.0.0.1:5672/
 
-.PHONY: all tools proto build run test test-unit fmt vet services bench-bus bench-gateway clean
+.PHONY: all tools proto build run test fmt services wrk bench-bus bench-gateway clean
 
 all: build
 
@@ -27,11 +26,6 @@ $(BIN)/.buf-$(BUF_VERSION):
 $(BIN)/.protoc-gen-go-$(PROTOC_GEN_GO_VERSION):
 	@mkdir -p $(BIN)
 	GOBIN=$(BIN) GOWORK=off go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
-	@touch $@
-
-$(BIN)/.hey-$(HEY_VERSION):
-	@mkdir -p $(BIN)
-	GOBIN=$(BIN) GOWORK=off go install github.com/rakyll/hey@$(HEY_VERSION)
 	@touch $@
 
 # Regenerates every message contract's Go code; the result is committed.
@@ -60,7 +54,11 @@ fmt:
 bench-bus:
 	cd pkg && go test -run '^$$' -bench BenchmarkOutboxToConsumer -benchtime 20000x ./bus/
 
-bench-gateway: build $(BIN)/.hey-$(HEY_VERSION)
+# Debian's wrk: it takes a Lua script, so each request can carry another account's token.
+wrk:
+	@command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk)
+
+bench-gateway: build wrk
 	scripts/bench-gateway.sh
 
 clean:

@@ -14,6 +14,8 @@
 //   - The connection redials after a broker restart or a dropped socket, and every consumer,
 //     listener and server resubscribes.
 //   - W3C trace context travels in the AMQP headers.
+//   - Housekeep (or Prune) deletes sent outbox rows and old processed ids; the busctl command
+//     (pkg/bus/cmd/busctl) replays dead letters.
 //
 // Names: exchanges and queues are prefixed with Config.Namespace (empty in production), so
 // tests running in parallel on one broker never see each other's messages.
@@ -23,11 +25,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -59,45 +59,29 @@ func (c Config) Validate() error {
 	if c.MaxAttempts < 1 {
 		return errors.New("BUS_MAX_ATTEMPTS must be at least 1")
 	}
+	if c.BaseBackoff < 0 || c.RequestTimeout < 0 || c.QueueExpires < 0 {
+		return errors.New("BUS_BASE_BACKOFF, BUS_REQUEST_TIMEOUT and BUS_QUEUE_EXPIRES must not be negative")
+	}
 	return nil
 }
 
-// Conn is a connection to the broker that redials by itself.
-type Conn struct {
-	cfg Config
-	log *slog.Logger
+// withDefaults fills the zero values a Config built in code (rather than loaded from the
+// environment, which applies the tags' defaults) would otherwise leave unusable.
+func (c Config) withDefaults() Config {
+	if c.QueueType == "" {
+		c.QueueType = "quorum"
+	}
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = 5
+	}
+	if c.BaseBackoff == 0 {
+		c.BaseBackoff = 200 * time.Millisecond
+	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = 5 * time.Second
+	}
+	return c
 }
-
-// Dial connects to the broker and declares the events and dead-letter exchanges and the
-// dead-letter queue. It fails when the first connection cannot be made; later losses are
-// redialled in the background until Close.
-func Dial(ctx context.Context, cfg Config, log *slog.Logger) (*Conn, error) {
-	return nil, errors.New("bus: not implemented")
-}
-
-// Close stops redialling and closes the connection; running Consume, Listen and Serve calls
-// return.
-func (c *Conn) Close() error { return nil }
-
-// Connected reports whether the connection is up right now. The gateway trusts its token
-// cache only while it is, because revocations arrive over it.
-func (c *Conn) Connected() bool { return false }
-
-// Publish writes msg to the outbox in tx, to be published to the events exchange under
-// routingKey once tx commits. The trace context of ctx travels with it.
-func Publish(ctx context.Context, tx pgx.Tx, routingKey string, msg proto.Message) error {
-	return errors.New("bus: not implemented")
-}
-
-// Relay publishes committed outbox rows of one service's schema.
-type Relay struct{}
-
-// NewRelay makes a relay for the outbox in pool's schema.
-func NewRelay(conn *Conn, pool *pgxpool.Pool, log *slog.Logger) *Relay { return &Relay{} }
-
-// Run publishes until ctx ends. It wakes on each commit that wrote an outbox row and polls as
-// a fallback. Several relays on one schema (several copies of a service) share the work.
-func (r *Relay) Run(ctx context.Context) error { return errors.New("bus: not implemented") }
 
 // Delivery is one received message.
 type Delivery struct {
@@ -123,36 +107,19 @@ type Subscription struct {
 	Prefetch int // unacknowledged messages in flight; default 16
 }
 
-// Consume declares sub's queue and bindings and handles messages until ctx ends, across
-// reconnects. A message is acknowledged only after its transaction commits.
-func (c *Conn) Consume(ctx context.Context, pool *pgxpool.Pool, sub Subscription) error {
-	return errors.New("bus: not implemented")
-}
-
-// Listen receives events matching keys on a queue of this process's own (exclusive,
-// deleted when the process goes), so every instance of a service sees every such event.
-// It has no idempotency record: fn must be safe to repeat. Returns when ctx ends.
-func (c *Conn) Listen(ctx context.Context, keys []string, fn func(ctx context.Context, d Delivery) error) error {
-	return errors.New("bus: not implemented")
-}
-
 // Responder answers one request.
 type Responder func(ctx context.Context, d Delivery) (proto.Message, error)
 
-// Serve answers requests sent to queue until ctx ends. An error built with Reject reaches the
-// caller as a *RemoteError with its code; any other error as code "internal".
-func (c *Conn) Serve(ctx context.Context, queue string, handle Responder) error {
-	return errors.New("bus: not implemented")
-}
-
-// Request sends req to queue and decodes the answer into reply. It gives up with ErrTimeout at
-// ctx's deadline or after Config.RequestTimeout, whichever is first.
-func (c *Conn) Request(ctx context.Context, queue string, req, reply proto.Message) error {
-	return errors.New("bus: not implemented")
-}
-
-// ErrTimeout means no answer came in time.
-var ErrTimeout = errors.New("bus: request timed out")
+var (
+	// ErrTimeout means no answer came in time.
+	ErrTimeout = errors.New("bus: request timed out")
+	// ErrNoResponder means the broker had no queue to route a request to: no Serve for that
+	// queue has run since the broker started.
+	ErrNoResponder = errors.New("bus: no responder for request queue")
+	// ErrClosed is returned by calls on a Conn after Close, and by Consume, Listen, Serve and
+	// Relay.Run when the Conn closes under them.
+	ErrClosed = errors.New("bus: connection closed")
+)
 
 // RemoteError is a responder's refusal, as the requester sees it.
 type RemoteError struct {
@@ -166,7 +133,12 @@ func (e *RemoteError) Error() string { return "bus: remote: " + e.Code + ": " + 
 func Reject(code, message string) error { return &RemoteError{Code: code, Message: message} }
 
 // Permanent marks a handler error as not worth retrying: the message is dead-lettered at once.
-func Permanent(err error) error { return permanentError{err} }
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return permanentError{err}
+}
 
 type permanentError struct{ error }
 
@@ -176,16 +148,4 @@ func (p permanentError) Unwrap() error { return p.error }
 func IsPermanent(err error) bool {
 	var p permanentError
 	return errors.As(err, &p)
-}
-
-// Prune deletes outbox rows sent longer ago than keepSent and processed-message records older
-// than keepProcessed. Returns how many rows went.
-func Prune(ctx context.Context, pool *pgxpool.Pool, keepSent, keepProcessed time.Duration) (int64, error) {
-	return 0, errors.New("bus: not implemented")
-}
-
-// ReplayDeadLetters moves up to max dead-lettered messages back to the queue each came from,
-// with a fresh attempt count. Returns how many moved.
-func (c *Conn) ReplayDeadLetters(ctx context.Context, max int) (int, error) {
-	return 0, errors.New("bus: not implemented")
 }

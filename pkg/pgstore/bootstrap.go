@@ -42,9 +42,7 @@ func EnsureDatabase(ctx context.Context, adminURL string) error {
 	if name == "" {
 		return errors.New("pgstore: database url names no database")
 	}
-	maint := *u
-	maint.Path = "/postgres"
-	conn, err := pgx.Connect(ctx, maint.String())
+	conn, err := pgx.Connect(ctx, withDatabase(adminURL, "postgres"))
 	if err != nil {
 		return fmt.Errorf("pgstore: connect to maintenance database: %w", err)
 	}
@@ -73,19 +71,55 @@ func EnsureService(ctx context.Context, adminURL string, svc Service) error {
 	if err := svc.validate(); err != nil {
 		return err
 	}
+	if err := ensureRole(ctx, adminURL, svc); err != nil {
+		return err
+	}
 	conn, err := pgx.Connect(ctx, adminURL)
 	if err != nil {
 		return fmt.Errorf("pgstore: connect: %w", err)
 	}
 	defer conn.Close(ctx)
-	// Roles are cluster-wide; several services (or test databases) may bootstrap at once.
-	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(hashtext('tori.pgstore.bootstrap'))`); err != nil {
-		return fmt.Errorf("pgstore: lock: %w", err)
+	unlock, err := advisoryLock(ctx, conn, "tori.pgstore.schemas")
+	if err != nil {
+		return err
 	}
-	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtext('tori.pgstore.bootstrap'))`)
-
+	defer unlock()
 	role := pgx.Identifier{svc.Role}.Sanitize()
 	schema := pgx.Identifier{svc.Schema}.Sanitize()
+	stmts := []string{
+		"CREATE SCHEMA IF NOT EXISTS " + schema + " AUTHORIZATION " + role,
+		"ALTER SCHEMA " + schema + " OWNER TO " + role,
+		// Nothing of anyone's may be created in public, and no service keeps data there.
+		"REVOKE CREATE ON SCHEMA public FROM PUBLIC",
+	}
+	for _, s := range stmts {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			return fmt.Errorf("pgstore: %s: %w", s, err)
+		}
+	}
+	return nil
+}
+
+// ensureRole creates the role and sets its password and search path. Roles belong to the
+// whole server while advisory locks belong to one database, so the lock is taken in the
+// maintenance database that every bootstrap of this server shares, whichever database it
+// is setting up.
+func ensureRole(ctx context.Context, adminURL string, svc Service) error {
+	conn, err := pgx.Connect(ctx, withDatabase(adminURL, "postgres"))
+	if err != nil {
+		// Some hosted servers forbid the maintenance database; lock in our own instead.
+		if conn, err = pgx.Connect(ctx, adminURL); err != nil {
+			return fmt.Errorf("pgstore: connect: %w", err)
+		}
+	}
+	defer conn.Close(ctx)
+	unlock, err := advisoryLock(ctx, conn, "tori.pgstore.roles")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+
+	role := pgx.Identifier{svc.Role}.Sanitize()
 	var exists bool
 	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)`, svc.Role).Scan(&exists); err != nil {
 		return fmt.Errorf("pgstore: look up role: %w", err)
@@ -100,19 +134,39 @@ func EnsureService(ctx context.Context, adminURL string, svc Service) error {
 			return fmt.Errorf("pgstore: set role password: %w", err)
 		}
 	}
-	stmts := []string{
-		"CREATE SCHEMA IF NOT EXISTS " + schema + " AUTHORIZATION " + role,
-		"ALTER SCHEMA " + schema + " OWNER TO " + role,
-		// Nothing of anyone's may be created in public, and no service keeps data there.
-		"REVOKE CREATE ON SCHEMA public FROM PUBLIC",
-		"ALTER ROLE " + role + " SET search_path = " + schema,
+	// Skipping an unchanged setting keeps concurrent bootstraps from rewriting the same row.
+	var current []string
+	if err := conn.QueryRow(ctx, `SELECT coalesce(setconfig, '{}') FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole WHERE r.rolname = $1 AND s.setdatabase = 0`, svc.Role).Scan(&current); err != nil && err != pgx.ErrNoRows {
+		return fmt.Errorf("pgstore: read role settings: %w", err)
 	}
-	for _, s := range stmts {
-		if _, err := conn.Exec(ctx, s); err != nil {
-			return fmt.Errorf("pgstore: %s: %w", s, err)
+	want := "search_path=" + svc.Schema
+	for _, c := range current {
+		if c == want {
+			return nil
 		}
 	}
+	if _, err := conn.Exec(ctx, "ALTER ROLE "+role+" SET search_path = "+pgx.Identifier{svc.Schema}.Sanitize()); err != nil {
+		return fmt.Errorf("pgstore: set search path: %w", err)
+	}
 	return nil
+}
+
+func advisoryLock(ctx context.Context, conn *pgx.Conn, key string) (func(), error) {
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(hashtext($1))`, key); err != nil {
+		return nil, fmt.Errorf("pgstore: lock %s: %w", key, err)
+	}
+	return func() {
+		conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtext($1))`, key)
+	}, nil
+}
+
+func withDatabase(rawURL, db string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return rawURL
+	}
+	u.Path = "/" + db
+	return u.String()
 }
 
 // ServiceURL rewrites adminURL to connect as svc's role with svc's schema as search path.

@@ -130,3 +130,31 @@ func TestInTxRollsBackOnError(t *testing.T) {
 		t.Fatalf("rolled-back row persisted: %d rows", n)
 	}
 }
+
+// Roles are server-wide: services bootstrapping different databases at the same moment (as
+// parallel test packages do) must not trip over each other's role updates.
+func TestParallelSetupAcrossDatabases(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, 6)
+	for i := 0; i < 6; i++ {
+		admin := testinfra.NewDatabase(t, "pgstore_empty", func(context.Context, string) error { return nil })
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pool, err := pgstore.Setup(ctx, admin, pgstore.Service{Schema: "alpha", Role: "tori_test_alpha", Password: "pw"}, migrations("alpha_things"))
+			if err == nil {
+				pool.Close()
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("parallel setup: %v", err)
+		}
+	}
+}

@@ -1,0 +1,49 @@
+package bus
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+)
+
+// backoff is an exponential delay with jitter, for redialling and resubscribing: many
+// processes losing the broker at once should not come back in lockstep.
+type backoff struct {
+	base, max time.Duration
+	next      time.Duration
+}
+
+// sleep waits for the next delay; false if ctx ended first.
+func (b *backoff) sleep(ctx context.Context) bool {
+	if b.next == 0 {
+		b.next = b.base
+	}
+	d := b.next/2 + rand.N(b.next/2+1)
+	b.next = min(2*b.next, b.max)
+	return sleepCtx(ctx, d)
+}
+
+func (b *backoff) reset() { b.next = 0 }
+
+// maxRetryDelay caps a consumer's wait between attempts.
+const maxRetryDelay = 30 * time.Second
+
+// retryDelay is a consumer's wait before attempt+1: base doubling per attempt, capped.
+func retryDelay(base time.Duration, attempt int) time.Duration {
+	d := base
+	for i := 1; i < attempt && d < maxRetryDelay; i++ {
+		d *= 2
+	}
+	return min(d, maxRetryDelay)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,117 @@
+package bus_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"tori.dev/pkg/bus"
+)
+
+// The same message id delivered again, also while its first copy is still being handled,
+// has one effect; and the handler runs once per id.
+func TestRedeliveredMessageHasOneEffect(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := newPool(t)
+	cfg := testConfig(t)
+	conn := dial(t, cfg)
+	var calls atomic.Int64
+	effect := recordEffect("dup", &calls)
+	run(t, "relay", bus.NewRelay(conn, pool, nil).Run)
+	run(t, "consume", func(ctx context.Context) error {
+		return conn.Consume(ctx, pool, bus.Subscription{Queue: "dup.effects", Keys: []string{"test.dup.*"}, Prefetch: 8,
+			Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+				// Slow enough that copies of one message are handled at the same time.
+				time.Sleep(100 * time.Millisecond)
+				return effect(ctx, tx, d)
+			}})
+	})
+	waitQueue(t, cfg.Namespace+"dup.effects")
+
+	// Behind the relay's back: two ids, each published three times, all at once.
+	ch := rawChannel(t)
+	a, b := uuid.NewString(), uuid.NewString()
+	for _, m := range []struct {
+		id  string
+		seq int64
+	}{{a, 1}, {b, 2}, {a, 1}, {b, 2}, {a, 1}, {b, 2}} {
+		if err := ch.PublishWithContext(ctx, cfg.Namespace+"tori.events", "test.dup.event", false, false, rawEvent(t, m.id, m.seq, nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 10*time.Second, "both consumed", func() bool {
+		_, distinct := countEffects(t, pool, "dup")
+		return distinct == 2
+	})
+	time.Sleep(time.Second) // the later copies finish
+	if total, _ := countEffects(t, pool, "dup"); total != 2 {
+		t.Fatalf("%d effects for 2 messages", total)
+	}
+	if n := calls.Load(); n != 2 {
+		t.Fatalf("handler ran %d times for 2 message ids", n)
+	}
+
+	// Through the outbox: the relay publishes a row again when it never learnt it was sent.
+	if err := publishEvents(ctx, pool, "test.dup.event", 3, 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "outbox event consumed", func() bool {
+		_, distinct := countEffects(t, pool, "dup")
+		return distinct == 3
+	})
+	if _, err := pool.Exec(ctx, `UPDATE outbox SET sent_at = NULL`); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "row published again", func() bool {
+		var unsent int
+		pool.QueryRow(ctx, `SELECT count(*) FROM outbox WHERE sent_at IS NULL`).Scan(&unsent)
+		return unsent == 0
+	})
+	time.Sleep(time.Second)
+	if total, _ := countEffects(t, pool, "dup"); total != 3 {
+		t.Fatalf("%d effects for 3 messages", total)
+	}
+	if n := calls.Load(); n != 3 {
+		t.Fatalf("handler ran %d times for 3 message ids", n)
+	}
+}
+
+// Production's queue type: the consumer's quorum queue (with its delivery limit and
+// dead-letter exchange) and the quorum dead-letter queue are accepted by the broker and work.
+func TestQuorumQueues(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := newPool(t)
+	cfg := testConfig(t)
+	cfg.QueueType = "quorum"
+	conn := dial(t, cfg)
+	effect := recordEffect("quorum", nil)
+	run(t, "relay", bus.NewRelay(conn, pool, nil).Run)
+	run(t, "consume", func(ctx context.Context) error {
+		return conn.Consume(ctx, pool, bus.Subscription{Queue: "quorum.effects", Keys: []string{"test.quorum.*"},
+			Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+				if d.RoutingKey == "test.quorum.poison" {
+					return bus.Permanent(errors.New("poison"))
+				}
+				return effect(ctx, tx, d)
+			}})
+	})
+	waitQueue(t, cfg.Namespace+"quorum.effects")
+	if err := publishEvents(ctx, pool, "test.quorum.event", 1, 10, 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := publishEvents(ctx, pool, "test.quorum.poison", 11, 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "events consumed", func() bool {
+		n, _ := countEffects(t, pool, "quorum")
+		return n == 10
+	})
+	eventually(t, 20*time.Second, "poison dead-lettered", func() bool { return queueDepth(t, cfg.Namespace+"tori.dead-letter") == 1 })
+}

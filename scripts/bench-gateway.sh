@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Load test through the running gateway: requests/s and p50/p99 for /healthz and for an
+# authenticated GET /api/account spread over many accounts (so no per-account limit binds),
+# side by side, so the cost of auth and rate limiting shows as a ratio.
+#
+# Starts its own control plane on spare ports against a fresh database; needs wrk
+# (`make bench-gateway` installs it). Tunables: ACCOUNTS, DURATION, CONNECTIONS, THREADS.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ACCOUNTS=${ACCOUNTS:-600}
+DURATION=${DURATION:-15s}
+CONNECTIONS=${CONNECTIONS:-64}
+THREADS=${THREADS:-2}
+
+work=$(mktemp -d)
+run_id=$(date +%s)
+export DATABASE_URL="postgres://postgres@127.0.0.1:5432/tori_bench_${run_id}?sslmode=disable"
+export AMQP_URL="${AMQP_URL:-amqp://guest:guest@127.0.0.1:5672/}"
+export BUS_NAMESPACE="bench${run_id}." BUS_QUEUE_TYPE=classic BUS_QUEUE_EXPIRES=10m
+export DATA_DIR="$work/data" AUTH_LIMIT_PER_15MIN=1000000 LOG_LEVEL=warn
+export GATEWAY_SIGNING_KEY=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+export GATEWAY_ADDR=127.0.0.1:18080 IDENTITY_ADDR=127.0.0.1:18101 BILLING_ADDR=127.0.0.1:18102
+export APPS_ADDR=127.0.0.1:18103 DEPLOYS_ADDR=127.0.0.1:18104 LOGS_ADDR=127.0.0.1:18105
+export DATABASES_ADDR=127.0.0.1:18106 ZONEAGENT_ADDR=127.0.0.1:18107 EDGE_ADDR=127.0.0.1:18081
+export IDENTITY_URL=http://$IDENTITY_ADDR BILLING_URL=http://$BILLING_ADDR APPS_URL=http://$APPS_ADDR
+export DEPLOYS_URL=http://$DEPLOYS_ADDR LOGS_URL=http://$LOGS_ADDR DATABASES_URL=http://$DATABASES_ADDR
+unset SMTP_URL
+mkdir -p "$DATA_DIR"
+gw=http://$GATEWAY_ADDR
+
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  psql -q -h 127.0.0.1 -U postgres -d postgres -c "DROP DATABASE IF EXISTS tori_bench_${run_id} WITH (FORCE)" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+for svc in identity billing apps logs gateway; do
+  [ -x "bin/$svc" ] || continue
+  "bin/$svc" >"$work/$svc.log" 2>&1 &
+  pids+=("$!")
+done
+for i in $(seq 1 120); do curl -fs "$gw/healthz" >/dev/null && break; sleep 0.5; done
+curl -fs "$gw/healthz" >/dev/null || { echo "gateway did not start"; tail -20 "$work"/*.log; exit 1; }
+
+echo "signing in $ACCOUNTS accounts…" >&2
+: >"$work/tokens"
+for i in $(seq 1 "$ACCOUNTS"); do
+  email="bench-$i-$run_id@example.test"
+  curl -fs -X POST "$gw/api/auth/magic-link" -H 'Content-Type: application/json' -d "{\"email\":\"$email\"}" >/dev/null
+  code=""
+  for _ in $(seq 1 100); do
+    file=$(grep -rl -- "$email" "$DATA_DIR/mail" 2>/dev/null | head -1 || true)
+    if [ -n "$file" ]; then
+      code=$(sed 's/=$//' "$file" | tr -d '\r\n' | grep -o 'token=[A-Za-z0-9_-]*' | head -1 | cut -d= -f2)
+      [ -n "$code" ] && break
+    fi
+    sleep 0.02
+  done
+  [ -n "$code" ] || { echo "no mail for $email"; exit 1; }
+  curl -fs -X POST "$gw/api/auth/magic-link/verify" -H 'Content-Type: application/json' -d "{\"token\":\"$code\"}" | jq -r .token >>"$work/tokens"
+done
+
+cat >"$work/rotate.lua" <<LUA
+local tokens = {}
+for line in io.lines("$work/tokens") do tokens[#tokens + 1] = line end
+local i = 0
+request = function()
+  i = i % #tokens + 1
+  return wrk.format("GET", "/api/account", { ["Authorization"] = "Bearer " .. tokens[i] })
+end
+done = function(summary, latency, requests)
+  io.write(string.format("RESULT rps=%.0f p50_ms=%.2f p99_ms=%.2f errors=%d non2xx=%d\n",
+    summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000, latency:percentile(99) / 1000,
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, summary.errors.status))
+end
+LUA
+cat >"$work/plain.lua" <<'LUA'
+done = function(summary, latency, requests)
+  io.write(string.format("RESULT rps=%.0f p50_ms=%.2f p99_ms=%.2f errors=%d non2xx=%d\n",
+    summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000, latency:percentile(99) / 1000,
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, summary.errors.status))
+end
+LUA
+
+# Warm the token cache and the connection pools before measuring.
+wrk -t"$THREADS" -c"$CONNECTIONS" -d3s -s "$work/rotate.lua" "$gw" >/dev/null
+health=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s "$work/plain.lua" "$gw/healthz" | grep RESULT)
+account=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s "$work/rotate.lua" "$gw" | grep RESULT)
+rps() { echo "$1" | sed -E 's/.*rps=([0-9]+).*/\1/'; }
+echo "wrk -t$THREADS -c$CONNECTIONS -d$DURATION, $ACCOUNTS accounts, $(nproc) cores"
+echo "GET /healthz               $health"
+echo "GET /api/account (auth'd)  $account"
+awk -v a="$(rps "$account")" -v h="$(rps "$health")" 'BEGIN { printf "ratio account/healthz throughput = %.2f\n", a / h }'

@@ -1,0 +1,66 @@
+// Package config is billing's configuration, read from the environment.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"time"
+
+	"tori.dev/pkg/bus"
+)
+
+// Config is the billing service's configuration.
+type Config struct {
+	// Addr is where the HTTP API listens; only the gateway should reach it.
+	Addr string `env:"BILLING_ADDR, default=127.0.0.1:8102"`
+	// SigningKey is the HMAC key the gateway signs callers with (pkg/callerid).
+	SigningKey string `env:"GATEWAY_SIGNING_KEY" secret:"true"`
+	// ShutdownTimeout bounds how long in-flight requests may finish after a stop signal.
+	ShutdownTimeout time.Duration `env:"BILLING_SHUTDOWN_TIMEOUT, default=10s"`
+
+	Infra
+}
+
+// Infra is what both the service and the operator commands use: the database and the bus.
+type Infra struct {
+	// DatabaseURL is an admin URL: billing creates its database, role and schema with it, then
+	// connects as its own role.
+	DatabaseURL string `env:"DATABASE_URL, default=postgres://postgres@127.0.0.1:5432/tori?sslmode=disable"`
+	// DBPassword, when set, becomes the password of billing's role tori_billing.
+	DBPassword string `env:"BILLING_DB_PASSWORD" secret:"true"`
+
+	bus.Config
+}
+
+// Validate checks the service's configuration.
+func (c *Config) Validate() error {
+	var errs []error
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		errs = append(errs, fmt.Errorf("BILLING_ADDR %q is not host:port", c.Addr))
+	}
+	if c.SigningKey == "" {
+		errs = append(errs, errors.New("GATEWAY_SIGNING_KEY is required"))
+	}
+	if c.ShutdownTimeout <= 0 {
+		errs = append(errs, errors.New("BILLING_SHUTDOWN_TIMEOUT must be positive"))
+	}
+	if err := c.Infra.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Validate checks the database and bus settings.
+func (c *Infra) Validate() error {
+	var errs []error
+	u, err := url.Parse(c.DatabaseURL)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		errs = append(errs, errors.New("DATABASE_URL must be a postgres:// URL"))
+	}
+	if err := c.Config.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}

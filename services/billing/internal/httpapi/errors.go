@@ -1,0 +1,31 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+
+	"tori.dev/pkg/httperror"
+	"tori.dev/services/billing/internal/accounts"
+	"tori.dev/services/billing/internal/billing"
+	"tori.dev/services/billing/internal/catalog"
+)
+
+// toHTTP is the one place where billing's errors become HTTP answers. Anything it does not
+// know passes through, and httperror.Handler answers it as a bare 500 and logs the detail.
+func toHTTP(err error) error {
+	switch {
+	case errors.Is(err, errBadBody):
+		return httperror.New(http.StatusBadRequest, "invalid_body").WithMessage("the body must be a JSON object")
+	case errors.Is(err, catalog.ErrUnknownPlan), errors.Is(err, catalog.ErrNotPurchasable):
+		return httperror.New(http.StatusBadRequest, "invalid_plan").WithMessage("plan must be songbird or flock")
+	case errors.Is(err, catalog.ErrUnknownInterval):
+		return httperror.New(http.StatusBadRequest, "invalid_interval").WithMessage("interval must be month or year")
+	case errors.Is(err, billing.ErrUnavailable):
+		return httperror.New(http.StatusServiceUnavailable, "billing_unavailable").WithMessage("paid plans are not enabled yet")
+	case errors.Is(err, accounts.ErrInvalidID):
+		// The gateway signed a caller whose account id is not one identity issues: treat the
+		// caller as unknown rather than guess.
+		return httperror.Unauthorized
+	}
+	return err
+}

@@ -1,0 +1,66 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"tori.dev/pkg/callerid"
+	"tori.dev/services/billing/internal/accounts"
+	"tori.dev/services/billing/internal/catalog"
+)
+
+// errBadBody means a request body is not the JSON object the route expects.
+var errBadBody = errors.New("httpapi: malformed JSON body")
+
+func (h handlers) plans(c *fiber.Ctx) error {
+	return c.JSON(toPlansView(catalog.BillingTerms(), catalog.All()))
+}
+
+func (h handlers) state(c *fiber.Ctx) error {
+	id, err := callerAccount(c)
+	if err != nil {
+		return err
+	}
+	s, err := h.billing.State(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(toBillingView(s))
+}
+
+func (h handlers) sync(c *fiber.Ctx) error {
+	id, err := callerAccount(c)
+	if err != nil {
+		return err
+	}
+	s, err := h.billing.Sync(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(toBillingView(s))
+}
+
+type checkoutRequest struct {
+	Plan     string `json:"plan"`
+	Interval string `json:"interval"`
+}
+
+func (h handlers) checkout(c *fiber.Ctx) error {
+	var req checkoutRequest
+	if err := json.Unmarshal(c.Body(), &req); err != nil {
+		return errBadBody
+	}
+	return h.billing.Checkout(req.Plan, req.Interval)
+}
+
+func (h handlers) portal(c *fiber.Ctx) error {
+	return h.billing.Portal()
+}
+
+// callerAccount is the account the gateway signed in as the caller.
+func callerAccount(c *fiber.Ctx) (uuid.UUID, error) {
+	return accounts.ParseID(callerid.From(c).AccountID)
+}

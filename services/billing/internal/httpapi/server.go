@@ -1,0 +1,71 @@
+// Package httpapi is billing's HTTP face: the public plan catalog and the caller's billing,
+// reached through the gateway, which signs who the caller is.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"tori.dev/pkg/callerid"
+	"tori.dev/pkg/health"
+	"tori.dev/pkg/httperror"
+	"tori.dev/services/billing/internal/billing"
+)
+
+// Billing is what the handlers need from the use cases; *billing.Service is one.
+type Billing interface {
+	State(ctx context.Context, accountID uuid.UUID) (billing.State, error)
+	Sync(ctx context.Context, accountID uuid.UUID) (billing.State, error)
+	Checkout(plan, interval string) error
+	Portal() error
+}
+
+// Deps are the handlers' collaborators.
+type Deps struct {
+	Billing    Billing
+	SigningKey []byte // GATEWAY_SIGNING_KEY: only requests the gateway signed are served
+	Health     health.Identity
+	Log        *slog.Logger
+}
+
+// bodyLimit bounds request bodies: billing's largest is a checkout's two short strings.
+const bodyLimit = 16 << 10
+
+// New builds the Fiber app with every route.
+func New(d Deps) *fiber.App {
+	handle := httperror.Handler(d.Log)
+	app := fiber.New(fiber.Config{
+		AppName:               "billing",
+		DisableStartupMessage: true,
+		BodyLimit:             bodyLimit,
+		ReadTimeout:           30 * time.Second,
+		WriteTimeout:          30 * time.Second,
+		IdleTimeout:           2 * time.Minute,
+		ErrorHandler: func(c *fiber.Ctx, err error) error {
+			return handle(c, toHTTP(err))
+		},
+	})
+	app.Use(tracing())
+
+	h := handlers{billing: d.Billing}
+	app.Get("/healthz", d.Health.Handler)
+
+	// The catalog is public, yet it still must come through the gateway (a signed, empty
+	// caller); every other route needs a signed, authenticated caller.
+	public := callerid.Middleware(d.SigningKey, false, httperror.Unauthorized)
+	authed := callerid.Middleware(d.SigningKey, true, httperror.Unauthorized)
+	app.Get("/api/plans", public, h.plans)
+	app.Get("/api/billing", authed, h.state)
+	app.Post("/api/billing/checkout", authed, h.checkout)
+	app.Post("/api/billing/portal", authed, h.portal)
+	app.Post("/api/billing/sync", authed, h.sync)
+	return app
+}
+
+type handlers struct {
+	billing Billing
+}

@@ -1,0 +1,131 @@
+package httpapi
+
+import (
+	"time"
+
+	"tori.dev/services/billing/internal/billing"
+	"tori.dev/services/billing/internal/catalog"
+)
+
+// The JSON shapes of the responses, kept apart from the domain types so that renaming a Go
+// field never changes the public contract. openapi-fragment.json describes the same shapes.
+
+type plansView struct {
+	Billing termsView  `json:"billing"`
+	Plans   []planView `json:"plans"`
+}
+
+type termsView struct {
+	Currency     string `json:"currency"`
+	TaxInclusive bool   `json:"taxInclusive"`
+	Overage      string `json:"overage"`
+}
+
+type planView struct {
+	Name   string     `json:"name"`
+	Prices pricesView `json:"prices"`
+	Limits limitsView `json:"limits"`
+}
+
+// pricesView is in whole currency units (9 for 9 €), as customers read prices.
+type pricesView struct {
+	Month float64 `json:"month"`
+	Year  float64 `json:"year"`
+}
+
+type limitsView struct {
+	Apps                int64   `json:"apps"`
+	CustomDomains       int64   `json:"customDomains"`
+	ConcurrentDeploys   int64   `json:"concurrentDeploys"`
+	UploadBytes         int64   `json:"uploadBytes"`
+	DatabaseBytes       int64   `json:"databaseBytes"`
+	DatabaseConnections int64   `json:"databaseConnections"`
+	BuildMinutes        int64   `json:"buildMinutes"`
+	MinScale            int64   `json:"minScale"`
+	CPU                 float64 `json:"cpu"`
+	LogRetentionDays    int64   `json:"logRetentionDays"`
+}
+
+// billingView is GET /api/billing. Subscription and Hold are null and Invoices empty until
+// paid plans are enabled; their element types fix the shapes the OpenAPI document promises.
+type billingView struct {
+	Plan         string            `json:"plan"`
+	Subscription *subscriptionView `json:"subscription"`
+	Invoices     []invoiceView     `json:"invoices"`
+	Catalog      []planView        `json:"catalog"`
+	Configured   bool              `json:"configured"`
+	Hold         *holdView         `json:"hold"`
+}
+
+type subscriptionView struct {
+	Status             string    `json:"status"`
+	Plan               string    `json:"plan"`
+	Interval           string    `json:"interval"`
+	CurrentPeriodStart time.Time `json:"currentPeriodStart"`
+	CurrentPeriodEnd   time.Time `json:"currentPeriodEnd"`
+	CancelAtPeriodEnd  bool      `json:"cancelAtPeriodEnd"`
+}
+
+type invoiceView struct {
+	ID         string    `json:"id"`
+	Number     string    `json:"number"`
+	Status     string    `json:"status"`
+	Total      float64   `json:"total"`
+	Currency   string    `json:"currency"`
+	VATRate    float64   `json:"vatRate"`
+	HostedURL  string    `json:"hostedUrl"`
+	PDFURL     string    `json:"pdfUrl"`
+	CreditNote bool      `json:"creditNote"`
+	CreatedAt  time.Time `json:"createdAt"`
+}
+
+type holdView struct {
+	Since              time.Time `json:"since"`
+	Stage              string    `json:"stage"`
+	DeploysRefusedFrom time.Time `json:"deploysRefusedFrom"`
+	ServingStopsFrom   time.Time `json:"servingStopsFrom"`
+	ReclaimableFrom    time.Time `json:"reclaimableFrom"`
+}
+
+func toPlansView(terms catalog.Terms, plans []catalog.Plan) plansView {
+	return plansView{
+		Billing: termsView{Currency: terms.Currency, TaxInclusive: terms.TaxInclusive, Overage: terms.Overage},
+		Plans:   toPlanViews(plans),
+	}
+}
+
+func toPlanViews(plans []catalog.Plan) []planView {
+	out := make([]planView, 0, len(plans))
+	for _, p := range plans {
+		l := p.Limits
+		out = append(out, planView{
+			Name:   string(p.Name),
+			Prices: pricesView{Month: units(p.Prices.MonthCents), Year: units(p.Prices.YearCents)},
+			Limits: limitsView{
+				Apps:                l.Apps,
+				CustomDomains:       l.CustomDomains,
+				ConcurrentDeploys:   l.ConcurrentDeploys,
+				UploadBytes:         l.UploadBytes,
+				DatabaseBytes:       l.DatabaseBytes,
+				DatabaseConnections: l.DatabaseConnections,
+				BuildMinutes:        l.BuildMinutes,
+				MinScale:            l.MinScale,
+				CPU:                 l.CPU,
+				LogRetentionDays:    l.LogRetentionDays,
+			},
+		})
+	}
+	return out
+}
+
+func toBillingView(s billing.State) billingView {
+	return billingView{
+		Plan:       string(s.Account.Plan),
+		Invoices:   []invoiceView{},
+		Catalog:    toPlanViews(s.Catalog),
+		Configured: s.Configured,
+	}
+}
+
+// units turns cents into whole currency units for display.
+func units(cents int64) float64 { return float64(cents) / 100 }

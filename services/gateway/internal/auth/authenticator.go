@@ -1,0 +1,77 @@
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"time"
+
+	"tori.dev/pkg/callerid"
+)
+
+// Trust says whether cached answers may be used now; Revocations is the real one.
+type Trust interface {
+	Trusted(now time.Time) bool
+}
+
+// Authenticator answers who a bearer token belongs to.
+type Authenticator struct {
+	identity Introspector
+	cache    *Cache
+	trust    Trust
+	ttl      time.Duration
+	now      func() time.Time
+}
+
+// NewAuthenticator caches identity's answers for ttl (0: never) while trust allows.
+func NewAuthenticator(identity Introspector, cache *Cache, trust Trust, ttl time.Duration) *Authenticator {
+	return &Authenticator{identity: identity, cache: cache, trust: trust, ttl: ttl, now: time.Now}
+}
+
+// Authenticate returns the caller of an Authorization header value.
+func (a *Authenticator) Authenticate(ctx context.Context, authorization string) (callerid.Caller, error) {
+	tok, ok := BearerToken(authorization)
+	if !ok {
+		return callerid.Caller{}, ErrUnauthorized
+	}
+	h := sha256.Sum256([]byte(tok))
+	now := a.now()
+	useCache := a.ttl > 0 && a.trust.Trusted(now)
+	if useCache {
+		if c, ok := a.cache.Get(h, now); ok {
+			return c, nil
+		}
+	}
+	gen := a.cache.Generation()
+
+	in, err := a.identity.Introspect(ctx, tok)
+	if err != nil {
+		return callerid.Caller{}, err
+	}
+	if in.ExpiresAt != nil && !in.ExpiresAt.After(now) {
+		return callerid.Caller{}, ErrUnauthorized
+	}
+	caller := in.Caller()
+	if useCache && a.trust.Trusted(a.now()) {
+		// Never past the token's own end: an expired session must not live on in the cache.
+		until := now.Add(a.ttl)
+		if in.ExpiresAt != nil && in.ExpiresAt.Before(until) {
+			until = *in.ExpiresAt
+		}
+		a.cache.Put(h, caller, until, gen)
+	}
+	return caller, nil
+}
+
+// RunSweeper drops stale entries every interval until ctx ends.
+func (a *Authenticator) RunSweeper(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			a.cache.Sweep(now)
+		}
+	}
+}

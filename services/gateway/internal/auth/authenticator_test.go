@@ -1,0 +1,264 @@
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+)
+
+func alice() Introspection {
+	return Introspection{AccountID: "acct-a", UserID: "user-a", TokenKind: "api", TokenID: "tokid-a"}
+}
+
+func TestValidTokenIsCachedByHash(t *testing.T) {
+	id := newFakeIdentity(t)
+	id.set("svc_alice", alice())
+	cache := NewCache()
+	a := NewAuthenticator(id.client(), cache, trustAlways(true), 30*time.Second)
+
+	for i := 0; i < 3; i++ {
+		c, err := a.Authenticate(context.Background(), "Bearer svc_alice")
+		if err != nil || c.AccountID != "acct-a" || c.TokenID != "tokid-a" || c.TokenKind != "api" {
+			t.Fatalf("caller %+v, %v", c, err)
+		}
+	}
+	if n := id.calls.Load(); n != 1 {
+		t.Fatalf("%d introspections, want 1", n)
+	}
+	if _, ok := cache.byHash[sha256.Sum256([]byte("svc_alice"))]; !ok || cache.Len() != 1 {
+		t.Fatal("the cache is keyed by the token's SHA-256")
+	}
+}
+
+func TestCacheTTLAndTokenExpiry(t *testing.T) {
+	id := newFakeIdentity(t)
+	now := time.Now()
+	exp := now.Add(10 * time.Second)
+	sess := Introspection{AccountID: "acct-a", UserID: "u", TokenKind: "session", TokenID: "s1", ExpiresAt: &exp}
+	id.set("tok_sess", sess)
+	id.set("svc_alice", alice())
+	a := NewAuthenticator(id.client(), NewCache(), trustAlways(true), 30*time.Second)
+	clock := now
+	a.now = func() time.Time { return clock }
+	ctx := context.Background()
+
+	mustAuth := func(h string) {
+		t.Helper()
+		if _, err := a.Authenticate(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustAuth("Bearer tok_sess")
+	mustAuth("Bearer svc_alice")
+	clock = now.Add(9 * time.Second)
+	mustAuth("Bearer tok_sess")
+	if n := id.calls.Load(); n != 2 {
+		t.Fatalf("%d calls, want 2 (both cached)", n)
+	}
+
+	// Past the session's end the cache no longer vouches for it, whatever the TTL says; and an
+	// answer naming a past expiry is refused even if identity said 200.
+	clock = now.Add(11 * time.Second)
+	if _, err := a.Authenticate(ctx, "Bearer tok_sess"); !errors.Is(err, ErrUnauthorized) {
+		t.Fatalf("expired session: %v", err)
+	}
+	mustAuth("Bearer svc_alice") // still within its 30s
+	if n := id.calls.Load(); n != 3 {
+		t.Fatalf("%d calls, want 3", n)
+	}
+	clock = now.Add(31 * time.Second)
+	mustAuth("Bearer svc_alice")
+	if n := id.calls.Load(); n != 4 {
+		t.Fatalf("%d calls, want 4 (TTL over)", n)
+	}
+}
+
+func TestUntrustedCacheIsNeitherReadNorWritten(t *testing.T) {
+	id := newFakeIdentity(t)
+	id.set("svc_alice", alice())
+	cache := NewCache()
+	a := NewAuthenticator(id.client(), cache, trustAlways(false), 30*time.Second)
+	for i := 0; i < 3; i++ {
+		if _, err := a.Authenticate(context.Background(), "Bearer svc_alice"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := id.calls.Load(); n != 3 || cache.Len() != 0 {
+		t.Fatalf("%d calls, %d cached; want 3, 0", n, cache.Len())
+	}
+}
+
+func TestZeroTTLDisablesCache(t *testing.T) {
+	id := newFakeIdentity(t)
+	id.set("svc_alice", alice())
+	a := NewAuthenticator(id.client(), NewCache(), trustAlways(true), 0)
+	for i := 0; i < 2; i++ {
+		if _, err := a.Authenticate(context.Background(), "Bearer svc_alice"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := id.calls.Load(); n != 2 {
+		t.Fatalf("%d calls, want 2", n)
+	}
+}
+
+func TestBadTokensAreUnauthorized(t *testing.T) {
+	id := newFakeIdentity(t)
+	a := NewAuthenticator(id.client(), NewCache(), trustAlways(true), 30*time.Second)
+	for _, h := range []string{"", "Bearer", "Bearer nope", "Basic abc", "Bearer tok_unknown", "Bearer svc_unknown"} {
+		if _, err := a.Authenticate(context.Background(), h); !errors.Is(err, ErrUnauthorized) {
+			t.Fatalf("%q: %v", h, err)
+		}
+	}
+	// Only the two well-formed ones reached identity; unknown answers are not cached.
+	if n := id.calls.Load(); n != 2 {
+		t.Fatalf("%d calls, want 2", n)
+	}
+	if _, err := a.Authenticate(context.Background(), "Bearer tok_unknown"); !errors.Is(err, ErrUnauthorized) || id.calls.Load() != 3 {
+		t.Fatal("a refused token must be asked about again")
+	}
+}
+
+func TestIdentityFailureIsUnavailable(t *testing.T) {
+	id := newFakeIdentity(t)
+	id.status = http.StatusInternalServerError
+	a := NewAuthenticator(id.client(), NewCache(), trustAlways(true), 30*time.Second)
+	if _, err := a.Authenticate(context.Background(), "Bearer svc_x"); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("identity 500: %v", err)
+	}
+	id.srv.Close()
+	if _, err := a.Authenticate(context.Background(), "Bearer svc_x"); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("identity down: %v", err)
+	}
+}
+
+// A wrongly signed introspection is refused by identity; the fake refuses with 403, which the
+// client must not read as "valid".
+func TestIntrospectionIsSignedAsGateway(t *testing.T) {
+	id := newFakeIdentity(t)
+	id.set("svc_alice", alice())
+	wrong := NewIdentityClient(id.srv.URL, []byte("another-key-entirely-000"), http.DefaultTransport)
+	if _, err := wrong.Introspect(context.Background(), "svc_alice"); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("wrong key: %v", err)
+	}
+	if _, err := id.client().Introspect(context.Background(), "svc_alice"); err != nil {
+		t.Fatalf("right key: %v", err)
+	}
+}
+
+func TestRevocationEvicts(t *testing.T) {
+	id := newFakeIdentity(t)
+	id.set("svc_alice", alice())
+	b := newFakeBus()
+	cache := NewCache()
+	rev := NewRevocations(b, cache, quiet)
+	rev.timings = fast
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go rev.Run(ctx)
+	eventually(t, time.Second, "trusted after the grace period", func() bool { return rev.Trusted(time.Now()) })
+
+	a := NewAuthenticator(id.client(), cache, rev, time.Minute)
+	if _, err := a.Authenticate(ctx, "Bearer svc_alice"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Authenticate(ctx, "Bearer svc_alice"); err != nil || id.calls.Load() != 1 {
+		t.Fatalf("not cached: %v", err)
+	}
+
+	id.remove("svc_alice")
+	b.revoke(t, "tokid-a")
+	if _, err := a.Authenticate(ctx, "Bearer svc_alice"); !errors.Is(err, ErrUnauthorized) {
+		t.Fatalf("revoked token: %v", err)
+	}
+}
+
+func TestDisconnectFlushesAndReconnectWaitsForGrace(t *testing.T) {
+	b := newFakeBus()
+	cache := NewCache()
+	rev := NewRevocations(b, cache, quiet)
+	rev.timings = fast
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if rev.Trusted(time.Now()) {
+		t.Fatal("trusted before listening")
+	}
+	go rev.Run(ctx)
+	eventually(t, time.Second, "trusted", func() bool { return rev.Trusted(time.Now()) })
+	cache.Put(sha256.Sum256([]byte("svc_x")), alice().Caller(), time.Now().Add(time.Minute), cache.Generation())
+
+	b.connected.Store(false)
+	if rev.Trusted(time.Now()) {
+		t.Fatal("trusted while disconnected")
+	}
+	if cache.Len() != 0 {
+		t.Fatal("cache kept across a disconnect: revocations may have been missed")
+	}
+
+	b.connected.Store(true)
+	reconnected := time.Now()
+	eventually(t, time.Second, "trusted again", func() bool { return rev.Trusted(time.Now()) })
+	if since := time.Since(reconnected); since < fast.grace {
+		t.Fatalf("trusted %s after reconnecting, before the %s grace", since, fast.grace)
+	}
+}
+
+// A revocation that lands while identity's "valid" answer is on its way must win: the answer
+// is used for that one request but not cached.
+func TestRevocationDuringIntrospectionIsNotCached(t *testing.T) {
+	id := newFakeIdentity(t)
+	id.set("svc_alice", alice())
+	hold := make(chan struct{})
+	id.hold = hold
+	cache := NewCache()
+	a := NewAuthenticator(id.client(), cache, trustAlways(true), time.Minute)
+
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if _, err := a.Authenticate(context.Background(), "Bearer svc_alice"); err != nil {
+			t.Error(err)
+		}
+	}()
+	eventually(t, time.Second, "introspection in flight", func() bool { return id.calls.Load() == 1 })
+	cache.Evict("tokid-a")
+	close(hold)
+	wg.Wait()
+	if cache.Len() != 0 {
+		t.Fatal("an answer older than a revocation was cached")
+	}
+}
+
+func TestListenerFailureStopsTrust(t *testing.T) {
+	b := &failingBus{}
+	rev := NewRevocations(b, NewCache(), quiet)
+	rev.timings = fast
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go rev.Run(ctx)
+	time.Sleep(100 * time.Millisecond)
+	if rev.Trusted(time.Now()) {
+		t.Fatal("trusted although the listener keeps failing")
+	}
+	if b.calls.Load() < 2 {
+		t.Fatal("listener not retried")
+	}
+}
+
+func TestSweepDropsStaleEntries(t *testing.T) {
+	c := NewCache()
+	now := time.Now()
+	c.Put(sha256.Sum256([]byte("a")), alice().Caller(), now.Add(-time.Second), c.Generation())
+	fresh := alice().Caller()
+	fresh.TokenID = "other"
+	c.Put(sha256.Sum256([]byte("b")), fresh, now.Add(time.Minute), c.Generation())
+	c.Sweep(now)
+	if c.Len() != 1 {
+		t.Fatalf("%d entries after sweep", c.Len())
+	}
+}

@@ -1,0 +1,203 @@
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"tori.dev/pkg/bus"
+	"tori.dev/pkg/pgstore"
+	"tori.dev/pkg/testinfra"
+	identityv1 "tori.dev/proto/gen/tori/identity/v1"
+)
+
+// These tests run the real bus: identity's side is an outbox and relay in a schema of the
+// test's own, and each gateway instance has its own connection, cache and listener.
+
+var revoker = pgstore.Service{Schema: "revoker", Role: "tori_test_revoker"}
+
+func busConfig(t *testing.T) bus.Config {
+	cfg := bus.Config{
+		URL:            testinfra.AMQPURL(t),
+		Namespace:      testinfra.Namespace(t) + ".",
+		QueueType:      "classic",
+		QueueExpires:   10 * time.Minute,
+		MaxAttempts:    3,
+		BaseBackoff:    10 * time.Millisecond,
+		RequestTimeout: 2 * time.Second,
+	}
+	t.Cleanup(func() { deleteExchanges(cfg) })
+	return cfg
+}
+
+// deleteExchanges removes what the namespace declared; queues expire by themselves.
+func deleteExchanges(cfg bus.Config) {
+	ac, err := amqp.Dial(cfg.URL)
+	if err != nil {
+		return
+	}
+	defer ac.Close()
+	ch, err := ac.Channel()
+	if err != nil {
+		return
+	}
+	defer ch.Close()
+	_ = ch.ExchangeDelete(cfg.Namespace+"tori.events", false, false)
+	_ = ch.ExchangeDelete(cfg.Namespace+"tori.dlx", false, false)
+}
+
+func dialBus(t *testing.T, cfg bus.Config) *bus.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := bus.Dial(ctx, cfg, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// publisher is identity's half: it publishes revocations through the outbox.
+func publisher(t *testing.T, cfg bus.Config) func(tokenID string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	fp, err := pgstore.Fingerprint(bus.Migrations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := testinfra.NewDatabase(t, "gateway_revoker_"+fp, func(ctx context.Context, url string) error {
+		pool, err := pgstore.Setup(ctx, url, revoker, bus.Migrations)
+		if err != nil {
+			return err
+		}
+		pool.Close()
+		return nil
+	})
+	pool, err := pgstore.Setup(ctx, admin, revoker, bus.Migrations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	conn := dialBus(t, cfg)
+	go func() { _ = bus.NewRelay(conn, pool, quiet).Run(ctx) }()
+	return func(tokenID string) {
+		t.Helper()
+		if err := publish(ctx, pool, tokenID); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func publish(ctx context.Context, pool *pgxpool.Pool, tokenID string) error {
+	return pgstore.InTx(ctx, pool, func(tx pgx.Tx) error {
+		return bus.Publish(ctx, tx, RevokedKey, &identityv1.TokenRevoked{TokenId: tokenID, AccountId: "acct-a"})
+	})
+}
+
+type instance struct {
+	cache *Cache
+	rev   *Revocations
+	auth  *Authenticator
+}
+
+func newInstance(ctx context.Context, conn *bus.Conn, id *fakeIdentity, tm timings) *instance {
+	cache := NewCache()
+	rev := NewRevocations(conn, cache, quiet)
+	rev.timings = tm
+	go rev.Run(ctx)
+	return &instance{cache: cache, rev: rev, auth: NewAuthenticator(id.client(), cache, rev, time.Minute)}
+}
+
+func (in *instance) cached(token string) bool {
+	_, ok := in.cache.Get(sha256.Sum256([]byte(token)), time.Now())
+	return ok
+}
+
+func TestRevocationReachesEveryInstanceWithinOneSecond(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg := busConfig(t)
+	publish := publisher(t, cfg)
+	id := newFakeIdentity(t)
+	id.set("svc_alice", alice())
+
+	instances := []*instance{
+		newInstance(ctx, dialBus(t, cfg), id, defaultTimings),
+		newInstance(ctx, dialBus(t, cfg), id, defaultTimings),
+	}
+	for _, in := range instances {
+		eventually(t, 10*time.Second, "instance trusts its cache", func() bool { return in.rev.Trusted(time.Now()) })
+		if _, err := in.auth.Authenticate(ctx, "Bearer svc_alice"); err != nil {
+			t.Fatal(err)
+		}
+		if !in.cached("svc_alice") {
+			t.Fatal("token not cached")
+		}
+	}
+
+	id.remove("svc_alice")
+	publish("tokid-a")
+	start := time.Now()
+	for i, in := range instances {
+		eventually(t, time.Second-time.Since(start), "revocation evicts at instance", func() bool { return !in.cached("svc_alice") })
+		if _, err := in.auth.Authenticate(ctx, "Bearer svc_alice"); !errors.Is(err, ErrUnauthorized) {
+			t.Fatalf("instance %d still accepts the revoked token: %v", i, err)
+		}
+	}
+	t.Logf("evicted at every instance within %s", time.Since(start))
+}
+
+// A broker connection lost and regained: revocations sent meanwhile are lost with the
+// instance's queue, so the cache must be dropped and stay unused until listening resumes.
+func TestConnectionLossDropsTheCache(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg := busConfig(t)
+	publish := publisher(t, cfg)
+	id := newFakeIdentity(t)
+	id.set("svc_alice", alice())
+
+	u, err := url.Parse(cfg.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := testinfra.NewProxy(t, u.Host)
+	viaProxy := cfg
+	u.Host = proxy.Addr()
+	viaProxy.URL = u.String()
+	in := newInstance(ctx, dialBus(t, viaProxy), id, fast)
+
+	eventually(t, 10*time.Second, "trusted", func() bool { return in.rev.Trusted(time.Now()) })
+	if _, err := in.auth.Authenticate(ctx, "Bearer svc_alice"); err != nil || !in.cached("svc_alice") {
+		t.Fatalf("not cached: %v", err)
+	}
+
+	proxy.Down()
+	eventually(t, 5*time.Second, "untrusted while the broker is away", func() bool { return !in.rev.Trusted(time.Now()) })
+	if in.cache.Len() != 0 {
+		t.Fatal("cache kept while revocations cannot arrive")
+	}
+	calls := id.calls.Load()
+	if _, err := in.auth.Authenticate(ctx, "Bearer svc_alice"); err != nil || id.calls.Load() != calls+1 {
+		t.Fatal("while disconnected every request must be introspected")
+	}
+
+	proxy.Up()
+	eventually(t, 30*time.Second, "trusted again after reconnecting", func() bool { return in.rev.Trusted(time.Now()) })
+	if _, err := in.auth.Authenticate(ctx, "Bearer svc_alice"); err != nil || !in.cached("svc_alice") {
+		t.Fatalf("not cached after reconnecting: %v", err)
+	}
+	// The listener is subscribed again: a revocation still arrives.
+	id.remove("svc_alice")
+	publish("tokid-a")
+	eventually(t, 2*time.Second, "revocation after reconnect evicts", func() bool { return !in.cached("svc_alice") })
+}

@@ -1,0 +1,168 @@
+// Package config is the gateway's one configuration struct, read from the environment.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+
+	"tori.dev/pkg/bus"
+)
+
+// Config is everything the gateway reads at start.
+type Config struct {
+	Addr string `env:"GATEWAY_ADDR, default=127.0.0.1:8080"`
+
+	IdentityURL  string `env:"IDENTITY_URL, default=http://127.0.0.1:8101"`
+	BillingURL   string `env:"BILLING_URL, default=http://127.0.0.1:8102"`
+	AppsURL      string `env:"APPS_URL, default=http://127.0.0.1:8103"`
+	DeploysURL   string `env:"DEPLOYS_URL, default=http://127.0.0.1:8104"`
+	LogsURL      string `env:"LOGS_URL, default=http://127.0.0.1:8105"`
+	DatabasesURL string `env:"DATABASES_URL, default=http://127.0.0.1:8106"`
+
+	// The browser origins of Tori's own front ends; CORS_ORIGINS defaults to these three.
+	ConsoleURL  string   `env:"CONSOLE_URL, default=http://127.0.0.1:5173"`
+	DocsURL     string   `env:"DOCS_URL, default=http://127.0.0.1:5174"`
+	AdminURL    string   `env:"ADMIN_URL, default=http://127.0.0.1:5175"`
+	CORSOrigins []string `env:"CORS_ORIGINS"`
+
+	// AuthLimitPer15Min is the size of each per-address bucket on the /api/auth routes.
+	AuthLimitPer15Min int `env:"AUTH_LIMIT_PER_15MIN, default=20"`
+	// TrustedProxies are addresses or CIDRs whose X-Forwarded-For names the client.
+	TrustedProxies []string `env:"TRUSTED_PROXIES"`
+
+	SigningKey string `env:"GATEWAY_SIGNING_KEY, required" secret:"true"`
+
+	// DatabaseURL is an admin URL; the gateway keeps only its rate-limit counters there, in
+	// its own schema, as its own role.
+	DatabaseURL   string        `env:"DATABASE_URL, default=postgres://postgres@127.0.0.1:5432/tori?sslmode=disable"`
+	DBPassword    string        `env:"GATEWAY_DB_PASSWORD" secret:"true"`
+	DBMaxConns    int32         `env:"GATEWAY_DB_MAX_CONNS, default=16"`
+	TokenCacheTTL time.Duration `env:"TOKEN_CACHE_TTL, default=30s"`
+
+	bus.Config
+}
+
+// Upstreams are the services the gateway routes to, by name.
+func (c Config) Upstreams() map[string]string {
+	return map[string]string{
+		"identity":  c.IdentityURL,
+		"billing":   c.BillingURL,
+		"apps":      c.AppsURL,
+		"deploys":   c.DeploysURL,
+		"logs":      c.LogsURL,
+		"databases": c.DatabasesURL,
+	}
+}
+
+// AllowedOrigins is CORS_ORIGINS, or the console, docs and admin origins when it is unset,
+// each reduced to scheme://host[:port] as a browser sends it in Origin.
+func (c Config) AllowedOrigins() []string {
+	raw := c.CORSOrigins
+	if len(raw) == 0 {
+		raw = []string{c.ConsoleURL, c.DocsURL, c.AdminURL}
+	}
+	out := make([]string, 0, len(raw))
+	for _, r := range raw {
+		if o, err := origin(r); err == nil {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// Proxies parses TRUSTED_PROXIES; a bare address becomes a one-address prefix.
+func (c Config) Proxies() ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range c.TrustedProxies {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return nil, fmt.Errorf("TRUSTED_PROXIES: %q is neither an address nor a CIDR", s)
+		}
+		a = a.Unmap()
+		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return out, nil
+}
+
+// Validate checks the configuration once it is loaded.
+func (c Config) Validate() error {
+	var errs []error
+	for name, u := range c.Upstreams() {
+		if err := baseURL(u); err != nil {
+			errs = append(errs, fmt.Errorf("%s_URL: %w", strings.ToUpper(name), err))
+		}
+	}
+	for _, o := range c.CORSOrigins {
+		if _, err := origin(o); err != nil {
+			errs = append(errs, fmt.Errorf("CORS_ORIGINS: %q: %w", o, err))
+		}
+	}
+	if len(c.AllowedOrigins()) == 0 {
+		errs = append(errs, errors.New("CORS_ORIGINS: no valid origin"))
+	}
+	if _, err := c.Proxies(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.AuthLimitPer15Min < 1 {
+		errs = append(errs, errors.New("AUTH_LIMIT_PER_15MIN must be at least 1"))
+	}
+	// An HMAC key shorter than this is guessable; `make run` generates 64 hex characters.
+	if len(c.SigningKey) < 16 {
+		errs = append(errs, errors.New("GATEWAY_SIGNING_KEY must be at least 16 characters"))
+	}
+	if c.DatabaseURL == "" {
+		errs = append(errs, errors.New("DATABASE_URL is required"))
+	}
+	if c.DBMaxConns < 1 {
+		errs = append(errs, errors.New("GATEWAY_DB_MAX_CONNS must be at least 1"))
+	}
+	if c.TokenCacheTTL < 0 {
+		errs = append(errs, errors.New("TOKEN_CACHE_TTL must not be negative (0 disables the cache)"))
+	}
+	if err := c.Config.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// baseURL accepts scheme://host[:port] only: the gateway appends the request's own path, so a
+// path prefix here would silently change every route.
+func baseURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		return err
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("must be http(s)://host[:port]")
+	}
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+		return errors.New("must have no path, query or user")
+	}
+	return nil
+}
+
+func origin(s string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil {
+		return "", err
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", errors.New("an origin is http(s)://host[:port]")
+	}
+	if u.Path != "" && u.Path != "/" {
+		return "", errors.New("an origin has no path")
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host), nil
+}

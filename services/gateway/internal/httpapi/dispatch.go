@@ -1,0 +1,73 @@
+package httpapi
+
+import (
+	"context"
+	"net/netip"
+
+	"github.com/gofiber/fiber/v2"
+
+	"tori.dev/pkg/callerid"
+	"tori.dev/services/gateway/internal/proxy"
+	"tori.dev/services/gateway/internal/routes"
+)
+
+// dispatch is the pipeline: per-address bucket, authentication, per-account window, forward.
+// The per-address bucket comes first so that guessing at the sign-in routes is limited even
+// without a token; authentication comes before the account window, so a 401 counts against no
+// account.
+func (s *Server) dispatch(ctx context.Context, c *fiber.Ctx, m routes.Match) error {
+	if m.Route != nil && m.Route.Owner == routes.Local {
+		return s.local(c, m.Route)
+	}
+
+	var addr string
+	if b := m.Bucket(); b != routes.NoBucket {
+		addr = s.clientAddr(c)
+		var err error
+		if b == routes.CountFlagged {
+			err = s.Limits.AddressOpen(ctx, addr, m.Op)
+		} else {
+			err = s.Limits.Address(ctx, addr, m.Op)
+		}
+		if err != nil {
+			proxy.Discard(c)
+			return err
+		}
+	}
+
+	var caller callerid.Caller // empty, still signed, on public routes
+	if !m.Public() {
+		var err error
+		if caller, err = s.Auth.Authenticate(ctx, c.Get(fiber.HeaderAuthorization)); err != nil {
+			proxy.Discard(c)
+			return err
+		}
+		if err := s.Limits.Account(ctx, caller.AccountID, m.Op, routes.IsRead(c.Method())); err != nil {
+			proxy.Discard(c)
+			return err
+		}
+	}
+
+	base, ok := s.Upstreams[m.Owner]
+	if !ok {
+		proxy.Discard(c)
+		return errNoRoute
+	}
+	res, err := s.Proxy.Forward(ctx, c, base, caller)
+	if err != nil {
+		return err
+	}
+	if m.Bucket() == routes.CountFlagged && res.CountBucket {
+		s.Limits.CountAddress(ctx, addr, m.Op)
+	}
+	return nil
+}
+
+func (s *Server) clientAddr(c *fiber.Ctx) string {
+	peer, _ := netip.AddrFromSlice(c.Context().RemoteIP())
+	var xff []string
+	for _, v := range c.Request().Header.PeekAll(fiber.HeaderXForwardedFor) {
+		xff = append(xff, string(v))
+	}
+	return s.ClientIP.Resolve(peer, xff).String()
+}

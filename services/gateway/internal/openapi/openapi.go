@@ -1,0 +1,217 @@
+// Package openapi assembles the public OpenAPI document: the gateway's own document, which
+// describes every route, with the fragments the owning services write merged over it.
+package openapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"tori.dev/services/gateway/internal/routes"
+)
+
+// Doc is a decoded OpenAPI document or fragment.
+type Doc = map[string]any
+
+// Fragment is one service's part: its paths and the components they use.
+type Fragment struct {
+	Name string // for messages, e.g. the file it came from
+	Doc  Doc
+}
+
+// shared components are the gateway's to define, because every service's operations use them
+// alike: a fragment's copy never replaces the gateway's.
+var shared = map[string]map[string]bool{
+	"schemas":         {"Error": true},
+	"securitySchemes": {"bearerAuth": true},
+}
+
+// Merge lays fragments over base: a service's path items replace the gateway's description of
+// the same paths whole, its components are added, and two fragments that disagree about a
+// component are an error for a person to settle. Then every operation gets the answers the
+// gateway itself gives (401, 429, 502), components nothing refers to any more are dropped, and
+// the tag list covers every tag used.
+func Merge(base Doc, fragments ...Fragment) error {
+	paths := child(base, "paths")
+	comps := child(base, "components")
+	pathOwner := map[string]string{}
+	compOwner := map[string]string{}
+	var errs []error
+	for _, f := range fragments {
+		for p, item := range asMap(f.Doc["paths"]) {
+			if prev, ok := pathOwner[p]; ok {
+				errs = append(errs, fmt.Errorf("path %s is in both %s and %s", p, prev, f.Name))
+				continue
+			}
+			pathOwner[p] = f.Name
+			paths[p] = item
+		}
+		for kind, items := range asMap(f.Doc["components"]) {
+			dst := child(comps, kind)
+			for name, v := range asMap(items) {
+				if shared[kind][name] {
+					continue
+				}
+				id := kind + "/" + name
+				if prev, ok := compOwner[id]; ok && !reflect.DeepEqual(dst[name], v) {
+					errs = append(errs, fmt.Errorf("components/%s differs between %s and %s", id, prev, f.Name))
+					continue
+				}
+				compOwner[id] = f.Name
+				dst[name] = v
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	decorate(paths)
+	prune(base)
+	collectTags(base)
+	return nil
+}
+
+// decorate adds the gateway's own answers to every listed operation that lacks them.
+func decorate(paths Doc) {
+	for _, r := range routes.All() {
+		op := asMap(asMap(paths[r.Template])[strings.ToLower(r.Method)])
+		if op == nil || r.Owner == routes.Local {
+			continue
+		}
+		rs := child(op, "responses")
+		add := func(code, name string) {
+			if _, ok := rs[code]; !ok {
+				rs[code] = Doc{"$ref": "#/components/responses/" + name}
+			}
+		}
+		add("502", "BadGateway")
+		if !r.Public {
+			add("401", "Unauthorized")
+		}
+		switch {
+		case r.Bucket == routes.CountFlagged:
+			add("429", "SlowDown")
+		case r.Bucket != routes.NoBucket || !r.Public:
+			add("429", "RateLimited")
+		}
+	}
+}
+
+// prune drops components that no path reaches, directly or through other components.
+func prune(doc Doc) {
+	comps := asMap(doc["components"])
+	reached := map[string]bool{}
+	var queue []string
+	visit := func(v any) {
+		walkRefs(v, func(ref string) {
+			if id, ok := strings.CutPrefix(ref, "#/components/"); ok && !reached[id] {
+				reached[id] = true
+				queue = append(queue, id)
+			}
+		})
+	}
+	for k, v := range doc {
+		if k != "components" {
+			visit(v)
+		}
+	}
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		kind, name, _ := strings.Cut(id, "/")
+		visit(asMap(comps[kind])[name])
+	}
+	for kind, items := range comps {
+		if kind == "securitySchemes" {
+			continue // used by name, not by $ref
+		}
+		for name := range asMap(items) {
+			if !reached[kind+"/"+name] {
+				delete(asMap(items), name)
+			}
+		}
+	}
+}
+
+// collectTags keeps the document's tag list in its order and appends tags it lacks.
+func collectTags(doc Doc) {
+	have := map[string]bool{}
+	list, _ := doc["tags"].([]any)
+	for _, t := range list {
+		if n, ok := asMap(t)["name"].(string); ok {
+			have[n] = true
+		}
+	}
+	var missing []string
+	for _, item := range asMap(doc["paths"]) {
+		for _, op := range asMap(item) {
+			tags, _ := asMap(op)["tags"].([]any)
+			for _, t := range tags {
+				if s, ok := t.(string); ok && !have[s] {
+					have[s] = true
+					missing = append(missing, s)
+				}
+			}
+		}
+	}
+	sort.Strings(missing)
+	for _, s := range missing {
+		list = append(list, Doc{"name": s})
+	}
+	doc["tags"] = list
+}
+
+func walkRefs(v any, fn func(string)) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if s, ok := e.(string); ok && k == "$ref" {
+				fn(s)
+				continue
+			}
+			walkRefs(e, fn)
+		}
+	case []any:
+		for _, e := range x {
+			walkRefs(e, fn)
+		}
+	}
+}
+
+// Refs lists every $ref in v, for checks that each resolves.
+func Refs(v any) []string {
+	var out []string
+	walkRefs(v, func(s string) { out = append(out, s) })
+	return out
+}
+
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+func child(m Doc, key string) Doc {
+	c, ok := m[key].(map[string]any)
+	if !ok {
+		c = Doc{}
+		m[key] = c
+	}
+	return c
+}
+
+// Encode renders doc the way the repository keeps it: indented, keys sorted, "<" and ">" as
+// they are rather than escaped.
+func Encode(doc Doc) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,118 @@
+package openapi
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func parse(t *testing.T, s string) Doc {
+	t.Helper()
+	var d Doc
+	if err := json.Unmarshal([]byte(s), &d); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+const base = `{
+  "openapi": "3.1.0",
+  "tags": [{"name": "account"}],
+  "paths": {
+    "/api/account": {"get": {"tags": ["account"], "responses": {"200": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/OldAccount"}}}}}}},
+    "/api/plans": {"get": {"security": [], "responses": {"200": {"description": "x"}}}}
+  },
+  "components": {
+    "securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer"}},
+    "responses": {
+      "Unauthorized": {"description": "u"}, "RateLimited": {"description": "r"},
+      "SlowDown": {"description": "s"}, "BadGateway": {"description": "b"}
+    },
+    "schemas": {"Error": {"type": "object", "properties": {"hold": {}}}, "OldAccount": {"type": "object"}}
+  }
+}`
+
+const identity = `{
+  "paths": {
+    "/api/account": {"get": {"tags": ["identity"], "responses": {"200": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Account"}}}}, "401": {"description": "mine"}}}},
+    "/api/auth/cli/token": {"post": {"security": [], "responses": {"200": {"description": "ok"}}}}
+  },
+  "components": {"schemas": {"Account": {"type": "object", "properties": {"e": {"$ref": "#/components/schemas/Error"}}}, "Error": {"type": "object"}}}
+}`
+
+func TestMergeReplacesPathsDecoratesAndPrunes(t *testing.T) {
+	doc := parse(t, base)
+	if err := Merge(doc, Fragment{Name: "identity", Doc: parse(t, identity)}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := Encode(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(out)
+
+	paths := doc["paths"].(map[string]any)
+	account := paths["/api/account"].(map[string]any)["get"].(map[string]any)
+	rs := account["responses"].(map[string]any)
+	if rs["401"].(map[string]any)["description"] != "mine" {
+		t.Fatal("a service's own 401 must be kept")
+	}
+	for _, code := range []string{"429", "502"} {
+		if _, ok := rs[code]; !ok {
+			t.Fatalf("GET /api/account lacks the gateway's %s", code)
+		}
+	}
+	token := paths["/api/auth/cli/token"].(map[string]any)["post"].(map[string]any)["responses"].(map[string]any)
+	if token["429"].(map[string]any)["$ref"] != "#/components/responses/SlowDown" {
+		t.Fatalf("token exchange 429: %v", token["429"])
+	}
+	if _, ok := token["401"]; ok {
+		t.Fatal("a public operation got a 401")
+	}
+	plans := paths["/api/plans"].(map[string]any)["get"].(map[string]any)["responses"].(map[string]any)
+	if _, ok := plans["429"]; ok {
+		t.Fatal("a public operation without a bucket got a 429")
+	}
+
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	if _, ok := schemas["OldAccount"]; ok {
+		t.Fatal("a schema nothing uses any more was kept")
+	}
+	if _, ok := schemas["Error"].(map[string]any)["properties"]; !ok {
+		t.Fatal("the gateway's shared Error was replaced by a fragment's")
+	}
+	if !strings.Contains(s, `"name": "identity"`) || !strings.Contains(s, `"name": "account"`) {
+		t.Fatalf("tags not collected: %v", doc["tags"])
+	}
+
+	// Merging the result again with the same fragment changes nothing.
+	again := parse(t, s)
+	if err := Merge(again, Fragment{Name: "identity", Doc: parse(t, identity)}); err != nil {
+		t.Fatal(err)
+	}
+	out2, _ := Encode(again)
+	if string(out2) != s {
+		t.Fatal("merge is not idempotent")
+	}
+}
+
+func TestFragmentsThatDisagreeAreAnError(t *testing.T) {
+	a := parse(t, `{"components": {"schemas": {"Plan": {"type": "object"}}}}`)
+	b := parse(t, `{"components": {"schemas": {"Plan": {"type": "string"}}}}`)
+	err := Merge(parse(t, base), Fragment{Name: "a", Doc: a}, Fragment{Name: "b", Doc: b})
+	if err == nil || !strings.Contains(err.Error(), "schemas/Plan") {
+		t.Fatalf("err %v", err)
+	}
+	p := parse(t, `{"paths": {"/api/x": {}}}`)
+	err = Merge(parse(t, base), Fragment{Name: "a", Doc: p}, Fragment{Name: "b", Doc: p})
+	if err == nil || !strings.Contains(err.Error(), "/api/x") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestEncodeKeepsAngleBrackets(t *testing.T) {
+	out, err := Encode(Doc{"d": "Bearer <token> & co"})
+	if err != nil || !strings.Contains(string(out), "Bearer <token> & co") {
+		t.Fatalf("%s %v", out, err)
+	}
+}

@@ -1,0 +1,188 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
+
+	"tori.dev/pkg/callerid"
+)
+
+var (
+	// ErrUpstream means the service could not be reached or gave no answer.
+	ErrUpstream = errors.New("proxy: upstream unavailable")
+	// ErrBadRequest means the request cannot be expressed upstream (an unparseable target).
+	ErrBadRequest = errors.New("proxy: bad request")
+)
+
+// CountBucketHeader is identity's signal that a request counts against its per-address
+// bucket (the token exchange with an unknown code). Never forwarded to the client.
+const CountBucketHeader = "X-Tori-Count-Bucket"
+
+// drainLimit is how much of an unwanted request body is read to keep the connection, and
+// drainTimeout how long that may take; past either the connection is closed instead.
+const (
+	drainLimit   = 64 << 10
+	drainTimeout = 2 * time.Second
+)
+
+// Proxy forwards requests, signing the caller onto each.
+type Proxy struct {
+	rt      http.RoundTripper
+	key     []byte
+	maxBody int64
+}
+
+// New forwards through rt, signing with key, refusing bodies over maxBody bytes.
+func New(rt http.RoundTripper, key []byte, maxBody int64) *Proxy {
+	return &Proxy{rt: rt, key: key, maxBody: maxBody}
+}
+
+// Result is what the gateway needs to know about a forwarded request's answer.
+type Result struct {
+	Status      int
+	CountBucket bool
+}
+
+// Forward sends the request in c to the service at base (scheme://host[:port]) with the same
+// method, raw path and query, and streams the answer back into c. ctx carries the trace; it
+// must outlive the handler, because the answer's body is copied after the handler returns.
+func (p *Proxy) Forward(ctx context.Context, c *fiber.Ctx, base string, caller callerid.Caller) (Result, error) {
+	fc := c.Context()
+	method := c.Method()
+
+	uri := fc.Request.URI()
+	target := base + string(uri.PathOriginal())
+	if q := uri.QueryString(); len(q) > 0 {
+		target += "?" + string(q)
+	}
+
+	cl := bodyLength(&fc.Request.Header)
+	if cl > p.maxBody {
+		Discard(c)
+		return Result{}, ErrTooLarge
+	}
+	var (
+		body  io.Reader = http.NoBody
+		guard *guardedBody
+	)
+	if cl != 0 {
+		stream := fc.RequestBodyStream()
+		if stream == nil { // the server buffered it after all (a test harness)
+			stream = bytes.NewReader(fc.Request.Body())
+		}
+		guard = &guardedBody{r: stream, max: p.maxBody, conn: fc.Conn()}
+		body = guard
+	}
+
+	req, err := http.NewRequestWithContext(ctx, method, target, body)
+	if err != nil {
+		Discard(c)
+		return Result{}, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
+	switch {
+	case cl > 0:
+		req.ContentLength = cl
+	case cl != 0:
+		req.ContentLength = -1 // chunked: the length is unknown until the end
+	}
+	copyRequestHeaders(&fc.Request.Header, req.Header)
+	appendForwardedFor(req.Header, fc.RemoteIP().String())
+	// Sign exactly what the service will see as its request URI.
+	callerid.Sign(p.key, setCanonical(req.Header), caller, method, req.URL.RequestURI(), time.Now())
+	otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(req.Header))
+
+	resp, err := p.rt.RoundTrip(req)
+	if err != nil {
+		if guard != nil {
+			_ = guard.Close()
+			fc.SetConnectionClose() // whatever of the body is unread is still on the connection
+		}
+		return Result{}, fmt.Errorf("%w: %v", ErrUpstream, err)
+	}
+	if guard != nil && !guard.Complete() {
+		fc.SetConnectionClose()
+	}
+
+	res := Result{Status: resp.StatusCode, CountBucket: resp.Header.Get(CountBucketHeader) == "1"}
+	c.Status(resp.StatusCode)
+	copyResponseHeaders(resp.Header, &fc.Response.Header)
+
+	if method == fiber.MethodHead || resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified {
+		if method == fiber.MethodHead && resp.ContentLength >= 0 {
+			fc.Response.SkipBody = true
+			fc.Response.Header.SetContentLength(int(resp.ContentLength))
+		}
+		_ = resp.Body.Close()
+		if guard != nil {
+			_ = guard.Close()
+		}
+		return res, nil
+	}
+	// fasthttp copies the body after the handler returns, with its pooled buffers, and closes
+	// it when done: neither body is ever held whole in memory. -1 is "length unknown" to both.
+	fc.SetBodyStream(responseBody{ReadCloser: resp.Body, guard: guard}, int(resp.ContentLength))
+	return res, nil
+}
+
+// Discard deals with the body of a request that will not be forwarded: a small body is read
+// away (briefly; a client that stalls loses its connection) so the connection can serve the
+// next request; a large one closes the connection instead.
+func Discard(c *fiber.Ctx) {
+	fc := c.Context()
+	cl := bodyLength(&fc.Request.Header)
+	if cl == 0 {
+		return
+	}
+	stream := fc.RequestBodyStream()
+	if stream == nil {
+		return // already buffered: nothing is left on the connection
+	}
+	if cl <= drainLimit { // includes -1, chunked: drained if it ends soon enough
+		// fasthttp sets a fresh deadline for the next request, so this one cannot linger.
+		_ = fc.Conn().SetReadDeadline(time.Now().Add(drainTimeout))
+		n, err := io.Copy(io.Discard, io.LimitReader(stream, drainLimit+1))
+		if err == nil && n <= drainLimit && (cl < 0 || n == cl) {
+			return
+		}
+	}
+	fc.SetConnectionClose()
+}
+
+// setCanonical writes headers whose names are already canonical (callerid's), skipping the
+// canonicalisation http.Header.Set repeats on every request.
+func setCanonical(h http.Header) callerid.Setter {
+	return func(k, v string) { h[k] = []string{v} }
+}
+
+// bodyLength is the request body's declared length: -1 when chunked (unknown until the end),
+// 0 when there is none. fasthttp says -2 for a request without Content-Length or
+// Transfer-Encoding, which for a request means no body (RFC 9112 section 6.3).
+func bodyLength(h *fasthttp.RequestHeader) int64 {
+	switch cl := h.ContentLength(); {
+	case cl > 0, cl == -1:
+		return int64(cl)
+	}
+	return 0
+}
+
+// HasBody reports whether a request carries a body.
+func HasBody(h *fasthttp.RequestHeader) bool { return bodyLength(h) != 0 }
+
+func appendForwardedFor(h http.Header, peer string) {
+	if prior := h.Values("X-Forwarded-For"); len(prior) > 0 {
+		h.Set("X-Forwarded-For", strings.Join(prior, ", ")+", "+peer)
+		return
+	}
+	h.Set("X-Forwarded-For", peer)
+}

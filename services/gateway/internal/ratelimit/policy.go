@@ -1,0 +1,100 @@
+package ratelimit
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"time"
+)
+
+// The contract's limits ("Limits" and decisions.md "Everything").
+const (
+	ReadsPerMinute  = 600
+	WritesPerMinute = 120
+	AccountWindow   = time.Minute
+	AddressWindow   = 15 * time.Minute
+)
+
+// Refusal codes: every limit answers rate_limited, except the command-line token exchange,
+// which RFC 8628 pollers expect to answer slow_down.
+const (
+	CodeRateLimited = "rate_limited"
+	CodeSlowDown    = "slow_down"
+)
+
+// Exceeded is a refused request: over a limit until RetryAfter seconds have passed.
+type Exceeded struct {
+	Code       string
+	RetryAfter int // whole seconds, at least 1
+}
+
+func (e *Exceeded) Error() string { return "ratelimit: " + e.Code }
+
+// Policy applies the contract's limits to operations. Operations are "METHOD template", so
+// each has its own window, and one busy operation never starves another.
+type Policy struct {
+	limiter      Limiter
+	addressLimit int64
+	log          *slog.Logger
+}
+
+// NewPolicy applies addressLimit (AUTH_LIMIT_PER_15MIN) to each per-address bucket.
+func NewPolicy(l Limiter, addressLimit int, log *slog.Logger) *Policy {
+	return &Policy{limiter: l, addressLimit: int64(addressLimit), log: log}
+}
+
+// Account counts one request of an authenticated account against the operation's window.
+func (p *Policy) Account(ctx context.Context, accountID, op string, read bool) error {
+	limit := int64(WritesPerMinute)
+	if read {
+		limit = ReadsPerMinute
+	}
+	c, err := p.limiter.Hit(ctx, "acct "+accountID+" "+op, AccountWindow)
+	return p.decide(ctx, c, err, limit, CodeRateLimited)
+}
+
+// Address counts one request from addr against the operation's 15-minute bucket.
+func (p *Policy) Address(ctx context.Context, addr, op string) error {
+	c, err := p.limiter.Hit(ctx, addressKey(addr, op), AddressWindow)
+	return p.decide(ctx, c, err, p.addressLimit, CodeRateLimited)
+}
+
+// AddressOpen refuses with slow_down when addr's bucket for op is already full, without
+// counting: on the token exchange only some answers count, and that is known only afterwards.
+func (p *Policy) AddressOpen(ctx context.Context, addr, op string) error {
+	c, err := p.limiter.Peek(ctx, addressKey(addr, op), AddressWindow)
+	// The bucket holds addressLimit counted requests; the next one is over it.
+	c.N++
+	return p.decide(ctx, c, err, p.addressLimit, CodeSlowDown)
+}
+
+// CountAddress adds a request to addr's bucket after the fact.
+func (p *Policy) CountAddress(ctx context.Context, addr, op string) {
+	if _, err := p.limiter.Hit(ctx, addressKey(addr, op), AddressWindow); err != nil {
+		p.log.ErrorContext(ctx, "rate limiter unavailable; request not counted", "err", err.Error())
+	}
+}
+
+func addressKey(addr, op string) string { return "addr " + addr + " " + op }
+
+// decide fails open when the counters cannot be reached: the limits protect capacity, and
+// refusing every request while Postgres is away would turn its outage into ours.
+func (p *Policy) decide(ctx context.Context, c Count, err error, limit int64, code string) error {
+	if err != nil {
+		p.log.ErrorContext(ctx, "rate limiter unavailable; request allowed", "err", err.Error())
+		return nil
+	}
+	if c.N <= limit {
+		return nil
+	}
+	return &Exceeded{Code: code, RetryAfter: retryAfter(c.ResetIn)}
+}
+
+// retryAfter rounds up to whole seconds, at least 1, as the Retry-After header needs.
+func retryAfter(d time.Duration) int {
+	s := int(math.Ceil(d.Seconds()))
+	if s < 1 {
+		return 1
+	}
+	return s
+}

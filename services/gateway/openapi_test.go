@@ -1,0 +1,123 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"tori.dev/services/gateway/internal/openapi"
+	"tori.dev/services/gateway/internal/routes"
+)
+
+func document(t *testing.T) openapi.Doc {
+	t.Helper()
+	var doc openapi.Doc
+	if err := json.Unmarshal(OpenAPI, &doc); err != nil {
+		t.Fatalf("openapi.json is not JSON: %v", err)
+	}
+	return doc
+}
+
+func TestDocumentIdentity(t *testing.T) {
+	doc := document(t)
+	if doc["openapi"] != "3.1.0" {
+		t.Fatalf("openapi %v, want 3.1.0", doc["openapi"])
+	}
+	info, _ := doc["info"].(map[string]any)
+	if info["version"] != "1.0.0" {
+		t.Fatalf("info.version %v, want 1.0.0", info["version"])
+	}
+	onDisk, err := os.ReadFile("openapi.json")
+	if err != nil || !bytes.Equal(onDisk, OpenAPI) {
+		t.Fatal("the served document differs from the repository's file")
+	}
+}
+
+// The route table and the document describe the same operations, with the same public ones:
+// every operation the gateway routes, limits and logs by template is documented, and nothing
+// is documented that the gateway would count as unknown.
+func TestDocumentAndRouteTableAgree(t *testing.T) {
+	doc := document(t)
+	paths, _ := doc["paths"].(map[string]any)
+	table := map[string]routes.Route{}
+	for _, r := range routes.All() {
+		table[r.Op()] = r
+		item, _ := paths[r.Template].(map[string]any)
+		op, ok := item[strings.ToLower(r.Method)].(map[string]any)
+		if !ok {
+			t.Errorf("%s is routed but not documented", r.Op())
+			continue
+		}
+		sec, hasSec := op["security"].([]any)
+		if public := hasSec && len(sec) == 0; public != r.Public {
+			t.Errorf("%s: documented public=%v, routed public=%v", r.Op(), public, r.Public)
+		}
+		responses, _ := op["responses"].(map[string]any)
+		want := []string{}
+		if r.Owner != routes.Local {
+			want = append(want, "502")
+		}
+		if !r.Public {
+			want = append(want, "401", "429")
+		}
+		if r.Bucket != routes.NoBucket {
+			want = append(want, "429")
+		}
+		for _, code := range want {
+			if _, ok := responses[code]; !ok {
+				t.Errorf("%s does not document the gateway's %s", r.Op(), code)
+			}
+		}
+	}
+	methods := map[string]bool{"get": true, "put": true, "post": true, "patch": true, "delete": true, "head": true, "options": true}
+	for p, item := range paths {
+		for m := range item.(map[string]any) {
+			if !methods[m] {
+				continue
+			}
+			if _, ok := table[strings.ToUpper(m)+" "+p]; !ok {
+				t.Errorf("%s %s is documented but not in the gateway's route table", strings.ToUpper(m), p)
+			}
+		}
+	}
+}
+
+func TestEveryReferenceResolves(t *testing.T) {
+	doc := document(t)
+	for _, ref := range openapi.Refs(doc) {
+		parts := strings.Split(strings.TrimPrefix(ref, "#/"), "/")
+		var node any = doc
+		for _, p := range parts {
+			m, _ := node.(map[string]any)
+			node = m[p]
+		}
+		if node == nil {
+			t.Errorf("dangling $ref %s", ref)
+		}
+	}
+}
+
+// The gateway's error answers are described once, as components every operation refers to.
+func TestGatewayErrorsAreComponents(t *testing.T) {
+	doc := document(t)
+	comps, _ := doc["components"].(map[string]any)
+	responses, _ := comps["responses"].(map[string]any)
+	for _, name := range []string{"Unauthorized", "RateLimited", "BadGateway"} {
+		if _, ok := responses[name]; !ok {
+			t.Errorf("components.responses.%s missing", name)
+		}
+	}
+	schemas, _ := comps["schemas"].(map[string]any)
+	errSchema, _ := schemas["Error"].(map[string]any)
+	props, _ := errSchema["properties"].(map[string]any)
+	for _, f := range []string{"error", "code", "retryAfter", "retryAfterSeconds"} {
+		if _, ok := props[f]; !ok {
+			t.Errorf("Error schema lacks %s", f)
+		}
+	}
+	if _, ok := comps["securitySchemes"].(map[string]any)["bearerAuth"]; !ok {
+		t.Error("no bearerAuth security scheme")
+	}
+}

@@ -1,0 +1,111 @@
+package httpapi_test
+
+import (
+	"testing"
+
+	identityv1 "tori.dev/proto/gen/tori/identity/v1"
+	"tori.dev/services/identity/internal/account"
+)
+
+func TestAccountShapeAndPlanSources(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	_, ada := h.signIn("ada@example.com")
+	user := `{"id":"` + ada.UserID + `","email":"ada@example.com","name":"ada"}`
+
+	// Billing does not answer and no event arrived: nestling's limits, and nothing else in
+	// the body.
+	r := h.do("GET", "/api/account", nil, ada)
+	h.expect(r, 200, "")
+	want := `{"user":` + user + `,"plan":"nestling","defaultRegion":"eu",` +
+		`"limits":{"maxCustomDomains":0,"database":{"connectionLimit":5,"maxBytes":268435456}}}`
+	if string(r.body) != want {
+		t.Fatalf("account\n got %s\nwant %s", r.body, want)
+	}
+	if h.plans.count() != 1 {
+		t.Fatalf("billing asked %d times, want 1", h.plans.count())
+	}
+
+	// Billing answers: its plan is shown and kept, so billing is not asked again.
+	h.plans.answer(&account.Plan{Name: "songbird", Limits: account.Limits{MaxCustomDomains: 5, DatabaseConnections: 20, DatabaseBytes: 1073741824}, Version: 1})
+	want = `{"user":` + user + `,"plan":"songbird","defaultRegion":"eu",` +
+		`"limits":{"maxCustomDomains":5,"database":{"connectionLimit":20,"maxBytes":1073741824}}}`
+	for range 2 {
+		if r := h.do("GET", "/api/account", nil, ada); string(r.body) != want {
+			t.Fatalf("account\n got %s\nwant %s", r.body, want)
+		}
+	}
+	if h.plans.count() != 2 {
+		t.Fatalf("billing asked %d times, want 2", h.plans.count())
+	}
+}
+
+func TestPatchAccount(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	_, ada := h.signIn("ada@example.com")
+	region := func(r response) string {
+		t.Helper()
+		h.expect(r, 200, "")
+		m := r.json(t)
+		if keys(m) != "defaultRegion,limits,plan,user" || keys(m["user"].(map[string]any)) != "email,id,name" {
+			t.Fatalf("PATCH answers the account: %s", r.body)
+		}
+		return m["defaultRegion"].(string)
+	}
+	events := func() int { return len(h.events()) }
+	before := events()
+
+	// Unknown fields are ignored; only defaultRegion is written.
+	r := h.raw("PATCH", "/api/account", []byte(`{"defaultRegion":"us","plan":"flock","user":{"email":"eve@example.com","name":"eve"},"limits":{"maxCustomDomains":99}}`), ada)
+	if region(r) != "us" {
+		t.Fatal("region not written")
+	}
+	m := r.json(t)
+	if m["plan"] != "nestling" || m["user"].(map[string]any)["email"] != "ada@example.com" || m["limits"].(map[string]any)["maxCustomDomains"] != float64(0) {
+		t.Fatalf("PATCH wrote more than the region: %s", r.body)
+	}
+	var ev identityv1.AccountUpdated
+	h.lastEvent("identity.account.updated", &ev)
+	if ev.AccountId != ada.AccountID || ev.DefaultRegion != "us" || events() != before+1 {
+		t.Fatalf("account.updated %v", &ev)
+	}
+
+	// Bodies without a recognised region leave the account as it was, and publish nothing.
+	for _, body := range []string{`{}`, ``, `{"defaultRegion":"mars"}`, `{"defaultRegion":"EU"}`, `{"defaultRegion":5}`,
+		`{"defaultRegion":null}`, `{"region":"eu"}`, `[]`, `"eu"`, `null`, `{"defaultRegion":"us"}`} {
+		if got := region(h.raw("PATCH", "/api/account", []byte(body), ada)); got != "us" {
+			t.Fatalf("%s changed the region to %s", body, got)
+		}
+	}
+	if events() != before+1 {
+		t.Fatal("an unchanged account published an update")
+	}
+	// Only a body that is not JSON at all is refused.
+	h.expect(h.raw("PATCH", "/api/account", []byte(`{"defaultRegion":`), ada), 400, "invalid_body")
+
+	if region(h.do("PATCH", "/api/account", map[string]string{"defaultRegion": "eu"}, ada)) != "eu" {
+		t.Fatal("region not written back")
+	}
+	if region(h.do("GET", "/api/account", nil, ada)) != "eu" {
+		t.Fatal("GET does not show the written region")
+	}
+
+	// An API token may read and change the account: only minting credentials needs a session.
+	secret := h.do("POST", "/api/tokens", map[string]string{"name": "ci"}, ada).json(t)["token"].(string)
+	if region(h.do("PATCH", "/api/account", map[string]string{"defaultRegion": "us"}, h.callerOf(secret))) != "us" {
+		t.Fatal("API token could not change the region")
+	}
+}
+
+func TestAccountsAreSeparate(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	_, ada := h.signIn("ada@example.com")
+	_, bob := h.signIn("bob@example.com")
+	h.expect(h.do("PATCH", "/api/account", map[string]string{"defaultRegion": "us"}, ada), 200, "")
+	m := h.do("GET", "/api/account", nil, bob).json(t)
+	if m["defaultRegion"] != "eu" || m["user"].(map[string]any)["email"] != "bob@example.com" || ada.AccountID == bob.AccountID {
+		t.Fatalf("bob's account %v", m)
+	}
+}

@@ -1,0 +1,93 @@
+package httpapi
+
+import (
+	"errors"
+	"log/slog"
+	"math"
+	"net/http"
+
+	"github.com/gofiber/fiber/v2"
+
+	"tori.dev/pkg/httperror"
+	"tori.dev/services/identity/internal/account"
+	"tori.dev/services/identity/internal/app"
+	"tori.dev/services/identity/internal/auth"
+)
+
+// HeaderCountBucket tells the gateway to count a token request against the caller's
+// per-address bucket (docs/conventions.md): identity sets it only when the request named no
+// code it knows, so a client polling a real code at its interval is never locked out.
+const HeaderCountBucket = "X-Tori-Count-Bucket"
+
+// errInvalidBody: the request body is not the JSON the route reads.
+var errInvalidBody = errors.New("httpapi: invalid JSON body")
+
+// mapping is the one place a domain error gets its status and code.
+var mapping = []struct {
+	err error
+	he  *httperror.Error
+}{
+	{errInvalidBody, httperror.New(http.StatusBadRequest, "invalid_body")},
+	{account.ErrInvalidEmail, httperror.New(http.StatusBadRequest, "invalid_email")},
+	{account.ErrNotFound, httperror.NotFound},
+	{auth.ErrNotFound, httperror.NotFound},
+	{auth.ErrUnauthorized, httperror.Unauthorized},
+	{auth.ErrInvalidToken, httperror.New(http.StatusBadRequest, "invalid_token")},
+	{auth.ErrSessionRequired, httperror.New(http.StatusForbidden, "session_required").
+		WithMessage("this operation needs a session token from a console sign-in; an API token cannot mint or approve credentials")},
+	{auth.ErrInvalidName, httperror.New(http.StatusBadRequest, "invalid_name").
+		WithMessage("name must be 1 to 100 characters")},
+	{auth.ErrUnknownCode, httperror.New(http.StatusBadRequest, "invalid_grant")},
+	{auth.ErrInvalidGrant, httperror.New(http.StatusBadRequest, "invalid_grant")},
+	{auth.ErrInvalidRequest, httperror.New(http.StatusBadRequest, "invalid_request")},
+	{auth.ErrAuthorizationPending, httperror.New(http.StatusBadRequest, "authorization_pending")},
+	{auth.ErrExpiredToken, httperror.New(http.StatusBadRequest, "expired_token")},
+	{auth.ErrAccessDenied, httperror.New(http.StatusBadRequest, "access_denied")},
+	{auth.ErrInvalidUserCode, httperror.New(http.StatusBadRequest, "invalid_user_code")},
+	{auth.ErrInvalidRedirectURI, httperror.New(http.StatusBadRequest, "invalid_redirect_uri").
+		WithMessage("redirectUri must be http://127.0.0.1:<port>/…, http://[::1]:<port>/… or http://localhost:<port>/…")},
+	{app.ErrMailUnavailable, httperror.New(http.StatusServiceUnavailable, "mail_unavailable")},
+}
+
+// toHTTP translates a domain error, or returns nil for anything else.
+func toHTTP(err error) *httperror.Error {
+	var slow *auth.SlowDownError
+	if errors.As(err, &slow) {
+		secs := int(math.Ceil(slow.RetryAfter.Seconds()))
+		return httperror.New(http.StatusTooManyRequests, "slow_down").WithRetryAfter(secs)
+	}
+	for _, m := range mapping {
+		if errors.Is(err, m.err) {
+			return m.he
+		}
+	}
+	return nil
+}
+
+// countedError marks an error the gateway should count in the per-address bucket.
+type countedError struct{ error }
+
+func (e countedError) Unwrap() error { return e.error }
+
+// counted marks err for the bucket.
+func counted(err error) error { return countedError{err} }
+
+func isCounted(err error) bool {
+	var ce countedError
+	return errors.As(err, &ce) || errors.Is(err, auth.ErrUnknownCode)
+}
+
+// errorHandler writes domain errors by the mapping and leaves the rest to pkg/httperror,
+// which logs them and answers a bare 500.
+func errorHandler(log *slog.Logger) fiber.ErrorHandler {
+	fallback := httperror.Handler(log)
+	return func(c *fiber.Ctx, err error) error {
+		if isCounted(err) {
+			c.Set(HeaderCountBucket, "1")
+		}
+		if he := toHTTP(err); he != nil {
+			return httperror.Write(c, he)
+		}
+		return fallback(c, err)
+	}
+}

@@ -1,0 +1,71 @@
+// Package httpapi is the identity service's HTTP face: the routes decisions.md fixes under
+// /api/auth, /api/tokens and /api/account, and the gateway's /internal/introspect. Every
+// /api and /internal route demands the gateway's signature (pkg/callerid).
+package httpapi
+
+import (
+	"log/slog"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/recover"
+
+	"tori.dev/pkg/callerid"
+	"tori.dev/pkg/health"
+	"tori.dev/pkg/httperror"
+	"tori.dev/services/identity/internal/app"
+)
+
+// bodyLimit is far above any body these routes read; larger ones are 413.
+const bodyLimit = 64 << 10
+
+// Config is what the HTTP layer is built from.
+type Config struct {
+	Service    *app.Service
+	SigningKey []byte
+	Log        *slog.Logger
+	Health     health.Identity
+}
+
+type handlers struct {
+	svc *app.Service
+	log *slog.Logger
+}
+
+// New builds the Fiber app with every route.
+func New(cfg Config) *fiber.App {
+	a := fiber.New(fiber.Config{
+		AppName:               "identity",
+		BodyLimit:             bodyLimit,
+		DisableStartupMessage: true,
+		ErrorHandler:          errorHandler(cfg.Log),
+	})
+	a.Use(recover.New(), observe(cfg.Log))
+	h := handlers{svc: cfg.Service, log: cfg.Log}
+
+	// Signed by the gateway, with or without a caller: the routes decisions.md calls public.
+	public := callerid.Middleware(cfg.SigningKey, false, httperror.Unauthorized)
+	// Signed and authenticated.
+	private := callerid.Middleware(cfg.SigningKey, true, httperror.Unauthorized)
+
+	a.Get("/healthz", cfg.Health.Handler)
+
+	a.Post("/api/auth/magic-link", public, h.requestMagicLink)
+	a.Post("/api/auth/magic-link/verify", public, h.verifyMagicLink)
+	a.Post("/api/auth/logout", private, h.logout)
+
+	a.Post("/api/auth/cli/device", public, h.startDevice)
+	a.Post("/api/auth/cli/approve", private, h.approveDevice)
+	a.Post("/api/auth/cli/deny", private, h.denyDevice)
+	a.Post("/api/auth/cli/authorize", private, h.authorize)
+	a.Post("/api/auth/cli/token", public, h.token)
+
+	a.Get("/api/tokens", private, h.listTokens)
+	a.Post("/api/tokens", private, h.createToken)
+	a.Delete("/api/tokens/:id", private, h.revokeToken)
+
+	a.Get("/api/account", private, h.getAccount)
+	a.Patch("/api/account", private, h.patchAccount)
+
+	a.Post("/internal/introspect", public, h.introspect)
+	return a
+}

@@ -1,0 +1,95 @@
+// Package config is the logs service's one configuration struct, read from the environment.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"tori.dev/pkg/bus"
+)
+
+// Config is every setting of the logs service.
+type Config struct {
+	Addr        string `env:"LOGS_ADDR, default=127.0.0.1:8105"`
+	DatabaseURL string `env:"DATABASE_URL, default=postgres://postgres@127.0.0.1:5432/tori?sslmode=disable"`
+	DBPassword  string `env:"LOGS_DB_PASSWORD" secret:"true"`
+	SigningKey  string `env:"GATEWAY_SIGNING_KEY" secret:"true"`
+
+	Bus bus.Config
+
+	// MaxRetentionDays is the longest plan's logRetentionDays; whole days older than it are
+	// dropped. A plan on record with a longer retention raises it.
+	MaxRetentionDays int `env:"LOG_MAX_RETENTION_DAYS, default=30"`
+	// DefaultRetentionDays applies to an account whose plan is not known here and billing
+	// does not answer for: the free plan's retention.
+	DefaultRetentionDays int `env:"LOG_DEFAULT_RETENTION_DAYS, default=1"`
+	// PartitionsAhead is how many days after today get their partition in advance.
+	PartitionsAhead int `env:"LOGS_PARTITIONS_AHEAD, default=2"`
+	// MaintenanceInterval spaces the partition upkeep and the bus's record pruning.
+	MaintenanceInterval time.Duration `env:"LOGS_MAINTENANCE_INTERVAL, default=15m"`
+	// CleanupInterval is how often deleted apps' entries are looked for; it bounds how long
+	// after a delete the removal starts.
+	CleanupInterval time.Duration `env:"LOGS_CLEANUP_INTERVAL, default=2s"`
+	// CleanupBatch is how many rows one delete statement removes.
+	CleanupBatch int `env:"LOGS_CLEANUP_BATCH, default=5000"`
+	// IngestPrefetch is how many log batches are stored at once, each in its own
+	// transaction: overlapping one batch's commit with the next one's COPY.
+	IngestPrefetch int `env:"LOGS_INGEST_PREFETCH, default=8"`
+	// PlanLookupTimeout bounds asking billing for an unknown account's plan during a read.
+	PlanLookupTimeout time.Duration `env:"LOGS_PLAN_LOOKUP_TIMEOUT, default=2s"`
+	// ProcessedRetention is how long the record of a consumed message is kept, which is how
+	// late a redelivery can come and still be recognised. Shorter than the bus's default
+	// week because every log batch leaves such a record.
+	ProcessedRetention time.Duration `env:"LOGS_PROCESSED_RETENTION, default=72h"`
+}
+
+// Validate checks the configuration.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.SigningKey == "" {
+		errs = append(errs, errors.New("GATEWAY_SIGNING_KEY is required"))
+	}
+	if c.DatabaseURL == "" {
+		errs = append(errs, errors.New("DATABASE_URL is required"))
+	}
+	if c.Addr == "" {
+		errs = append(errs, errors.New("LOGS_ADDR is required"))
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{
+		{"LOG_MAX_RETENTION_DAYS", c.MaxRetentionDays},
+		{"LOG_DEFAULT_RETENTION_DAYS", c.DefaultRetentionDays},
+		{"LOGS_CLEANUP_BATCH", c.CleanupBatch},
+		{"LOGS_INGEST_PREFETCH", c.IngestPrefetch},
+	} {
+		if f.v < 1 {
+			errs = append(errs, fmt.Errorf("%s must be at least 1, not %d", f.name, f.v))
+		}
+	}
+	if c.PartitionsAhead < 0 {
+		errs = append(errs, fmt.Errorf("LOGS_PARTITIONS_AHEAD must not be negative, not %d", c.PartitionsAhead))
+	}
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{
+		{"LOGS_MAINTENANCE_INTERVAL", c.MaintenanceInterval},
+		{"LOGS_CLEANUP_INTERVAL", c.CleanupInterval},
+		{"LOGS_PLAN_LOOKUP_TIMEOUT", c.PlanLookupTimeout},
+		{"LOGS_PROCESSED_RETENTION", c.ProcessedRetention},
+	} {
+		if f.d <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive, not %s", f.name, f.d))
+		}
+	}
+	if c.DefaultRetentionDays > c.MaxRetentionDays {
+		errs = append(errs, errors.New("LOG_DEFAULT_RETENTION_DAYS must not exceed LOG_MAX_RETENTION_DAYS"))
+	}
+	if err := c.Bus.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}

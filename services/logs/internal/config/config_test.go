@@ -1,0 +1,45 @@
+package config
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	pkgconfig "tori.dev/pkg/config"
+)
+
+func TestDefaultsAndRequiredKey(t *testing.T) {
+	var cfg Config
+	err := pkgconfig.LoadMap(context.Background(), &cfg, map[string]string{})
+	if err == nil || !strings.Contains(err.Error(), "GATEWAY_SIGNING_KEY is required") {
+		t.Fatalf("want the signing key required, got %v", err)
+	}
+	cfg = Config{}
+	if err := pkgconfig.LoadMap(context.Background(), &cfg, map[string]string{"GATEWAY_SIGNING_KEY": "k3y-value", "LOGS_DB_PASSWORD": "pa55"}); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Addr != "127.0.0.1:8105" || cfg.MaxRetentionDays != 30 || cfg.DefaultRetentionDays != 1 || cfg.Bus.URL == "" {
+		t.Fatalf("defaults: %+v", cfg)
+	}
+	for name, v := range pkgconfig.Describe(&cfg) {
+		if strings.Contains(v, "k3y-value") || strings.Contains(v, "pa55") {
+			t.Fatalf("%s leaks a secret", name)
+		}
+	}
+}
+
+func TestValidateRefusesNonsense(t *testing.T) {
+	for _, env := range []map[string]string{
+		{"LOG_MAX_RETENTION_DAYS": "0"},
+		{"LOG_DEFAULT_RETENTION_DAYS": "40"},
+		{"LOGS_INGEST_PREFETCH": "0"},
+		{"LOGS_CLEANUP_INTERVAL": "0s"},
+		{"LOGS_PARTITIONS_AHEAD": "-1"},
+	} {
+		env["GATEWAY_SIGNING_KEY"] = "k"
+		var cfg Config
+		if err := pkgconfig.LoadMap(context.Background(), &cfg, env); err == nil {
+			t.Errorf("%v accepted", env)
+		}
+	}
+}

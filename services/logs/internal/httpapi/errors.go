@@ -1,0 +1,25 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+
+	"tori.dev/pkg/httperror"
+	"tori.dev/services/logs/internal/logs"
+)
+
+// toHTTP is the one mapping from the domain's errors to HTTP answers. Anything it does not
+// know stays as it is and becomes a logged 500 in httperror.Handler.
+func toHTTP(err error) error {
+	var invalid *logs.InvalidParameterError
+	switch {
+	case errors.As(err, &invalid):
+		return httperror.New(http.StatusBadRequest, "invalid_parameter").WithMessage("%s", invalid.Error())
+	case errors.Is(err, logs.ErrNotFound):
+		return httperror.NotFound
+	case errors.Is(err, logs.ErrBeyondRetention):
+		return httperror.New(http.StatusGone, "beyond_retention").
+			WithMessage("start is older than the plan's log retention")
+	}
+	return err
+}

@@ -1,0 +1,27 @@
+package httpapi
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"tori.dev/pkg/callerid"
+	"tori.dev/services/logs/internal/logs"
+)
+
+type logsHandler struct {
+	reader *logs.Reader
+}
+
+// get serves GET /api/apps/{slug}/logs.
+func (h *logsHandler) get(c *fiber.Ctx) error {
+	raw := logs.RawQuery{
+		Start:  c.Query("start"),
+		End:    c.Query("end"),
+		Limit:  c.Query("limit"),
+		Cursor: c.Query("cursor"),
+	}
+	page, err := h.reader.Read(c.UserContext(), callerid.From(c).AccountID, c.Params("slug"), raw)
+	if err != nil {
+		return toHTTP(err)
+	}
+	return c.JSON(pageToJSON(page))
+}

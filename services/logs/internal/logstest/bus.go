@@ -1,0 +1,131 @@
+package logstest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"tori.dev/pkg/bus"
+	"tori.dev/pkg/pgstore"
+	"tori.dev/pkg/testinfra"
+	logsv1 "tori.dev/proto/gen/tori/logs/v1"
+)
+
+// BusConfig is a bus configuration of the test's own: a namespace no other test shares,
+// and queues the broker forgets soon after the test.
+func BusConfig(t testing.TB) bus.Config {
+	t.Helper()
+	return bus.Config{
+		URL:            testinfra.AMQPURL(t),
+		Namespace:      testinfra.Namespace(t) + ".",
+		QueueType:      "classic",
+		QueueExpires:   5 * time.Minute,
+		MaxAttempts:    5,
+		BaseBackoff:    50 * time.Millisecond,
+		RequestTimeout: 2 * time.Second,
+	}
+}
+
+// Publisher stands in for the services that publish what the logs service consumes (the
+// zone agents, apps, billing): an outbox in a schema of its own and a relay.
+type Publisher struct {
+	Pool *pgxpool.Pool
+	Conn *bus.Conn
+}
+
+// NewPublisher sets up the outbox in db's database and runs its relay until the test ends.
+func NewPublisher(t testing.TB, db *DB, cfg bus.Config) *Publisher {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	svc := pgstore.Service{Schema: "publisher", Role: "tori_test_publisher"}
+	pool, err := pgstore.Setup(ctx, db.AdminURL, svc, bus.Migrations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	conn, err := bus.Dial(ctx, cfg, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = bus.NewRelay(conn, pool, quiet).Run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		conn.Close()
+		pool.Close()
+	})
+	return &Publisher{Pool: pool, Conn: conn}
+}
+
+// Publish puts one event in the outbox and returns its outbox id.
+func (p *Publisher) Publish(t testing.TB, key string, m proto.Message) string {
+	t.Helper()
+	var id string
+	err := pgstore.InTx(context.Background(), p.Pool, func(tx pgx.Tx) error {
+		if err := bus.Publish(context.Background(), tx, key, m); err != nil {
+			return err
+		}
+		return tx.QueryRow(context.Background(), `SELECT id::text FROM outbox WHERE seq = currval(pg_get_serial_sequence('outbox', 'seq'))`).Scan(&id)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// Batch builds a zone's batch of n stdout lines of app, stamped now.
+func Batch(app string, n int, prefix string) *logsv1.LogBatch {
+	b := &logsv1.LogBatch{Entries: make([]*logsv1.LogEntry, n)}
+	now := timestamppb.Now()
+	for i := range b.Entries {
+		b.Entries[i] = &logsv1.LogEntry{AppId: app, Stream: "stdout", Timestamp: now, Message: prefix}
+	}
+	return b
+}
+
+// AwaitIngest publishes single-line batches of a probe app until one is stored: the ingest
+// queue is declared by the consumer once it runs, and the broker drops what is published
+// before a queue is bound.
+func AwaitIngest(t testing.TB, p *Publisher, db *DB) {
+	t.Helper()
+	probe := uuid.NewString()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		p.Publish(t, "zone.logs.batch", Batch(probe, 1, "probe"))
+		for range 10 {
+			if db.Count(t, probe) > 0 {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	t.Fatal("the logs service never stored a probe batch")
+}
+
+// Eventually polls cond until it holds or timeout passes.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() (bool, error)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last error
+	for time.Now().Before(deadline) {
+		ok, err := cond()
+		if ok {
+			return
+		}
+		last = err
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatalf("%s: not within %s (last error: %v)", what, timeout, last)
+}

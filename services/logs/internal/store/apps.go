@@ -1,0 +1,113 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"tori.dev/services/logs/internal/logs"
+)
+
+// App is the logs service's copy of an app.
+type App struct {
+	ID        string
+	AccountID string
+	Slug      string
+}
+
+// SaveApp records a created app. A delete that arrived first keeps the app deleted.
+func (s *Store) SaveApp(ctx context.Context, q Querier, a App, createdAt time.Time) error {
+	_, err := q.Exec(ctx, `
+		INSERT INTO apps (app_id, account_id, slug, created_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (app_id) DO UPDATE
+		SET account_id = EXCLUDED.account_id, slug = EXCLUDED.slug, created_at = EXCLUDED.created_at`,
+		a.ID, a.AccountID, a.Slug, createdAt)
+	if err != nil {
+		return fmt.Errorf("store: save app: %w", err)
+	}
+	return nil
+}
+
+// MarkAppDeleted records a deleted app, known or not, and queues its cleanup. A repeated
+// delete queues the cleanup again, so its confirmation is published again.
+func (s *Store) MarkAppDeleted(ctx context.Context, q Querier, a App, deletedAt time.Time) error {
+	_, err := q.Exec(ctx, `
+		INSERT INTO apps (app_id, account_id, slug, deleted_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (app_id) DO UPDATE
+		SET deleted_at = COALESCE(apps.deleted_at, EXCLUDED.deleted_at), cleaned_at = NULL`,
+		a.ID, a.AccountID, a.Slug, deletedAt)
+	if err != nil {
+		return fmt.Errorf("store: mark app deleted: %w", err)
+	}
+	return nil
+}
+
+// AppID resolves accountID's live app named slug. Should an out-of-order pair of events leave
+// two live rows, the newest app wins.
+func (s *Store) AppID(ctx context.Context, accountID, slug string) (string, error) {
+	var id uuid.UUID
+	err := s.pool.QueryRow(ctx, `
+		SELECT app_id FROM apps
+		WHERE account_id = $1 AND slug = $2 AND deleted_at IS NULL
+		ORDER BY created_at DESC NULLS LAST LIMIT 1`, accountID, slug).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", logs.ErrNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: resolve app: %w", err)
+	}
+	return id.String(), nil
+}
+
+// DeletedAmong returns which of ids are apps marked deleted, by their canonical string.
+func (s *Store) DeletedAmong(ctx context.Context, q Querier, ids []uuid.UUID) (map[string]bool, error) {
+	rows, err := q.Query(ctx, `SELECT app_id FROM apps WHERE app_id = ANY($1) AND deleted_at IS NOT NULL`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("store: deleted apps: %w", err)
+	}
+	deleted := map[string]bool{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("store: deleted apps: %w", err)
+		}
+		deleted[id.String()] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: deleted apps: %w", err)
+	}
+	return deleted, nil
+}
+
+// PendingCleanups lists deleted apps whose entries are not yet confirmed gone, oldest first.
+func (s *Store) PendingCleanups(ctx context.Context) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT app_id FROM apps WHERE deleted_at IS NOT NULL AND cleaned_at IS NULL ORDER BY deleted_at`)
+	if err != nil {
+		return nil, fmt.Errorf("store: pending cleanups: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, fmt.Errorf("store: pending cleanups: %w", err)
+	}
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = id.String()
+	}
+	return out, nil
+}
+
+// MarkCleaned records that appID's cleanup is done. It reports false when another copy of
+// the service recorded it first, so only one of them confirms.
+func (s *Store) MarkCleaned(ctx context.Context, q Querier, appID string, at time.Time) (bool, error) {
+	tag, err := q.Exec(ctx, `
+		UPDATE apps SET cleaned_at = $2 WHERE app_id = $1 AND deleted_at IS NOT NULL AND cleaned_at IS NULL`, appID, at)
+	if err != nil {
+		return false, fmt.Errorf("store: mark cleaned: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}

@@ -1,0 +1,159 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"tori.dev/pkg/pgstore"
+)
+
+// Partitions are named after their UTC day, log_entries_pYYYYMMDD, and hold [day, day+24h).
+const (
+	partitionPrefix = "log_entries_p"
+	partitionLayout = "20060102"
+	// DDL on a partition briefly locks the whole table; waiting longer than this behind a
+	// slow read is worse than failing and trying again (the caller retries).
+	ddlLockTimeout = "10s"
+	// Serializes partition DDL across copies of the service, whose IF NOT EXISTS would
+	// otherwise race on the catalog.
+	ddlLockKey = "tori.logs.partitions"
+)
+
+// Day is the UTC day t falls in.
+func Day(t time.Time) time.Time {
+	return t.UTC().Truncate(24 * time.Hour)
+}
+
+func partitionName(day time.Time) string {
+	return partitionPrefix + day.Format(partitionLayout)
+}
+
+// partitionCache remembers partitions known to exist, so ingestion asks Postgres only on a
+// new day.
+type partitionCache struct {
+	mu    sync.Mutex
+	known map[string]bool
+}
+
+func (c *partitionCache) has(name string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.known[name]
+}
+
+func (c *partitionCache) set(name string, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ok {
+		c.known[name] = true
+	} else {
+		delete(c.known, name)
+	}
+}
+
+func (c *partitionCache) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.known = map[string]bool{}
+}
+
+// EnsurePartitions creates the partitions of days that do not exist yet. It runs outside
+// any ingest transaction: creating a partition locks the parent table, and doing that while
+// holding the ingest lock could wait on readers for the length of their query.
+func (s *Store) EnsurePartitions(ctx context.Context, days []time.Time) error {
+	for _, d := range days {
+		day := Day(d)
+		name := partitionName(day)
+		if s.parts.has(name) {
+			continue
+		}
+		if err := s.createPartition(ctx, day); err != nil {
+			return err
+		}
+		s.parts.set(name, true)
+	}
+	return nil
+}
+
+func (s *Store) createPartition(ctx context.Context, day time.Time) error {
+	name := partitionName(day)
+	var exists bool
+	if err := s.ddl.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, name).Scan(&exists); err != nil {
+		return fmt.Errorf("store: look up partition %s: %w", name, err)
+	}
+	if exists {
+		return nil
+	}
+	// Bounds are literals (DDL takes no parameters), built from a time, never from input.
+	ddl := fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s PARTITION OF log_entries FOR VALUES FROM ('%s') TO ('%s')`,
+		pgx.Identifier{name}.Sanitize(), day.Format(time.RFC3339), day.Add(24*time.Hour).Format(time.RFC3339))
+	err := pgstore.InTx(ctx, s.ddl, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '`+ddlLockTimeout+`'`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, ddlLockKey); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, ddl)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: create partition %s: %w", name, err)
+	}
+	return nil
+}
+
+// Partitions lists the days that have a partition, oldest first.
+func (s *Store) Partitions(ctx context.Context) ([]time.Time, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+		WHERE i.inhparent = 'log_entries'::regclass`)
+	if err != nil {
+		return nil, fmt.Errorf("store: list partitions: %w", err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("store: list partitions: %w", err)
+	}
+	var days []time.Time
+	for _, n := range names {
+		day, err := time.Parse(partitionLayout, strings.TrimPrefix(n, partitionPrefix))
+		if err != nil || !strings.HasPrefix(n, partitionPrefix) {
+			continue // not one of ours; leave it alone
+		}
+		days = append(days, day)
+	}
+	sort.Slice(days, func(i, j int) bool { return days[i].Before(days[j]) })
+	return days, nil
+}
+
+// DropPartition drops the partition of day with every entry in it.
+func (s *Store) DropPartition(ctx context.Context, day time.Time) error {
+	name := partitionName(Day(day))
+	s.parts.set(name, false)
+	err := pgstore.InTx(ctx, s.ddl, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '`+ddlLockTimeout+`'`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, ddlLockKey); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `DROP TABLE IF EXISTS `+pgx.Identifier{name}.Sanitize())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: drop partition %s: %w", name, err)
+	}
+	return nil
+}
+
+// ErrNoPartition means an entry's day had no partition (another copy of the service dropped
+// it after this one cached it). The cache is cleared; the message's retry recreates it.
+var ErrNoPartition = errors.New("store: no partition for an entry's day")

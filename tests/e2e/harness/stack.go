@@ -1,0 +1,247 @@
+package harness
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"tori.dev/pkg/testinfra"
+)
+
+// Order in which services start; the gateway comes last.
+var startOrder = []string{"identity", "billing", "apps", "deploys", "logs", "databases", "zoneagent", "gateway"}
+
+// Options adjust one stack.
+type Options struct {
+	// Env is added to (and overrides) every service's environment.
+	Env map[string]string
+}
+
+// Stack is one running control plane.
+type Stack struct {
+	t        testing.TB
+	Gateway  string // http://host:port
+	Edge     string // the zone's edge, when a zone agent runs
+	Env      map[string]string
+	DataDir  string
+	LogDir   string
+	SMTP     *SMTPServer
+	bin      string
+	procs    map[string]*exec.Cmd
+	services []string
+}
+
+// Start runs every built service and waits until each answers /healthz.
+func Start(t testing.TB, opts Options) *Stack {
+	t.Helper()
+	bin := Binaries(t)
+	s := &Stack{t: t, bin: bin, procs: map[string]*exec.Cmd{}, SMTP: NewSMTPServer(t)}
+	s.DataDir = t.TempDir()
+	s.LogDir = t.TempDir()
+	dbURL := testinfra.NewDatabase(t, "e2e_empty", func(context.Context, string) error { return nil })
+
+	key := make([]byte, 32)
+	rand.Read(key)
+	env := map[string]string{
+		"DATABASE_URL":        dbURL,
+		"AMQP_URL":            testinfra.AMQPURL(t),
+		"BUS_NAMESPACE":       testinfra.Namespace(t) + ".",
+		"BUS_QUEUE_TYPE":      "classic",
+		"BUS_QUEUE_EXPIRES":   "10m",
+		"BUS_BASE_BACKOFF":    "50ms",
+		"GATEWAY_SIGNING_KEY": hex.EncodeToString(key),
+		"DATA_DIR":            s.DataDir,
+		"SMTP_URL":            s.SMTP.URL(),
+		"APPS_DOMAIN":         "apps.localhost",
+		"LOG_LEVEL":           "debug",
+	}
+	addrVars := map[string]string{
+		"gateway": "GATEWAY_ADDR", "identity": "IDENTITY_ADDR", "billing": "BILLING_ADDR",
+		"apps": "APPS_ADDR", "deploys": "DEPLOYS_ADDR", "logs": "LOGS_ADDR",
+		"databases": "DATABASES_ADDR", "zoneagent": "ZONEAGENT_ADDR",
+	}
+	urlVars := map[string]string{
+		"identity": "IDENTITY_URL", "billing": "BILLING_URL", "apps": "APPS_URL",
+		"deploys": "DEPLOYS_URL", "logs": "LOGS_URL", "databases": "DATABASES_URL",
+	}
+	for svc, v := range addrVars {
+		addr := freeAddr(t)
+		env[v] = addr
+		if u, ok := urlVars[svc]; ok {
+			env[u] = "http://" + addr
+		}
+	}
+	env["EDGE_ADDR"] = freeAddr(t)
+	env["BASE_URL"] = "http://" + env["GATEWAY_ADDR"]
+	for k, v := range opts.Env {
+		env[k] = v
+	}
+	s.Env = env
+	s.Gateway = "http://" + env["GATEWAY_ADDR"]
+	s.Edge = "http://" + env["EDGE_ADDR"]
+
+	for _, name := range startOrder {
+		if _, err := os.Stat(filepath.Join(bin, name)); err != nil {
+			continue
+		}
+		s.services = append(s.services, name)
+		s.start(name)
+	}
+	t.Cleanup(s.stopAll)
+	for _, name := range s.services {
+		s.waitHealthy(name, addrVars[name])
+	}
+	return s
+}
+
+func (s *Stack) start(name string) {
+	s.t.Helper()
+	logf, err := os.OpenFile(s.LogPath(name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		s.t.Fatalf("harness: log file: %v", err)
+	}
+	cmd := exec.Command(filepath.Join(s.bin, name))
+	cmd.Env = s.environ()
+	cmd.Stdout = logf
+	cmd.Stderr = logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		s.t.Fatalf("harness: start %s: %v", name, err)
+	}
+	logf.Close()
+	s.procs[name] = cmd
+}
+
+func (s *Stack) environ() []string {
+	// Only what a service needs from the parent: tools and the home for Go's caches.
+	out := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	for k, v := range s.Env {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+// LogPath is where a service's output goes.
+func (s *Stack) LogPath(name string) string { return filepath.Join(s.LogDir, name+".log") }
+
+// Logs returns everything every service has written so far.
+func (s *Stack) Logs() map[string]string {
+	out := map[string]string{}
+	for _, name := range s.services {
+		b, _ := os.ReadFile(s.LogPath(name))
+		out[name] = string(b)
+	}
+	return out
+}
+
+func (s *Stack) waitHealthy(name, addrVar string) {
+	s.t.Helper()
+	url := "http://" + s.Env[addrVar] + "/healthz"
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if cmd := s.procs[name]; cmd.ProcessState != nil {
+			break
+		}
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b, _ := os.ReadFile(s.LogPath(name))
+	s.t.Fatalf("harness: %s did not become healthy on %s; its log:\n%s", name, url, tail(string(b), 4000))
+}
+
+// Stop ends one service (SIGTERM, then SIGKILL after 10s).
+func (s *Stack) Stop(name string) { s.signal(name, syscall.SIGTERM) }
+
+// Kill ends one service at once (SIGKILL), as a crash would.
+func (s *Stack) Kill(name string) { s.signal(name, syscall.SIGKILL) }
+
+// Restart starts a stopped or killed service again and waits until it is healthy.
+func (s *Stack) Restart(name string) {
+	s.t.Helper()
+	s.start(name)
+	for svc, v := range map[string]string{"gateway": "GATEWAY_ADDR", "identity": "IDENTITY_ADDR", "billing": "BILLING_ADDR", "apps": "APPS_ADDR", "deploys": "DEPLOYS_ADDR", "logs": "LOGS_ADDR", "databases": "DATABASES_ADDR", "zoneagent": "ZONEAGENT_ADDR"} {
+		if svc == name {
+			s.waitHealthy(name, v)
+		}
+	}
+}
+
+func (s *Stack) signal(name string, sig syscall.Signal) {
+	cmd := s.procs[name]
+	if cmd == nil || cmd.Process == nil || cmd.ProcessState != nil {
+		return
+	}
+	syscall.Kill(-cmd.Process.Pid, sig)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	}
+}
+
+func (s *Stack) stopAll() {
+	for i := len(s.services) - 1; i >= 0; i-- {
+		s.Stop(s.services[i])
+	}
+	if s.t.Failed() {
+		for name, log := range s.Logs() {
+			s.t.Logf("--- %s log (tail)\n%s", name, tail(log, 3000))
+		}
+	}
+}
+
+// Command runs one of the built binaries with the stack's environment (operator commands).
+func (s *Stack) Command(name string, args ...string) (string, error) {
+	cmd := exec.Command(filepath.Join(s.bin, name), args...)
+	cmd.Env = s.environ()
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("harness: free port: %v", err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
+
+// Hex is a short random hex string for unique names in a test.
+func Hex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Email is a unique mail address for a test account.
+func Email(prefix string) string {
+	return fmt.Sprintf("%s-%s@example.test", strings.ToLower(prefix), Hex(4))
+}
