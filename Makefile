@@ -12,7 +12,7 @@ PROTOC_GEN_GO_VERSION := v1.36.12
 export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 export TEST_AMQP_URL     ?= amqp://guest:guest@127.0.0.1:5672/
 
-.PHONY: all tools proto build run test fmt services wrk bench-bus bench-gateway clean
+.PHONY: all tools proto build run test fmt services wrk vault-dev bench-bus bench-gateway bench-apps bench-logs clean
 
 all: build
 
@@ -41,8 +41,19 @@ run: build
 	scripts/run.sh
 
 # Every module's vet and tests, unit and integration, then the tests that must run alone.
+# Vault (for the apps service's Vault tests) is built from source once and cached.
 test: tools
 	scripts/test.sh
+
+# Builds Vault v1.13.0 into ~/.cache/tori once (several minutes the first time).
+vault-dev:
+	@scripts/vault-dev-build.sh
+
+bench-apps:
+	cd services/apps && go test -run '^$$' -bench . -benchtime 2000x ./internal/httpapi/
+
+bench-logs:
+	cd services/logs && go run ./cmd/logs-bench
 
 # Makes sure the local Postgres and RabbitMQ answer, starting them if not.
 services:

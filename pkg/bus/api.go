@@ -105,6 +105,10 @@ type Subscription struct {
 	Keys     []string // routing-key patterns on the events exchange, e.g. "billing.account.*"
 	Handle   TxHandler
 	Prefetch int // unacknowledged messages in flight; default 16
+	// Ready, when set, is called each time the queue, its bindings and the consumer are in
+	// place (after every resubscribe too). An event published before its queue is bound is
+	// routed nowhere, so whoever must not miss the first events waits for this.
+	Ready func()
 }
 
 // Responder answers one request.

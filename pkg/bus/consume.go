@@ -80,6 +80,9 @@ func (k *consumer) session(ctx context.Context, ch *amqp.Channel) error {
 	}
 	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
 	k.log.Info("bus consumer subscribed", "keys", k.sub.Keys, "prefetch", k.sub.Prefetch)
+	if k.sub.Ready != nil {
+		k.sub.Ready()
+	}
 
 	s := &consumeSession{consumer: k, stop: make(chan struct{}), dl: &confirmChannel{conn: c}}
 	defer s.dl.close()

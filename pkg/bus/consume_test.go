@@ -24,15 +24,16 @@ func TestRedeliveredMessageHasOneEffect(t *testing.T) {
 	var calls atomic.Int64
 	effect := recordEffect("dup", &calls)
 	run(t, "relay", bus.NewRelay(conn, pool, nil).Run)
+	ready := newReadiness()
 	run(t, "consume", func(ctx context.Context) error {
-		return conn.Consume(ctx, pool, bus.Subscription{Queue: "dup.effects", Keys: []string{"test.dup.*"}, Prefetch: 8,
+		return conn.Consume(ctx, pool, bus.Subscription{Ready: ready.fire, Queue: "dup.effects", Keys: []string{"test.dup.*"}, Prefetch: 8,
 			Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
 				// Slow enough that copies of one message are handled at the same time.
 				time.Sleep(100 * time.Millisecond)
 				return effect(ctx, tx, d)
 			}})
 	})
-	waitQueue(t, cfg.Namespace+"dup.effects")
+	ready.wait(t)
 
 	// Behind the relay's back: two ids, each published three times, all at once.
 	ch := rawChannel(t)
@@ -93,8 +94,9 @@ func TestQuorumQueues(t *testing.T) {
 	conn := dial(t, cfg)
 	effect := recordEffect("quorum", nil)
 	run(t, "relay", bus.NewRelay(conn, pool, nil).Run)
+	ready := newReadiness()
 	run(t, "consume", func(ctx context.Context) error {
-		return conn.Consume(ctx, pool, bus.Subscription{Queue: "quorum.effects", Keys: []string{"test.quorum.*"},
+		return conn.Consume(ctx, pool, bus.Subscription{Ready: ready.fire, Queue: "quorum.effects", Keys: []string{"test.quorum.*"},
 			Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
 				if d.RoutingKey == "test.quorum.poison" {
 					return bus.Permanent(errors.New("poison"))
@@ -102,7 +104,7 @@ func TestQuorumQueues(t *testing.T) {
 				return effect(ctx, tx, d)
 			}})
 	})
-	waitQueue(t, cfg.Namespace+"quorum.effects")
+	ready.wait(t)
 	if err := publishEvents(ctx, pool, "test.quorum.event", 1, 10, 10); err != nil {
 		t.Fatal(err)
 	}

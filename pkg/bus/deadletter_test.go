@@ -49,11 +49,12 @@ func TestPoisonMessageIsDeadLetteredThenReplayed(t *testing.T) {
 		return recordEffect("poison", nil)(ctx, tx, d)
 	}
 	run(t, "relay", bus.NewRelay(conn, pool, nil).Run)
+	ready := newReadiness()
 	run(t, "consume", func(ctx context.Context) error {
-		return conn.Consume(ctx, pool, bus.Subscription{Queue: "poison.effects", Keys: []string{"test.poison.*"}, Handle: handle})
+		return conn.Consume(ctx, pool, bus.Subscription{Ready: ready.fire, Queue: "poison.effects", Keys: []string{"test.poison.*"}, Handle: handle})
 	})
 	queue := cfg.Namespace + "poison.effects"
-	waitQueue(t, queue)
+	ready.wait(t)
 	err := pgstore.InTx(ctx, pool, func(tx pgx.Tx) error {
 		if err := bus.Publish(ctx, tx, "test.poison.event", &busv1.TestEvent{Seq: 1, Payload: "poison"}); err != nil {
 			return err

@@ -16,15 +16,17 @@ func deliverUnderFaults(t *testing.T, cfg bus.Config, total int, fault func(t *t
 	pool := newPool(t)
 	conn := dial(t, cfg)
 	run(t, "relay", bus.NewRelay(conn, pool, nil).Run)
+	ready := newReadiness()
 	run(t, "consume", func(ctx context.Context) error {
 		return conn.Consume(ctx, pool, bus.Subscription{
+			Ready:    ready.fire,
 			Queue:    "faults.effects",
 			Keys:     []string{"test.faults.*"},
 			Handle:   recordEffect("faults", nil),
 			Prefetch: 32,
 		})
 	})
-	waitQueue(t, cfg.Namespace+"faults.effects")
+	ready.wait(t)
 
 	ctx := context.Background()
 	start := time.Now()

@@ -177,6 +177,28 @@ func queueDepth(t testing.TB, name string) int {
 
 // waitQueue waits until the broker has a queue of that name: events published before a
 // consumer's queue is bound go nowhere.
+// readiness is a Subscription.Ready a test can wait on: publishing before the consumer's
+// bindings exist would route the events nowhere.
+type readiness chan struct{}
+
+func newReadiness() readiness { return make(readiness, 1) }
+
+func (r readiness) fire() {
+	select {
+	case r <- struct{}{}:
+	default:
+	}
+}
+
+func (r readiness) wait(t testing.TB) {
+	t.Helper()
+	select {
+	case <-r:
+	case <-time.After(20 * time.Second):
+		t.Fatal("subscription not ready after 20s")
+	}
+}
+
 func waitQueue(t testing.TB, name string) {
 	t.Helper()
 	eventually(t, 20*time.Second, "queue "+name+" declared", func() bool { return queueDepth(t, name) >= 0 })

@@ -38,14 +38,15 @@ func TestTraceCrossesTheBus(t *testing.T) {
 	conn := dial(t, cfg)
 	seen := make(chan trace.SpanContext, 1)
 	run(t, "relay", bus.NewRelay(conn, pool, nil).Run)
+	ready := newReadiness()
 	run(t, "consume", func(ctx context.Context) error {
-		return conn.Consume(ctx, pool, bus.Subscription{Queue: "trace.effects", Keys: []string{"test.trace.*"},
+		return conn.Consume(ctx, pool, bus.Subscription{Ready: ready.fire, Queue: "trace.effects", Keys: []string{"test.trace.*"},
 			Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
 				seen <- trace.SpanContextFromContext(ctx)
 				return nil
 			}})
 	})
-	waitQueue(t, cfg.Namespace+"trace.effects")
+	ready.wait(t)
 
 	rootCtx, root := tp.Tracer("test").Start(ctx, "create something")
 	err := pgstore.InTx(rootCtx, pool, func(tx pgx.Tx) error {

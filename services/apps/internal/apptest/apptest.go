@@ -1,0 +1,307 @@
+// Package apptest runs the apps service in-process for tests: a database of the test's own
+// (cloned from a migrated template), a local keyring in a temporary folder, a plan source the
+// test controls, and a way to send requests signed as the gateway would.
+package apptest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"tori.dev/pkg/bus"
+	"tori.dev/pkg/callerid"
+	pkgconfig "tori.dev/pkg/config"
+	"tori.dev/pkg/health"
+	"tori.dev/pkg/logging"
+	"tori.dev/pkg/pgstore"
+	"tori.dev/pkg/testinfra"
+	billingv1 "tori.dev/proto/gen/tori/billing/v1"
+	identityv1 "tori.dev/proto/gen/tori/identity/v1"
+	"tori.dev/services/apps/internal/accounts"
+	"tori.dev/services/apps/internal/config"
+	"tori.dev/services/apps/internal/events"
+	"tori.dev/services/apps/internal/httpapi"
+	"tori.dev/services/apps/internal/keyring"
+	"tori.dev/services/apps/internal/server"
+	"tori.dev/services/apps/internal/store"
+)
+
+// Database returns the admin URL of a fresh, migrated database for t.
+func Database(t testing.TB) string {
+	t.Helper()
+	fp, err := pgstore.Fingerprint(bus.Migrations, store.Migrations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testinfra.NewDatabase(t, "apps_"+fp, func(ctx context.Context, url string) error {
+		pool, err := pgstore.Setup(ctx, url, store.Service(""), bus.Migrations, store.Migrations)
+		if err == nil {
+			pool.Close()
+		}
+		return err
+	})
+}
+
+// Pool connects to the database as the apps role (and migrates, a no-op on a clone).
+func Pool(t testing.TB, adminURL string) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgstore.Setup(context.Background(), adminURL, store.Service(""), bus.Migrations, store.Migrations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// Config is a configuration for tests, loaded the way the binary loads it so defaults match.
+func Config(t testing.TB, env map[string]string) config.Config {
+	t.Helper()
+	m := map[string]string{
+		"GATEWAY_SIGNING_KEY": "test-signing-key",
+		"DATA_DIR":            t.TempDir(),
+		// Never the default (make run's database): a test must name its own.
+		"DATABASE_URL": "postgres://apptest-database-not-set.invalid:1/none",
+	}
+	for k, v := range env {
+		m[k] = v
+	}
+	var cfg config.Config
+	if err := pkgconfig.LoadMap(context.Background(), &cfg, m); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// Plans is a plan source the test controls: billing's answer for accounts whose plan no
+// event brought. The default answer is nestling at version 0, as billing gives it.
+type Plans struct {
+	mu    sync.Mutex
+	Fail  error
+	Asked int
+}
+
+// AccountPlan implements accounts.PlanSource.
+func (p *Plans) AccountPlan(context.Context, string) (accounts.Plan, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.Asked++
+	if p.Fail != nil {
+		return accounts.Plan{}, p.Fail
+	}
+	return accounts.Plan{Name: "nestling", Apps: 3, CustomDomains: 0, Version: 0}, nil
+}
+
+// Service is one in-process apps service.
+type Service struct {
+	t        testing.TB
+	Cfg      config.Config
+	AdminURL string
+	Pool     *pgxpool.Pool
+	Store    *store.Store
+	Keyring  keyring.Keyring
+	Services server.Services
+	Plans    *Plans
+	HTTP     *fiber.App
+	Logs     *SyncBuffer
+	Log      *slog.Logger
+}
+
+// Options adjust New.
+type Options struct {
+	Env     map[string]string // configuration variables
+	Keyring keyring.Keyring   // default: a local keyring under the config's DATA_DIR
+}
+
+// New starts an apps service for t.
+func New(t testing.TB, opts Options) *Service {
+	t.Helper()
+	s := &Service{t: t, Cfg: Config(t, opts.Env), Plans: &Plans{}, Logs: &SyncBuffer{}}
+	s.AdminURL = Database(t)
+	// The test's own database, so commands run from s.Cfg (rotate-keys) touch nothing else.
+	s.Cfg.DatabaseURL = s.AdminURL
+	s.Pool = Pool(t, s.AdminURL)
+	s.Store = store.New(s.Pool)
+	s.Log = logging.New("apps", s.Logs)
+	s.Keyring = opts.Keyring
+	if s.Keyring == nil {
+		kr, err := server.OpenKeyring(context.Background(), s.Cfg, s.Store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Keyring = kr
+	}
+	s.Services = server.NewServices(s.Cfg, s.Store, s.Keyring, s.Plans)
+	s.HTTP = httpapi.New(httpapi.Deps{
+		Apps: s.Services.Apps, Env: s.Services.Env, Domains: s.Services.Domains,
+		AppsDomain: s.Cfg.AppsDomain, SigningKey: []byte(s.Cfg.SigningKey),
+		Health: health.NewIdentity("apps", "test"), Log: s.Log,
+	})
+	return s
+}
+
+// NewAccount returns a fresh account id.
+func NewAccount() string { return uuid.Must(uuid.NewV7()).String() }
+
+// Response is an answer to Do.
+type Response struct {
+	Status int
+	Body   []byte
+}
+
+// JSON decodes the body.
+func (r Response) JSON(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.Body, err)
+	}
+}
+
+// Map decodes the body as an object.
+func (r Response) Map(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	r.JSON(t, &m)
+	return m
+}
+
+// Do sends a request signed for account (unsigned when account is "-"). body is sent as it
+// is when a string or []byte, else JSON-encoded; nil sends no body.
+func (s *Service) Do(account, method, path string, body any) Response {
+	s.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		enc, err := json.Marshal(b)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		rd = bytes.NewReader(enc)
+	}
+	req := httptest.NewRequest(method, path, rd)
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if account != "-" {
+		callerid.Sign([]byte(s.Cfg.SigningKey), req.Header.Set,
+			callerid.Caller{AccountID: account, UserID: "user-" + account, TokenKind: callerid.KindSession}, method, path, time.Now())
+	}
+	resp, err := s.HTTP.Test(req, 30_000)
+	if err != nil {
+		s.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return Response{Status: resp.StatusCode, Body: b}
+}
+
+// Must is Do that fails the test unless the status is want.
+func (s *Service) Must(want int, account, method, path string, body any) Response {
+	s.t.Helper()
+	r := s.Do(account, method, path, body)
+	if r.Status != want {
+		s.t.Fatalf("%s %s: status %d, want %d: %s", method, path, r.Status, want, r.Body)
+	}
+	return r
+}
+
+// Deliver runs a consumer handler on one message, in a transaction, as the bus would.
+func (s *Service) Deliver(h func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error, key string, m proto.Message) {
+	s.t.Helper()
+	body, err := proto.Marshal(m)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	d := bus.Delivery{ID: uuid.NewString(), RoutingKey: key, Type: string(m.ProtoReflect().Descriptor().FullName()), Body: body, Attempt: 1}
+	ctx := context.Background()
+	if err := pgstore.InTx(ctx, s.Pool, func(tx pgx.Tx) error { return h(ctx, tx, d) }); err != nil {
+		s.t.Fatalf("deliver %s: %v", key, err)
+	}
+}
+
+// The catalog's limits (docs/conventions.md), for tests that set a plan.
+var planLimits = map[string][2]int64{"nestling": {3, 0}, "songbird": {10, 5}, "flock": {50, 50}}
+
+// SetPlan delivers billing.account.plan_changed for the account.
+func (s *Service) SetPlan(account, plan string, version int64) {
+	s.t.Helper()
+	l, ok := planLimits[plan]
+	if !ok {
+		s.t.Fatalf("unknown plan %q", plan)
+	}
+	s.Deliver(s.accountHandler(), events.KeyPlanChanged, &billingv1.AccountPlanChanged{
+		AccountId: account, Plan: plan, Version: version,
+		Limits: &billingv1.PlanLimits{Apps: l[0], CustomDomains: l[1]},
+	})
+}
+
+// SetRegion delivers identity.account.updated for the account.
+func (s *Service) SetRegion(account, region string) {
+	s.t.Helper()
+	s.Deliver(s.accountHandler(), events.KeyAccountUpdated, &identityv1.AccountUpdated{
+		AccountId: account, DefaultRegion: region, UpdatedAt: timestamppb.Now(),
+	})
+}
+
+func (s *Service) accountHandler() func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+	return func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+		return events.HandleAccountEvent(ctx, tx, d, s.Log)
+	}
+}
+
+// CreateApp creates an app and returns its JSON.
+func (s *Service) CreateApp(account string, body any) map[string]any {
+	s.t.Helper()
+	return s.Must(http.StatusCreated, account, http.MethodPost, "/api/apps", body).Map(s.t)
+}
+
+// OutboxKeys lists the routing keys written to the outbox, oldest first.
+func (s *Service) OutboxKeys() []string {
+	s.t.Helper()
+	rows, err := s.Pool.Query(context.Background(), `SELECT routing_key FROM outbox ORDER BY seq`)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return keys
+}
+
+// SyncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -1,0 +1,100 @@
+package apptest
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"tori.dev/pkg/bus"
+	"tori.dev/pkg/testinfra"
+)
+
+// BusConfig is a bus configuration with a namespace of the test's own, classic queues the
+// broker removes after the test, and fast retries.
+func BusConfig(t testing.TB) bus.Config {
+	return bus.Config{
+		URL:            testinfra.AMQPURL(t),
+		Namespace:      testinfra.Namespace(t) + ".",
+		QueueType:      "classic",
+		QueueExpires:   10 * time.Minute,
+		MaxAttempts:    3,
+		BaseBackoff:    10 * time.Millisecond,
+		RequestTimeout: 3 * time.Second,
+	}
+}
+
+// Dial connects to the test broker; the connection closes and the namespace's exchanges go
+// when the test ends (queues expire by themselves).
+func Dial(t testing.TB, cfg bus.Config, log *slog.Logger) *bus.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := bus.Dial(ctx, cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c.Close()
+		if ac, err := amqp.Dial(cfg.URL); err == nil {
+			if ch, err := ac.Channel(); err == nil {
+				ch.ExchangeDelete(cfg.Namespace+"tori.events", false, false)
+				ch.ExchangeDelete(cfg.Namespace+"tori.dlx", false, false)
+			}
+			ac.Close()
+		}
+	})
+	return c
+}
+
+// WaitQueue waits until the broker has the (namespaced) queue: events published before a
+// consumer's queue is bound go nowhere.
+func WaitQueue(t testing.TB, cfg bus.Config, name string) {
+	t.Helper()
+	Eventually(t, 20*time.Second, "queue "+name, func() bool {
+		ac, err := amqp.Dial(cfg.URL)
+		if err != nil {
+			return false
+		}
+		defer ac.Close()
+		ch, err := ac.Channel()
+		if err != nil {
+			return false
+		}
+		_, err = ch.QueueDeclarePassive(cfg.Namespace+name, false, false, false, false, nil)
+		return err == nil
+	})
+}
+
+// Eventually polls cond until it holds, failing the test after within.
+func Eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", within, what)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// Go runs fn in the background until the test ends, then checks it returned nil.
+func Go(t testing.TB, name string, fn func(ctx context.Context) error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- fn(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Errorf("%s did not stop", name)
+		}
+	})
+}

@@ -1,0 +1,122 @@
+// Package config is the apps service's one configuration struct, read from the environment.
+// Names and defaults follow decisions.md ("Running it") and docs/conventions.md, so that
+// `make run` works with nothing set but the gateway's signing key.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"tori.dev/pkg/bus"
+)
+
+// Config is everything the apps service reads from its environment.
+type Config struct {
+	// Addr is where the service listens; only the gateway should reach it.
+	Addr string `env:"APPS_ADDR, default=127.0.0.1:8103"`
+	// DatabaseURL is an admin URL; pgstore.Setup makes the apps schema and role from it.
+	DatabaseURL string `env:"DATABASE_URL, default=postgres://postgres@127.0.0.1:5432/tori?sslmode=disable"`
+	// DBPassword optionally sets the password of the tori_apps role.
+	DBPassword string `env:"APPS_DB_PASSWORD" secret:"true"`
+	// SigningKey is the HMAC key the gateway signs callers with (pkg/callerid).
+	SigningKey string `env:"GATEWAY_SIGNING_KEY, required" secret:"true"`
+	// AppsDomain is {apps_domain}: app URLs are https://<slug>.<AppsDomain>, and custom
+	// hostnames under it are refused.
+	AppsDomain string `env:"APPS_DOMAIN, default=apps.localhost"`
+	// DataDir holds the local keyring (keyring.json) when Vault is not configured.
+	DataDir string `env:"DATA_DIR, default=./var"`
+
+	// Vault transit encrypts environment values when VaultAddr is set.
+	VaultAddr  string `env:"VAULT_ADDR"`
+	VaultToken string `env:"VAULT_TOKEN" secret:"true"`
+	// VaultTransitMount is the path the transit engine is mounted at.
+	VaultTransitMount string `env:"VAULT_TRANSIT_MOUNT, default=transit"`
+	// VaultTransitKey is the transit key's name; it must be a derived key (created if missing).
+	VaultTransitKey string `env:"VAULT_TRANSIT_KEY, default=tori-env"`
+
+	// DNSResolver is host:port of the DNS server custom-hostname checks ask; empty means the
+	// system resolver.
+	DNSResolver string `env:"DNS_RESOLVER"`
+	// DomainCheckInterval is how often pending hostnames have their TXT record looked up.
+	DomainCheckInterval time.Duration `env:"DOMAIN_CHECK_INTERVAL, default=30s"`
+
+	// CleanupServices lists the services that keep data of an app and must confirm its
+	// cleanup (<service>.app.cleaned) before a deleted app's slug is reclaimed.
+	CleanupServices []string `env:"APPS_CLEANUP_SERVICES, default=logs"`
+
+	// ZoneEU and ZoneUS are each region's default zone, given to new apps.
+	ZoneEU string `env:"ZONE_EU, default=local"`
+	ZoneUS string `env:"ZONE_US, default=local"`
+
+	bus.Config
+}
+
+// UseVault reports whether environment values go through Vault transit.
+func (c Config) UseVault() bool { return c.VaultAddr != "" }
+
+// Zones maps each region to its default zone.
+func (c Config) Zones() map[string]string {
+	return map[string]string{"eu": c.ZoneEU, "us": c.ZoneUS}
+}
+
+// Cleanup returns the cleanup set without blanks; APPS_CLEANUP_SERVICES="" means none.
+func (c Config) Cleanup() []string {
+	var out []string
+	for _, s := range c.CleanupServices {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Validate checks what the defaults cannot guarantee.
+func (c Config) Validate() error {
+	var errs []error
+	if c.SigningKey == "" {
+		errs = append(errs, errors.New("GATEWAY_SIGNING_KEY is required"))
+	}
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		errs = append(errs, fmt.Errorf("APPS_ADDR: %w", err))
+	}
+	if c.DatabaseURL == "" {
+		errs = append(errs, errors.New("DATABASE_URL is required"))
+	}
+	if c.AppsDomain == "" || strings.ContainsAny(c.AppsDomain, "/: ") {
+		errs = append(errs, fmt.Errorf("APPS_DOMAIN must be a bare domain name, not %q", c.AppsDomain))
+	}
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("DATA_DIR is required"))
+	}
+	if c.UseVault() {
+		if c.VaultToken == "" {
+			errs = append(errs, errors.New("VAULT_TOKEN is required when VAULT_ADDR is set"))
+		}
+		if c.VaultTransitMount == "" || c.VaultTransitKey == "" {
+			errs = append(errs, errors.New("VAULT_TRANSIT_MOUNT and VAULT_TRANSIT_KEY must not be empty"))
+		}
+	}
+	if c.DNSResolver != "" {
+		if _, _, err := net.SplitHostPort(c.DNSResolver); err != nil {
+			errs = append(errs, fmt.Errorf("DNS_RESOLVER must be host:port: %w", err))
+		}
+	}
+	if c.DomainCheckInterval <= 0 {
+		errs = append(errs, errors.New("DOMAIN_CHECK_INTERVAL must be positive"))
+	}
+	for _, s := range c.Cleanup() {
+		if strings.ContainsAny(s, ".*# ") {
+			errs = append(errs, fmt.Errorf("APPS_CLEANUP_SERVICES: %q is not a service name", s))
+		}
+	}
+	if c.ZoneEU == "" || c.ZoneUS == "" {
+		errs = append(errs, errors.New("ZONE_EU and ZONE_US must not be empty"))
+	}
+	if err := c.Config.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,66 @@
+package config_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	pkgconfig "tori.dev/pkg/config"
+	"tori.dev/services/apps/internal/config"
+)
+
+func load(env map[string]string) (config.Config, error) {
+	var c config.Config
+	return c, pkgconfig.LoadMap(context.Background(), &c, env)
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := load(map[string]string{"GATEWAY_SIGNING_KEY": "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != "127.0.0.1:8103" || c.AppsDomain != "apps.localhost" || c.DataDir != "./var" ||
+		c.VaultTransitKey != "tori-env" || c.VaultTransitMount != "transit" || c.UseVault() ||
+		c.ZoneEU != "local" || c.ZoneUS != "local" || c.DomainCheckInterval != 30*time.Second ||
+		strings.Join(c.Cleanup(), ",") != "logs" || c.DNSResolver != "" || c.URL == "" {
+		t.Fatalf("defaults %+v", c)
+	}
+	d := pkgconfig.Describe(&c)
+	if d["GATEWAY_SIGNING_KEY"] != "set" || d["VAULT_TOKEN"] != "unset" || d["AMQP_URL"] == "" {
+		t.Fatalf("describe %v", d)
+	}
+}
+
+func TestCleanupSet(t *testing.T) {
+	for in, want := range map[string]string{"": "", "logs": "logs", "logs, deploys,databases": "logs,deploys,databases"} {
+		c, err := load(map[string]string{"GATEWAY_SIGNING_KEY": "k", "APPS_CLEANUP_SERVICES": in})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(c.Cleanup(), ","); got != want {
+			t.Errorf("APPS_CLEANUP_SERVICES=%q gives %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestValidation(t *testing.T) {
+	bad := []map[string]string{
+		{},
+		{"GATEWAY_SIGNING_KEY": "k", "APPS_ADDR": "nope"},
+		{"GATEWAY_SIGNING_KEY": "k", "VAULT_ADDR": "http://127.0.0.1:8200"},
+		{"GATEWAY_SIGNING_KEY": "k", "DNS_RESOLVER": "8.8.8.8"},
+		{"GATEWAY_SIGNING_KEY": "k", "DOMAIN_CHECK_INTERVAL": "0s"},
+		{"GATEWAY_SIGNING_KEY": "k", "APPS_DOMAIN": "https://apps.example.com"},
+		{"GATEWAY_SIGNING_KEY": "k", "APPS_CLEANUP_SERVICES": "logs.app"},
+		{"GATEWAY_SIGNING_KEY": "k", "BUS_QUEUE_TYPE": "lazy"},
+	}
+	for _, env := range bad {
+		if _, err := load(env); err == nil {
+			t.Errorf("%v accepted", env)
+		}
+	}
+	if _, err := load(map[string]string{"GATEWAY_SIGNING_KEY": "k", "VAULT_ADDR": "http://127.0.0.1:8200", "VAULT_TOKEN": "t", "DNS_RESOLVER": "127.0.0.1:53"}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,49 @@
+package domains
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"time"
+)
+
+// Statuses of a hostname.
+const (
+	StatusPending = "pending"
+	StatusActive  = "active"
+)
+
+// ChallengePrefix is the label under which the verification TXT record lives.
+const ChallengePrefix = "_tori-challenge."
+
+// Domain is a custom hostname of an app.
+type Domain struct {
+	ID          string
+	AppID       string
+	Hostname    string
+	Status      string
+	Token       string // the TXT record's expected value
+	CreatedAt   time.Time
+	ActivatedAt *time.Time
+}
+
+// Verification is the TXT record that proves control of the hostname.
+type Verification struct {
+	Type  string
+	Name  string
+	Value string
+}
+
+// Verification returns the record the owner must publish.
+func (d Domain) Verification() Verification {
+	return Verification{Type: "TXT", Name: ChallengePrefix + d.Hostname, Value: d.Token}
+}
+
+// NewToken is a fresh verification value: 128 random bits, so nobody can guess another
+// claim's record.
+func NewToken() string {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return "tori-verify=" + hex.EncodeToString(b)
+}

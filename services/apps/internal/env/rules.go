@@ -1,0 +1,49 @@
+package env
+
+import (
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+var keyRe = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+
+// MaxKeyLength bounds a name; the contract gives only its pattern, and no process
+// environment needs longer names.
+const MaxKeyLength = 256
+
+// MaxValueBytes bounds a value (UTF-8 bytes). 32 KiB holds any certificate or key file a
+// user pastes, while keeping a deploy's whole snapshot small.
+const MaxValueBytes = 32 << 10
+
+// ValidKey reports whether k is a variable name.
+func ValidKey(k string) bool { return len(k) <= MaxKeyLength && keyRe.MatchString(k) }
+
+// CheckValue refuses values a process environment cannot hold (NUL) or that are too big.
+func CheckValue(v string) error {
+	if len(v) > MaxValueBytes || !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0 {
+		return ErrInvalidValue
+	}
+	return nil
+}
+
+// maskChars is the fixed tail of every masked value: its length says nothing of the value's.
+const maskChars = "********"
+
+// Mask shows the first min(3, n/4) characters of a value of n characters, then eight mask
+// characters, so short values reveal nothing and long ones only enough to recognise them.
+func Mask(v string) string {
+	show := min(3, utf8.RuneCountInString(v)/4)
+	runes := []rune(v)
+	return string(runes[:show]) + maskChars
+}
+
+// AAD is the associated data binding a stored value to its app and name.
+func AAD(appID, key string) []byte {
+	return []byte("tori.env.v1\x00" + appID + "\x00" + key)
+}
+
+// SnapshotAAD binds a sealed snapshot to the app and deploy it was taken for.
+func SnapshotAAD(appID, deployID string) []byte {
+	return []byte("tori.env-snapshot.v1\x00" + appID + "\x00" + deployID)
+}

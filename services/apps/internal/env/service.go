@@ -1,0 +1,156 @@
+package env
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"tori.dev/services/apps/internal/apps"
+	"tori.dev/services/apps/internal/keyring"
+)
+
+// AppFinder finds the caller's live app; apps.ErrNotFound otherwise.
+type AppFinder interface {
+	Get(ctx context.Context, accountID, slug string) (apps.App, error)
+}
+
+// Service is the environment's use cases.
+type Service struct {
+	Apps    AppFinder
+	Store   Store
+	Keyring keyring.Keyring
+	Now     func() time.Time
+}
+
+// Masked is a variable as the API shows it.
+type Masked struct {
+	Key   string
+	Value string
+}
+
+// Put seals and stores one variable; created is true when it did not exist. Static apps
+// store it too: the contract says the row is kept and never read.
+func (s *Service) Put(ctx context.Context, accountID, slug, key, value string) (bool, error) {
+	if !ValidKey(key) {
+		return false, ErrInvalidKey
+	}
+	if err := CheckValue(value); err != nil {
+		return false, err
+	}
+	app, err := s.Apps.Get(ctx, accountID, slug)
+	if err != nil {
+		return false, err
+	}
+	ct, keyID, err := s.Keyring.Encrypt(ctx, []byte(value), AAD(app.ID, key))
+	if err != nil {
+		return false, fmt.Errorf("env: seal: %w", err)
+	}
+	now := s.Now().UTC().Truncate(time.Microsecond)
+	created, err := s.Store.PutVar(ctx, app.ID, Sealed{Key: key, Ciphertext: ct, KeyID: keyID, CreatedAt: now, UpdatedAt: now})
+	if errors.Is(err, ErrAppGone) {
+		return false, apps.ErrNotFound // deleted between the lookup and the write
+	}
+	return created, err
+}
+
+// List returns the app's variables, masked, sorted by name.
+func (s *Service) List(ctx context.Context, accountID, slug string) ([]Masked, error) {
+	app, err := s.Apps.Get(ctx, accountID, slug)
+	if err != nil {
+		return nil, err
+	}
+	vars, err := s.Store.Vars(ctx, app.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Masked, 0, len(vars))
+	for _, v := range vars {
+		// The mask needs the value's length and first characters; the plaintext lives only
+		// for this line.
+		pt, err := s.Keyring.Decrypt(ctx, v.Ciphertext, v.KeyID, AAD(app.ID, v.Key))
+		if err != nil {
+			return nil, fmt.Errorf("env: open %s of app %s: %w", v.Key, app.ID, err)
+		}
+		out = append(out, Masked{Key: v.Key, Value: Mask(string(pt))})
+		clear(pt)
+	}
+	return out, nil
+}
+
+// Delete removes one variable.
+func (s *Service) Delete(ctx context.Context, accountID, slug, key string) error {
+	app, err := s.Apps.Get(ctx, accountID, slug)
+	if err != nil {
+		return err
+	}
+	if !ValidKey(key) {
+		return ErrNotSet // a name that cannot exist is simply not set
+	}
+	return s.Store.DeleteVar(ctx, app.ID, key)
+}
+
+// snapshot is the plaintext inside a sealed snapshot; it exists only in memory.
+type snapshot struct {
+	Version int               `json:"v"`
+	Vars    map[string]string `json:"vars"`
+}
+
+// Snapshot seals all of an app's current variables for one deploy. The result opens only
+// for that app and deploy, so a deploy cannot start with another's environment.
+func (s *Service) Snapshot(ctx context.Context, appID, deployID string) (sealed []byte, keyID string, count int, err error) {
+	live, err := s.Store.AppLive(ctx, appID)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	if !live || deployID == "" {
+		return nil, "", 0, ErrAppGone
+	}
+	vars, err := s.Store.Vars(ctx, appID)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	snap := snapshot{Version: 1, Vars: make(map[string]string, len(vars))}
+	for _, v := range vars {
+		pt, err := s.Keyring.Decrypt(ctx, v.Ciphertext, v.KeyID, AAD(appID, v.Key))
+		if err != nil {
+			return nil, "", 0, fmt.Errorf("env: open %s of app %s: %w", v.Key, appID, err)
+		}
+		snap.Vars[v.Key] = string(pt)
+	}
+	b, err := json.Marshal(snap)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	defer clear(b)
+	sealed, keyID, err = s.Keyring.Encrypt(ctx, b, SnapshotAAD(appID, deployID))
+	if err != nil {
+		return nil, "", 0, fmt.Errorf("env: seal snapshot: %w", err)
+	}
+	return sealed, keyID, len(vars), nil
+}
+
+// Open returns a sealed snapshot's variables, for the zone starting that deploy.
+func (s *Service) Open(ctx context.Context, appID, deployID string, sealed []byte, keyID string) (map[string]string, error) {
+	live, err := s.Store.AppLive(ctx, appID)
+	if err != nil {
+		return nil, err
+	}
+	if !live {
+		return nil, ErrAppGone
+	}
+	b, err := s.Keyring.Decrypt(ctx, sealed, keyID, SnapshotAAD(appID, deployID))
+	if errors.Is(err, keyring.ErrDecrypt) || errors.Is(err, keyring.ErrUnknownKey) {
+		return nil, ErrSealed
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer clear(b)
+	var snap snapshot
+	if err := json.Unmarshal(b, &snap); err != nil || snap.Version != 1 {
+		return nil, ErrSealed
+	}
+	return snap.Vars, nil
+}

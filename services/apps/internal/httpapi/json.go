@@ -1,0 +1,78 @@
+package httpapi
+
+import (
+	"time"
+
+	"tori.dev/services/apps/internal/apps"
+	"tori.dev/services/apps/internal/domains"
+	"tori.dev/services/apps/internal/env"
+)
+
+// The JSON shapes of the API, kept apart from the domain's records; each has one converter.
+
+// timeLayout is RFC 3339 UTC with milliseconds, as the conventions fix.
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+func jsonTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// appJSON is the contract's App: every field always present.
+type appJSON struct {
+	ID              string  `json:"id"`
+	Slug            string  `json:"slug"`
+	Name            string  `json:"name"`
+	Region          string  `json:"region"`
+	Zone            string  `json:"zone"`
+	Status          string  `json:"status"`
+	Framework       string  `json:"framework"`
+	Kind            string  `json:"kind"`
+	CurrentDeployID *string `json:"currentDeployId"`
+	URL             string  `json:"url"`
+	CreatedAt       string  `json:"createdAt"`
+	UpdatedAt       string  `json:"updatedAt"`
+}
+
+func toAppJSON(a apps.App, appsDomain string) appJSON {
+	return appJSON{
+		ID: a.ID, Slug: a.Slug, Name: a.Name, Region: a.Region, Zone: a.Zone, Status: a.Status,
+		Framework: a.Framework, Kind: a.Kind, CurrentDeployID: a.CurrentDeployID,
+		URL:       "https://" + a.Slug + "." + appsDomain,
+		CreatedAt: jsonTime(a.CreatedAt), UpdatedAt: jsonTime(a.UpdatedAt),
+	}
+}
+
+// deleteJSON is the contract's Delete result.
+type deleteJSON struct {
+	OK        bool `json:"ok"`
+	Reclaimed bool `json:"reclaimed"`
+}
+
+// envJSON is one variable as listed: the key and the masked value, nothing else.
+type envJSON struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+func toEnvJSON(m env.Masked) envJSON { return envJSON{Key: m.Key, Value: m.Value} }
+
+type verificationJSON struct {
+	Type  string `json:"type"`
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+type domainJSON struct {
+	Hostname     string           `json:"hostname"`
+	Status       string           `json:"status"`
+	Verification verificationJSON `json:"verification"`
+	CreatedAt    string           `json:"createdAt"`
+}
+
+func toDomainJSON(d domains.Domain) domainJSON {
+	v := d.Verification()
+	return domainJSON{
+		Hostname:     d.Hostname,
+		Status:       d.Status,
+		Verification: verificationJSON{Type: v.Type, Name: v.Name, Value: v.Value},
+		CreatedAt:    jsonTime(d.CreatedAt),
+	}
+}

@@ -1,0 +1,132 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"tori.dev/pkg/pgstore"
+	"tori.dev/services/apps/internal/env"
+)
+
+// PutVar implements env.Store.
+func (s *Store) PutVar(ctx context.Context, appID string, v env.Sealed) (bool, error) {
+	var created bool
+	err := pgstore.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		// FOR SHARE waits for a delete in flight, which drops the app's variables.
+		var one int
+		err := tx.QueryRow(ctx, `SELECT 1 FROM apps WHERE id = $1 AND deleted_at IS NULL FOR SHARE`, appID).Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return env.ErrAppGone
+		}
+		if err != nil {
+			return err
+		}
+		// xmax is 0 on a freshly inserted row version: the one way to tell insert from
+		// update in a single upsert.
+		return tx.QueryRow(ctx, `
+INSERT INTO env_vars (app_id, key, ciphertext, key_id, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (app_id, key) DO UPDATE
+   SET ciphertext = EXCLUDED.ciphertext, key_id = EXCLUDED.key_id, updated_at = EXCLUDED.updated_at
+RETURNING xmax = 0`, appID, v.Key, v.Ciphertext, v.KeyID, v.CreatedAt, v.UpdatedAt).Scan(&created)
+	})
+	if err != nil {
+		return false, wrap("put env", err)
+	}
+	return created, nil
+}
+
+// Vars implements env.Store.
+func (s *Store) Vars(ctx context.Context, appID string) ([]env.Sealed, error) {
+	rows, err := s.pool.Query(ctx, `SELECT key, ciphertext, key_id, created_at, updated_at
+FROM env_vars WHERE app_id = $1 ORDER BY key COLLATE "C"`, appID)
+	if err != nil {
+		return nil, fmt.Errorf("store: env: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (env.Sealed, error) {
+		var v env.Sealed
+		err := r.Scan(&v.Key, &v.Ciphertext, &v.KeyID, &v.CreatedAt, &v.UpdatedAt)
+		return v, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: env: %w", err)
+	}
+	return out, nil
+}
+
+// DeleteVar implements env.Store.
+func (s *Store) DeleteVar(ctx context.Context, appID, key string) error {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM env_vars WHERE app_id = $1 AND key = $2`, appID, key)
+	if err != nil {
+		return fmt.Errorf("store: delete env: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return env.ErrNotSet
+	}
+	return nil
+}
+
+// AppLive implements env.Store.
+func (s *Store) AppLive(ctx context.Context, appID string) (bool, error) {
+	var live bool
+	// The text comparison keeps a malformed id a plain "no" rather than a cast error.
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM apps WHERE id::text = $1 AND deleted_at IS NULL)`, appID).Scan(&live)
+	if err != nil {
+		return false, fmt.Errorf("store: app live: %w", err)
+	}
+	return live, nil
+}
+
+// UsedKeys implements env.RotationStore.
+func (s *Store) UsedKeys(ctx context.Context) (map[string]int64, error) {
+	rows, err := s.pool.Query(ctx, `SELECT key_id, count(*) FROM env_vars GROUP BY key_id`)
+	if err != nil {
+		return nil, fmt.Errorf("store: used keys: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var id string
+		var n int64
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, err
+		}
+		out[id] = n
+	}
+	return out, rows.Err()
+}
+
+// VarsNotUnder implements env.RotationStore.
+func (s *Store) VarsNotUnder(ctx context.Context, keyID, afterApp, afterKey string, limit int) ([]env.StoredVar, error) {
+	if afterApp == "" {
+		afterApp = "00000000-0000-0000-0000-000000000000"
+	}
+	rows, err := s.pool.Query(ctx, `SELECT app_id::text, key, ciphertext, key_id, created_at, updated_at
+FROM env_vars WHERE key_id <> $1 AND (app_id, key COLLATE "C") > ($2::uuid, $3 COLLATE "C")
+ORDER BY app_id, key COLLATE "C" LIMIT $4`, keyID, afterApp, afterKey, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: vars to re-encrypt: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (env.StoredVar, error) {
+		var v env.StoredVar
+		err := r.Scan(&v.AppID, &v.Key, &v.Ciphertext, &v.KeyID, &v.CreatedAt, &v.UpdatedAt)
+		return v, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: vars to re-encrypt: %w", err)
+	}
+	return out, nil
+}
+
+// ReplaceCiphertext implements env.RotationStore.
+func (s *Store) ReplaceCiphertext(ctx context.Context, v env.StoredVar, ciphertext []byte, keyID string) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE env_vars SET ciphertext = $3, key_id = $4
+WHERE app_id = $1 AND key = $2 AND ciphertext = $5`, v.AppID, v.Key, ciphertext, keyID, v.Ciphertext)
+	if err != nil {
+		return false, fmt.Errorf("store: re-encrypt: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
