@@ -6,6 +6,7 @@ package httpapi
 import (
 	"log/slog"
 	"time"
+	"tori.dev/pkg/telemetry"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -44,7 +45,7 @@ func New(d Deps) *fiber.App {
 		IdleTimeout:           2 * time.Minute,
 		ErrorHandler:          errorHandler(d.Log),
 	})
-	app.Use(traced(d.Log))
+	app.Use(telemetry.ServerSpans("tori.dev/services/apps", d.Log))
 	app.Get("/healthz", d.Health.Handler)
 
 	h := handlers{d}

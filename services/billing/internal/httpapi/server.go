@@ -6,6 +6,7 @@ import (
 	"context"
 	"log/slog"
 	"time"
+	"tori.dev/pkg/telemetry"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -49,7 +50,7 @@ func New(d Deps) *fiber.App {
 			return handle(c, toHTTP(err))
 		},
 	})
-	app.Use(tracing())
+	app.Use(telemetry.ServerSpans("tori.dev/services/billing", d.Log))
 
 	h := handlers{billing: d.Billing}
 	app.Get("/healthz", d.Health.Handler)

@@ -5,6 +5,7 @@ package httpapi
 
 import (
 	"log/slog"
+	"tori.dev/pkg/telemetry"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
@@ -39,7 +40,7 @@ func New(cfg Config) *fiber.App {
 		DisableStartupMessage: true,
 		ErrorHandler:          errorHandler(cfg.Log),
 	})
-	a.Use(recover.New(), observe(cfg.Log))
+	a.Use(recover.New(), telemetry.ServerSpans("tori.dev/services/identity", cfg.Log))
 	h := handlers{svc: cfg.Service, log: cfg.Log}
 
 	// Signed by the gateway, with or without a caller: the routes decisions.md calls public.

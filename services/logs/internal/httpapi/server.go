@@ -5,6 +5,7 @@ package httpapi
 import (
 	"log/slog"
 	"time"
+	"tori.dev/pkg/telemetry"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -31,7 +32,7 @@ func New(d Deps) *fiber.App {
 		WriteTimeout:          30 * time.Second,
 		IdleTimeout:           2 * time.Minute,
 	})
-	app.Use(tracing())
+	app.Use(telemetry.ServerSpans("tori.dev/services/logs", d.Log))
 	app.Get("/healthz", d.Identity.Handler)
 
 	api := app.Group("/api", callerid.Middleware(d.SigningKey, true, httperror.Unauthorized))
