@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Load test through the running gateway: requests/s and p50/p99 for /healthz and for an
-# authenticated GET /api/account spread over many accounts (so no per-account limit binds),
-# side by side, so the cost of auth and rate limiting shows as a ratio.
+# Load test through the gateway: requests/s and p50/p99 for /healthz and for an authenticated
+# GET /api/account spread over many accounts (so no per-account limit binds), side by side, so
+# the cost of auth and rate limiting shows as a ratio; then app creates/s (accounts set to the
+# largest plan by the operator command) and environment writes/s, likewise spread.
 #
 # Starts its own control plane on spare ports against a fresh database; needs wrk
 # (`make bench-gateway` installs it). Tunables: ACCOUNTS, DURATION, CONNECTIONS, THREADS.
@@ -11,6 +12,7 @@ ACCOUNTS=${ACCOUNTS:-600}
 DURATION=${DURATION:-15s}
 CONNECTIONS=${CONNECTIONS:-64}
 THREADS=${THREADS:-2}
+FLOCK_ACCOUNTS=${FLOCK_ACCOUNTS:-100}
 
 work=$(mktemp -d)
 run_id=$(date +%s)
@@ -60,6 +62,7 @@ for i in $(seq 1 "$ACCOUNTS"); do
   done
   [ -n "$code" ] || { echo "no mail for $email"; exit 1; }
   curl -fs -X POST "$gw/api/auth/magic-link/verify" -H 'Content-Type: application/json' -d "{\"token\":\"$code\"}" | jq -r .token >>"$work/tokens"
+  echo "$email" >>"$work/emails"
 done
 
 cat >"$work/rotate.lua" <<LUA
@@ -88,8 +91,66 @@ LUA
 wrk -t"$THREADS" -c"$CONNECTIONS" -d3s -s "$work/rotate.lua" "$gw" >/dev/null
 health=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s "$work/plain.lua" "$gw/healthz" | grep RESULT)
 account=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s "$work/rotate.lua" "$gw" | grep RESULT)
+# Writes. Every account gets one app for environment writes; the first FLOCK_ACCOUNTS are
+# moved to the largest plan (the operator command) for app creates.
+echo "creating one app per account, moving $FLOCK_ACCOUNTS accounts to flock…" >&2
+: >"$work/envtargets"
+while read -r tok; do
+  slug=$(curl -fs -X POST "$gw/api/apps" -H "Authorization: Bearer $tok" -H 'Content-Type: application/json' -d '{}' | jq -r .slug)
+  echo "$tok $slug" >>"$work/envtargets"
+done <"$work/tokens"
+head -n "$FLOCK_ACCOUNTS" "$work/emails" | while read -r email; do
+  bin/billing set-plan -account "$email" -plan flock >/dev/null
+done
+head -n "$FLOCK_ACCOUNTS" "$work/tokens" >"$work/flock-tokens"
+last=$(tail -1 "$work/flock-tokens")
+for _ in $(seq 1 100); do
+  [ "$(curl -fs "$gw/api/account" -H "Authorization: Bearer $last" | jq -r .plan)" = flock ] && break
+  sleep 0.1
+done
+
+result_fn='done = function(summary, latency, requests)
+  io.write(string.format("RESULT rps=%.0f p50_ms=%.2f p99_ms=%.2f errors=%d non2xx=%d\n",
+    summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000, latency:percentile(99) / 1000,
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, summary.errors.status))
+end'
+cat >"$work/create.lua" <<LUA
+local tokens = {}
+for line in io.lines("$work/flock-tokens") do tokens[#tokens + 1] = line end
+local i, n = 0, 0
+setup = function(thread) thread:set("tag", tostring(math.random(1, 1e9))) end
+request = function()
+  i = i % #tokens + 1
+  n = n + 1
+  local body = string.format('{"name":"b%s-%d","kind":"service"}', tag, n)
+  return wrk.format("POST", "/api/apps", { ["Authorization"] = "Bearer " .. tokens[i], ["Content-Type"] = "application/json" }, body)
+end
+$result_fn
+LUA
+cat >"$work/env.lua" <<LUA
+local targets = {}
+for line in io.lines("$work/envtargets") do
+  local tok, slug = line:match("(%S+) (%S+)")
+  targets[#targets + 1] = { tok = tok, slug = slug }
+end
+local i, n = 0, 0
+request = function()
+  i = i % #targets + 1
+  n = n + 1
+  local t = targets[i]
+  local body = string.format('{"key":"KEY_%d","value":"value-%d-with-some-length"}', n % 50, n)
+  return wrk.format("PUT", "/api/apps/" .. t.slug .. "/env", { ["Authorization"] = "Bearer " .. t.tok, ["Content-Type"] = "application/json" }, body)
+end
+$result_fn
+LUA
+# Creates are capped by the plan (50 apps each): keep the run short enough to stay under it.
+creates=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"${CREATE_DURATION:-5s}" -s "$work/create.lua" "$gw" | grep RESULT)
+envs=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s "$work/env.lua" "$gw" | grep RESULT)
+
 rps() { echo "$1" | sed -E 's/.*rps=([0-9]+).*/\1/'; }
 echo "wrk -t$THREADS -c$CONNECTIONS -d$DURATION, $ACCOUNTS accounts, $(nproc) cores"
 echo "GET /healthz               $health"
 echo "GET /api/account (auth'd)  $account"
 awk -v a="$(rps "$account")" -v h="$(rps "$health")" 'BEGIN { printf "ratio account/healthz throughput = %.2f\n", a / h }'
+echo "POST /api/apps             $creates"
+echo "PUT /api/apps/{slug}/env   $envs"

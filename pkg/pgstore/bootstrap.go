@@ -47,6 +47,13 @@ func EnsureDatabase(ctx context.Context, adminURL string) error {
 		return fmt.Errorf("pgstore: connect to maintenance database: %w", err)
 	}
 	defer conn.Close(ctx)
+	// Every service of `make run` starts at once against a database that may not exist yet;
+	// CREATE DATABASE races surface as unique violations, so creators take turns.
+	unlock, err := advisoryLock(ctx, conn, "tori.pgstore.databases")
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	var exists bool
 	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
 		return fmt.Errorf("pgstore: look up database: %w", err)
@@ -55,7 +62,7 @@ func EnsureDatabase(ctx context.Context, adminURL string) error {
 		return nil
 	}
 	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
-	if isCode(err, "42P04") { // duplicate_database: another process won the race
+	if isCode(err, "42P04") || isCode(err, "23505") { // created by a process that does not lock
 		return nil
 	}
 	if err != nil {

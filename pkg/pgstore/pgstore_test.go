@@ -3,10 +3,13 @@ package pgstore_test
 import (
 	"context"
 	"errors"
+	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"testing/fstest"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -157,4 +160,42 @@ func TestParallelSetupAcrossDatabases(t *testing.T) {
 			t.Fatalf("parallel setup: %v", err)
 		}
 	}
+}
+
+// `make run` starts every service at once against a database that does not exist yet.
+func TestConcurrentEnsureDatabase(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	admin := testinfra.PostgresURL(t)
+	name := "t_ensure_" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
+	u, _ := url.Parse(admin)
+	u.Path = "/" + name
+	t.Cleanup(func() {
+		c, err := pgx.Connect(ctx, admin)
+		if err == nil {
+			c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+			c.Close(ctx)
+		}
+	})
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- pgstore.EnsureDatabase(ctx, u.String())
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("concurrent EnsureDatabase: %v", err)
+		}
+	}
+	c, err := pgx.Connect(ctx, u.String())
+	if err != nil {
+		t.Fatalf("the database does not exist: %v", err)
+	}
+	c.Close(ctx)
 }

@@ -19,13 +19,13 @@ func defaultStack(t *testing.T) *harness.Stack {
 
 // errorBody decodes a contract error body.
 type errorBody struct {
-	Error             string  `json:"error"`
-	Code              string  `json:"code"`
-	Message           string  `json:"message"`
-	Limit             *int64  `json:"limit"`
-	Plan              string  `json:"plan"`
-	RetryAfter        *int    `json:"retryAfter"`
-	RetryAfterSeconds *int    `json:"retryAfterSeconds"`
+	Error             string `json:"error"`
+	Code              string `json:"code"`
+	Message           string `json:"message"`
+	Limit             *int64 `json:"limit"`
+	Plan              string `json:"plan"`
+	RetryAfter        *int   `json:"retryAfter"`
+	RetryAfterSeconds *int   `json:"retryAfterSeconds"`
 }
 
 func expectError(t *testing.T, r *harness.Response, status int, word string) errorBody {
