@@ -43,8 +43,10 @@ for svc in identity billing apps logs gateway; do
   "bin/$svc" >"$work/$svc.log" 2>&1 &
   pids+=("$!")
 done
-for i in $(seq 1 120); do curl -fs "$gw/healthz" >/dev/null && break; sleep 0.5; done
-curl -fs "$gw/healthz" >/dev/null || { echo "gateway did not start"; tail -20 "$work"/*.log; exit 1; }
+for addr in $IDENTITY_ADDR $BILLING_ADDR $APPS_ADDR $LOGS_ADDR $GATEWAY_ADDR; do
+  for i in $(seq 1 120); do curl -fs "http://$addr/healthz" >/dev/null && break; sleep 0.5; done
+  curl -fs "http://$addr/healthz" >/dev/null || { echo "$addr did not start"; tail -20 "$work"/*.log; exit 1; }
+done
 
 echo "signing in $ACCOUNTS accounts…" >&2
 : >"$work/tokens"
@@ -55,7 +57,7 @@ for i in $(seq 1 "$ACCOUNTS"); do
   for _ in $(seq 1 100); do
     file=$(grep -rl -- "$email" "$DATA_DIR/mail" 2>/dev/null | head -1 || true)
     if [ -n "$file" ]; then
-      code=$(sed 's/=$//' "$file" | tr -d '\r\n' | grep -o 'token=[A-Za-z0-9_-]*' | head -1 | cut -d= -f2)
+      code=$(grep -o 'token=[A-Za-z0-9_-]*' "$file" | head -1 | cut -d= -f2)
       [ -n "$code" ] && break
     fi
     sleep 0.02

@@ -2,7 +2,13 @@ module tori.dev/tests/e2e
 
 go 1.26.0
 
-require tori.dev/pkg v0.0.0
+require (
+	github.com/google/uuid v1.6.0
+	github.com/rabbitmq/amqp091-go v1.16.0
+	google.golang.org/protobuf v1.36.12
+	tori.dev/pkg v0.0.0
+	tori.dev/proto v0.0.0
+)
 
 require (
 	dario.cat/mergo v1.0.2 // indirect
@@ -24,7 +30,6 @@ require (
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-ole/go-ole v1.2.6 // indirect
-	github.com/google/uuid v1.6.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/pgx/v5 v5.12.0 // indirect
