@@ -85,6 +85,11 @@ func Run(ctx context.Context, cfg appsconfig.Config, log *slog.Logger, version s
 		})
 	})
 	g.Go(func() error {
+		return worker(gctx, "revisions consumer", func(ctx context.Context) error {
+			return conn.Consume(ctx, pool, events.RevisionsSubscription(log))
+		})
+	})
+	g.Go(func() error {
 		return worker(gctx, "env snapshot responder", func(ctx context.Context) error {
 			return conn.Serve(ctx, events.QueueEnvSnapshot, events.EnvSnapshot(svc.Env))
 		})
