@@ -93,14 +93,13 @@ func (g *generator) entry(a int, ts time.Time) logs.Entry {
 	}
 }
 
-// busiest returns the app with most entries and its fullest hour.
-func (g *generator) busiest() (app int, hour int, n int) {
-	for a := range g.counts {
-		for h, c := range g.counts[a] {
-			if c > n {
-				app, hour, n = a, h, c
-			}
+// busiestHour returns app a's fullest hour and its entry count. App 0 has the largest Zipf
+// weight (twice the next app's), so its fullest hour is the fullest of all.
+func (g *generator) busiestHour(a int) (hour int, n int) {
+	for h, c := range g.counts[a] {
+		if c > n {
+			hour, n = h, c
 		}
 	}
-	return app, hour, n
+	return hour, n
 }

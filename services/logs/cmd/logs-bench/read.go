@@ -2,98 +2,125 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"tori.dev/pkg/bus"
-	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/pgstore"
 	"tori.dev/services/logs/internal/store"
 )
 
-const benchAccount = "bench-account"
+// flockRetentionDays is the flock plan's logRetentionDays (docs/conventions.md).
+const flockRetentionDays = 30
 
-// benchRead seeds the table, then times the busiest hour's first page through the route and
-// as plain SQL, alternating so both see the same cache state.
-func benchRead(ctx context.Context, db *scratch, o options) error {
-	pool, err := pgstore.Setup(ctx, db.url, store.Service(""), bus.Migrations, store.Migrations)
+// benchRead runs the control plane as processes, sets a customer's app up through the
+// gateway, seeds the table with that app as the busiest, then times the busiest hour's first
+// page through the gateway, at the logs service itself, and as plain SQL, alternating so all
+// three see the same cache state.
+func benchRead(ctx context.Context, db *scratch, o options) (err error) {
+	s, err := startStack(ctx, db, o)
+	if err != nil {
+		return err
+	}
+	defer func() { s.stop(err != nil) }()
+	c, err := newCustomer(ctx, s)
+	if err != nil {
+		return err
+	}
+	accountID, err := awaitLogsReady(ctx, s, db, c)
+	if err != nil {
+		return err
+	}
+
+	// The service made the schema at start; the seed and the SQL side use its role, as it does.
+	pool, st, err := openStore(ctx, db)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	st, err := store.New(ctx, pool)
-	if err != nil {
-		return err
-	}
 	defer st.Close()
-
 	end := time.Now().UTC().Truncate(time.Hour)
 	gen := newGenerator(o.apps, end.Add(-time.Duration(o.days)*24*time.Hour), o.days*24, 7)
+	gen.apps[0] = c.appID // the other apps stay unknown to the service, which stores them anyway
 	if err := seed(ctx, db, st, gen, o.seedEntries); err != nil {
 		return err
 	}
-	for i, id := range gen.apps {
-		if err := st.SaveApp(ctx, pool, store.App{ID: id, AccountID: benchAccount, Slug: slugOf(i)}, gen.t0); err != nil {
-			return err
-		}
-	}
-	if err := st.SavePlan(ctx, pool, store.Plan{AccountID: benchAccount, Name: "flock", RetentionDays: 30, Version: 1}); err != nil {
-		return err
-	}
 
-	svc, err := startService(ctx, db, busConfig(o))
-	if err != nil {
-		return err
-	}
-	defer svc.stop()
-
-	app, hour, n := gen.busiest()
+	hour, n := gen.busiestHour(0)
 	from := gen.t0.Add(time.Duration(hour) * time.Hour)
-	to := from.Add(time.Hour)
-	fmt.Printf("read: busiest app %s, hour %s holds %d entries; first page of %d, %d samples per path after warm-up\n",
-		slugOf(app), from.Format(time.RFC3339), n, o.limit, o.samples)
-
-	httpRead := newRouteReader(svc.addr, slugOf(app), from, to, o.limit)
-	if err := httpRead.check(); err != nil {
-		return err
+	w := window{slug: c.appSlug, appID: c.appID, from: from, to: from.Add(time.Hour), limit: o.limit}
+	fmt.Printf("read: app %s (the busiest of %d), hour %s holds %d entries; first page of %d\n",
+		c.appSlug, o.apps, from.Format(time.RFC3339), n, o.limit)
+	paths := readPaths{
+		gateway: newPageReader(s.gateway, w.path(), bearer(c.token)),
+		service: newPageReader(s.logs, w.path(), signed(s.key, accountID)),
+		sql:     func() (time.Duration, error) { return sqlPage(ctx, pool, w) },
 	}
-	sqlRead := func() (time.Duration, error) { return sqlPage(ctx, pool, gen.apps[app], from, to, o.limit+1) }
-	var viaHTTP, viaSQL []time.Duration
-	for i := range o.samples + o.samples/10 {
-		dh, err := httpRead.once()
-		if err != nil {
-			return err
-		}
-		ds, err := sqlRead()
-		if err != nil {
-			return err
-		}
-		if i >= o.samples/10 { // the first tenth warms caches and connections
-			viaHTTP, viaSQL = append(viaHTTP, dh), append(viaSQL, ds)
-		}
-	}
-	h50, h99 := percentile(viaHTTP, 50), percentile(viaHTTP, 99)
-	s50, s99 := percentile(viaSQL, 50), percentile(viaSQL, 99)
-	fmt.Printf("  HTTP route of the logs service (no gateway)  p50 %s  p99 %s\n", ms(h50), ms(h99))
-	fmt.Printf("  plain SQL, same statement and table          p50 %s  p99 %s\n", ms(s50), ms(s99))
-	fmt.Printf("  ratio HTTP / SQL                             p50 %.2fx  p99 %.2fx\n", float64(h50)/float64(s50), float64(h99)/float64(s99))
-	return nil
+	return measure(ctx, paths, o.samples)
 }
 
-func slugOf(i int) string { return fmt.Sprintf("bench-%03d", i) }
+// awaitLogsReady waits until the logs service has the app (from apps.app.created) and the
+// account's flock plan (from billing.account.plan_changed), and returns the account id the
+// service stored, which signing a request to the service directly needs. It asks the
+// service itself, so the gateway's per-account read limit is left to the measurement.
+func awaitLogsReady(ctx context.Context, s *stack, db *scratch, c *customer) (string, error) {
+	var accountID string
+	err := poll(ctx, 30*time.Second, "the logs service to learn of the app", func() (bool, error) {
+		err := db.queryRow(ctx, `SELECT account_id FROM logs.apps WHERE app_id = $1`, c.appID).Scan(&accountID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	if err != nil {
+		return "", err
+	}
+	probe := newPageReader(s.logs, "/api/apps/"+c.appSlug+"/logs?limit=1", signed(s.key, accountID))
+	err = poll(ctx, 30*time.Second, "the logs service to apply plan flock", func() (bool, error) {
+		p, err := probe.page(ctx)
+		return err == nil && p.RetentionDays == flockRetentionDays, err
+	})
+	return accountID, err
+}
 
-// sqlPage runs the route's statement and reads every row, as the store does.
-func sqlPage(ctx context.Context, pool *pgxpool.Pool, appID string, from, to time.Time, limit int) (time.Duration, error) {
+func openStore(ctx context.Context, db *scratch) (*pgxpool.Pool, *store.Store, error) {
+	url, err := pgstore.ServiceURL(db.url, store.Service(""))
+	if err != nil {
+		return nil, nil, err
+	}
+	pool, err := pgstore.Open(ctx, url)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := store.New(ctx, pool)
+	if err != nil {
+		pool.Close()
+		return nil, nil, err
+	}
+	return pool, st, nil
+}
+
+// window is the page every path reads.
+type window struct {
+	slug, appID string
+	from, to    time.Time
+	limit       int
+}
+
+func (w window) path() string {
+	return fmt.Sprintf("/api/apps/%s/logs?start=%s&end=%s&limit=%d",
+		w.slug, w.from.Format(time.RFC3339), w.to.Format(time.RFC3339), w.limit)
+}
+
+// sqlPage runs the route's statement with the route's bounds and reads every row, as the
+// store does; the store asks for one row more than the page to know whether there is a next.
+func sqlPage(ctx context.Context, pool *pgxpool.Pool, w window) (time.Duration, error) {
 	start := time.Now()
-	rows, err := pool.Query(ctx, store.PageFirstSQL, appID, from, to, limit)
+	rows, err := pool.Query(ctx, store.PageFirstSQL, w.appID, w.from, w.to, w.limit+1)
 	if err != nil {
 		return 0, err
 	}
@@ -106,73 +133,4 @@ func sqlPage(ctx context.Context, pool *pgxpool.Pool, appID string, from, to tim
 	)
 	_, err = pgx.ForEachRow(rows, []any{&id, &ts, &stream, &deploy, &message}, func() error { return nil })
 	return time.Since(start), err
-}
-
-// routeReader reads one page through the service's HTTP route, signed like the gateway does.
-type routeReader struct {
-	client *http.Client
-	base   string
-	path   string
-}
-
-func newRouteReader(addr, slug string, from, to time.Time, limit int) *routeReader {
-	q := url.Values{"start": {from.Format(time.RFC3339)}, "end": {to.Format(time.RFC3339)}, "limit": {fmt.Sprint(limit)}}
-	return &routeReader{
-		client: &http.Client{Timeout: 30 * time.Second},
-		base:   "http://" + addr,
-		path:   "/api/apps/" + slug + "/logs?" + q.Encode(),
-	}
-}
-
-func (r *routeReader) do() (time.Duration, []byte, error) {
-	req, err := http.NewRequest("GET", r.base+r.path, nil)
-	if err != nil {
-		return 0, nil, err
-	}
-	// Signing is the gateway's work, so it stays out of the timing.
-	callerid.Sign([]byte(signingKey), req.Header.Set, callerid.Caller{AccountID: benchAccount, UserID: "bench", TokenKind: callerid.KindAPI, TokenID: "bench"}, "GET", r.path, time.Now())
-	start := time.Now()
-	res, err := r.client.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	body, err := io.ReadAll(res.Body)
-	res.Body.Close()
-	d := time.Since(start)
-	if err != nil {
-		return 0, nil, err
-	}
-	if res.StatusCode != 200 {
-		return 0, nil, fmt.Errorf("route answered %d: %s", res.StatusCode, body)
-	}
-	return d, body, nil
-}
-
-func (r *routeReader) once() (time.Duration, error) {
-	d, _, err := r.do()
-	return d, err
-}
-
-// check makes sure the route answers with entries and says how big a page is.
-func (r *routeReader) check() error {
-	_, body, err := r.do()
-	if err != nil {
-		return err
-	}
-	var page struct {
-		Entries []json.RawMessage `json:"entries"`
-		Next    *string           `json:"next"`
-	}
-	if err := json.Unmarshal(body, &page); err != nil {
-		return err
-	}
-	if len(page.Entries) == 0 {
-		return fmt.Errorf("route returned no entries")
-	}
-	note := ""
-	if page.Next == nil {
-		note = " (the hour holds less than a page: seed more for a full one)"
-	}
-	fmt.Printf("  one page is %d entries, %d bytes of JSON%s\n", len(page.Entries), len(body), note)
-	return nil
 }
