@@ -65,14 +65,18 @@ func AMQPURL(t testing.TB) string {
 var nonIdent = regexp.MustCompile(`[^a-z0-9]+`)
 
 // Namespace is a short name unique to this test run, for exchanges, queues and other names
-// that must not collide between tests running in parallel.
+// that must not collide between tests running in parallel. Queues declared under it expire
+// by themselves; exchanges do not, so the bus's shared ones under it are deleted when the
+// test ends (after the test's own clean-ups, which stop whatever still uses them).
 func Namespace(t testing.TB) string {
 	t.Helper()
 	base := strings.Trim(nonIdent.ReplaceAllString(strings.ToLower(t.Name()), "_"), "_")
 	if len(base) > 24 {
 		base = base[:24]
 	}
-	return "t_" + base + "_" + randomHex(4)
+	ns := "t_" + base + "_" + randomHex(4)
+	t.Cleanup(func() { removeBusNames(ns) })
+	return ns
 }
 
 func randomHex(n int) string {

@@ -1,0 +1,129 @@
+package testinfra
+
+import (
+	"context"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+func TestNamespaceRemovesTheBusNamesWhenTheTestEnds(t *testing.T) {
+	conn, err := amqp.Dial(AMQPURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var ns string
+	t.Run("a test using the bus", func(t *testing.T) {
+		ns = Namespace(t)
+		ch, err := conn.Channel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ch.Close()
+		if err := ch.ExchangeDeclare(ns+".tori.events", amqp.ExchangeTopic, true, false, false, false, nil); err != nil {
+			t.Fatal(err)
+		}
+	})
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = ch.ExchangeDeclarePassive(ns+".tori.events", amqp.ExchangeTopic, true, false, false, false, nil)
+	if amqpErr, ok := err.(*amqp.Error); !ok || amqpErr.Code != amqp.NotFound {
+		t.Fatalf("exchange still there after the test ended: %v", err)
+	}
+}
+
+func TestNewDatabaseClonesTheTemplate(t *testing.T) {
+	setups := 0
+	setup := func(ctx context.Context, url string) error {
+		setups++
+		c, err := pgx.Connect(ctx, url)
+		if err != nil {
+			return err
+		}
+		defer c.Close(ctx)
+		_, err = c.Exec(ctx, `CREATE TABLE marker (x int); INSERT INTO marker VALUES (7)`)
+		return err
+	}
+	key := "testinfra_" + randomHex(4)
+	a, b := NewDatabase(t, key, setup), NewDatabase(t, key, setup)
+	if a == b || setups != 1 {
+		t.Fatalf("databases %s %s, setups %d", a, b, setups)
+	}
+	for _, url := range []string{a, b} {
+		c, err := pgx.Connect(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var x int
+		if err := c.QueryRow(context.Background(), `SELECT x FROM marker`).Scan(&x); err != nil || x != 7 {
+			t.Fatalf("clone lacks the template's data: %v %d", err, x)
+		}
+		c.Close(context.Background())
+	}
+	t.Cleanup(func() {
+		c, err := pgx.Connect(context.Background(), withDatabase(PostgresURL(t), "postgres"))
+		if err == nil {
+			c.Exec(context.Background(), "ALTER DATABASE tpl_"+key+" WITH IS_TEMPLATE false")
+			c.Exec(context.Background(), "DROP DATABASE IF EXISTS tpl_"+key)
+			c.Close(context.Background())
+		}
+	})
+}
+
+func TestProxyCutsAndRefuses(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go io.Copy(c, c) // echo
+		}
+	}()
+	p := NewProxy(t, ln.Addr().String())
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Write([]byte("ping"))
+	buf := make([]byte, 4)
+	c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "ping" {
+		t.Fatalf("echo through the proxy: %q %v", buf, err)
+	}
+	p.Down()
+	c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Read(buf); err == nil {
+		t.Fatal("connection survived Down")
+	}
+	if c2, err := net.Dial("tcp", p.Addr()); err == nil {
+		c2.SetReadDeadline(time.Now().Add(time.Second))
+		if _, err := c2.Read(buf); err == nil {
+			t.Fatal("a new connection worked while down")
+		}
+		c2.Close()
+	}
+	p.Up()
+	c3, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c3.Close()
+	c3.Write([]byte("pong"))
+	c3.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if _, err := io.ReadFull(c3, buf); err != nil || string(buf) != "pong" {
+		t.Fatalf("echo after Up: %q %v", buf, err)
+	}
+}
