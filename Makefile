@@ -12,7 +12,7 @@ PROTOC_GEN_GO_VERSION := v1.36.12
 export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 export TEST_AMQP_URL     ?= amqp://guest:guest@127.0.0.1:5672/
 
-.PHONY: all tools proto build run test fmt services wrk vault-dev bench-bus bench-gateway bench-apps bench-logs clean
+.PHONY: all tools proto openapi build run test fmt services wrk vault-dev bench-bus bench-gateway bench-apps bench-logs bench-deploys clean
 
 all: build
 
@@ -31,6 +31,10 @@ $(BIN)/.protoc-gen-go-$(PROTOC_GEN_GO_VERSION):
 # Regenerates every message contract's Go code; the result is committed.
 proto: tools
 	cd proto && buf lint && rm -rf gen && buf generate
+
+# Merges every service's openapi-fragment.json into the gateway's OpenAPI document.
+openapi:
+	cd services/gateway && go run ./internal/openapi/merge ../*/openapi-fragment.json
 
 # Builds every service into ./bin.
 build:
@@ -54,6 +58,9 @@ bench-apps:
 
 bench-logs:
 	cd services/logs && go run ./cmd/logs-bench
+
+bench-deploys: build
+	cd tests/e2e && go test -count=1 -run '^$$' -bench BenchmarkStaticDeploy -benchtime 1x .
 
 # Makes sure the local Postgres and RabbitMQ answer, starting them if not.
 services:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -119,5 +120,38 @@ func TestGatewayErrorsAreComponents(t *testing.T) {
 	}
 	if _, ok := comps["securitySchemes"].(map[string]any)["bearerAuth"]; !ok {
 		t.Error("no bearerAuth security scheme")
+	}
+}
+
+// Each service describes its own routes in services/<name>/openapi-fragment.json; the
+// document is their merge (`make openapi`). Merging again must change nothing, or a service's
+// routes changed without the document following.
+func TestDocumentIsTheMergeOfEveryFragment(t *testing.T) {
+	paths, err := filepath.Glob("../*/openapi-fragment.json")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no fragments found: %v", err)
+	}
+	doc := document(t)
+	var frags []openapi.Fragment
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d openapi.Doc
+		if err := json.Unmarshal(b, &d); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		frags = append(frags, openapi.Fragment{Name: p, Doc: d})
+	}
+	if err := openapi.Merge(doc, frags...); err != nil {
+		t.Fatal(err)
+	}
+	merged, err := openapi.Encode(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(merged, OpenAPI) {
+		t.Fatal("openapi.json is not the merge of the services' fragments: run `make openapi`")
 	}
 }

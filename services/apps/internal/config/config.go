@@ -9,6 +9,7 @@ import (
 	"net"
 	"strings"
 	"time"
+	"unicode"
 
 	"tori.dev/pkg/bus"
 )
@@ -44,8 +45,9 @@ type Config struct {
 	DomainCheckInterval time.Duration `env:"DOMAIN_CHECK_INTERVAL, default=30s"`
 
 	// CleanupServices lists the services that keep data of an app and must confirm its
-	// cleanup (<service>.app.cleaned) before a deleted app's slug is reclaimed.
-	CleanupServices []string `env:"APPS_CLEANUP_SERVICES, default=logs"`
+	// cleanup (<service>.app.cleaned) before a deleted app's slug is reclaimed, separated by
+	// commas or spaces (a space in the default: the tag itself is comma-separated).
+	CleanupServices string `env:"APPS_CLEANUP_SERVICES, default=logs deploys"`
 
 	// ZoneEU and ZoneUS are each region's default zone, given to new apps.
 	ZoneEU string `env:"ZONE_EU, default=local"`
@@ -64,13 +66,7 @@ func (c Config) Zones() map[string]string {
 
 // Cleanup returns the cleanup set without blanks; APPS_CLEANUP_SERVICES="" means none.
 func (c Config) Cleanup() []string {
-	var out []string
-	for _, s := range c.CleanupServices {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
+	return strings.FieldsFunc(c.CleanupServices, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
 }
 
 // Validate checks what the defaults cannot guarantee.

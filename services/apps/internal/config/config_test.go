@@ -23,7 +23,7 @@ func TestDefaults(t *testing.T) {
 	if c.Addr != "127.0.0.1:8103" || c.AppsDomain != "apps.localhost" || c.DataDir != "./var" ||
 		c.VaultTransitKey != "tori-env" || c.VaultTransitMount != "transit" || c.UseVault() ||
 		c.ZoneEU != "local" || c.ZoneUS != "local" || c.DomainCheckInterval != 30*time.Second ||
-		strings.Join(c.Cleanup(), ",") != "logs" || c.DNSResolver != "" || c.URL == "" {
+		strings.Join(c.Cleanup(), ",") != "logs,deploys" || c.DNSResolver != "" || c.URL == "" {
 		t.Fatalf("defaults %+v", c)
 	}
 	d := pkgconfig.Describe(&c)

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"tori.dev/pkg/bus"
+	pkgconfig "tori.dev/pkg/config"
+	"tori.dev/pkg/health"
+	"tori.dev/pkg/logging"
+	"tori.dev/pkg/telemetry"
+	"tori.dev/services/deploys/internal/config"
+	"tori.dev/services/deploys/internal/events"
+	"tori.dev/services/deploys/internal/httpapi"
+	"tori.dev/services/deploys/internal/objects"
+	"tori.dev/services/deploys/internal/service"
+	"tori.dev/services/deploys/internal/store"
+)
+
+// run serves until ctx ends, then drains requests within the shutdown timeout.
+func run(ctx context.Context) error {
+	var cfg config.Config
+	if err := pkgconfig.Load(ctx, &cfg); err != nil {
+		return err
+	}
+	log := logging.New("deploys", nil)
+	log.Info("starting", "version", version, "config", pkgconfig.Describe(&cfg))
+
+	stopTracing, err := telemetry.Setup(ctx, "deploys", version)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = stopTracing(sctx)
+	}()
+
+	pool, err := store.Setup(ctx, cfg.DatabaseURL, cfg.DBPassword)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	objs, err := objects.NewLocal(cfg.ObjectsDir())
+	if err != nil {
+		return err
+	}
+	conn, err := bus.Dial(ctx, cfg.Config, log)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+
+	svc := service.New(service.Deps{
+		Store: store.New(pool), Objects: objs, Plans: events.BillingPlans{Conn: conn},
+		Env: events.NewAppsEnv(conn), Log: log,
+	})
+	app := httpapi.New(httpapi.Deps{Deploys: svc, SigningKey: []byte(cfg.SigningKey), Health: health.NewIdentity("deploys", version), Log: log})
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(untilDone(gctx, "http server", func() error { return app.Listener(ln) }))
+	g.Go(func() error {
+		<-gctx.Done()
+		return app.ShutdownWithTimeout(cfg.ShutdownTimeout)
+	})
+	g.Go(untilDone(gctx, "outbox relay", func() error { return bus.NewRelay(conn, pool, log).Run(gctx) }))
+	for _, sub := range events.Subscriptions(svc) {
+		g.Go(untilDone(gctx, sub.Queue, func() error { return conn.Consume(gctx, pool, sub) }))
+	}
+	g.Go(func() error { return bus.Housekeep(gctx, pool, time.Hour, log) })
+	g.Go(func() error { sweepLoop(gctx, svc, cfg, log); return nil })
+	log.Info("listening", "addr", ln.Addr().String())
+
+	err = g.Wait()
+	log.Info("stopped", "err", err)
+	return err
+}
+
+// untilDone turns a part that should live as long as ctx into an errgroup func: stopping
+// early, even without error, takes the service down rather than leaving it half-working.
+func untilDone(ctx context.Context, name string, fn func() error) func() error {
+	return func() error {
+		err := fn()
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err == nil {
+			return fmt.Errorf("%s stopped unexpectedly", name)
+		}
+		return fmt.Errorf("%s: %w", name, err)
+	}
+}
+
+// sweepLoop closes overdue deploys, cleans deleted apps and removes unreferenced artifacts.
+// Failures are logged and retried on the next tick.
+func sweepLoop(ctx context.Context, svc *service.Service, cfg config.Config, log *slog.Logger) {
+	t := time.NewTicker(cfg.SweepEvery)
+	defer t.Stop()
+	for {
+		if n, err := svc.CloseOverdue(ctx); err != nil {
+			log.WarnContext(ctx, "close overdue deploys", "err", err.Error())
+		} else if n > 0 {
+			log.InfoContext(ctx, "closed overdue deploys", "count", n)
+		}
+		if n, err := svc.CleanDeletedApps(ctx); err != nil {
+			log.WarnContext(ctx, "clean deleted apps", "err", err.Error())
+		} else if n > 0 {
+			log.InfoContext(ctx, "cleaned deleted apps", "count", n)
+		}
+		if n, err := svc.SweepArtifacts(ctx, cfg.ArtifactGrace); err != nil {
+			log.WarnContext(ctx, "sweep artifacts", "err", err.Error())
+		} else if n > 0 {
+			log.InfoContext(ctx, "swept unreferenced artifacts", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

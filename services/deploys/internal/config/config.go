@@ -1,0 +1,64 @@
+// Package config is the deploys service's configuration, read from the environment.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"path/filepath"
+	"time"
+
+	"tori.dev/pkg/bus"
+)
+
+// Config is the deploys service's configuration.
+type Config struct {
+	// Addr is where the HTTP API listens; only the gateway should reach it.
+	Addr string `env:"DEPLOYS_ADDR, default=127.0.0.1:8104"`
+	// SigningKey is the HMAC key the gateway signs callers with (pkg/callerid).
+	SigningKey string `env:"GATEWAY_SIGNING_KEY" secret:"true"`
+	// DatabaseURL is an admin URL; the service creates its role and schema, then connects as
+	// tori_deploys.
+	DatabaseURL string `env:"DATABASE_URL, default=postgres://postgres@127.0.0.1:5432/tori?sslmode=disable"`
+	// DBPassword, when set, becomes the password of the role tori_deploys.
+	DBPassword string `env:"DEPLOYS_DB_PASSWORD" secret:"true"`
+	// DataDir holds object storage under DATA_DIR/objects (uploads and artifacts).
+	DataDir string `env:"DATA_DIR, default=./var"`
+	// SweepEvery is how often overdue deploys are closed, deleted apps cleaned and
+	// unreferenced artifacts removed.
+	SweepEvery time.Duration `env:"DEPLOYS_SWEEP_EVERY, default=15s"`
+	// ArtifactGrace is how old an unreferenced artifact must be before the sweeper removes it.
+	ArtifactGrace time.Duration `env:"DEPLOYS_ARTIFACT_GRACE, default=10m"`
+	// ShutdownTimeout bounds how long in-flight requests may finish after a stop signal.
+	ShutdownTimeout time.Duration `env:"DEPLOYS_SHUTDOWN_TIMEOUT, default=10s"`
+
+	bus.Config
+}
+
+// ObjectsDir is the local object store's root.
+func (c *Config) ObjectsDir() string { return filepath.Join(c.DataDir, "objects") }
+
+// Validate checks the configuration.
+func (c *Config) Validate() error {
+	var errs []error
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		errs = append(errs, fmt.Errorf("DEPLOYS_ADDR %q is not host:port", c.Addr))
+	}
+	if c.SigningKey == "" {
+		errs = append(errs, errors.New("GATEWAY_SIGNING_KEY is required"))
+	}
+	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		errs = append(errs, errors.New("DATABASE_URL must be a postgres:// URL"))
+	}
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("DATA_DIR must not be empty"))
+	}
+	if c.SweepEvery <= 0 || c.ShutdownTimeout <= 0 || c.ArtifactGrace <= 0 {
+		errs = append(errs, errors.New("DEPLOYS_SWEEP_EVERY, DEPLOYS_ARTIFACT_GRACE and DEPLOYS_SHUTDOWN_TIMEOUT must be positive"))
+	}
+	if err := c.Config.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}

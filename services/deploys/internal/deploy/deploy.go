@@ -1,0 +1,97 @@
+// Package deploy is the deploy domain: what a deploy is, the states it moves through and the
+// rules for moving, and the checks on what a customer sends. It does no I/O.
+package deploy
+
+import "time"
+
+// Status is where a deploy is in its life.
+type Status string
+
+// The states of decisions.md. building and releasing are open (work is under way); live is
+// settled but not final (a newer deploy supersedes it); the others are terminal.
+const (
+	Building   Status = "building"
+	Releasing  Status = "releasing"
+	Live       Status = "live"
+	Failed     Status = "failed"
+	Cancelled  Status = "cancelled"
+	Superseded Status = "superseded"
+)
+
+// Open reports whether work on the deploy is still under way.
+func (s Status) Open() bool { return s == Building || s == Releasing }
+
+// Terminal reports whether the deploy can never change again.
+func (s Status) Terminal() bool { return s == Failed || s == Cancelled || s == Superseded }
+
+// Kind is what the deploy carries.
+type Kind string
+
+// Deploy kinds: a static site, a prebuilt image, or a source tarball the zone builds.
+const (
+	KindStatic Kind = "static"
+	KindImage  Kind = "image"
+	KindSource Kind = "source"
+)
+
+// Deadline is how long a deploy may stay open after insert before the control plane closes
+// it (the contract's 20 minutes; not adjustable).
+const Deadline = 20 * time.Minute
+
+// ReleaseLimit bounds one release Job, image pull included (the contract's 10 minutes).
+const ReleaseLimit = 10 * time.Minute
+
+// Error codes a deploy can end with.
+const (
+	ErrCodeDeadline = "deadline_exceeded"
+)
+
+// Deploy is one attempt to put a revision of an app live.
+type Deploy struct {
+	ID         string
+	AppID      string
+	AccountID  string
+	Kind       Kind
+	Status     Status
+	Image      string   // image deploys only
+	Release    []string // nil when no release command was given
+	RollbackOf string   // the deploy this one rolls back to, or ""
+	Error      string   // error code when failed
+	// ArtifactKey names the uploaded object (static and source deploys).
+	ArtifactKey string
+	// Env is the environment snapshot, as ciphertext only.
+	Env       Snapshot
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	// FinishedAt is when the deploy reached live or a terminal state first.
+	FinishedAt *time.Time
+	// LiveAt is when the deploy went live, if it ever did; a rollback needs it.
+	LiveAt *time.Time
+}
+
+// DeadlineAt is when the control plane closes the deploy if it is still open.
+func (d *Deploy) DeadlineAt() time.Time { return d.CreatedAt.Add(Deadline) }
+
+// NewerThan reports whether d was created after o. Ids are UUIDv7, sortable by creation, and
+// break ties between deploys inserted in the same instant.
+func (d *Deploy) NewerThan(o *Deploy) bool {
+	if !d.CreatedAt.Equal(o.CreatedAt) {
+		return d.CreatedAt.After(o.CreatedAt)
+	}
+	return d.ID > o.ID
+}
+
+// Rollbackable reports whether a new deploy may roll back to d: only a deploy that was once
+// live has a revision known to work.
+func (d *Deploy) Rollbackable() bool { return d.LiveAt != nil }
+
+// Snapshot is an app's environment taken for a deploy, sealed by the apps service. It is
+// opened only by the zone, for the deploy it was sealed for (For), when it starts a revision.
+type Snapshot struct {
+	Sealed []byte
+	KeyID  string
+	For    string // the deploy id it was sealed for
+}
+
+// Empty reports whether no snapshot was taken (static deploys).
+func (s Snapshot) Empty() bool { return len(s.Sealed) == 0 }

@@ -1,0 +1,86 @@
+package deploy
+
+import (
+	"fmt"
+	"time"
+)
+
+// allowed is every transition the state machine permits; anything else is refused. A deploy
+// reaches live only through releasing, so a revision never takes traffic unreleased.
+var allowed = map[Status][]Status{
+	Building:  {Releasing, Failed, Cancelled},
+	Releasing: {Live, Failed, Cancelled},
+	Live:      {Superseded},
+}
+
+// CanTransition reports whether from → to is a permitted move.
+func CanTransition(from, to Status) bool {
+	for _, s := range allowed[from] {
+		if s == to {
+			return true
+		}
+	}
+	return false
+}
+
+// transition moves d to `to` at now or explains why not.
+func (d *Deploy) transition(to Status, now time.Time) error {
+	if d.Status.Terminal() {
+		return fmt.Errorf("%w: %s is final", ErrTerminal, d.Status)
+	}
+	if !CanTransition(d.Status, to) {
+		return fmt.Errorf("%w: %s → %s", ErrInvalidTransition, d.Status, to)
+	}
+	d.Status = to
+	d.UpdatedAt = now
+	if (to == Live || to.Terminal()) && d.FinishedAt == nil {
+		t := now
+		d.FinishedAt = &t
+	}
+	if to == Live {
+		t := now
+		d.LiveAt = &t
+	}
+	return nil
+}
+
+// StartRelease records that the zone has built the revision and runs its release step.
+func (d *Deploy) StartRelease(now time.Time) error { return d.transition(Releasing, now) }
+
+// GoLive puts d live. current is the app's live deploy, if any. When current is newer than
+// d, d must not replace it: GoLive refuses with ErrNewerLive and the caller cancels d.
+func (d *Deploy) GoLive(now time.Time, current *Deploy) error {
+	if current != nil && current.ID != d.ID && current.NewerThan(d) {
+		return ErrNewerLive
+	}
+	return d.transition(Live, now)
+}
+
+// Supersede records that a newer deploy replaced d as the live one.
+func (d *Deploy) Supersede(now time.Time) error { return d.transition(Superseded, now) }
+
+// Fail ends an open deploy with an error code.
+func (d *Deploy) Fail(now time.Time, code string) error {
+	if err := d.transition(Failed, now); err != nil {
+		return err
+	}
+	d.Error = code
+	return nil
+}
+
+// Cancel ends an open deploy at the customer's request, or because a newer deploy went live
+// first. Only building and releasing deploys can be cancelled.
+func (d *Deploy) Cancel(now time.Time) error {
+	if !d.Status.Open() {
+		return fmt.Errorf("%w: deploy is %s", ErrNotCancellable, d.Status)
+	}
+	return d.transition(Cancelled, now)
+}
+
+// Expire closes d when it is still open at its deadline. It reports whether it did.
+func (d *Deploy) Expire(now time.Time) bool {
+	if !d.Status.Open() || now.Before(d.DeadlineAt()) {
+		return false
+	}
+	return d.Fail(now, ErrCodeDeadline) == nil
+}

@@ -1,0 +1,57 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+
+	"tori.dev/pkg/httperror"
+	"tori.dev/services/deploys/internal/deploy"
+)
+
+// toHTTP is the one place where the deploys service's errors become HTTP answers. Anything
+// it does not know passes through, and httperror.Handler answers it as a bare 500.
+func toHTTP(err error) error {
+	var le *deploy.LimitError
+	if errors.As(err, &le) {
+		switch {
+		case errors.Is(le.Err, deploy.ErrUploadTooLarge):
+			return httperror.New(http.StatusRequestEntityTooLarge, "upload_too_large").WithLimit(le.Limit, le.Plan).
+				WithMessage("the upload is larger than the %s plan's %d bytes", le.Plan, le.Limit)
+		case errors.Is(le.Err, deploy.ErrDeployLimit):
+			return httperror.New(http.StatusTooManyRequests, "deploy_limit_reached").WithLimit(le.Limit, le.Plan).
+				WithRetryAfter(le.RetryAfter).WithMessage("the %s plan allows %d deploys under way at once", le.Plan, le.Limit)
+		}
+	}
+	var pe *deploy.ParamError
+	if errors.As(err, &pe) {
+		return httperror.New(http.StatusBadRequest, "invalid_parameter").WithMessage("%s %s", pe.Name, pe.Reason)
+	}
+	bad := func(code string) error {
+		return httperror.New(http.StatusBadRequest, code).WithMessage("%s", err.Error())
+	}
+	switch {
+	case errors.Is(err, deploy.ErrAppNotFound), errors.Is(err, deploy.ErrNotFound):
+		return httperror.NotFound
+	case errors.Is(err, deploy.ErrInvalidPath):
+		return bad("invalid_path")
+	case errors.Is(err, deploy.ErrInvalidImage):
+		return bad("invalid_image")
+	case errors.Is(err, deploy.ErrInvalidRelease):
+		return bad("invalid_release")
+	case errors.Is(err, deploy.ErrForceWithoutImage):
+		return bad("force_restart_requires_image")
+	case errors.Is(err, deploy.ErrKindMismatch):
+		return bad("kind_mismatch")
+	case errors.Is(err, deploy.ErrNoFiles):
+		return bad("no_files")
+	case errors.Is(err, deploy.ErrInvalidBody):
+		return bad("invalid_body")
+	case errors.Is(err, deploy.ErrNotCancellable):
+		return httperror.New(http.StatusConflict, "not_cancellable").WithMessage("only building and releasing deploys can be cancelled")
+	case errors.Is(err, deploy.ErrNotRollbackable):
+		return httperror.New(http.StatusConflict, "not_rollbackable").WithMessage("only a deploy that was once live can be rolled back to")
+	case errors.Is(err, deploy.ErrSnapshotUnavailable):
+		return httperror.New(http.StatusServiceUnavailable, "environment_unavailable").WithMessage("the app's environment could not be snapshotted; try again")
+	}
+	return err
+}

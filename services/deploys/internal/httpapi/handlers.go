@@ -1,0 +1,150 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+
+	"github.com/gofiber/fiber/v2"
+
+	"tori.dev/pkg/callerid"
+	"tori.dev/services/deploys/internal/deploy"
+	"tori.dev/services/deploys/internal/service"
+)
+
+type handlers struct{ deploys Deploys }
+
+// maxJSONBody bounds an image deploy's JSON body.
+const maxJSONBody = 64 << 10
+
+func account(c *fiber.Ctx) string { return callerid.From(c).AccountID }
+
+// body is the request body as a stream; fasthttp keeps small bodies in memory instead.
+func body(c *fiber.Ctx) io.Reader {
+	if r := c.Context().RequestBodyStream(); r != nil {
+		return r
+	}
+	return bytes.NewReader(c.Body())
+}
+
+// create dispatches on the content type: JSON is an image deploy, multipart a static site or
+// a source tarball, by the app's kind.
+func (h handlers) create(c *fiber.Ctx) (err error) {
+	defer func() {
+		// A refused upload may leave body bytes unread; they must not be parsed as the next
+		// request on this connection.
+		if err != nil {
+			c.Context().SetConnectionClose()
+		}
+	}()
+	mediaType, params, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType))
+	if err != nil {
+		return fmt.Errorf("%w: unreadable Content-Type", deploy.ErrInvalidBody)
+	}
+	ctx := c.UserContext()
+	switch mediaType {
+	case fiber.MIMEApplicationJSON:
+		in, err := decodeImage(body(c))
+		if err != nil {
+			return err
+		}
+		d, created, err := h.deploys.CreateImage(ctx, account(c), c.Params("slug"), in)
+		if err != nil {
+			return err
+		}
+		status := http.StatusCreated
+		if !created {
+			status = http.StatusOK
+		}
+		return c.Status(status).JSON(toView(d))
+	case fiber.MIMEMultipartForm:
+		if params["boundary"] == "" {
+			return fmt.Errorf("%w: multipart without boundary", deploy.ErrInvalidBody)
+		}
+		kind, err := h.deploys.AppKind(ctx, account(c), c.Params("slug"))
+		if err != nil {
+			return err
+		}
+		d, err := h.deploys.CreateUpload(ctx, account(c), c.Params("slug"), int64(c.Request().Header.ContentLength()),
+			body(c), params["boundary"], kind == "service")
+		if err != nil {
+			return err
+		}
+		return c.Status(http.StatusCreated).JSON(toView(d))
+	}
+	return fmt.Errorf("%w: Content-Type must be application/json or multipart/form-data", deploy.ErrInvalidBody)
+}
+
+// imageBody is the JSON of an image deploy; pointers tell absent from empty.
+type imageBody struct {
+	Image        *string         `json:"image"`
+	Release      json.RawMessage `json:"release"`
+	ForceRestart *bool           `json:"forceRestart"`
+}
+
+func decodeImage(r io.Reader) (service.ImageInput, error) {
+	var b imageBody
+	dec := json.NewDecoder(io.LimitReader(r, maxJSONBody))
+	if err := dec.Decode(&b); err != nil {
+		return service.ImageInput{}, fmt.Errorf("%w: %v", deploy.ErrInvalidBody, err)
+	}
+	if b.Image == nil {
+		if b.ForceRestart != nil {
+			return service.ImageInput{}, deploy.ErrForceWithoutImage
+		}
+		return service.ImageInput{}, fmt.Errorf("%w: image is required", deploy.ErrInvalidImage)
+	}
+	release, err := deploy.ParseRelease(b.Release)
+	if err != nil {
+		return service.ImageInput{}, err
+	}
+	in := service.ImageInput{Image: *b.Image, Release: release, ForceRestart: b.ForceRestart != nil && *b.ForceRestart}
+	if _, err := deploy.ParseImage(in.Image); err != nil {
+		return service.ImageInput{}, err
+	}
+	return in, nil
+}
+
+func (h handlers) list(c *fiber.Ctx) error {
+	limit := service.DefaultListLimit
+	if v := c.Query("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return &deploy.ParamError{Name: "limit", Reason: "must be an integer"}
+		}
+		limit = n
+	}
+	ds, err := h.deploys.List(c.UserContext(), account(c), c.Params("slug"), limit, c.Query("before"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(toViews(ds))
+}
+
+func (h handlers) get(c *fiber.Ctx) error {
+	d, err := h.deploys.Get(c.UserContext(), account(c), c.Params("slug"), c.Params("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(toView(d))
+}
+
+func (h handlers) cancel(c *fiber.Ctx) error {
+	d, err := h.deploys.Cancel(c.UserContext(), account(c), c.Params("slug"), c.Params("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(toView(d))
+}
+
+func (h handlers) rollback(c *fiber.Ctx) error {
+	d, err := h.deploys.Rollback(c.UserContext(), account(c), c.Params("slug"), c.Params("id"))
+	if err != nil {
+		return err
+	}
+	return c.Status(http.StatusCreated).JSON(toView(d))
+}

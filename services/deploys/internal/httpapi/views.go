@@ -1,0 +1,56 @@
+package httpapi
+
+import (
+	"time"
+
+	"tori.dev/services/deploys/internal/deploy"
+)
+
+// deployView is the Deploy body of decisions.md; unset members are null.
+type deployView struct {
+	ID         string   `json:"id"`
+	AppID      string   `json:"appId"`
+	Kind       string   `json:"kind"`
+	Status     string   `json:"status"`
+	Image      *string  `json:"image"`
+	Release    []string `json:"release"`
+	RollbackOf *string  `json:"rollbackOf"`
+	Error      *string  `json:"error"`
+	CreatedAt  string   `json:"createdAt"`
+	UpdatedAt  string   `json:"updatedAt"`
+	FinishedAt *string  `json:"finishedAt"`
+}
+
+const jsonTime = "2006-01-02T15:04:05.000Z07:00"
+
+func toView(d *deploy.Deploy) deployView {
+	return deployView{
+		ID: d.ID, AppID: d.AppID, Kind: string(d.Kind), Status: string(d.Status),
+		Image: orNull(d.Image), Release: d.Release, RollbackOf: orNull(d.RollbackOf), Error: orNull(d.Error),
+		CreatedAt: d.CreatedAt.UTC().Format(jsonTime), UpdatedAt: d.UpdatedAt.UTC().Format(jsonTime),
+		FinishedAt: timeOrNull(d.FinishedAt),
+	}
+}
+
+func toViews(ds []*deploy.Deploy) []deployView {
+	out := make([]deployView, 0, len(ds))
+	for _, d := range ds {
+		out = append(out, toView(d))
+	}
+	return out
+}
+
+func orNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func timeOrNull(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := t.UTC().Format(jsonTime)
+	return &s
+}

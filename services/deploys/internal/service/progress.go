@@ -1,0 +1,126 @@
+package service
+
+import (
+	"context"
+	"errors"
+
+	zonev1 "tori.dev/proto/gen/tori/zone/v1"
+	"tori.dev/services/deploys/internal/deploy"
+)
+
+// OnProgress applies a zone's report to the deploy's state machine, in the consumer's
+// transaction. Reports can arrive late, twice or out of order (retries, several consumers),
+// so a transition the state machine refuses is dropped, not retried.
+func (s *Service) OnProgress(ctx context.Context, tx Tx, p *zonev1.DeployProgress) error {
+	d, err := tx.Deploy(ctx, p.GetDeployId())
+	if errors.Is(err, deploy.ErrNotFound) {
+		return nil // the app was deleted and purged meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	app, err := tx.App(ctx, d.AppID)
+	if err != nil {
+		return err
+	}
+	switch p.GetStep() {
+	case zonev1.DeployStep_DEPLOY_STEP_RELEASE_STARTED, zonev1.DeployStep_DEPLOY_STEP_RELEASE_SUCCEEDED:
+		err = s.toReleasing(ctx, tx, d)
+	case zonev1.DeployStep_DEPLOY_STEP_READY:
+		err = s.onReady(ctx, tx, app, d)
+	case zonev1.DeployStep_DEPLOY_STEP_FAILED:
+		err = s.onFailed(ctx, tx, d, p.GetError())
+	default:
+		return nil // build started, activated, discarded: nothing changes state
+	}
+	if isRefusal(err) {
+		s.log.InfoContext(ctx, "zone report does not apply", "deploy", d.ID, "status", string(d.Status), "step", p.GetStep().String())
+		return nil
+	}
+	return err
+}
+
+func (s *Service) toReleasing(ctx context.Context, tx Tx, d *deploy.Deploy) error {
+	if d.Status != deploy.Building {
+		return nil
+	}
+	prev := d.Status
+	if err := d.StartRelease(s.clock()); err != nil {
+		return err
+	}
+	live, err := tx.Live(ctx, d.AppID)
+	if err != nil {
+		return err
+	}
+	return s.saveTransition(ctx, tx, d, prev, live != nil)
+}
+
+// onReady puts a prepared revision live unless it was cancelled meanwhile or a newer deploy
+// already went live, in which case the zone is told to discard it.
+func (s *Service) onReady(ctx context.Context, tx Tx, app App, d *deploy.Deploy) error {
+	if d.Status.Terminal() {
+		return s.discard(ctx, tx, app, d)
+	}
+	if d.Status == deploy.Live {
+		return nil
+	}
+	if app.Deleted {
+		return nil // the delete cancels it
+	}
+	if err := s.toReleasing(ctx, tx, d); err != nil {
+		return err
+	}
+	current, err := tx.Live(ctx, d.AppID)
+	if err != nil {
+		return err
+	}
+	now := s.clock()
+	prev := d.Status
+	err = d.GoLive(now, current)
+	if errors.Is(err, deploy.ErrNewerLive) {
+		if err := d.Cancel(now); err != nil {
+			return err
+		}
+		if err := s.saveTransition(ctx, tx, d, prev, true); err != nil {
+			return err
+		}
+		return s.discard(ctx, tx, app, d)
+	}
+	if err != nil {
+		return err
+	}
+	superseded := ""
+	if current != nil {
+		// The old live deploy steps down first: one live deploy per app (a unique index).
+		old := current.Status
+		if err := current.Supersede(now); err != nil {
+			return err
+		}
+		if err := s.saveTransition(ctx, tx, current, old, true); err != nil {
+			return err
+		}
+		superseded = current.ID
+	}
+	if err := s.saveTransition(ctx, tx, d, prev, true); err != nil {
+		return err
+	}
+	if err := s.publishLive(ctx, tx, d, superseded); err != nil {
+		return err
+	}
+	return s.activate(ctx, tx, app, d)
+}
+
+func (s *Service) onFailed(ctx context.Context, tx Tx, d *deploy.Deploy, code string) error {
+	if code == "" {
+		code = "deploy_failed"
+	}
+	prev := d.Status
+	if err := d.Fail(s.clock(), code); err != nil {
+		return err
+	}
+	live, err := tx.Live(ctx, d.AppID)
+	if err != nil {
+		return err
+	}
+	return s.saveTransition(ctx, tx, d, prev, live != nil)
+}

@@ -1,0 +1,39 @@
+package store
+
+import (
+	"context"
+	"embed"
+	"io/fs"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"tori.dev/pkg/bus"
+	"tori.dev/pkg/pgstore"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Migrations are the deploys service's own tables; they run after bus.Migrations.
+var Migrations = pgstore.MigrationSet{Name: "deploys", FS: mustSub(migrationFiles, "migrations")}
+
+// Service is the deploys schema and its database role.
+func Service(password string) pgstore.Service {
+	return pgstore.Service{Schema: "deploys", Role: "tori_deploys", Password: password}
+}
+
+// Setup creates (when missing) and migrates the schema and returns a pool as tori_deploys.
+func Setup(ctx context.Context, adminURL, password string) (*pgxpool.Pool, error) {
+	return pgstore.Setup(ctx, adminURL, Service(password), bus.Migrations, Migrations)
+}
+
+// Fingerprint identifies every migration Setup runs; tests key template databases by it.
+func Fingerprint() (string, error) { return pgstore.Fingerprint(bus.Migrations, Migrations) }
+
+func mustSub(f fs.FS, dir string) fs.FS {
+	sub, err := fs.Sub(f, dir)
+	if err != nil {
+		panic(err)
+	}
+	return sub
+}

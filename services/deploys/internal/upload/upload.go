@@ -1,0 +1,152 @@
+// Package upload turns a deploy request's multipart stream into an artifact, part by part,
+// without holding any file in memory: static sites become one tar object, source deploys
+// keep their tarball as sent.
+package upload
+
+import (
+	"archive/tar"
+	"errors"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"strings"
+	"time"
+
+	"tori.dev/services/deploys/internal/deploy"
+	"tori.dev/services/deploys/internal/objects"
+)
+
+// Field names of the multipart payloads (decisions.md).
+const (
+	FieldFiles   = "files"
+	FieldSource  = "source"
+	FieldRelease = "release"
+)
+
+// maxReleasePart bounds the release part of a source upload; it is a command line.
+const maxReleasePart = 16 << 10
+
+// Static copies every `files` part of the multipart body into w as a tar archive whose entry
+// names are the validated site-relative paths. A part of another name means the payload is
+// not a static site (kind_mismatch).
+func Static(body io.Reader, boundary string, w io.Writer) (files int, err error) {
+	mr := multipart.NewReader(body, boundary)
+	tw := tar.NewWriter(w)
+	now := time.Unix(0, 0) // fixed mtimes: the same site makes the same artifact
+	for {
+		part, err := mr.NextRawPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return files, bodyError(err)
+		}
+		field, name, hasName := deploy.DispositionParams(part.Header.Get("Content-Disposition"))
+		switch {
+		case field == FieldSource || field == FieldRelease:
+			return files, fmt.Errorf("%w: a static app takes `files` parts, not %q", deploy.ErrKindMismatch, field)
+		case field != FieldFiles:
+			return files, fmt.Errorf("%w: unexpected part %q", deploy.ErrInvalidBody, field)
+		case !hasName:
+			return files, fmt.Errorf("%w: a `files` part without a filename", deploy.ErrInvalidPath)
+		}
+		path, err := deploy.CleanPath(name)
+		if err != nil {
+			return files, err
+		}
+		if err := copyEntry(tw, path, part, now); err != nil {
+			return files, err
+		}
+		files++
+	}
+	if files == 0 {
+		return 0, deploy.ErrNoFiles
+	}
+	return files, tw.Close()
+}
+
+// copyEntry streams one part into the tar. A tar header needs the size up front, so the part
+// goes through a spool: small parts in memory, larger ones in a temporary file.
+func copyEntry(tw *tar.Writer, path string, part io.Reader, mtime time.Time) error {
+	sp := newSpool()
+	defer sp.Close()
+	n, err := io.Copy(sp, part)
+	if err != nil {
+		return bodyError(err)
+	}
+	if err := tw.WriteHeader(&tar.Header{Name: path, Mode: 0o644, Size: n, ModTime: mtime, Typeflag: tar.TypeReg, Format: tar.FormatPAX}); err != nil {
+		return err
+	}
+	r, err := sp.Reader()
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(tw, r)
+	return err
+}
+
+// Source copies the `source` part into w and returns the optional release part, split on
+// whitespace. A `files` part means a static payload (kind_mismatch).
+func Source(body io.Reader, boundary string, w io.Writer) (release []string, releaseGiven bool, err error) {
+	mr := multipart.NewReader(body, boundary)
+	sawSource := false
+	for {
+		part, err := mr.NextRawPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, false, bodyError(err)
+		}
+		field, _, _ := deploy.DispositionParams(part.Header.Get("Content-Disposition"))
+		switch field {
+		case FieldFiles:
+			return nil, false, fmt.Errorf("%w: a service app takes a `source` tarball, not `files`", deploy.ErrKindMismatch)
+		case FieldSource:
+			if sawSource {
+				return nil, false, fmt.Errorf("%w: more than one `source` part", deploy.ErrInvalidBody)
+			}
+			sawSource = true
+			if _, err := io.Copy(w, part); err != nil {
+				return nil, false, bodyError(err)
+			}
+		case FieldRelease:
+			b, err := io.ReadAll(io.LimitReader(part, maxReleasePart+1))
+			if err != nil {
+				return nil, false, bodyError(err)
+			}
+			if len(b) > maxReleasePart {
+				return nil, false, fmt.Errorf("%w: longer than %d bytes", deploy.ErrInvalidRelease, maxReleasePart)
+			}
+			release, err = deploy.SplitRelease(string(b))
+			if err != nil {
+				return nil, false, err
+			}
+			releaseGiven = release != nil
+		default:
+			return nil, false, fmt.Errorf("%w: unexpected part %q", deploy.ErrInvalidBody, field)
+		}
+	}
+	if !sawSource {
+		return nil, false, fmt.Errorf("%w: no `source` part", deploy.ErrInvalidBody)
+	}
+	return release, releaseGiven, nil
+}
+
+// bodyError keeps the size-limit error as it is (it must become 413) and marks any other
+// read failure as a malformed body.
+func bodyError(err error) error {
+	if errors.Is(err, objects.ErrTooLarge) {
+		return err
+	}
+	msg := err.Error()
+	// textproto refuses a part header holding a NUL before we can read the filename; a NUL
+	// in a file name is an invalid path, whichever layer notices it.
+	if strings.Contains(msg, "filename") && (strings.ContainsRune(msg, 0) || strings.Contains(msg, `\x00`)) {
+		return fmt.Errorf("%w: NUL in a file name", deploy.ErrInvalidPath)
+	}
+	if strings.Contains(msg, "multipart") || strings.Contains(msg, "MIME") || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%w: %v", deploy.ErrInvalidBody, err)
+	}
+	return err
+}

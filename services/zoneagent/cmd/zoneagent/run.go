@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"golang.org/x/sync/errgroup"
+
+	"tori.dev/pkg/bus"
+	pkgconfig "tori.dev/pkg/config"
+	"tori.dev/pkg/health"
+	"tori.dev/pkg/logging"
+	"tori.dev/pkg/telemetry"
+	"tori.dev/services/zoneagent/internal/agent"
+	"tori.dev/services/zoneagent/internal/config"
+	"tori.dev/services/zoneagent/internal/edge"
+	"tori.dev/services/zoneagent/internal/events"
+	"tori.dev/services/zoneagent/internal/store"
+)
+
+// run serves until ctx ends.
+func run(ctx context.Context) error {
+	var cfg config.Config
+	if err := pkgconfig.Load(ctx, &cfg); err != nil {
+		return err
+	}
+	log := logging.New("zoneagent", nil).With("zone", cfg.Zone)
+	log.Info("starting", "version", version, "config", pkgconfig.Describe(&cfg))
+	stopTracing, err := telemetry.Setup(ctx, "zoneagent", version)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = stopTracing(sctx)
+	}()
+
+	pool, err := store.Setup(ctx, cfg.DatabaseURL, cfg.Zone, cfg.DBPassword)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	conn, err := bus.Dial(ctx, cfg.Config, log)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+
+	table := edge.NewTable()
+	runner, err := newRunner(ctx, cfg, conn, pool, log)
+	if err != nil {
+		return err
+	}
+	a := &agent.Agent{
+		Zone: cfg.Zone, Store: store.New(pool), ObjectsDir: cfg.Objects(), SitesDir: filepath.Join(cfg.DataDir, "sites"),
+		Table: table, Runner: runner, Log: log,
+	}
+	a.Init()
+
+	healthApp := fiber.New(fiber.Config{AppName: "zoneagent", DisableStartupMessage: true})
+	healthApp.Get("/healthz", health.NewIdentity("zoneagent", version).Handler)
+	healthLn, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	edgeLn, err := net.Listen("tcp", cfg.EdgeAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.EdgeAddr, err)
+	}
+	edgeSrv := &http.Server{
+		Handler:           &edge.Edge{Domain: cfg.AppsDomain, SitesDir: a.SitesDir, Table: table, Services: runner},
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(untilDone(gctx, "health server", func() error { return healthApp.Listener(healthLn) }))
+	g.Go(untilDone(gctx, "edge", func() error {
+		if err := edgeSrv.Serve(edgeLn); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}))
+	g.Go(func() error {
+		<-gctx.Done()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(gctx), cfg.ShutdownTimeout)
+		defer cancel()
+		return errors.Join(healthApp.ShutdownWithContext(sctx), edgeSrv.Shutdown(sctx))
+	})
+	g.Go(untilDone(gctx, "outbox relay", func() error { return bus.NewRelay(conn, pool, log).Run(gctx) }))
+	for _, sub := range events.Subscriptions(a) {
+		g.Go(untilDone(gctx, sub.Queue, func() error { return conn.Consume(gctx, pool, sub) }))
+	}
+	g.Go(untilDone(gctx, "agent", func() error { return a.Run(gctx) }))
+	g.Go(func() error { return bus.Housekeep(gctx, pool, time.Hour, log) })
+	g.Go(func() error { runner.Run(gctx); return nil })
+	log.Info("listening", "health", healthLn.Addr().String(), "edge", edgeLn.Addr().String())
+	err = g.Wait()
+	runner.StopAll()
+	log.Info("stopped", "err", err)
+	return err
+}
+
+// untilDone makes a part that should live as long as ctx fatal when it stops early.
+func untilDone(ctx context.Context, name string, fn func() error) func() error {
+	return func() error {
+		err := fn()
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err == nil {
+			return fmt.Errorf("%s stopped unexpectedly", name)
+		}
+		return fmt.Errorf("%s: %w", name, err)
+	}
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"syscall"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"tori.dev/pkg/bus"
+	"tori.dev/services/zoneagent/internal/config"
+	"tori.dev/services/zoneagent/internal/events"
+	"tori.dev/services/zoneagent/internal/runner"
+	"tori.dev/services/zoneagent/internal/store"
+)
+
+// serviceRunner is the local runner and its log publisher.
+type serviceRunner struct {
+	*runner.Local
+	logs *events.Logs
+}
+
+// Run keeps the log publisher and the napping loop going until ctx ends.
+func (s serviceRunner) Run(ctx context.Context) {
+	go s.Local.Run(ctx)
+	s.logs.Run(ctx)
+}
+
+func newRunner(_ context.Context, cfg config.Config, conn *bus.Conn, pool *pgxpool.Pool, log *slog.Logger) (serviceRunner, error) {
+	var fixed *syscall.Credential
+	if cfg.RunAsUser != "" {
+		u, err := user.Lookup(cfg.RunAsUser)
+		if err != nil {
+			return serviceRunner{}, fmt.Errorf("ZONE_RUN_AS_USER: %w", err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		fixed = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true}
+	}
+	appsDir := appsDir(cfg)
+	// Traverse-only for others: each app's uid reaches its own folder (0700) and lists nothing.
+	if err := os.MkdirAll(appsDir, 0o711); err != nil {
+		return serviceRunner{}, err
+	}
+	if err := os.Chmod(appsDir, 0o711); err != nil {
+		return serviceRunner{}, err
+	}
+	st := store.New(pool)
+	logs := events.NewLogs(st, log)
+	sandbox := runner.NewSandbox(cfg.MemoryBytes, cfg.MaxProcesses, cfg.MaxOpenFiles, fixed)
+	cpu := runner.DetectCPUGroups(cfg.Zone)
+	log.Info("service sandbox", "appsDir", appsDir, "prlimit", sandbox.Prlimit != "", "perAppUIDs", sandbox.PerAppUIDs,
+		"fixedUser", cfg.RunAsUser, "cpuCeiling", cpu != nil, "imageRuntime", cfg.ImageRuntime)
+	local := &runner.Local{
+		AppsDir: appsDir, ObjectsDir: cfg.Objects(), ImageRuntime: cfg.ImageRuntime, Sandbox: sandbox, CPU: cpu,
+		Env: events.EnvOpener{Conn: conn}, Logs: logs, IdleAfter: cfg.IdleAfter,
+		Napped: events.Napped(st, cfg.Zone, log), Revision: st.Revision, Log: log,
+	}
+	if n := local.ReapOrphans(); n > 0 {
+		log.Warn("killed processes a previous run left behind", "count", n)
+	}
+	return serviceRunner{Local: local, logs: logs}, nil
+}
+
+// appsDir is where customer trees live. Under root with per-app users, it must be reachable
+// by those users, and DATA_DIR (often 0700, and holding the control plane's files) is not;
+// so the default is a folder of its own under the system temp dir, named after DATA_DIR.
+func appsDir(cfg config.Config) string {
+	if cfg.AppsDir != "" {
+		return cfg.AppsDir
+	}
+	abs, _ := filepath.Abs(cfg.DataDir)
+	sum := sha256.Sum256([]byte(abs + "\x00" + cfg.Zone))
+	return filepath.Join(os.TempDir(), "tori-zone-"+cfg.Zone+"-"+hex.EncodeToString(sum[:6]))
+}

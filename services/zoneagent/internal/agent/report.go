@@ -1,0 +1,59 @@
+package agent
+
+import (
+	"context"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	logsv1 "tori.dev/proto/gen/tori/logs/v1"
+	zonev1 "tori.dev/proto/gen/tori/zone/v1"
+	"tori.dev/services/zoneagent/internal/store"
+)
+
+// Routing keys the zone publishes.
+const (
+	KeyProgress = "zone.deploy.progressed"
+	KeyLogs     = "zone.logs.batch"
+)
+
+// Step is a reported step of a revision.
+type Step = zonev1.DeployStep
+
+// Steps, named for readability at call sites.
+const (
+	StepBuildStarted     = zonev1.DeployStep_DEPLOY_STEP_BUILD_STARTED
+	StepReleaseStarted   = zonev1.DeployStep_DEPLOY_STEP_RELEASE_STARTED
+	StepReleaseSucceeded = zonev1.DeployStep_DEPLOY_STEP_RELEASE_SUCCEEDED
+	StepReady            = zonev1.DeployStep_DEPLOY_STEP_READY
+	StepFailed           = zonev1.DeployStep_DEPLOY_STEP_FAILED
+	StepActivated        = zonev1.DeployStep_DEPLOY_STEP_ACTIVATED
+	StepDiscarded        = zonev1.DeployStep_DEPLOY_STEP_DISCARDED
+)
+
+// progress builds a report; code is the failure's machine code.
+func (a *Agent) progress(r store.Revision, step Step, code, message string) *zonev1.DeployProgress {
+	return &zonev1.DeployProgress{
+		DeployId: r.DeployID, AppId: r.AppID, Zone: a.Zone, Step: step, Error: code, Message: message,
+		At: timestamppb.New(time.Now()),
+	}
+}
+
+// publishStep writes a report and a matching system log line in tx.
+func (a *Agent) publishStep(ctx context.Context, tx store.Tx, r store.Revision, step Step, code, message string) error {
+	if err := tx.Publish(ctx, KeyProgress, a.progress(r, step, code, message)); err != nil {
+		return err
+	}
+	line := step.String()
+	if message != "" {
+		line += ": " + message
+	}
+	return tx.Publish(ctx, KeyLogs, &logsv1.LogBatch{Entries: []*logsv1.LogEntry{{
+		AppId: r.AppID, DeployId: r.DeployID, Stream: "system", Timestamp: timestamppb.Now(), Message: line,
+	}}})
+}
+
+// report publishes one step in a transaction of its own.
+func (a *Agent) report(ctx context.Context, r store.Revision, step Step, code, message string) error {
+	return a.Store.InTx(ctx, func(tx store.Tx) error { return a.publishStep(ctx, tx, r, step, code, message) })
+}

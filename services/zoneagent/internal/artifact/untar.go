@@ -1,0 +1,184 @@
+// Package artifact unpacks deploy artifacts into a directory safely: only regular files and
+// folders (and, for source tarballs, symlinks that stay inside the tree), no absolute paths,
+// no `..`, and caps on total size and entry count, so a hostile tarball cannot write outside
+// its tree or fill the disk.
+package artifact
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// ErrUnsafe means the archive tried to leave its tree or break a cap; nothing of it is kept.
+var ErrUnsafe = errors.New("artifact: unsafe archive")
+
+// Limits cap what one archive may unpack to.
+type Limits struct {
+	MaxBytes   int64 // total size of file contents
+	MaxEntries int
+	// AllowSymlinks admits links whose target stays inside the tree (source trees often
+	// hold node_modules/.bin links); static sites never need them.
+	AllowSymlinks bool
+}
+
+// DefaultLimits fit the largest plan's upload after decompression with room to spare.
+var DefaultLimits = Limits{MaxBytes: 4 << 30, MaxEntries: 100_000}
+
+// Unpack extracts the tar (gzip-compressed when gz) from r into dst, which must not exist. It
+// writes into a sibling temporary folder and renames it into place, so dst is complete or
+// absent; on any error the temporary folder is removed.
+func Unpack(r io.Reader, gz bool, dst string, lim Limits) (files int, err error) {
+	if gz {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return 0, fmt.Errorf("%w: not gzip: %v", ErrUnsafe, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return 0, err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dst), ".unpack-*")
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(tmp)
+		}
+	}()
+	root, err := os.OpenRoot(tmp)
+	if err != nil {
+		return 0, err
+	}
+	defer root.Close()
+	files, err = extract(tar.NewReader(r), root, lim)
+	if err != nil {
+		return files, err
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return files, err
+	}
+	return files, os.Rename(tmp, dst)
+}
+
+func extract(tr *tar.Reader, root *os.Root, lim Limits) (int, error) {
+	var total int64
+	entries, files := 0, 0
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return files, nil
+		}
+		if err != nil {
+			return files, fmt.Errorf("%w: %v", ErrUnsafe, err)
+		}
+		entries++
+		if lim.MaxEntries > 0 && entries > lim.MaxEntries {
+			return files, fmt.Errorf("%w: more than %d entries", ErrUnsafe, lim.MaxEntries)
+		}
+		name, err := cleanName(h.Name)
+		if err != nil {
+			return files, err
+		}
+		if name == "" {
+			continue // the archive's own root folder
+		}
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := root.MkdirAll(name, 0o755); err != nil {
+				return files, err
+			}
+		case tar.TypeReg:
+			total += h.Size
+			if lim.MaxBytes > 0 && total > lim.MaxBytes {
+				return files, fmt.Errorf("%w: more than %d bytes", ErrUnsafe, lim.MaxBytes)
+			}
+			if err := writeFile(root, name, h, tr); err != nil {
+				return files, err
+			}
+			files++
+		case tar.TypeSymlink:
+			if !lim.AllowSymlinks {
+				return files, fmt.Errorf("%w: link %q", ErrUnsafe, h.Name)
+			}
+			if err := linkInside(name, h.Linkname); err != nil {
+				return files, err
+			}
+			if dir := path.Dir(name); dir != "." {
+				if err := root.MkdirAll(dir, 0o755); err != nil {
+					return files, err
+				}
+			}
+			if err := root.Symlink(h.Linkname, name); err != nil {
+				return files, fmt.Errorf("%w: link %q: %v", ErrUnsafe, h.Name, err)
+			}
+		case tar.TypeXGlobalHeader, tar.TypeXHeader:
+			continue
+		default:
+			// Hard links, devices, fifos: none belongs in a site or a source tree.
+			return files, fmt.Errorf("%w: entry %q of type %q", ErrUnsafe, h.Name, h.Typeflag)
+		}
+	}
+}
+
+// cleanName refuses absolute paths and `..` instead of repairing them.
+func cleanName(n string) (string, error) {
+	if strings.ContainsAny(n, "\\\x00") || strings.HasPrefix(n, "/") {
+		return "", fmt.Errorf("%w: path %q", ErrUnsafe, n)
+	}
+	for _, seg := range strings.Split(n, "/") {
+		if seg == ".." {
+			return "", fmt.Errorf("%w: path %q", ErrUnsafe, n)
+		}
+	}
+	c := path.Clean(n)
+	if c == "." {
+		return "", nil
+	}
+	return c, nil
+}
+
+// linkInside refuses a link whose target, resolved from the link's folder, leaves the tree.
+// The tree's own links are checked again by os.Root when files are written through them.
+func linkInside(name, target string) error {
+	if target == "" || strings.HasPrefix(target, "/") || strings.ContainsAny(target, "\\\x00") {
+		return fmt.Errorf("%w: link %q → %q", ErrUnsafe, name, target)
+	}
+	resolved := path.Join(path.Dir(name), target)
+	if resolved == ".." || strings.HasPrefix(resolved, "../") {
+		return fmt.Errorf("%w: link %q → %q escapes the tree", ErrUnsafe, name, target)
+	}
+	return nil
+}
+
+func writeFile(root *os.Root, name string, h *tar.Header, r io.Reader) error {
+	if dir := path.Dir(name); dir != "." {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("%w: %v", ErrUnsafe, err)
+		}
+	}
+	mode := os.FileMode(0o644)
+	if h.Mode&0o111 != 0 {
+		mode = 0o755 // keep executables (build scripts) runnable; drop setuid and friends
+	}
+	// os.Root refuses to follow a link out of the tree, so an earlier link cannot redirect
+	// this write.
+	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUnsafe, err)
+	}
+	_, err = io.CopyN(f, r, h.Size)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,79 @@
+package edge
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestSlugOf(t *testing.T) {
+	e := &Edge{Domain: "apps.localhost"}
+	for host, want := range map[string]string{
+		"blog.apps.localhost":      "blog",
+		"blog.apps.localhost:8081": "blog",
+		"BLOG.Apps.Localhost.":     "blog",
+		"apps.localhost":           "",
+		"a.b.apps.localhost":       "",
+		"blog.apps.localhost.evil": "",
+		"blog.example.com":         "",
+		"":                         "",
+	} {
+		got, ok := e.slugOf(host)
+		if got != want || ok != (want != "") {
+			t.Errorf("slugOf(%q) = %q %v, want %q", host, got, ok, want)
+		}
+	}
+}
+
+// A link inside a site cannot reach files outside it, and only GET and HEAD are served.
+func TestStaticStaysInsideTheSite(t *testing.T) {
+	sites := t.TempDir()
+	secret := filepath.Join(t.TempDir(), "secret.txt")
+	os.WriteFile(secret, []byte("secret"), 0o644)
+	rev := filepath.Join(sites, "app1", "d1")
+	os.MkdirAll(rev, 0o755)
+	os.WriteFile(filepath.Join(rev, "index.html"), []byte("home"), 0o644)
+	os.Symlink(secret, filepath.Join(rev, "leak.txt"))
+	os.Symlink("d1", filepath.Join(sites, "app1", "current"))
+	table := NewTable()
+	table.Replace([]Route{{AppID: "app1", Slug: "site", DeployID: "d1", Kind: "static"}}, map[string]string{"www.example.com": "app1", "gone.example.com": "app2"})
+	e := &Edge{Domain: "apps.test", SitesDir: sites, Table: table}
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		body         string
+	}{
+		{"GET", "/", 200, "home"},
+		{"HEAD", "/index.html", 200, ""},
+		{"GET", "/leak.txt", 404, "not found\n"},
+		{"GET", "/../../secret.txt", 404, "not found\n"},
+		{"POST", "/", 405, ""},
+	} {
+		req := httptest.NewRequest(tc.method, tc.path, nil)
+		req.Host = "site.apps.test"
+		w := httptest.NewRecorder()
+		e.ServeHTTP(w, req)
+		if w.Code != tc.status || (tc.body != "" && w.Body.String() != tc.body) {
+			t.Errorf("%s %s: %d %q", tc.method, tc.path, w.Code, w.Body.String())
+		}
+	}
+	for host, want := range map[string]int{"WWW.example.com:443": 200, "gone.example.com": 404, "other.example.com": 404} {
+		req := httptest.NewRequest("GET", "/", nil)
+		req.Host = host
+		w := httptest.NewRecorder()
+		e.ServeHTTP(w, req)
+		if w.Code != want {
+			t.Errorf("custom host %s: %d, want %d", host, w.Code, want)
+		}
+	}
+	table.RemoveApp("app1")
+	req := httptest.NewRequest("GET", "/", nil)
+	req.Host = "site.apps.test"
+	w := httptest.NewRecorder()
+	e.ServeHTTP(w, req)
+	if w.Code != http.StatusNotFound {
+		t.Fatal("a removed app is still served")
+	}
+}

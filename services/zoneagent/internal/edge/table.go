@@ -1,0 +1,85 @@
+// Package edge is the zone's public face: it serves each live app at <slug>.<APPS_DOMAIN>,
+// static sites from their unpacked revision and services by proxy to their process.
+package edge
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// Route is one live app.
+type Route struct {
+	AppID    string
+	Slug     string
+	DeployID string
+	Kind     string // static, source, image
+}
+
+// Table is the routing table. Readers take a snapshot without locking; writers replace it
+// whole, so a request sees the table before or after a change, never half of it.
+type Table struct {
+	mu sync.Mutex // serializes writers
+	p  atomic.Pointer[tables]
+}
+
+// tables is one immutable version of the routing table.
+type tables struct {
+	bySlug map[string]Route
+	byHost map[string]Route // active custom hostnames
+}
+
+// NewTable returns an empty table.
+func NewTable() *Table {
+	t := &Table{}
+	t.p.Store(&tables{bySlug: map[string]Route{}, byHost: map[string]Route{}})
+	return t
+}
+
+// Lookup finds the live app with slug.
+func (t *Table) Lookup(slug string) (Route, bool) {
+	r, ok := t.p.Load().bySlug[slug]
+	return r, ok
+}
+
+// LookupHost finds the live app an active custom hostname belongs to.
+func (t *Table) LookupHost(host string) (Route, bool) {
+	r, ok := t.p.Load().byHost[host]
+	return r, ok
+}
+
+// Replace installs a new table built from routes and hostnames (hostname → app id).
+func (t *Table) Replace(routes []Route, hosts map[string]string) {
+	next := &tables{bySlug: make(map[string]Route, len(routes)), byHost: map[string]Route{}}
+	byApp := make(map[string]Route, len(routes))
+	for _, r := range routes {
+		next.bySlug[r.Slug] = r
+		byApp[r.AppID] = r
+	}
+	for host, app := range hosts {
+		if r, ok := byApp[app]; ok {
+			next.byHost[host] = r
+		}
+	}
+	t.mu.Lock()
+	t.p.Store(next)
+	t.mu.Unlock()
+}
+
+// RemoveApp drops an app at once (a delete must stop serving before anything else happens).
+func (t *Table) RemoveApp(appID string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old := t.p.Load()
+	next := &tables{bySlug: map[string]Route{}, byHost: map[string]Route{}}
+	for k, r := range old.bySlug {
+		if r.AppID != appID {
+			next.bySlug[k] = r
+		}
+	}
+	for k, r := range old.byHost {
+		if r.AppID != appID {
+			next.byHost[k] = r
+		}
+	}
+	t.p.Store(next)
+}

@@ -1,0 +1,29 @@
+package events
+
+import (
+	"context"
+
+	"tori.dev/pkg/bus"
+	appsv1 "tori.dev/proto/gen/tori/apps/v1"
+	"tori.dev/services/zoneagent/internal/store"
+)
+
+// QueueEnvOpen is the apps service's request queue that opens a sealed snapshot.
+const QueueEnvOpen = "apps.rpc.env_open"
+
+// EnvOpener opens snapshots over request/reply: the plaintext arrives in a transient reply
+// and lives only in the agent's memory and the process's environment.
+type EnvOpener struct{ Conn *bus.Conn }
+
+// Open implements runner.EnvOpener.
+func (e EnvOpener) Open(ctx context.Context, rev store.Revision) (map[string]string, error) {
+	var reply appsv1.EnvOpenReply
+	req := &appsv1.EnvOpenRequest{AppId: rev.AppID, DeployId: rev.EnvDeployID, Sealed: rev.EnvSealed, KeyId: rev.EnvKeyID}
+	if req.DeployId == "" {
+		req.DeployId = rev.DeployID
+	}
+	if err := e.Conn.Request(ctx, QueueEnvOpen, req, &reply); err != nil {
+		return nil, err
+	}
+	return reply.GetVars(), nil
+}

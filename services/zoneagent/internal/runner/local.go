@@ -1,0 +1,278 @@
+// Package runner runs service revisions on this machine: source tarballs are unpacked,
+// built and started as local processes in a sandbox; image deploys need a container runtime.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"tori.dev/services/zoneagent/internal/agent"
+	"tori.dev/services/zoneagent/internal/artifact"
+	"tori.dev/services/zoneagent/internal/store"
+)
+
+// ReleaseLimit is the contract's 10 minutes for a release Job; not adjustable.
+const ReleaseLimit = 10 * time.Minute
+
+// Failure codes of service revisions.
+const (
+	CodeBuildFailed    = "build_failed"
+	CodeBuildTimeout   = "build_timeout"
+	CodeReleaseFailed  = "release_failed"
+	CodeReleaseTimeout = "release_timeout"
+	CodeHealthFailed   = "health_check_failed"
+	CodeInvalidSource  = "invalid_source"
+	CodeEnvUnavailable = "environment_unavailable"
+)
+
+// EnvOpener opens a sealed environment snapshot (apps.rpc.env_open).
+type EnvOpener interface {
+	Open(ctx context.Context, rev store.Revision) (map[string]string, error)
+}
+
+// Clock is the time the build and release limits are measured by; tests inject one to
+// cross the 10-minute release limit without waiting.
+type Clock interface {
+	After(d time.Duration) <-chan time.Time
+}
+
+type realClock struct{}
+
+func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// Local runs source revisions as local processes.
+type Local struct {
+	AppsDir      string // each app's trees: <AppsDir>/<app>/<deploy>
+	ObjectsDir   string
+	ImageRuntime string // empty: image deploys fail with a clear message
+	Sandbox      Sandbox
+	// CPU enforces the plan's CPU ceiling; nil where the host has no cgroup for it.
+	CPU   *CPUGroups
+	Env   EnvOpener
+	Logs  LogSink
+	Clock Clock
+	// HealthTimeout bounds how long a new process may take to answer its health check.
+	HealthTimeout time.Duration
+	// IdleAfter: a minScale-0 service with no request for this long is stopped (napping).
+	IdleAfter time.Duration
+	// Napped is told when an app naps or wakes.
+	Napped func(appID string, napping bool)
+	// Revision loads a revision's record, to restart it after a nap or an agent restart.
+	Revision func(ctx context.Context, deployID string) (store.Revision, error)
+	Log      *slog.Logger
+
+	mu       sync.Mutex
+	active   map[string]*proc // by app: the process the edge proxies to
+	prepared map[string]*proc // by deploy: healthy, waiting for activation
+	waking   map[string]chan struct{}
+}
+
+var _ agent.Runner = (*Local)(nil)
+
+func (l *Local) init() {
+	if l.active == nil {
+		l.active, l.prepared, l.waking = map[string]*proc{}, map[string]*proc{}, map[string]chan struct{}{}
+	}
+	if l.Clock == nil {
+		l.Clock = realClock{}
+	}
+	if l.HealthTimeout == 0 {
+		l.HealthTimeout = time.Minute
+	}
+	if l.Log == nil {
+		l.Log = slog.Default()
+	}
+}
+
+// tree is where a revision's source lives; its process runs there and sees nothing else.
+func (l *Local) tree(appID, deployID string) string { return filepath.Join(l.AppsDir, appID, deployID) }
+
+// Prepare unpacks, builds and releases a revision and starts its process, healthy.
+func (l *Local) Prepare(ctx context.Context, rev store.Revision, jobs agent.JobRecorder) error {
+	l.mu.Lock()
+	l.init()
+	l.mu.Unlock()
+	if rev.Kind == "image" {
+		if l.ImageRuntime == "" {
+			return &agent.FailError{Code: agent.CodeNoRuntime, Message: "image deploys need a container runtime and this zone has none; set ZONE_IMAGE_RUNTIME on a zone that has one"}
+		}
+		return &agent.FailError{Code: agent.CodeNoRuntime, Message: fmt.Sprintf("container runtime %q is not supported by this zone agent", l.ImageRuntime)}
+	}
+	dir := l.tree(rev.AppID, rev.DeployID)
+	if err := l.unpack(rev, dir); err != nil {
+		return err
+	}
+	m, manifestRelease, err := ReadManifest(dir)
+	if err != nil {
+		return &agent.FailError{Code: CodeInvalidSource, Message: err.Error()}
+	}
+	vars, err := l.openEnv(ctx, rev)
+	if err != nil {
+		return err
+	}
+	redactor := NewRedactor(vars)
+	if m.Build != "" {
+		limit := time.Duration(rev.BuildMinutes) * time.Minute
+		if limit <= 0 {
+			limit = 10 * time.Minute
+		}
+		code, err := l.runJob(ctx, rev, dir, ShellCommand(m.Build), vars, redactor, "build", limit)
+		if err != nil {
+			return failed(code, CodeBuildFailed, CodeBuildTimeout, "build", err)
+		}
+	}
+	if jobs.Discarded(ctx) {
+		return agent.ErrDiscarded // given up during the build: no release Job starts
+	}
+	release := manifestRelease
+	if rev.ReleaseGiven || len(rev.Release) > 0 {
+		release = rev.Release
+	}
+	if len(release) > 0 {
+		if err := l.release(ctx, rev, dir, release, vars, redactor, jobs); err != nil {
+			return err
+		}
+	}
+	if jobs.Discarded(ctx) {
+		return agent.ErrDiscarded // cancelled while building or releasing: never started
+	}
+	p, err := l.start(ctx, rev, dir, m, vars, redactor)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	if old := l.prepared[rev.DeployID]; old != nil {
+		old.stop()
+	}
+	l.prepared[rev.DeployID] = p
+	l.mu.Unlock()
+	return nil
+}
+
+func failed(code int, failCode, timeoutCode, what string, err error) error {
+	if errors.Is(err, errTimedOut) {
+		return &agent.FailError{Code: timeoutCode, Message: what + " exceeded its time limit"}
+	}
+	return &agent.FailError{Code: failCode, Message: fmt.Sprintf("%s exited with status %d", what, code)}
+}
+
+func (l *Local) unpack(rev store.Revision, dir string) error {
+	if err := os.RemoveAll(dir); err != nil { // a half-done earlier attempt
+		return err
+	}
+	f, err := artifact.OpenObject(l.ObjectsDir, rev.ArtifactKey)
+	if err != nil {
+		return &agent.FailError{Code: agent.CodeInvalidArtifact, Message: fmt.Sprintf("artifact unavailable: %v", err)}
+	}
+	defer f.Close()
+	lim := artifact.DefaultLimits
+	lim.AllowSymlinks = true
+	if _, err := artifact.Unpack(f, true, dir, lim); err != nil {
+		if errors.Is(err, artifact.ErrUnsafe) {
+			return &agent.FailError{Code: CodeInvalidSource, Message: err.Error()}
+		}
+		return err
+	}
+	return l.own(rev.AppID, dir)
+}
+
+// own hands the tree to the app's identity: its processes may write there and nowhere else.
+func (l *Local) own(appID, dir string) error {
+	if err := os.MkdirAll(filepath.Join(dir, ".tmp"), 0o700); err != nil {
+		return err
+	}
+	cred := l.Sandbox.Credential(appID)
+	if cred == nil {
+		return nil
+	}
+	// The app folder is private to the app's uid; AppsDir itself is traverse-only (0711).
+	if err := os.Chmod(filepath.Dir(dir), 0o700); err != nil {
+		return err
+	}
+	for _, p := range []string{filepath.Dir(dir)} {
+		if err := os.Lchown(p, int(cred.Uid), int(cred.Gid)); err != nil {
+			return err
+		}
+	}
+	return filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, int(cred.Uid), int(cred.Gid))
+	})
+}
+
+func (l *Local) openEnv(ctx context.Context, rev store.Revision) (map[string]string, error) {
+	if len(rev.EnvSealed) == 0 || l.Env == nil {
+		return map[string]string{}, nil
+	}
+	vars, err := l.Env.Open(ctx, rev)
+	if err != nil {
+		return nil, &agent.FailError{Code: CodeEnvUnavailable, Message: "the environment snapshot could not be opened"}
+	}
+	return vars, nil
+}
+
+// Discard stops a prepared revision and removes its tree.
+func (l *Local) Discard(_ context.Context, appID, deployID string) error {
+	l.mu.Lock()
+	l.init()
+	p := l.prepared[deployID]
+	delete(l.prepared, deployID)
+	l.mu.Unlock()
+	if p != nil {
+		p.stop()
+	}
+	return os.RemoveAll(l.tree(appID, deployID))
+}
+
+// StopApp stops every process of a deleted app and removes its trees.
+func (l *Local) StopApp(_ context.Context, appID string) error {
+	l.mu.Lock()
+	l.init()
+	var stop []*proc
+	if p := l.active[appID]; p != nil {
+		stop = append(stop, p)
+		delete(l.active, appID)
+	}
+	for id, p := range l.prepared {
+		if p.appID == appID {
+			stop = append(stop, p)
+			delete(l.prepared, id)
+		}
+	}
+	l.mu.Unlock()
+	for _, p := range stop {
+		p.stop()
+	}
+	l.CPU.Remove(appID)
+	return os.RemoveAll(filepath.Join(l.AppsDir, appID))
+}
+
+// StopAll stops every process; the agent calls it when it stops, so none is orphaned.
+func (l *Local) StopAll() {
+	l.mu.Lock()
+	l.init()
+	var all []*proc
+	for _, p := range l.active {
+		all = append(all, p)
+	}
+	for _, p := range l.prepared {
+		all = append(all, p)
+	}
+	l.active, l.prepared = map[string]*proc{}, map[string]*proc{}
+	l.mu.Unlock()
+	for _, p := range all {
+		p.stop()
+	}
+	l.Log.Info("stopped service processes", "count", len(all))
+}
+
+var _ io.Closer = (*proc)(nil)

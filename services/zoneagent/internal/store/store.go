@@ -1,0 +1,248 @@
+// Package store is the zone agent's Postgres record of revisions, live routes and release
+// Jobs, in a schema of its own (zoneagent_<zone>).
+package store
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/protobuf/proto"
+
+	"tori.dev/pkg/bus"
+	"tori.dev/pkg/pgstore"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Migrations are the zone agent's tables; they run after bus.Migrations.
+var Migrations = pgstore.MigrationSet{Name: "zoneagent", FS: mustSub(migrationFiles, "migrations")}
+
+// Service is the zone's schema and role; one per zone, so several agents can share a server.
+func Service(zone, password string) pgstore.Service {
+	z := strings.ReplaceAll(strings.ToLower(zone), "-", "_")
+	return pgstore.Service{Schema: "zoneagent_" + z, Role: "tori_zoneagent_" + z, Password: password}
+}
+
+// Setup creates and migrates the zone's schema and returns a pool as its role.
+func Setup(ctx context.Context, adminURL, zone, password string) (*pgxpool.Pool, error) {
+	return pgstore.Setup(ctx, adminURL, Service(zone, password), bus.Migrations, Migrations)
+}
+
+// Fingerprint identifies every migration Setup runs.
+func Fingerprint() (string, error) { return pgstore.Fingerprint(bus.Migrations, Migrations) }
+
+func mustSub(f fs.FS, dir string) fs.FS {
+	sub, err := fs.Sub(f, dir)
+	if err != nil {
+		panic(err)
+	}
+	return sub
+}
+
+// Revision states.
+const (
+	StatePending   = "pending"
+	StatePreparing = "preparing"
+	StateReady     = "ready"
+	StateActive    = "active"
+	StateRetired   = "retired"
+	StateFailed    = "failed"
+	StateDiscarded = "discarded"
+)
+
+// ErrNotFound means no such revision.
+var ErrNotFound = errors.New("store: revision not found")
+
+// Revision is one deploy's revision on this zone.
+type Revision struct {
+	DeployID, AppID, Slug, Kind, ArtifactKey, Image string
+	Release                                         []string
+	ReleaseGiven                                    bool
+	EnvSealed                                       []byte
+	EnvKeyID, EnvDeployID                           string
+	BuildMinutes, MinScale                          int64
+	CPU                                             float64
+	Deadline                                        *time.Time
+	State                                           string
+	ActivateWanted, DiscardWanted                   bool
+}
+
+// Route is one live app for the edge.
+type Route struct {
+	AppID, Slug, DeployID, Kind string
+}
+
+// Store wraps the zone's pool.
+type Store struct{ pool *pgxpool.Pool }
+
+// New wraps pool.
+func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// Tx is the work done in one transaction; events published through it commit with it.
+type Tx struct{ tx pgx.Tx }
+
+// WithTx wraps a transaction a bus consumer began.
+func WithTx(tx pgx.Tx) Tx { return Tx{tx: tx} }
+
+// InTx runs fn in a transaction of its own.
+func (s *Store) InTx(ctx context.Context, fn func(Tx) error) error {
+	return pgstore.InTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(Tx{tx: tx}) })
+}
+
+// Publish writes an event to the outbox in the transaction.
+func (t Tx) Publish(ctx context.Context, key string, msg proto.Message) error {
+	return bus.Publish(ctx, t.tx, key, msg)
+}
+
+// AddRevision records a start command; a redelivery changes nothing. A command for a deleted
+// app is dropped (false).
+func (t Tx) AddRevision(ctx context.Context, r Revision) (bool, error) {
+	var deleted bool
+	if err := t.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM deleted_apps WHERE app_id = $1)`, r.AppID).Scan(&deleted); err != nil {
+		return false, err
+	}
+	if deleted {
+		return false, nil
+	}
+	_, err := t.tx.Exec(ctx, `INSERT INTO revisions (deploy_id, app_id, slug, kind, artifact_key, image, release, release_given,
+		env_sealed, env_key_id, env_deploy_id, build_minutes, min_scale, cpu, deadline)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) ON CONFLICT (deploy_id) DO NOTHING`,
+		r.DeployID, r.AppID, r.Slug, r.Kind, r.ArtifactKey, r.Image, r.Release, r.ReleaseGiven, r.EnvSealed, r.EnvKeyID,
+		r.EnvDeployID, r.BuildMinutes, r.MinScale, r.CPU, r.Deadline)
+	return err == nil, err
+}
+
+// Want marks a revision to be activated or discarded.
+func (t Tx) Want(ctx context.Context, deployID string, activate bool) error {
+	col := "discard_wanted"
+	if activate {
+		col = "activate_wanted"
+	}
+	_, err := t.tx.Exec(ctx, `UPDATE revisions SET `+col+` = true, updated_at = now() WHERE deploy_id = $1`, deployID)
+	return err
+}
+
+// DeleteApp forgets the app's route and marks its revisions discarded.
+func (t Tx) DeleteApp(ctx context.Context, appID string) error {
+	if _, err := t.tx.Exec(ctx, `INSERT INTO deleted_apps (app_id) VALUES ($1) ON CONFLICT DO NOTHING`, appID); err != nil {
+		return err
+	}
+	if _, err := t.tx.Exec(ctx, `DELETE FROM live WHERE app_id = $1`, appID); err != nil {
+		return err
+	}
+	if _, err := t.tx.Exec(ctx, `DELETE FROM domains WHERE app_id = $1`, appID); err != nil {
+		return err
+	}
+	_, err := t.tx.Exec(ctx, `UPDATE revisions SET discard_wanted = true, updated_at = now() WHERE app_id = $1`, appID)
+	return err
+}
+
+// SetState moves a revision to state.
+func (t Tx) SetState(ctx context.Context, deployID, state string) error {
+	_, err := t.tx.Exec(ctx, `UPDATE revisions SET state = $2, updated_at = now() WHERE deploy_id = $1`, deployID, state)
+	return err
+}
+
+// Revision loads one revision, locked.
+func (t Tx) Revision(ctx context.Context, deployID string) (Revision, error) {
+	return scanRevision(t.tx.QueryRow(ctx, `SELECT `+revisionColumns+` FROM revisions WHERE deploy_id = $1 FOR UPDATE`, deployID))
+}
+
+// Live returns the app's live route, locked, or ok false.
+func (t Tx) Live(ctx context.Context, appID string) (Route, bool, error) {
+	var r Route
+	err := t.tx.QueryRow(ctx, `SELECT app_id, slug, deploy_id, kind FROM live WHERE app_id = $1 FOR UPDATE`, appID).
+		Scan(&r.AppID, &r.Slug, &r.DeployID, &r.Kind)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Route{}, false, nil
+	}
+	return r, err == nil, err
+}
+
+// SetLive points the app's route at a revision.
+func (t Tx) SetLive(ctx context.Context, r Route) error {
+	_, err := t.tx.Exec(ctx, `INSERT INTO live (app_id, slug, deploy_id, kind) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (app_id) DO UPDATE SET slug = EXCLUDED.slug, deploy_id = EXCLUDED.deploy_id, kind = EXCLUDED.kind`,
+		r.AppID, r.Slug, r.DeployID, r.Kind)
+	return err
+}
+
+// ReleaseJob returns the state of the named Job, or "" when it never ran.
+func (t Tx) ReleaseJob(ctx context.Context, name string) (string, error) {
+	var state string
+	err := t.tx.QueryRow(ctx, `SELECT state FROM release_jobs WHERE name = $1`, name).Scan(&state)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	return state, err
+}
+
+// SetReleaseJob records the named Job's state.
+func (t Tx) SetReleaseJob(ctx context.Context, name, deployID, state string) error {
+	_, err := t.tx.Exec(ctx, `INSERT INTO release_jobs (name, deploy_id, state) VALUES ($1, $2, $3)
+		ON CONFLICT (name) DO UPDATE SET state = EXCLUDED.state,
+		finished_at = CASE WHEN EXCLUDED.state = 'running' THEN NULL ELSE now() END`, name, deployID, state)
+	return err
+}
+
+// Work returns revisions that need the worker: to prepare, activate or discard.
+func (s *Store) Work(ctx context.Context) ([]Revision, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+revisionColumns+` FROM revisions
+		WHERE state IN ('pending', 'preparing', 'ready') ORDER BY created_at, deploy_id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Revision
+	for rows.Next() {
+		r, err := scanRevision(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Routes returns every live route.
+func (s *Store) Routes(ctx context.Context) ([]Route, error) {
+	rows, err := s.pool.Query(ctx, `SELECT app_id, slug, deploy_id, kind FROM live`)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Route, error) {
+		var x Route
+		err := r.Scan(&x.AppID, &x.Slug, &x.DeployID, &x.Kind)
+		return x, err
+	})
+}
+
+// Revision loads one revision without a lock.
+func (s *Store) Revision(ctx context.Context, deployID string) (Revision, error) {
+	return scanRevision(s.pool.QueryRow(ctx, `SELECT `+revisionColumns+` FROM revisions WHERE deploy_id = $1`, deployID))
+}
+
+const revisionColumns = `deploy_id, app_id, slug, kind, artifact_key, image, release, release_given, env_sealed,
+	env_key_id, env_deploy_id, build_minutes, min_scale, cpu, deadline, state, activate_wanted, discard_wanted`
+
+func scanRevision(row pgx.Row) (Revision, error) {
+	var r Revision
+	err := row.Scan(&r.DeployID, &r.AppID, &r.Slug, &r.Kind, &r.ArtifactKey, &r.Image, &r.Release, &r.ReleaseGiven,
+		&r.EnvSealed, &r.EnvKeyID, &r.EnvDeployID, &r.BuildMinutes, &r.MinScale, &r.CPU, &r.Deadline, &r.State,
+		&r.ActivateWanted, &r.DiscardWanted)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Revision{}, ErrNotFound
+	}
+	if err != nil {
+		return Revision{}, fmt.Errorf("store: revision: %w", err)
+	}
+	return r, nil
+}
