@@ -107,7 +107,12 @@ func ShellCommand(line string) []string { return []string{"/bin/sh", "-c", line}
 // the shell, so the service itself is the agent's child: it then gets the agent's death
 // signal and its exit status directly, instead of a shell in between.
 func StartCommand(line string) []string {
-	if strings.ContainsAny(line, ";&|()`\n") {
+	// Left to the shell as written: compound lines; a line that execs already (the Procfile
+	// habit), which would become "exec exec …"; and one that starts with a variable
+	// assignment (NODE_ENV=production node …), which exec would take for a command name.
+	// The agent signals the whole process group, so the shell in between costs nothing.
+	fields := strings.Fields(line)
+	if strings.ContainsAny(line, ";&|()`\n") || len(fields) == 0 || fields[0] == "exec" || strings.Contains(fields[0], "=") {
 		return ShellCommand(line)
 	}
 	return ShellCommand("exec " + line)
