@@ -82,6 +82,7 @@ func Start(t testing.TB, opts Options) *Stack {
 		}
 	}
 	env["EDGE_ADDR"] = freeAddr(t)
+	env["ZONE_APPS_DIR"] = zoneAppsDir(t)
 	env["BASE_URL"] = "http://" + env["GATEWAY_ADDR"]
 	for k, v := range opts.Env {
 		env[k] = v
@@ -244,4 +245,20 @@ func Hex(n int) string {
 // Email is a unique mail address for a test account.
 func Email(prefix string) string {
 	return fmt.Sprintf("%s-%s@example.test", strings.ToLower(prefix), Hex(4))
+}
+
+// zoneAppsDir is where the stack's zone agent keeps customers' source trees. Each app runs
+// as a user of its own that must reach its folder, so unlike t.TempDir (mode 0700) this one
+// is traversable; it goes when the test ends, after the stack has stopped.
+func zoneAppsDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "tori-zone-e2e-")
+	if err != nil {
+		t.Fatalf("harness: zone folder: %v", err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatalf("harness: zone folder: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
