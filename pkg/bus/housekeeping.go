@@ -52,10 +52,25 @@ func Prune(ctx context.Context, pool *pgxpool.Pool, keepSent, keepProcessed time
 	return total, nil
 }
 
+// Retention is how long housekeeping keeps sent outbox rows and processed-message ids.
+type Retention struct {
+	Sent, Processed time.Duration
+}
+
+// DefaultRetention is what Housekeep keeps.
+var DefaultRetention = Retention{Sent: DefaultKeepSent, Processed: DefaultKeepProcessed}
+
 // Housekeep prunes pool's outbox and processed ids with the default retention, at start and
 // then every `every` (DefaultHousekeepEvery when zero), until ctx ends. Several copies of a
 // service may run it at once; they only delete the same rows. Errors are logged, not fatal.
 func Housekeep(ctx context.Context, pool *pgxpool.Pool, every time.Duration, log *slog.Logger) error {
+	return HousekeepKeeping(ctx, pool, every, DefaultRetention, log)
+}
+
+// HousekeepKeeping is Housekeep with a retention of the caller's: a consumer of a very busy
+// queue may keep processed ids for less than a week, as long as that still outlives any
+// redelivery.
+func HousekeepKeeping(ctx context.Context, pool *pgxpool.Pool, every time.Duration, keep Retention, log *slog.Logger) error {
 	if every <= 0 {
 		every = DefaultHousekeepEvery
 	}
@@ -66,7 +81,7 @@ func Housekeep(ctx context.Context, pool *pgxpool.Pool, every time.Duration, log
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		n, err := Prune(ctx, pool, DefaultKeepSent, DefaultKeepProcessed)
+		n, err := Prune(ctx, pool, keep.Sent, keep.Processed)
 		switch {
 		case ctx.Err() != nil:
 			return nil

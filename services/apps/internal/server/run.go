@@ -2,18 +2,17 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"golang.org/x/sync/errgroup"
 
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/config"
 	"tori.dev/pkg/health"
+	"tori.dev/pkg/lifecycle"
 	"tori.dev/pkg/pgstore"
 	"tori.dev/pkg/telemetry"
 	appsconfig "tori.dev/services/apps/internal/config"
@@ -62,80 +61,35 @@ func Run(ctx context.Context, cfg appsconfig.Config, log *slog.Logger, version s
 		Log: log, Now: time.Now, Batch: 100,
 	}
 
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		if err := app.Listen(cfg.Addr); err != nil {
-			return fmt.Errorf("http: %w", err)
+	// A silently dead consumer would leave slugs held and plans stale: any part stopping
+	// early stops the service.
+	g, _ := lifecycle.New(ctx)
+	g.Go("http", func(context.Context) error { return app.Listen(cfg.Addr) })
+	g.Go("http shutdown", func(ctx context.Context) error {
+		<-ctx.Done()
+		if err := app.ShutdownWithTimeout(10 * time.Second); err != nil {
+			log.Warn("http shutdown", "err", err.Error())
 		}
 		return nil
 	})
-	g.Go(func() error {
-		<-gctx.Done()
-		return app.ShutdownWithTimeout(10 * time.Second)
+	g.Go("relay", bus.NewRelay(conn, pool, log).Run)
+	for name, sub := range map[string]bus.Subscription{
+		"accounts consumer":  events.AccountsSubscription(log),
+		"cleanup consumer":   events.CleanupSubscription(log),
+		"revisions consumer": events.RevisionsSubscription(log),
+	} {
+		g.Go(name, func(ctx context.Context) error { return conn.Consume(ctx, pool, sub) })
+	}
+	g.Go("env snapshot responder", func(ctx context.Context) error {
+		return conn.Serve(ctx, events.QueueEnvSnapshot, events.EnvSnapshot(svc.Env))
 	})
-	g.Go(func() error { return worker(gctx, "relay", bus.NewRelay(conn, pool, log).Run) })
-	g.Go(func() error {
-		return worker(gctx, "accounts consumer", func(ctx context.Context) error {
-			return conn.Consume(ctx, pool, events.AccountsSubscription(log))
-		})
+	g.Go("env open responder", func(ctx context.Context) error {
+		return conn.Serve(ctx, events.QueueEnvOpen, events.EnvOpen(svc.Env))
 	})
-	g.Go(func() error {
-		return worker(gctx, "cleanup consumer", func(ctx context.Context) error {
-			return conn.Consume(ctx, pool, events.CleanupSubscription(log))
-		})
-	})
-	g.Go(func() error {
-		return worker(gctx, "revisions consumer", func(ctx context.Context) error {
-			return conn.Consume(ctx, pool, events.RevisionsSubscription(log))
-		})
-	})
-	g.Go(func() error {
-		return worker(gctx, "env snapshot responder", func(ctx context.Context) error {
-			return conn.Serve(ctx, events.QueueEnvSnapshot, events.EnvSnapshot(svc.Env))
-		})
-	})
-	g.Go(func() error {
-		return worker(gctx, "env open responder", func(ctx context.Context) error {
-			return conn.Serve(ctx, events.QueueEnvOpen, events.EnvOpen(svc.Env))
-		})
-	})
-	g.Go(func() error { return worker(gctx, "domain checker", checker.Run) })
-	g.Go(func() error { return worker(gctx, "pruner", prune(pool, log)) })
+	g.Go("domain checker", checker.Run)
+	g.Go("bus housekeeping", func(ctx context.Context) error { return bus.Housekeep(ctx, pool, 0, log) })
 	log.InfoContext(ctx, "listening", "addr", cfg.Addr)
 	return g.Wait()
-}
-
-// worker runs fn; returning while ctx is still live is a failure that stops the service,
-// since a silently dead consumer would leave slugs held and plans stale.
-func worker(ctx context.Context, name string, fn func(context.Context) error) error {
-	err := fn(ctx)
-	if ctx.Err() != nil {
-		return nil
-	}
-	if err == nil {
-		err = errors.New("stopped")
-	}
-	return fmt.Errorf("%s: %w", name, err)
-}
-
-// prune drops sent outbox rows and old idempotency records hourly.
-func prune(pool *pgxpool.Pool, log *slog.Logger) func(context.Context) error {
-	return func(ctx context.Context) error {
-		t := time.NewTicker(time.Hour)
-		defer t.Stop()
-		for {
-			if n, err := bus.Prune(ctx, pool, 24*time.Hour, 7*24*time.Hour); err != nil {
-				log.WarnContext(ctx, "prune failed", "err", err.Error())
-			} else if n > 0 {
-				log.InfoContext(ctx, "pruned bus records", "rows", n)
-			}
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-t.C:
-			}
-		}
-	}
 }
 
 func openDB(ctx context.Context, cfg appsconfig.Config) (*pgxpool.Pool, error) {

@@ -6,11 +6,10 @@ import (
 	"net"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"tori.dev/pkg/bus"
 	pkgconfig "tori.dev/pkg/config"
 	"tori.dev/pkg/health"
+	"tori.dev/pkg/lifecycle"
 	"tori.dev/pkg/logging"
 	"tori.dev/pkg/telemetry"
 	"tori.dev/services/billing/internal/billing"
@@ -63,40 +62,27 @@ func serve(ctx context.Context) error {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(untilDone(gctx, "http server", func() error { return app.Listener(ln) }))
-	g.Go(func() error {
-		<-gctx.Done()
-		return app.ShutdownWithTimeout(cfg.ShutdownTimeout)
+	g, _ := lifecycle.New(ctx)
+	g.Go("http server", func(context.Context) error { return app.Listener(ln) })
+	g.Go("http shutdown", func(ctx context.Context) error {
+		<-ctx.Done()
+		if err := app.ShutdownWithTimeout(cfg.ShutdownTimeout); err != nil {
+			log.Warn("http shutdown", "err", err.Error())
+		}
+		return nil
 	})
-	g.Go(untilDone(gctx, "outbox relay", func() error { return bus.NewRelay(conn, pool, log).Run(gctx) }))
-	g.Go(untilDone(gctx, "account consumer", func() error {
-		return conn.Consume(gctx, pool, events.AccountsSubscription(svc))
-	}))
-	g.Go(untilDone(gctx, "account plan responder", func() error {
-		return conn.Serve(gctx, events.AccountPlanQueue, events.AccountPlanResponder(svc))
-	}))
+	g.Go("outbox relay", bus.NewRelay(conn, pool, log).Run)
+	g.Go("account consumer", func(ctx context.Context) error {
+		return conn.Consume(ctx, pool, events.AccountsSubscription(svc))
+	})
+	g.Go("account plan responder", func(ctx context.Context) error {
+		return conn.Serve(ctx, events.AccountPlanQueue, events.AccountPlanResponder(svc))
+	})
 	// Keeps the outbox and processed-message tables from growing without end.
-	g.Go(func() error { return bus.Housekeep(gctx, pool, 0, log) })
+	g.Go("bus housekeeping", func(ctx context.Context) error { return bus.Housekeep(ctx, pool, 0, log) })
 	log.Info("listening", "addr", ln.Addr().String())
 
 	err = g.Wait()
 	log.Info("stopped", "err", err)
 	return err
-}
-
-// untilDone runs a part of the service that should last as long as ctx. Its stopping early,
-// even without an error, is a failure that takes the whole service down rather than leaving
-// it half-working.
-func untilDone(ctx context.Context, name string, fn func() error) func() error {
-	return func() error {
-		err := fn()
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err == nil {
-			return fmt.Errorf("%s stopped unexpectedly", name)
-		}
-		return fmt.Errorf("%s: %w", name, err)
-	}
 }

@@ -7,11 +7,10 @@ import (
 	"net"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"tori.dev/pkg/bus"
 	pkgconfig "tori.dev/pkg/config"
 	"tori.dev/pkg/health"
+	"tori.dev/pkg/lifecycle"
 	"tori.dev/pkg/logging"
 	"tori.dev/pkg/telemetry"
 	"tori.dev/services/deploys/internal/config"
@@ -66,38 +65,26 @@ func run(ctx context.Context) error {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(untilDone(gctx, "http server", func() error { return app.Listener(ln) }))
-	g.Go(func() error {
-		<-gctx.Done()
-		return app.ShutdownWithTimeout(cfg.ShutdownTimeout)
+	g, _ := lifecycle.New(ctx)
+	g.Go("http server", func(context.Context) error { return app.Listener(ln) })
+	g.Go("http shutdown", func(ctx context.Context) error {
+		<-ctx.Done()
+		if err := app.ShutdownWithTimeout(cfg.ShutdownTimeout); err != nil {
+			log.Warn("http shutdown", "err", err.Error())
+		}
+		return nil
 	})
-	g.Go(untilDone(gctx, "outbox relay", func() error { return bus.NewRelay(conn, pool, log).Run(gctx) }))
+	g.Go("outbox relay", bus.NewRelay(conn, pool, log).Run)
 	for _, sub := range events.Subscriptions(svc) {
-		g.Go(untilDone(gctx, sub.Queue, func() error { return conn.Consume(gctx, pool, sub) }))
+		g.Go(sub.Queue, func(ctx context.Context) error { return conn.Consume(ctx, pool, sub) })
 	}
-	g.Go(func() error { return bus.Housekeep(gctx, pool, time.Hour, log) })
-	g.Go(func() error { sweepLoop(gctx, svc, cfg, log); return nil })
+	g.Go("bus housekeeping", func(ctx context.Context) error { return bus.Housekeep(ctx, pool, time.Hour, log) })
+	g.Go("sweeper", func(ctx context.Context) error { sweepLoop(ctx, svc, cfg, log); return nil })
 	log.Info("listening", "addr", ln.Addr().String())
 
 	err = g.Wait()
 	log.Info("stopped", "err", err)
 	return err
-}
-
-// untilDone turns a part that should live as long as ctx into an errgroup func: stopping
-// early, even without error, takes the service down rather than leaving it half-working.
-func untilDone(ctx context.Context, name string, fn func() error) func() error {
-	return func() error {
-		err := fn()
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err == nil {
-			return fmt.Errorf("%s stopped unexpectedly", name)
-		}
-		return fmt.Errorf("%s: %w", name, err)
-	}
 }
 
 // sweepLoop closes overdue deploys, cleans deleted apps and removes unreferenced artifacts.

@@ -4,7 +4,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -13,11 +12,11 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"golang.org/x/sync/errgroup"
 
 	"tori.dev/pkg/bus"
 	pkgconfig "tori.dev/pkg/config"
 	"tori.dev/pkg/health"
+	"tori.dev/pkg/lifecycle"
 	"tori.dev/pkg/pgstore"
 	"tori.dev/services/identity/internal/app"
 	"tori.dev/services/identity/internal/busapi"
@@ -107,30 +106,23 @@ func (s *Server) Addr() string { return s.ln.Addr().String() }
 func (s *Server) Run(ctx context.Context) error {
 	defer s.pool.Close()
 	defer s.conn.Close()
-	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return s.http.Listener(s.ln) })
-	g.Go(func() error {
+	g, ctx := lifecycle.New(ctx)
+	g.Go("http", func(context.Context) error { return s.http.Listener(s.ln) })
+	g.Go("http shutdown", func(ctx context.Context) error {
 		<-ctx.Done()
-		return s.http.ShutdownWithTimeout(shutdownGrace)
+		if err := s.http.ShutdownWithTimeout(shutdownGrace); err != nil {
+			s.log.Warn("http shutdown", "err", err.Error())
+		}
+		return nil
 	})
-	g.Go(func() error { return quiet(ctx, bus.NewRelay(s.conn, s.pool, s.log).Run(ctx)) })
+	g.Go("outbox relay", bus.NewRelay(s.conn, s.pool, s.log).Run)
 	consumer := busapi.PlanConsumer{Repo: store.TxRepo, Log: s.log}
-	g.Go(func() error { return quiet(ctx, s.conn.Consume(ctx, s.pool, consumer.Subscription())) })
-	g.Go(func() error { s.prune(ctx); return nil })
+	g.Go("plans consumer", func(ctx context.Context) error { return s.conn.Consume(ctx, s.pool, consumer.Subscription()) })
+	g.Go("sign-in pruning", func(ctx context.Context) error { s.prune(ctx); return nil })
+	g.Go("bus housekeeping", func(ctx context.Context) error { return bus.Housekeep(ctx, s.pool, 0, s.log) })
 	s.log.InfoContext(ctx, "listening", "addr", s.Addr())
 	err := g.Wait()
 	s.log.Info("stopped")
-	return err
-}
-
-// quiet drops the error a loop returns because it was told to stop.
-func quiet(ctx context.Context, err error) error {
-	if ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled)) {
-		return nil
-	}
-	if err == nil {
-		return errors.New("stopped before shutdown")
-	}
 	return err
 }
 

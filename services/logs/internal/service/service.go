@@ -5,17 +5,14 @@ package service
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-	"golang.org/x/sync/errgroup"
-
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/health"
+	"tori.dev/pkg/lifecycle"
 	"tori.dev/pkg/pgstore"
 	"tori.dev/services/logs/internal/cleanup"
 	"tori.dev/services/logs/internal/config"
@@ -74,46 +71,28 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, version strin
 	planEvents := events.NewPlans(st, log)
 	cleaner := cleanup.New(st, log, now, cfg.CleanupBatch)
 
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return conn.Consume(gctx, pool, ingest.Subscription(cfg.IngestPrefetch)) })
-	g.Go(func() error { return conn.Consume(gctx, pool, apps.Subscription()) })
-	g.Go(func() error { return conn.Consume(gctx, pool, planEvents.Subscription()) })
-	g.Go(func() error { return bus.NewRelay(conn, pool, log).Run(gctx) })
-	g.Go(func() error { return maint.Run(gctx, cfg.MaintenanceInterval) })
-	g.Go(func() error { return cleaner.Run(gctx, cfg.CleanupInterval) })
-	g.Go(func() error { return prune(gctx, pool, log, cfg.MaintenanceInterval, cfg.ProcessedRetention) })
-	g.Go(func() error { return app.Listener(ln) })
-	g.Go(func() error {
-		<-gctx.Done()
-		return app.ShutdownWithTimeout(10 * time.Second)
+	g, _ := lifecycle.New(ctx)
+	g.Go("ingest consumer", func(ctx context.Context) error {
+		return conn.Consume(ctx, pool, ingest.Subscription(cfg.IngestPrefetch))
+	})
+	g.Go("apps consumer", func(ctx context.Context) error { return conn.Consume(ctx, pool, apps.Subscription()) })
+	g.Go("plans consumer", func(ctx context.Context) error { return conn.Consume(ctx, pool, planEvents.Subscription()) })
+	g.Go("outbox relay", bus.NewRelay(conn, pool, log).Run)
+	g.Go("partition maintenance", func(ctx context.Context) error { return maint.Run(ctx, cfg.MaintenanceInterval) })
+	g.Go("deleted-app cleanup", func(ctx context.Context) error { return cleaner.Run(ctx, cfg.CleanupInterval) })
+	// Every ingested batch leaves a processed id, so they are kept for less than the bus's
+	// default week (still far past any redelivery).
+	g.Go("bus housekeeping", func(ctx context.Context) error {
+		return bus.HousekeepKeeping(ctx, pool, cfg.MaintenanceInterval, bus.Retention{Sent: keepSent, Processed: cfg.ProcessedRetention}, log)
+	})
+	g.Go("http", func(context.Context) error { return app.Listener(ln) })
+	g.Go("http shutdown", func(ctx context.Context) error {
+		<-ctx.Done()
+		if err := app.ShutdownWithTimeout(10 * time.Second); err != nil {
+			log.Warn("http shutdown", "err", err.Error())
+		}
+		return nil
 	})
 	log.InfoContext(ctx, "logs service started", "addr", ln.Addr().String())
-
-	err = g.Wait()
-	if ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled)) {
-		return nil
-	}
-	if err == nil {
-		err = errors.New("logs: a component stopped")
-	}
-	return err
-}
-
-// prune keeps the bus's bookkeeping from growing without bound: every ingested batch leaves
-// a processed-message record.
-func prune(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger, every, keepProcessed time.Duration) error {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			if n, err := bus.Prune(ctx, pool, keepSent, keepProcessed); err != nil && ctx.Err() == nil {
-				log.ErrorContext(ctx, "bus prune failed", "err", err.Error())
-			} else if n > 0 {
-				log.InfoContext(ctx, "bus records pruned", "rows", n)
-			}
-		}
-	}
+	return g.Wait()
 }
