@@ -5,10 +5,13 @@ import (
 	"io"
 	"net"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"tori.dev/pkg/pgstore"
 )
 
 func TestNamespaceRemovesTheBusNamesWhenTheTestEnds(t *testing.T) {
@@ -125,5 +128,21 @@ func TestProxyCutsAndRefuses(t *testing.T) {
 	c3.SetReadDeadline(time.Now().Add(2 * time.Second))
 	if _, err := io.ReadFull(c3, buf); err != nil || string(buf) != "pong" {
 		t.Fatalf("echo after Up: %q %v", buf, err)
+	}
+}
+
+func TestServicePoolConnectsAsTheServicesRole(t *testing.T) {
+	svc := pgstore.Service{Schema: "tinfra", Role: "tori_test_tinfra"}
+	sets := []pgstore.MigrationSet{{Name: "tinfra", FS: fstest.MapFS{"001.sql": {Data: []byte("CREATE TABLE things (x int)")}}}}
+	pool := ServicePool(t, svc, sets...)
+	var user, path string
+	if err := pool.QueryRow(context.Background(), `SELECT current_user, current_setting('search_path')`).Scan(&user, &path); err != nil {
+		t.Fatal(err)
+	}
+	if user != svc.Role || path != svc.Schema {
+		t.Fatalf("connected as %s with search_path %s", user, path)
+	}
+	if _, err := pool.Exec(context.Background(), `INSERT INTO things VALUES (1)`); err != nil {
+		t.Fatalf("the migrated table is not there: %v", err)
 	}
 }

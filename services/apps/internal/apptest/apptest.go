@@ -44,28 +44,13 @@ import (
 // Database returns the admin URL of a fresh, migrated database for t.
 func Database(t testing.TB) string {
 	t.Helper()
-	fp, err := pgstore.Fingerprint(bus.Migrations, store.Migrations)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return testinfra.NewDatabase(t, "apps_"+fp, func(ctx context.Context, url string) error {
-		pool, err := pgstore.Setup(ctx, url, store.Service(""), bus.Migrations, store.Migrations)
-		if err == nil {
-			pool.Close()
-		}
-		return err
-	})
+	return testinfra.ServiceDatabase(t, store.Service(""), bus.Migrations, store.Migrations)
 }
 
-// Pool connects to the database as the apps role (and migrates, a no-op on a clone).
+// Pool connects to the database as the apps role.
 func Pool(t testing.TB, adminURL string) *pgxpool.Pool {
 	t.Helper()
-	pool, err := pgstore.Setup(context.Background(), adminURL, store.Service(""), bus.Migrations, store.Migrations)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	return pool
+	return testinfra.OpenServicePool(t, adminURL, store.Service(""))
 }
 
 // Config is a configuration for tests, loaded the way the binary loads it so defaults match.

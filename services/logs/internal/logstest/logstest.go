@@ -28,33 +28,15 @@ type DB struct {
 // of the test's own and connects as the logs role.
 func NewDB(t testing.TB) *DB {
 	t.Helper()
-	key, err := pgstore.Fingerprint(bus.Migrations, store.Migrations)
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin := testinfra.NewDatabase(t, "logs_"+key, func(ctx context.Context, url string) error {
-		pool, err := pgstore.Setup(ctx, url, store.Service(""), bus.Migrations, store.Migrations)
-		if err != nil {
-			return err
-		}
-		pool.Close()
-		return nil
-	})
+	admin := testinfra.ServiceDatabase(t, store.Service(""), bus.Migrations, store.Migrations)
+	pool := testinfra.OpenServicePool(t, admin, store.Service(""))
 	ctx := context.Background()
-	pool, err := pgstore.Setup(ctx, admin, store.Service(""), bus.Migrations, store.Migrations)
-	if err != nil {
-		t.Fatal(err)
-	}
 	st, err := store.New(ctx, pool)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Registered before the database's own drop (which testinfra registered first), so the
-	// connections are gone when it runs.
-	t.Cleanup(func() {
-		st.Close()
-		pool.Close()
-	})
+	// Registered after the pool's own close, so it runs first.
+	t.Cleanup(st.Close)
 	return &DB{AdminURL: admin, Pool: pool, Store: st}
 }
 
