@@ -27,9 +27,6 @@ func Setup(ctx context.Context, adminURL, password string) (*pgxpool.Pool, error
 	return pgstore.Setup(ctx, adminURL, Service(password), bus.Migrations, Migrations)
 }
 
-// Fingerprint identifies every migration Setup runs; tests key template databases by it.
-func Fingerprint() (string, error) { return pgstore.Fingerprint(bus.Migrations, Migrations) }
-
 func mustSub(f fs.FS, dir string) fs.FS {
 	sub, err := fs.Sub(f, dir)
 	if err != nil {

@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"golang.org/x/sync/errgroup"
 
 	"tori.dev/pkg/bus"
 	pkgconfig "tori.dev/pkg/config"
 	"tori.dev/pkg/health"
+	"tori.dev/pkg/lifecycle"
 	"tori.dev/pkg/logging"
 	"tori.dev/pkg/telemetry"
 	"tori.dev/services/zoneagent/internal/agent"
@@ -80,44 +80,33 @@ func run(ctx context.Context) error {
 		IdleTimeout:       2 * time.Minute,
 	}
 
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(untilDone(gctx, "health server", func() error { return healthApp.Listener(healthLn) }))
-	g.Go(untilDone(gctx, "edge", func() error {
+	g, _ := lifecycle.New(ctx)
+	g.Go("health server", func(context.Context) error { return healthApp.Listener(healthLn) })
+	g.Go("edge", func(context.Context) error {
 		if err := edgeSrv.Serve(edgeLn); !errors.Is(err, http.ErrServerClosed) {
 			return err
 		}
 		return nil
-	}))
-	g.Go(func() error {
-		<-gctx.Done()
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(gctx), cfg.ShutdownTimeout)
-		defer cancel()
-		return errors.Join(healthApp.ShutdownWithContext(sctx), edgeSrv.Shutdown(sctx))
 	})
-	g.Go(untilDone(gctx, "outbox relay", func() error { return bus.NewRelay(conn, pool, log).Run(gctx) }))
+	g.Go("http shutdown", func(ctx context.Context) error {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+		defer cancel()
+		if err := errors.Join(healthApp.ShutdownWithContext(sctx), edgeSrv.Shutdown(sctx)); err != nil {
+			log.Warn("http shutdown", "err", err.Error())
+		}
+		return nil
+	})
+	g.Go("outbox relay", bus.NewRelay(conn, pool, log).Run)
 	for _, sub := range events.Subscriptions(a) {
-		g.Go(untilDone(gctx, sub.Queue, func() error { return conn.Consume(gctx, pool, sub) }))
+		g.Go(sub.Queue, func(ctx context.Context) error { return conn.Consume(ctx, pool, sub) })
 	}
-	g.Go(untilDone(gctx, "agent", func() error { return a.Run(gctx) }))
-	g.Go(func() error { return bus.Housekeep(gctx, pool, time.Hour, log) })
-	g.Go(func() error { runner.Run(gctx); return nil })
+	g.Go("agent", a.Run)
+	g.Go("bus housekeeping", func(ctx context.Context) error { return bus.Housekeep(ctx, pool, time.Hour, log) })
+	g.Go("process supervisor", func(ctx context.Context) error { runner.Run(ctx); return nil })
 	log.Info("listening", "health", healthLn.Addr().String(), "edge", edgeLn.Addr().String())
 	err = g.Wait()
 	runner.StopAll()
 	log.Info("stopped", "err", err)
 	return err
-}
-
-// untilDone makes a part that should live as long as ctx fatal when it stops early.
-func untilDone(ctx context.Context, name string, fn func() error) func() error {
-	return func() error {
-		err := fn()
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err == nil {
-			return fmt.Errorf("%s stopped unexpectedly", name)
-		}
-		return fmt.Errorf("%s: %w", name, err)
-	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strconv"
@@ -33,7 +34,7 @@ func (s serviceRunner) Run(ctx context.Context) {
 	s.logs.Run(ctx)
 }
 
-func newRunner(_ context.Context, cfg config.Config, conn *bus.Conn, pool *pgxpool.Pool, log *slog.Logger) (serviceRunner, error) {
+func newRunner(ctx context.Context, cfg config.Config, conn *bus.Conn, pool *pgxpool.Pool, log *slog.Logger) (serviceRunner, error) {
 	var fixed *syscall.Credential
 	if cfg.RunAsUser != "" {
 		u, err := user.Lookup(cfg.RunAsUser)
@@ -58,15 +59,42 @@ func newRunner(_ context.Context, cfg config.Config, conn *bus.Conn, pool *pgxpo
 	cpu := runner.DetectCPUGroups(cfg.Zone)
 	log.Info("service sandbox", "appsDir", appsDir, "prlimit", sandbox.Prlimit != "", "perAppUIDs", sandbox.PerAppUIDs,
 		"fixedUser", cfg.RunAsUser, "cpuCeiling", cpu != nil, "imageRuntime", cfg.ImageRuntime)
+	containers, err := containerRuntime(cfg.ImageRuntime)
+	if err != nil {
+		return serviceRunner{}, err
+	}
 	local := &runner.Local{
-		AppsDir: appsDir, ObjectsDir: cfg.Objects(), ImageRuntime: cfg.ImageRuntime, Sandbox: sandbox, CPU: cpu,
+		AppsDir: appsDir, ObjectsDir: cfg.Objects(), Containers: containers, Sandbox: sandbox, CPU: cpu,
 		Env: events.EnvOpener{Conn: conn}, Logs: logs, IdleAfter: cfg.IdleAfter,
 		Napped: events.Napped(st, cfg.Zone, log), Revision: st.Revision, Log: log,
 	}
 	if n := local.ReapOrphans(); n > 0 {
 		log.Warn("killed processes a previous run left behind", "count", n)
 	}
+	live, err := st.Routes(ctx)
+	if err != nil {
+		return serviceRunner{}, err
+	}
+	if n, err := local.RecoverContainers(ctx, live); err != nil {
+		return serviceRunner{}, fmt.Errorf("recover containers: %w", err)
+	} else if n > 0 {
+		log.Warn("removed containers a previous run left behind", "count", n)
+	}
 	return serviceRunner{Local: local, logs: logs}, nil
+}
+
+// containerRuntime is the CLI ZONE_IMAGE_RUNTIME names (docker, podman or a path), or nil
+// when it is unset. A name the host cannot find stops the agent at start rather than
+// failing every image deploy later.
+func containerRuntime(name string) (runner.ContainerRuntime, error) {
+	if name == "" {
+		return nil, nil
+	}
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return nil, fmt.Errorf("ZONE_IMAGE_RUNTIME: %w", err)
+	}
+	return runner.CLI{Path: path}, nil
 }
 
 // appsDir is where customer trees live. Under root with per-app users, it must be reachable

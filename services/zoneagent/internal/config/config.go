@@ -32,8 +32,8 @@ type Config struct {
 	// DatabaseURL is an admin URL; the agent keeps its records in schema zoneagent_<zone>.
 	DatabaseURL string `env:"DATABASE_URL, default=postgres://postgres@127.0.0.1:5432/tori?sslmode=disable"`
 	DBPassword  string `env:"ZONEAGENT_DB_PASSWORD" secret:"true"`
-	// ImageRuntime names a container runtime for image deploys; empty means none, and image
-	// deploys fail with image_runtime_unavailable.
+	// ImageRuntime names the docker-compatible CLI (docker, podman or a path) image deploys
+	// run through; empty means none, and image deploys fail with image_runtime_unavailable.
 	ImageRuntime string `env:"ZONE_IMAGE_RUNTIME"`
 	// RunAsUser, when set and the agent runs as root, is the unprivileged user customer
 	// processes run as.

@@ -1,5 +1,6 @@
 // Package runner runs service revisions on this machine: source tarballs are unpacked,
-// built and started as local processes in a sandbox; image deploys need a container runtime.
+// built and started as local processes in a sandbox; images run through a container
+// runtime's CLI (docker or podman) when the zone has one.
 package runner
 
 import (
@@ -47,12 +48,14 @@ type realClock struct{}
 
 func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
-// Local runs source revisions as local processes.
+// Local runs service revisions: source ones as local processes, image ones in containers.
 type Local struct {
-	AppsDir      string // each app's trees: <AppsDir>/<app>/<deploy>
-	ObjectsDir   string
-	ImageRuntime string // empty: image deploys fail with a clear message
-	Sandbox      Sandbox
+	AppsDir    string // each app's trees: <AppsDir>/<app>/<deploy>
+	ObjectsDir string
+	// Containers runs image revisions; nil where the zone has no container runtime, and
+	// image deploys then fail with image_runtime_unavailable.
+	Containers ContainerRuntime
+	Sandbox    Sandbox
 	// CPU enforces the plan's CPU ceiling; nil where the host has no cgroup for it.
 	CPU   *CPUGroups
 	Env   EnvOpener
@@ -100,10 +103,7 @@ func (l *Local) Prepare(ctx context.Context, rev store.Revision, jobs agent.JobR
 	l.init()
 	l.mu.Unlock()
 	if rev.Kind == "image" {
-		if l.ImageRuntime == "" {
-			return &agent.FailError{Code: agent.CodeNoRuntime, Message: "image deploys need a container runtime and this zone has none; set ZONE_IMAGE_RUNTIME on a zone that has one"}
-		}
-		return &agent.FailError{Code: agent.CodeNoRuntime, Message: fmt.Sprintf("container runtime %q is not supported by this zone agent", l.ImageRuntime)}
+		return l.prepareImage(ctx, rev, jobs)
 	}
 	dir := l.tree(rev.AppID, rev.DeployID)
 	if err := l.unpack(rev, dir); err != nil {
@@ -123,7 +123,9 @@ func (l *Local) Prepare(ctx context.Context, rev store.Revision, jobs agent.JobR
 		if limit <= 0 {
 			limit = 10 * time.Minute
 		}
-		code, err := l.runJob(ctx, rev, dir, ShellCommand(m.Build), vars, redactor, "build", limit)
+		code, err := l.withinLimit(ctx, limit, func(jctx context.Context) (int, error) {
+			return l.runCommand(jctx, rev, dir, ShellCommand(m.Build), vars, redactor, "build")
+		})
 		if err != nil {
 			return failed(code, CodeBuildFailed, CodeBuildTimeout, "build", err)
 		}
@@ -136,7 +138,10 @@ func (l *Local) Prepare(ctx context.Context, rev store.Revision, jobs agent.JobR
 		release = rev.Release
 	}
 	if len(release) > 0 {
-		if err := l.release(ctx, rev, dir, release, vars, redactor, jobs); err != nil {
+		run := func(jctx context.Context) (int, error) {
+			return l.runCommand(jctx, rev, dir, release, vars, redactor, "release")
+		}
+		if err := l.release(ctx, rev, jobs, run); err != nil {
 			return err
 		}
 	}
@@ -147,13 +152,20 @@ func (l *Local) Prepare(ctx context.Context, rev store.Revision, jobs agent.JobR
 	if err != nil {
 		return err
 	}
+	l.keepPrepared(p)
+	return nil
+}
+
+// keepPrepared holds a healthy process until the control plane activates or discards it;
+// one left by an earlier attempt of the same deploy stops.
+func (l *Local) keepPrepared(p *proc) {
 	l.mu.Lock()
-	if old := l.prepared[rev.DeployID]; old != nil {
+	old := l.prepared[p.deployID]
+	l.prepared[p.deployID] = p
+	l.mu.Unlock()
+	if old != nil && old != p {
 		old.stop()
 	}
-	l.prepared[rev.DeployID] = p
-	l.mu.Unlock()
-	return nil
 }
 
 func failed(code int, failCode, timeoutCode, what string, err error) error {

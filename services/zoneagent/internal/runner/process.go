@@ -14,19 +14,20 @@ import (
 	"tori.dev/services/zoneagent/internal/store"
 )
 
-// proc is one running service process.
+// proc is one running service: a local process, or a container (then cmd is nil, exited
+// closes when its log stream ends, and cancel removes it).
 type proc struct {
 	appID, deployID string
 	port            int
 	minScale        int64
 	cmd             *exec.Cmd
-	cancel          context.CancelFunc
+	cancel          func()
 	exited          chan struct{}
 	lastUsed        atomic.Int64 // unix nanoseconds of the last proxied request
 	stopOnce        sync.Once
 }
 
-// stop ends the process group and waits for it.
+// stop ends the process group (or removes the container) and waits for it.
 func (p *proc) stop() {
 	p.stopOnce.Do(func() {
 		p.cancel()

@@ -76,8 +76,8 @@ func (l *Local) running(ctx context.Context, route edge.Route) (*proc, error) {
 	}
 }
 
-// wake starts a live revision's process again from its tree, without rebuilding or
-// re-running its release Job.
+// wake starts a live revision's process again from its tree (or its image), without
+// rebuilding or re-running its release Job.
 func (l *Local) wake(ctx context.Context, route edge.Route) (*proc, error) {
 	if l.Revision == nil {
 		return nil, fmt.Errorf("no revision source")
@@ -85,6 +85,9 @@ func (l *Local) wake(ctx context.Context, route edge.Route) (*proc, error) {
 	rev, err := l.Revision(ctx, route.DeployID)
 	if err != nil {
 		return nil, err
+	}
+	if rev.Kind == "image" {
+		return l.wakeContainer(ctx, rev)
 	}
 	dir := l.tree(rev.AppID, rev.DeployID)
 	if _, err := os.Stat(dir); err != nil {

@@ -3,16 +3,26 @@ package runner
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"time"
 
 	"tori.dev/services/zoneagent/internal/agent"
 	"tori.dev/services/zoneagent/internal/store"
 )
 
-// release runs the release Job named release-<deployId>. A retry of the same deploy reuses
-// the record: a Job that already succeeded does not run again.
-func (l *Local) release(ctx context.Context, rev store.Revision, dir string, argv []string, vars map[string]string, r *Redactor, jobs agent.JobRecorder) error {
-	name := "release-" + rev.DeployID
+// releaseJobName is the release Job's name; a retry of the same deploy finds its record by it.
+func releaseJobName(deployID string) string { return "release-" + deployID }
+
+// job is the work of a build or release Job. It must stop when ctx ends, which is how a
+// time limit kills it; it returns the exit status.
+type job func(ctx context.Context) (int, error)
+
+// release runs the release Job named release-<deployId> within the contract's 10 minutes.
+// A retry of the same deploy reuses the record: a Job that already succeeded does not run
+// again. A job may fail with an *agent.FailError of its own (an image that cannot be
+// pulled); it is reported as it is.
+func (l *Local) release(ctx context.Context, rev store.Revision, jobs agent.JobRecorder, work job) error {
+	name := releaseJobName(rev.DeployID)
 	state, err := jobs.JobState(ctx, name)
 	if err != nil {
 		return err
@@ -26,7 +36,7 @@ func (l *Local) release(ctx context.Context, rev store.Revision, dir string, arg
 	if err := jobs.Step(ctx, agent.StepReleaseStarted, name); err != nil {
 		return err
 	}
-	code, runErr := l.runJob(ctx, rev, dir, argv, vars, r, "release", ReleaseLimit)
+	code, runErr := l.withinLimit(ctx, ReleaseLimit, work)
 	state = "succeeded"
 	if runErr != nil {
 		state = "failed"
@@ -37,6 +47,10 @@ func (l *Local) release(ctx context.Context, rev store.Revision, dir string, arg
 	if err := jobs.SetJobState(ctx, name, rev.DeployID, state); err != nil {
 		return err
 	}
+	var fe *agent.FailError
+	if errors.As(runErr, &fe) {
+		return fe
+	}
 	if runErr != nil {
 		return failed(code, CodeReleaseFailed, CodeReleaseTimeout, "release "+name, runErr)
 	}
@@ -45,35 +59,54 @@ func (l *Local) release(ctx context.Context, rev store.Revision, dir string, arg
 
 var errTimedOut = errors.New("timed out")
 
-// runJob runs a command to completion within limit, its output going to stream. It returns
-// the exit status and errTimedOut when the limit (by the runner's clock) passed first.
-func (l *Local) runJob(ctx context.Context, rev store.Revision, dir string, argv []string, vars map[string]string, r *Redactor, stream string, limit time.Duration) (int, error) {
+// withinLimit runs work until it ends or limit (by the runner's clock) passes; then it
+// cancels work, waits for it to stop and returns errTimedOut.
+func (l *Local) withinLimit(ctx context.Context, limit time.Duration, work job) (int, error) {
 	jctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cmd := l.Sandbox.Command(jctx, rev.AppID, dir, argv, Environ(vars, dir, 0))
+	type result struct {
+		code int
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, err := work(jctx)
+		done <- result{code, err}
+	}()
+	select {
+	case res := <-done:
+		return res.code, res.err
+	case <-l.Clock.After(limit):
+		cancel()
+		<-done
+		return -1, errTimedOut
+	}
+}
+
+// runCommand runs a command of the revision's tree in the sandbox to completion, its output
+// going to stream. Cancelling ctx kills its process group.
+func (l *Local) runCommand(ctx context.Context, rev store.Revision, dir string, argv []string, vars map[string]string, r *Redactor, stream string) (int, error) {
+	cmd := l.Sandbox.Command(ctx, rev.AppID, dir, argv, Environ(vars, dir, 0))
 	out := newLineWriter(l.Logs, r, rev.AppID, rev.DeployID, stream)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		return -1, err
 	}
 	l.limitCPU(rev, cmd.Process.Pid)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	timer := l.Clock.After(limit)
-	var err error
-	select {
-	case err = <-done:
-	case <-timer:
-		cancel()
-		<-done
-		err = errTimedOut
-	}
+	err := cmd.Wait()
 	out.Flush()
-	if err == nil {
-		return 0, nil
+	return exitStatus(err), err
+}
+
+// exitStatus is a command's exit status: 0 on success, -1 when it did not exit by itself.
+func exitStatus(err error) int {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.ExitCode()
+	default:
+		return -1
 	}
-	if errors.Is(err, errTimedOut) {
-		return -1, err
-	}
-	return cmd.ProcessState.ExitCode(), err
 }

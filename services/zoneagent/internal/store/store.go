@@ -36,9 +36,6 @@ func Setup(ctx context.Context, adminURL, zone, password string) (*pgxpool.Pool,
 	return pgstore.Setup(ctx, adminURL, Service(zone, password), bus.Migrations, Migrations)
 }
 
-// Fingerprint identifies every migration Setup runs.
-func Fingerprint() (string, error) { return pgstore.Fingerprint(bus.Migrations, Migrations) }
-
 func mustSub(f fs.FS, dir string) fs.FS {
 	sub, err := fs.Sub(f, dir)
 	if err != nil {

@@ -1,0 +1,337 @@
+// Command fakeruntime is FakeContainerRuntime: a test stand-in for docker/podman, which
+// cannot run on the machine the tests run on. It implements the subset of the docker CLI
+// that runner.CLI uses, keeping its "engine" in the folder $FAKE_CONTAINER_STATE:
+//
+//	pull IMAGE             records the image; an image containing "pullfail" fails
+//	run --rm … IMAGE ARGV  runs ARGV (none: exits 0) with the env-file's variables only
+//	run -d … IMAGE         starts an HTTP server on $PORT answering the image and the names
+//	                       (never the values) of the variables it got, and prints a fresh
+//	                       container id; an image containing "crash" exits at once
+//	rm -f NAME|ID          kills the container and forgets it
+//	logs -f NAME|ID        streams the container's stdout and stderr until it stops
+//	ps -a --format …       lists the containers' names
+//
+// Every invocation appends its argv to argv.log, so a test can check what reached a
+// command line, and every env-file read is recorded in envfiles.log with its mode.
+package main
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+var state string
+
+func main() {
+	state = os.Getenv("FAKE_CONTAINER_STATE")
+	if len(os.Args) > 2 && os.Args[1] == "__serve" {
+		serve(os.Args[2])
+		return
+	}
+	if state == "" {
+		fail(2, "FAKE_CONTAINER_STATE is not set")
+	}
+	for _, d := range []string{"images", "containers", "logs"} {
+		os.MkdirAll(filepath.Join(state, d), 0o700)
+	}
+	record("argv.log", os.Args[1:])
+	if len(os.Args) < 2 {
+		fail(2, "usage: fakeruntime pull|run|rm|logs|ps …")
+	}
+	args := os.Args[2:]
+	switch os.Args[1] {
+	case "pull":
+		pull(args[len(args)-1])
+	case "run":
+		run(args)
+	case "rm":
+		remove(resolve(args[len(args)-1]))
+	case "logs":
+		logs(resolve(args[len(args)-1]))
+	case "ps":
+		entries, _ := os.ReadDir(filepath.Join(state, "containers"))
+		for _, e := range entries {
+			if name, ok := strings.CutSuffix(e.Name(), ".pid"); ok {
+				fmt.Println(name)
+			}
+		}
+	default:
+		fail(2, "unknown command "+os.Args[1])
+	}
+}
+
+func fail(code int, msg string) {
+	fmt.Fprintln(os.Stderr, "Error: "+msg)
+	os.Exit(code)
+}
+
+// record appends one JSON line to a log of the state folder.
+func record(file string, v any) {
+	b, _ := json.Marshal(v)
+	f, err := os.OpenFile(filepath.Join(state, file), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		fail(2, err.Error())
+	}
+	f.Write(append(b, '\n'))
+	f.Close()
+}
+
+func imageFile(image string) string {
+	sum := sha256.Sum256([]byte(image))
+	return filepath.Join(state, "images", hex.EncodeToString(sum[:8]))
+}
+
+func pidFile(name string) string { return filepath.Join(state, "containers", name+".pid") }
+
+func idFile(name string) string { return filepath.Join(state, "containers", name+".id") }
+
+// resolve turns a container reference (a name, or an id a `run -d` printed) into the name
+// of the container it designates now, or "" when none: an id outlives its container, and
+// a later container of the same name has a new id.
+func resolve(ref string) string {
+	if _, err := os.Stat(pidFile(ref)); err == nil {
+		return ref
+	}
+	entries, _ := os.ReadDir(filepath.Join(state, "containers"))
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), ".id"); ok {
+			if b, _ := os.ReadFile(filepath.Join(state, "containers", e.Name())); string(b) == ref {
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+func logFile(name, stream string) string { return filepath.Join(state, "logs", name+"."+stream) }
+
+func pull(image string) {
+	if strings.Contains(image, "pullfail") {
+		fail(1, "manifest for "+image+" not found")
+	}
+	fmt.Println("pulling " + image)
+	os.WriteFile(imageFile(image), []byte(image), 0o600)
+	fmt.Println("Status: Downloaded newer image for " + image)
+}
+
+// options is a parsed `run` command line.
+type options struct {
+	detached, remove bool
+	name, envFile    string
+	env              []string // -e K=V
+	image            string
+	argv             []string
+}
+
+func parseRun(args []string) options {
+	var o options
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch a {
+		case "-d":
+			o.detached = true
+		case "--rm":
+			o.remove = true
+		case "--name", "--network", "--env-file", "-e", "--memory", "--cpus", "--pids-limit":
+			if i+1 >= len(args) {
+				fail(125, "flag needs an argument: "+a)
+			}
+			i++
+			switch a {
+			case "--name":
+				o.name = args[i]
+			case "--env-file":
+				o.envFile = args[i]
+			case "-e":
+				o.env = append(o.env, args[i])
+			}
+		default:
+			if strings.HasPrefix(a, "-") {
+				fail(125, "unknown flag: "+a)
+			}
+			o.image, o.argv = a, args[i+1:]
+			return o
+		}
+	}
+	fail(125, "\"run\" requires at least 1 argument")
+	return o
+}
+
+// readEnvFile reads an env-file as docker does (KEY=VALUE lines, # comments) and records
+// that it existed and with which mode.
+func readEnvFile(path string) []string {
+	info, err := os.Stat(path)
+	if err != nil {
+		fail(125, "open "+path+": no such file or directory")
+	}
+	record("envfiles.log", map[string]string{"path": path, "mode": fmt.Sprintf("%04o", info.Mode().Perm())})
+	f, err := os.Open(path)
+	if err != nil {
+		fail(125, err.Error())
+	}
+	defer f.Close()
+	var env []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimLeft(sc.Text(), " \t")
+		if line != "" && !strings.HasPrefix(line, "#") {
+			env = append(env, line)
+		}
+	}
+	return env
+}
+
+func run(args []string) {
+	o := parseRun(args)
+	if _, err := os.Stat(imageFile(o.image)); err != nil {
+		fail(125, "Unable to find image '"+o.image+"' locally (fakeruntime pulls nothing by itself)")
+	}
+	if o.name == "" {
+		fail(125, "fakeruntime needs --name")
+	}
+	if _, err := os.Stat(pidFile(o.name)); err == nil {
+		fail(125, "Conflict. The container name \"/"+o.name+"\" is already in use")
+	}
+	var env []string
+	if o.envFile != "" {
+		env = readEnvFile(o.envFile)
+	}
+	env = append(append(env, o.env...), "PATH="+os.Getenv("PATH"))
+	if o.detached {
+		startServer(o, env)
+		return
+	}
+	os.Exit(runToEnd(o, env))
+}
+
+// runToEnd runs the release command like a container: in a process group of its own, so
+// that killing this CLI leaves it running until `rm -f` (as with a real engine).
+func runToEnd(o options, env []string) int {
+	if len(o.argv) == 0 {
+		return 0
+	}
+	cmd := exec.Command(o.argv[0], o.argv[1:]...)
+	cmd.Env = env
+	// Through pipes, not the CLI's own descriptors: the caller's pipe closes when this CLI dies.
+	cmd.Stdout, cmd.Stderr = struct{ io.Writer }{os.Stdout}, struct{ io.Writer }{os.Stderr}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		fail(127, err.Error())
+	}
+	os.WriteFile(pidFile(o.name), []byte(strconv.Itoa(cmd.Process.Pid)), 0o600)
+	err := cmd.Wait()
+	os.Remove(pidFile(o.name))
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() >= 0 {
+			return ee.ExitCode()
+		}
+		return 137
+	}
+	return 0
+}
+
+func startServer(o options, env []string) {
+	self, _ := os.Executable()
+	cmd := exec.Command(self, "__serve", o.image)
+	cmd.Env = env
+	out, _ := os.Create(logFile(o.name, "out"))
+	errf, _ := os.Create(logFile(o.name, "err"))
+	cmd.Stdout, cmd.Stderr = out, errf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		fail(125, err.Error())
+	}
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s %d %d", o.name, cmd.Process.Pid, time.Now().UnixNano())))
+	id := hex.EncodeToString(sum[:])
+	os.WriteFile(idFile(o.name), []byte(id), 0o600)
+	os.WriteFile(pidFile(o.name), []byte(strconv.Itoa(cmd.Process.Pid)), 0o600)
+	fmt.Println(id)
+}
+
+// serve is the "image" of a service container.
+func serve(image string) {
+	if strings.Contains(image, "crash") {
+		fmt.Fprintln(os.Stderr, "crashing as asked")
+		os.Exit(1)
+	}
+	var names []string
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		names = append(names, k)
+		if k != "PATH" && k != "PORT" {
+			fmt.Printf("started with %s=%s\n", k, v) // for the agent to redact
+		}
+	}
+	sort.Strings(names)
+	fmt.Fprintln(os.Stderr, "listening on "+os.Getenv("PORT"))
+	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Printf("request %s\n", r.URL.Path)
+		fmt.Fprintf(w, "image=%s env=%s", image, strings.Join(names, ","))
+	})
+	if err := http.ListenAndServe("127.0.0.1:"+os.Getenv("PORT"), nil); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func remove(name string) {
+	b, err := os.ReadFile(pidFile(name))
+	if name == "" || err != nil {
+		fail(1, "No such container: "+os.Args[len(os.Args)-1])
+	}
+	if pid, err := strconv.Atoi(string(b)); err == nil {
+		syscall.Kill(-pid, syscall.SIGKILL) // its group: a release's shell and its children
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	for _, f := range []string{pidFile(name), idFile(name), logFile(name, "out"), logFile(name, "err")} {
+		os.Remove(f) // a follower keeps reading what it has open
+	}
+	fmt.Println(name)
+}
+
+// running tells whether a container's process still runs (a zombie does not).
+func running(name string) bool {
+	b, err := os.ReadFile(pidFile(name))
+	if err != nil {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strings.TrimSpace(string(b)) + "/stat")
+	if err != nil {
+		return false
+	}
+	_, rest, _ := strings.Cut(string(stat), ") ")
+	return !strings.HasPrefix(rest, "Z")
+}
+
+func logs(name string) {
+	out, err1 := os.Open(logFile(name, "out"))
+	errf, err2 := os.Open(logFile(name, "err"))
+	if name == "" || err1 != nil || err2 != nil {
+		fail(1, "No such container: "+os.Args[len(os.Args)-1])
+	}
+	id, _ := os.ReadFile(idFile(name))
+	for {
+		// Following one container: a later one under the same name is another.
+		now, _ := os.ReadFile(idFile(name))
+		alive := running(name) && string(now) == string(id)
+		io.Copy(os.Stdout, out)
+		io.Copy(os.Stderr, errf)
+		if !alive {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
