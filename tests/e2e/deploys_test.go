@@ -216,11 +216,12 @@ func TestStaticDeployRollbackAndDelete(t *testing.T) {
 	if r := s.Do(t, harness.Request{Method: http.MethodDelete, Path: "/api/apps/" + slug, Token: a.Token}); r.Status != http.StatusOK {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
-	harness.Eventually(t, 5*time.Second, "edge to stop serving", func() bool {
+	// decisions.md: a deleted app is 404 on every service's routes within one second.
+	harness.Eventually(t, time.Second, "edge to stop serving", func() bool {
 		status, _ := edgeGet(t, s, slug, "/")
 		return status == http.StatusNotFound
 	})
-	harness.Eventually(t, 5*time.Second, "deploys to 404", func() bool {
+	harness.Eventually(t, time.Second, "deploys to 404", func() bool {
 		return s.Get(t, "/api/apps/"+slug+"/deploys", a.Token).Status == http.StatusNotFound
 	})
 }
