@@ -64,19 +64,8 @@ func newPool(t testing.TB) *pgxpool.Pool {
 	return pool
 }
 
-// testConfig is a bus configuration with a namespace of the test's own, classic queues that
-// the broker removes after the test, and fast retries.
-func testConfig(t testing.TB) bus.Config {
-	return bus.Config{
-		URL:            testinfra.AMQPURL(t),
-		Namespace:      testinfra.Namespace(t) + ".",
-		QueueType:      "classic",
-		QueueExpires:   10 * time.Minute,
-		MaxAttempts:    3,
-		BaseBackoff:    10 * time.Millisecond,
-		RequestTimeout: 2 * time.Second,
-	}
-}
+// testConfig is a bus configuration with a namespace of the test's own.
+func testConfig(t testing.TB) bus.Config { return testinfra.BusConfig(t) }
 
 // viaProxy routes cfg through a proxy the test controls.
 func viaProxy(t testing.TB, cfg bus.Config) (bus.Config, *testinfra.Proxy) {
@@ -103,33 +92,7 @@ func testLogger() *slog.Logger {
 // (queues expire by themselves, but exchanges do not).
 func dial(t testing.TB, cfg bus.Config) *bus.Conn {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := bus.Dial(ctx, cfg, testLogger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c.Close()
-		deleteExchanges(cfg)
-	})
-	return c
-}
-
-func deleteExchanges(cfg bus.Config) {
-	ac, err := amqp.Dial(cfg.URL)
-	if err != nil {
-		// Through a proxy that is already closed; the direct URL is not known here.
-		return
-	}
-	defer ac.Close()
-	ch, err := ac.Channel()
-	if err != nil {
-		return
-	}
-	defer ch.Close()
-	ch.ExchangeDelete(cfg.Namespace+"tori.events", false, false)
-	ch.ExchangeDelete(cfg.Namespace+"tori.dlx", false, false)
+	return testinfra.DialBus(t, cfg, testLogger())
 }
 
 // rawChannel is a plain amqp091 channel on the test broker, for looking behind the package.

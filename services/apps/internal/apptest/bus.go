@@ -12,41 +12,18 @@ import (
 	"tori.dev/pkg/testinfra"
 )
 
-// BusConfig is a bus configuration with a namespace of the test's own, classic queues the
-// broker removes after the test, and fast retries.
+// BusConfig is testinfra's bus configuration, with the request timeout the apps tests use.
 func BusConfig(t testing.TB) bus.Config {
-	return bus.Config{
-		URL:            testinfra.AMQPURL(t),
-		Namespace:      testinfra.Namespace(t) + ".",
-		QueueType:      "classic",
-		QueueExpires:   10 * time.Minute,
-		MaxAttempts:    3,
-		BaseBackoff:    10 * time.Millisecond,
-		RequestTimeout: 3 * time.Second,
-	}
+	t.Helper()
+	cfg := testinfra.BusConfig(t)
+	cfg.RequestTimeout = 3 * time.Second
+	return cfg
 }
 
-// Dial connects to the test broker; the connection closes and the namespace's exchanges go
-// when the test ends (queues expire by themselves).
+// Dial connects to the test broker; the connection closes when the test ends.
 func Dial(t testing.TB, cfg bus.Config, log *slog.Logger) *bus.Conn {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := bus.Dial(ctx, cfg, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c.Close()
-		if ac, err := amqp.Dial(cfg.URL); err == nil {
-			if ch, err := ac.Channel(); err == nil {
-				ch.ExchangeDelete(cfg.Namespace+"tori.events", false, false)
-				ch.ExchangeDelete(cfg.Namespace+"tori.dlx", false, false)
-			}
-			ac.Close()
-		}
-	})
-	return c
+	return testinfra.DialBus(t, cfg, log)
 }
 
 // WaitQueue waits until the broker has the (namespaced) queue: events published before a

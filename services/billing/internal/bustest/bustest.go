@@ -19,19 +19,10 @@ import (
 	"tori.dev/pkg/testinfra"
 )
 
-// Config is a bus configuration for one test: its own namespace, classic queues the broker
-// drops soon after the test, and quick retries.
+// Config is a bus configuration for one test (testinfra.BusConfig).
 func Config(t testing.TB) bus.Config {
 	t.Helper()
-	return bus.Config{
-		URL:            testinfra.AMQPURL(t),
-		Namespace:      testinfra.Namespace(t) + ".",
-		QueueType:      "classic",
-		QueueExpires:   5 * time.Minute,
-		MaxAttempts:    3,
-		BaseBackoff:    20 * time.Millisecond,
-		RequestTimeout: 2 * time.Second,
-	}
+	return testinfra.BusConfig(t)
 }
 
 // Log discards; tests look at effects, not log lines.
@@ -40,14 +31,7 @@ func Log() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) 
 // Dial connects with cfg; the connection closes when the test ends.
 func Dial(t testing.TB, cfg bus.Config) *bus.Conn {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := bus.Dial(ctx, cfg, Log())
-	if err != nil {
-		t.Fatalf("bus dial: %v", err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return conn
+	return testinfra.DialBus(t, cfg, Log())
 }
 
 // Group runs a test's background bus work (relays, consumers, responders) and, when the test

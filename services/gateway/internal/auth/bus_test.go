@@ -10,7 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	amqp "github.com/rabbitmq/amqp091-go"
 
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/pgstore"
@@ -23,46 +22,11 @@ import (
 
 var revoker = pgstore.Service{Schema: "revoker", Role: "tori_test_revoker"}
 
-func busConfig(t *testing.T) bus.Config {
-	cfg := bus.Config{
-		URL:            testinfra.AMQPURL(t),
-		Namespace:      testinfra.Namespace(t) + ".",
-		QueueType:      "classic",
-		QueueExpires:   10 * time.Minute,
-		MaxAttempts:    3,
-		BaseBackoff:    10 * time.Millisecond,
-		RequestTimeout: 2 * time.Second,
-	}
-	t.Cleanup(func() { deleteExchanges(cfg) })
-	return cfg
-}
-
-// deleteExchanges removes what the namespace declared; queues expire by themselves.
-func deleteExchanges(cfg bus.Config) {
-	ac, err := amqp.Dial(cfg.URL)
-	if err != nil {
-		return
-	}
-	defer ac.Close()
-	ch, err := ac.Channel()
-	if err != nil {
-		return
-	}
-	defer ch.Close()
-	_ = ch.ExchangeDelete(cfg.Namespace+"tori.events", false, false)
-	_ = ch.ExchangeDelete(cfg.Namespace+"tori.dlx", false, false)
-}
+func busConfig(t *testing.T) bus.Config { return testinfra.BusConfig(t) }
 
 func dialBus(t *testing.T, cfg bus.Config) *bus.Conn {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := bus.Dial(ctx, cfg, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return c
+	return testinfra.DialBus(t, cfg, quiet)
 }
 
 // publisher is identity's half: it publishes revocations through the outbox.

@@ -19,19 +19,13 @@ import (
 	logsv1 "tori.dev/proto/gen/tori/logs/v1"
 )
 
-// BusConfig is a bus configuration of the test's own: a namespace no other test shares,
-// and queues the broker forgets soon after the test.
+// BusConfig is testinfra's bus configuration with the logs tests' retry settings.
 func BusConfig(t testing.TB) bus.Config {
 	t.Helper()
-	return bus.Config{
-		URL:            testinfra.AMQPURL(t),
-		Namespace:      testinfra.Namespace(t) + ".",
-		QueueType:      "classic",
-		QueueExpires:   5 * time.Minute,
-		MaxAttempts:    5,
-		BaseBackoff:    50 * time.Millisecond,
-		RequestTimeout: 2 * time.Second,
-	}
+	cfg := testinfra.BusConfig(t)
+	cfg.MaxAttempts = 5
+	cfg.BaseBackoff = 50 * time.Millisecond
+	return cfg
 }
 
 // Publisher stands in for the services that publish what the logs service consumes (the
