@@ -30,17 +30,15 @@ type Masked struct {
 	Value string
 }
 
-// Put seals and stores one variable; created is true when it did not exist. Static apps
-// store it too: the contract says the row is kept and never read.
-func (s *Service) Put(ctx context.Context, accountID, slug, key, value string) (bool, error) {
+// PutFor seals and stores one variable of app, which the caller has already found to be its
+// own (so an unknown or foreign app is 404 before anything about the body is judged);
+// created is true when it did not exist. Static apps store it too: the contract says the row
+// is kept and never read.
+func (s *Service) PutFor(ctx context.Context, app apps.App, key, value string) (bool, error) {
 	if !ValidKey(key) {
 		return false, ErrInvalidKey
 	}
 	if err := CheckValue(value); err != nil {
-		return false, err
-	}
-	app, err := s.Apps.Get(ctx, accountID, slug)
-	if err != nil {
 		return false, err
 	}
 	ct, keyID, err := s.Keyring.Encrypt(ctx, []byte(value), AAD(app.ID, key))

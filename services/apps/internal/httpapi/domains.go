@@ -7,6 +7,10 @@ import (
 )
 
 func (h handlers) addDomain(c *fiber.Ctx) error {
+	// The app first: an unknown, foreign or deleted app is 404 whatever the body says.
+	if _, err := h.Apps.Get(c.UserContext(), account(c), c.Params("slug")); err != nil {
+		return err
+	}
 	body, err := object(c.Body(), false)
 	if err != nil {
 		return err

@@ -7,6 +7,11 @@ import (
 )
 
 func (h handlers) putEnv(c *fiber.Ctx) error {
+	// The app first: an unknown, foreign or deleted app is 404 whatever the body says.
+	app, err := h.Apps.Get(c.UserContext(), account(c), c.Params("slug"))
+	if err != nil {
+		return err
+	}
 	body, err := object(c.Body(), false)
 	if err != nil {
 		return err
@@ -19,7 +24,7 @@ func (h handlers) putEnv(c *fiber.Ctx) error {
 	if !ok || value == nil {
 		return env.ErrInvalidValue
 	}
-	created, err := h.Env.Put(c.UserContext(), account(c), c.Params("slug"), *key, *value)
+	created, err := h.Env.PutFor(c.UserContext(), app, *key, *value)
 	if err != nil {
 		return err
 	}

@@ -220,3 +220,22 @@ func TestUnsignedRequestIsUnauthorized(t *testing.T) {
 		t.Fatalf("%v %v", resp.StatusCode, err)
 	}
 }
+
+// Another account's app is 404 whatever the request says: neither a bad image nor an
+// unusable Content-Type may be judged before the app is the caller's. (Each 404 waits the
+// two seconds a just-created app is given to arrive.)
+func TestForeignAppIsNotFoundBeforeTheBodyIsJudged(t *testing.T) {
+	e := newEnv(t, testPlan)
+	e.addApp(e.account, "svc", "service")
+	other := uuid.NewString()
+	if status, _, _ := e.postJSON(e.account, "/api/apps/svc/deploys", `{"image":"not-an-image"}`); status != 400 {
+		t.Fatalf("own app, bad image: %d, want 400", status)
+	}
+	if status, _, _ := e.postJSON(other, "/api/apps/svc/deploys", `{"image":"not-an-image"}`); status != 404 {
+		t.Fatalf("foreign app, bad image: %d, want 404", status)
+	}
+	if status, _, _ := e.request(other, "POST", "/api/apps/svc/deploys", "multipart/form-data", strings.NewReader("x"), 1); status != 404 {
+		t.Fatalf("foreign app, multipart without boundary: %d, want 404", status)
+	}
+	e.assertNothingBehind(0)
+}

@@ -41,11 +41,16 @@ func (h handlers) create(c *fiber.Ctx) (err error) {
 			c.Context().SetConnectionClose()
 		}
 	}()
+	ctx := c.UserContext()
+	// The app first: an unknown, foreign or deleted app is 404 whatever the request says.
+	kind, err := h.deploys.AppKind(ctx, account(c), c.Params("slug"))
+	if err != nil {
+		return err
+	}
 	mediaType, params, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType))
 	if err != nil {
 		return fmt.Errorf("%w: unreadable Content-Type", deploy.ErrInvalidBody)
 	}
-	ctx := c.UserContext()
 	switch mediaType {
 	case fiber.MIMEApplicationJSON:
 		in, err := decodeImage(body(c))
@@ -64,10 +69,6 @@ func (h handlers) create(c *fiber.Ctx) (err error) {
 	case fiber.MIMEMultipartForm:
 		if params["boundary"] == "" {
 			return fmt.Errorf("%w: multipart without boundary", deploy.ErrInvalidBody)
-		}
-		kind, err := h.deploys.AppKind(ctx, account(c), c.Params("slug"))
-		if err != nil {
-			return err
 		}
 		d, err := h.deploys.CreateUpload(ctx, account(c), c.Params("slug"), int64(c.Request().Header.ContentLength()),
 			body(c), params["boundary"], kind == "service")

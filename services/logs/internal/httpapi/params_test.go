@@ -45,7 +45,6 @@ func TestLogsParameterRules(t *testing.T) {
 		{"retention edge and one second", "daily", url.Values{"start": {at(-day - time.Second)}, "end": {at(-day + time.Hour)}}, 410, "beyond_retention", ""},
 		{"a week back on seven days", "weekly", url.Values{"start": {at(-7 * day)}, "end": {at(-7*day + time.Hour)}}, 200, "", ""},
 		{"past a week on seven days", "weekly", url.Values{"start": {at(-7*day - time.Second)}, "end": {at(-7*day + time.Hour)}}, 410, "beyond_retention", ""},
-		{"bad parameter on an unknown app is still 400", "nope", url.Values{"limit": {"0"}}, 400, "invalid_parameter", "limit"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -67,5 +66,20 @@ func TestLogsParameterRules(t *testing.T) {
 				t.Fatalf("message %q does not name %s", msg, tc.message)
 			}
 		})
+	}
+}
+
+// An unknown, foreign or deleted app is 404 whatever the query says: the contract gives such
+// a slug no other answer.
+func TestUnknownAppIsNotFoundBeforeTheParametersAreJudged(t *testing.T) {
+	e := newEnv(t)
+	e.newApp(t, "acc-week", "weekly")
+	for _, params := range []url.Values{{"limit": {"0"}}, {"start": {"yesterday"}}, {}} {
+		for account, slug := range map[string]string{"acc-week": "nope", "acc-day": "weekly"} {
+			r := e.get(t, account, slug, params)
+			if r.Status != 404 || r.Body["error"] != "not found" {
+				t.Fatalf("%s of %s with %v: %d %s, want 404 not found", slug, account, params, r.Status, r.Raw)
+			}
+		}
 	}
 }

@@ -44,14 +44,15 @@ func NewReader(apps AppStore, entries EntryStore, plans Plans, now func() time.T
 	return &Reader{apps: apps, entries: entries, plans: plans, now: now}
 }
 
-// Read validates raw, resolves slug for accountID and returns one page.
+// Read resolves slug for accountID, validates raw and returns one page.
 func (r *Reader) Read(ctx context.Context, accountID, slug string, raw RawQuery) (Page, error) {
-	now := r.now()
-	q, err := ParseQuery(raw, now)
+	// The app first: an unknown, foreign or deleted app is 404 whatever the query says.
+	appID, err := r.apps.AppID(ctx, accountID, slug)
 	if err != nil {
 		return Page{}, err
 	}
-	appID, err := r.apps.AppID(ctx, accountID, slug)
+	now := r.now()
+	q, err := ParseQuery(raw, now)
 	if err != nil {
 		return Page{}, err
 	}

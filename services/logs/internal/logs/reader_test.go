@@ -78,12 +78,10 @@ func TestReaderNextOnlyWhenMore(t *testing.T) {
 	}
 }
 
-func TestReaderChecksParametersBeforeTheApp(t *testing.T) {
+func TestReaderFindsTheAppBeforeCheckingParameters(t *testing.T) {
 	r := NewReader(fakeApps{}, fakeEntries{}, fixedPlans(1), func() time.Time { return testNow })
-	_, err := r.Read(context.Background(), "acc", "nope", RawQuery{Limit: "0"})
-	var ip *InvalidParameterError
-	if !errors.As(err, &ip) {
-		t.Fatalf("want invalid parameter, got %v", err)
+	if _, err := r.Read(context.Background(), "acc", "nope", RawQuery{Limit: "0"}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("bad parameter on an unknown app: want not found, got %v", err)
 	}
 	if _, err := r.Read(context.Background(), "acc", "nope", RawQuery{}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("want not found, got %v", err)
