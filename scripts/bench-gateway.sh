@@ -43,9 +43,10 @@ for svc in identity billing apps logs gateway; do
   "bin/$svc" >"$work/$svc.log" 2>&1 &
   pids+=("$!")
 done
-for addr in $IDENTITY_ADDR $BILLING_ADDR $APPS_ADDR $LOGS_ADDR $GATEWAY_ADDR; do
-  for i in $(seq 1 120); do curl -fs "http://$addr/healthz" >/dev/null && break; sleep 0.5; done
-  curl -fs "http://$addr/healthz" >/dev/null || { echo "$addr did not start"; tail -20 "$work"/*.log; exit 1; }
+# Each service is ready once its consumers' queues are bound; the gateway once it answers.
+for url in http://$IDENTITY_ADDR/readyz http://$BILLING_ADDR/readyz http://$APPS_ADDR/readyz http://$LOGS_ADDR/readyz http://$GATEWAY_ADDR/healthz; do
+  for i in $(seq 1 120); do curl -fs "$url" >/dev/null && break; sleep 0.5; done
+  curl -fs "$url" >/dev/null || { echo "$url did not answer"; tail -20 "$work"/*.log; exit 1; }
 done
 
 echo "signing in $ACCOUNTS accounts…" >&2

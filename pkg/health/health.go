@@ -1,8 +1,11 @@
-// Package health is the process-identity endpoint every service answers on /healthz.
+// Package health is how a service process answers for itself: /healthz names the process
+// (it is up), and /readyz says whether it may be given work yet.
 package health
 
 import (
 	"os"
+	"sort"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -15,6 +18,8 @@ type Identity struct {
 	Version   string    `json:"version"`
 	Instance  string    `json:"instance"`
 	StartedAt time.Time `json:"startedAt"`
+
+	ready *readiness
 }
 
 // NewIdentity describes the current process, started now.
@@ -25,10 +30,53 @@ func NewIdentity(service, version string) Identity {
 		Version:   version,
 		Instance:  host + "-" + uuid.NewString()[:8],
 		StartedAt: time.Now().UTC().Truncate(time.Second),
+		ready:     &readiness{waiting: map[string]bool{}},
 	}
 }
 
-// Handler answers 200 with the identity.
+// Handler answers /healthz: 200 with the identity.
 func (id Identity) Handler(c *fiber.Ctx) error {
 	return c.JSON(id)
+}
+
+// readiness is the set of parts a process still waits for.
+type readiness struct {
+	mu      sync.Mutex
+	waiting map[string]bool
+}
+
+// Await registers a part that must be in place before the process takes work, and returns
+// what that part calls once it is (a bus.Subscription's Ready: an event published before its
+// queue is bound is routed nowhere). Register every part before serving /readyz.
+func (id Identity) Await(part string) func() {
+	if id.ready == nil {
+		return func() {}
+	}
+	id.ready.mu.Lock()
+	id.ready.waiting[part] = true
+	id.ready.mu.Unlock()
+	return func() {
+		id.ready.mu.Lock()
+		delete(id.ready.waiting, part)
+		id.ready.mu.Unlock()
+	}
+}
+
+// ReadyHandler answers /readyz: 200 once every awaited part has reported in (it stays so: a
+// consumer that later loses the broker resubscribes by itself), 503 naming the parts still
+// awaited before.
+func (id Identity) ReadyHandler(c *fiber.Ctx) error {
+	var waiting []string
+	if id.ready != nil {
+		id.ready.mu.Lock()
+		for part := range id.ready.waiting {
+			waiting = append(waiting, part)
+		}
+		id.ready.mu.Unlock()
+	}
+	if len(waiting) > 0 {
+		sort.Strings(waiting)
+		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"error": "not_ready", "code": "not_ready", "waiting": waiting})
+	}
+	return c.JSON(fiber.Map{"ready": true})
 }

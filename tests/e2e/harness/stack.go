@@ -145,9 +145,16 @@ func (s *Stack) Logs() map[string]string {
 	return out
 }
 
+// waitHealthy waits until the service answers; every service but the gateway (which consumes
+// nothing durable) must also be ready, its consumers' queues bound, so no event a test
+// causes is published before the queue that should keep it exists.
 func (s *Stack) waitHealthy(name, addrVar string) {
 	s.t.Helper()
-	url := "http://" + s.Env[addrVar] + "/healthz"
+	path := "/readyz"
+	if name == "gateway" {
+		path = "/healthz"
+	}
+	url := "http://" + s.Env[addrVar] + path
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		if cmd := s.procs[name]; cmd.ProcessState != nil {

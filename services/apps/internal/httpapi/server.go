@@ -47,6 +47,7 @@ func New(d Deps) *fiber.App {
 	})
 	app.Use(telemetry.ServerSpans("tori.dev/services/apps", d.Log))
 	app.Get("/healthz", d.Health.Handler)
+	app.Get("/readyz", d.Health.ReadyHandler)
 
 	h := handlers{d}
 	api := app.Group("/api", callerid.Middleware(d.SigningKey, true, httperror.Unauthorized))

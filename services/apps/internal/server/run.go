@@ -52,13 +52,25 @@ func Run(ctx context.Context, cfg appsconfig.Config, log *slog.Logger, version s
 	defer conn.Close()
 
 	svc := NewServices(cfg, st, kr, events.BillingPlans{Bus: conn, Timeout: 3 * time.Second})
+	id := health.NewIdentity("apps", version)
 	app := httpapi.New(httpapi.Deps{
 		Apps: svc.Apps, Env: svc.Env, Domains: svc.Domains, AppsDomain: cfg.AppsDomain,
-		SigningKey: []byte(cfg.SigningKey), Health: health.NewIdentity("apps", version), Log: log,
+		SigningKey: []byte(cfg.SigningKey), Health: id, Log: log,
 	})
 	checker := &domains.Checker{
 		Store: st, Resolver: domains.NewResolver(cfg.DNSResolver), Interval: cfg.DomainCheckInterval,
 		Log: log, Now: time.Now, Batch: 100,
+	}
+
+	// Registered before /readyz is served, so it is never ready with a consumer unbound.
+	subs := map[string]bus.Subscription{
+		"accounts consumer":  events.AccountsSubscription(log),
+		"cleanup consumer":   events.CleanupSubscription(log),
+		"revisions consumer": events.RevisionsSubscription(log),
+	}
+	for name, sub := range subs {
+		sub.Ready = id.Await(sub.Queue)
+		subs[name] = sub
 	}
 
 	// A silently dead consumer would leave slugs held and plans stale: any part stopping
@@ -73,11 +85,7 @@ func Run(ctx context.Context, cfg appsconfig.Config, log *slog.Logger, version s
 		return nil
 	})
 	g.Go("relay", bus.NewRelay(conn, pool, log).Run)
-	for name, sub := range map[string]bus.Subscription{
-		"accounts consumer":  events.AccountsSubscription(log),
-		"cleanup consumer":   events.CleanupSubscription(log),
-		"revisions consumer": events.RevisionsSubscription(log),
-	} {
+	for name, sub := range subs {
 		g.Go(name, func(ctx context.Context) error { return conn.Consume(ctx, pool, sub) })
 	}
 	g.Go("env snapshot responder", func(ctx context.Context) error {

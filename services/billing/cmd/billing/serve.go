@@ -51,10 +51,13 @@ func serve(ctx context.Context) error {
 	defer conn.Close()
 
 	svc := billing.NewService(store.New(pool), bus.Publish)
+	id := health.NewIdentity("billing", version)
+	accounts := events.AccountsSubscription(svc)
+	accounts.Ready = id.Await(accounts.Queue)
 	app := httpapi.New(httpapi.Deps{
 		Billing:    svc,
 		SigningKey: []byte(cfg.SigningKey),
-		Health:     health.NewIdentity("billing", version),
+		Health:     id,
 		Log:        log,
 	})
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -73,7 +76,7 @@ func serve(ctx context.Context) error {
 	})
 	g.Go("outbox relay", bus.NewRelay(conn, pool, log).Run)
 	g.Go("account consumer", func(ctx context.Context) error {
-		return conn.Consume(ctx, pool, events.AccountsSubscription(svc))
+		return conn.Consume(ctx, pool, accounts)
 	})
 	g.Go("account plan responder", func(ctx context.Context) error {
 		return conn.Serve(ctx, events.AccountPlanQueue, events.AccountPlanResponder(svc))

@@ -54,6 +54,7 @@ func New(d Deps) *fiber.App {
 
 	h := handlers{billing: d.Billing}
 	app.Get("/healthz", d.Health.Handler)
+	app.Get("/readyz", d.Health.ReadyHandler)
 
 	// The catalog is public, yet it still must come through the gateway (a signed, empty
 	// caller); every other route needs a signed, authenticated caller.

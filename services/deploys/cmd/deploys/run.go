@@ -59,7 +59,13 @@ func run(ctx context.Context) error {
 		Store: store.New(pool), Objects: objs, Plans: events.BillingPlans{Conn: conn},
 		Env: events.NewAppsEnv(conn), Log: log,
 	})
-	app := httpapi.New(httpapi.Deps{Deploys: svc, SigningKey: []byte(cfg.SigningKey), Health: health.NewIdentity("deploys", version), Log: log})
+	id := health.NewIdentity("deploys", version)
+	app := httpapi.New(httpapi.Deps{Deploys: svc, SigningKey: []byte(cfg.SigningKey), Health: id, Log: log})
+	// Registered before /readyz is served, so it is never ready with a consumer unbound.
+	subs := events.Subscriptions(svc)
+	for i := range subs {
+		subs[i].Ready = id.Await(subs[i].Queue)
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
@@ -75,7 +81,7 @@ func run(ctx context.Context) error {
 		return nil
 	})
 	g.Go("outbox relay", bus.NewRelay(conn, pool, log).Run)
-	for _, sub := range events.Subscriptions(svc) {
+	for _, sub := range subs {
 		g.Go(sub.Queue, func(ctx context.Context) error { return conn.Consume(ctx, pool, sub) })
 	}
 	g.Go("bus housekeeping", func(ctx context.Context) error { return bus.Housekeep(ctx, pool, time.Hour, log) })

@@ -63,6 +63,7 @@ func New(d Deps) *fiber.App {
 	})
 	app.Use(telemetry.ServerSpans("tori.dev/services/deploys", d.Log))
 	app.Get("/healthz", d.Health.Handler)
+	app.Get("/readyz", d.Health.ReadyHandler)
 
 	h := handlers{deploys: d.Deploys}
 	api := app.Group("/api/apps/:slug/deploys", callerid.Middleware(d.SigningKey, true, httperror.Unauthorized))

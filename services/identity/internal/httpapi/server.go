@@ -49,6 +49,7 @@ func New(cfg Config) *fiber.App {
 	private := callerid.Middleware(cfg.SigningKey, true, httperror.Unauthorized)
 
 	a.Get("/healthz", cfg.Health.Handler)
+	a.Get("/readyz", cfg.Health.ReadyHandler)
 
 	a.Post("/api/auth/magic-link", public, h.requestMagicLink)
 	a.Post("/api/auth/magic-link/verify", public, h.verifyMagicLink)

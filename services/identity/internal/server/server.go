@@ -41,6 +41,7 @@ type Server struct {
 	conn  *bus.Conn
 	http  *fiber.App
 	ln    net.Listener
+	plans bus.Subscription
 }
 
 // New connects to Postgres (creating and migrating the identity schema) and the broker, and
@@ -77,13 +78,17 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, version strin
 		Log:        log,
 		ConsoleURL: cfg.ConsoleURL,
 	})
+	id := health.NewIdentity("identity", version)
 	h := httpapi.New(httpapi.Config{
 		Service:    svc,
 		SigningKey: []byte(cfg.SigningKey),
 		Log:        log,
-		Health:     health.NewIdentity("identity", version),
+		Health:     id,
 	})
-	return &Server{cfg: cfg, log: log, pool: pool, store: st, conn: conn, http: h, ln: ln}, nil
+	// Registered before /readyz is served, so it is never ready with the consumer unbound.
+	plans := busapi.PlanConsumer{Repo: store.TxRepo, Log: log}.Subscription()
+	plans.Ready = id.Await(plans.Queue)
+	return &Server{cfg: cfg, log: log, pool: pool, store: st, conn: conn, http: h, ln: ln, plans: plans}, nil
 }
 
 // newMailer picks SMTP when SMTP_URL is set and files under DATA_DIR/mail otherwise.
@@ -116,8 +121,7 @@ func (s *Server) Run(ctx context.Context) error {
 		return nil
 	})
 	g.Go("outbox relay", bus.NewRelay(s.conn, s.pool, s.log).Run)
-	consumer := busapi.PlanConsumer{Repo: store.TxRepo, Log: s.log}
-	g.Go("plans consumer", func(ctx context.Context) error { return s.conn.Consume(ctx, s.pool, consumer.Subscription()) })
+	g.Go("plans consumer", func(ctx context.Context) error { return s.conn.Consume(ctx, s.pool, s.plans) })
 	g.Go("sign-in pruning", func(ctx context.Context) error { s.prune(ctx); return nil })
 	g.Go("bus housekeeping", func(ctx context.Context) error { return bus.Housekeep(ctx, s.pool, 0, s.log) })
 	s.log.InfoContext(ctx, "listening", "addr", s.Addr())

@@ -168,7 +168,13 @@ func (s *stack) start(name string) error {
 }
 
 func (s *stack) waitHealthy(ctx context.Context, p *process) error {
-	url := "http://" + s.env[strings.ToUpper(p.name)+"_ADDR"] + "/healthz"
+	// Ready means the service's consumers' queues are bound; the gateway consumes nothing
+	// durable and is ready once it answers.
+	path := "/readyz"
+	if p.name == "gateway" {
+		path = "/healthz"
+	}
+	url := "http://" + s.env[strings.ToUpper(p.name)+"_ADDR"] + path
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		select {

@@ -34,6 +34,7 @@ func New(d Deps) *fiber.App {
 	})
 	app.Use(telemetry.ServerSpans("tori.dev/services/logs", d.Log))
 	app.Get("/healthz", d.Identity.Handler)
+	app.Get("/readyz", d.Identity.ReadyHandler)
 
 	api := app.Group("/api", callerid.Middleware(d.SigningKey, true, httperror.Unauthorized))
 	h := &logsHandler{reader: d.Reader}

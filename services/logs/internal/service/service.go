@@ -55,10 +55,11 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, version strin
 		return err
 	}
 	planSource := plans.NewSource(st, conn, cfg.PlanLookupTimeout, cfg.DefaultRetentionDays, log)
+	id := health.NewIdentity("logs", version)
 	app := httpapi.New(httpapi.Deps{
 		Reader:     logs.NewReader(st, st, planSource, now),
 		SigningKey: []byte(cfg.SigningKey),
-		Identity:   health.NewIdentity("logs", version),
+		Identity:   id,
 		Log:        log,
 	})
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -71,12 +72,21 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, version strin
 	planEvents := events.NewPlans(st, log)
 	cleaner := cleanup.New(st, log, now, cfg.CleanupBatch)
 
+	// Registered before /readyz is served, so it is never ready with a consumer unbound.
+	subs := map[string]bus.Subscription{
+		"ingest consumer": ingest.Subscription(cfg.IngestPrefetch),
+		"apps consumer":   apps.Subscription(),
+		"plans consumer":  planEvents.Subscription(),
+	}
+	for name, sub := range subs {
+		sub.Ready = id.Await(sub.Queue)
+		subs[name] = sub
+	}
+
 	g, _ := lifecycle.New(ctx)
-	g.Go("ingest consumer", func(ctx context.Context) error {
-		return conn.Consume(ctx, pool, ingest.Subscription(cfg.IngestPrefetch))
-	})
-	g.Go("apps consumer", func(ctx context.Context) error { return conn.Consume(ctx, pool, apps.Subscription()) })
-	g.Go("plans consumer", func(ctx context.Context) error { return conn.Consume(ctx, pool, planEvents.Subscription()) })
+	for name, sub := range subs {
+		g.Go(name, func(ctx context.Context) error { return conn.Consume(ctx, pool, sub) })
+	}
 	g.Go("outbox relay", bus.NewRelay(conn, pool, log).Run)
 	g.Go("partition maintenance", func(ctx context.Context) error { return maint.Run(ctx, cfg.MaintenanceInterval) })
 	g.Go("deleted-app cleanup", func(ctx context.Context) error { return cleaner.Run(ctx, cfg.CleanupInterval) })

@@ -65,7 +65,14 @@ func run(ctx context.Context) error {
 	a.Init()
 
 	healthApp := fiber.New(fiber.Config{AppName: "zoneagent", DisableStartupMessage: true})
-	healthApp.Get("/healthz", health.NewIdentity("zoneagent", version).Handler)
+	id := health.NewIdentity("zoneagent", version)
+	healthApp.Get("/healthz", id.Handler)
+	healthApp.Get("/readyz", id.ReadyHandler)
+	// Registered before /readyz is served, so it is never ready with a consumer unbound.
+	subs := events.Subscriptions(a)
+	for i := range subs {
+		subs[i].Ready = id.Await(subs[i].Queue)
+	}
 	healthLn, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
@@ -98,7 +105,7 @@ func run(ctx context.Context) error {
 		return nil
 	})
 	g.Go("outbox relay", bus.NewRelay(conn, pool, log).Run)
-	for _, sub := range events.Subscriptions(a) {
+	for _, sub := range subs {
 		g.Go(sub.Queue, func(ctx context.Context) error { return conn.Consume(ctx, pool, sub) })
 	}
 	g.Go("agent", a.Run)
