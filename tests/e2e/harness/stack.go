@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -37,7 +39,7 @@ type Stack struct {
 	LogDir   string
 	SMTP     *SMTPServer
 	bin      string
-	procs    map[string]*exec.Cmd
+	procs    map[string]*process
 	services []string
 }
 
@@ -45,7 +47,7 @@ type Stack struct {
 func Start(t testing.TB, opts Options) *Stack {
 	t.Helper()
 	bin := Binaries(t)
-	s := &Stack{t: t, bin: bin, procs: map[string]*exec.Cmd{}, SMTP: NewSMTPServer(t)}
+	s := &Stack{t: t, bin: bin, procs: map[string]*process{}, SMTP: NewSMTPServer(t)}
 	s.DataDir = t.TempDir()
 	s.LogDir = t.TempDir()
 	dbURL := testinfra.NewDatabase(t, "e2e_empty", func(context.Context, string) error { return nil })
@@ -105,6 +107,12 @@ func Start(t testing.TB, opts Options) *Stack {
 	return s
 }
 
+// process is one running service and a channel closed once it has exited.
+type process struct {
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
 func (s *Stack) start(name string) {
 	s.t.Helper()
 	logf, err := os.OpenFile(s.LogPath(name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -120,7 +128,9 @@ func (s *Stack) start(name string) {
 		s.t.Fatalf("harness: start %s: %v", name, err)
 	}
 	logf.Close()
-	s.procs[name] = cmd
+	p := &process{cmd: cmd, exited: make(chan struct{})}
+	go func() { cmd.Wait(); close(p.exited) }()
+	s.procs[name] = p
 }
 
 func (s *Stack) environ() []string {
@@ -145,32 +155,50 @@ func (s *Stack) Logs() map[string]string {
 	return out
 }
 
-// waitHealthy waits until the service answers; every service but the gateway (which consumes
-// nothing durable) must also be ready, its consumers' queues bound, so no event a test
-// causes is published before the queue that should keep it exists.
+// waitHealthy waits until the service answers as itself; every service but the gateway
+// (which consumes nothing durable) must also be ready, its consumers' queues bound, so no
+// event a test causes is published before the queue that should keep it exists.
 func (s *Stack) waitHealthy(name, addrVar string) {
 	s.t.Helper()
-	path := "/readyz"
-	if name == "gateway" {
-		path = "/healthz"
-	}
-	url := "http://" + s.Env[addrVar] + path
+	base := "http://" + s.Env[addrVar]
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		if cmd := s.procs[name]; cmd.ProcessState != nil {
-			break
+		select {
+		case <-s.procs[name].exited:
+			b, _ := os.ReadFile(s.LogPath(name))
+			s.t.Fatalf("harness: %s exited at start; its log:\n%s", name, tail(string(b), 4000))
+		default:
 		}
-		resp, err := http.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
-			}
+		if s.answersAs(base+"/healthz", name) && (name == "gateway" || ok(base+"/readyz")) {
+			return
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	b, _ := os.ReadFile(s.LogPath(name))
-	s.t.Fatalf("harness: %s did not become healthy on %s; its log:\n%s", name, url, tail(string(b), 4000))
+	s.t.Fatalf("harness: %s did not become ready on %s; its log:\n%s", name, base, tail(string(b), 4000))
+}
+
+// answersAs reports whether url names the service: a port another process took between the
+// harness choosing it and the service binding it must not pass for the service.
+func (s *Stack) answersAs(url, name string) bool {
+	resp, err := http.Get(url)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var id struct {
+		Service string `json:"service"`
+	}
+	return resp.StatusCode == 200 && json.NewDecoder(resp.Body).Decode(&id) == nil && id.Service == name
+}
+
+func ok(url string) bool {
+	resp, err := http.Get(url)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == 200
 }
 
 // Stop ends one service (SIGTERM, then SIGKILL after 10s).
@@ -191,18 +219,21 @@ func (s *Stack) Restart(name string) {
 }
 
 func (s *Stack) signal(name string, sig syscall.Signal) {
-	cmd := s.procs[name]
-	if cmd == nil || cmd.Process == nil || cmd.ProcessState != nil {
+	p := s.procs[name]
+	if p == nil {
 		return
 	}
-	syscall.Kill(-cmd.Process.Pid, sig)
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-p.exited:
+		return
+	default:
+	}
+	syscall.Kill(-p.cmd.Process.Pid, sig)
+	select {
+	case <-p.exited:
 	case <-time.After(10 * time.Second):
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
+		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.exited
 	}
 }
 
@@ -225,14 +256,22 @@ func (s *Stack) Command(name string, args ...string) (string, error) {
 	return string(out), err
 }
 
+// freeAddr picks a loopback port below the kernel's ephemeral range (32768 and up here), so
+// no outgoing connection takes it between the pick and the service binding it, and checks
+// nobody listens on it.
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("harness: free port: %v", err)
+	for range 200 {
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", 20000+mrand.IntN(12000)))
+		if err != nil {
+			continue
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		return addr
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Fatal("harness: no free port")
+	return ""
 }
 
 func tail(s string, n int) string {
