@@ -12,7 +12,14 @@ if ! pg_up; then
 fi
 if ! rabbit_up; then
   echo "starting RabbitMQ"
-  rabbitmq-server -detached || true
+  # Debian's wrapper re-enters as the rabbitmq user through su, which resets the open-file
+  # limit to 1024; a restart must reopen every durable queue, and wedges past that. So start
+  # the server script as that user with the limit raised to what the system allows.
+  if id rabbitmq >/dev/null 2>&1 && [ -x /usr/lib/rabbitmq/bin/rabbitmq-server ]; then
+    su rabbitmq -s /bin/sh -c 'ulimit -n "$(ulimit -Hn)"; /usr/lib/rabbitmq/bin/rabbitmq-server -detached' || true
+  else
+    rabbitmq-server -detached || true
+  fi
 fi
 for i in $(seq 1 120); do
   if pg_up && rabbit_up; then

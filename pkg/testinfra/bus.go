@@ -10,7 +10,7 @@ import (
 )
 
 // BusConfig is a bus configuration of the test's own: a namespace no other test shares (its
-// exchanges go when the test ends), classic queues the broker drops ten minutes after their
+// exchanges go when the test ends), classic queues the broker drops three minutes after their
 // last use, and quick retries. Callers change what their test needs.
 func BusConfig(t testing.TB) bus.Config {
 	t.Helper()
@@ -18,7 +18,7 @@ func BusConfig(t testing.TB) bus.Config {
 		URL:            AMQPURL(t),
 		Namespace:      Namespace(t) + ".",
 		QueueType:      "classic",
-		QueueExpires:   10 * time.Minute,
+		QueueExpires:   3 * time.Minute,
 		MaxAttempts:    3,
 		BaseBackoff:    10 * time.Millisecond,
 		RequestTimeout: 2 * time.Second,

@@ -59,7 +59,7 @@ func Start(t testing.TB, opts Options) *Stack {
 		"AMQP_URL":            testinfra.AMQPURL(t),
 		"BUS_NAMESPACE":       testinfra.Namespace(t) + ".",
 		"BUS_QUEUE_TYPE":      "classic",
-		"BUS_QUEUE_EXPIRES":   "10m",
+		"BUS_QUEUE_EXPIRES":   "3m",
 		"BUS_BASE_BACKOFF":    "50ms",
 		"GATEWAY_SIGNING_KEY": hex.EncodeToString(key),
 		"DATA_DIR":            s.DataDir,
