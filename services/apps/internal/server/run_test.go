@@ -33,7 +33,7 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	addr := freeAddr(t)
 	cfg := apptest.Config(t, map[string]string{
 		"DATABASE_URL": apptest.Database(t), "APPS_ADDR": addr,
-		"AMQP_URL": busCfg.URL, "BUS_NAMESPACE": busCfg.Namespace, "BUS_QUEUE_TYPE": "classic", "BUS_QUEUE_EXPIRES": "10m",
+		"AMQP_URL": busCfg.URL, "BUS_NAMESPACE": busCfg.Namespace, "BUS_QUEUE_TYPE": "classic", "BUS_QUEUE_EXPIRES": busCfg.QueueExpires.String(),
 		"DNS_RESOLVER": dns.Addr, "DOMAIN_CHECK_INTERVAL": "50ms",
 	})
 	billing := apptest.Dial(t, busCfg, nil)
@@ -50,6 +50,11 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	go func() { done <- server.Run(ctx, cfg, logging.New("apps", logs), "test") }()
 	base := "http://" + addr
 	apptest.Eventually(t, 30*time.Second, "healthz", func() bool {
+		select {
+		case err := <-done:
+			t.Fatalf("Run returned before serving: %v", err)
+		default:
+		}
 		resp, err := http.Get(base + "/healthz")
 		if err != nil {
 			return false
