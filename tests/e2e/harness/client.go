@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"tori.dev/pkg/testinfra"
 )
 
 // Response is a finished response with its body read.
@@ -163,14 +164,5 @@ func (s *Stack) NewAccount(t testing.TB, prefix string) Account {
 // Eventually retries check until it returns true or timeout passes.
 func Eventually(t testing.TB, timeout time.Duration, what string, check func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		if check() {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	testinfra.Eventually(t, timeout, what, check)
 }

@@ -48,30 +48,11 @@ func WaitQueue(t testing.TB, cfg bus.Config, name string) {
 // Eventually polls cond until it holds, failing the test after within.
 func Eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", within, what)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	testinfra.Eventually(t, within, what, cond)
 }
 
 // Go runs fn in the background until the test ends, then checks it returned nil.
 func Go(t testing.TB, name string, fn func(ctx context.Context) error) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- fn(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("%s: %v", name, err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Errorf("%s did not stop", name)
-		}
-	})
+	testinfra.Background(t, name, fn)
 }
