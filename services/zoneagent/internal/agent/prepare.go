@@ -30,8 +30,12 @@ func (e *FailError) Error() string { return e.Code + ": " + e.Message }
 // in `preparing` after a restart is prepared again from the start; its release Job is reused
 // by name.
 func (a *Agent) prepare(ctx context.Context, r store.Revision) {
-	// It may have waited for an earlier deploy of the app; a discard meanwhile wins.
-	if cur, err := a.Store.Revision(ctx, r.DeployID); err == nil && cur.DiscardWanted {
+	// It may have waited for an earlier deploy of the app; a discard meanwhile wins. And a
+	// pass can act on a list read just before another preparation of this revision finished
+	// (it commits its outcome, then stops counting as busy): only a revision still pending or
+	// preparing on record is prepared, so none is prepared twice.
+	if cur, err := a.Store.Revision(ctx, r.DeployID); err == nil &&
+		(cur.DiscardWanted || (cur.State != store.StatePending && cur.State != store.StatePreparing)) {
 		return
 	}
 	err := a.Store.InTx(ctx, func(tx store.Tx) error {
