@@ -50,7 +50,9 @@ func TestAPITokens(t *testing.T) {
 	}
 
 	id := created["id"].(string)
-	for _, bad := range []string{"/api/tokens/" + id[:35] + "0", "/api/tokens/not-a-uuid"} {
+	// Another well-formed id: the last character changed, never to itself.
+	other := id[:35] + map[bool]string{true: "1", false: "0"}[id[35] == '0']
+	for _, bad := range []string{"/api/tokens/" + other, "/api/tokens/not-a-uuid"} {
 		h.expect(h.do("DELETE", bad, nil, ada), 404, "not found")
 	}
 	h.expect(h.do("DELETE", "/api/tokens/"+id, nil, bob), 404, "not found")
