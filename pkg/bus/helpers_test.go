@@ -47,7 +47,7 @@ func newPool(t testing.TB) *pgxpool.Pool {
 		t.Fatal(err)
 	}
 	admin := testinfra.NewDatabase(t, "bus_"+fp, func(ctx context.Context, adminURL string) error {
-		pool, err := pgstore.Setup(ctx, adminURL, testService, bus.Migrations, testMigrations)
+		pool, err := pgstore.Setup(ctx, adminURL, testService, pgstore.WithMigrations(bus.Migrations, testMigrations))
 		if err != nil {
 			return err
 		}
@@ -56,7 +56,7 @@ func newPool(t testing.TB) *pgxpool.Pool {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	pool, err := pgstore.Setup(ctx, admin, testService, bus.Migrations, testMigrations)
+	pool, err := pgstore.Setup(ctx, admin, testService, pgstore.WithMigrations(bus.Migrations, testMigrations))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ package config
 import (
 	"context"
 	"fmt"
+	"os"
 	"reflect"
 	"strings"
 
@@ -83,4 +84,16 @@ func describe(v reflect.Value, out map[string]string) {
 		}
 		out[name] = RedactURL(fmt.Sprint(fv.Interface()))
 	}
+}
+
+// Environ is the process environment as a map, for a composition root that takes its
+// environment as an argument (so a test can hand it one of its own).
+func Environ() map[string]string {
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	return env
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"sort"
@@ -20,9 +21,30 @@ type MigrationSet struct {
 	FS   fs.FS  // the folder's files at its root
 }
 
+// EmbeddedMigrations is the set of the .sql files in the folder "migrations" of files, the
+// way every service embeds its own (`//go:embed migrations/*.sql`).
+func EmbeddedMigrations(name string, files fs.FS) MigrationSet {
+	sub, err := fs.Sub(files, "migrations")
+	if err != nil {
+		panic(fmt.Sprintf("pgstore: migrations of %s: %v", name, err)) // only for a path that is not valid
+	}
+	return MigrationSet{Name: name, FS: sub}
+}
+
 type migration struct {
 	set, name, sql string
 }
+
+// checksum identifies a migration's text, so an applied file that is later edited is noticed
+// instead of silently skipped.
+func (m migration) checksum() string {
+	sum := sha256.Sum256([]byte(m.sql))
+	return hex.EncodeToString(sum[:])
+}
+
+// ErrMigrationChanged means a migration already applied no longer has the text it was applied
+// with. A service stops at start on it: what the schema holds and what the code expects differ.
+var ErrMigrationChanged = errors.New("pgstore: an applied migration was changed")
 
 func (m MigrationSet) load() ([]migration, error) {
 	entries, err := fs.ReadDir(m.FS, ".")
@@ -74,18 +96,38 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, schema string, sets ...Mig
 		PRIMARY KEY (set_name, name))`); err != nil {
 		return fmt.Errorf("pgstore: migrations table: %w", err)
 	}
+	// Rows applied before checksums were kept get the current text's on first sight.
+	if _, err := conn.Exec(ctx, `ALTER TABLE schema_migrations ADD COLUMN IF NOT EXISTS checksum text`); err != nil {
+		return fmt.Errorf("pgstore: migrations checksum column: %w", err)
+	}
 	for _, m := range all {
 		err := InTx(ctx, conn, func(tx pgx.Tx) error {
-			tag, err := tx.Exec(ctx, `INSERT INTO schema_migrations (set_name, name) VALUES ($1, $2) ON CONFLICT DO NOTHING`, m.set, m.name)
+			sum := m.checksum()
+			tag, err := tx.Exec(ctx, `INSERT INTO schema_migrations (set_name, name, checksum) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, m.set, m.name, sum)
 			if err != nil {
 				return err
 			}
-			if tag.RowsAffected() == 0 {
-				return nil // applied before
+			if tag.RowsAffected() == 1 {
+				_, err = tx.Exec(ctx, m.sql)
+				return err
 			}
-			_, err = tx.Exec(ctx, m.sql)
-			return err
+			var applied *string
+			if err := tx.QueryRow(ctx, `SELECT checksum FROM schema_migrations WHERE set_name = $1 AND name = $2`, m.set, m.name).Scan(&applied); err != nil {
+				return err
+			}
+			if applied == nil {
+				_, err := tx.Exec(ctx, `UPDATE schema_migrations SET checksum = $3 WHERE set_name = $1 AND name = $2`, m.set, m.name, sum)
+				return err
+			}
+			if *applied != sum {
+				return fmt.Errorf("%w: %s/%s was applied with checksum %s and now reads %s; restore its text and put the change in a new migration",
+					ErrMigrationChanged, m.set, m.name, (*applied)[:12], sum[:12])
+			}
+			return nil
 		})
+		if errors.Is(err, ErrMigrationChanged) {
+			return err
+		}
 		if err != nil {
 			return fmt.Errorf("pgstore: migration %s/%s: %w", m.set, m.name, err)
 		}

@@ -34,12 +34,12 @@ func TestRoleCannotReadAnotherServicesSchema(t *testing.T) {
 	ctx := context.Background()
 	admin := testinfra.NewDatabase(t, "pgstore_empty", func(context.Context, string) error { return nil })
 
-	alphaPool, err := pgstore.Setup(ctx, admin, alpha, migrations("alpha_things"))
+	alphaPool, err := pgstore.Setup(ctx, admin, alpha, pgstore.WithMigrations(migrations("alpha_things")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer alphaPool.Close()
-	betaPool, err := pgstore.Setup(ctx, admin, beta, migrations("beta_things"))
+	betaPool, err := pgstore.Setup(ctx, admin, beta, pgstore.WithMigrations(migrations("beta_things")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestConcurrentMigrationsApplyOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pool, err := pgstore.Setup(ctx, admin, alpha, migrations("alpha_things"))
+			pool, err := pgstore.Setup(ctx, admin, alpha, pgstore.WithMigrations(migrations("alpha_things")))
 			if err == nil {
 				pool.Close()
 			}
@@ -112,7 +112,7 @@ func TestInTxRollsBackOnError(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	admin := testinfra.NewDatabase(t, "pgstore_empty", func(context.Context, string) error { return nil })
-	pool, err := pgstore.Setup(ctx, admin, alpha, migrations("alpha_things"))
+	pool, err := pgstore.Setup(ctx, admin, alpha, pgstore.WithMigrations(migrations("alpha_things")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestParallelSetupAcrossDatabases(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pool, err := pgstore.Setup(ctx, admin, pgstore.Service{Schema: "alpha", Role: "tori_test_alpha", Password: "pw"}, migrations("alpha_things"))
+			pool, err := pgstore.Setup(ctx, admin, pgstore.Service{Schema: "alpha", Role: "tori_test_alpha", Password: "pw"}, pgstore.WithMigrations(migrations("alpha_things")))
 			if err == nil {
 				pool.Close()
 			}
@@ -198,4 +198,76 @@ func TestConcurrentEnsureDatabase(t *testing.T) {
 		t.Fatalf("the database does not exist: %v", err)
 	}
 	c.Close(ctx)
+}
+
+func TestAChangedMigrationStopsTheServiceAtStart(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	admin := testinfra.NewDatabase(t, "pgstore_empty", func(context.Context, string) error { return nil })
+
+	pool, err := pgstore.Setup(ctx, admin, alpha, pgstore.WithMigrations(migrations("alpha_things")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool.Close()
+
+	// The same text again starts cleanly.
+	pool, err = pgstore.Setup(ctx, admin, alpha, pgstore.WithMigrations(migrations("alpha_things")))
+	if err != nil {
+		t.Fatalf("restart with unchanged migrations: %v", err)
+	}
+	pool.Close()
+
+	edited := migrations("alpha_things")
+	edited.FS.(fstest.MapFS)["002_seed.sql"] = &fstest.MapFile{Data: []byte("INSERT INTO alpha_things VALUES (2, 'edited')")}
+	_, err = pgstore.Setup(ctx, admin, alpha, pgstore.WithMigrations(edited))
+	if !errors.Is(err, pgstore.ErrMigrationChanged) || !strings.Contains(err.Error(), "test/002_seed.sql") {
+		t.Fatalf("start with an edited migration = %v, want ErrMigrationChanged naming test/002_seed.sql", err)
+	}
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var rows int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM alpha.alpha_things`).Scan(&rows); err != nil || rows != 1 {
+		t.Fatalf("rows after the refused start = %d, %v; want the edited migration not run", rows, err)
+	}
+}
+
+func TestMigrationsAppliedBeforeChecksumsAreAdopted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	admin := testinfra.NewDatabase(t, "pgstore_empty", func(context.Context, string) error { return nil })
+	pool, err := pgstore.Setup(ctx, admin, alpha, pgstore.WithMigrations(migrations("alpha_things")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE schema_migrations SET checksum = NULL`); err != nil {
+		t.Fatal(err)
+	}
+	pool.Close()
+	pool, err = pgstore.Setup(ctx, admin, alpha, pgstore.WithMigrations(migrations("alpha_things")))
+	if err != nil {
+		t.Fatalf("start over rows without checksums: %v", err)
+	}
+	defer pool.Close()
+	var missing int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM schema_migrations WHERE checksum IS NULL`).Scan(&missing); err != nil || missing != 0 {
+		t.Fatalf("rows still without a checksum: %d, %v", missing, err)
+	}
+}
+
+func TestWithMaxConnsSizesThePool(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	admin := testinfra.NewDatabase(t, "pgstore_empty", func(context.Context, string) error { return nil })
+	pool, err := pgstore.Setup(ctx, admin, alpha, pgstore.WithMaxConns(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if got := pool.Config().MaxConns; got != 7 {
+		t.Fatalf("MaxConns = %d, want 7", got)
+	}
 }

@@ -9,11 +9,23 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Open connects a pool to url and checks the connection.
-func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
+// Open connects a pool to url and checks the connection. Of the options it heeds only the
+// pool's size: migrations are Setup's.
+func Open(ctx context.Context, url string, opts ...Option) (*pgxpool.Pool, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return open(ctx, url, o)
+}
+
+func open(ctx context.Context, url string, o options) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: parse database url: %w", err)
+	}
+	if o.maxConns > 0 {
+		cfg.MaxConns = o.maxConns
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -49,10 +61,32 @@ func InTx(ctx context.Context, db Beginner, fn func(tx pgx.Tx) error) error {
 	return nil
 }
 
+// Option tunes Setup.
+type Option func(*options)
+
+type options struct {
+	sets     []MigrationSet
+	maxConns int32
+}
+
+// WithMigrations runs sets, in order, in the service's schema once the pool is open.
+func WithMigrations(sets ...MigrationSet) Option {
+	return func(o *options) { o.sets = append(o.sets, sets...) }
+}
+
+// WithMaxConns sizes the pool; the default is pgxpool's (the larger of 4 and the CPU count).
+func WithMaxConns(n int32) Option {
+	return func(o *options) { o.maxConns = n }
+}
+
 // Setup is the start-up sequence of every service: make sure the database, the service's
 // role and schema exist (as the admin role), open a pool as the service's own role, and run
 // the service's migrations. The admin connection is not kept.
-func Setup(ctx context.Context, adminURL string, svc Service, sets ...MigrationSet) (*pgxpool.Pool, error) {
+func Setup(ctx context.Context, adminURL string, svc Service, opts ...Option) (*pgxpool.Pool, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if err := EnsureDatabase(ctx, adminURL); err != nil {
 		return nil, err
 	}
@@ -63,11 +97,11 @@ func Setup(ctx context.Context, adminURL string, svc Service, sets ...MigrationS
 	if err != nil {
 		return nil, err
 	}
-	pool, err := Open(ctx, url)
+	pool, err := open(ctx, url, o)
 	if err != nil {
 		return nil, err
 	}
-	if err := Migrate(ctx, pool, svc.Schema, sets...); err != nil {
+	if err := Migrate(ctx, pool, svc.Schema, o.sets...); err != nil {
 		pool.Close()
 		return nil, err
 	}

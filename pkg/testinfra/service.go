@@ -20,7 +20,7 @@ func ServiceDatabase(t testing.TB, svc pgstore.Service, sets ...pgstore.Migratio
 		t.Fatalf("testinfra: fingerprint %s: %v", svc.Schema, err)
 	}
 	return NewDatabase(t, svc.Schema+"_"+fp, func(ctx context.Context, adminURL string) error {
-		pool, err := pgstore.Setup(ctx, adminURL, svc, sets...)
+		pool, err := pgstore.Setup(ctx, adminURL, svc, pgstore.WithMigrations(sets...))
 		if err != nil {
 			return err
 		}

@@ -101,7 +101,7 @@ func Run(ctx context.Context, cfg appsconfig.Config, log *slog.Logger, version s
 }
 
 func openDB(ctx context.Context, cfg appsconfig.Config) (*pgxpool.Pool, error) {
-	return pgstore.Setup(ctx, cfg.DatabaseURL, store.Service(cfg.DBPassword), bus.Migrations, store.Migrations)
+	return pgstore.Setup(ctx, cfg.DatabaseURL, store.Service(cfg.DBPassword), pgstore.WithMigrations(bus.Migrations, store.Migrations))
 }
 
 // RotateKeys is `apps rotate-keys`: a new primary key, then every stored value re-sealed

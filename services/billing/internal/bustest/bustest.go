@@ -76,7 +76,7 @@ func StartIdentity(t testing.TB, g *Group, conn *bus.Conn, adminURL string) *Ide
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	svc := pgstore.Service{Schema: "identity_standin", Role: "tori_billing_test_identity"}
-	pool, err := pgstore.Setup(ctx, adminURL, svc, bus.Migrations)
+	pool, err := pgstore.Setup(ctx, adminURL, svc, pgstore.WithMigrations(bus.Migrations))
 	if err != nil {
 		t.Fatal(err)
 	}

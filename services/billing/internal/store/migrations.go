@@ -26,7 +26,7 @@ func Service(password string) pgstore.Service {
 // Setup prepares billing's schema in the database adminURL names (creating the database,
 // role and schema when missing), migrates it, and returns a pool connected as billing's role.
 func Setup(ctx context.Context, adminURL, password string) (*pgxpool.Pool, error) {
-	return pgstore.Setup(ctx, adminURL, Service(password), bus.Migrations, Migrations)
+	return pgstore.Setup(ctx, adminURL, Service(password), pgstore.WithMigrations(bus.Migrations, Migrations))
 }
 
 func mustSub(f fs.FS, dir string) fs.FS {

@@ -24,7 +24,7 @@ func Service(password string) pgstore.Service {
 
 // Setup creates (when missing) and migrates the schema and returns a pool as tori_deploys.
 func Setup(ctx context.Context, adminURL, password string) (*pgxpool.Pool, error) {
-	return pgstore.Setup(ctx, adminURL, Service(password), bus.Migrations, Migrations)
+	return pgstore.Setup(ctx, adminURL, Service(password), pgstore.WithMigrations(bus.Migrations, Migrations))
 }
 
 func mustSub(f fs.FS, dir string) fs.FS {

@@ -39,14 +39,14 @@ func publisher(t *testing.T, cfg bus.Config) func(tokenID string) {
 		t.Fatal(err)
 	}
 	admin := testinfra.NewDatabase(t, "gateway_revoker_"+fp, func(ctx context.Context, url string) error {
-		pool, err := pgstore.Setup(ctx, url, revoker, bus.Migrations)
+		pool, err := pgstore.Setup(ctx, url, revoker, pgstore.WithMigrations(bus.Migrations))
 		if err != nil {
 			return err
 		}
 		pool.Close()
 		return nil
 	})
-	pool, err := pgstore.Setup(ctx, admin, revoker, bus.Migrations)
+	pool, err := pgstore.Setup(ctx, admin, revoker, pgstore.WithMigrations(bus.Migrations))
 	if err != nil {
 		t.Fatal(err)
 	}

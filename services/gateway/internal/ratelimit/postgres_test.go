@@ -25,7 +25,7 @@ func newPools(t *testing.T, n int) []*pgxpool.Pool {
 		t.Fatal(err)
 	}
 	admin := testinfra.NewDatabase(t, "gateway_"+fp, func(ctx context.Context, url string) error {
-		pool, err := pgstore.Setup(ctx, url, svc, Migrations)
+		pool, err := pgstore.Setup(ctx, url, svc, pgstore.WithMigrations(Migrations))
 		if err != nil {
 			return err
 		}
@@ -34,7 +34,7 @@ func newPools(t *testing.T, n int) []*pgxpool.Pool {
 	})
 	var pools []*pgxpool.Pool
 	for i := 0; i < n; i++ {
-		pool, err := pgstore.Setup(ctx, admin, svc, Migrations)
+		pool, err := pgstore.Setup(ctx, admin, svc, pgstore.WithMigrations(Migrations))
 		if err != nil {
 			t.Fatal(err)
 		}

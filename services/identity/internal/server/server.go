@@ -48,7 +48,7 @@ type Server struct {
 // binds the listening address; Run serves.
 func New(ctx context.Context, cfg config.Config, log *slog.Logger, version string) (*Server, error) {
 	log.InfoContext(ctx, "starting", "config", pkgconfig.Describe(cfg))
-	pool, err := pgstore.Setup(ctx, cfg.DatabaseURL, store.Service(cfg.DBPassword), bus.Migrations, store.Migrations)
+	pool, err := pgstore.Setup(ctx, cfg.DatabaseURL, store.Service(cfg.DBPassword), pgstore.WithMigrations(bus.Migrations, store.Migrations))
 	if err != nil {
 		return nil, err
 	}

@@ -283,7 +283,7 @@ func waitEvent(ch <-chan bus.Delivery, timeout time.Duration, match func(bus.Del
 // fakeBillingOutbox publishes as billing would, from an outbox of its own.
 func fakeBillingOutbox(t *testing.T, ctx context.Context, admin string, conn *bus.Conn) func(proto.Message) {
 	t.Helper()
-	pool, err := pgstore.Setup(ctx, admin, pgstore.Service{Schema: "fakebilling", Role: "tori_test_fakebilling"}, bus.Migrations)
+	pool, err := pgstore.Setup(ctx, admin, pgstore.Service{Schema: "fakebilling", Role: "tori_test_fakebilling"}, pgstore.WithMigrations(bus.Migrations))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -105,7 +105,7 @@ type publisher struct {
 }
 
 func startPublisher(ctx context.Context, db *scratch, busCfg bus.Config) (*publisher, error) {
-	pool, err := pgstore.Setup(ctx, db.url, pgstore.Service{Schema: "bench_zone", Role: "tori_bench_zone"}, bus.Migrations)
+	pool, err := pgstore.Setup(ctx, db.url, pgstore.Service{Schema: "bench_zone", Role: "tori_bench_zone"}, pgstore.WithMigrations(bus.Migrations))
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ func NewPublisher(t testing.TB, db *DB, cfg bus.Config) *Publisher {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	svc := pgstore.Service{Schema: "publisher", Role: "tori_test_publisher"}
-	pool, err := pgstore.Setup(ctx, db.AdminURL, svc, bus.Migrations)
+	pool, err := pgstore.Setup(ctx, db.AdminURL, svc, pgstore.WithMigrations(bus.Migrations))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ const keepSent = 24 * time.Hour
 // clean shutdown and the first component's error otherwise, so the process never limps on
 // with a part of it dead.
 func Run(ctx context.Context, cfg config.Config, log *slog.Logger, version string) error {
-	pool, err := pgstore.Setup(ctx, cfg.DatabaseURL, store.Service(cfg.DBPassword), bus.Migrations, store.Migrations)
+	pool, err := pgstore.Setup(ctx, cfg.DatabaseURL, store.Service(cfg.DBPassword), pgstore.WithMigrations(bus.Migrations, store.Migrations))
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ func Service(zone, password string) pgstore.Service {
 
 // Setup creates and migrates the zone's schema and returns a pool as its role.
 func Setup(ctx context.Context, adminURL, zone, password string) (*pgxpool.Pool, error) {
-	return pgstore.Setup(ctx, adminURL, Service(zone, password), bus.Migrations, Migrations)
+	return pgstore.Setup(ctx, adminURL, Service(zone, password), pgstore.WithMigrations(bus.Migrations, Migrations))
 }
 
 func mustSub(f fs.FS, dir string) fs.FS {

@@ -1,0 +1,18 @@
+// Package appsbus names what the apps service publishes and answers on the bus. Each name is
+// declared here once, beside its message in events.proto and apps.proto; consumers and
+// requesters import the constant.
+package appsbus
+
+// Events (routing keys on the events exchange).
+const (
+	KeyAppCreated      = "apps.app.created"      // appsv1.AppCreated
+	KeyAppDeleted      = "apps.app.deleted"      // appsv1.AppDeleted
+	KeyDomainActivated = "apps.domain.activated" // appsv1.DomainActivated
+	KeyDomainRemoved   = "apps.domain.removed"   // appsv1.DomainRemoved
+)
+
+// Requests (queues apps answers).
+const (
+	QueueEnvSnapshot = "apps.rpc.env_snapshot" // appsv1.EnvSnapshotRequest → EnvSnapshotReply
+	QueueEnvOpen     = "apps.rpc.env_open"     // appsv1.EnvOpenRequest → EnvOpenReply
+)

@@ -1,0 +1,22 @@
+// Package zonebus names what a zone publishes on the bus and the commands it takes. Each
+// name is declared here once, beside its message in zone.proto; the deploys service (which
+// sends the commands) and the consumers of zone events import the constant.
+package zonebus
+
+// Events (routing keys on the events exchange).
+const (
+	KeyDeployProgressed = "zone.deploy.progressed" // zonev1.DeployProgress
+	KeyLogBatch         = "zone.logs.batch"        // logsv1.LogBatch
+	KeyAppNapping       = "zone.app.napping"       // zonev1.AppScaleChanged
+	KeyAppWoken         = "zone.app.woken"         // zonev1.AppScaleChanged
+)
+
+// Commands a zone takes. Their routing keys name the zone, so only its agent receives them.
+const (
+	CommandDeploy   = "deploy"   // zonev1.StartRevision
+	CommandActivate = "activate" // zonev1.ActivateRevision
+	CommandDiscard  = "discard"  // zonev1.DiscardRevision
+)
+
+// CommandKey is the routing key of command to zone.
+func CommandKey(zone, command string) string { return "zone." + zone + "." + command }
