@@ -3,8 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
+	"io"
 	"net"
+	"os"
 	"time"
 
 	"tori.dev/pkg/bus"
@@ -13,22 +14,29 @@ import (
 	"tori.dev/pkg/lifecycle"
 	"tori.dev/pkg/logging"
 	"tori.dev/pkg/telemetry"
+	billingbus "tori.dev/proto/tori/billing/v1"
+	"tori.dev/services/deploys/internal/app"
+	"tori.dev/services/deploys/internal/busapi"
 	"tori.dev/services/deploys/internal/config"
-	"tori.dev/services/deploys/internal/events"
 	"tori.dev/services/deploys/internal/httpapi"
 	"tori.dev/services/deploys/internal/objects"
-	"tori.dev/services/deploys/internal/service"
 	"tori.dev/services/deploys/internal/store"
 )
 
-// run serves until ctx ends, then drains requests within the shutdown timeout.
+// run serves with the process's own environment and logs to stderr.
 func run(ctx context.Context) error {
+	return serve(ctx, pkgconfig.Environ(), os.Stderr)
+}
+
+// serve is the one composition root: it serves until ctx ends, then drains requests within
+// the shutdown timeout. Tests run it in-process with an environment of their own.
+func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	var cfg config.Config
-	if err := pkgconfig.Load(ctx, &cfg); err != nil {
+	if err := pkgconfig.LoadMap(ctx, &cfg, env); err != nil {
 		return err
 	}
-	log := logging.New("deploys", nil)
-	log.Info("starting", "version", version, "config", pkgconfig.Describe(&cfg))
+	log := logging.New("deploys", logs)
+	log.InfoContext(ctx, "starting", "version", version, "config", pkgconfig.Describe(&cfg))
 
 	stopTracing, err := telemetry.Setup(ctx, "deploys", version)
 	if err != nil {
@@ -55,14 +63,14 @@ func run(ctx context.Context) error {
 	}
 	defer conn.Close()
 
-	svc := service.New(service.Deps{
-		Store: store.New(pool), Objects: objs, Plans: events.BillingPlans{Conn: conn},
-		Env: events.NewAppsEnv(conn), Log: log,
+	svc := app.New(app.Deps{
+		Store: store.New(pool), Objects: objs, Plans: busapi.BillingPlans{Client: billingbus.PlanClient{Bus: conn}},
+		Env: busapi.NewAppsEnv(conn), Log: log,
 	})
 	id := health.NewIdentity("deploys", version)
-	app := httpapi.New(httpapi.Deps{Deploys: svc, SigningKey: []byte(cfg.SigningKey), Health: id, Log: log})
+	web := httpapi.New(httpapi.Deps{Deploys: svc, SigningKey: []byte(cfg.SigningKey), Health: id, Log: log})
 	// Registered before /readyz is served, so it is never ready with a consumer unbound.
-	subs := events.Subscriptions(svc)
+	subs := busapi.Subscriptions(svc, store.WithTx)
 	for i := range subs {
 		subs[i].Ready = id.Await(subs[i].Queue)
 	}
@@ -72,11 +80,11 @@ func run(ctx context.Context) error {
 	}
 
 	g, _ := lifecycle.New(ctx)
-	g.Go("http server", func(context.Context) error { return app.Listener(ln) })
+	g.Go("http server", func(context.Context) error { return web.Listener(ln) })
 	g.Go("http shutdown", func(ctx context.Context) error {
 		<-ctx.Done()
-		if err := app.ShutdownWithTimeout(cfg.ShutdownTimeout); err != nil {
-			log.Warn("http shutdown", "err", err.Error())
+		if err := web.ShutdownWithTimeout(cfg.ShutdownTimeout); err != nil {
+			log.WarnContext(ctx, "http shutdown", "err", err.Error())
 		}
 		return nil
 	})
@@ -85,39 +93,24 @@ func run(ctx context.Context) error {
 		g.Go(sub.Queue, func(ctx context.Context) error { return conn.Consume(ctx, pool, sub) })
 	}
 	g.Go("bus housekeeping", func(ctx context.Context) error { return bus.Housekeep(ctx, pool, time.Hour, log) })
-	g.Go("sweeper", func(ctx context.Context) error { sweepLoop(ctx, svc, cfg, log); return nil })
-	log.Info("listening", "addr", ln.Addr().String())
+	for _, job := range sweepJobs(svc, cfg) {
+		g.Every(log, job)
+	}
+	log.InfoContext(ctx, "listening", "addr", ln.Addr().String())
 
 	err = g.Wait()
-	log.Info("stopped", "err", err)
+	log.InfoContext(context.WithoutCancel(ctx), "stopped", "err", err)
 	return err
 }
 
-// sweepLoop closes overdue deploys, cleans deleted apps and removes unreferenced artifacts.
-// Failures are logged and retried on the next tick.
-func sweepLoop(ctx context.Context, svc *service.Service, cfg config.Config, log *slog.Logger) {
-	t := time.NewTicker(cfg.SweepEvery)
-	defer t.Stop()
-	for {
-		if n, err := svc.CloseOverdue(ctx); err != nil {
-			log.WarnContext(ctx, "close overdue deploys", "err", err.Error())
-		} else if n > 0 {
-			log.InfoContext(ctx, "closed overdue deploys", "count", n)
-		}
-		if n, err := svc.CleanDeletedApps(ctx); err != nil {
-			log.WarnContext(ctx, "clean deleted apps", "err", err.Error())
-		} else if n > 0 {
-			log.InfoContext(ctx, "cleaned deleted apps", "count", n)
-		}
-		if n, err := svc.SweepArtifacts(ctx, cfg.ArtifactGrace); err != nil {
-			log.WarnContext(ctx, "sweep artifacts", "err", err.Error())
-		} else if n > 0 {
-			log.InfoContext(ctx, "swept unreferenced artifacts", "count", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+// sweepJobs close overdue deploys, clean deleted apps and remove unreferenced artifacts, each
+// on its own every DEPLOYS_SWEEP_EVERY and once at start, so a restart catches up at once.
+func sweepJobs(svc *app.Service, cfg config.Config) []lifecycle.Job {
+	return []lifecycle.Job{
+		{Name: "close overdue deploys", Every: cfg.SweepEvery, Immediately: true, Run: svc.CloseOverdue},
+		{Name: "clean deleted apps", Every: cfg.SweepEvery, Immediately: true, Run: svc.CleanDeletedApps},
+		{Name: "sweep unreferenced artifacts", Every: cfg.SweepEvery, Immediately: true, Run: func(ctx context.Context) (int64, error) {
+			return svc.SweepArtifacts(ctx, cfg.ArtifactGrace)
+		}},
 	}
 }

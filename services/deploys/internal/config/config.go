@@ -28,7 +28,7 @@ type Config struct {
 	// SweepEvery is how often overdue deploys are closed, deleted apps cleaned and
 	// unreferenced artifacts removed.
 	SweepEvery time.Duration `env:"DEPLOYS_SWEEP_EVERY, default=15s"`
-	// ArtifactGrace is how old an unreferenced artifact must be before the sweeper removes it.
+	// ArtifactGrace is how old an unreferenced artifact must be before the artifact sweep removes it.
 	ArtifactGrace time.Duration `env:"DEPLOYS_ARTIFACT_GRACE, default=10m"`
 	// ShutdownTimeout bounds how long in-flight requests may finish after a stop signal.
 	ShutdownTimeout time.Duration `env:"DEPLOYS_SHUTDOWN_TIMEOUT, default=10s"`

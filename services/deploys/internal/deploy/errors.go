@@ -24,6 +24,9 @@ var (
 	ErrNotFound            = errors.New("deploy: deploy not found")
 	ErrInvalidParameter    = errors.New("deploy: invalid query parameter")
 	ErrSnapshotUnavailable = errors.New("deploy: environment snapshot unavailable")
+	// ErrPlanUnavailable means neither a copy of the account's plan nor billing's answer
+	// was at hand: the limits are unknown, and nothing guesses them.
+	ErrPlanUnavailable = errors.New("deploy: account plan unavailable")
 )
 
 // LimitError is a plan limit that refused the request.

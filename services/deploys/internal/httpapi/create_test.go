@@ -4,14 +4,19 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/uuid"
+
+	billingbus "tori.dev/proto/tori/billing/v1"
+	"tori.dev/services/deploys/internal/app"
 )
 
 func TestStaticDeployStreamsFilesIntoOneArtifact(t *testing.T) {
@@ -238,4 +243,44 @@ func TestForeignAppIsNotFoundBeforeTheBodyIsJudged(t *testing.T) {
 		t.Fatalf("foreign app, multipart without boundary: %d, want 404", status)
 	}
 	e.assertNothingBehind(0)
+}
+
+// With no copy of the plan and billing not answering, the limits are unknown: a create
+// answers 503 service_unavailable before reading the upload, and leaves nothing behind. Once
+// billing answers, the same request goes through.
+func TestPlanUnavailableIsServiceUnavailable(t *testing.T) {
+	down := &switchablePlans{err: fmt.Errorf("%w: no answer", billingbus.ErrPlanUnavailable)}
+	e := newEnvWithPlans(t, down)
+	e.addApp(e.account, "site", "static")
+	e.addApp(e.account, "svc", "service")
+	img := `{"image":"ghcr.io/a/b@sha256:` + digest() + `"}`
+	for name, send := range map[string]func() (int, map[string]any, http.Header){
+		"upload": func() (int, map[string]any, http.Header) { return e.upload(e.account, "site", file("index.html", "1")) },
+		"image":  func() (int, map[string]any, http.Header) { return e.postJSON(e.account, "/api/apps/svc/deploys", img) },
+	} {
+		status, body, _ := send()
+		if status != http.StatusServiceUnavailable || body["error"] != "service_unavailable" || body["code"] != "service_unavailable" {
+			t.Fatalf("%s with billing down: %d %v", name, status, body)
+		}
+		e.assertNothingBehind(0)
+	}
+	down.set(testPlan, nil)
+	if status, body, _ := e.upload(e.account, "site", file("index.html", "1")); status != http.StatusCreated {
+		t.Fatalf("upload once billing answers: %d %v", status, body)
+	}
+}
+
+// switchablePlans is billing that can come back.
+type switchablePlans struct {
+	mu  sync.Mutex
+	p   app.Plan
+	err error
+}
+
+func (s *switchablePlans) set(p app.Plan, err error) { s.mu.Lock(); s.p, s.err = p, err; s.mu.Unlock() }
+
+func (s *switchablePlans) AccountPlan(context.Context, string) (app.Plan, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.p, s.err
 }

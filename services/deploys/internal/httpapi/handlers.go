@@ -12,8 +12,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"tori.dev/pkg/callerid"
+	"tori.dev/services/deploys/internal/app"
 	"tori.dev/services/deploys/internal/deploy"
-	"tori.dev/services/deploys/internal/service"
 )
 
 type handlers struct{ deploys Deploys }
@@ -87,31 +87,31 @@ type imageBody struct {
 	ForceRestart *bool           `json:"forceRestart"`
 }
 
-func decodeImage(r io.Reader) (service.ImageInput, error) {
+func decodeImage(r io.Reader) (app.ImageInput, error) {
 	var b imageBody
 	dec := json.NewDecoder(io.LimitReader(r, maxJSONBody))
 	if err := dec.Decode(&b); err != nil {
-		return service.ImageInput{}, fmt.Errorf("%w: %v", deploy.ErrInvalidBody, err)
+		return app.ImageInput{}, fmt.Errorf("%w: %v", deploy.ErrInvalidBody, err)
 	}
 	if b.Image == nil {
 		if b.ForceRestart != nil {
-			return service.ImageInput{}, deploy.ErrForceWithoutImage
+			return app.ImageInput{}, deploy.ErrForceWithoutImage
 		}
-		return service.ImageInput{}, fmt.Errorf("%w: image is required", deploy.ErrInvalidImage)
+		return app.ImageInput{}, fmt.Errorf("%w: image is required", deploy.ErrInvalidImage)
 	}
 	release, err := deploy.ParseRelease(b.Release)
 	if err != nil {
-		return service.ImageInput{}, err
+		return app.ImageInput{}, err
 	}
-	in := service.ImageInput{Image: *b.Image, Release: release, ForceRestart: b.ForceRestart != nil && *b.ForceRestart}
+	in := app.ImageInput{Image: *b.Image, Release: release, ForceRestart: b.ForceRestart != nil && *b.ForceRestart}
 	if _, err := deploy.ParseImage(in.Image); err != nil {
-		return service.ImageInput{}, err
+		return app.ImageInput{}, err
 	}
 	return in, nil
 }
 
 func (h handlers) list(c *fiber.Ctx) error {
-	limit := service.DefaultListLimit
+	limit := app.DefaultListLimit
 	if v := c.Query("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {

@@ -14,13 +14,13 @@ import (
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/httperror"
 	"tori.dev/pkg/telemetry"
+	"tori.dev/services/deploys/internal/app"
 	"tori.dev/services/deploys/internal/deploy"
-	"tori.dev/services/deploys/internal/service"
 )
 
-// Deploys is what the handlers need from the use cases; *service.Service is one.
+// Deploys is what the handlers need from the use cases; *app.Service is one.
 type Deploys interface {
-	CreateImage(ctx context.Context, accountID, slug string, in service.ImageInput) (*deploy.Deploy, bool, error)
+	CreateImage(ctx context.Context, accountID, slug string, in app.ImageInput) (*deploy.Deploy, bool, error)
 	CreateUpload(ctx context.Context, accountID, slug string, contentLength int64, body io.Reader, boundary string, isService bool) (*deploy.Deploy, error)
 	List(ctx context.Context, accountID, slug string, limit int, before string) ([]*deploy.Deploy, error)
 	Get(ctx context.Context, accountID, slug, id string) (*deploy.Deploy, error)
@@ -48,7 +48,7 @@ func New(d Deps) *fiber.App {
 		d.Log = slog.Default()
 	}
 	handle := httperror.Handler(d.Log)
-	app := fiber.New(fiber.Config{
+	srv := fiber.New(fiber.Config{
 		AppName:                      "deploys",
 		DisableStartupMessage:        true,
 		BodyLimit:                    inMemoryBody,
@@ -61,16 +61,16 @@ func New(d Deps) *fiber.App {
 			return handle(c, toHTTP(err))
 		},
 	})
-	app.Use(telemetry.ServerSpans("tori.dev/services/deploys", d.Log))
-	app.Get("/healthz", d.Health.Handler)
-	app.Get("/readyz", d.Health.ReadyHandler)
+	srv.Use(telemetry.ServerSpans("tori.dev/services/deploys", d.Log))
+	srv.Get("/healthz", d.Health.Handler)
+	srv.Get("/readyz", d.Health.ReadyHandler)
 
 	h := handlers{deploys: d.Deploys}
-	api := app.Group("/api/apps/:slug/deploys", callerid.Middleware(d.SigningKey, true, httperror.Unauthorized))
+	api := srv.Group("/api/apps/:slug/deploys", callerid.Middleware(d.SigningKey, true, httperror.Unauthorized))
 	api.Post("/", h.create)
 	api.Get("/", h.list)
 	api.Get("/:id", h.get)
 	api.Post("/:id/cancel", h.cancel)
 	api.Post("/:id/rollback", h.rollback)
-	return app
+	return srv
 }

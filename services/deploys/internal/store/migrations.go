@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"embed"
-	"io/fs"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -15,7 +14,7 @@ import (
 var migrationFiles embed.FS
 
 // Migrations are the deploys service's own tables; they run after bus.Migrations.
-var Migrations = pgstore.MigrationSet{Name: "deploys", FS: mustSub(migrationFiles, "migrations")}
+var Migrations = pgstore.EmbeddedMigrations("deploys", migrationFiles)
 
 // Service is the deploys schema and its database role.
 func Service(password string) pgstore.Service {
@@ -25,12 +24,4 @@ func Service(password string) pgstore.Service {
 // Setup creates (when missing) and migrates the schema and returns a pool as tori_deploys.
 func Setup(ctx context.Context, adminURL, password string) (*pgxpool.Pool, error) {
 	return pgstore.Setup(ctx, adminURL, Service(password), pgstore.WithMigrations(bus.Migrations, Migrations))
-}
-
-func mustSub(f fs.FS, dir string) fs.FS {
-	sub, err := fs.Sub(f, dir)
-	if err != nil {
-		panic(err)
-	}
-	return sub
 }

@@ -14,28 +14,29 @@ import (
 
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/pgstore"
+	"tori.dev/services/deploys/internal/app"
 	"tori.dev/services/deploys/internal/deploy"
-	"tori.dev/services/deploys/internal/service"
 )
 
-// Store implements service.Store over a pool connected as tori_deploys.
+// Store implements app.Store over a pool connected as tori_deploys.
 type Store struct{ pool *pgxpool.Pool }
 
 // New wraps pool.
 func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
-var _ service.Store = (*Store)(nil)
+var _ app.Store = (*Store)(nil)
 
 // InTx runs fn in a transaction.
-func (s *Store) InTx(ctx context.Context, fn func(service.Tx) error) error {
+func (s *Store) InTx(ctx context.Context, fn func(app.Tx) error) error {
 	return pgstore.InTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(WithTx(tx)) })
 }
 
-// WithTx wraps a transaction someone else began (a bus consumer's) as a service.Tx.
-func WithTx(tx pgx.Tx) service.Tx { return &txStore{tx: tx} }
+// WithTx wraps a transaction someone else began (a bus consumer's) as an app.Tx.
+func WithTx(tx pgx.Tx) app.Tx { return &txStore{tx: tx} }
 
 type txStore struct{ tx pgx.Tx }
 
+// Publish writes an event the use case chose to the outbox, in its transaction.
 func (t *txStore) Publish(ctx context.Context, key string, msg proto.Message) error {
 	return bus.Publish(ctx, t.tx, key, msg)
 }

@@ -1,4 +1,4 @@
-package service
+package app
 
 import (
 	"context"
@@ -51,6 +51,12 @@ type Tx interface {
 	SavePlan(ctx context.Context, accountID string, p Plan) error
 	// PurgeApp deletes the app's deploys and marks the app cleaned.
 	PurgeApp(ctx context.Context, appID string, at time.Time) error
+	Publisher
+}
+
+// Publisher puts an event or a zone command in the transaction's outbox, so it leaves only if
+// the change commits.
+type Publisher interface {
 	Publish(ctx context.Context, routingKey string, msg proto.Message) error
 }
 

@@ -1,4 +1,4 @@
-package service
+package app
 
 import (
 	"context"
@@ -189,8 +189,8 @@ func (s *Service) CreateUpload(ctx context.Context, accountID, slug string, cont
 	return d, nil
 }
 
-// dropObject deletes an object no row will refer to. A failure is only logged: the sweeper
-// removes unreferenced artifacts later.
+// dropObject deletes an object no row will refer to. A failure is only logged: the artifact
+// sweep removes unreferenced artifacts later.
 func (s *Service) dropObject(ctx context.Context, key string) {
 	if err := s.objects.Delete(context.WithoutCancel(ctx), key); err != nil {
 		s.log.WarnContext(ctx, "delete unreferenced artifact", "key", key, "err", err.Error())

@@ -1,4 +1,4 @@
-package service
+package app
 
 import (
 	"context"
@@ -12,7 +12,7 @@ func (s *Service) OnAppCreated(ctx context.Context, tx Tx, a App, createdAt time
 }
 
 // OnAppDeleted hides the app from every route at once and cancels its open deploys; the
-// cleanup loop then removes artifacts and rows and confirms with deploys.app.cleaned.
+// cleanup job then removes artifacts and rows and confirms with deploys.app.cleaned.
 func (s *Service) OnAppDeleted(ctx context.Context, tx Tx, appID string) error {
 	now := s.clock()
 	if err := tx.MarkAppDeleted(ctx, appID, now); err != nil {
@@ -43,12 +43,12 @@ func (s *Service) OnAppDeleted(ctx context.Context, tx Tx, appID string) error {
 
 // CleanDeletedApps removes the artifacts and rows of deleted apps and confirms each. It is
 // safe to run again after a crash: deleting a missing object is no error.
-func (s *Service) CleanDeletedApps(ctx context.Context) (int, error) {
+func (s *Service) CleanDeletedApps(ctx context.Context) (int64, error) {
 	ids, err := s.store.AppsToClean(ctx, 50)
 	if err != nil {
 		return 0, err
 	}
-	done := 0
+	var done int64
 	for _, appID := range ids {
 		keys, err := s.store.ArtifactsOf(ctx, appID)
 		if err != nil {

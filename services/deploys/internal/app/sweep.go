@@ -1,4 +1,4 @@
-package service
+package app
 
 import (
 	"context"
@@ -10,13 +10,13 @@ import (
 
 // CloseOverdue fails every deploy still open 20 minutes after insert (deadline_exceeded) and
 // tells its zone to discard the revision.
-func (s *Service) CloseOverdue(ctx context.Context) (int, error) {
+func (s *Service) CloseOverdue(ctx context.Context) (int64, error) {
 	now := s.clock()
 	ids, err := s.store.Overdue(ctx, now.Add(-deploy.Deadline), 100)
 	if err != nil {
 		return 0, err
 	}
-	closed := 0
+	var closed int64
 	for _, id := range ids {
 		err := s.store.InTx(ctx, func(tx Tx) error {
 			d, err := tx.Deploy(ctx, id)
@@ -50,9 +50,9 @@ func (s *Service) CloseOverdue(ctx context.Context) (int, error) {
 
 // SweepArtifacts deletes artifacts no deploy refers to, once older than grace: an upload
 // commits its object a moment before its row, and the grace keeps that moment safe.
-func (s *Service) SweepArtifacts(ctx context.Context, grace time.Duration) (int, error) {
+func (s *Service) SweepArtifacts(ctx context.Context, grace time.Duration) (int64, error) {
 	cutoff := s.now().Add(-grace)
-	swept := 0
+	var swept int64
 	err := s.objects.Walk(ctx, "artifacts", func(key string, mod time.Time) error {
 		if mod.After(cutoff) {
 			return nil

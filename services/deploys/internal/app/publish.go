@@ -1,4 +1,7 @@
-package service
+package app
+
+// The events each change publishes are decided here, in the use cases; the store only writes
+// them to the outbox in the change's transaction.
 
 import (
 	"context"
@@ -9,22 +12,13 @@ import (
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
 	deploysv1 "tori.dev/proto/gen/tori/deploys/v1"
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
+	deploysbus "tori.dev/proto/tori/deploys/v1"
+	zonebus "tori.dev/proto/tori/zone/v1"
 	"tori.dev/services/deploys/internal/deploy"
 )
 
-// Routing keys the deploys service publishes.
-const (
-	KeyDeployCreated       = "deploys.deploy.created"
-	KeyDeployStatusChanged = "deploys.deploy.status_changed"
-	KeyDeployLive          = "deploys.deploy.live"
-	KeyAppCleaned          = "deploys.app.cleaned"
-)
-
-// Zone command keys name the zone, so only its agent receives them.
-func zoneKey(zone, command string) string { return "zone." + zone + "." + command }
-
 func (s *Service) publishCreated(ctx context.Context, tx Tx, d *deploy.Deploy) error {
-	return tx.Publish(ctx, KeyDeployCreated, &deploysv1.DeployCreated{
+	return tx.Publish(ctx, deploysbus.KeyDeployCreated, &deploysv1.DeployCreated{
 		DeployId: d.ID, AppId: d.AppID, AccountId: d.AccountID, Kind: string(d.Kind),
 		RollbackOf: d.RollbackOf, CreatedAt: timestamppb.New(d.CreatedAt),
 	})
@@ -35,7 +29,7 @@ func (s *Service) saveTransition(ctx context.Context, tx Tx, d *deploy.Deploy, p
 	if err := tx.Update(ctx, d); err != nil {
 		return err
 	}
-	return tx.Publish(ctx, KeyDeployStatusChanged, &deploysv1.DeployStatusChanged{
+	return tx.Publish(ctx, deploysbus.KeyDeployStatusChanged, &deploysv1.DeployStatusChanged{
 		DeployId: d.ID, AppId: d.AppID, AccountId: d.AccountID, Status: string(d.Status),
 		PreviousStatus: string(prev), Error: d.Error, AppHasLiveDeploy: appHasLive,
 		ChangedAt: timestamppb.New(d.UpdatedAt),
@@ -44,7 +38,7 @@ func (s *Service) saveTransition(ctx context.Context, tx Tx, d *deploy.Deploy, p
 
 // startRevision tells the app's zone to prepare the deploy's revision.
 func (s *Service) startRevision(ctx context.Context, tx Tx, app App, plan Plan, d *deploy.Deploy, releaseGiven bool) error {
-	return tx.Publish(ctx, zoneKey(app.Zone, "deploy"), &zonev1.StartRevision{
+	return tx.Publish(ctx, zonebus.CommandKey(app.Zone, zonebus.CommandDeploy), &zonev1.StartRevision{
 		DeployId: d.ID, AppId: d.AppID, Slug: app.Slug, Kind: string(d.Kind), ArtifactKey: d.ArtifactKey,
 		Image: d.Image, Release: d.Release, EnvSealed: d.Env.Sealed, EnvKeyId: d.Env.KeyID, EnvDeployId: d.Env.For, BuildMinutes: plan.BuildMinutes,
 		MinScale: plan.MinScale, Cpu: plan.CPU, Deadline: timestamppb.New(d.DeadlineAt()), ReleaseGiven: releaseGiven,
@@ -52,23 +46,23 @@ func (s *Service) startRevision(ctx context.Context, tx Tx, app App, plan Plan, 
 }
 
 func (s *Service) activate(ctx context.Context, tx Tx, app App, d *deploy.Deploy) error {
-	return tx.Publish(ctx, zoneKey(app.Zone, "activate"), &zonev1.ActivateRevision{DeployId: d.ID, AppId: d.AppID, Slug: app.Slug})
+	return tx.Publish(ctx, zonebus.CommandKey(app.Zone, zonebus.CommandActivate), &zonev1.ActivateRevision{DeployId: d.ID, AppId: d.AppID, Slug: app.Slug})
 }
 
 func (s *Service) discard(ctx context.Context, tx Tx, app App, d *deploy.Deploy) error {
 	if app.Zone == "" {
 		return nil // an app known only from its tombstone: no zone ever got the revision
 	}
-	return tx.Publish(ctx, zoneKey(app.Zone, "discard"), &zonev1.DiscardRevision{DeployId: d.ID, AppId: d.AppID})
+	return tx.Publish(ctx, zonebus.CommandKey(app.Zone, zonebus.CommandDiscard), &zonev1.DiscardRevision{DeployId: d.ID, AppId: d.AppID})
 }
 
 func (s *Service) publishLive(ctx context.Context, tx Tx, d *deploy.Deploy, superseded string) error {
-	return tx.Publish(ctx, KeyDeployLive, &deploysv1.DeployLive{
+	return tx.Publish(ctx, deploysbus.KeyDeployLive, &deploysv1.DeployLive{
 		DeployId: d.ID, AppId: d.AppID, AccountId: d.AccountID, SupersededDeployId: superseded,
 		LiveAt: timestamppb.New(*d.LiveAt),
 	})
 }
 
 func (s *Service) publishCleaned(ctx context.Context, tx Tx, appID string, at time.Time) error {
-	return tx.Publish(ctx, KeyAppCleaned, &appsv1.AppCleanupConfirmed{AppId: appID, Service: "deploys", ConfirmedAt: timestamppb.New(at)})
+	return tx.Publish(ctx, deploysbus.KeyAppCleaned, &appsv1.AppCleanupConfirmed{AppId: appID, Service: "deploys", ConfirmedAt: timestamppb.New(at)})
 }

@@ -1,4 +1,4 @@
-package events
+package busapi
 
 import (
 	"context"
@@ -6,13 +6,8 @@ import (
 
 	"tori.dev/pkg/bus"
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
+	appsbus "tori.dev/proto/tori/apps/v1"
 	"tori.dev/services/deploys/internal/deploy"
-)
-
-// The apps service's request queues for environment snapshots.
-const (
-	QueueEnvSnapshot = "apps.rpc.env_snapshot"
-	QueueEnvOpen     = "apps.rpc.env_open"
 )
 
 // AppsEnv takes and compares environment snapshots over request/reply with the apps service.
@@ -21,16 +16,16 @@ type AppsEnv struct{ conn *bus.Conn }
 // NewAppsEnv uses conn for the requests.
 func NewAppsEnv(conn *bus.Conn) AppsEnv { return AppsEnv{conn: conn} }
 
-// Snapshot implements service.EnvSource.
+// Snapshot implements app.EnvSource.
 func (a AppsEnv) Snapshot(ctx context.Context, appID, deployID string) (deploy.Snapshot, error) {
 	var reply appsv1.EnvSnapshotReply
-	if err := a.conn.Request(ctx, QueueEnvSnapshot, &appsv1.EnvSnapshotRequest{AppId: appID, DeployId: deployID}, &reply); err != nil {
+	if err := a.conn.Request(ctx, appsbus.QueueEnvSnapshot, &appsv1.EnvSnapshotRequest{AppId: appID, DeployId: deployID}, &reply); err != nil {
 		return deploy.Snapshot{}, err
 	}
 	return deploy.Snapshot{Sealed: reply.GetSealed(), KeyID: reply.GetKeyId(), For: deployID}, nil
 }
 
-// Same implements service.EnvSource by opening both snapshots; the variables never leave
+// Same implements app.EnvSource by opening both snapshots; the variables never leave
 // this function.
 func (a AppsEnv) Same(ctx context.Context, appID string, x, y deploy.Snapshot) (bool, error) {
 	vx, err := a.open(ctx, appID, x)
@@ -47,7 +42,7 @@ func (a AppsEnv) Same(ctx context.Context, appID string, x, y deploy.Snapshot) (
 func (a AppsEnv) open(ctx context.Context, appID string, s deploy.Snapshot) (map[string]string, error) {
 	var reply appsv1.EnvOpenReply
 	req := &appsv1.EnvOpenRequest{AppId: appID, DeployId: s.For, Sealed: s.Sealed, KeyId: s.KeyID}
-	if err := a.conn.Request(ctx, QueueEnvOpen, req, &reply); err != nil {
+	if err := a.conn.Request(ctx, appsbus.QueueEnvOpen, req, &reply); err != nil {
 		return nil, err
 	}
 	return reply.GetVars(), nil

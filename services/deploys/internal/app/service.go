@@ -1,7 +1,7 @@
-// Package service holds the deploys use cases: creating, listing, cancelling and rolling
+// Package app holds the deploys use cases: creating, listing, cancelling and rolling
 // back deploys over HTTP, and driving the state machine from the zones' reports, the apps'
 // life and the clock.
-package service
+package app
 
 import (
 	"log/slog"
