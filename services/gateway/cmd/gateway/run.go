@@ -4,38 +4,39 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"os"
 	"strings"
-	"time"
-
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"tori.dev/pkg/bus"
-	"tori.dev/pkg/config"
+	pkgconfig "tori.dev/pkg/config"
 	"tori.dev/pkg/health"
+	"tori.dev/pkg/lifecycle"
 	"tori.dev/pkg/logging"
 	"tori.dev/pkg/pgstore"
 	"tori.dev/pkg/telemetry"
 	"tori.dev/services/gateway"
 	"tori.dev/services/gateway/internal/auth"
 	"tori.dev/services/gateway/internal/clientip"
-	gwconfig "tori.dev/services/gateway/internal/config"
+	"tori.dev/services/gateway/internal/config"
 	"tori.dev/services/gateway/internal/cors"
 	"tori.dev/services/gateway/internal/httpapi"
 	"tori.dev/services/gateway/internal/proxy"
 	"tori.dev/services/gateway/internal/ratelimit"
 )
 
-const shutdownTimeout = 10 * time.Second
+func run(ctx context.Context) error { return serve(ctx, pkgconfig.Environ(), os.Stderr) }
 
-// run wires the gateway and serves until ctx ends.
-func run(ctx context.Context) error {
-	var cfg gwconfig.Config
-	if err := config.Load(ctx, &cfg); err != nil {
+// serve is the gateway's composition root: it wires the gateway from env, logging to logs,
+// and serves until ctx ends or any of its parts stops.
+func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
+	var cfg config.Config
+	if err := pkgconfig.LoadMap(ctx, &cfg, env); err != nil {
 		return err
 	}
-	log := logging.New("gateway", nil)
-	log.InfoContext(ctx, "starting", "version", version, "config", config.Describe(cfg))
+	log := logging.New("gateway", logs)
+	log.InfoContext(ctx, "starting", "version", version, "config", pkgconfig.Describe(cfg))
 
 	stopTracing, err := telemetry.Setup(ctx, "gateway", version)
 	if err != nil {
@@ -43,7 +44,11 @@ func run(ctx context.Context) error {
 	}
 	defer stopTracing(context.WithoutCancel(ctx))
 
-	pool, err := openPool(ctx, cfg)
+	// Every authenticated request counts in Postgres, so the default of a handful of
+	// connections would queue requests.
+	pool, err := pgstore.Setup(ctx, cfg.DatabaseURL,
+		pgstore.Service{Schema: "gateway", Role: "tori_gateway", Password: cfg.DBPassword},
+		pgstore.WithMigrations(ratelimit.Migrations), pgstore.WithMaxConns(cfg.DBMaxConns))
 	if err != nil {
 		return err
 	}
@@ -88,54 +93,28 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", cfg.Addr, err)
 	}
-	go revocations.Run(ctx)
-	go authenticator.RunSweeper(ctx, time.Minute)
-	go limiter.RunPruner(ctx, time.Minute, log)
 
-	served := make(chan error, 1)
-	go func() { served <- app.Listener(ln) }()
+	g, _ := lifecycle.New(ctx)
+	g.Go("http server", func(context.Context) error { return app.Listener(ln) })
+	var shutdownErr error // read after Wait: the group drops a part's error once it is stopping
+	g.Go("http shutdown", func(ctx context.Context) error {
+		<-ctx.Done()
+		log.InfoContext(context.WithoutCancel(ctx), "shutting down")
+		if err := app.ShutdownWithTimeout(cfg.ShutdownTimeout); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			shutdownErr = fmt.Errorf("shutdown: %w", err)
+		}
+		// A stop before the server took the listener would otherwise leave it accepting.
+		_ = ln.Close()
+		return nil
+	})
+	g.Go("revocation listener", revocations.Listen)
+	g.Go("revocation watch", revocations.Watch)
+	g.Every(log, cache.SweepJob())
+	g.Every(log, limiter.PruneJob())
 	log.InfoContext(ctx, "listening", "addr", ln.Addr().String())
 
-	select {
-	case err := <-served:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	log.InfoContext(context.WithoutCancel(ctx), "shutting down")
-	if err := app.ShutdownWithTimeout(shutdownTimeout); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	return nil
-}
-
-// openPool is pgstore.Setup with a pool sized for the gateway: every authenticated request
-// counts in Postgres, so the default of a handful of connections would queue requests.
-func openPool(ctx context.Context, cfg gwconfig.Config) (*pgxpool.Pool, error) {
-	svc := pgstore.Service{Schema: "gateway", Role: "tori_gateway", Password: cfg.DBPassword}
-	if err := pgstore.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
-		return nil, err
-	}
-	if err := pgstore.EnsureService(ctx, cfg.DatabaseURL, svc); err != nil {
-		return nil, err
-	}
-	url, err := pgstore.ServiceURL(cfg.DatabaseURL, svc)
-	if err != nil {
-		return nil, err
-	}
-	pcfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		return nil, fmt.Errorf("parse database url: %w", err)
-	}
-	pcfg.MaxConns = cfg.DBMaxConns
-	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
-	if err != nil {
-		return nil, fmt.Errorf("open pool: %w", err)
-	}
-	if err := pgstore.Migrate(ctx, pool, svc.Schema, ratelimit.Migrations); err != nil {
-		pool.Close()
-		return nil, err
-	}
-	return pool, nil
+	err = g.Wait()
+	return errors.Join(err, shutdownErr)
 }
 
 func trimBase(u string) string { return strings.TrimSuffix(u, "/") }

@@ -61,17 +61,3 @@ func (a *Authenticator) Authenticate(ctx context.Context, authorization string) 
 	}
 	return caller, nil
 }
-
-// RunSweeper drops stale entries every interval until ctx ends.
-func (a *Authenticator) RunSweeper(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			a.cache.Sweep(now)
-		}
-	}
-}

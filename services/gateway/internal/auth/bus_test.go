@@ -15,6 +15,7 @@ import (
 	"tori.dev/pkg/pgstore"
 	"tori.dev/pkg/testinfra"
 	identityv1 "tori.dev/proto/gen/tori/identity/v1"
+	identitybus "tori.dev/proto/tori/identity/v1"
 )
 
 // These tests run the real bus: identity's side is an outbox and relay in a schema of the
@@ -63,7 +64,7 @@ func publisher(t *testing.T, cfg bus.Config) func(tokenID string) {
 
 func publish(ctx context.Context, pool *pgxpool.Pool, tokenID string) error {
 	return pgstore.InTx(ctx, pool, func(tx pgx.Tx) error {
-		return bus.Publish(ctx, tx, RevokedKey, &identityv1.TokenRevoked{TokenId: tokenID, AccountId: "acct-a"})
+		return bus.Publish(ctx, tx, identitybus.KeyTokenRevoked, &identityv1.TokenRevoked{TokenId: tokenID, AccountId: "acct-a"})
 	})
 }
 
@@ -73,11 +74,11 @@ type instance struct {
 	auth  *Authenticator
 }
 
-func newInstance(ctx context.Context, conn *bus.Conn, id *fakeIdentity, tm timings) *instance {
+func newInstance(t *testing.T, conn *bus.Conn, id *fakeIdentity, tm timings) *instance {
 	cache := NewCache()
 	rev := NewRevocations(conn, cache, quiet)
 	rev.timings = tm
-	go rev.Run(ctx)
+	runRevocations(t, rev)
 	return &instance{cache: cache, rev: rev, auth: NewAuthenticator(id.client(), cache, rev, time.Minute)}
 }
 
@@ -95,11 +96,11 @@ func TestRevocationReachesEveryInstanceWithinOneSecond(t *testing.T) {
 	id.set("svc_alice", alice())
 
 	instances := []*instance{
-		newInstance(ctx, dialBus(t, cfg), id, defaultTimings),
-		newInstance(ctx, dialBus(t, cfg), id, defaultTimings),
+		newInstance(t, dialBus(t, cfg), id, defaultTimings),
+		newInstance(t, dialBus(t, cfg), id, defaultTimings),
 	}
 	for _, in := range instances {
-		eventually(t, 10*time.Second, "instance trusts its cache", func() bool { return in.rev.Trusted(time.Now()) })
+		testinfra.Eventually(t, 10*time.Second, "instance trusts its cache", func() bool { return in.rev.Trusted(time.Now()) })
 		if _, err := in.auth.Authenticate(ctx, "Bearer svc_alice"); err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +113,7 @@ func TestRevocationReachesEveryInstanceWithinOneSecond(t *testing.T) {
 	publish("tokid-a")
 	start := time.Now()
 	for i, in := range instances {
-		eventually(t, time.Second-time.Since(start), "revocation evicts at instance", func() bool { return !in.cached("svc_alice") })
+		testinfra.Eventually(t, time.Second-time.Since(start), "revocation evicts at instance", func() bool { return !in.cached("svc_alice") })
 		if _, err := in.auth.Authenticate(ctx, "Bearer svc_alice"); !errors.Is(err, ErrUnauthorized) {
 			t.Fatalf("instance %d still accepts the revoked token: %v", i, err)
 		}
@@ -138,15 +139,15 @@ func TestConnectionLossDropsTheCache(t *testing.T) {
 	viaProxy := cfg
 	u.Host = proxy.Addr()
 	viaProxy.URL = u.String()
-	in := newInstance(ctx, dialBus(t, viaProxy), id, fast)
+	in := newInstance(t, dialBus(t, viaProxy), id, fast)
 
-	eventually(t, 10*time.Second, "trusted", func() bool { return in.rev.Trusted(time.Now()) })
+	testinfra.Eventually(t, 10*time.Second, "trusted", func() bool { return in.rev.Trusted(time.Now()) })
 	if _, err := in.auth.Authenticate(ctx, "Bearer svc_alice"); err != nil || !in.cached("svc_alice") {
 		t.Fatalf("not cached: %v", err)
 	}
 
 	proxy.Down()
-	eventually(t, 5*time.Second, "untrusted while the broker is away", func() bool { return !in.rev.Trusted(time.Now()) })
+	testinfra.Eventually(t, 5*time.Second, "untrusted while the broker is away", func() bool { return !in.rev.Trusted(time.Now()) })
 	if in.cache.Len() != 0 {
 		t.Fatal("cache kept while revocations cannot arrive")
 	}
@@ -156,12 +157,12 @@ func TestConnectionLossDropsTheCache(t *testing.T) {
 	}
 
 	proxy.Up()
-	eventually(t, 30*time.Second, "trusted again after reconnecting", func() bool { return in.rev.Trusted(time.Now()) })
+	testinfra.Eventually(t, 30*time.Second, "trusted again after reconnecting", func() bool { return in.rev.Trusted(time.Now()) })
 	if _, err := in.auth.Authenticate(ctx, "Bearer svc_alice"); err != nil || !in.cached("svc_alice") {
 		t.Fatalf("not cached after reconnecting: %v", err)
 	}
 	// The listener is subscribed again: a revocation still arrives.
 	id.remove("svc_alice")
 	publish("tokid-a")
-	eventually(t, 2*time.Second, "revocation after reconnect evicts", func() bool { return !in.cached("svc_alice") })
+	testinfra.Eventually(t, 2*time.Second, "revocation after reconnect evicts", func() bool { return !in.cached("svc_alice") })
 }

@@ -1,10 +1,12 @@
 package auth
 
 import (
+	"context"
 	"sync"
 	"time"
 
 	"tori.dev/pkg/callerid"
+	"tori.dev/pkg/lifecycle"
 )
 
 // Hash is a token's SHA-256. The cache never holds a token itself, so a heap dump of the
@@ -87,18 +89,32 @@ func (c *Cache) Flush() {
 	clear(c.byID)
 }
 
-// Sweep drops entries that are no longer fresh at now.
-func (c *Cache) Sweep(now time.Time) {
+// Sweep drops entries that are no longer fresh at now, returning how many.
+func (c *Cache) Sweep(now time.Time) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	n := 0
 	for h, e := range c.byHash {
 		if !now.Before(e.until) {
 			delete(c.byHash, h)
 			if c.byID[e.caller.TokenID] == h {
 				delete(c.byID, e.caller.TokenID)
 			}
+			n++
 		}
 	}
+	return n
+}
+
+// SweepEvery is how often stale entries are dropped: they are never served (Get checks the
+// time), so sweeping only bounds the memory they hold.
+const SweepEvery = time.Minute
+
+// SweepJob drops stale entries every SweepEvery.
+func (c *Cache) SweepJob() lifecycle.Job {
+	return lifecycle.Job{Name: "sweep token cache", Every: SweepEvery, Run: func(context.Context) (int64, error) {
+		return int64(c.Sweep(time.Now())), nil
+	}}
 }
 
 // Len is the number of cached tokens.

@@ -17,7 +17,9 @@ import (
 
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/callerid"
+	"tori.dev/pkg/testinfra"
 	identityv1 "tori.dev/proto/gen/tori/identity/v1"
+	identitybus "tori.dev/proto/tori/identity/v1"
 )
 
 var testKey = []byte("test-signing-key-0123456789")
@@ -107,7 +109,7 @@ func newFakeBus() *fakeBus {
 func (b *fakeBus) Connected() bool { return b.connected.Load() }
 
 func (b *fakeBus) Listen(ctx context.Context, keys []string, fn func(context.Context, bus.Delivery) error) error {
-	if len(keys) != 1 || keys[0] != RevokedKey {
+	if len(keys) != 1 || keys[0] != identitybus.KeyTokenRevoked {
 		return errors.New("unexpected keys")
 	}
 	b.mu.Lock()
@@ -128,7 +130,7 @@ func (b *fakeBus) revoke(t *testing.T, tokenID string) {
 	b.mu.Lock()
 	fn := b.fn
 	b.mu.Unlock()
-	if err := fn(context.Background(), bus.Delivery{RoutingKey: RevokedKey, Body: body}); err != nil {
+	if err := fn(context.Background(), bus.Delivery{RoutingKey: identitybus.KeyTokenRevoked, Body: body}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -140,15 +142,12 @@ func (t trustAlways) Trusted(time.Time) bool { return bool(t) }
 // fast are trust rules quick enough for tests.
 var fast = timings{watchEvery: 10 * time.Millisecond, grace: 50 * time.Millisecond, relistenAfter: 10 * time.Millisecond}
 
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
+// runRevocations runs rev's listener and watch, as the gateway's group does, until the test
+// ends; either failing or not stopping then fails the test.
+func runRevocations(t *testing.T, rev *Revocations) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %s: %s", within, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testinfra.Background(t, "revocation listener", rev.Listen)
+	testinfra.Background(t, "revocation watch", rev.Watch)
 }
 
 type failingBus struct{ calls atomic.Int64 }

@@ -9,10 +9,8 @@ import (
 
 	"tori.dev/pkg/bus"
 	identityv1 "tori.dev/proto/gen/tori/identity/v1"
+	identitybus "tori.dev/proto/tori/identity/v1"
 )
-
-// RevokedKey is the routing key identity publishes a revoked token under.
-const RevokedKey = "identity.token.revoked"
 
 // Bus is the part of *bus.Conn the revocation listener needs.
 type Bus interface {
@@ -64,21 +62,21 @@ func (r *Revocations) Trusted(now time.Time) bool {
 	return now.UnixNano() >= r.trustedFrom.Load()
 }
 
-// Run listens and watches until ctx ends.
-func (r *Revocations) Run(ctx context.Context) {
-	go r.watch(ctx)
-	for ctx.Err() == nil {
+// Listen hears revocations until ctx ends. When the bus drops the subscription the cache goes
+// unused and listening starts again after a pause; only ctx ends it, so it runs as a part of
+// the service's group, whose failure would stop the process.
+func (r *Revocations) Listen(ctx context.Context) error {
+	for {
 		r.listening.Store(true)
-		err := r.bus.Listen(ctx, []string{RevokedKey}, r.handle)
+		err := r.bus.Listen(ctx, []string{identitybus.KeyTokenRevoked}, r.handle)
 		r.listening.Store(false)
 		r.distrust()
 		if ctx.Err() != nil {
-			return
+			return nil
 		}
 		r.log.ErrorContext(ctx, "revocation listener stopped; token cache off until it is back", "err", errString(err))
-		select {
-		case <-ctx.Done():
-		case <-time.After(r.timings.relistenAfter):
+		if !pause(ctx, r.timings.relistenAfter) {
+			return nil
 		}
 	}
 }
@@ -95,25 +93,37 @@ func (r *Revocations) handle(ctx context.Context, d bus.Delivery) error {
 	return nil
 }
 
-// watch flushes the cache as soon as the connection is lost, and trusts it again a grace
-// period after it is back.
-func (r *Revocations) watch(ctx context.Context) {
-	t := time.NewTicker(r.timings.watchEvery)
+// Watch flushes the cache as soon as the connection is lost, and trusts it again a grace
+// period after it is back, until ctx ends. It polls an in-memory flag every watchEvery, so it
+// is a part of the group and not a lifecycle.Job: a span and a log context per round, ten
+// times a second, would record nothing but noise.
+func (r *Revocations) Watch(ctx context.Context) error {
+	for pause(ctx, r.timings.watchEvery) {
+		r.check()
+	}
+	return nil
+}
+
+func (r *Revocations) check() {
+	if !r.bus.Connected() || !r.listening.Load() {
+		r.distrust()
+		return
+	}
+	if r.trustedFrom.Load() == never {
+		r.cache.Flush()
+		r.trustedFrom.CompareAndSwap(never, time.Now().Add(r.timings.grace).UnixNano())
+	}
+}
+
+// pause waits d, reporting false when ctx ended first.
+func pause(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
 	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if !r.bus.Connected() || !r.listening.Load() {
-				r.distrust()
-				continue
-			}
-			if r.trustedFrom.Load() == never {
-				r.cache.Flush()
-				r.trustedFrom.CompareAndSwap(never, time.Now().Add(r.timings.grace).UnixNano())
-			}
-		}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 

@@ -43,6 +43,9 @@ type Config struct {
 	DBMaxConns    int32         `env:"GATEWAY_DB_MAX_CONNS, default=16"`
 	TokenCacheTTL time.Duration `env:"TOKEN_CACHE_TTL, default=30s"`
 
+	// ShutdownTimeout bounds how long in-flight requests may finish after a stop signal.
+	ShutdownTimeout time.Duration `env:"GATEWAY_SHUTDOWN_TIMEOUT, default=10s"`
+
 	bus.Config
 }
 
@@ -130,6 +133,9 @@ func (c Config) Validate() error {
 	}
 	if c.TokenCacheTTL < 0 {
 		errs = append(errs, errors.New("TOKEN_CACHE_TTL must not be negative (0 disables the cache)"))
+	}
+	if c.ShutdownTimeout <= 0 {
+		errs = append(errs, errors.New("GATEWAY_SHUTDOWN_TIMEOUT must be positive"))
 	}
 	if err := c.Config.Validate(); err != nil {
 		errs = append(errs, err)

@@ -29,6 +29,9 @@ func TestDefaults(t *testing.T) {
 	if c.AuthLimitPer15Min != 20 || c.TokenCacheTTL != 30*time.Second {
 		t.Fatalf("limits %d %s", c.AuthLimitPer15Min, c.TokenCacheTTL)
 	}
+	if c.ShutdownTimeout != 10*time.Second {
+		t.Fatalf("shutdown timeout %s", c.ShutdownTimeout)
+	}
 	want := []string{"http://127.0.0.1:5173", "http://127.0.0.1:5174", "http://127.0.0.1:5175"}
 	if got := c.AllowedOrigins(); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("origins %v", got)
@@ -71,6 +74,7 @@ func TestValidate(t *testing.T) {
 		"zero auth limit":    {map[string]string{"AUTH_LIMIT_PER_15MIN": "0"}, "AUTH_LIMIT_PER_15MIN"},
 		"negative cache ttl": {map[string]string{"TOKEN_CACHE_TTL": "-1s"}, "TOKEN_CACHE_TTL"},
 		"bus queue type":     {map[string]string{"BUS_QUEUE_TYPE": "lazy"}, "BUS_QUEUE_TYPE"},
+		"zero shutdown":      {map[string]string{"GATEWAY_SHUTDOWN_TIMEOUT": "0s"}, "GATEWAY_SHUTDOWN_TIMEOUT"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

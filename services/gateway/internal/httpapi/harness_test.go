@@ -19,6 +19,7 @@ import (
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/logging"
+	"tori.dev/pkg/testinfra"
 	"tori.dev/services/gateway/internal/auth"
 	"tori.dev/services/gateway/internal/clientip"
 	"tori.dev/services/gateway/internal/cors"
@@ -171,24 +172,6 @@ type trust bool
 
 func (t trust) Trusted(time.Time) bool { return bool(t) }
 
-// syncBuffer collects log output written from many goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type options struct {
 	authLimit int
 	trusted   []netip.Prefix
@@ -200,7 +183,7 @@ type harness struct {
 	t      testing.TB
 	url    string
 	up     *upstream
-	logs   *syncBuffer
+	logs   *testinfra.LogBuffer
 	client *http.Client
 }
 
@@ -214,12 +197,7 @@ func start(t testing.TB, o options) *harness {
 	t.Cleanup(up.srv.Close)
 
 	// A port nothing listens on, for services that are down.
-	dead, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadURL := "http://" + dead.Addr().String()
-	dead.Close()
+	deadURL := "http://" + testinfra.FreeAddr(t)
 
 	upstreams := map[string]string{}
 	for _, owner := range []string{"identity", "billing", "apps", "deploys", "logs", "databases"} {
@@ -229,7 +207,7 @@ func start(t testing.TB, o options) *harness {
 		upstreams[owner] = deadURL
 	}
 
-	logs := &syncBuffer{}
+	logs := &testinfra.LogBuffer{}
 	log := logging.New("gateway", logs)
 	transport := proxy.NewTransport()
 	t.Cleanup(transport.CloseIdleConnections)

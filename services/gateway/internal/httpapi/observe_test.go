@@ -1,26 +1,9 @@
 package httpapi_test
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 )
-
-func logLines(t *testing.T, h *harness) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(h.logs.String()), "\n") {
-		if line == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("log line not JSON: %s", line)
-		}
-		out = append(out, m)
-	}
-	return out
-}
 
 func TestOneAccessLogLinePerRequestWithTrace(t *testing.T) {
 	h := start(t, options{})
@@ -37,7 +20,7 @@ func TestOneAccessLogLinePerRequestWithTrace(t *testing.T) {
 		t.Fatalf("upstream traceparent %q", up.Header.Get("Traceparent"))
 	}
 
-	lines := logLines(t, h)
+	lines := h.logs.Lines(t)
 	var access []map[string]any
 	for _, l := range lines {
 		if l["msg"] == "request" {

@@ -29,7 +29,7 @@ func peakHeapGrowth(f func()) uint64 {
 	go func() {
 		defer close(sampled)
 		var ms runtime.MemStats
-		t := time.NewTicker(10 * time.Millisecond)
+		t := time.NewTimer(10 * time.Millisecond)
 		defer t.Stop()
 		for {
 			select {
@@ -40,6 +40,7 @@ func peakHeapGrowth(f func()) uint64 {
 				if ms.HeapInuse > peak.Load() {
 					peak.Store(ms.HeapInuse)
 				}
+				t.Reset(10 * time.Millisecond)
 			}
 		}
 	}()

@@ -4,12 +4,11 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
-	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"tori.dev/pkg/lifecycle"
 	"tori.dev/pkg/pgstore"
 )
 
@@ -17,15 +16,7 @@ import (
 var migrationFiles embed.FS
 
 // Migrations creates the counters table in the gateway's schema.
-var Migrations = pgstore.MigrationSet{Name: "gateway", FS: mustSub(migrationFiles, "migrations")}
-
-func mustSub(f fs.FS, dir string) fs.FS {
-	sub, err := fs.Sub(f, dir)
-	if err != nil {
-		panic(err)
-	}
-	return sub
-}
+var Migrations = pgstore.EmbeddedMigrations("gateway", migrationFiles)
 
 // Postgres is a Limiter whose counters every gateway instance shares. Windows are computed
 // from the database's clock, so instances whose clocks drift still agree on where a window
@@ -84,19 +75,11 @@ func (p *Postgres) Prune(ctx context.Context) (int64, error) {
 	return tag.RowsAffected(), nil
 }
 
-// RunPruner prunes every interval until ctx ends. Every instance runs one; deleting the same
-// ended windows twice is harmless.
-func (p *Postgres) RunPruner(ctx context.Context, every time.Duration, log *slog.Logger) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, err := p.Prune(ctx); err != nil && ctx.Err() == nil {
-				log.WarnContext(ctx, "rate-limit prune failed", "err", err.Error())
-			}
-		}
-	}
+// PruneEvery is how often ended windows are deleted. Every instance prunes; deleting the
+// same ended windows twice is harmless.
+const PruneEvery = time.Minute
+
+// PruneJob prunes every PruneEvery.
+func (p *Postgres) PruneJob() lifecycle.Job {
+	return lifecycle.Job{Name: "prune rate-limit counters", Every: PruneEvery, Run: p.Prune}
 }

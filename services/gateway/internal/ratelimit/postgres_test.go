@@ -81,7 +81,8 @@ func TestPostgresInstancesShareCounters(t *testing.T) {
 	pools := newPools(t, 2)
 	limiters := []*Postgres{NewPostgres(pools[0]), NewPostgres(pools[1])}
 
-	// Stay clear of a minute boundary, which would split the hits over two windows.
+	// Stay clear of a minute boundary, which would split the hits over two windows (a wait on
+	// the clock, not on the system under test).
 	if s := time.Now().Second(); s >= 57 {
 		time.Sleep(time.Duration(61-s) * time.Second)
 	}
@@ -130,6 +131,8 @@ func TestPostgresWindowsRollOver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A wait on the clock, not on the system: the length slept is what is tested, since a
+	// ResetIn shorter than the window's real end would find the old window still counting.
 	time.Sleep(first.ResetIn + 20*time.Millisecond)
 	next, err := l.Hit(ctx, "k", time.Second)
 	if err != nil || next.N != 1 {
