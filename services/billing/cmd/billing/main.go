@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -24,25 +23,3 @@ func main() {
 		os.Exit(1)
 	}
 }
-
-func run(ctx context.Context, args []string, stdout io.Writer) error {
-	if len(args) == 0 {
-		return serve(ctx)
-	}
-	switch args[0] {
-	case "serve":
-		return serve(ctx)
-	case "set-plan":
-		return setPlan(ctx, args[1:], stdout)
-	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usage)
-		return nil
-	}
-	return fmt.Errorf("unknown command %q\n%s", args[0], usage)
-}
-
-const usage = `usage:
-  billing [serve]                                   run the service
-  billing set-plan -account <id|email> -plan <nestling|songbird|flock> [-timeout 30s]
-                                                    move an account to a plan (operators only)
-`

@@ -10,11 +10,12 @@ import (
 	"tori.dev/pkg/bus"
 	pkgconfig "tori.dev/pkg/config"
 	"tori.dev/pkg/logging"
+	"tori.dev/pkg/pgstore"
 	"tori.dev/services/billing/internal/accounts"
-	"tori.dev/services/billing/internal/billing"
+	"tori.dev/services/billing/internal/app"
+	"tori.dev/services/billing/internal/busapi"
 	"tori.dev/services/billing/internal/catalog"
 	"tori.dev/services/billing/internal/config"
-	"tori.dev/services/billing/internal/operator"
 	"tori.dev/services/billing/internal/store"
 )
 
@@ -22,7 +23,7 @@ import (
 // in one transaction, exactly as the service would, then runs a relay until the event is
 // published, so it works whether or not a billing service is running. It is safe to repeat:
 // a repeat changes nothing and still publishes anything left unpublished.
-func setPlan(ctx context.Context, args []string, stdout io.Writer) error {
+func setPlan(ctx context.Context, env map[string]string, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("set-plan", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	account := fs.String("account", "", "the account: its id or its email address")
@@ -43,22 +44,22 @@ func setPlan(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 
 	var cfg config.Infra
-	if err := pkgconfig.Load(ctx, &cfg); err != nil {
+	if err := pkgconfig.LoadMap(ctx, &cfg, env); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	log := logging.New("billing", nil)
 
-	pool, err := store.Setup(ctx, cfg.DatabaseURL, cfg.DBPassword)
+	pool, err := pgstore.Setup(ctx, cfg.DatabaseURL, store.Service(cfg.DBPassword), pgstore.WithMigrations(bus.Migrations, store.Migrations))
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
 	st := store.New(pool)
-	svc := billing.NewService(st, bus.Publish)
+	svc := app.New(st)
 
-	a, changed, err := operator.SetPlan(ctx, svc, ref, *plan)
+	a, changed, err := svc.SetPlanWhenRecorded(ctx, ref, *plan)
 	if err != nil {
 		return fmt.Errorf("set-plan: %w", err)
 	}
@@ -73,7 +74,7 @@ func setPlan(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("set-plan: the plan is saved, its event waits in the outbox for billing's relay: %w", err)
 	}
 	defer conn.Close()
-	if err := operator.Flush(ctx, conn, pool, st, log); err != nil {
+	if err := busapi.FlushOutbox(ctx, conn, pool, st, log); err != nil {
 		return fmt.Errorf("set-plan: the plan is saved, its event waits in the outbox for billing's relay: %w", err)
 	}
 	fmt.Fprintln(stdout, "event published")

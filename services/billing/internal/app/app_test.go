@@ -1,4 +1,4 @@
-package billing_test
+package app_test
 
 import (
 	"context"
@@ -7,20 +7,22 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/proto"
 
+	"tori.dev/pkg/bus"
+	"tori.dev/pkg/testinfra"
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
+	billingbus "tori.dev/proto/tori/billing/v1"
 	"tori.dev/services/billing/internal/accounts"
-	"tori.dev/services/billing/internal/billing"
+	"tori.dev/services/billing/internal/app"
 	"tori.dev/services/billing/internal/catalog"
 	"tori.dev/services/billing/internal/store"
-	"tori.dev/services/billing/internal/store/storetest"
 )
 
 var ctx = context.Background()
 
-// recorder stands in for bus.Publish: it keeps what was published, and can be told to fail so
+// recorder stands in for the outbox: it keeps what was published, and can be told to fail so
 // that a test sees the change roll back with its event.
 type recorder struct {
 	mu     sync.Mutex
@@ -28,13 +30,13 @@ type recorder struct {
 	fail   error
 }
 
-func (r *recorder) publish(_ context.Context, _ pgx.Tx, key string, msg proto.Message) error {
+func (r *recorder) publish(key string, msg proto.Message) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.fail != nil {
 		return r.fail
 	}
-	if key != billing.RoutingKeyPlanChanged {
+	if key != billingbus.KeyPlanChanged {
 		return errors.New("unexpected routing key " + key)
 	}
 	r.events = append(r.events, msg.(*billingv1.AccountPlanChanged))
@@ -47,16 +49,41 @@ func (r *recorder) published() []*billingv1.AccountPlanChanged {
 	return append([]*billingv1.AccountPlanChanged(nil), r.events...)
 }
 
-func newService(t *testing.T) (*billing.Service, *store.Store, *recorder) {
-	t.Helper()
-	st := store.New(storetest.NewPool(t))
-	rec := &recorder{}
-	return billing.NewService(st, rec.publish), st, rec
+// recordingStore is the real store whose transactions publish to a recorder instead of the
+// outbox.
+type recordingStore struct {
+	app.Store
+	rec *recorder
 }
 
-func register(t *testing.T, svc *billing.Service, st *store.Store, id uuid.UUID, email string) {
+func (s recordingStore) InTx(ctx context.Context, fn func(tx app.Tx) error) error {
+	return s.Store.InTx(ctx, func(tx app.Tx) error { return fn(recordingTx{tx, s.rec}) })
+}
+
+type recordingTx struct {
+	app.Tx
+	rec *recorder
+}
+
+func (tx recordingTx) Publish(_ context.Context, key string, msg proto.Message) error {
+	return tx.rec.publish(key, msg)
+}
+
+func newPool(t *testing.T) *pgxpool.Pool {
 	t.Helper()
-	if err := st.InTx(ctx, func(tx pgx.Tx) error { return svc.RegisterAccount(ctx, tx, id, email) }); err != nil {
+	return testinfra.ServicePool(t, store.Service(""), bus.Migrations, store.Migrations)
+}
+
+func newService(t *testing.T) (*app.Service, app.Store, *recorder) {
+	t.Helper()
+	rec := &recorder{}
+	st := recordingStore{store.New(newPool(t)), rec}
+	return app.New(st), st, rec
+}
+
+func register(t *testing.T, svc *app.Service, st app.Store, id uuid.UUID, email string) {
+	t.Helper()
+	if err := st.InTx(ctx, func(tx app.Tx) error { return svc.RegisterAccount(ctx, tx, id, email) }); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -64,7 +91,7 @@ func register(t *testing.T, svc *billing.Service, st *store.Store, id uuid.UUID,
 func checkEvent(t *testing.T, ev *billingv1.AccountPlanChanged, id uuid.UUID, plan catalog.Name, version int64) {
 	t.Helper()
 	p, _ := catalog.Lookup(string(plan))
-	want := billing.LimitsMessage(p.Limits)
+	want := app.LimitsMessage(p.Limits)
 	if ev.GetAccountId() != id.String() || ev.GetPlan() != string(plan) || ev.GetVersion() != version ||
 		!proto.Equal(ev.GetLimits(), want) || ev.GetChangedAt() == nil {
 		t.Fatalf("event %v; want account %s on %s at version %d with limits %v", ev, id, plan, version, want)
@@ -215,7 +242,7 @@ func TestStateWithoutPaidPlans(t *testing.T) {
 	if _, _, err := svc.SetPlan(ctx, accounts.Ref{ID: id}, "flock"); err != nil {
 		t.Fatal(err)
 	}
-	for name, read := range map[string]func(context.Context, uuid.UUID) (billing.State, error){"State": svc.State, "Sync": svc.Sync} {
+	for name, read := range map[string]func(context.Context, uuid.UUID) (app.State, error){"State": svc.State, "Sync": svc.Sync} {
 		s, err := read(ctx, id)
 		if err != nil || s.Account.Plan != catalog.Flock || s.Configured || len(s.Catalog) != 3 {
 			t.Fatalf("%s: %+v, %v", name, s, err)
@@ -230,8 +257,8 @@ func TestCheckoutChecksTheRequestThenRefuses(t *testing.T) {
 		plan, interval string
 		want           error
 	}{
-		{"songbird", "month", billing.ErrUnavailable},
-		{"flock", "year", billing.ErrUnavailable},
+		{"songbird", "month", app.ErrUnavailable},
+		{"flock", "year", app.ErrUnavailable},
 		{"nestling", "month", catalog.ErrNotPurchasable},
 		{"eagle", "month", catalog.ErrUnknownPlan},
 		{"", "", catalog.ErrUnknownPlan},
@@ -243,7 +270,7 @@ func TestCheckoutChecksTheRequestThenRefuses(t *testing.T) {
 			t.Errorf("Checkout(%q, %q) = %v, want %v", tc.plan, tc.interval, err, tc.want)
 		}
 	}
-	if err := svc.Portal(); !errors.Is(err, billing.ErrUnavailable) {
+	if err := svc.Portal(); !errors.Is(err, app.ErrUnavailable) {
 		t.Errorf("Portal() = %v, want ErrUnavailable", err)
 	}
 }

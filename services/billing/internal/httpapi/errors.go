@@ -6,7 +6,7 @@ import (
 
 	"tori.dev/pkg/httperror"
 	"tori.dev/services/billing/internal/accounts"
-	"tori.dev/services/billing/internal/billing"
+	"tori.dev/services/billing/internal/app"
 	"tori.dev/services/billing/internal/catalog"
 )
 
@@ -20,7 +20,7 @@ func toHTTP(err error) error {
 		return httperror.New(http.StatusBadRequest, "invalid_plan").WithMessage("plan must be songbird or flock")
 	case errors.Is(err, catalog.ErrUnknownInterval):
 		return httperror.New(http.StatusBadRequest, "invalid_interval").WithMessage("interval must be month or year")
-	case errors.Is(err, billing.ErrUnavailable):
+	case errors.Is(err, app.ErrUnavailable):
 		return httperror.New(http.StatusServiceUnavailable, "billing_unavailable").WithMessage("paid plans are not enabled yet")
 	case errors.Is(err, accounts.ErrInvalidID):
 		// The gateway signed a caller whose account id is not one identity issues: treat the

@@ -14,16 +14,15 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"google.golang.org/protobuf/proto"
 
+	"tori.dev/pkg/bus"
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
+	"tori.dev/pkg/testinfra"
 	"tori.dev/services/billing/internal/accounts"
-	"tori.dev/services/billing/internal/billing"
+	"tori.dev/services/billing/internal/app"
 	"tori.dev/services/billing/internal/httpapi"
 	"tori.dev/services/billing/internal/store"
-	"tori.dev/services/billing/internal/store/storetest"
 )
 
 var (
@@ -43,14 +42,14 @@ const plansJSON = `[
 
 type fixture struct {
 	app *fiber.App
-	svc *billing.Service
+	svc *app.Service
 	st  *store.Store
 }
 
 func newFixture(t *testing.T) fixture {
 	t.Helper()
-	st := store.New(storetest.NewPool(t))
-	svc := billing.NewService(st, func(context.Context, pgx.Tx, string, proto.Message) error { return nil })
+	st := store.New(testinfra.ServicePool(t, store.Service(""), bus.Migrations, store.Migrations))
+	svc := app.New(st)
 	app := httpapi.New(httpapi.Deps{
 		Billing:    svc,
 		SigningKey: key,
@@ -64,7 +63,7 @@ func newFixture(t *testing.T) fixture {
 func (f fixture) account(t *testing.T) uuid.UUID {
 	t.Helper()
 	id := uuid.Must(uuid.NewV7())
-	if err := f.st.InTx(ctx, func(tx pgx.Tx) error { return f.svc.RegisterAccount(ctx, tx, id, "ada@example.com") }); err != nil {
+	if err := f.st.InTx(ctx, func(tx app.Tx) error { return f.svc.RegisterAccount(ctx, tx, id, "ada@example.com") }); err != nil {
 		t.Fatal(err)
 	}
 	return id

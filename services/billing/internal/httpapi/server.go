@@ -6,7 +6,6 @@ import (
 	"context"
 	"log/slog"
 	"time"
-	"tori.dev/pkg/telemetry"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -14,13 +13,14 @@ import (
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/httperror"
-	"tori.dev/services/billing/internal/billing"
+	"tori.dev/pkg/telemetry"
+	"tori.dev/services/billing/internal/app"
 )
 
-// Billing is what the handlers need from the use cases; *billing.Service is one.
+// Billing is what the handlers need from the use cases; *app.Service is one.
 type Billing interface {
-	State(ctx context.Context, accountID uuid.UUID) (billing.State, error)
-	Sync(ctx context.Context, accountID uuid.UUID) (billing.State, error)
+	State(ctx context.Context, accountID uuid.UUID) (app.State, error)
+	Sync(ctx context.Context, accountID uuid.UUID) (app.State, error)
 	Checkout(plan, interval string) error
 	Portal() error
 }
@@ -39,7 +39,7 @@ const bodyLimit = 16 << 10
 // New builds the Fiber app with every route.
 func New(d Deps) *fiber.App {
 	handle := httperror.Handler(d.Log)
-	app := fiber.New(fiber.Config{
+	f := fiber.New(fiber.Config{
 		AppName:               "billing",
 		DisableStartupMessage: true,
 		BodyLimit:             bodyLimit,
@@ -50,22 +50,22 @@ func New(d Deps) *fiber.App {
 			return handle(c, toHTTP(err))
 		},
 	})
-	app.Use(telemetry.ServerSpans("tori.dev/services/billing", d.Log))
+	f.Use(telemetry.ServerSpans("tori.dev/services/billing", d.Log))
 
 	h := handlers{billing: d.Billing}
-	app.Get("/healthz", d.Health.Handler)
-	app.Get("/readyz", d.Health.ReadyHandler)
+	f.Get("/healthz", d.Health.Handler)
+	f.Get("/readyz", d.Health.ReadyHandler)
 
 	// The catalog is public, yet it still must come through the gateway (a signed, empty
 	// caller); every other route needs a signed, authenticated caller.
 	public := callerid.Middleware(d.SigningKey, false, httperror.Unauthorized)
 	authed := callerid.Middleware(d.SigningKey, true, httperror.Unauthorized)
-	app.Get("/api/plans", public, h.plans)
-	app.Get("/api/billing", authed, h.state)
-	app.Post("/api/billing/checkout", authed, h.checkout)
-	app.Post("/api/billing/portal", authed, h.portal)
-	app.Post("/api/billing/sync", authed, h.sync)
-	return app
+	f.Get("/api/plans", public, h.plans)
+	f.Get("/api/billing", authed, h.state)
+	f.Post("/api/billing/checkout", authed, h.checkout)
+	f.Post("/api/billing/portal", authed, h.portal)
+	f.Post("/api/billing/sync", authed, h.sync)
+	return f
 }
 
 type handlers struct {

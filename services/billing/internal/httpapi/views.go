@@ -3,7 +3,7 @@ package httpapi
 import (
 	"time"
 
-	"tori.dev/services/billing/internal/billing"
+	"tori.dev/services/billing/internal/app"
 	"tori.dev/services/billing/internal/catalog"
 )
 
@@ -118,7 +118,7 @@ func toPlanViews(plans []catalog.Plan) []planView {
 	return out
 }
 
-func toBillingView(s billing.State) billingView {
+func toBillingView(s app.State) billingView {
 	return billingView{
 		Plan:       string(s.Account.Plan),
 		Invoices:   []invoiceView{},

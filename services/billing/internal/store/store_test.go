@@ -7,19 +7,26 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
+	"tori.dev/pkg/bus"
+	"tori.dev/pkg/testinfra"
 	"tori.dev/services/billing/internal/accounts"
+	"tori.dev/services/billing/internal/app"
 	"tori.dev/services/billing/internal/catalog"
 	"tori.dev/services/billing/internal/store"
-	"tori.dev/services/billing/internal/store/storetest"
 )
 
 var ctx = context.Background()
 
+func newPool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	return testinfra.ServicePool(t, store.Service(""), bus.Migrations, store.Migrations)
+}
+
 func newStore(t *testing.T) *store.Store {
 	t.Helper()
-	return store.New(storetest.NewPool(t))
+	return store.New(newPool(t))
 }
 
 func at(sec int64) time.Time { return time.Unix(sec, 0).UTC() }
@@ -27,9 +34,9 @@ func at(sec int64) time.Time { return time.Unix(sec, 0).UTC() }
 func insert(t *testing.T, s *store.Store, a accounts.Account) bool {
 	t.Helper()
 	var inserted bool
-	err := s.InTx(ctx, func(tx pgx.Tx) error {
+	err := s.InTx(ctx, func(tx app.Tx) error {
 		var err error
-		inserted, err = s.InsertAccount(ctx, tx, a)
+		inserted, err = tx.InsertAccount(ctx, a)
 		return err
 	})
 	if err != nil {
@@ -40,9 +47,9 @@ func insert(t *testing.T, s *store.Store, a accounts.Account) bool {
 
 func lock(s *store.Store, ref accounts.Ref) (accounts.Account, error) {
 	var a accounts.Account
-	err := s.InTx(ctx, func(tx pgx.Tx) error {
+	err := s.InTx(ctx, func(tx app.Tx) error {
 		var err error
-		a, err = s.LockAccount(ctx, tx, ref)
+		a, err = tx.LockAccount(ctx, ref)
 		return err
 	})
 	return a, err
@@ -62,7 +69,7 @@ func TestInsertAccountOnceAndReadItBack(t *testing.T) {
 
 	// A repeat (a redelivered account.created) leaves the record alone, even after a change.
 	moved, _ := a.ChangePlan(catalog.Flock, at(200))
-	if err := s.InTx(ctx, func(tx pgx.Tx) error { return s.UpdateAccount(ctx, tx, moved) }); err != nil {
+	if err := s.InTx(ctx, func(tx app.Tx) error { return tx.UpdateAccount(ctx, moved) }); err != nil {
 		t.Fatal(err)
 	}
 	if insert(t, s, accounts.New(a.ID, "other@example.com", at(300))) {
@@ -87,7 +94,7 @@ func TestUnknownAccountIsNotFound(t *testing.T) {
 	if _, err := lock(s, accounts.Ref{Email: "nobody@example.com"}); !errors.Is(err, accounts.ErrNotFound) {
 		t.Fatalf("LockAccount by email: %v, want ErrNotFound", err)
 	}
-	err := s.InTx(ctx, func(tx pgx.Tx) error { return s.UpdateAccount(ctx, tx, accounts.New(id, "", at(1))) })
+	err := s.InTx(ctx, func(tx app.Tx) error { return tx.UpdateAccount(ctx, accounts.New(id, "", at(1))) })
 	if !errors.Is(err, accounts.ErrNotFound) {
 		t.Fatalf("UpdateAccount: %v, want ErrNotFound", err)
 	}
@@ -126,7 +133,8 @@ func TestLockAccountByIDOrEmail(t *testing.T) {
 
 func TestLockAccountSerializesWriters(t *testing.T) {
 	t.Parallel()
-	s := newStore(t)
+	pool := newPool(t)
+	s := store.New(pool)
 	a := accounts.New(uuid.Must(uuid.NewV7()), "ada@example.com", at(1))
 	insert(t, s, a)
 
@@ -134,8 +142,8 @@ func TestLockAccountSerializesWriters(t *testing.T) {
 	release := make(chan struct{})
 	first := make(chan error, 1)
 	go func() {
-		first <- s.InTx(ctx, func(tx pgx.Tx) error {
-			if _, err := s.LockAccount(ctx, tx, accounts.Ref{ID: a.ID}); err != nil {
+		first <- s.InTx(ctx, func(tx app.Tx) error {
+			if _, err := tx.LockAccount(ctx, accounts.Ref{ID: a.ID}); err != nil {
 				return err
 			}
 			close(locked)
@@ -149,10 +157,21 @@ func TestLockAccountSerializesWriters(t *testing.T) {
 		_, err := lock(s, accounts.Ref{ID: a.ID})
 		second <- err
 	}()
+	// Postgres itself says when the second writer waits for the first one's row lock; until
+	// the first lets go, the second must not have its answer.
+	testinfra.Eventually(t, 10*time.Second, "the second writer to wait for the row lock", func() bool {
+		var waiting int
+		err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE%'`).Scan(&waiting)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return waiting == 1
+	})
 	select {
 	case err := <-second:
 		t.Fatalf("a second writer got the row while the first held it (err %v)", err)
-	case <-time.After(300 * time.Millisecond):
+	default:
 	}
 	close(release)
 	if err := <-first; err != nil {
@@ -168,7 +187,7 @@ func TestPlanColumnAcceptsOnlyCatalogPlans(t *testing.T) {
 	s := newStore(t)
 	a := accounts.New(uuid.Must(uuid.NewV7()), "", at(1))
 	a.Plan = "eagle"
-	err := s.InTx(ctx, func(tx pgx.Tx) error { _, err := s.InsertAccount(ctx, tx, a); return err })
+	err := s.InTx(ctx, func(tx app.Tx) error { _, err := tx.InsertAccount(ctx, a); return err })
 	if err == nil {
 		t.Fatal("stored an account on a plan the catalog does not have")
 	}
@@ -176,7 +195,7 @@ func TestPlanColumnAcceptsOnlyCatalogPlans(t *testing.T) {
 
 func TestUnsentEventsCountsOnlyUnsentOutboxRows(t *testing.T) {
 	t.Parallel()
-	pool := storetest.NewPool(t)
+	pool := newPool(t)
 	s := store.New(pool)
 	for i, sent := range []bool{false, true, false} {
 		_, err := pool.Exec(ctx, `INSERT INTO outbox (id, routing_key, type, body, sent_at)

@@ -67,10 +67,3 @@ func TestRegion(t *testing.T) {
 		t.Error("region change not applied")
 	}
 }
-
-func TestPlanVersions(t *testing.T) {
-	fb := FallbackPlan()
-	if fb.Name != "nestling" || fb.Limits.MaxCustomDomains != 0 || fb.Limits.DatabaseConnections != 5 || fb.Limits.DatabaseBytes != 268435456 {
-		t.Fatalf("fallback is not nestling's catalog entry: %+v", fb)
-	}
-}

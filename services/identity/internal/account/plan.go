@@ -17,17 +17,3 @@ type Plan struct {
 	Version   int64
 	UpdatedAt time.Time
 }
-
-// FallbackPlan is what GET /api/account shows when neither billing's event nor billing's
-// answer is at hand: every account starts on nestling, so these are its limits from the plan
-// catalog (docs/conventions.md). Version 0 lets any real event replace it.
-func FallbackPlan() Plan {
-	return Plan{
-		Name: "nestling",
-		Limits: Limits{
-			MaxCustomDomains:    0,
-			DatabaseConnections: 5,
-			DatabaseBytes:       268435456,
-		},
-	}
-}

@@ -3,15 +3,12 @@ package app
 import (
 	"context"
 	"errors"
-	"time"
+	"fmt"
 
 	"tori.dev/pkg/callerid"
+	identitybus "tori.dev/proto/tori/identity/v1"
 	"tori.dev/services/identity/internal/account"
 )
-
-// planTimeout bounds the question to billing on the read path: an account page should not
-// wait the bus's full request timeout for limits it can show from the fallback.
-const planTimeout = 2 * time.Second
 
 // AccountView is what GET and PATCH /api/account show.
 type AccountView struct {
@@ -26,7 +23,11 @@ func (s *Service) GetAccount(ctx context.Context, c callerid.Caller) (AccountVie
 	if err != nil {
 		return AccountView{}, err
 	}
-	return AccountView{Account: a, User: u, Plan: s.planFor(ctx, a.ID)}, nil
+	p, err := s.planFor(ctx, a.ID)
+	if err != nil {
+		return AccountView{}, err
+	}
+	return AccountView{Account: a, User: u, Plan: p}, nil
 }
 
 // UpdateRegion sets the default region when region names a known one; anything else
@@ -36,9 +37,14 @@ func (s *Service) UpdateRegion(ctx context.Context, c callerid.Caller, region st
 	if !ok {
 		return s.GetAccount(ctx, c)
 	}
+	// The plan first: a request billing cannot complete fails before it changes anything.
+	p, err := s.planFor(ctx, c.AccountID)
+	if err != nil {
+		return AccountView{}, err
+	}
 	now := s.now()
-	var view AccountView
-	err := s.store.InTx(ctx, func(tx Repo) error {
+	view := AccountView{Plan: p}
+	err = s.store.InTx(ctx, func(tx Repo) error {
 		a, u, err := tx.LockAccount(ctx, c.AccountID)
 		if err != nil {
 			return err
@@ -50,39 +56,34 @@ func (s *Service) UpdateRegion(ctx context.Context, c callerid.Caller, region st
 		if err := tx.SaveAccount(ctx, view.Account); err != nil {
 			return err
 		}
-		return tx.Publish(ctx, KeyAccountUpdated, accountUpdated(view.Account))
+		return tx.Publish(ctx, identitybus.KeyAccountUpdated, accountUpdated(view.Account))
 	})
 	if err != nil {
 		return AccountView{}, err
 	}
-	view.Plan = s.planFor(ctx, view.Account.ID)
 	return view, nil
 }
 
-// planFor is identity's copy of the plan, or billing's answer while the copy is still in
-// flight, or nestling's limits when billing does not answer. Every account starts on
-// nestling, so the fallback is right unless an upgrade happened in the same moment.
-func (s *Service) planFor(ctx context.Context, accountID string) account.Plan {
+// planFor is identity's copy of the plan or, before billing's first plan_changed has
+// arrived, billing's answer, kept as the copy (docs/conventions.md, "An account's plan").
+// When billing cannot answer nothing guesses: the error wraps ErrPlanUnavailable.
+func (s *Service) planFor(ctx context.Context, accountID string) (account.Plan, error) {
 	p, err := s.store.Plan(ctx, accountID)
 	if err == nil {
-		return p
+		return p, nil
 	}
 	if !errors.Is(err, account.ErrNotFound) {
-		s.log.ErrorContext(ctx, "read plan copy", "account_id", accountID, "err", err.Error())
-		return account.FallbackPlan()
+		return account.Plan{}, fmt.Errorf("read plan copy: %w", err)
 	}
-	qctx, cancel := context.WithTimeout(ctx, planTimeout)
-	defer cancel()
-	p, err = s.plans.AccountPlan(qctx, accountID)
+	p, err = s.plans.AccountPlan(ctx, accountID)
 	if err != nil {
-		s.log.WarnContext(ctx, "billing did not answer for the plan; showing nestling limits",
-			"account_id", accountID, "err", err.Error())
-		return account.FallbackPlan()
+		s.log.WarnContext(ctx, "no plan copy and billing did not answer", "account_id", accountID, "err", err.Error())
+		return account.Plan{}, err
 	}
 	if _, err := s.store.SavePlan(ctx, accountID, p); err != nil {
 		s.log.WarnContext(ctx, "keep billing's plan answer", "account_id", accountID, "err", err.Error())
 	}
-	return p
+	return p, nil
 }
 
 // ApplyPlanChange keeps billing's plan for the account unless a newer one is kept already.

@@ -9,12 +9,8 @@ import (
 	"tori.dev/services/identity/internal/account"
 )
 
-// Routing keys of the events identity publishes (docs/conventions.md, "Bus names").
-const (
-	KeyAccountCreated = "identity.account.created"
-	KeyAccountUpdated = "identity.account.updated"
-	KeyTokenRevoked   = "identity.token.revoked"
-)
+// The messages of the events identity publishes. A use case decides that a change causes
+// one, and publishes it in the change's transaction with its key from identitybus.
 
 func accountCreated(a account.Account, u account.User) *identityv1.AccountCreated {
 	return &identityv1.AccountCreated{

@@ -11,19 +11,29 @@ import (
 	"time"
 
 	"tori.dev/services/identity/internal/account"
-	"tori.dev/services/identity/internal/mail"
 )
 
 // ErrMailUnavailable: the sign-in mail could not be handed to the mail server or written.
 var ErrMailUnavailable = errors.New("app: mail could not be delivered")
 
-// Mailer delivers mail (internal/mail).
-type Mailer interface {
-	Send(ctx context.Context, m mail.Message) error
+// Mail is one plain-text message.
+type Mail struct {
+	To      string // a bare address, already validated
+	Subject string
+	Text    string
 }
 
+// Mailer delivers mail (internal/mail).
+type Mailer interface {
+	Send(ctx context.Context, m Mail) error
+}
+
+// ErrPlanUnavailable: identity has no copy of the account's plan and billing could not say
+// which it is; the request that needed the plan fails rather than guess its limits.
+var ErrPlanUnavailable = errors.New("app: account plan unavailable")
+
 // PlanSource asks billing for an account's plan, for the moments before billing's
-// plan_changed event has reached identity.
+// plan_changed event has reached identity. An error it returns wraps ErrPlanUnavailable.
 type PlanSource interface {
 	AccountPlan(ctx context.Context, accountID string) (account.Plan, error)
 }

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"tori.dev/pkg/callerid"
+	identitybus "tori.dev/proto/tori/identity/v1"
 	"tori.dev/services/identity/internal/account"
 	"tori.dev/services/identity/internal/auth"
-	"tori.dev/services/identity/internal/mail"
 )
 
 // SignIn is the result of a verified magic link: a session token, shown once.
@@ -31,7 +31,7 @@ func (s *Service) RequestMagicLink(ctx context.Context, email string) error {
 	if err := s.store.CreateMagicLink(ctx, m); err != nil {
 		return fmt.Errorf("save magic link: %w", err)
 	}
-	msg := mail.Message{
+	msg := Mail{
 		To:      email,
 		Subject: "Sign in to Tori",
 		Text: "Open this link to sign in to Tori:\n\n" +
@@ -95,7 +95,7 @@ func (s *Service) userFor(ctx context.Context, tx Repo, email string, now time.T
 	if err := tx.CreateAccount(ctx, acc, u); err != nil {
 		return account.User{}, err
 	}
-	if err := tx.Publish(ctx, KeyAccountCreated, accountCreated(acc, u)); err != nil {
+	if err := tx.Publish(ctx, identitybus.KeyAccountCreated, accountCreated(acc, u)); err != nil {
 		return account.User{}, err
 	}
 	s.log.InfoContext(ctx, "account created", "account_id", acc.ID)
@@ -113,6 +113,6 @@ func (s *Service) Logout(ctx context.Context, c callerid.Caller) error {
 		if err != nil || !revoked {
 			return err
 		}
-		return tx.Publish(ctx, KeyTokenRevoked, tokenRevoked(c.AccountID, c.TokenID, now))
+		return tx.Publish(ctx, identitybus.KeyTokenRevoked, tokenRevoked(c.AccountID, c.TokenID, now))
 	})
 }

@@ -68,4 +68,7 @@ type Repo interface {
 type Store interface {
 	Repo
 	InTx(ctx context.Context, fn func(tx Repo) error) error
+	// DeleteEndedBefore deletes magic links, authorization codes, device grants and
+	// sessions that expired or were revoked before cutoff, and says how many.
+	DeleteEndedBefore(ctx context.Context, cutoff time.Time) (int64, error)
 }

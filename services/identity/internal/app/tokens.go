@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"tori.dev/pkg/callerid"
+	identitybus "tori.dev/proto/tori/identity/v1"
 	"tori.dev/services/identity/internal/auth"
 )
 
@@ -43,6 +44,6 @@ func (s *Service) RevokeToken(ctx context.Context, c callerid.Caller, id string)
 		if err := tx.RevokeAPIToken(ctx, c.AccountID, id, now); err != nil {
 			return err
 		}
-		return tx.Publish(ctx, KeyTokenRevoked, tokenRevoked(c.AccountID, id, now))
+		return tx.Publish(ctx, identitybus.KeyTokenRevoked, tokenRevoked(c.AccountID, id, now))
 	})
 }

@@ -2,33 +2,24 @@ package busapi
 
 import (
 	"context"
-	"errors"
+	"fmt"
 
-	"google.golang.org/protobuf/proto"
-
-	"tori.dev/pkg/bus"
-	billingv1 "tori.dev/proto/gen/tori/billing/v1"
+	billingbus "tori.dev/proto/tori/billing/v1"
 	"tori.dev/services/identity/internal/account"
+	"tori.dev/services/identity/internal/app"
 )
 
-// Requester is the part of *bus.Conn the billing client needs.
-type Requester interface {
-	Request(ctx context.Context, queue string, req, reply proto.Message) error
-}
-
-// BillingClient asks billing for an account's plan by request/reply.
-type BillingClient struct{ Bus Requester }
+// BillingPlans is app.PlanSource over billing's request/reply: billingbus.PlanClient's answer
+// as identity's plan copy.
+type BillingPlans struct{ Client billingbus.PlanClient }
 
 // AccountPlan implements app.PlanSource.
-func (b BillingClient) AccountPlan(ctx context.Context, accountID string) (account.Plan, error) {
-	var reply billingv1.AccountPlanReply
-	if err := b.Bus.Request(ctx, AccountPlanQueue, &billingv1.AccountPlanRequest{AccountId: accountID}, &reply); err != nil {
-		return account.Plan{}, err
-	}
-	if reply.GetPlan() == "" {
-		return account.Plan{}, errors.New("billing answered without a plan")
+func (b BillingPlans) AccountPlan(ctx context.Context, accountID string) (account.Plan, error) {
+	reply, err := b.Client.AccountPlan(ctx, accountID)
+	if err != nil {
+		return account.Plan{}, fmt.Errorf("%w: %w", app.ErrPlanUnavailable, err)
 	}
 	return planFrom(reply.GetPlan(), reply.GetLimits(), reply.GetVersion()), nil
 }
 
-var _ Requester = (*bus.Conn)(nil)
+var _ app.PlanSource = BillingPlans{}

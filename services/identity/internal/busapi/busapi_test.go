@@ -10,6 +10,8 @@ import (
 
 	"tori.dev/pkg/bus"
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
+	billingbus "tori.dev/proto/tori/billing/v1"
+	"tori.dev/services/identity/internal/app"
 )
 
 // A malformed plan_changed can never succeed, so it is dead-lettered at once, not retried.
@@ -46,20 +48,26 @@ func (f *fakeRequester) Request(_ context.Context, queue string, req, reply prot
 	return nil
 }
 
-func TestBillingClient(t *testing.T) {
+func TestBillingPlans(t *testing.T) {
 	f := &fakeRequester{reply: &billingv1.AccountPlanReply{Plan: "flock", Version: 4,
 		Limits: &billingv1.PlanLimits{CustomDomains: 50, DatabaseConnections: 100, DatabaseBytes: 10737418240}}}
-	p, err := BillingClient{Bus: f}.AccountPlan(context.Background(), "acc")
+	p, err := BillingPlans{Client: billingbus.PlanClient{Bus: f}}.AccountPlan(context.Background(), "acc")
 	if err != nil || f.queue != "billing.rpc.account_plan" {
 		t.Fatalf("%v on queue %q", err, f.queue)
 	}
 	if p.Name != "flock" || p.Version != 4 || p.Limits.MaxCustomDomains != 50 || p.Limits.DatabaseConnections != 100 || p.Limits.DatabaseBytes != 10737418240 {
 		t.Fatalf("plan %+v", p)
 	}
-	if _, err := (BillingClient{Bus: &fakeRequester{reply: &billingv1.AccountPlanReply{}}}).AccountPlan(context.Background(), "acc"); err == nil {
-		t.Fatal("an answer without a plan must be an error, so the caller falls back")
+	// Billing at version 0 for an account it has not recorded: kept, so any event outranks it.
+	f = &fakeRequester{reply: &billingv1.AccountPlanReply{Plan: "nestling", Limits: &billingv1.PlanLimits{DatabaseConnections: 5, DatabaseBytes: 268435456}}}
+	if p, err := (BillingPlans{Client: billingbus.PlanClient{Bus: f}}).AccountPlan(context.Background(), "acc"); err != nil || p.Name != "nestling" || p.Version != 0 || p.Limits.DatabaseConnections != 5 {
+		t.Fatalf("nestling answer: %+v %v", p, err)
 	}
-	if _, err := (BillingClient{Bus: &fakeRequester{err: bus.ErrTimeout}}).AccountPlan(context.Background(), "acc"); !errors.Is(err, bus.ErrTimeout) {
+	if _, err := (BillingPlans{Client: billingbus.PlanClient{Bus: &fakeRequester{reply: &billingv1.AccountPlanReply{}}}}).AccountPlan(context.Background(), "acc"); !errors.Is(err, app.ErrPlanUnavailable) {
+		t.Fatalf("an answer without a plan must be app.ErrPlanUnavailable, so the request fails: %v", err)
+	}
+	_, err = BillingPlans{Client: billingbus.PlanClient{Bus: &fakeRequester{err: bus.ErrTimeout}}}.AccountPlan(context.Background(), "acc")
+	if !errors.Is(err, bus.ErrTimeout) || !errors.Is(err, app.ErrPlanUnavailable) || !errors.Is(err, billingbus.ErrPlanUnavailable) {
 		t.Fatalf("timeout: %v", err)
 	}
 }

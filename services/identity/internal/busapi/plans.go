@@ -13,16 +13,13 @@ import (
 
 	"tori.dev/pkg/bus"
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
+	billingbus "tori.dev/proto/tori/billing/v1"
 	"tori.dev/services/identity/internal/account"
 	"tori.dev/services/identity/internal/app"
 )
 
-// Bus names identity uses (docs/conventions.md, "Bus names").
-const (
-	PlansQueue       = "identity.plans"
-	KeyPlanChanged   = "billing.account.plan_changed"
-	AccountPlanQueue = "billing.rpc.account_plan"
-)
+// PlansQueue is identity's own durable queue for billing's plan changes.
+const PlansQueue = "identity.plans"
 
 // PlanConsumer applies billing's plan changes to identity's copy.
 type PlanConsumer struct {
@@ -34,7 +31,7 @@ type PlanConsumer struct {
 
 // Subscription is the durable subscription bus.Conn.Consume runs.
 func (pc PlanConsumer) Subscription() bus.Subscription {
-	return bus.Subscription{Queue: PlansQueue, Keys: []string{KeyPlanChanged}, Handle: pc.Handle}
+	return bus.Subscription{Queue: PlansQueue, Keys: []string{billingbus.KeyPlanChanged}, Handle: pc.Handle}
 }
 
 // Handle keeps the event's plan if it is newer than the copy. A malformed event will never

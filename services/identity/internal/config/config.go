@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/mail"
 	"net/url"
+	"time"
 
 	"tori.dev/pkg/bus"
 )
@@ -34,6 +35,8 @@ type Config struct {
 	MailFrom string `env:"MAIL_FROM, default=Tori <no-reply@tori.localhost>"`
 	// DataDir holds the mail files when SMTPURL is unset.
 	DataDir string `env:"DATA_DIR, default=./var"`
+	// ShutdownTimeout bounds how long in-flight requests may finish after a stop signal.
+	ShutdownTimeout time.Duration `env:"IDENTITY_SHUTDOWN_TIMEOUT, default=10s"`
 
 	bus.Config
 }
@@ -65,6 +68,9 @@ func (c Config) Validate() error {
 	}
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("DATA_DIR is required"))
+	}
+	if c.ShutdownTimeout <= 0 {
+		errs = append(errs, errors.New("IDENTITY_SHUTDOWN_TIMEOUT must be positive"))
 	}
 	if err := c.Config.Validate(); err != nil {
 		errs = append(errs, err)

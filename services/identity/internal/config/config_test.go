@@ -14,12 +14,13 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"IDENTITY_ADDR": "127.0.0.1:8101",
-		"CONSOLE_URL":   "http://127.0.0.1:5173",
-		"MAIL_FROM":     "Tori <no-reply@tori.localhost>",
-		"DATA_DIR":      "./var",
-		"SMTP_URL":      "",
-		"AMQP_URL":      "amqp://guest:xxxxx@127.0.0.1:5672/", // Describe hides passwords in URLs
+		"IDENTITY_ADDR":             "127.0.0.1:8101",
+		"CONSOLE_URL":               "http://127.0.0.1:5173",
+		"MAIL_FROM":                 "Tori <no-reply@tori.localhost>",
+		"DATA_DIR":                  "./var",
+		"IDENTITY_SHUTDOWN_TIMEOUT": "10s",
+		"SMTP_URL":                  "",
+		"AMQP_URL":                  "amqp://guest:xxxxx@127.0.0.1:5672/", // Describe hides passwords in URLs
 	}
 	got := pkgconfig.Describe(c)
 	for k, v := range want {
@@ -37,12 +38,13 @@ func TestValidate(t *testing.T) {
 		env     map[string]string
 		wantErr string
 	}{
-		"no signing key":  {map[string]string{}, "GATEWAY_SIGNING_KEY"},
-		"bad smtp scheme": {map[string]string{"SMTP_URL": "http://mail:25"}, "SMTP_URL"},
-		"smtp no port":    {map[string]string{"SMTP_URL": "smtp://mail"}, "SMTP_URL"},
-		"bad console":     {map[string]string{"CONSOLE_URL": "console"}, "CONSOLE_URL"},
-		"bad from":        {map[string]string{"MAIL_FROM": "not an address"}, "MAIL_FROM"},
-		"good smtp":       {map[string]string{"SMTP_URL": "smtp://u:p@mail:2525"}, ""},
+		"no signing key":   {map[string]string{}, "GATEWAY_SIGNING_KEY"},
+		"bad smtp scheme":  {map[string]string{"SMTP_URL": "http://mail:25"}, "SMTP_URL"},
+		"smtp no port":     {map[string]string{"SMTP_URL": "smtp://mail"}, "SMTP_URL"},
+		"bad console":      {map[string]string{"CONSOLE_URL": "console"}, "CONSOLE_URL"},
+		"bad from":         {map[string]string{"MAIL_FROM": "not an address"}, "MAIL_FROM"},
+		"good smtp":        {map[string]string{"SMTP_URL": "smtp://u:p@mail:2525"}, ""},
+		"no shutdown time": {map[string]string{"IDENTITY_SHUTDOWN_TIMEOUT": "0s"}, "IDENTITY_SHUTDOWN_TIMEOUT"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

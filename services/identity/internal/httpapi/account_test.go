@@ -13,13 +13,12 @@ func TestAccountShapeAndPlanSources(t *testing.T) {
 	_, ada := h.signIn("ada@example.com")
 	user := `{"id":"` + ada.UserID + `","email":"ada@example.com","name":"ada"}`
 
-	// Billing does not answer and no event arrived: nestling's limits, and nothing else in
-	// the body.
+	// Billing does not answer and no event arrived: nothing guesses the limits, the request
+	// answers 503 service_unavailable.
+	h.plans.answer(nil)
 	r := h.do("GET", "/api/account", nil, ada)
-	h.expect(r, 200, "")
-	want := `{"user":` + user + `,"plan":"nestling","defaultRegion":"eu",` +
-		`"limits":{"maxCustomDomains":0,"database":{"connectionLimit":5,"maxBytes":268435456}}}`
-	if string(r.body) != want {
+	h.expect(r, 503, "service_unavailable")
+	if want := `{"error":"service_unavailable","code":"service_unavailable"}`; string(r.body) != want {
 		t.Fatalf("account\n got %s\nwant %s", r.body, want)
 	}
 	if h.plans.count() != 1 {
@@ -28,7 +27,7 @@ func TestAccountShapeAndPlanSources(t *testing.T) {
 
 	// Billing answers: its plan is shown and kept, so billing is not asked again.
 	h.plans.answer(&account.Plan{Name: "songbird", Limits: account.Limits{MaxCustomDomains: 5, DatabaseConnections: 20, DatabaseBytes: 1073741824}, Version: 1})
-	want = `{"user":` + user + `,"plan":"songbird","defaultRegion":"eu",` +
+	want := `{"user":` + user + `,"plan":"songbird","defaultRegion":"eu",` +
 		`"limits":{"maxCustomDomains":5,"database":{"connectionLimit":20,"maxBytes":1073741824}}}`
 	for range 2 {
 		if r := h.do("GET", "/api/account", nil, ada); string(r.body) != want {
@@ -37,6 +36,35 @@ func TestAccountShapeAndPlanSources(t *testing.T) {
 	}
 	if h.plans.count() != 2 {
 		t.Fatalf("billing asked %d times, want 2", h.plans.count())
+	}
+
+	// An account billing has not recorded: billing's nestling answer, and nothing else in
+	// the body.
+	h.plans.answer(&nestling)
+	_, bob := h.signIn("bob@example.com")
+	r = h.do("GET", "/api/account", nil, bob)
+	h.expect(r, 200, "")
+	want = `{"user":{"id":"` + bob.UserID + `","email":"bob@example.com","name":"bob"},"plan":"nestling","defaultRegion":"eu",` +
+		`"limits":{"maxCustomDomains":0,"database":{"connectionLimit":5,"maxBytes":268435456}}}`
+	if string(r.body) != want {
+		t.Fatalf("account\n got %s\nwant %s", r.body, want)
+	}
+}
+
+// A PATCH that needs a plan billing cannot give fails before it changes anything.
+func TestPatchAccountWithoutPlan(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	_, ada := h.signIn("ada@example.com")
+	before := len(h.events())
+	h.plans.answer(nil)
+	h.expect(h.do("PATCH", "/api/account", map[string]string{"defaultRegion": "us"}, ada), 503, "service_unavailable")
+	if len(h.events()) != before {
+		t.Fatalf("a refused PATCH published: %v", h.events())
+	}
+	h.plans.answer(&nestling)
+	if m := h.do("GET", "/api/account", nil, ada).json(t); m["defaultRegion"] != "eu" {
+		t.Fatalf("a refused PATCH changed the region: %v", m)
 	}
 }
 

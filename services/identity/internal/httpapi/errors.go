@@ -47,6 +47,7 @@ var mapping = []struct {
 	{auth.ErrInvalidRedirectURI, httperror.New(http.StatusBadRequest, "invalid_redirect_uri").
 		WithMessage("redirectUri must be http://127.0.0.1:<port>/…, http://[::1]:<port>/… or http://localhost:<port>/…")},
 	{app.ErrMailUnavailable, httperror.New(http.StatusServiceUnavailable, "mail_unavailable")},
+	{app.ErrPlanUnavailable, httperror.New(http.StatusServiceUnavailable, "service_unavailable")},
 }
 
 // toHTTP translates a domain error, or returns nil for anything else.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -24,10 +25,10 @@ import (
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/logging"
+	"tori.dev/pkg/testinfra"
 	"tori.dev/services/identity/internal/account"
 	"tori.dev/services/identity/internal/app"
 	"tori.dev/services/identity/internal/httpapi"
-	"tori.dev/services/identity/internal/mail"
 	"tori.dev/services/identity/internal/store/storetest"
 )
 
@@ -56,12 +57,12 @@ func (c *fakeClock) Advance(d time.Duration) {
 // fakeMailer keeps what would have been sent; fail makes it refuse.
 type fakeMailer struct {
 	mu   sync.Mutex
-	msgs []mail.Message
+	msgs []app.Mail
 	fail bool
 	next app.Mailer // when set, also delivers there (the log test uses a real FileSender)
 }
 
-func (m *fakeMailer) Send(ctx context.Context, msg mail.Message) error {
+func (m *fakeMailer) Send(ctx context.Context, msg app.Mail) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.fail {
@@ -74,7 +75,7 @@ func (m *fakeMailer) Send(ctx context.Context, msg mail.Message) error {
 	return nil
 }
 
-func (m *fakeMailer) last(t *testing.T) mail.Message {
+func (m *fakeMailer) last(t *testing.T) app.Mail {
 	t.Helper()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -91,32 +92,18 @@ type fakePlans struct {
 	calls int
 }
 
+// nestling is billing's answer for an account it has not recorded: nestling at version 0,
+// so any plan_changed event outranks it.
+var nestling = account.Plan{Name: "nestling", Limits: account.Limits{MaxCustomDomains: 0, DatabaseConnections: 5, DatabaseBytes: 268435456}}
+
 func (p *fakePlans) AccountPlan(ctx context.Context, accountID string) (account.Plan, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.calls++
 	if p.plan == nil {
-		return account.Plan{}, errors.New("bus: request timed out")
+		return account.Plan{}, fmt.Errorf("%w: bus: request timed out", app.ErrPlanUnavailable)
 	}
 	return *p.plan, nil
-}
-
-// syncBuffer collects log output written from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 type harness struct {
@@ -126,7 +113,7 @@ type harness struct {
 	mailer *fakeMailer
 	plans  *fakePlans
 	pool   *pgxpool.Pool
-	logs   *syncBuffer
+	logs   *testinfra.LogBuffer
 }
 
 func newHarness(t *testing.T) *harness {
@@ -136,9 +123,9 @@ func newHarness(t *testing.T) *harness {
 		t:      t,
 		clock:  &fakeClock{now: time.Date(2026, 11, 22, 2, 30, 0, 0, time.UTC)},
 		mailer: &fakeMailer{},
-		plans:  &fakePlans{},
+		plans:  &fakePlans{plan: &nestling},
 		pool:   pool,
-		logs:   &syncBuffer{},
+		logs:   &testinfra.LogBuffer{},
 	}
 	log := logging.New("identity", h.logs)
 	svc := app.New(app.Deps{Store: st, Mailer: h.mailer, Plans: h.plans, Log: log, Now: h.clock.Now, ConsoleURL: consoleURL})

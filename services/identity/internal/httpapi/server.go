@@ -5,7 +5,6 @@ package httpapi
 
 import (
 	"log/slog"
-	"tori.dev/pkg/telemetry"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
@@ -13,6 +12,7 @@ import (
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/httperror"
+	"tori.dev/pkg/telemetry"
 	"tori.dev/services/identity/internal/app"
 )
 
@@ -29,7 +29,6 @@ type Config struct {
 
 type handlers struct {
 	svc *app.Service
-	log *slog.Logger
 }
 
 // New builds the Fiber app with every route.
@@ -41,7 +40,7 @@ func New(cfg Config) *fiber.App {
 		ErrorHandler:          errorHandler(cfg.Log),
 	})
 	a.Use(recover.New(), telemetry.ServerSpans("tori.dev/services/identity", cfg.Log))
-	h := handlers{svc: cfg.Service, log: cfg.Log}
+	h := handlers{svc: cfg.Service}
 
 	// Signed by the gateway, with or without a caller: the routes decisions.md calls public.
 	public := callerid.Middleware(cfg.SigningKey, false, httperror.Unauthorized)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"tori.dev/services/identity/internal/app"
 )
 
 // FileSender writes each message to its own file, for development without a mail server.
@@ -20,7 +22,7 @@ type FileSender struct {
 }
 
 // Send writes m as <time>-<id>.eml, readable only by this user: the file holds a live link.
-func (s FileSender) Send(ctx context.Context, m Message) error {
+func (s FileSender) Send(ctx context.Context, m app.Mail) error {
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return fmt.Errorf("mail: make %s: %w", s.Dir, err)
 	}

@@ -5,30 +5,19 @@ package mail
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"net/mail"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
+
+	"tori.dev/services/identity/internal/app"
 )
-
-// Message is one plain-text mail.
-type Message struct {
-	To      string // a bare address, already validated
-	Subject string
-	Text    string
-}
-
-// Sender delivers a message.
-type Sender interface {
-	Send(ctx context.Context, m Message) error
-}
 
 // render builds the RFC 5322 form of m with CRLF line ends. Subject and addresses come from
 // this service, never from a customer's free text, so they need no encoding beyond ASCII.
-func render(from string, m Message, now time.Time) []byte {
+func render(from string, m app.Mail, now time.Time) []byte {
 	var b bytes.Buffer
 	domain := "tori.localhost"
 	if a, err := mail.ParseAddress(from); err == nil {
@@ -52,3 +41,8 @@ func render(from string, m Message, now time.Time) []byte {
 	}
 	return b.Bytes()
 }
+
+var (
+	_ app.Mailer = FileSender{}
+	_ app.Mailer = SMTPSender{}
+)

@@ -9,6 +9,8 @@ import (
 	"net/mail"
 	"net/smtp"
 	"time"
+
+	"tori.dev/services/identity/internal/app"
 )
 
 // dialTimeout bounds the whole SMTP conversation when the context has no earlier deadline;
@@ -27,7 +29,7 @@ type SMTPSender struct {
 }
 
 // Send delivers m in one SMTP session.
-func (s SMTPSender) Send(ctx context.Context, m Message) error {
+func (s SMTPSender) Send(ctx context.Context, m app.Mail) error {
 	from, err := mail.ParseAddress(s.From)
 	if err != nil {
 		return fmt.Errorf("mail: from address: %w", err)
@@ -58,7 +60,7 @@ func (s SMTPSender) Send(ctx context.Context, m Message) error {
 	return nil
 }
 
-func (s SMTPSender) deliver(c *smtp.Client, host, from string, m Message) error {
+func (s SMTPSender) deliver(c *smtp.Client, host, from string, m app.Mail) error {
 	if ok, _ := c.Extension("STARTTLS"); ok {
 		if err := c.StartTLS(&tls.Config{ServerName: host}); err != nil {
 			return fmt.Errorf("mail: starttls: %w", err)

@@ -5,14 +5,9 @@ import (
 	"time"
 )
 
-// pruneGrace keeps spent and expired rows a day past their end, so a late poll still gets
-// the precise answer (expired_token, access_denied) rather than an unknown-code one.
-const pruneGrace = 24 * time.Hour
-
-// Prune deletes sign-in codes, grants and sessions that ended more than a day before now.
-// API tokens stay: a revoked one is still worth recognising in an audit.
-func (s *Store) Prune(ctx context.Context, now time.Time) (int64, error) {
-	cutoff := now.Add(-pruneGrace)
+// DeleteEndedBefore deletes the magic links, authorization codes, device grants and
+// sessions that expired or were revoked before cutoff.
+func (s *Store) DeleteEndedBefore(ctx context.Context, cutoff time.Time) (int64, error) {
 	var total int64
 	for _, q := range []string{
 		`DELETE FROM magic_links WHERE expires_at < $1`,

@@ -6,7 +6,6 @@ import (
 	"context"
 	"embed"
 	"errors"
-	"io/fs"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -22,19 +21,11 @@ import (
 var migrationFiles embed.FS
 
 // Migrations are identity's own tables; pgstore.Setup runs them after bus.Migrations.
-var Migrations = pgstore.MigrationSet{Name: "identity", FS: mustSub(migrationFiles, "migrations")}
+var Migrations = pgstore.EmbeddedMigrations("identity", migrationFiles)
 
 // Service is identity's schema and role.
 func Service(password string) pgstore.Service {
 	return pgstore.Service{Schema: "identity", Role: "tori_identity", Password: password}
-}
-
-func mustSub(f fs.FS, dir string) fs.FS {
-	sub, err := fs.Sub(f, dir)
-	if err != nil {
-		panic(err)
-	}
-	return sub
 }
 
 // querier is what both a pool and a transaction offer.

@@ -10,6 +10,7 @@ import (
 
 	"tori.dev/pkg/pgstore"
 	identityv1 "tori.dev/proto/gen/tori/identity/v1"
+	identitybus "tori.dev/proto/tori/identity/v1"
 	"tori.dev/services/identity/internal/account"
 	"tori.dev/services/identity/internal/app"
 	"tori.dev/services/identity/internal/auth"
@@ -248,26 +249,26 @@ func TestPublishOnlyInsideTx(t *testing.T) {
 	ctx := context.Background()
 	s, pool := storetest.New(t)
 	ev := &identityv1.TokenRevoked{TokenId: "x"}
-	if err := s.Publish(ctx, app.KeyTokenRevoked, ev); err == nil {
+	if err := s.Publish(ctx, identitybus.KeyTokenRevoked, ev); err == nil {
 		t.Fatal("publish outside a transaction must fail: the event would not commit with its change")
 	}
-	if err := s.InTx(ctx, func(tx app.Repo) error { return tx.Publish(ctx, app.KeyTokenRevoked, ev) }); err != nil {
+	if err := s.InTx(ctx, func(tx app.Repo) error { return tx.Publish(ctx, identitybus.KeyTokenRevoked, ev) }); err != nil {
 		t.Fatal(err)
 	}
 	// A rolled-back transaction leaves no event.
 	boom := errors.New("boom")
 	_ = s.InTx(ctx, func(tx app.Repo) error {
-		_ = tx.Publish(ctx, app.KeyAccountUpdated, &identityv1.AccountUpdated{})
+		_ = tx.Publish(ctx, identitybus.KeyAccountUpdated, &identityv1.AccountUpdated{})
 		return boom
 	})
 	rows, _ := pool.Query(ctx, `SELECT routing_key FROM outbox`)
 	keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil || len(keys) != 1 || keys[0] != app.KeyTokenRevoked {
+	if err != nil || len(keys) != 1 || keys[0] != identitybus.KeyTokenRevoked {
 		t.Fatalf("outbox rows %v %v", keys, err)
 	}
 }
 
-func TestPrune(t *testing.T) {
+func TestDeleteEndedBefore(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s, pool := storetest.New(t)
@@ -286,7 +287,7 @@ func TestPrune(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	n, err := s.Prune(ctx, t0)
+	n, err := s.DeleteEndedBefore(ctx, t0.Add(-auth.EndedKept))
 	if err != nil || n != 2 {
 		t.Fatalf("pruned %d rows (%v), want 2", n, err)
 	}

@@ -12,24 +12,26 @@ import (
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/pgstore"
 	logsv1 "tori.dev/proto/gen/tori/logs/v1"
-	"tori.dev/services/logs/internal/events"
+	zonebus "tori.dev/proto/tori/zone/v1"
+	"tori.dev/services/logs/internal/busapi"
 )
 
 // benchIngest sends o.ingestEntries entries through the bus and times them from the commit
 // of the zones' outbox to the commit of the last batch in the logs schema.
-func benchIngest(ctx context.Context, db *scratch, o options) error {
+func benchIngest(ctx context.Context, db *scratch, o options) (err error) {
 	busCfg := busConfig(o)
-	svc, err := startService(ctx, db, busCfg)
+	// The logs binary alone, on the bus settings the publisher uses.
+	svc, err := startStack(ctx, db, o, []string{"logs"}, busEnv(busCfg))
 	if err != nil {
 		return err
 	}
-	defer svc.stop()
+	defer func() { svc.stop(err != nil) }()
 	pub, err := startPublisher(ctx, db, busCfg)
 	if err != nil {
 		return err
 	}
 	defer pub.close()
-	queue := busCfg.Namespace + events.QueueIngest
+	queue := busCfg.Namespace + busapi.QueueIngest
 	base, err := awaitConsumer(ctx, db, pub, queue)
 	if err != nil {
 		return err
@@ -49,7 +51,7 @@ func benchIngest(ctx context.Context, db *scratch, o options) error {
 					Timestamp: timestamppb.New(e.Timestamp), Message: e.Message,
 				}
 			}
-			if err := bus.Publish(ctx, tx, events.KeyLogBatch, batch); err != nil {
+			if err := bus.Publish(ctx, tx, zonebus.KeyLogBatch, batch); err != nil {
 				return err
 			}
 		}
@@ -108,7 +110,7 @@ func awaitConsumer(ctx context.Context, db *scratch, pub *publisher, queue strin
 			return 0, fmt.Errorf("the logs service never stored a probe batch")
 		}
 		err := pgstore.InTx(ctx, pub.pool, func(tx pgx.Tx) error {
-			return bus.Publish(ctx, tx, events.KeyLogBatch, &logsv1.LogBatch{Entries: []*logsv1.LogEntry{
+			return bus.Publish(ctx, tx, zonebus.KeyLogBatch, &logsv1.LogBatch{Entries: []*logsv1.LogEntry{
 				{AppId: probe, Stream: "system", Timestamp: timestamppb.Now(), Message: "probe"},
 			}})
 		})

@@ -1,7 +1,8 @@
 // Command logs-bench measures the logs service on real Postgres and RabbitMQ:
 //
 //  1. the ingest rate through the bus: log batches published from an outbox by a relay,
-//     consumed and stored by a logs service running in this process;
+//     consumed and stored by the logs service binary (built from this workspace unless -bin
+//     names it) run as a process;
 //  2. with the control plane running as processes (identity, billing, apps, logs, gateway,
 //     built from this workspace unless -bin names them) and 10 million entries seeded by
 //     COPY across 200 apps and 7 days, the latency of a 500-entry read of the busiest hour of

@@ -22,7 +22,7 @@ const flockRetentionDays = 30
 // page through the gateway, at the logs service itself, and as plain SQL, alternating so all
 // three see the same cache state.
 func benchRead(ctx context.Context, db *scratch, o options) (err error) {
-	s, err := startStack(ctx, db, o)
+	s, err := startStack(ctx, db, o, stackServices, nil)
 	if err != nil {
 		return err
 	}

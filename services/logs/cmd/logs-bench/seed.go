@@ -6,9 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
-	"tori.dev/pkg/pgstore"
+	"tori.dev/services/logs/internal/app"
 	"tori.dev/services/logs/internal/logs"
 	"tori.dev/services/logs/internal/store"
 )
@@ -39,8 +37,8 @@ func seed(ctx context.Context, db *scratch, st *store.Store, gen *generator, n i
 		go func() {
 			defer wg.Done()
 			for c := range chunks {
-				err := pgstore.InTx(ctx, st.Pool(), func(tx pgx.Tx) error {
-					_, err := st.CopyEntries(ctx, tx, c)
+				err := st.InTx(ctx, func(tx app.Tx) error {
+					_, err := tx.CopyEntries(ctx, c)
 					return err
 				})
 				if err != nil {

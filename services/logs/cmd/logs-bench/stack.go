@@ -43,9 +43,10 @@ type process struct {
 	done chan struct{} // closed when the process has exited
 }
 
-// startStack builds (or takes from o.binDir) the binaries, starts them and waits until each
-// answers /healthz. On error whatever was started is stopped again.
-func startStack(ctx context.Context, db *scratch, o options) (*stack, error) {
+// startStack builds (or takes from o.binDir) the binaries of services, starts them with env
+// added to (and overriding) their common environment, and waits until each is ready. On
+// error whatever was started is stopped again.
+func startStack(ctx context.Context, db *scratch, o options, services []string, env map[string]string) (*stack, error) {
 	work, err := os.MkdirTemp("", "logs-bench-")
 	if err != nil {
 		return nil, err
@@ -53,16 +54,19 @@ func startStack(ctx context.Context, db *scratch, o options) (*stack, error) {
 	s := &stack{bin: o.binDir, work: work, dataDir: filepath.Join(work, "data")}
 	if s.bin == "" {
 		s.bin = filepath.Join(work, "bin")
-		if err := buildBinaries(ctx, s.bin); err != nil {
+		if err := buildBinaries(ctx, s.bin, services); err != nil {
 			s.stop(false)
 			return nil, err
 		}
 	}
-	if err := s.configure(db, o); err != nil {
+	if err := s.configure(db, o, services); err != nil {
 		s.stop(false)
 		return nil, err
 	}
-	for _, name := range stackServices {
+	for k, v := range env {
+		s.env[k] = v
+	}
+	for _, name := range services {
 		if err := s.start(name); err != nil {
 			s.stop(true)
 			return nil, err
@@ -79,7 +83,7 @@ func startStack(ctx context.Context, db *scratch, o options) (*stack, error) {
 
 // buildBinaries builds the services from this workspace, so the benchmark never measures a
 // stale binary in ./bin against the schema it seeds.
-func buildBinaries(ctx context.Context, dir string) error {
+func buildBinaries(ctx context.Context, dir string, services []string) error {
 	out, err := exec.CommandContext(ctx, "go", "env", "GOWORK").Output()
 	if err != nil {
 		return fmt.Errorf("go env GOWORK: %w", err)
@@ -89,7 +93,7 @@ func buildBinaries(ctx context.Context, dir string) error {
 		return errors.New("no go.work in sight: run from inside the repository, or pass -bin")
 	}
 	root := filepath.Dir(gowork)
-	for _, name := range stackServices {
+	for _, name := range services {
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, name), "./cmd/"+name)
 		cmd.Dir = filepath.Join(root, "services", name)
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -102,7 +106,7 @@ func buildBinaries(ctx context.Context, dir string) error {
 // configure sets the environment every service gets (the variables of
 // scripts/bench-gateway.sh): mail goes to files under DATA_DIR, the per-address sign-in bucket
 // is out of the way, and queues are classic and expire, so the broker forgets them.
-func (s *stack) configure(db *scratch, o options) error {
+func (s *stack) configure(db *scratch, o options, services []string) error {
 	key := make([]byte, 32)
 	ns := make([]byte, 4)
 	_, _ = rand.Read(key)
@@ -119,7 +123,7 @@ func (s *stack) configure(db *scratch, o options) error {
 		"AUTH_LIMIT_PER_15MIN": "100000",
 		"LOG_LEVEL":            "warn",
 	}
-	for _, name := range stackServices {
+	for _, name := range services {
 		addr, err := freeAddr()
 		if err != nil {
 			return err

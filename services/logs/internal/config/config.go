@@ -21,9 +21,6 @@ type Config struct {
 	// MaxRetentionDays is the longest plan's logRetentionDays; whole days older than it are
 	// dropped. A plan on record with a longer retention raises it.
 	MaxRetentionDays int `env:"LOG_MAX_RETENTION_DAYS, default=30"`
-	// DefaultRetentionDays applies to an account whose plan is not known here and billing
-	// does not answer for: the free plan's retention.
-	DefaultRetentionDays int `env:"LOG_DEFAULT_RETENTION_DAYS, default=1"`
 	// PartitionsAhead is how many days after today get their partition in advance.
 	PartitionsAhead int `env:"LOGS_PARTITIONS_AHEAD, default=2"`
 	// MaintenanceInterval spaces the partition upkeep and the bus's record pruning.
@@ -42,6 +39,8 @@ type Config struct {
 	// late a redelivery can come and still be recognised. Shorter than the bus's default
 	// week because every log batch leaves such a record.
 	ProcessedRetention time.Duration `env:"LOGS_PROCESSED_RETENTION, default=72h"`
+	// ShutdownTimeout bounds how long requests in flight may take to finish at a stop.
+	ShutdownTimeout time.Duration `env:"LOGS_SHUTDOWN_TIMEOUT, default=10s"`
 }
 
 // Validate checks the configuration.
@@ -61,7 +60,6 @@ func (c *Config) Validate() error {
 		v    int
 	}{
 		{"LOG_MAX_RETENTION_DAYS", c.MaxRetentionDays},
-		{"LOG_DEFAULT_RETENTION_DAYS", c.DefaultRetentionDays},
 		{"LOGS_CLEANUP_BATCH", c.CleanupBatch},
 		{"LOGS_INGEST_PREFETCH", c.IngestPrefetch},
 	} {
@@ -80,13 +78,11 @@ func (c *Config) Validate() error {
 		{"LOGS_CLEANUP_INTERVAL", c.CleanupInterval},
 		{"LOGS_PLAN_LOOKUP_TIMEOUT", c.PlanLookupTimeout},
 		{"LOGS_PROCESSED_RETENTION", c.ProcessedRetention},
+		{"LOGS_SHUTDOWN_TIMEOUT", c.ShutdownTimeout},
 	} {
 		if f.d <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, not %s", f.name, f.d))
 		}
-	}
-	if c.DefaultRetentionDays > c.MaxRetentionDays {
-		errs = append(errs, errors.New("LOG_DEFAULT_RETENTION_DAYS must not exceed LOG_MAX_RETENTION_DAYS"))
 	}
 	if err := c.Bus.Validate(); err != nil {
 		errs = append(errs, err)

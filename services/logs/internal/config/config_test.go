@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	pkgconfig "tori.dev/pkg/config"
 )
@@ -18,7 +19,7 @@ func TestDefaultsAndRequiredKey(t *testing.T) {
 	if err := pkgconfig.LoadMap(context.Background(), &cfg, map[string]string{"GATEWAY_SIGNING_KEY": "k3y-value", "LOGS_DB_PASSWORD": "pa55"}); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Addr != "127.0.0.1:8105" || cfg.MaxRetentionDays != 30 || cfg.DefaultRetentionDays != 1 || cfg.Bus.URL == "" {
+	if cfg.Addr != "127.0.0.1:8105" || cfg.MaxRetentionDays != 30 || cfg.ShutdownTimeout != 10*time.Second || cfg.Bus.URL == "" {
 		t.Fatalf("defaults: %+v", cfg)
 	}
 	for name, v := range pkgconfig.Describe(&cfg) {
@@ -31,7 +32,7 @@ func TestDefaultsAndRequiredKey(t *testing.T) {
 func TestValidateRefusesNonsense(t *testing.T) {
 	for _, env := range []map[string]string{
 		{"LOG_MAX_RETENTION_DAYS": "0"},
-		{"LOG_DEFAULT_RETENTION_DAYS": "40"},
+		{"LOGS_SHUTDOWN_TIMEOUT": "0s"},
 		{"LOGS_INGEST_PREFETCH": "0"},
 		{"LOGS_CLEANUP_INTERVAL": "0s"},
 		{"LOGS_PARTITIONS_AHEAD": "-1"},

@@ -17,6 +17,10 @@ func toHTTP(err error) error {
 		return httperror.New(http.StatusBadRequest, "invalid_parameter").WithMessage("%s", invalid.Error())
 	case errors.Is(err, logs.ErrNotFound):
 		return httperror.NotFound
+	case errors.Is(err, logs.ErrPlanUnavailable):
+		// The plan decides the retention, and nothing guesses it (docs/conventions.md).
+		return httperror.New(http.StatusServiceUnavailable, "service_unavailable").
+			WithMessage("the account's plan could not be read; try again shortly")
 	case errors.Is(err, logs.ErrBeyondRetention):
 		return httperror.New(http.StatusGone, "beyond_retention").
 			WithMessage("start is older than the plan's log retention")

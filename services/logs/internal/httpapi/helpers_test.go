@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -12,14 +13,18 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+	"google.golang.org/protobuf/proto"
 
+	"tori.dev/pkg/bus"
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
+	billingv1 "tori.dev/proto/gen/tori/billing/v1"
+	billingbus "tori.dev/proto/tori/billing/v1"
+	"tori.dev/services/logs/internal/app"
+	"tori.dev/services/logs/internal/busapi"
 	"tori.dev/services/logs/internal/httpapi"
 	"tori.dev/services/logs/internal/logs"
 	"tori.dev/services/logs/internal/logstest"
-	"tori.dev/services/logs/internal/plans"
-	"tori.dev/services/logs/internal/store"
 )
 
 var signingKey = []byte("test-signing-key")
@@ -32,25 +37,41 @@ type env struct {
 	app *fiber.App
 }
 
+// billingDown is an account billing cannot answer for; every other account billing does not
+// know is on the free plan, keeping one day.
+const billingDown = "acc-billing-down"
+
+// fakeBilling answers billing's plan question as billing does for an account it has not
+// recorded.
+type fakeBilling struct{}
+
+func (fakeBilling) Request(_ context.Context, queue string, req, reply proto.Message) error {
+	if queue != billingbus.QueueAccountPlan || req.(*billingv1.AccountPlanRequest).GetAccountId() == billingDown {
+		return bus.ErrNoResponder
+	}
+	r := reply.(*billingv1.AccountPlanReply)
+	r.Plan, r.Version, r.Limits = "nestling", 0, &billingv1.PlanLimits{LogRetentionDays: 1}
+	return nil
+}
+
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	db := logstest.NewDB(t)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	// No billing on the bus here: an account without a plan gets the default retention.
-	source := plans.NewSource(db.Store, nil, time.Second, 1, quiet)
-	app := httpapi.New(httpapi.Deps{
-		Reader:     logs.NewReader(db.Store, db.Store, source, func() time.Time { return testNow }),
+	plans := app.NewPlans(db.Store, busapi.BillingPlans{Client: billingbus.PlanClient{Bus: fakeBilling{}, Timeout: time.Second}}, quiet)
+	web := httpapi.New(httpapi.Deps{
+		Reader:     app.NewReader(db.Store, db.Store, plans, func() time.Time { return testNow }),
 		SigningKey: signingKey,
 		Identity:   health.NewIdentity("logs", "test"),
 		Log:        quiet,
 	})
-	return &env{db: db, app: app}
+	return &env{db: db, app: web}
 }
 
 // newApp records a live app of account and returns it.
-func (e *env) newApp(t *testing.T, account, slug string) store.App {
+func (e *env) newApp(t *testing.T, account, slug string) logs.App {
 	t.Helper()
-	a := store.App{ID: uuid.NewString(), AccountID: account, Slug: slug}
+	a := logs.App{ID: uuid.NewString(), AccountID: account, Slug: slug}
 	e.db.SaveApp(t, a)
 	return a
 }

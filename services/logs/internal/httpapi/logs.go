@@ -4,11 +4,12 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"tori.dev/pkg/callerid"
+	"tori.dev/services/logs/internal/app"
 	"tori.dev/services/logs/internal/logs"
 )
 
 type logsHandler struct {
-	reader *logs.Reader
+	reader *app.Reader
 }
 
 // get serves GET /api/apps/{slug}/logs.

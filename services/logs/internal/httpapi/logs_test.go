@@ -12,7 +12,6 @@ import (
 
 	"tori.dev/pkg/callerid"
 	"tori.dev/services/logs/internal/logs"
-	"tori.dev/services/logs/internal/store"
 )
 
 func TestLogsResponseShape(t *testing.T) {
@@ -213,16 +212,14 @@ func TestLogsDeletedAppIsNotFound(t *testing.T) {
 	if r := e.get(t, "acc", "web", nil); r.Status != 200 {
 		t.Fatalf("before delete: %d %s", r.Status, r.Raw)
 	}
-	if err := e.db.Store.MarkAppDeleted(t.Context(), e.db.Pool, store.App{ID: app.ID, AccountID: "acc", Slug: "web"}, testNow); err != nil {
-		t.Fatal(err)
-	}
+	e.db.MarkAppDeleted(t, logs.App{ID: app.ID, AccountID: "acc", Slug: "web"}, testNow)
 	if r := e.get(t, "acc", "web", nil); r.Status != 404 || r.Body["error"] != "not found" {
 		t.Fatalf("after delete: %d %s", r.Status, r.Raw)
 	}
 }
 
 // The account's own retention bounds what a read returns, and an account without a plan on
-// record reads with the free plan's day.
+// record reads with the plan billing answers for it (the free plan's day).
 func TestLogsRetentionBoundsTheRead(t *testing.T) {
 	e := newEnv(t)
 	app := e.newApp(t, "acc-new", "web")
@@ -244,5 +241,20 @@ func TestLogsRetentionBoundsTheRead(t *testing.T) {
 	sort.Strings(msgs)
 	if len(msgs) != 2 || msgs[0] != "kept" || msgs[1] != "on the edge" {
 		t.Fatalf("entries %v", msgs)
+	}
+}
+
+// Without a plan on record and without billing's answer, nothing guesses the retention: the
+// read answers 503 service_unavailable, whatever the window.
+func TestLogsPlanUnavailableIsServiceUnavailable(t *testing.T) {
+	e := newEnv(t)
+	e.newApp(t, billingDown, "web")
+	r := e.get(t, billingDown, "web", nil)
+	if r.Status != 503 || r.Body["error"] != "service_unavailable" || r.Body["code"] != "service_unavailable" {
+		t.Fatalf("want 503 service_unavailable, got %d %s", r.Status, r.Raw)
+	}
+	// Its app is still resolved first: another account's slug stays 404.
+	if r := e.get(t, billingDown, "ghost", nil); r.Status != 404 {
+		t.Fatalf("unknown app with billing down: %d %s", r.Status, r.Raw)
 	}
 }

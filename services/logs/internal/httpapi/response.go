@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"tori.dev/services/logs/internal/app"
 	"tori.dev/services/logs/internal/logs"
 )
 
@@ -29,7 +30,7 @@ type entryJSON struct {
 	Message   string  `json:"message"`
 }
 
-func pageToJSON(p logs.Page) pageJSON {
+func pageToJSON(p app.Page) pageJSON {
 	out := pageJSON{
 		RetentionDays: p.RetentionDays,
 		Start:         formatTime(p.Start),

@@ -5,19 +5,19 @@ package httpapi
 import (
 	"log/slog"
 	"time"
-	"tori.dev/pkg/telemetry"
 
 	"github.com/gofiber/fiber/v2"
 
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/httperror"
-	"tori.dev/services/logs/internal/logs"
+	"tori.dev/pkg/telemetry"
+	"tori.dev/services/logs/internal/app"
 )
 
 // Deps is what the routes need.
 type Deps struct {
-	Reader     *logs.Reader
+	Reader     *app.Reader
 	SigningKey []byte // the gateway's callerid key
 	Identity   health.Identity
 	Log        *slog.Logger

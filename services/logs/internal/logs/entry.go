@@ -35,3 +35,25 @@ type Entry struct {
 	Message    string
 	Redactions int32
 }
+
+// Day is the UTC day t falls in. Entries are kept and dropped by whole UTC days, so a day is
+// the unit of storage and of retention.
+func Day(t time.Time) time.Time {
+	return t.UTC().Truncate(24 * time.Hour)
+}
+
+// App is the service's copy of an app: who owns which slug.
+type App struct {
+	ID        string
+	AccountID string
+	Slug      string
+}
+
+// Plan is the part of an account's plan the logs service needs. Version ranks copies: a
+// lower one never replaces a higher one.
+type Plan struct {
+	AccountID     string
+	Name          string
+	RetentionDays int
+	Version       int64
+}

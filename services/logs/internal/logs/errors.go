@@ -25,3 +25,7 @@ func (e *InvalidParameterError) Error() string {
 func invalid(name, format string, args ...any) error {
 	return &InvalidParameterError{Name: name, Reason: fmt.Sprintf(format, args...)}
 }
+
+// ErrPlanUnavailable means the account's plan is not on record here and billing could not
+// say what it is; nothing guesses a retention in its place.
+var ErrPlanUnavailable = errors.New("logs: account plan unavailable")

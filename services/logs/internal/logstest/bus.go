@@ -14,9 +14,11 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"tori.dev/pkg/bus"
+	pkgconfig "tori.dev/pkg/config"
 	"tori.dev/pkg/pgstore"
 	"tori.dev/pkg/testinfra"
 	logsv1 "tori.dev/proto/gen/tori/logs/v1"
+	zonebus "tori.dev/proto/tori/zone/v1"
 )
 
 // BusConfig is testinfra's bus configuration with the logs tests' retry settings.
@@ -28,6 +30,17 @@ func BusConfig(t testing.TB) bus.Config {
 	return cfg
 }
 
+// BusConfigOf is the bus configuration of a service's environment (testinfra.Running.Env),
+// so a test talks to the bus namespace the service uses.
+func BusConfigOf(t testing.TB, env map[string]string) bus.Config {
+	t.Helper()
+	var cfg bus.Config
+	if err := pkgconfig.LoadMap(context.Background(), &cfg, env); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
 // Publisher stands in for the services that publish what the logs service consumes (the
 // zone agents, apps, billing): an outbox in a schema of its own and a relay.
 type Publisher struct {
@@ -35,31 +48,20 @@ type Publisher struct {
 	Conn *bus.Conn
 }
 
-// NewPublisher sets up the outbox in db's database and runs its relay until the test ends.
-func NewPublisher(t testing.TB, db *DB, cfg bus.Config) *Publisher {
+// NewPublisher sets up the outbox in the database at adminURL and runs its relay until the
+// test ends.
+func NewPublisher(t testing.TB, adminURL string, cfg bus.Config) *Publisher {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx := context.Background()
 	svc := pgstore.Service{Schema: "publisher", Role: "tori_test_publisher"}
-	pool, err := pgstore.Setup(ctx, db.AdminURL, svc, pgstore.WithMigrations(bus.Migrations))
+	pool, err := pgstore.Setup(ctx, adminURL, svc, pgstore.WithMigrations(bus.Migrations))
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(pool.Close)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	conn, err := bus.Dial(ctx, cfg, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = bus.NewRelay(conn, pool, quiet).Run(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		conn.Close()
-		pool.Close()
-	})
+	conn := testinfra.DialBus(t, cfg, quiet)
+	testinfra.Background(t, "publisher relay", bus.NewRelay(conn, pool, quiet).Run)
 	return &Publisher{Pool: pool, Conn: conn}
 }
 
@@ -97,7 +99,7 @@ func AwaitIngest(t testing.TB, p *Publisher, db *DB) {
 	probe := uuid.NewString()
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		p.Publish(t, "zone.logs.batch", Batch(probe, 1, "probe"))
+		p.Publish(t, zonebus.KeyLogBatch, Batch(probe, 1, "probe"))
 		for range 10 {
 			if db.Count(t, probe) > 0 {
 				return
@@ -106,20 +108,4 @@ func AwaitIngest(t testing.TB, p *Publisher, db *DB) {
 		}
 	}
 	t.Fatal("the logs service never stored a probe batch")
-}
-
-// Eventually polls cond until it holds or timeout passes.
-func Eventually(t testing.TB, timeout time.Duration, what string, cond func() (bool, error)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var last error
-	for time.Now().Before(deadline) {
-		ok, err := cond()
-		if ok {
-			return
-		}
-		last = err
-		time.Sleep(25 * time.Millisecond)
-	}
-	t.Fatalf("%s: not within %s (last error: %v)", what, timeout, last)
 }

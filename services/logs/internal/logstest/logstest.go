@@ -1,5 +1,5 @@
 // Package logstest gives the logs service's tests a migrated database of their own and a few
-// helpers to fill it. Test code only.
+// helpers to fill it. Test code only; the generic parts come from pkg/testinfra.
 package logstest
 
 import (
@@ -7,12 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"tori.dev/pkg/bus"
-	"tori.dev/pkg/pgstore"
 	"tori.dev/pkg/testinfra"
+	"tori.dev/services/logs/internal/app"
 	"tori.dev/services/logs/internal/logs"
 	"tori.dev/services/logs/internal/store"
 )
@@ -28,16 +27,21 @@ type DB struct {
 // of the test's own and connects as the logs role.
 func NewDB(t testing.TB) *DB {
 	t.Helper()
-	admin := testinfra.ServiceDatabase(t, store.Service(""), bus.Migrations, store.Migrations)
-	pool := testinfra.OpenServicePool(t, admin, store.Service(""))
-	ctx := context.Background()
-	st, err := store.New(ctx, pool)
+	return OpenDB(t, testinfra.ServiceDatabase(t, store.Service(""), bus.Migrations, store.Migrations))
+}
+
+// OpenDB connects as the logs role to the database at adminURL, whose logs schema exists
+// (NewDB made it, or a running service did).
+func OpenDB(t testing.TB, adminURL string) *DB {
+	t.Helper()
+	pool := testinfra.OpenServicePool(t, adminURL, store.Service(""))
+	st, err := store.New(context.Background(), pool)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Registered after the pool's own close, so it runs first.
 	t.Cleanup(st.Close)
-	return &DB{AdminURL: admin, Pool: pool, Store: st}
+	return &DB{AdminURL: adminURL, Pool: pool, Store: st}
 }
 
 // Seed stores entries as ingestion would, creating their days' partitions.
@@ -47,7 +51,7 @@ func (db *DB) Seed(t testing.TB, entries []logs.Entry) {
 	seen := map[time.Time]bool{}
 	var days []time.Time
 	for _, e := range entries {
-		if d := store.Day(e.Timestamp); !seen[d] {
+		if d := logs.Day(e.Timestamp); !seen[d] {
 			seen[d] = true
 			days = append(days, d)
 		}
@@ -55,30 +59,42 @@ func (db *DB) Seed(t testing.TB, entries []logs.Entry) {
 	if err := db.Store.EnsurePartitions(ctx, days); err != nil {
 		t.Fatal(err)
 	}
-	err := pgstore.InTx(ctx, db.Pool, func(tx pgx.Tx) error {
-		_, err := db.Store.CopyEntries(ctx, tx, entries)
+	db.InTx(t, func(tx app.Tx) error {
+		_, err := tx.CopyEntries(ctx, entries)
 		return err
 	})
-	if err != nil {
+}
+
+// InTx runs fn in one committed transaction of the store.
+func (db *DB) InTx(t testing.TB, fn func(tx app.Tx) error) {
+	t.Helper()
+	if err := db.Store.InTx(context.Background(), fn); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // SaveApp records a live app.
-func (db *DB) SaveApp(t testing.TB, a store.App) {
+func (db *DB) SaveApp(t testing.TB, a logs.App) {
 	t.Helper()
-	if err := db.Store.SaveApp(context.Background(), db.Pool, a, time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	db.InTx(t, func(tx app.Tx) error { return tx.SaveApp(context.Background(), a, time.Now()) })
 }
 
-// SavePlan records an account's plan retention.
+// MarkAppDeleted records the app deleted at at, as apps.app.deleted does.
+func (db *DB) MarkAppDeleted(t testing.TB, a logs.App, at time.Time) {
+	t.Helper()
+	db.InTx(t, func(tx app.Tx) error { return tx.MarkAppDeleted(context.Background(), a, at) })
+}
+
+// SavePlan records an account's plan retention at version 1.
 func (db *DB) SavePlan(t testing.TB, accountID string, days int) {
 	t.Helper()
-	err := db.Store.SavePlan(context.Background(), db.Pool, store.Plan{AccountID: accountID, Name: "test", RetentionDays: days, Version: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db.SavePlanVersion(t, logs.Plan{AccountID: accountID, Name: "test", RetentionDays: days, Version: 1})
+}
+
+// SavePlanVersion records p as a plan_changed event would.
+func (db *DB) SavePlanVersion(t testing.TB, p logs.Plan) {
+	t.Helper()
+	db.InTx(t, func(tx app.Tx) error { return tx.SavePlan(context.Background(), p) })
 }
 
 // Count is how many entries appID has.

@@ -12,16 +12,9 @@ import (
 	"tori.dev/services/logs/internal/logs"
 )
 
-// App is the logs service's copy of an app.
-type App struct {
-	ID        string
-	AccountID string
-	Slug      string
-}
-
 // SaveApp records a created app. A delete that arrived first keeps the app deleted.
-func (s *Store) SaveApp(ctx context.Context, q Querier, a App, createdAt time.Time) error {
-	_, err := q.Exec(ctx, `
+func (d queries) SaveApp(ctx context.Context, a logs.App, createdAt time.Time) error {
+	_, err := d.q.Exec(ctx, `
 		INSERT INTO apps (app_id, account_id, slug, created_at) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (app_id) DO UPDATE
 		SET account_id = EXCLUDED.account_id, slug = EXCLUDED.slug, created_at = EXCLUDED.created_at`,
@@ -34,8 +27,8 @@ func (s *Store) SaveApp(ctx context.Context, q Querier, a App, createdAt time.Ti
 
 // MarkAppDeleted records a deleted app, known or not, and queues its cleanup. A repeated
 // delete queues the cleanup again, so its confirmation is published again.
-func (s *Store) MarkAppDeleted(ctx context.Context, q Querier, a App, deletedAt time.Time) error {
-	_, err := q.Exec(ctx, `
+func (d queries) MarkAppDeleted(ctx context.Context, a logs.App, deletedAt time.Time) error {
+	_, err := d.q.Exec(ctx, `
 		INSERT INTO apps (app_id, account_id, slug, deleted_at) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (app_id) DO UPDATE
 		SET deleted_at = COALESCE(apps.deleted_at, EXCLUDED.deleted_at), cleaned_at = NULL`,
@@ -64,8 +57,16 @@ func (s *Store) AppID(ctx context.Context, accountID, slug string) (string, erro
 }
 
 // DeletedAmong returns which of ids are apps marked deleted, by their canonical string.
-func (s *Store) DeletedAmong(ctx context.Context, q Querier, ids []uuid.UUID) (map[string]bool, error) {
-	rows, err := q.Query(ctx, `SELECT app_id FROM apps WHERE app_id = ANY($1) AND deleted_at IS NOT NULL`, ids)
+func (d queries) DeletedAmong(ctx context.Context, appIDs []string) (map[string]bool, error) {
+	ids := make([]uuid.UUID, len(appIDs))
+	for i, id := range appIDs {
+		u, err := uuid.Parse(id)
+		if err != nil {
+			return nil, fmt.Errorf("store: app id %q: %w", id, err)
+		}
+		ids[i] = u
+	}
+	rows, err := d.q.Query(ctx, `SELECT app_id FROM apps WHERE app_id = ANY($1) AND deleted_at IS NOT NULL`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("store: deleted apps: %w", err)
 	}
@@ -103,8 +104,8 @@ func (s *Store) PendingCleanups(ctx context.Context) ([]string, error) {
 
 // MarkCleaned records that appID's cleanup is done. It reports false when another copy of
 // the service recorded it first, so only one of them confirms.
-func (s *Store) MarkCleaned(ctx context.Context, q Querier, appID string, at time.Time) (bool, error) {
-	tag, err := q.Exec(ctx, `
+func (d queries) MarkCleaned(ctx context.Context, appID string, at time.Time) (bool, error) {
+	tag, err := d.q.Exec(ctx, `
 		UPDATE apps SET cleaned_at = $2 WHERE app_id = $1 AND deleted_at IS NOT NULL AND cleaned_at IS NULL`, appID, at)
 	if err != nil {
 		return false, fmt.Errorf("store: mark cleaned: %w", err)

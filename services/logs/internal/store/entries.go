@@ -19,12 +19,12 @@ var copyColumns = []string{"ts", "app_id", "deploy_id", "redactions", "stream", 
 // CopyEntries writes entries with COPY in tx; ids come from the table's sequence, in the
 // order given, so lines of one batch that share a timestamp keep their order. The
 // partitions of the entries' days must exist (EnsurePartitions).
-func (s *Store) CopyEntries(ctx context.Context, tx pgx.Tx, entries []logs.Entry) (int64, error) {
-	n, err := tx.CopyFrom(ctx, pgx.Identifier{"log_entries"}, copyColumns, &entrySource{entries: entries})
+func (d queries) CopyEntries(ctx context.Context, entries []logs.Entry) (int64, error) {
+	n, err := d.q.CopyFrom(ctx, pgx.Identifier{"log_entries"}, copyColumns, &entrySource{entries: entries})
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "23514" && pe.ConstraintName == "" {
 		// check_violation without a constraint is "no partition of relation found for row".
-		s.parts.reset()
+		d.parts.reset()
 		return 0, fmt.Errorf("%w: %s", ErrNoPartition, pe.Message)
 	}
 	if err != nil {
@@ -81,7 +81,7 @@ const (
 		ORDER BY ts, id LIMIT $4`
 )
 
-// Entries implements logs.EntryStore.
+// Entries implements app.EntryReader.
 func (s *Store) Entries(ctx context.Context, appID string, from, to time.Time, after *logs.Cursor, limit int) ([]logs.Entry, error) {
 	var rows pgx.Rows
 	var err error

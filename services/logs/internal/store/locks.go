@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // The ingest lock keeps an app's deletion and the storing of its entries apart. Every ingest
@@ -15,17 +13,17 @@ import (
 // row to lock.
 const ingestLockKey = "tori.logs.ingest"
 
-// LockIngestShared takes the ingest lock shared until tx ends.
-func LockIngestShared(ctx context.Context, tx pgx.Tx) error {
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared(hashtext($1))`, ingestLockKey); err != nil {
+// LockIngestShared implements app.Tx.
+func (t Tx) LockIngestShared(ctx context.Context) error {
+	if _, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared(hashtext($1))`, ingestLockKey); err != nil {
 		return fmt.Errorf("store: ingest lock: %w", err)
 	}
 	return nil
 }
 
-// LockIngestExclusive takes the ingest lock exclusively until tx ends.
-func LockIngestExclusive(ctx context.Context, tx pgx.Tx) error {
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, ingestLockKey); err != nil {
+// LockIngestExclusive implements app.Tx.
+func (t Tx) LockIngestExclusive(ctx context.Context) error {
+	if _, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, ingestLockKey); err != nil {
 		return fmt.Errorf("store: ingest lock: %w", err)
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"tori.dev/pkg/pgstore"
+	"tori.dev/services/logs/internal/logs"
 )
 
 // Partitions are named after their UTC day, log_entries_pYYYYMMDD, and hold [day, day+24h).
@@ -25,11 +26,6 @@ const (
 	// otherwise race on the catalog.
 	ddlLockKey = "tori.logs.partitions"
 )
-
-// Day is the UTC day t falls in.
-func Day(t time.Time) time.Time {
-	return t.UTC().Truncate(24 * time.Hour)
-}
 
 func partitionName(day time.Time) string {
 	return partitionPrefix + day.Format(partitionLayout)
@@ -69,7 +65,7 @@ func (c *partitionCache) reset() {
 // holding the ingest lock could wait on readers for the length of their query.
 func (s *Store) EnsurePartitions(ctx context.Context, days []time.Time) error {
 	for _, d := range days {
-		day := Day(d)
+		day := logs.Day(d)
 		name := partitionName(day)
 		if s.parts.has(name) {
 			continue
@@ -136,7 +132,7 @@ func (s *Store) Partitions(ctx context.Context) ([]time.Time, error) {
 
 // DropPartition drops the partition of day with every entry in it.
 func (s *Store) DropPartition(ctx context.Context, day time.Time) error {
-	name := partitionName(Day(day))
+	name := partitionName(logs.Day(day))
 	s.parts.set(name, false)
 	err := pgstore.InTx(ctx, s.ddl, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '`+ddlLockTimeout+`'`); err != nil {

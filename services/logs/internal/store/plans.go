@@ -6,20 +6,14 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-)
 
-// Plan is the part of an account's plan the logs service needs.
-type Plan struct {
-	AccountID     string
-	Name          string
-	RetentionDays int
-	Version       int64
-}
+	"tori.dev/services/logs/internal/logs"
+)
 
 // SavePlan records plan unless a copy of the same or a higher version is already there, so
 // a late, older event never undoes a newer one.
-func (s *Store) SavePlan(ctx context.Context, q Querier, p Plan) error {
-	_, err := q.Exec(ctx, `
+func (d queries) SavePlan(ctx context.Context, p logs.Plan) error {
+	_, err := d.q.Exec(ctx, `
 		INSERT INTO account_plans (account_id, plan, log_retention_days, version) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (account_id) DO UPDATE
 		SET plan = EXCLUDED.plan, log_retention_days = EXCLUDED.log_retention_days,
@@ -32,8 +26,8 @@ func (s *Store) SavePlan(ctx context.Context, q Querier, p Plan) error {
 	return nil
 }
 
-// RetentionDays returns the account's plan's retention; ok is false when there is no copy.
-func (s *Store) RetentionDays(ctx context.Context, accountID string) (days int, ok bool, err error) {
+// PlanRetention implements app.Store.
+func (s *Store) PlanRetention(ctx context.Context, accountID string) (days int, ok bool, err error) {
 	err = s.pool.QueryRow(ctx, `SELECT log_retention_days FROM account_plans WHERE account_id = $1`, accountID).Scan(&days)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, false, nil

@@ -1,56 +1,60 @@
 // Package store is the logs service's Postgres adaptor: its schema and migrations, the copy
 // of apps and plans it keeps, the day-partitioned entries table and the locks that keep
-// ingestion and deletion apart. Postgres errors become domain errors here.
+// ingestion and deletion apart. It implements the ports of internal/app; Postgres errors
+// become domain errors here.
 package store
 
 import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/protobuf/proto"
 
+	"tori.dev/pkg/bus"
 	"tori.dev/pkg/pgstore"
+	"tori.dev/services/logs/internal/app"
 )
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
 // Migrations creates the logs schema's tables; pass it to pgstore.Setup after bus.Migrations.
-var Migrations = pgstore.MigrationSet{Name: "logs", FS: mustSub(migrationFiles, "migrations")}
-
-func mustSub(f fs.FS, dir string) fs.FS {
-	sub, err := fs.Sub(f, dir)
-	if err != nil {
-		panic(err)
-	}
-	return sub
-}
+var Migrations = pgstore.EmbeddedMigrations("logs", migrationFiles)
 
 // Service is the logs service's schema and database role.
 func Service(password string) pgstore.Service {
 	return pgstore.Service{Schema: "logs", Role: "tori_logs", Password: password}
 }
 
-// Querier is what the store's statements need: the pool or a transaction.
-type Querier interface {
+// querier is what the store's statements need: the pool or a transaction.
+type querier interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error)
+}
+
+// queries are the statements that run the same on the pool and in a transaction.
+type queries struct {
+	q     querier
+	parts *partitionCache
 }
 
 // Store reads and writes the logs schema.
 type Store struct {
+	queries
 	pool *pgxpool.Pool
 	// ddl is a one-connection pool of its own for partition DDL. Ingest handlers ask for a
 	// partition while their transaction holds a connection of pool; were DDL to need another
 	// connection of pool, handlers holding all of them would wait on each other forever.
-	ddl   *pgxpool.Pool
-	parts partitionCache
+	ddl *pgxpool.Pool
 }
+
+var _ app.Store = (*Store)(nil)
 
 // New wraps a pool connected as the logs role.
 func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
@@ -61,11 +65,32 @@ func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: ddl pool: %w", err)
 	}
-	return &Store{pool: pool, ddl: ddl, parts: partitionCache{known: map[string]bool{}}}, nil
+	parts := &partitionCache{known: map[string]bool{}}
+	return &Store{queries: queries{q: pool, parts: parts}, pool: pool, ddl: ddl}, nil
 }
 
 // Close releases the store's own connections; the caller closes the pool it passed to New.
 func (s *Store) Close() { s.ddl.Close() }
 
-// Pool is the store's pool, for transactions that span the store and the bus outbox.
-func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+// Tx is the store inside one transaction: the bus consumer's or one InTx opens.
+type Tx struct {
+	queries
+	tx pgx.Tx
+}
+
+var _ app.Tx = Tx{}
+
+// WithTx is the store inside tx, a transaction the bus opened for a consumed message.
+func (s *Store) WithTx(tx pgx.Tx) app.Tx {
+	return Tx{queries: queries{q: tx, parts: s.parts}, tx: tx}
+}
+
+// InTx implements app.Store.
+func (s *Store) InTx(ctx context.Context, fn func(tx app.Tx) error) error {
+	return pgstore.InTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(s.WithTx(tx)) })
+}
+
+// Publish implements app.Tx: the event goes to the outbox in this transaction.
+func (t Tx) Publish(ctx context.Context, routingKey string, msg proto.Message) error {
+	return bus.Publish(ctx, t.tx, routingKey, msg)
+}

@@ -3,12 +3,15 @@
 package mailtest
 
 import (
+	"fmt"
 	"net"
 	"net/textproto"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"tori.dev/pkg/testinfra"
 )
 
 // Received is one delivered message.
@@ -53,15 +56,12 @@ func (s *Server) Messages() []Received {
 // Wait returns the delivered messages once there are at least n, or fails the test.
 func (s *Server) Wait(t testing.TB, n int) []Received {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if m := s.Messages(); len(m) >= n {
-			return m
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("mailtest: fewer than %d messages arrived", n)
-	return nil
+	var m []Received
+	testinfra.Eventually(t, 10*time.Second, fmt.Sprintf("mailtest: %d messages", n), func() bool {
+		m = s.Messages()
+		return len(m) >= n
+	})
+	return m
 }
 
 func (s *Server) accept() {

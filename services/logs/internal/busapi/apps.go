@@ -1,0 +1,75 @@
+package busapi
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"tori.dev/pkg/bus"
+	appsv1 "tori.dev/proto/gen/tori/apps/v1"
+	appsbus "tori.dev/proto/tori/apps/v1"
+	"tori.dev/services/logs/internal/app"
+	"tori.dev/services/logs/internal/logs"
+)
+
+// Apps consumes the apps' lives.
+type Apps struct {
+	txs  Transactions
+	apps app.Apps
+	now  func() time.Time
+}
+
+// NewApps builds the apps.app.* consumer.
+func NewApps(txs Transactions, now func() time.Time) *Apps {
+	return &Apps{txs: txs, now: now}
+}
+
+// Subscription is the durable consumer of the apps' lives.
+func (a *Apps) Subscription() bus.Subscription {
+	return bus.Subscription{Queue: QueueApps, Keys: []string{appsbus.KeyAppCreated, appsbus.KeyAppDeleted}, Handle: a.Handle}
+}
+
+// Handle applies one apps event.
+func (a *Apps) Handle(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+	switch d.RoutingKey {
+	case appsbus.KeyAppCreated:
+		var m appsv1.AppCreated
+		if err := d.Decode(&m); err != nil {
+			return bus.Permanent(fmt.Errorf("busapi: decode AppCreated: %w", err))
+		}
+		ap, err := appFrom(m.GetAppId(), m.GetAccountId(), m.GetSlug())
+		if err != nil {
+			return err
+		}
+		return a.apps.AppCreated(ctx, a.txs.WithTx(tx), ap, timeOr(m.GetCreatedAt().AsTime(), m.GetCreatedAt() != nil, a.now()))
+	case appsbus.KeyAppDeleted:
+		var m appsv1.AppDeleted
+		if err := d.Decode(&m); err != nil {
+			return bus.Permanent(fmt.Errorf("busapi: decode AppDeleted: %w", err))
+		}
+		ap, err := appFrom(m.GetAppId(), m.GetAccountId(), m.GetSlug())
+		if err != nil {
+			return err
+		}
+		return a.apps.AppDeleted(ctx, a.txs.WithTx(tx), ap, timeOr(m.GetDeletedAt().AsTime(), m.GetDeletedAt() != nil, a.now()))
+	}
+	return bus.Permanent(fmt.Errorf("busapi: unexpected routing key %q on %s", d.RoutingKey, QueueApps))
+}
+
+func appFrom(id, account, slug string) (logs.App, error) {
+	u, err := uuid.Parse(id)
+	if err != nil {
+		return logs.App{}, bus.Permanent(fmt.Errorf("busapi: app id %q: %w", id, err))
+	}
+	return logs.App{ID: u.String(), AccountID: account, Slug: slug}, nil
+}
+
+func timeOr(t time.Time, set bool, fallback time.Time) time.Time {
+	if set {
+		return t
+	}
+	return fallback
+}

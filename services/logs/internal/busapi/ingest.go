@@ -1,0 +1,51 @@
+package busapi
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"tori.dev/pkg/bus"
+	logsv1 "tori.dev/proto/gen/tori/logs/v1"
+	zonebus "tori.dev/proto/tori/zone/v1"
+	"tori.dev/services/logs/internal/app"
+	"tori.dev/services/logs/internal/logs"
+)
+
+// Ingest consumes the zones' log batches.
+type Ingest struct {
+	txs    Transactions
+	ingest *app.Ingest
+}
+
+// NewIngest builds the zone.logs.batch consumer.
+func NewIngest(txs Transactions, ingest *app.Ingest) *Ingest {
+	return &Ingest{txs: txs, ingest: ingest}
+}
+
+// Subscription is the durable consumer of log batches.
+func (in *Ingest) Subscription(prefetch int) bus.Subscription {
+	return bus.Subscription{Queue: QueueIngest, Keys: []string{zonebus.KeyLogBatch}, Handle: in.Handle, Prefetch: prefetch}
+}
+
+// Handle stores one batch.
+func (in *Ingest) Handle(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+	var batch logsv1.LogBatch
+	if err := d.Decode(&batch); err != nil {
+		return bus.Permanent(fmt.Errorf("busapi: decode LogBatch: %w", err))
+	}
+	b := app.Batch{MessageID: d.ID, Entries: make([]logs.Entry, 0, len(batch.GetEntries()))}
+	for _, w := range batch.GetEntries() {
+		e, reason := entryFromWire(w)
+		if reason != "" {
+			if b.Rejected == nil {
+				b.Rejected = map[string]int{}
+			}
+			b.Rejected[reason]++
+			continue
+		}
+		b.Entries = append(b.Entries, e)
+	}
+	return in.ingest.Store(ctx, in.txs.WithTx(tx), b)
+}

@@ -1,0 +1,25 @@
+// Package busapi is the logs service's face on the bus: the consumers of log batches from
+// the zones, the apps' lives from the apps service and plan changes from billing, and the
+// client of billing's plan question. Each consumer runs its use case in the transaction in
+// which the bus records the message as processed, so a redelivered message has no second
+// effect.
+package busapi
+
+import (
+	"github.com/jackc/pgx/v5"
+
+	"tori.dev/services/logs/internal/app"
+)
+
+// The durable queues this service consumes from.
+const (
+	QueueIngest = "logs.ingest"
+	QueueApps   = "logs.apps"
+	QueuePlans  = "logs.plans"
+)
+
+// Transactions turns the transaction the bus opened for a message into the use cases' Tx;
+// *store.Store is one.
+type Transactions interface {
+	WithTx(tx pgx.Tx) app.Tx
+}
