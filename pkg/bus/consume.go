@@ -79,7 +79,7 @@ func (k *consumer) session(ctx context.Context, ch *amqp.Channel) error {
 		return fmt.Errorf("bus: consume %s: %w", k.queue, err)
 	}
 	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
-	k.log.Info("bus consumer subscribed", "keys", k.sub.Keys, "prefetch", k.sub.Prefetch)
+	k.log.InfoContext(ctx, "bus consumer subscribed", "keys", k.sub.Keys, "prefetch", k.sub.Prefetch)
 	if k.sub.Ready != nil {
 		k.sub.Ready()
 	}
@@ -163,7 +163,7 @@ func (m *message) delivery(attempt int) Delivery {
 func (m *message) ack() {
 	if err := m.d.Ack(false); err != nil {
 		// The channel is gone; the broker redelivers and processed_messages absorbs it.
-		m.log.Debug("bus ack failed", "err", err)
+		m.log.DebugContext(m.ctx, "bus ack failed", "err", err)
 	}
 }
 
@@ -196,7 +196,7 @@ func (s *consumeSession) handle(ctx context.Context, batch []amqp.Delivery) {
 			return
 		}
 		// One by one, now: only the message whose handler failed has used an attempt.
-		s.log.Debug("bus batch failed; handling its messages one by one", "size", len(msgs), "err", err)
+		s.log.DebugContext(ctx, "bus batch failed; handling its messages one by one", "size", len(msgs), "err", err)
 		for i, m := range msgs {
 			if i == failed {
 				s.settle(ctx, m, 1, err)
@@ -254,7 +254,7 @@ func (s *consumeSession) settle(ctx context.Context, m *message, failed int, err
 				return
 			}
 			delay := retryDelay(s.conn.cfg.BaseBackoff, attempt)
-			m.log.Info("bus handler failed; retrying", "attempt", attempt, "retry_in", delay, "err", err)
+			m.log.InfoContext(m.ctx, "bus handler failed; retrying", "attempt", attempt, "retry_in", delay, "err", err)
 			if !s.sleep(ctx, delay) {
 				return
 			}
@@ -266,7 +266,7 @@ func (s *consumeSession) settle(ctx context.Context, m *message, failed int, err
 			if !errors.As(err, &ie) {
 				break
 			}
-			m.log.Warn("bus consumer cannot record message; retrying", "err", err)
+			m.log.WarnContext(m.ctx, "bus consumer cannot record message; retrying", "err", err)
 			if !s.pause(ctx, &infra) {
 				return
 			}

@@ -50,18 +50,18 @@ func (s *consumeSession) deadLetter(m *message, reason error, attempts int) {
 		Body:         d.Body,
 	})
 	if err != nil {
-		log.Error("bus dead-letter failed; returning message to its queue", "err", err, "reason", text)
+		log.ErrorContext(ctx, "bus dead-letter failed; returning message to its queue", "err", err, "reason", text)
 		s.sleep(ctx, retryDelay(s.conn.cfg.BaseBackoff, s.conn.cfg.MaxAttempts))
 		if err := d.Nack(false, true); err != nil {
-			log.Debug("bus nack failed", "err", err)
+			log.DebugContext(ctx, "bus nack failed", "err", err)
 		}
 		return
 	}
-	log.Warn("bus message dead-lettered", "reason", text)
+	log.WarnContext(ctx, "bus message dead-lettered", "reason", text)
 	if err := d.Ack(false); err != nil {
 		// Redelivered, then dead-lettered again: a duplicate in the dead-letter queue, which
 		// a replay delivers once thanks to processed_messages.
-		log.Debug("bus ack failed", "err", err)
+		log.DebugContext(ctx, "bus ack failed", "err", err)
 	}
 }
 
@@ -109,7 +109,7 @@ func (c *Conn) ReplayDeadLetters(ctx context.Context, max int) (int, error) {
 		queue, key := deadLetterOrigin(d)
 		log := c.log.With("message_id", d.MessageId, "queue", queue, "routing_key", key)
 		if queue == "" {
-			log.Warn("bus replay: dead letter names no queue; kept")
+			log.WarnContext(ctx, "bus replay: dead letter names no queue; kept")
 			kept++
 			continue // left unacknowledged, so it stays
 		}
@@ -135,7 +135,7 @@ func (c *Conn) ReplayDeadLetters(ctx context.Context, max int) (int, error) {
 		// The broker sends basic.return before the confirm, so a return is already here.
 		select {
 		case <-returns:
-			log.Warn("bus replay: queue does not exist; kept")
+			log.WarnContext(ctx, "bus replay: queue does not exist; kept")
 			kept++
 			continue
 		default:
@@ -147,10 +147,10 @@ func (c *Conn) ReplayDeadLetters(ctx context.Context, max int) (int, error) {
 			return moved, fmt.Errorf("bus: replay: ack: %w", err)
 		}
 		moved++
-		log.Info("bus dead letter replayed")
+		log.InfoContext(ctx, "bus dead letter replayed")
 	}
 	if kept > 0 {
-		c.log.Warn("bus replay left messages in the dead-letter queue", "kept", kept)
+		c.log.WarnContext(ctx, "bus replay left messages in the dead-letter queue", "kept", kept)
 	}
 	return moved, nil
 }

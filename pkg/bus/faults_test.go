@@ -17,7 +17,7 @@ func deliverUnderFaults(t *testing.T, cfg bus.Config, total int, fault func(t *t
 	conn := dial(t, cfg)
 	run(t, "relay", bus.NewRelay(conn, pool, nil).Run)
 	ready := newReadiness()
-	run(t, "consume", func(ctx context.Context) error {
+	stopConsumer := stoppable(t, "consume", func(ctx context.Context) error {
 		return conn.Consume(ctx, pool, bus.Subscription{
 			Ready:    ready.fire,
 			Queue:    "faults.effects",
@@ -59,7 +59,8 @@ func deliverUnderFaults(t *testing.T, cfg bus.Config, total int, fault func(t *t
 		return n >= total
 	})
 	t.Logf("consumed %d events %s after the first publish", total, time.Since(start).Round(time.Millisecond))
-	// Every row confirmed and marked, then a moment for any late redelivery to (not) act.
+	// Every row confirmed and marked, and every delivery settled, so no late redelivery can
+	// still act on what is counted next.
 	eventually(t, 30*time.Second, "outbox drained", func() bool {
 		var unsent int
 		if err := pool.QueryRow(ctx, `SELECT count(*) FROM outbox WHERE sent_at IS NULL`).Scan(&unsent); err != nil {
@@ -67,7 +68,7 @@ func deliverUnderFaults(t *testing.T, cfg bus.Config, total int, fault func(t *t
 		}
 		return unsent == 0
 	})
-	time.Sleep(500 * time.Millisecond)
+	settled(t, stopConsumer, cfg.Namespace+"faults.effects")
 	n, distinct := countEffects(t, pool, "faults")
 	if n != total || distinct != total {
 		t.Fatalf("effects: %d rows for %d distinct events, want %d and %d", n, distinct, total, total)

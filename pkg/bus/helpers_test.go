@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/fstest"
@@ -222,4 +223,41 @@ func countEffects(t testing.TB, pool *pgxpool.Pool, consumer string) (total, dis
 		t.Fatal(err)
 	}
 	return total, distinct
+}
+
+// stoppable starts fn like run, and returns a stop that cancels it and waits until it has
+// returned. A consumer that has returned holds no delivery: each one it had is acknowledged
+// or back in its queue. So after stop, an empty queue proves that every copy was settled and
+// no late one can still act, without sleeping for a moment and hoping.
+func stoppable(t testing.TB, name string, fn func(ctx context.Context) error) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- fn(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("%s: %v", name, err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Errorf("%s did not stop", name)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// settled stops a consumer and checks that its queue holds nothing: every delivery it was
+// given has been acknowledged, so the effects counted next are final.
+func settled(t testing.TB, stop func(), queue string) {
+	t.Helper()
+	stop()
+	if d := queueDepth(t, queue); d != 0 {
+		t.Fatalf("queue %s holds %d messages after its consumer stopped", queue, d)
+	}
 }

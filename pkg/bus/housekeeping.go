@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"tori.dev/pkg/lifecycle"
 )
 
 // Retention Housekeep applies. A processed id must outlive any redelivery of its message, and
@@ -74,26 +76,8 @@ func HousekeepKeeping(ctx context.Context, pool *pgxpool.Pool, every time.Durati
 	if every <= 0 {
 		every = DefaultHousekeepEvery
 	}
-	if log == nil {
-		log = slog.Default()
-	}
-	log = log.With("component", "bus.housekeeping")
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		n, err := Prune(ctx, pool, keep.Sent, keep.Processed)
-		switch {
-		case ctx.Err() != nil:
-			return nil
-		case err != nil:
-			log.Warn("bus prune failed", "err", err)
-		case n > 0:
-			log.Info("bus pruned", "rows", n)
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+	return lifecycle.RunJob(ctx, log, lifecycle.Job{
+		Name: "bus housekeeping", Every: every, Immediately: true,
+		Run: func(ctx context.Context) (int64, error) { return Prune(ctx, pool, keep.Sent, keep.Processed) },
+	})
 }

@@ -44,7 +44,7 @@ func (c *Conn) Listen(ctx context.Context, keys []string, fn func(ctx context.Co
 			return fmt.Errorf("bus: consume %s: %w", q.Name, err)
 		}
 		closed := ch.NotifyClose(make(chan *amqp.Error, 1))
-		log.Info("bus listener subscribed", "queue", q.Name)
+		log.InfoContext(ctx, "bus listener subscribed", "queue", q.Name)
 		for {
 			select {
 			case <-ctx.Done():
@@ -77,16 +77,16 @@ func (c *Conn) listenOne(ctx context.Context, d amqp.Delivery, fn func(context.C
 		}
 		span.RecordError(err)
 		if IsPermanent(err) || attempt >= c.cfg.MaxAttempts {
-			log.Error("bus listener gave up on message", "attempts", attempt, "err", err)
+			log.ErrorContext(hctx, "bus listener gave up on message", "attempts", attempt, "err", err)
 			break
 		}
-		log.Info("bus listener failed; retrying", "attempt", attempt, "err", err)
+		log.InfoContext(hctx, "bus listener failed; retrying", "attempt", attempt, "err", err)
 		if !sleepCtx(ctx, retryDelay(c.cfg.BaseBackoff, attempt)) {
 			return
 		}
 	}
 	if err := d.Ack(false); err != nil {
-		log.Debug("bus ack failed", "err", err)
+		log.DebugContext(hctx, "bus ack failed", "err", err)
 	}
 }
 

@@ -64,7 +64,7 @@ func (r *Relay) Run(ctx context.Context) error {
 	}()
 	defer func() { cancel(); <-listening }()
 
-	r.log.Info("bus relay started", "channel", channel, "workers", r.workers)
+	r.log.InfoContext(ctx, "bus relay started", "channel", channel, "workers", r.workers)
 	// Each worker waits for its own batch's confirms while another claims and publishes the
 	// next batch; SKIP LOCKED keeps them (and other relays) off each other's rows.
 	errs := make(chan error, r.workers)
@@ -96,7 +96,7 @@ func (r *Relay) work(ctx context.Context, wake chan struct{}) error {
 		case errors.Is(err, ErrClosed):
 			return ErrClosed
 		case err != nil:
-			r.log.Warn("bus relay round failed", "err", err, "sent", n)
+			r.log.WarnContext(ctx, "bus relay round failed", "err", err, "sent", n)
 			if !b.sleep(ctx) {
 				return nil
 			}
@@ -236,7 +236,7 @@ func (r *Relay) listen(ctx context.Context, channel string, wake chan<- struct{}
 		if ctx.Err() != nil {
 			return
 		}
-		r.log.Warn("bus relay listen lost", "err", err)
+		r.log.WarnContext(ctx, "bus relay listen lost", "err", err)
 		if !b.sleep(ctx) {
 			return
 		}

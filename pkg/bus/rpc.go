@@ -50,7 +50,7 @@ func (c *Conn) Serve(ctx context.Context, queue string, handle Responder) error 
 			return fmt.Errorf("bus: consume %s: %w", name, err)
 		}
 		closed := ch.NotifyClose(make(chan *amqp.Error, 1))
-		log.Info("bus server subscribed")
+		log.InfoContext(ctx, "bus server subscribed")
 		var wg sync.WaitGroup
 		for range serveConcurrency {
 			wg.Add(1)
@@ -78,7 +78,7 @@ func (c *Conn) answer(ctx context.Context, ch *amqp.Channel, queue string, d amq
 	defer d.Ack(false)
 	log := c.log.With("serve", queue, "message_id", d.MessageId)
 	if d.ReplyTo == "" {
-		log.Warn("bus request without reply-to; dropped")
+		log.WarnContext(ctx, "bus request without reply-to; dropped")
 		return
 	}
 	rctx := extractTable(ctx, d.Headers)
@@ -111,7 +111,7 @@ func (c *Conn) answer(ctx context.Context, ch *amqp.Channel, queue string, d amq
 			// The cause stays here, in our log; the caller learns only that it failed.
 			span.RecordError(err)
 			span.SetStatus(codes.Error, "internal")
-			log.Error("bus responder failed", "err", err)
+			log.ErrorContext(rctx, "bus responder failed", "err", err)
 		}
 		reply.Headers[hdrErrorCode] = code
 		reply.Headers[hdrErrorMessage] = text
@@ -120,7 +120,7 @@ func (c *Conn) answer(ctx context.Context, ch *amqp.Channel, queue string, d amq
 	}
 	reply.Body = body
 	if err := ch.Publish("", d.ReplyTo, false, false, reply); err != nil {
-		log.Warn("bus reply not sent", "err", err)
+		log.WarnContext(rctx, "bus reply not sent", "err", err)
 	}
 }
 

@@ -31,10 +31,10 @@ func (c *Conn) keep(ctx context.Context, log *slog.Logger, session func(context.
 		case errors.Is(err, ErrClosed) || c.isClosing():
 			return ErrClosed
 		case isConfigError(err):
-			log.Error("bus subscription refused", "err", err)
+			log.ErrorContext(ctx, "bus subscription refused", "err", err)
 			return err
 		}
-		log.Warn("bus subscription interrupted; resubscribing", "err", err)
+		log.WarnContext(ctx, "bus subscription interrupted; resubscribing", "err", err)
 		if !b.sleep(ctx) {
 			return nil
 		}

@@ -2,6 +2,7 @@ package bus_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -13,7 +14,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"tori.dev/pkg/bus"
+	"tori.dev/pkg/logging"
 	"tori.dev/pkg/pgstore"
+	"tori.dev/pkg/testinfra"
 	busv1 "tori.dev/proto/gen/tori/bus/v1"
 )
 
@@ -92,5 +95,63 @@ func TestTraceCrossesTheBus(t *testing.T) {
 	}
 	if !consumer.Parent().IsRemote() {
 		t.Error("consumer span's parent should be remote (extracted from the message)")
+	}
+}
+
+// The lines an operator needs most, a poisoned message's retries and its dead-lettering, carry
+// the trace id of the request that published it, so the message can be followed back to it.
+// Not parallel, for the same reason as TestTraceCrossesTheBus.
+func TestDeadLetterLineCarriesTheTraceID(t *testing.T) {
+	tp := sdktrace.NewTracerProvider()
+	prevTP, prevProp := otel.GetTracerProvider(), otel.GetTextMapPropagator()
+	otel.SetTracerProvider(tp)
+	otel.SetTextMapPropagator(propagation.TraceContext{})
+	t.Cleanup(func() {
+		otel.SetTracerProvider(prevTP)
+		otel.SetTextMapPropagator(prevProp)
+		tp.Shutdown(context.Background())
+	})
+
+	ctx := context.Background()
+	pool := newPool(t)
+	cfg := testConfig(t)
+	cfg.MaxAttempts = 2
+	logs := &testinfra.LogBuffer{}
+	conn := testinfra.DialBus(t, cfg, logging.New("test", logs))
+	run(t, "relay", bus.NewRelay(conn, pool, nil).Run)
+	ready := newReadiness()
+	run(t, "consume", func(ctx context.Context) error {
+		return conn.Consume(ctx, pool, bus.Subscription{Ready: ready.fire, Queue: "traced.poison", Keys: []string{"test.traced.*"},
+			Handle: func(context.Context, pgx.Tx, bus.Delivery) error { return errors.New("poison") }})
+	})
+	ready.wait(t)
+
+	rootCtx, root := tp.Tracer("test").Start(ctx, "request that publishes")
+	err := pgstore.InTx(rootCtx, pool, func(tx pgx.Tx) error {
+		return bus.Publish(rootCtx, tx, "test.traced.event", &busv1.TestEvent{Seq: 1})
+	})
+	root.End()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := root.SpanContext().TraceID().String()
+
+	line := func(msg string) map[string]any {
+		for _, l := range logs.Lines(t) {
+			if l["msg"] == msg {
+				return l
+			}
+		}
+		return nil
+	}
+	testinfra.Eventually(t, 20*time.Second, "the dead-letter line", func() bool { return line("bus message dead-lettered") != nil })
+	for _, msg := range []string{"bus handler failed; retrying", "bus message dead-lettered"} {
+		l := line(msg)
+		if l == nil {
+			t.Fatalf("no %q line in\n%s", msg, logs.String())
+		}
+		if l["trace_id"] != want {
+			t.Errorf("%q has trace_id %v, want the publisher's %s", msg, l["trace_id"], want)
+		}
 	}
 }

@@ -1,50 +1,20 @@
-package lifecycle
+package lifecycle_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"tori.dev/pkg/lifecycle"
 	"tori.dev/pkg/logging"
+	"tori.dev/pkg/testinfra"
 )
-
-// syncBuffer is a log sink the job's goroutine and the test may touch at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) lines(t *testing.T) []map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(s.b.String()), "\n") {
-		if l == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("log line %q is not JSON: %v", l, err)
-		}
-		out = append(out, m)
-	}
-	return out
-}
 
 func TestAFailedRunIsLoggedWithItsTraceAndTheJobGoesOn(t *testing.T) {
 	tp := sdktrace.NewTracerProvider()
@@ -52,11 +22,11 @@ func TestAFailedRunIsLoggedWithItsTraceAndTheJobGoesOn(t *testing.T) {
 	otel.SetTracerProvider(tp)
 	t.Cleanup(func() { otel.SetTracerProvider(prev) })
 
-	var sink syncBuffer
-	log := logging.New("test", &sink)
+	sink := &testinfra.LogBuffer{}
+	log := logging.New("test", sink)
 	runs := make(chan int, 10)
 	n := 0
-	job := Job{Name: "sweep", Every: time.Millisecond, Immediately: true, Run: func(ctx context.Context) (int64, error) {
+	job := lifecycle.Job{Name: "sweep", Every: time.Millisecond, Immediately: true, Run: func(ctx context.Context) (int64, error) {
 		n++
 		runs <- n
 		if n == 1 {
@@ -65,7 +35,7 @@ func TestAFailedRunIsLoggedWithItsTraceAndTheJobGoesOn(t *testing.T) {
 		return 3, nil
 	}}
 	parent, cancel := context.WithCancel(context.Background())
-	g, _ := New(parent)
+	g, _ := lifecycle.New(parent)
 	g.Every(log, job)
 	for want := 1; want <= 3; want++ {
 		select {
@@ -83,7 +53,7 @@ func TestAFailedRunIsLoggedWithItsTraceAndTheJobGoesOn(t *testing.T) {
 	}
 
 	var failed, done, stopped map[string]any
-	for _, l := range sink.lines(t) {
+	for _, l := range sink.Lines(t) {
 		switch l["msg"] {
 		case "periodic job failed":
 			failed = l
@@ -108,21 +78,21 @@ func TestAFailedRunIsLoggedWithItsTraceAndTheJobGoesOn(t *testing.T) {
 }
 
 func TestAJobWithoutAnIntervalFailsTheGroup(t *testing.T) {
-	g, _ := New(context.Background())
-	g.Every(slog.Default(), Job{Name: "never", Run: func(context.Context) (int64, error) { return 0, nil }})
+	g, _ := lifecycle.New(context.Background())
+	g.Every(slog.Default(), lifecycle.Job{Name: "never", Run: func(context.Context) (int64, error) { return 0, nil }})
 	if err := g.Wait(); err == nil || !strings.Contains(err.Error(), "no interval") {
 		t.Fatalf("Wait() = %v, want the missing interval named", err)
 	}
 }
 
 func TestIdleRoundsStayQuiet(t *testing.T) {
-	var sink syncBuffer
-	log := logging.New("test", &sink)
+	sink := &testinfra.LogBuffer{}
+	log := logging.New("test", sink)
 	runs := make(chan struct{}, 100)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- RunJob(ctx, log, Job{Name: "idle", Every: time.Millisecond, Run: func(context.Context) (int64, error) {
+		done <- lifecycle.RunJob(ctx, log, lifecycle.Job{Name: "idle", Every: time.Millisecond, Run: func(context.Context) (int64, error) {
 			runs <- struct{}{}
 			return 0, nil
 		}})
@@ -134,7 +104,7 @@ func TestIdleRoundsStayQuiet(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("RunJob() = %v", err)
 	}
-	for _, l := range sink.lines(t) {
+	for _, l := range sink.Lines(t) {
 		if l["msg"] == "periodic job done" {
 			t.Fatalf("an idle round logged %v", l)
 		}

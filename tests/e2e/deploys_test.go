@@ -299,17 +299,22 @@ func TestSourceDeployReleaseCancelAndFailure(t *testing.T) {
 	if c.Status != http.StatusOK || c.Map(t)["status"] != "cancelled" {
 		t.Fatalf("cancel: %d %s", c.Status, c.Body)
 	}
-	time.Sleep(4 * time.Second) // past the build: the zone reports it ready, and nothing switches
-	if got := s.Get(t, "/api/apps/"+slug+"/deploys/"+id, a.Token).Map(t)["status"]; got != "cancelled" {
-		t.Fatalf("cancelled deploy is %v", got)
-	}
 	waitEdge(t, s, slug, "/", "hello-from-env released 1")
 
 	// A newer good revision, then a rollback to the first: it is rebuilt from the same
-	// artifact in a fresh tree and serves only because its release command ran again.
+	// artifact in a fresh tree and serves only because its release command ran again. The
+	// newer one is also the marker for the cancelled one: it went through the zone after it,
+	// so had the cancelled build been switched to, that would show by now.
 	r = deploySource(t, s, a.Token, slug, src("4", ""), "")
-	waitStatus(t, s, a.Token, slug, r.Map(t)["id"].(string), "live")
+	d4 := r.Map(t)["id"].(string)
+	waitStatus(t, s, a.Token, slug, d4, "live")
 	waitEdge(t, s, slug, "/", "hello-from-env unreleased 4")
+	if got := s.Get(t, "/api/apps/"+slug+"/deploys/"+id, a.Token).Map(t)["status"]; got != "cancelled" {
+		t.Fatalf("cancelled deploy is %v", got)
+	}
+	if cur := s.Get(t, "/api/apps/"+slug, a.Token).Map(t)["currentDeployId"]; cur != d4 {
+		t.Fatalf("currentDeployId = %v after the marker went live, want %s", cur, d4)
+	}
 	r = s.Do(t, harness.Request{Method: http.MethodPost, Path: "/api/apps/" + slug + "/deploys/" + d1["id"].(string) + "/rollback", Token: a.Token})
 	if r.Status != http.StatusCreated {
 		t.Fatalf("rollback: %d %s", r.Status, r.Body)

@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	mrand "math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -77,13 +75,13 @@ func Start(t testing.TB, opts Options) *Stack {
 		"deploys": "DEPLOYS_URL", "logs": "LOGS_URL", "databases": "DATABASES_URL",
 	}
 	for svc, v := range addrVars {
-		addr := freeAddr(t)
+		addr := testinfra.FreeAddr(t)
 		env[v] = addr
 		if u, ok := urlVars[svc]; ok {
 			env[u] = "http://" + addr
 		}
 	}
-	env["EDGE_ADDR"] = freeAddr(t)
+	env["EDGE_ADDR"] = testinfra.FreeAddr(t)
 	env["ZONE_APPS_DIR"] = zoneAppsDir(t)
 	env["BASE_URL"] = "http://" + env["GATEWAY_ADDR"]
 	for k, v := range opts.Env {
@@ -237,10 +235,16 @@ func (s *Stack) signal(name string, sig syscall.Signal) {
 	}
 }
 
-func (s *Stack) stopAll() {
+// StopAll stops every service gracefully, the gateway first. A service that has stopped has
+// written its last line, so what Logs reads next is all the stack will ever log.
+func (s *Stack) StopAll() {
 	for i := len(s.services) - 1; i >= 0; i-- {
 		s.Stop(s.services[i])
 	}
+}
+
+func (s *Stack) stopAll() {
+	s.StopAll()
 	if s.t.Failed() {
 		for name, log := range s.Logs() {
 			s.t.Logf("--- %s log (tail)\n%s", name, tail(log, 3000))
@@ -254,24 +258,6 @@ func (s *Stack) Command(name string, args ...string) (string, error) {
 	cmd.Env = s.environ()
 	out, err := cmd.CombinedOutput()
 	return string(out), err
-}
-
-// freeAddr picks a loopback port below the kernel's ephemeral range (32768 and up here), so
-// no outgoing connection takes it between the pick and the service binding it, and checks
-// nobody listens on it.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	for range 200 {
-		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", 20000+mrand.IntN(12000)))
-		if err != nil {
-			continue
-		}
-		addr := ln.Addr().String()
-		ln.Close()
-		return addr
-	}
-	t.Fatal("harness: no free port")
-	return ""
 }
 
 func tail(s string, n int) string {
