@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -17,21 +19,29 @@ import (
 	"tori.dev/pkg/lifecycle"
 	"tori.dev/pkg/logging"
 	"tori.dev/pkg/telemetry"
-	"tori.dev/services/zoneagent/internal/agent"
+	"tori.dev/services/zoneagent/internal/app"
+	"tori.dev/services/zoneagent/internal/busapi"
 	"tori.dev/services/zoneagent/internal/config"
 	"tori.dev/services/zoneagent/internal/edge"
-	"tori.dev/services/zoneagent/internal/events"
 	"tori.dev/services/zoneagent/internal/store"
 )
 
-// run serves until ctx ends.
-func run(ctx context.Context) error {
+// run serves with the process's environment and logs to stderr.
+func run(ctx context.Context) error { return serve(ctx, pkgconfig.Environ(), os.Stderr) }
+
+// housekeepEvery is how often the zone prunes its outbox and processed-message ids.
+const housekeepEvery = time.Hour
+
+// serve is the composition root: it runs the zone until ctx ends, then stops the edge and the
+// health server (in-flight requests finish within the shutdown timeout), the bus work and
+// every customer process.
+func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	var cfg config.Config
-	if err := pkgconfig.Load(ctx, &cfg); err != nil {
+	if err := pkgconfig.LoadMap(ctx, &cfg, env); err != nil {
 		return err
 	}
-	log := logging.New("zoneagent", nil).With("zone", cfg.Zone)
-	log.Info("starting", "version", version, "config", pkgconfig.Describe(&cfg))
+	log := logging.New("zoneagent", logs).With("zone", cfg.Zone)
+	log.InfoContext(ctx, "starting", "version", version, "config", pkgconfig.Describe(&cfg))
 	stopTracing, err := telemetry.Setup(ctx, "zoneagent", version)
 	if err != nil {
 		return err
@@ -53,23 +63,27 @@ func run(ctx context.Context) error {
 	}
 	defer conn.Close()
 
+	st := store.New(pool)
 	table := edge.NewTable()
-	runner, err := newRunner(ctx, cfg, conn, pool, log)
+	logBatches := busapi.NewLogs(st, log)
+	runner, err := newRunner(ctx, cfg, st, busapi.EnvOpener{Conn: conn}, logBatches, log)
 	if err != nil {
 		return err
 	}
-	a := &agent.Agent{
-		Zone: cfg.Zone, Store: store.New(pool), ObjectsDir: cfg.Objects(), SitesDir: filepath.Join(cfg.DataDir, "sites"),
-		Table: table, Runner: runner, Log: log,
+	sites := filepath.Join(cfg.DataDir, "sites")
+	agent, err := app.New(app.Deps{
+		Zone: cfg.Zone, Store: st, ObjectsDir: cfg.Objects(), SitesDir: sites, Table: table, Runner: runner, Log: log,
+	})
+	if err != nil {
+		return err
 	}
-	a.Init()
 
 	healthApp := fiber.New(fiber.Config{AppName: "zoneagent", DisableStartupMessage: true})
 	id := health.NewIdentity("zoneagent", version)
 	healthApp.Get("/healthz", id.Handler)
 	healthApp.Get("/readyz", id.ReadyHandler)
 	// Registered before /readyz is served, so it is never ready with a consumer unbound.
-	subs := events.Subscriptions(a)
+	subs := busapi.Subscriptions(agent)
 	for i := range subs {
 		subs[i].Ready = id.Await(subs[i].Queue)
 	}
@@ -79,10 +93,11 @@ func run(ctx context.Context) error {
 	}
 	edgeLn, err := net.Listen("tcp", cfg.EdgeAddr)
 	if err != nil {
+		healthLn.Close()
 		return fmt.Errorf("listen on %s: %w", cfg.EdgeAddr, err)
 	}
 	edgeSrv := &http.Server{
-		Handler:           &edge.Edge{Domain: cfg.AppsDomain, SitesDir: a.SitesDir, Table: table, Services: runner},
+		Handler:           &edge.Edge{Domain: cfg.AppsDomain, SitesDir: sites, Table: table, Services: runner},
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
@@ -100,7 +115,7 @@ func run(ctx context.Context) error {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
 		defer cancel()
 		if err := errors.Join(healthApp.ShutdownWithContext(sctx), edgeSrv.Shutdown(sctx)); err != nil {
-			log.Warn("http shutdown", "err", err.Error())
+			log.WarnContext(sctx, "http shutdown", "err", err.Error())
 		}
 		return nil
 	})
@@ -108,12 +123,21 @@ func run(ctx context.Context) error {
 	for _, sub := range subs {
 		g.Go(sub.Queue, func(ctx context.Context) error { return conn.Consume(ctx, pool, sub) })
 	}
-	g.Go("agent", a.Run)
-	g.Go("bus housekeeping", func(ctx context.Context) error { return bus.Housekeep(ctx, pool, time.Hour, log) })
-	g.Go("process supervisor", func(ctx context.Context) error { runner.Run(ctx); return nil })
-	log.Info("listening", "health", healthLn.Addr().String(), "edge", edgeLn.Addr().String())
+	g.Go("agent", agent.Run)
+	g.Every(log, agent.PollJob())
+	g.Go("log batches", logBatches.Run)
+	g.Every(log, runner.NapJob())
+	// Keeps the outbox and processed-message tables from growing without end.
+	g.Every(log, lifecycle.Job{
+		Name: "bus housekeeping", Every: housekeepEvery, Immediately: true,
+		Run: func(ctx context.Context) (int64, error) {
+			return bus.Prune(ctx, pool, bus.DefaultKeepSent, bus.DefaultKeepProcessed)
+		},
+	})
+	log.InfoContext(ctx, "listening", "health", healthLn.Addr().String(), "edge", edgeLn.Addr().String())
 	err = g.Wait()
+	// After the group: the edge no longer wakes a process that would then be orphaned.
 	runner.StopAll()
-	log.Info("stopped", "err", err)
+	log.InfoContext(context.WithoutCancel(ctx), "stopped", "err", err)
 	return err
 }

@@ -13,33 +13,19 @@ import (
 	"strconv"
 	"syscall"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"tori.dev/pkg/bus"
+	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/config"
-	"tori.dev/services/zoneagent/internal/events"
 	"tori.dev/services/zoneagent/internal/runner"
-	"tori.dev/services/zoneagent/internal/store"
 )
 
-// serviceRunner is the local runner and its log publisher.
-type serviceRunner struct {
-	*runner.Local
-	logs *events.Logs
-}
-
-// Run keeps the log publisher and the napping loop going until ctx ends.
-func (s serviceRunner) Run(ctx context.Context) {
-	go s.Local.Run(ctx)
-	s.logs.Run(ctx)
-}
-
-func newRunner(ctx context.Context, cfg config.Config, conn *bus.Conn, pool *pgxpool.Pool, log *slog.Logger) (serviceRunner, error) {
+// newRunner makes the runner of service revisions and clears what a previous run left:
+// processes inside the apps folder, and containers no live route names.
+func newRunner(ctx context.Context, cfg config.Config, st app.Store, env runner.EnvOpener, logs runner.LogSink, log *slog.Logger) (*runner.Local, error) {
 	var fixed *syscall.Credential
 	if cfg.RunAsUser != "" {
 		u, err := user.Lookup(cfg.RunAsUser)
 		if err != nil {
-			return serviceRunner{}, fmt.Errorf("ZONE_RUN_AS_USER: %w", err)
+			return nil, fmt.Errorf("ZONE_RUN_AS_USER: %w", err)
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
@@ -48,39 +34,37 @@ func newRunner(ctx context.Context, cfg config.Config, conn *bus.Conn, pool *pgx
 	appsDir := appsDir(cfg)
 	// Traverse-only for others: each app's uid reaches its own folder (0700) and lists nothing.
 	if err := os.MkdirAll(appsDir, 0o711); err != nil {
-		return serviceRunner{}, err
+		return nil, err
 	}
 	if err := os.Chmod(appsDir, 0o711); err != nil {
-		return serviceRunner{}, err
+		return nil, err
 	}
-	st := store.New(pool)
-	logs := events.NewLogs(st, log)
 	sandbox := runner.NewSandbox(cfg.MemoryBytes, cfg.MaxProcesses, cfg.MaxOpenFiles, fixed)
 	cpu := runner.DetectCPUGroups(cfg.Zone)
-	log.Info("service sandbox", "appsDir", appsDir, "prlimit", sandbox.Prlimit != "", "perAppUIDs", sandbox.PerAppUIDs,
+	log.InfoContext(ctx, "service sandbox", "appsDir", appsDir, "prlimit", sandbox.Prlimit != "", "perAppUIDs", sandbox.PerAppUIDs,
 		"fixedUser", cfg.RunAsUser, "cpuCeiling", cpu != nil, "imageRuntime", cfg.ImageRuntime)
 	containers, err := containerRuntime(cfg.ImageRuntime)
 	if err != nil {
-		return serviceRunner{}, err
+		return nil, err
 	}
 	local := &runner.Local{
 		AppsDir: appsDir, ObjectsDir: cfg.Objects(), Containers: containers, Sandbox: sandbox, CPU: cpu,
-		Env: events.EnvOpener{Conn: conn}, Logs: logs, IdleAfter: cfg.IdleAfter,
-		Napped: events.Napped(st, cfg.Zone, log), Revision: st.Revision, Log: log,
+		Env: env, Logs: logs, IdleAfter: cfg.IdleAfter,
+		Napped: app.Scale{Store: st, Zone: cfg.Zone, Log: log}.Changed, Revision: st.Revision, Log: log,
 	}
 	if n := local.ReapOrphans(); n > 0 {
-		log.Warn("killed processes a previous run left behind", "count", n)
+		log.WarnContext(ctx, "killed processes a previous run left behind", "count", n)
 	}
 	live, err := st.Routes(ctx)
 	if err != nil {
-		return serviceRunner{}, err
+		return nil, err
 	}
 	if n, err := local.RecoverContainers(ctx, live); err != nil {
-		return serviceRunner{}, fmt.Errorf("recover containers: %w", err)
+		return nil, fmt.Errorf("recover containers: %w", err)
 	} else if n > 0 {
-		log.Warn("removed containers a previous run left behind", "count", n)
+		log.WarnContext(ctx, "removed containers a previous run left behind", "count", n)
 	}
-	return serviceRunner{Local: local, logs: logs}, nil
+	return local, nil
 }
 
 // containerRuntime is the CLI ZONE_IMAGE_RUNTIME names (docker, podman or a path), or nil

@@ -30,7 +30,7 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		notFound(w)
 		return
 	}
-	if route.Kind == "static" {
+	if route.Kind.Static() {
 		e.serveStatic(w, r, route)
 		return
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"tori.dev/services/zoneagent/internal/revision"
 )
 
 func TestSlugOf(t *testing.T) {
@@ -38,7 +40,7 @@ func TestStaticStaysInsideTheSite(t *testing.T) {
 	os.Symlink(secret, filepath.Join(rev, "leak.txt"))
 	os.Symlink("d1", filepath.Join(sites, "app1", "current"))
 	table := NewTable()
-	table.Replace([]Route{{AppID: "app1", Slug: "site", DeployID: "d1", Kind: "static"}}, map[string]string{"www.example.com": "app1", "gone.example.com": "app2"})
+	table.Replace([]Route{{AppID: "app1", Slug: "site", DeployID: "d1", Kind: revision.KindStatic}}, map[string]string{"www.example.com": "app1", "gone.example.com": "app2"})
 	e := &Edge{Domain: "apps.test", SitesDir: sites, Table: table}
 	for _, tc := range []struct {
 		method, path string

@@ -5,6 +5,8 @@ package edge
 import (
 	"sync"
 	"sync/atomic"
+
+	"tori.dev/services/zoneagent/internal/revision"
 )
 
 // Route is one live app.
@@ -12,7 +14,7 @@ type Route struct {
 	AppID    string
 	Slug     string
 	DeployID string
-	Kind     string // static, source, image
+	Kind     revision.Kind
 }
 
 // Table is the routing table. Readers take a snapshot without locking; writers replace it

@@ -1,12 +1,13 @@
 package runner
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 
-	"tori.dev/services/zoneagent/internal/store"
+	"tori.dev/services/zoneagent/internal/revision"
 )
 
 // cfsPeriod is the CFS period the CPU ceiling is expressed in: a quota of cpu × period.
@@ -57,8 +58,8 @@ func (g *CPUGroups) Remove(appID string) {
 
 // limitCPU caps a revision's process; a failure is logged, not fatal: the process runs, only
 // without its ceiling.
-func (l *Local) limitCPU(rev store.Revision, pid int) {
+func (l *Local) limitCPU(ctx context.Context, rev revision.Revision, pid int) {
 	if err := l.CPU.Limit(rev.AppID, rev.CPU, pid); err != nil {
-		l.Log.Warn("cpu ceiling not applied", "app", rev.AppID, "err", err.Error())
+		l.Log.WarnContext(ctx, "cpu ceiling not applied", "app", rev.AppID, "err", err.Error())
 	}
 }

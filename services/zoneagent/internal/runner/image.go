@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"tori.dev/services/zoneagent/internal/agent"
-	"tori.dev/services/zoneagent/internal/store"
+	"tori.dev/services/zoneagent/internal/app"
+	"tori.dev/services/zoneagent/internal/revision"
 )
 
 // Failure codes of image revisions, beside the ones source revisions share.
@@ -26,20 +26,20 @@ const removeTimeout = time.Minute
 // prepareImage pulls the image, runs its release Job and starts its container, healthy. It
 // follows the source path step for step: the Job record, a give-up between steps, the
 // health check and the prepared process the switch takes.
-func (l *Local) prepareImage(ctx context.Context, rev store.Revision, jobs agent.JobRecorder) error {
+func (l *Local) prepareImage(ctx context.Context, rev revision.Revision, jobs app.JobRecorder) error {
 	if l.Containers == nil {
-		return &agent.FailError{Code: agent.CodeNoRuntime, Message: "image deploys need a container runtime and this zone has none; set ZONE_IMAGE_RUNTIME (docker or podman) on a zone that has one"}
+		return &revision.FailError{Code: revision.CodeNoRuntime, Message: "image deploys need a container runtime and this zone has none; set ZONE_IMAGE_RUNTIME (docker or podman) on a zone that has one"}
 	}
 	if rev.Image == "" || strings.HasPrefix(rev.Image, "-") {
 		// A leading dash would be read as an option of `run`; the control plane never sends one.
-		return &agent.FailError{Code: agent.CodeInvalidArtifact, Message: "the deploy names no usable image"}
+		return &revision.FailError{Code: revision.CodeInvalidArtifact, Message: "the deploy names no usable image"}
 	}
 	vars, err := l.openEnv(ctx, rev)
 	if err != nil {
 		return err
 	}
 	if err := checkEnvFile(vars); err != nil {
-		return &agent.FailError{Code: CodeEnvUnavailable, Message: err.Error()}
+		return &revision.FailError{Code: CodeEnvUnavailable, Message: err.Error()}
 	}
 	redactor := NewRedactor(vars)
 	pulled := false
@@ -62,14 +62,14 @@ func (l *Local) prepareImage(ctx context.Context, rev store.Revision, jobs agent
 			return -1, l.pull(jctx, rev, redactor, "build")
 		})
 		if errors.Is(err, errTimedOut) {
-			return &agent.FailError{Code: CodeImagePullTimeout, Message: fmt.Sprintf("pulling %s exceeded %s", rev.Image, ReleaseLimit)}
+			return &revision.FailError{Code: CodeImagePullTimeout, Message: fmt.Sprintf("pulling %s exceeded %s", rev.Image, ReleaseLimit)}
 		}
 		if err != nil {
 			return err
 		}
 	}
 	if jobs.Discarded(ctx) {
-		return agent.ErrDiscarded // cancelled while releasing: never started
+		return revision.ErrDiscarded // cancelled while releasing: never started
 	}
 	p, err := l.startContainer(ctx, rev, vars, redactor)
 	if err != nil {
@@ -80,12 +80,12 @@ func (l *Local) prepareImage(ctx context.Context, rev store.Revision, jobs agent
 }
 
 // pull fetches the revision's image, its progress going to stream.
-func (l *Local) pull(ctx context.Context, rev store.Revision, r *Redactor, stream string) error {
+func (l *Local) pull(ctx context.Context, rev revision.Revision, r *Redactor, stream string) error {
 	out := newLineWriter(l.Logs, r, rev.AppID, rev.DeployID, stream)
 	err := l.Containers.Pull(ctx, rev.Image, out)
 	out.Flush()
 	if err != nil && ctx.Err() == nil {
-		return &agent.FailError{Code: CodeImagePullFailed, Message: fmt.Sprintf("pulling %s failed: %v", rev.Image, err)}
+		return &revision.FailError{Code: CodeImagePullFailed, Message: fmt.Sprintf("pulling %s failed: %v", rev.Image, err)}
 	}
 	return err
 }
@@ -93,7 +93,7 @@ func (l *Local) pull(ctx context.Context, rev store.Revision, r *Redactor, strea
 // runReleaseContainer runs the release command in a container named after the Job. When
 // ctx ends first (the time limit), killing the CLI does not stop the container, so it is
 // removed by name.
-func (l *Local) runReleaseContainer(ctx context.Context, rev store.Revision, vars map[string]string, r *Redactor) (int, error) {
+func (l *Local) runReleaseContainer(ctx context.Context, rev revision.Revision, vars map[string]string, r *Redactor) (int, error) {
 	name := releaseJobName(rev.DeployID)
 	// A Job an earlier agent left running holds the name; it is redone under the same one.
 	if err := l.Containers.Remove(ctx, name); err != nil {
@@ -110,7 +110,7 @@ func (l *Local) runReleaseContainer(ctx context.Context, rev store.Revision, var
 
 // container describes a container of the revision with the sandbox's limits and the plan's
 // CPU ceiling.
-func (l *Local) container(rev store.Revision, name string, vars map[string]string, port int, args []string) Container {
+func (l *Local) container(rev revision.Revision, name string, vars map[string]string, port int, args []string) Container {
 	return Container{Name: name, Image: rev.Image, Args: args, Env: vars, Port: port,
 		MemoryBytes: l.Sandbox.MemoryBytes, CPUs: rev.CPU, PidsLimit: l.Sandbox.MaxProcesses}
 }
@@ -118,7 +118,7 @@ func (l *Local) container(rev store.Revision, name string, vars map[string]strin
 // startContainer runs the revision's service container on a free port and waits until it
 // answers its health check. The returned proc is the container to the rest of the runner:
 // alive while its log stream runs, and stopping it removes the container.
-func (l *Local) startContainer(ctx context.Context, rev store.Revision, vars map[string]string, r *Redactor) (*proc, error) {
+func (l *Local) startContainer(ctx context.Context, rev revision.Revision, vars map[string]string, r *Redactor) (*proc, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -131,7 +131,7 @@ func (l *Local) startContainer(ctx context.Context, rev store.Revision, vars map
 	id, err := rt.RunDetached(ctx, l.container(rev, name, vars, port, nil))
 	if err != nil {
 		msg, _ := r.Redact(err.Error())
-		return nil, &agent.FailError{Code: CodeHealthFailed, Message: "start: " + msg}
+		return nil, &revision.FailError{Code: CodeHealthFailed, Message: "start: " + msg}
 	}
 	logsCtx, stopLogs := context.WithCancel(context.Background())
 	p := &proc{appID: rev.AppID, deployID: rev.DeployID, port: port, minScale: rev.MinScale, exited: make(chan struct{})}
@@ -163,13 +163,13 @@ func (l *Local) removeContainer(ref string) {
 	ctx, cancel := context.WithTimeout(context.Background(), removeTimeout)
 	defer cancel()
 	if err := l.Containers.Remove(ctx, ref); err != nil {
-		l.Log.Warn("remove container", "container", ref, "err", err.Error())
+		l.Log.WarnContext(ctx, "remove container", "container", ref, "err", err.Error())
 	}
 }
 
 // wakeContainer starts a live image revision again (after a nap or a restart) without
 // pulling or re-running its release Job.
-func (l *Local) wakeContainer(ctx context.Context, rev store.Revision) (*proc, error) {
+func (l *Local) wakeContainer(ctx context.Context, rev revision.Revision) (*proc, error) {
 	if l.Containers == nil {
 		return nil, fmt.Errorf("image revision %s and no container runtime", rev.DeployID)
 	}

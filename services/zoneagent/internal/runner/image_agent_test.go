@@ -12,10 +12,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/proto"
 
+	"tori.dev/pkg/lifecycle"
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
 
-	"tori.dev/services/zoneagent/internal/agent"
+	agentapp "tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/edge"
+	"tori.dev/services/zoneagent/internal/revision"
 	"tori.dev/services/zoneagent/internal/store"
 	"tori.dev/services/zoneagent/internal/store/storetest"
 )
@@ -43,11 +45,13 @@ func startImageZone(t *testing.T, pool *pgxpool.Pool, sites string, l *Local) *i
 		t.Fatal(err)
 	}
 	table := edge.NewTable()
-	a := &agent.Agent{Zone: storetest.Zone, Store: st, SitesDir: sites, Table: table, Runner: l}
-	a.Init()
+	a, err := agentapp.New(agentapp.Deps{Zone: storetest.Zone, Store: st, SitesDir: sites, Table: table, Runner: l})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { a.Run(ctx); close(done) }()
+	go func() { runAgent(ctx, a); close(done) }()
 	var once sync.Once
 	z := &imageZone{t: t, pool: pool, st: st, table: table, front: &edge.Edge{Domain: "apps.test", Table: table, Services: l}}
 	z.stop = func() { once.Do(func() { cancel(); <-done }) }
@@ -55,17 +59,17 @@ func startImageZone(t *testing.T, pool *pgxpool.Pool, sites string, l *Local) *i
 	return z
 }
 
-func (z *imageZone) do(fn func(ctx context.Context, tx store.Tx) error) {
+func (z *imageZone) do(fn func(ctx context.Context, tx agentapp.Tx) error) {
 	z.t.Helper()
 	ctx := context.Background()
-	if err := z.st.InTx(ctx, func(tx store.Tx) error { return fn(ctx, tx) }); err != nil {
+	if err := z.st.InTx(ctx, func(tx agentapp.Tx) error { return fn(ctx, tx) }); err != nil {
 		z.t.Fatal(err)
 	}
 }
 
-func (z *imageZone) waitState(deployID, want string) {
+func (z *imageZone) waitState(deployID string, want revision.State) {
 	z.t.Helper()
-	waitFor(z.t, "revision "+deployID+" "+want, func() bool {
+	waitFor(z.t, "revision "+deployID+" "+string(want), func() bool {
 		r, err := z.st.Revision(context.Background(), deployID)
 		return err == nil && r.State == want
 	})
@@ -83,7 +87,7 @@ func (z *imageZone) failure(deployID string) (string, string) {
 		rows.Scan(&b)
 		var p zonev1.DeployProgress
 		proto.Unmarshal(b, &p)
-		if p.GetDeployId() == deployID && p.GetStep() == agent.StepFailed {
+		if p.GetDeployId() == deployID && p.GetStep() == agentapp.StepFailed {
 			return p.GetError(), p.GetMessage()
 		}
 	}
@@ -106,10 +110,10 @@ func TestImageDeployThroughTheAgentSurvivesARestart(t *testing.T) {
 	z := startImageZone(t, pool, sites, first)
 	app := uuid.NewString()
 	rev := imageRevision(app, "7", []string{"true"})
-	z.do(func(ctx context.Context, tx store.Tx) error { _, err := tx.AddRevision(ctx, rev); return err })
-	z.waitState(rev.DeployID, store.StateReady)
-	z.do(func(ctx context.Context, tx store.Tx) error { return tx.Want(ctx, rev.DeployID, true) })
-	z.waitState(rev.DeployID, store.StateActive)
+	z.do(func(ctx context.Context, tx agentapp.Tx) error { _, err := tx.AddRevision(ctx, rev); return err })
+	z.waitState(rev.DeployID, revision.StateReady)
+	z.do(func(ctx context.Context, tx agentapp.Tx) error { return tx.Want(ctx, rev.DeployID, true) })
+	z.waitState(rev.DeployID, revision.StateActive)
 	waitFor(t, "the edge to route the app", func() bool { return strings.HasPrefix(through(z.front, "/"), "image="+rev.Image) })
 
 	// The agent dies; its container and a release Job of a deploy in flight stay behind.
@@ -136,10 +140,18 @@ func TestImageDeployWithoutRuntimeFails(t *testing.T) {
 	l := newImageLocal(r, nil)
 	z := startImageZone(t, storetest.NewPool(t), filepath.Join(t.TempDir(), "sites"), l)
 	rev := imageRevision(uuid.NewString(), "8", nil)
-	z.do(func(ctx context.Context, tx store.Tx) error { _, err := tx.AddRevision(ctx, rev); return err })
-	z.waitState(rev.DeployID, store.StateFailed)
+	z.do(func(ctx context.Context, tx agentapp.Tx) error { _, err := tx.AddRevision(ctx, rev); return err })
+	z.waitState(rev.DeployID, revision.StateFailed)
 	code, msg := z.failure(rev.DeployID)
-	if code != agent.CodeNoRuntime || !strings.Contains(msg, "ZONE_IMAGE_RUNTIME") {
+	if code != revision.CodeNoRuntime || !strings.Contains(msg, "ZONE_IMAGE_RUNTIME") {
 		t.Fatalf("reported %q %q", code, msg)
 	}
+}
+
+// runAgent runs the agent's parts as cmd/zoneagent does: its worker and its poll job.
+func runAgent(ctx context.Context, a *agentapp.Agent) {
+	g, _ := lifecycle.New(ctx)
+	g.Go("agent", a.Run)
+	g.Every(nil, a.PollJob())
+	g.Wait()
 }

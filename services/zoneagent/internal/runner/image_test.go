@@ -20,9 +20,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"tori.dev/services/zoneagent/internal/agent"
+	"tori.dev/pkg/testinfra"
+
 	"tori.dev/services/zoneagent/internal/edge"
-	"tori.dev/services/zoneagent/internal/store"
+	"tori.dev/services/zoneagent/internal/revision"
 )
 
 // fakeEngine is the state folder of FakeContainerRuntime (./fakeruntime), the named
@@ -124,9 +125,9 @@ func imageRig(t *testing.T) (*rig, *fakeEngine) {
 	return r, e
 }
 
-func imageRevision(appID, digestSeed string, release []string) store.Revision {
+func imageRevision(appID, digestSeed string, release []string) revision.Revision {
 	digest := strings.Repeat(digestSeed, 64)[:64]
-	return store.Revision{DeployID: uuid.Must(uuid.NewV7()).String(), AppID: appID, Slug: "shop", Kind: "image",
+	return revision.Revision{DeployID: uuid.Must(uuid.NewV7()).String(), AppID: appID, Slug: "shop", Kind: revision.KindImage,
 		Image: "registry.test/shop@sha256:" + digest, Release: release, EnvSealed: []byte("sealed"), MinScale: 1, CPU: 0.5}
 }
 
@@ -141,16 +142,11 @@ func through(e *edge.Edge, path string) string {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatalf("timed out waiting for %s", what)
+	testinfra.Eventually(t, 10*time.Second, what, cond)
 }
 
 func failCode(err error) string {
-	var fe *agent.FailError
+	var fe *revision.FailError
 	if errors.As(err, &fe) {
 		return fe.Code
 	}
@@ -170,7 +166,7 @@ func TestImageRevisionGoesLiveBehindTheEdge(t *testing.T) {
 		t.Fatal(err)
 	}
 	table := edge.NewTable()
-	table.Replace([]edge.Route{{AppID: app, Slug: "shop", DeployID: rev.DeployID, Kind: "image"}}, nil)
+	table.Replace([]edge.Route{{AppID: app, Slug: "shop", DeployID: rev.DeployID, Kind: revision.KindImage}}, nil)
 	front := &edge.Edge{Domain: "apps.test", Table: table, Services: r.l}
 	body := through(front, "/")
 	if !strings.HasPrefix(body, "image="+rev.Image+" ") || !strings.Contains(body, "SECRET_TOKEN") || !strings.Contains(body, "PORT") {
@@ -224,7 +220,7 @@ func TestImageRevisionGoesLiveBehindTheEdge(t *testing.T) {
 	if strings.Contains(logs, secret) || !strings.Contains(logs, "release: migrating [redacted]") || !strings.Contains(logs, "stderr: listening on") {
 		t.Fatalf("logs:\n%s", logs)
 	}
-	if r.jobs.states[name] != "succeeded" {
+	if r.jobs.states[name] != revision.JobSucceeded {
 		t.Fatalf("release Job record %v", r.jobs.states)
 	}
 
@@ -251,7 +247,7 @@ func TestImageRevisionGoesLiveBehindTheEdge(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.l.Activate(ctx, next, rev.DeployID)
-	table.Replace([]edge.Route{{AppID: app, Slug: "shop", DeployID: next.DeployID, Kind: "image"}}, nil)
+	table.Replace([]edge.Route{{AppID: app, Slug: "shop", DeployID: next.DeployID, Kind: revision.KindImage}}, nil)
 	if body := through(front, "/"); !strings.HasPrefix(body, "image="+next.Image) {
 		t.Fatalf("after the switch: %q", body)
 	}
@@ -281,7 +277,7 @@ func TestImageReleaseFailureKeepsThePreviousRevision(t *testing.T) {
 			t.Fatalf("attempt %d: %d Job runs", attempt, n)
 		}
 	}
-	if r.jobs.states["release-"+bad.DeployID] != "failed" {
+	if r.jobs.states["release-"+bad.DeployID] != revision.JobFailed {
 		t.Fatal(r.jobs.states)
 	}
 	if len(eng.callsStarting("run", "-d", "--name", "tori-"+bad.DeployID)) != 0 || r.l.prepared[bad.DeployID] != nil {
@@ -294,7 +290,7 @@ func TestImageReleaseFailureKeepsThePreviousRevision(t *testing.T) {
 	// An image that cannot be pulled fails its Job; one that crashes fails its health check.
 	unpullable := imageRevision(app, "3", []string{"true"})
 	unpullable.Image = "pullfail.test/shop@sha256:" + strings.Repeat("3", 64)
-	if err := r.l.Prepare(ctx, unpullable, r.jobs); failCode(err) != CodeImagePullFailed || r.jobs.states["release-"+unpullable.DeployID] != "failed" {
+	if err := r.l.Prepare(ctx, unpullable, r.jobs); failCode(err) != CodeImagePullFailed || r.jobs.states["release-"+unpullable.DeployID] != revision.JobFailed {
 		t.Fatalf("unpullable image: %v %v", err, r.jobs.states)
 	}
 	crashing := imageRevision(app, "4", nil)
@@ -329,16 +325,15 @@ func TestImageReleaseTimeoutIncludesThePull(t *testing.T) {
 	r.l.Clock = clock
 	rev := imageRevision(uuid.NewString(), "c", []string{"/bin/sh", "-c", "sleep 60"})
 	job := "release-" + rev.DeployID
-	go func() {
-		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if names, _ := eng.cli.List(context.Background()); slices.Contains(names, job) {
-				clock.fire <- time.Now()
-				return
-			}
-		}
-	}()
 	start := time.Now()
-	err := r.l.Prepare(context.Background(), rev, r.jobs)
+	prepared := make(chan error, 1)
+	go func() { prepared <- r.l.Prepare(context.Background(), rev, r.jobs) }()
+	testinfra.Eventually(t, 20*time.Second, "the release Job's container", func() bool {
+		names, _ := eng.cli.List(context.Background())
+		return slices.Contains(names, job)
+	})
+	clock.fire <- time.Now()
+	err := <-prepared
 	if failCode(err) != CodeReleaseTimeout {
 		t.Fatalf("slow release: %v", err)
 	}
@@ -354,7 +349,7 @@ func TestImageReleaseTimeoutIncludesThePull(t *testing.T) {
 	if len(eng.callsStarting("rm", "-f", job)) != 2 || slices.Contains(eng.containers(), job) {
 		t.Fatalf("the timed-out Job was not removed: %q", eng.calls())
 	}
-	if r.jobs.states[job] != "failed" {
+	if r.jobs.states[job] != revision.JobFailed {
 		t.Fatal(r.jobs.states)
 	}
 }
@@ -364,10 +359,10 @@ func TestImageCancelledDuringReleaseNeverStarts(t *testing.T) {
 	r, eng := imageRig(t)
 	rev := imageRevision(uuid.NewString(), "d", []string{"true"})
 	r.jobs.cancelDuringRelease = true
-	if err := r.l.Prepare(context.Background(), rev, r.jobs); !errors.Is(err, agent.ErrDiscarded) {
+	if err := r.l.Prepare(context.Background(), rev, r.jobs); !errors.Is(err, revision.ErrDiscarded) {
 		t.Fatalf("got %v", err)
 	}
-	if r.jobs.states["release-"+rev.DeployID] != "succeeded" {
+	if r.jobs.states["release-"+rev.DeployID] != revision.JobSucceeded {
 		t.Fatal("the running release Job must be allowed to finish")
 	}
 	if len(eng.callsStarting("run", "-d")) != 0 || len(eng.containers()) != 0 {
@@ -384,14 +379,14 @@ func TestImageNapWakeAndDelete(t *testing.T) {
 	rev := imageRevision(app, "e", nil)
 	rev.MinScale = 0
 	var napped []bool
-	r.l.Napped = func(_ string, n bool) { napped = append(napped, n) }
-	r.l.Revision = func(context.Context, string) (store.Revision, error) { return rev, nil }
+	r.l.Napped = func(_ context.Context, _ string, n bool) { napped = append(napped, n) }
+	r.l.Revision = func(context.Context, string) (revision.Revision, error) { return rev, nil }
 	r.l.IdleAfter = time.Minute
 	if err := r.l.Prepare(ctx, rev, r.jobs); err != nil {
 		t.Fatal(err)
 	}
 	r.l.Activate(ctx, rev, "")
-	r.l.napIdle(time.Now().Add(2 * time.Minute))
+	r.l.napIdle(context.Background(), time.Now().Add(2*time.Minute))
 	if len(napped) != 1 || !napped[0] || len(eng.containers()) != 0 {
 		t.Fatalf("not napped: %v %v", napped, eng.containers())
 	}
@@ -427,8 +422,8 @@ func TestRecoverContainersAfterRestart(t *testing.T) {
 	app, sleepy := uuid.NewString(), uuid.NewString()
 	live, stale, napper := imageRevision(app, "f", nil), imageRevision(app, "0", nil), imageRevision(sleepy, "5", nil)
 	napper.MinScale = 0
-	revs := map[string]store.Revision{live.DeployID: live, napper.DeployID: napper}
-	r.l.Revision = func(_ context.Context, id string) (store.Revision, error) { return revs[id], nil }
+	revs := map[string]revision.Revision{live.DeployID: live, napper.DeployID: napper}
+	r.l.Revision = func(_ context.Context, id string) (revision.Revision, error) { return revs[id], nil }
 	if err := eng.cli.Pull(ctx, live.Image, io.Discard); err != nil {
 		t.Fatal(err)
 	}
@@ -439,9 +434,9 @@ func TestRecoverContainersAfterRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	removed, err := r.l.RecoverContainers(ctx, []store.Route{
-		{AppID: app, Slug: "shop", DeployID: live.DeployID, Kind: "image"},
-		{AppID: sleepy, Slug: "sleepy", DeployID: napper.DeployID, Kind: "image"},
+	removed, err := r.l.RecoverContainers(ctx, []revision.Route{
+		{AppID: app, Slug: "shop", DeployID: live.DeployID, Kind: revision.KindImage},
+		{AppID: sleepy, Slug: "sleepy", DeployID: napper.DeployID, Kind: revision.KindImage},
 	})
 	if err != nil || removed != 2 {
 		t.Fatalf("removed %d: %v", removed, err)

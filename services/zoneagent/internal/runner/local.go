@@ -14,9 +14,9 @@ import (
 	"sync"
 	"time"
 
-	"tori.dev/services/zoneagent/internal/agent"
+	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/artifact"
-	"tori.dev/services/zoneagent/internal/store"
+	"tori.dev/services/zoneagent/internal/revision"
 )
 
 // ReleaseLimit is the contract's 10 minutes for a release Job; not adjustable.
@@ -35,7 +35,7 @@ const (
 
 // EnvOpener opens a sealed environment snapshot (apps.rpc.env_open).
 type EnvOpener interface {
-	Open(ctx context.Context, rev store.Revision) (map[string]string, error)
+	Open(ctx context.Context, rev revision.Revision) (map[string]string, error)
 }
 
 // Clock is the time the build and release limits are measured by; tests inject one to
@@ -66,9 +66,9 @@ type Local struct {
 	// IdleAfter: a minScale-0 service with no request for this long is stopped (napping).
 	IdleAfter time.Duration
 	// Napped is told when an app naps or wakes.
-	Napped func(appID string, napping bool)
+	Napped func(ctx context.Context, appID string, napping bool)
 	// Revision loads a revision's record, to restart it after a nap or an agent restart.
-	Revision func(ctx context.Context, deployID string) (store.Revision, error)
+	Revision func(ctx context.Context, deployID string) (revision.Revision, error)
 	Log      *slog.Logger
 
 	mu       sync.Mutex
@@ -77,7 +77,7 @@ type Local struct {
 	waking   map[string]chan struct{}
 }
 
-var _ agent.Runner = (*Local)(nil)
+var _ app.Runner = (*Local)(nil)
 
 func (l *Local) init() {
 	if l.active == nil {
@@ -98,11 +98,11 @@ func (l *Local) init() {
 func (l *Local) tree(appID, deployID string) string { return filepath.Join(l.AppsDir, appID, deployID) }
 
 // Prepare unpacks, builds and releases a revision and starts its process, healthy.
-func (l *Local) Prepare(ctx context.Context, rev store.Revision, jobs agent.JobRecorder) error {
+func (l *Local) Prepare(ctx context.Context, rev revision.Revision, jobs app.JobRecorder) error {
 	l.mu.Lock()
 	l.init()
 	l.mu.Unlock()
-	if rev.Kind == "image" {
+	if rev.Kind.Image() {
 		return l.prepareImage(ctx, rev, jobs)
 	}
 	dir := l.tree(rev.AppID, rev.DeployID)
@@ -111,7 +111,7 @@ func (l *Local) Prepare(ctx context.Context, rev store.Revision, jobs agent.JobR
 	}
 	m, manifestRelease, err := ReadManifest(dir)
 	if err != nil {
-		return &agent.FailError{Code: CodeInvalidSource, Message: err.Error()}
+		return &revision.FailError{Code: CodeInvalidSource, Message: err.Error()}
 	}
 	vars, err := l.openEnv(ctx, rev)
 	if err != nil {
@@ -131,7 +131,7 @@ func (l *Local) Prepare(ctx context.Context, rev store.Revision, jobs agent.JobR
 		}
 	}
 	if jobs.Discarded(ctx) {
-		return agent.ErrDiscarded // given up during the build: no release Job starts
+		return revision.ErrDiscarded // given up during the build: no release Job starts
 	}
 	release := manifestRelease
 	if rev.ReleaseGiven || len(rev.Release) > 0 {
@@ -146,7 +146,7 @@ func (l *Local) Prepare(ctx context.Context, rev store.Revision, jobs agent.JobR
 		}
 	}
 	if jobs.Discarded(ctx) {
-		return agent.ErrDiscarded // cancelled while building or releasing: never started
+		return revision.ErrDiscarded // cancelled while building or releasing: never started
 	}
 	p, err := l.start(ctx, rev, dir, m, vars, redactor)
 	if err != nil {
@@ -170,25 +170,25 @@ func (l *Local) keepPrepared(p *proc) {
 
 func failed(code int, failCode, timeoutCode, what string, err error) error {
 	if errors.Is(err, errTimedOut) {
-		return &agent.FailError{Code: timeoutCode, Message: what + " exceeded its time limit"}
+		return &revision.FailError{Code: timeoutCode, Message: what + " exceeded its time limit"}
 	}
-	return &agent.FailError{Code: failCode, Message: fmt.Sprintf("%s exited with status %d", what, code)}
+	return &revision.FailError{Code: failCode, Message: fmt.Sprintf("%s exited with status %d", what, code)}
 }
 
-func (l *Local) unpack(rev store.Revision, dir string) error {
+func (l *Local) unpack(rev revision.Revision, dir string) error {
 	if err := os.RemoveAll(dir); err != nil { // a half-done earlier attempt
 		return err
 	}
 	f, err := artifact.OpenObject(l.ObjectsDir, rev.ArtifactKey)
 	if err != nil {
-		return &agent.FailError{Code: agent.CodeInvalidArtifact, Message: fmt.Sprintf("artifact unavailable: %v", err)}
+		return &revision.FailError{Code: revision.CodeInvalidArtifact, Message: fmt.Sprintf("artifact unavailable: %v", err)}
 	}
 	defer f.Close()
 	lim := artifact.DefaultLimits
 	lim.AllowSymlinks = true
 	if _, err := artifact.Unpack(f, true, dir, lim); err != nil {
 		if errors.Is(err, artifact.ErrUnsafe) {
-			return &agent.FailError{Code: CodeInvalidSource, Message: err.Error()}
+			return &revision.FailError{Code: CodeInvalidSource, Message: err.Error()}
 		}
 		return err
 	}
@@ -221,13 +221,13 @@ func (l *Local) own(appID, dir string) error {
 	})
 }
 
-func (l *Local) openEnv(ctx context.Context, rev store.Revision) (map[string]string, error) {
+func (l *Local) openEnv(ctx context.Context, rev revision.Revision) (map[string]string, error) {
 	if len(rev.EnvSealed) == 0 || l.Env == nil {
 		return map[string]string{}, nil
 	}
 	vars, err := l.Env.Open(ctx, rev)
 	if err != nil {
-		return nil, &agent.FailError{Code: CodeEnvUnavailable, Message: "the environment snapshot could not be opened"}
+		return nil, &revision.FailError{Code: CodeEnvUnavailable, Message: "the environment snapshot could not be opened"}
 	}
 	return vars, nil
 }

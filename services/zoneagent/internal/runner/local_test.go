@@ -18,9 +18,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"tori.dev/services/zoneagent/internal/agent"
+	agentapp "tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/edge"
-	"tori.dev/services/zoneagent/internal/store"
+	"tori.dev/services/zoneagent/internal/revision"
 )
 
 // server.js answers / with "ok <version>", /env with its whole environment, and /probe with
@@ -87,25 +87,25 @@ func (s *sink) all() string { s.mu.Lock(); defer s.mu.Unlock(); return strings.J
 
 type env map[string]string
 
-func (e env) Open(context.Context, store.Revision) (map[string]string, error) { return e, nil }
+func (e env) Open(context.Context, revision.Revision) (map[string]string, error) { return e, nil }
 
 // jobs records release Jobs in memory.
 type jobs struct {
 	mu        sync.Mutex
-	states    map[string]string
-	steps     []agent.Step
+	states    map[string]revision.JobState
+	steps     []agentapp.Step
 	discarded bool
 	// cancelDuringRelease makes the control plane give the revision up as its release starts.
 	cancelDuringRelease bool
 }
 
-func (j *jobs) JobState(_ context.Context, name string) (string, error) {
+func (j *jobs) JobState(_ context.Context, name string) (revision.JobState, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.states[name], nil
 }
 
-func (j *jobs) SetJobState(_ context.Context, name, _, state string) error {
+func (j *jobs) SetJobState(_ context.Context, name, _ string, state revision.JobState) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.states[name] = state
@@ -118,10 +118,10 @@ func (j *jobs) Discarded(context.Context) bool {
 	return j.discarded
 }
 
-func (j *jobs) Step(_ context.Context, s agent.Step, _ string) error {
+func (j *jobs) Step(_ context.Context, s agentapp.Step, _ string) error {
 	j.mu.Lock()
 	j.steps = append(j.steps, s)
-	if s == agent.StepReleaseStarted && j.cancelDuringRelease {
+	if s == agentapp.StepReleaseStarted && j.cancelDuringRelease {
 		j.discarded = true
 	}
 	j.mu.Unlock()
@@ -168,7 +168,7 @@ func newRig(t *testing.T) *rig {
 	data := t.TempDir()
 	secretFile := filepath.Join(data, "keyring")
 	os.WriteFile(secretFile, []byte("control-plane-secret"), 0o600)
-	r := &rig{t: t, objDir: filepath.Join(data, "objects"), sink: &sink{}, jobs: &jobs{states: map[string]string{}}, secret: secretFile}
+	r := &rig{t: t, objDir: filepath.Join(data, "objects"), sink: &sink{}, jobs: &jobs{states: map[string]revision.JobState{}}, secret: secretFile}
 	r.l = &Local{
 		AppsDir: apps, ObjectsDir: r.objDir, Sandbox: NewSandbox(1<<30, 256, 1024, nil),
 		Env:  env{"SECRET_TOKEN": secret, "PROBE_ENVIRON": "/proc/" + strconv.Itoa(os.Getpid()) + "/environ", "PROBE_FILE": secretFile},
@@ -178,7 +178,7 @@ func newRig(t *testing.T) *rig {
 	return r
 }
 
-func (r *rig) revision(appID string, archive []byte, release []string) store.Revision {
+func (r *rig) revision(appID string, archive []byte, release []string) revision.Revision {
 	r.t.Helper()
 	key := "artifacts/" + appID + "/" + uuid.NewString() + ".tar.gz"
 	p := filepath.Join(r.objDir, key)
@@ -186,14 +186,14 @@ func (r *rig) revision(appID string, archive []byte, release []string) store.Rev
 	if err := os.WriteFile(p, archive, 0o600); err != nil {
 		r.t.Fatal(err)
 	}
-	return store.Revision{DeployID: uuid.Must(uuid.NewV7()).String(), AppID: appID, Slug: "svc", Kind: "source", ArtifactKey: key,
+	return revision.Revision{DeployID: uuid.Must(uuid.NewV7()).String(), AppID: appID, Slug: "svc", Kind: revision.KindSource, ArtifactKey: key,
 		Release: release, EnvSealed: []byte("sealed"), BuildMinutes: 10, MinScale: 1}
 }
 
 func (r *rig) get(appID, deployID, path string) string {
 	r.t.Helper()
 	w := httptest.NewRecorder()
-	r.l.ServeHTTP(w, httptest.NewRequest("GET", path, nil), edge.Route{AppID: appID, DeployID: deployID, Kind: "source"})
+	r.l.ServeHTTP(w, httptest.NewRequest("GET", path, nil), edge.Route{AppID: appID, DeployID: deployID, Kind: revision.KindSource})
 	return w.Body.String()
 }
 
@@ -214,7 +214,7 @@ func TestSourceRevisionBuildsReleasesAndServes(t *testing.T) {
 	if got := r.get(app, rev.DeployID, "/"); got != "ok released" {
 		t.Fatalf("GET /: %q", got)
 	}
-	if r.jobs.states["release-"+rev.DeployID] != "succeeded" {
+	if r.jobs.states["release-"+rev.DeployID] != revision.JobSucceeded {
 		t.Fatalf("release job %v", r.jobs.states)
 	}
 	// Output left the zone redacted, with a count, also in base64.
@@ -269,11 +269,11 @@ func TestReleaseFailureAndTenMinuteLimit(t *testing.T) {
 
 	rev := r.revision(app, src, []string{"/bin/sh", "-c", "exit 3"})
 	err := r.l.Prepare(context.Background(), rev, r.jobs)
-	var fe *agent.FailError
+	var fe *revision.FailError
 	if !errors.As(err, &fe) || fe.Code != CodeReleaseFailed {
 		t.Fatalf("failing release: %v", err)
 	}
-	if r.jobs.states["release-"+rev.DeployID] != "failed" {
+	if r.jobs.states["release-"+rev.DeployID] != revision.JobFailed {
 		t.Fatal(r.jobs.states)
 	}
 
@@ -306,7 +306,7 @@ func TestHostileTarballsAndImagesAreRefused(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rev := r.revision(app, archive, nil)
 			err := r.l.Prepare(context.Background(), rev, r.jobs)
-			var fe *agent.FailError
+			var fe *revision.FailError
 			if !errors.As(err, &fe) || fe.Code != CodeInvalidSource {
 				t.Fatalf("got %v", err)
 			}
@@ -315,9 +315,9 @@ func TestHostileTarballsAndImagesAreRefused(t *testing.T) {
 			}
 		})
 	}
-	err := r.l.Prepare(context.Background(), store.Revision{DeployID: "d", AppID: app, Kind: "image", Image: "ghcr.io/a/b@sha256:00"}, r.jobs)
-	var fe *agent.FailError
-	if !errors.As(err, &fe) || fe.Code != agent.CodeNoRuntime || !strings.Contains(fe.Message, "ZONE_IMAGE_RUNTIME") {
+	err := r.l.Prepare(context.Background(), revision.Revision{DeployID: "d", AppID: app, Kind: revision.KindImage, Image: "ghcr.io/a/b@sha256:00"}, r.jobs)
+	var fe *revision.FailError
+	if !errors.As(err, &fe) || fe.Code != revision.CodeNoRuntime || !strings.Contains(fe.Message, "ZONE_IMAGE_RUNTIME") {
 		t.Fatalf("image deploy: %v", err)
 	}
 }
@@ -341,19 +341,19 @@ func TestNapAndWake(t *testing.T) {
 	rev := r.revision(app, tarball(t, manifest(map[string]any{"start": "node server.js"}), file{name: "server.js", body: serverJS}), nil)
 	rev.MinScale = 0
 	var napped []bool
-	r.l.Napped = func(_ string, n bool) { napped = append(napped, n) }
-	r.l.Revision = func(context.Context, string) (store.Revision, error) { return rev, nil }
+	r.l.Napped = func(_ context.Context, _ string, n bool) { napped = append(napped, n) }
+	r.l.Revision = func(context.Context, string) (revision.Revision, error) { return rev, nil }
 	r.l.IdleAfter = time.Minute
 	if err := r.l.Prepare(context.Background(), rev, r.jobs); err != nil {
 		t.Fatal(err)
 	}
 	r.l.Activate(context.Background(), rev, "")
 	first := r.l.active[app]
-	r.l.napIdle(time.Now().Add(30 * time.Second))
+	r.l.napIdle(context.Background(), time.Now().Add(30*time.Second))
 	if !first.alive() {
 		t.Fatal("napped before IdleAfter")
 	}
-	r.l.napIdle(time.Now().Add(2 * time.Minute))
+	r.l.napIdle(context.Background(), time.Now().Add(2*time.Minute))
 	if first.alive() || len(napped) != 1 || !napped[0] {
 		t.Fatalf("not napped: alive=%v napped=%v", first.alive(), napped)
 	}
@@ -373,10 +373,10 @@ func TestCancelledDuringReleaseNeverStarts(t *testing.T) {
 		[]string{"/bin/sh", "-c", "touch released"})
 	r.jobs.cancelDuringRelease = true
 	err := r.l.Prepare(context.Background(), rev, r.jobs)
-	if !errors.Is(err, agent.ErrDiscarded) {
+	if !errors.Is(err, revision.ErrDiscarded) {
 		t.Fatalf("got %v", err)
 	}
-	if r.jobs.states["release-"+rev.DeployID] != "succeeded" {
+	if r.jobs.states["release-"+rev.DeployID] != revision.JobSucceeded {
 		t.Fatal("the running release Job must be allowed to finish")
 	}
 	if len(r.l.prepared) != 0 {
@@ -422,7 +422,7 @@ func TestDiscardedBeforeReleaseRunsNoJob(t *testing.T) {
 	rev := r.revision(app, tarball(t, manifest(map[string]any{"start": "node server.js"}), file{name: "server.js", body: serverJS}),
 		[]string{"/bin/sh", "-c", "touch released"})
 	r.jobs.discarded = true
-	if err := r.l.Prepare(context.Background(), rev, r.jobs); !errors.Is(err, agent.ErrDiscarded) {
+	if err := r.l.Prepare(context.Background(), rev, r.jobs); !errors.Is(err, revision.ErrDiscarded) {
 		t.Fatalf("got %v", err)
 	}
 	if len(r.jobs.states) != 0 {

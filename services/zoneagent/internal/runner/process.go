@@ -10,8 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"tori.dev/services/zoneagent/internal/agent"
-	"tori.dev/services/zoneagent/internal/store"
+	"tori.dev/services/zoneagent/internal/revision"
 )
 
 // proc is one running service: a local process, or a container (then cmd is nil, exited
@@ -58,7 +57,7 @@ func freePort() (int, error) {
 
 // start runs the manifest's start command with the deploy's environment and PORT and waits
 // until it answers its health check.
-func (l *Local) start(_ context.Context, rev store.Revision, dir string, m Manifest, vars map[string]string, r *Redactor) (*proc, error) {
+func (l *Local) start(ctx context.Context, rev revision.Revision, dir string, m Manifest, vars map[string]string, r *Redactor) (*proc, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -71,9 +70,9 @@ func (l *Local) start(_ context.Context, rev store.Revision, dir string, m Manif
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Start(); err != nil {
 		cancel()
-		return nil, &agent.FailError{Code: CodeHealthFailed, Message: "start: " + err.Error()}
+		return nil, &revision.FailError{Code: CodeHealthFailed, Message: "start: " + err.Error()}
 	}
-	l.limitCPU(rev, cmd.Process.Pid)
+	l.limitCPU(ctx, rev, cmd.Process.Pid)
 	p := &proc{appID: rev.AppID, deployID: rev.DeployID, port: port, minScale: rev.MinScale, cmd: cmd, cancel: cancel, exited: make(chan struct{})}
 	p.lastUsed.Store(time.Now().UnixNano())
 	go func() {
@@ -95,7 +94,7 @@ func (l *Local) waitHealthy(p *proc, path string) error {
 	deadline := time.Now().Add(l.HealthTimeout)
 	for time.Now().Before(deadline) {
 		if !p.alive() {
-			return &agent.FailError{Code: CodeHealthFailed, Message: "the process exited before answering its health check"}
+			return &revision.FailError{Code: CodeHealthFailed, Message: "the process exited before answering its health check"}
 		}
 		resp, err := client.Get(url)
 		if err == nil {
@@ -106,12 +105,12 @@ func (l *Local) waitHealthy(p *proc, path string) error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return &agent.FailError{Code: CodeHealthFailed, Message: fmt.Sprintf("no healthy answer on $PORT%s within %s", path, l.HealthTimeout)}
+	return &revision.FailError{Code: CodeHealthFailed, Message: fmt.Sprintf("no healthy answer on $PORT%s within %s", path, l.HealthTimeout)}
 }
 
 // Activate makes the prepared process the app's and stops the one before it. After an agent
 // restart nothing is prepared in memory; the process then starts on the first request.
-func (l *Local) Activate(_ context.Context, rev store.Revision, _ string) error {
+func (l *Local) Activate(_ context.Context, rev revision.Revision, _ string) error {
 	l.mu.Lock()
 	l.init()
 	p := l.prepared[rev.DeployID]

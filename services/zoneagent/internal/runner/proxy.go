@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"tori.dev/pkg/lifecycle"
 	"tori.dev/services/zoneagent/internal/edge"
 )
 
@@ -70,7 +71,7 @@ func (l *Local) running(ctx context.Context, route edge.Route) (*proc, error) {
 		l.mu.Unlock()
 		close(ch)
 		if l.Napped != nil && err == nil {
-			l.Napped(route.AppID, false)
+			l.Napped(ctx, route.AppID, false)
 		}
 		return p, err
 	}
@@ -86,7 +87,7 @@ func (l *Local) wake(ctx context.Context, route edge.Route) (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rev.Kind == "image" {
+	if rev.Kind.Image() {
 		return l.wakeContainer(ctx, rev)
 	}
 	dir := l.tree(rev.AppID, rev.DeployID)
@@ -104,27 +105,21 @@ func (l *Local) wake(ctx context.Context, route edge.Route) (*proc, error) {
 	return l.start(ctx, rev, dir, m, vars, NewRedactor(vars))
 }
 
-// Run naps idle minScale-0 services until ctx ends.
-func (l *Local) Run(ctx context.Context) {
+// NapJob naps idle minScale-0 services: it looks a few times per ZONE_IDLE_AFTER, at least
+// every 30 s.
+func (l *Local) NapJob() lifecycle.Job {
 	every := l.IdleAfter / 4
 	if every <= 0 || every > 30*time.Second {
 		every = 30 * time.Second
 	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			l.napIdle(time.Now())
-		}
-	}
+	return lifecycle.Job{Name: "nap idle services", Every: every, Run: func(ctx context.Context) (int64, error) {
+		return int64(l.napIdle(ctx, time.Now())), nil
+	}}
 }
 
-func (l *Local) napIdle(now time.Time) {
+func (l *Local) napIdle(ctx context.Context, now time.Time) int {
 	if l.IdleAfter <= 0 {
-		return
+		return 0
 	}
 	l.mu.Lock()
 	l.init()
@@ -139,7 +134,8 @@ func (l *Local) napIdle(now time.Time) {
 	for _, p := range nap {
 		p.stop()
 		if l.Napped != nil {
-			l.Napped(p.appID, true)
+			l.Napped(ctx, p.appID, true)
 		}
 	}
+	return len(nap)
 }

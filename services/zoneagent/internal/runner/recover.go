@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"tori.dev/services/zoneagent/internal/edge"
-	"tori.dev/services/zoneagent/internal/store"
+	"tori.dev/services/zoneagent/internal/revision"
 )
 
 // RecoverContainers is the container half of ReapOrphans, run at agent start before the
@@ -15,7 +15,7 @@ import (
 // revision's container is of no use as it is (the agent knows neither its port nor its log
 // stream), so it is replaced: at once, in the background, when minScale is above 0; on the
 // first request, as after a nap, when it is 0 (its container is removed now).
-func (l *Local) RecoverContainers(ctx context.Context, live []store.Route) (removed int, err error) {
+func (l *Local) RecoverContainers(ctx context.Context, live []revision.Route) (removed int, err error) {
 	l.mu.Lock()
 	l.init()
 	l.mu.Unlock()
@@ -28,7 +28,7 @@ func (l *Local) RecoverContainers(ctx context.Context, live []store.Route) (remo
 	}
 	liveIDs := map[string]bool{}
 	for _, r := range live {
-		if r.Kind == "image" {
+		if r.Kind.Image() {
 			liveIDs[r.DeployID] = true
 		}
 	}
@@ -46,7 +46,7 @@ func (l *Local) RecoverContainers(ctx context.Context, live []store.Route) (remo
 		removed++
 	}
 	for _, r := range live {
-		if r.Kind != "image" || l.Revision == nil {
+		if !r.Kind.Image() || l.Revision == nil {
 			continue
 		}
 		rev, err := l.Revision(ctx, r.DeployID)
@@ -67,6 +67,6 @@ func (l *Local) RecoverContainers(ctx context.Context, live []store.Route) (remo
 // bringBack starts a live image revision that should always run under the agent.
 func (l *Local) bringBack(ctx context.Context, route edge.Route) {
 	if _, err := l.running(ctx, route); err != nil && ctx.Err() == nil {
-		l.Log.Warn("bring live image revision back", "deploy", route.DeployID, "err", err.Error())
+		l.Log.WarnContext(ctx, "bring live image revision back", "deploy", route.DeployID, "err", err.Error())
 	}
 }

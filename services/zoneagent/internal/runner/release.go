@@ -6,8 +6,8 @@ import (
 	"os/exec"
 	"time"
 
-	"tori.dev/services/zoneagent/internal/agent"
-	"tori.dev/services/zoneagent/internal/store"
+	"tori.dev/services/zoneagent/internal/app"
+	"tori.dev/services/zoneagent/internal/revision"
 )
 
 // releaseJobName is the release Job's name; a retry of the same deploy finds its record by it.
@@ -19,27 +19,27 @@ type job func(ctx context.Context) (int, error)
 
 // release runs the release Job named release-<deployId> within the contract's 10 minutes.
 // A retry of the same deploy reuses the record: a Job that already succeeded does not run
-// again. A job may fail with an *agent.FailError of its own (an image that cannot be
+// again. A job may fail with an *revision.FailError of its own (an image that cannot be
 // pulled); it is reported as it is.
-func (l *Local) release(ctx context.Context, rev store.Revision, jobs agent.JobRecorder, work job) error {
+func (l *Local) release(ctx context.Context, rev revision.Revision, jobs app.JobRecorder, work job) error {
 	name := releaseJobName(rev.DeployID)
 	state, err := jobs.JobState(ctx, name)
 	if err != nil {
 		return err
 	}
-	if state == "succeeded" {
+	if state == revision.JobSucceeded {
 		return nil
 	}
-	if err := jobs.SetJobState(ctx, name, rev.DeployID, "running"); err != nil {
+	if err := jobs.SetJobState(ctx, name, rev.DeployID, revision.JobRunning); err != nil {
 		return err
 	}
-	if err := jobs.Step(ctx, agent.StepReleaseStarted, name); err != nil {
+	if err := jobs.Step(ctx, app.StepReleaseStarted, name); err != nil {
 		return err
 	}
 	code, runErr := l.withinLimit(ctx, ReleaseLimit, work)
-	state = "succeeded"
+	state = revision.JobSucceeded
 	if runErr != nil {
-		state = "failed"
+		state = revision.JobFailed
 	}
 	if ctx.Err() != nil {
 		return ctx.Err() // the agent stops: the Job is rerun under the same name after restart
@@ -47,14 +47,14 @@ func (l *Local) release(ctx context.Context, rev store.Revision, jobs agent.JobR
 	if err := jobs.SetJobState(ctx, name, rev.DeployID, state); err != nil {
 		return err
 	}
-	var fe *agent.FailError
+	var fe *revision.FailError
 	if errors.As(runErr, &fe) {
 		return fe
 	}
 	if runErr != nil {
 		return failed(code, CodeReleaseFailed, CodeReleaseTimeout, "release "+name, runErr)
 	}
-	return jobs.Step(ctx, agent.StepReleaseSucceeded, name)
+	return jobs.Step(ctx, app.StepReleaseSucceeded, name)
 }
 
 var errTimedOut = errors.New("timed out")
@@ -85,14 +85,14 @@ func (l *Local) withinLimit(ctx context.Context, limit time.Duration, work job) 
 
 // runCommand runs a command of the revision's tree in the sandbox to completion, its output
 // going to stream. Cancelling ctx kills its process group.
-func (l *Local) runCommand(ctx context.Context, rev store.Revision, dir string, argv []string, vars map[string]string, r *Redactor, stream string) (int, error) {
+func (l *Local) runCommand(ctx context.Context, rev revision.Revision, dir string, argv []string, vars map[string]string, r *Redactor, stream string) (int, error) {
 	cmd := l.Sandbox.Command(ctx, rev.AppID, dir, argv, Environ(vars, dir, 0))
 	out := newLineWriter(l.Logs, r, rev.AppID, rev.DeployID, stream)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		return -1, err
 	}
-	l.limitCPU(rev, cmd.Process.Pid)
+	l.limitCPU(ctx, rev, cmd.Process.Pid)
 	err := cmd.Wait()
 	out.Flush()
 	return exitStatus(err), err

@@ -5,10 +5,9 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-)
 
-// Domain is an active custom hostname of an app.
-type Domain struct{ Hostname, AppID string }
+	"tori.dev/services/zoneagent/internal/app"
+)
 
 // SetDomain records an active hostname; a hostname moves to the app that activated it last.
 func (t Tx) SetDomain(ctx context.Context, hostname, appID string) error {
@@ -24,13 +23,13 @@ func (t Tx) RemoveDomain(ctx context.Context, hostname, appID string) error {
 }
 
 // Domains returns every active hostname.
-func (s *Store) Domains(ctx context.Context) ([]Domain, error) {
+func (s *Store) Domains(ctx context.Context) ([]app.Domain, error) {
 	rows, err := s.pool.Query(ctx, `SELECT hostname, app_id FROM domains`)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Domain, error) {
-		var d Domain
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (app.Domain, error) {
+		var d app.Domain
 		err := r.Scan(&d.Hostname, &d.AppID)
 		return d, err
 	})

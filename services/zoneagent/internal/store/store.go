@@ -7,9 +7,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -17,13 +15,15 @@ import (
 
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/pgstore"
+	"tori.dev/services/zoneagent/internal/app"
+	"tori.dev/services/zoneagent/internal/revision"
 )
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
 // Migrations are the zone agent's tables; they run after bus.Migrations.
-var Migrations = pgstore.MigrationSet{Name: "zoneagent", FS: mustSub(migrationFiles, "migrations")}
+var Migrations = pgstore.EmbeddedMigrations("zoneagent", migrationFiles)
 
 // Service is the zone's schema and role; one per zone, so several agents can share a server.
 func Service(zone, password string) pgstore.Service {
@@ -36,61 +36,25 @@ func Setup(ctx context.Context, adminURL, zone, password string) (*pgxpool.Pool,
 	return pgstore.Setup(ctx, adminURL, Service(zone, password), pgstore.WithMigrations(bus.Migrations, Migrations))
 }
 
-func mustSub(f fs.FS, dir string) fs.FS {
-	sub, err := fs.Sub(f, dir)
-	if err != nil {
-		panic(err)
-	}
-	return sub
-}
-
-// Revision states.
-const (
-	StatePending   = "pending"
-	StatePreparing = "preparing"
-	StateReady     = "ready"
-	StateActive    = "active"
-	StateRetired   = "retired"
-	StateFailed    = "failed"
-	StateDiscarded = "discarded"
-)
-
-// ErrNotFound means no such revision.
-var ErrNotFound = errors.New("store: revision not found")
-
-// Revision is one deploy's revision on this zone.
-type Revision struct {
-	DeployID, AppID, Slug, Kind, ArtifactKey, Image string
-	Release                                         []string
-	ReleaseGiven                                    bool
-	EnvSealed                                       []byte
-	EnvKeyID, EnvDeployID                           string
-	BuildMinutes, MinScale                          int64
-	CPU                                             float64
-	Deadline                                        *time.Time
-	State                                           string
-	ActivateWanted, DiscardWanted                   bool
-}
-
-// Route is one live app for the edge.
-type Route struct {
-	AppID, Slug, DeployID, Kind string
-}
-
-// Store wraps the zone's pool.
+// Store is the zone's record (app.Store) on its pool.
 type Store struct{ pool *pgxpool.Pool }
+
+var (
+	_ app.Store = (*Store)(nil)
+	_ app.Tx    = Tx{}
+)
 
 // New wraps pool.
 func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
-// Tx is the work done in one transaction; events published through it commit with it.
+// Tx is app.Tx in one Postgres transaction.
 type Tx struct{ tx pgx.Tx }
 
 // WithTx wraps a transaction a bus consumer began.
 func WithTx(tx pgx.Tx) Tx { return Tx{tx: tx} }
 
 // InTx runs fn in a transaction of its own.
-func (s *Store) InTx(ctx context.Context, fn func(Tx) error) error {
+func (s *Store) InTx(ctx context.Context, fn func(app.Tx) error) error {
 	return pgstore.InTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(Tx{tx: tx}) })
 }
 
@@ -101,7 +65,7 @@ func (t Tx) Publish(ctx context.Context, key string, msg proto.Message) error {
 
 // AddRevision records a start command; a redelivery changes nothing. A command for a deleted
 // app is dropped (false).
-func (t Tx) AddRevision(ctx context.Context, r Revision) (bool, error) {
+func (t Tx) AddRevision(ctx context.Context, r revision.Revision) (bool, error) {
 	var deleted bool
 	if err := t.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM deleted_apps WHERE app_id = $1)`, r.AppID).Scan(&deleted); err != nil {
 		return false, err
@@ -142,30 +106,37 @@ func (t Tx) DeleteApp(ctx context.Context, appID string) error {
 	return err
 }
 
-// SetState moves a revision to state.
-func (t Tx) SetState(ctx context.Context, deployID, state string) error {
-	_, err := t.tx.Exec(ctx, `UPDATE revisions SET state = $2, updated_at = now() WHERE deploy_id = $1`, deployID, state)
-	return err
+// SetState records a move from → to; the record must still be in from.
+func (t Tx) SetState(ctx context.Context, deployID string, from, to revision.State) error {
+	tag, err := t.tx.Exec(ctx, `UPDATE revisions SET state = $3, updated_at = now() WHERE deploy_id = $1 AND state = $2`,
+		deployID, from, to)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("%w: %s is no longer %s", ErrStale, deployID, from)
+	}
+	return nil
 }
 
 // Revision loads one revision, locked.
-func (t Tx) Revision(ctx context.Context, deployID string) (Revision, error) {
+func (t Tx) Revision(ctx context.Context, deployID string) (revision.Revision, error) {
 	return scanRevision(t.tx.QueryRow(ctx, `SELECT `+revisionColumns+` FROM revisions WHERE deploy_id = $1 FOR UPDATE`, deployID))
 }
 
 // Live returns the app's live route, locked, or ok false.
-func (t Tx) Live(ctx context.Context, appID string) (Route, bool, error) {
-	var r Route
+func (t Tx) Live(ctx context.Context, appID string) (revision.Route, bool, error) {
+	var r revision.Route
 	err := t.tx.QueryRow(ctx, `SELECT app_id, slug, deploy_id, kind FROM live WHERE app_id = $1 FOR UPDATE`, appID).
 		Scan(&r.AppID, &r.Slug, &r.DeployID, &r.Kind)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Route{}, false, nil
+		return revision.Route{}, false, nil
 	}
 	return r, err == nil, err
 }
 
 // SetLive points the app's route at a revision.
-func (t Tx) SetLive(ctx context.Context, r Route) error {
+func (t Tx) SetLive(ctx context.Context, r revision.Route) error {
 	_, err := t.tx.Exec(ctx, `INSERT INTO live (app_id, slug, deploy_id, kind) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (app_id) DO UPDATE SET slug = EXCLUDED.slug, deploy_id = EXCLUDED.deploy_id, kind = EXCLUDED.kind`,
 		r.AppID, r.Slug, r.DeployID, r.Kind)
@@ -173,8 +144,8 @@ func (t Tx) SetLive(ctx context.Context, r Route) error {
 }
 
 // ReleaseJob returns the state of the named Job, or "" when it never ran.
-func (t Tx) ReleaseJob(ctx context.Context, name string) (string, error) {
-	var state string
+func (t Tx) ReleaseJob(ctx context.Context, name string) (revision.JobState, error) {
+	var state revision.JobState
 	err := t.tx.QueryRow(ctx, `SELECT state FROM release_jobs WHERE name = $1`, name).Scan(&state)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil
@@ -183,22 +154,22 @@ func (t Tx) ReleaseJob(ctx context.Context, name string) (string, error) {
 }
 
 // SetReleaseJob records the named Job's state.
-func (t Tx) SetReleaseJob(ctx context.Context, name, deployID, state string) error {
+func (t Tx) SetReleaseJob(ctx context.Context, name, deployID string, state revision.JobState) error {
 	_, err := t.tx.Exec(ctx, `INSERT INTO release_jobs (name, deploy_id, state) VALUES ($1, $2, $3)
 		ON CONFLICT (name) DO UPDATE SET state = EXCLUDED.state,
-		finished_at = CASE WHEN EXCLUDED.state = 'running' THEN NULL ELSE now() END`, name, deployID, state)
+		finished_at = CASE WHEN EXCLUDED.state = $4 THEN NULL ELSE now() END`, name, deployID, state, revision.JobRunning)
 	return err
 }
 
 // Work returns revisions that need the worker: to prepare, activate or discard.
-func (s *Store) Work(ctx context.Context) ([]Revision, error) {
+func (s *Store) Work(ctx context.Context) ([]revision.Revision, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+revisionColumns+` FROM revisions
 		WHERE state IN ('pending', 'preparing', 'ready') ORDER BY created_at, deploy_id`)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []Revision
+	var out []revision.Revision
 	for rows.Next() {
 		r, err := scanRevision(rows)
 		if err != nil {
@@ -210,36 +181,40 @@ func (s *Store) Work(ctx context.Context) ([]Revision, error) {
 }
 
 // Routes returns every live route.
-func (s *Store) Routes(ctx context.Context) ([]Route, error) {
+func (s *Store) Routes(ctx context.Context) ([]revision.Route, error) {
 	rows, err := s.pool.Query(ctx, `SELECT app_id, slug, deploy_id, kind FROM live`)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Route, error) {
-		var x Route
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (revision.Route, error) {
+		var x revision.Route
 		err := r.Scan(&x.AppID, &x.Slug, &x.DeployID, &x.Kind)
 		return x, err
 	})
 }
 
 // Revision loads one revision without a lock.
-func (s *Store) Revision(ctx context.Context, deployID string) (Revision, error) {
+func (s *Store) Revision(ctx context.Context, deployID string) (revision.Revision, error) {
 	return scanRevision(s.pool.QueryRow(ctx, `SELECT `+revisionColumns+` FROM revisions WHERE deploy_id = $1`, deployID))
 }
 
 const revisionColumns = `deploy_id, app_id, slug, kind, artifact_key, image, release, release_given, env_sealed,
 	env_key_id, env_deploy_id, build_minutes, min_scale, cpu, deadline, state, activate_wanted, discard_wanted`
 
-func scanRevision(row pgx.Row) (Revision, error) {
-	var r Revision
+func scanRevision(row pgx.Row) (revision.Revision, error) {
+	var r revision.Revision
 	err := row.Scan(&r.DeployID, &r.AppID, &r.Slug, &r.Kind, &r.ArtifactKey, &r.Image, &r.Release, &r.ReleaseGiven,
 		&r.EnvSealed, &r.EnvKeyID, &r.EnvDeployID, &r.BuildMinutes, &r.MinScale, &r.CPU, &r.Deadline, &r.State,
 		&r.ActivateWanted, &r.DiscardWanted)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Revision{}, ErrNotFound
+		return revision.Revision{}, revision.ErrNotFound
 	}
 	if err != nil {
-		return Revision{}, fmt.Errorf("store: revision: %w", err)
+		return revision.Revision{}, fmt.Errorf("store: revision: %w", err)
 	}
 	return r, nil
 }
+
+// ErrStale is a state change whose revision moved meanwhile: the caller read it before
+// another change committed, and reads it again on its next pass.
+var ErrStale = errors.New("store: the revision's state changed meanwhile")

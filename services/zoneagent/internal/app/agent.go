@@ -1,7 +1,8 @@
-// Package agent is the zone agent's work: it prepares the revisions the deploys service asks
-// for, switches traffic when told, collects discarded and deleted ones, and reports every
-// step back over the bus.
-package agent
+// Package app is the zone agent's use cases: it records the commands the deploys service
+// sends, prepares the revisions they ask for, switches traffic when told, collects discarded
+// and deleted ones, and reports every step back over the bus. Every state change goes
+// through the state machine of internal/revision.
+package app
 
 import (
 	"context"
@@ -11,50 +12,35 @@ import (
 	"sync"
 	"time"
 
+	"tori.dev/pkg/lifecycle"
 	"tori.dev/services/zoneagent/internal/artifact"
 	"tori.dev/services/zoneagent/internal/edge"
-	"tori.dev/services/zoneagent/internal/store"
+	"tori.dev/services/zoneagent/internal/revision"
 )
 
-// Runner runs service revisions (source builds as local processes, images through a
-// container runtime). The static path needs none of it.
-type Runner interface {
-	// Prepare builds the revision, runs its release Job and starts its process, returning
-	// once it is healthy. It reports release steps and reads the Job record through jobs.
-	Prepare(ctx context.Context, rev store.Revision, jobs JobRecorder) error
-	// Activate makes the revision the one the edge proxies to and stops the previous one.
-	Activate(ctx context.Context, rev store.Revision, previous string) error
-	// Discard stops a prepared revision and removes its files.
-	Discard(ctx context.Context, appID, deployID string) error
-	// StopApp stops every process of an app and removes its files.
-	StopApp(ctx context.Context, appID string) error
+// Deps are what an Agent is built from.
+type Deps struct {
+	Zone       string
+	Store      Store
+	ObjectsDir string // the object store the deploys service writes artifacts to
+	SitesDir   string // DATA_DIR/sites: static revisions
+	Table      *edge.Table
+	Runner     Runner // nil on a zone that runs no services
+	Log        *slog.Logger
 }
-
-// JobRecorder keeps release Jobs by name so that a retry reuses the same Job.
-type JobRecorder interface {
-	JobState(ctx context.Context, name string) (string, error)
-	SetJobState(ctx context.Context, name, deployID, state string) error
-	// Step reports a step of the revision to the control plane.
-	Step(ctx context.Context, step Step, message string) error
-	// Discarded reports whether the control plane gave the revision up meanwhile (cancel,
-	// deadline, delete): a finished release Job is then collected and nothing starts.
-	Discarded(ctx context.Context) bool
-}
-
-// ErrDiscarded ends a preparation the control plane gave up.
-var ErrDiscarded = errors.New("agent: revision discarded")
 
 // Agent is one zone's agent.
 type Agent struct {
-	Zone       string
-	Store      *store.Store
-	ObjectsDir string
-	SitesDir   string
-	Table      *edge.Table
-	Runner     Runner
-	Log        *slog.Logger
+	zone       string
+	store      Store
+	objectsDir string
+	sitesDir   string
+	table      *edge.Table
+	runner     Runner
+	log        *slog.Logger
 
 	poke     chan struct{}
+	passMu   sync.Mutex // the poll job and pokes never run two passes at once
 	mu       sync.Mutex
 	busy     map[string]bool        // deploy ids being prepared
 	appLocks map[string]*sync.Mutex // one preparation per app at a time
@@ -63,16 +49,25 @@ type Agent struct {
 	forgotten map[string]bool
 }
 
-// Init readies the agent's state; call before Run and before consumers start.
-func (a *Agent) Init() {
-	a.poke = make(chan struct{}, 1)
-	a.busy = map[string]bool{}
-	a.appLocks = map[string]*sync.Mutex{}
-	a.forgotten = map[string]bool{}
-	if a.Log == nil {
-		a.Log = slog.Default()
+// New builds an agent ready for its consumers and its Run.
+func New(d Deps) (*Agent, error) {
+	if d.Store == nil || d.Table == nil || d.SitesDir == "" {
+		return nil, errors.New("app: an agent needs a store, a routing table and a sites folder")
 	}
+	log := d.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Agent{
+		zone: d.Zone, store: d.Store, objectsDir: d.ObjectsDir, sitesDir: d.SitesDir, table: d.Table,
+		runner: d.Runner, log: log,
+		poke: make(chan struct{}, 1), busy: map[string]bool{}, appLocks: map[string]*sync.Mutex{},
+		forgotten: map[string]bool{},
+	}, nil
 }
+
+// Zone is the zone the agent serves.
+func (a *Agent) Zone() string { return a.zone }
 
 // Poke wakes the worker; consumers call it after recording a command.
 func (a *Agent) Poke() {
@@ -86,34 +81,38 @@ func (a *Agent) Poke() {
 // arrive before the consumer's transaction commits.
 const pollEvery = 500 * time.Millisecond
 
-// Run works until ctx ends: it restores the routing table and then handles revisions as
-// commands arrive.
+// Run restores the routing table, then handles revisions as commands poke it, until ctx
+// ends. PollJob covers the pokes that come before their command commits.
 func (a *Agent) Run(ctx context.Context) error {
 	if err := a.ReloadRoutes(ctx); err != nil {
 		return err
 	}
-	t := time.NewTicker(pollEvery)
-	defer t.Stop()
 	for {
 		if err := a.pass(ctx); err != nil && ctx.Err() == nil {
-			a.Log.WarnContext(ctx, "zone work pass failed", "err", err.Error())
+			a.log.WarnContext(ctx, "zone work pass failed", "err", err.Error())
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-a.poke:
-		case <-t.C:
 		}
 	}
 }
 
+// PollJob is the periodic pass that picks up what no poke announced in time.
+func (a *Agent) PollJob() lifecycle.Job {
+	return lifecycle.Job{Name: "zone work pass", Every: pollEvery, Run: func(ctx context.Context) (int64, error) {
+		return 0, a.pass(ctx)
+	}}
+}
+
 // ReloadRoutes rebuilds the edge's table from the live routes on record.
 func (a *Agent) ReloadRoutes(ctx context.Context) error {
-	routes, err := a.Store.Routes(ctx)
+	routes, err := a.store.Routes(ctx)
 	if err != nil {
 		return err
 	}
-	domains, err := a.Store.Domains(ctx)
+	domains, err := a.store.Domains(ctx)
 	if err != nil {
 		return err
 	}
@@ -129,16 +128,18 @@ func (a *Agent) ReloadRoutes(ctx context.Context) error {
 	for _, d := range domains {
 		hosts[d.Hostname] = d.AppID
 	}
-	a.Table.Replace(out, hosts)
+	a.table.Replace(out, hosts)
 	return nil
 }
 
 func (a *Agent) pass(ctx context.Context) error {
+	a.passMu.Lock()
+	defer a.passMu.Unlock()
 	// Consumers record hostname changes; the table follows within one pass.
 	if err := a.ReloadRoutes(ctx); err != nil {
 		return err
 	}
-	revs, err := a.Store.Work(ctx)
+	revs, err := a.store.Work(ctx)
 	if err != nil {
 		return err
 	}
@@ -151,16 +152,16 @@ func (a *Agent) pass(ctx context.Context) error {
 			continue // its preparation looks at discard and activate when it ends
 		case r.DiscardWanted:
 			err = errors.Join(err, a.discard(ctx, r))
-		case r.State == store.StatePending || r.State == store.StatePreparing:
+		case r.State.Unprepared():
 			a.startPrepare(ctx, r)
-		case r.State == store.StateReady && r.ActivateWanted:
+		case r.State == revision.StateReady && r.ActivateWanted:
 			err = errors.Join(err, a.activate(ctx, r))
 		}
 	}
 	return err
 }
 
-func (a *Agent) startPrepare(ctx context.Context, r store.Revision) {
+func (a *Agent) startPrepare(ctx context.Context, r revision.Revision) {
 	a.mu.Lock()
 	a.busy[r.DeployID] = true
 	lock := a.appLocks[r.AppID]
@@ -184,7 +185,16 @@ func (a *Agent) startPrepare(ctx context.Context, r store.Revision) {
 	}()
 }
 
+// move makes a state change through the state machine and records it in tx.
+func move(ctx context.Context, tx Tx, r *revision.Revision, to revision.State) error {
+	from := r.State
+	if err := r.MoveTo(to); err != nil {
+		return err
+	}
+	return tx.SetState(ctx, r.DeployID, from, to)
+}
+
 // openArtifact reads an artifact from the object store the deploys service writes.
 func (a *Agent) openArtifact(key string) (io.ReadCloser, error) {
-	return artifact.OpenObject(a.ObjectsDir, key)
+	return artifact.OpenObject(a.objectsDir, key)
 }

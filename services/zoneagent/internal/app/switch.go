@@ -1,4 +1,4 @@
-package agent
+package app
 
 import (
 	"context"
@@ -7,20 +7,20 @@ import (
 	"os"
 	"path/filepath"
 
-	"tori.dev/services/zoneagent/internal/store"
+	"tori.dev/services/zoneagent/internal/revision"
 )
 
 // activate switches the app's traffic to a ready revision, unless a newer one already
 // serves (ids are UUIDv7 and sort by creation): an older revision never replaces a newer.
-func (a *Agent) activate(ctx context.Context, r store.Revision) error {
-	var previous string
+func (a *Agent) activate(ctx context.Context, r revision.Revision) error {
+	var previous *revision.Revision
 	switched := false
-	err := a.Store.InTx(ctx, func(tx store.Tx) error {
+	err := a.store.InTx(ctx, func(tx Tx) error {
 		rev, err := tx.Revision(ctx, r.DeployID)
 		if err != nil {
 			return err
 		}
-		if rev.State != store.StateReady || rev.DiscardWanted {
+		if rev.State != revision.StateReady || rev.DiscardWanted {
 			return nil
 		}
 		live, ok, err := tx.Live(ctx, r.AppID)
@@ -28,31 +28,37 @@ func (a *Agent) activate(ctx context.Context, r store.Revision) error {
 			return err
 		}
 		if ok && live.DeployID > r.DeployID {
-			if err := tx.SetState(ctx, r.DeployID, store.StateDiscarded); err != nil {
+			if err := move(ctx, tx, &rev, revision.StateDiscarded); err != nil {
 				return err
 			}
 			return a.publishStep(ctx, tx, r, StepDiscarded, "", "a newer revision serves")
 		}
+		previous = nil
+		prevID := ""
 		if ok {
-			previous = live.DeployID
-			if err := tx.SetState(ctx, live.DeployID, store.StateRetired); err != nil {
+			prev, err := tx.Revision(ctx, live.DeployID)
+			if err != nil {
 				return err
 			}
+			if err := move(ctx, tx, &prev, revision.StateRetired); err != nil {
+				return err
+			}
+			previous, prevID = &prev, prev.DeployID
 		}
 		// The switch itself is idempotent, so doing it before the commit is safe: a failed
 		// commit is retried and switches to the same revision again.
-		if r.Kind == "static" {
+		if rev.Kind.Static() {
 			err = a.switchSite(r.AppID, r.DeployID)
 		} else {
-			err = a.Runner.Activate(ctx, r, previous)
+			err = a.runner.Activate(ctx, rev, prevID)
 		}
 		if err != nil {
 			return err
 		}
-		if err := tx.SetLive(ctx, store.Route{AppID: r.AppID, Slug: r.Slug, DeployID: r.DeployID, Kind: r.Kind}); err != nil {
+		if err := tx.SetLive(ctx, revision.Route{AppID: r.AppID, Slug: r.Slug, DeployID: r.DeployID, Kind: r.Kind}); err != nil {
 			return err
 		}
-		if err := tx.SetState(ctx, r.DeployID, store.StateActive); err != nil {
+		if err := move(ctx, tx, &rev, revision.StateActive); err != nil {
 			return err
 		}
 		switched = true
@@ -64,28 +70,30 @@ func (a *Agent) activate(ctx context.Context, r store.Revision) error {
 	if err := a.ReloadRoutes(ctx); err != nil {
 		return err
 	}
-	if previous != "" && previous != r.DeployID {
-		// The retired revision's process was stopped by the switch; its files go too.
-		return a.removeRevision(ctx, store.Revision{AppID: r.AppID, DeployID: previous, Kind: r.Kind})
+	if previous != nil {
+		// The retired revision's process was stopped by the switch; its files go too. This
+		// is cleanup after the fact: a file system that fails here must not undo or hold
+		// back a switch that already serves, so it comes after the commit.
+		return a.removeRevision(ctx, *previous)
 	}
 	return nil
 }
 
 // removeRevision deletes a revision's files and stops its process, if any.
-func (a *Agent) removeRevision(ctx context.Context, r store.Revision) error {
-	if r.Kind == "static" {
+func (a *Agent) removeRevision(ctx context.Context, r revision.Revision) error {
+	if r.Kind.Static() {
 		return os.RemoveAll(a.siteDir(r.AppID, r.DeployID))
 	}
-	if a.Runner == nil {
+	if a.runner == nil {
 		return nil
 	}
-	return a.Runner.Discard(ctx, r.AppID, r.DeployID)
+	return a.runner.Discard(ctx, r.AppID, r.DeployID)
 }
 
 // switchSite points <app>/current at the revision's folder with one rename, which replaces
 // the old link atomically: every request sees the old site or the new one, never a mix.
 func (a *Agent) switchSite(appID, deployID string) error {
-	dir := filepath.Join(a.SitesDir, appID)
+	dir := filepath.Join(a.sitesDir, appID)
 	b := make([]byte, 6)
 	rand.Read(b)
 	tmp := filepath.Join(dir, ".current-"+hex.EncodeToString(b))
@@ -99,13 +107,21 @@ func (a *Agent) switchSite(appID, deployID string) error {
 	return nil
 }
 
-// discard collects a revision the control plane will never put live.
-func (a *Agent) discard(ctx context.Context, r store.Revision) error {
+// discard collects a revision the control plane will never put live. One that settled
+// meanwhile (failed, or discarded by an earlier pass) has nothing left to collect or report.
+func (a *Agent) discard(ctx context.Context, r revision.Revision) error {
 	if err := a.removeRevision(ctx, r); err != nil {
 		return err
 	}
-	return a.Store.InTx(ctx, func(tx store.Tx) error {
-		if err := tx.SetState(ctx, r.DeployID, store.StateDiscarded); err != nil {
+	return a.store.InTx(ctx, func(tx Tx) error {
+		rev, err := tx.Revision(ctx, r.DeployID)
+		if err != nil {
+			return err
+		}
+		if rev.State.Terminal() {
+			return nil
+		}
+		if err := move(ctx, tx, &rev, revision.StateDiscarded); err != nil {
 			return err
 		}
 		return a.publishStep(ctx, tx, r, StepDiscarded, "", "")
@@ -117,12 +133,12 @@ func (a *Agent) discard(ctx context.Context, r store.Revision) error {
 func (a *Agent) ForgetApp(ctx context.Context, appID string) error {
 	a.mu.Lock()
 	a.forgotten[appID] = true
-	a.Table.RemoveApp(appID)
+	a.table.RemoveApp(appID)
 	a.mu.Unlock()
-	if a.Runner != nil {
-		if err := a.Runner.StopApp(ctx, appID); err != nil {
+	if a.runner != nil {
+		if err := a.runner.StopApp(ctx, appID); err != nil {
 			return err
 		}
 	}
-	return os.RemoveAll(filepath.Join(a.SitesDir, appID))
+	return os.RemoveAll(filepath.Join(a.sitesDir, appID))
 }

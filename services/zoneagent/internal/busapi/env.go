@@ -1,28 +1,26 @@
-package events
+package busapi
 
 import (
 	"context"
 
 	"tori.dev/pkg/bus"
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
-	"tori.dev/services/zoneagent/internal/store"
+	appsbus "tori.dev/proto/tori/apps/v1"
+	"tori.dev/services/zoneagent/internal/revision"
 )
-
-// QueueEnvOpen is the apps service's request queue that opens a sealed snapshot.
-const QueueEnvOpen = "apps.rpc.env_open"
 
 // EnvOpener opens snapshots over request/reply: the plaintext arrives in a transient reply
 // and lives only in the agent's memory and the process's environment.
 type EnvOpener struct{ Conn *bus.Conn }
 
 // Open implements runner.EnvOpener.
-func (e EnvOpener) Open(ctx context.Context, rev store.Revision) (map[string]string, error) {
+func (e EnvOpener) Open(ctx context.Context, rev revision.Revision) (map[string]string, error) {
 	var reply appsv1.EnvOpenReply
 	req := &appsv1.EnvOpenRequest{AppId: rev.AppID, DeployId: rev.EnvDeployID, Sealed: rev.EnvSealed, KeyId: rev.EnvKeyID}
 	if req.DeployId == "" {
 		req.DeployId = rev.DeployID
 	}
-	if err := e.Conn.Request(ctx, QueueEnvOpen, req, &reply); err != nil {
+	if err := e.Conn.Request(ctx, appsbus.QueueEnvOpen, req, &reply); err != nil {
 		return nil, err
 	}
 	return reply.GetVars(), nil

@@ -1,4 +1,4 @@
-package agent
+package app
 
 import (
 	"context"
@@ -8,13 +8,8 @@ import (
 
 	logsv1 "tori.dev/proto/gen/tori/logs/v1"
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
-	"tori.dev/services/zoneagent/internal/store"
-)
-
-// Routing keys the zone publishes.
-const (
-	KeyProgress = "zone.deploy.progressed"
-	KeyLogs     = "zone.logs.batch"
+	zonebus "tori.dev/proto/tori/zone/v1"
+	"tori.dev/services/zoneagent/internal/revision"
 )
 
 // Step is a reported step of a revision.
@@ -32,28 +27,28 @@ const (
 )
 
 // progress builds a report; code is the failure's machine code.
-func (a *Agent) progress(r store.Revision, step Step, code, message string) *zonev1.DeployProgress {
+func (a *Agent) progress(r revision.Revision, step Step, code, message string) *zonev1.DeployProgress {
 	return &zonev1.DeployProgress{
-		DeployId: r.DeployID, AppId: r.AppID, Zone: a.Zone, Step: step, Error: code, Message: message,
+		DeployId: r.DeployID, AppId: r.AppID, Zone: a.zone, Step: step, Error: code, Message: message,
 		At: timestamppb.New(time.Now()),
 	}
 }
 
 // publishStep writes a report and a matching system log line in tx.
-func (a *Agent) publishStep(ctx context.Context, tx store.Tx, r store.Revision, step Step, code, message string) error {
-	if err := tx.Publish(ctx, KeyProgress, a.progress(r, step, code, message)); err != nil {
+func (a *Agent) publishStep(ctx context.Context, tx Tx, r revision.Revision, step Step, code, message string) error {
+	if err := tx.Publish(ctx, zonebus.KeyDeployProgressed, a.progress(r, step, code, message)); err != nil {
 		return err
 	}
 	line := step.String()
 	if message != "" {
 		line += ": " + message
 	}
-	return tx.Publish(ctx, KeyLogs, &logsv1.LogBatch{Entries: []*logsv1.LogEntry{{
+	return tx.Publish(ctx, zonebus.KeyLogBatch, &logsv1.LogBatch{Entries: []*logsv1.LogEntry{{
 		AppId: r.AppID, DeployId: r.DeployID, Stream: "system", Timestamp: timestamppb.Now(), Message: line,
 	}}})
 }
 
 // report publishes one step in a transaction of its own.
-func (a *Agent) report(ctx context.Context, r store.Revision, step Step, code, message string) error {
-	return a.Store.InTx(ctx, func(tx store.Tx) error { return a.publishStep(ctx, tx, r, step, code, message) })
+func (a *Agent) report(ctx context.Context, r revision.Revision, step Step, code, message string) error {
+	return a.store.InTx(ctx, func(tx Tx) error { return a.publishStep(ctx, tx, r, step, code, message) })
 }

@@ -1,0 +1,308 @@
+package app_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/protobuf/proto"
+
+	"tori.dev/pkg/lifecycle"
+	"tori.dev/pkg/testinfra"
+	zonev1 "tori.dev/proto/gen/tori/zone/v1"
+	zonebus "tori.dev/proto/tori/zone/v1"
+
+	"tori.dev/services/zoneagent/internal/app"
+	"tori.dev/services/zoneagent/internal/edge"
+	"tori.dev/services/zoneagent/internal/revision"
+	"tori.dev/services/zoneagent/internal/store"
+	"tori.dev/services/zoneagent/internal/store/storetest"
+)
+
+type zone struct {
+	t        *testing.T
+	pool     *pgxpool.Pool
+	st       *store.Store
+	agent    *app.Agent
+	edge     *httptest.Server
+	objDir   string
+	sitesDir string
+	stop     func() // stops the agent, as a crash would
+}
+
+// runAgent runs an agent's parts as cmd/zoneagent does, until the returned stop is called.
+func runAgent(t *testing.T, a *app.Agent) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	g, _ := lifecycle.New(ctx)
+	g.Go("agent", a.Run)
+	g.Every(nil, a.PollJob())
+	done := make(chan error, 1)
+	go func() { done <- g.Wait() }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("agent: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func newZone(t *testing.T) *zone {
+	t.Helper()
+	pool := storetest.NewPool(t)
+	data := t.TempDir()
+	z := &zone{t: t, pool: pool, st: store.New(pool), objDir: filepath.Join(data, "objects"), sitesDir: filepath.Join(data, "sites")}
+	table := edge.NewTable()
+	a, err := app.New(app.Deps{Zone: storetest.Zone, Store: z.st, ObjectsDir: z.objDir, SitesDir: z.sitesDir, Table: table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	z.agent = a
+	z.edge = httptest.NewServer(&edge.Edge{Domain: "apps.test", SitesDir: z.sitesDir, Table: table})
+	t.Cleanup(z.edge.Close)
+	z.stop = runAgent(t, a)
+	return z
+}
+
+// putSite writes a static artifact (a plain tar, as the deploys service makes) and returns
+// its key.
+func (z *zone) putSite(appID string, files map[string]string) string {
+	z.t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for name, body := range files {
+		tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg})
+		tw.Write([]byte(body))
+	}
+	tw.Close()
+	key := "artifacts/" + appID + "/" + uuid.NewString() + ".tar"
+	p := filepath.Join(z.objDir, filepath.FromSlash(key))
+	os.MkdirAll(filepath.Dir(p), 0o700)
+	if err := os.WriteFile(p, buf.Bytes(), 0o600); err != nil {
+		z.t.Fatal(err)
+	}
+	return key
+}
+
+// command records a command as the bus consumer does and wakes the worker.
+func (z *zone) command(fn func(ctx context.Context, tx app.Tx) error) {
+	z.t.Helper()
+	ctx := context.Background()
+	if err := z.st.InTx(ctx, func(tx app.Tx) error { return fn(ctx, tx) }); err != nil {
+		z.t.Fatal(err)
+	}
+	z.agent.Poke()
+}
+
+func (z *zone) start(appID, slug, key string) string {
+	id := uuid.Must(uuid.NewV7()).String()
+	z.command(func(ctx context.Context, tx app.Tx) error {
+		_, err := tx.AddRevision(ctx, revision.Revision{DeployID: id, AppID: appID, Slug: slug, Kind: revision.KindStatic, ArtifactKey: key})
+		return err
+	})
+	return id
+}
+
+func (z *zone) waitState(deployID string, want revision.State) {
+	z.t.Helper()
+	testinfra.Eventually(z.t, 10*time.Second, "revision "+deployID+" "+string(want), func() bool {
+		r, err := z.st.Revision(context.Background(), deployID)
+		return err == nil && r.State == want
+	})
+}
+
+// waitServes awaits the edge serving body at host: the table follows a switch right after
+// the switch commits, so the state flips a moment before traffic moves.
+func (z *zone) waitServes(host, body string) {
+	z.t.Helper()
+	testinfra.Eventually(z.t, 10*time.Second, host+" serving "+body, func() bool {
+		status, got := z.get(host, "/")
+		return status == 200 && got == body
+	})
+}
+
+func (z *zone) get(host, path string) (int, string) {
+	z.t.Helper()
+	req, _ := http.NewRequest("GET", z.edge.URL+path, nil)
+	req.Host = host
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		z.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// steps lists the steps the zone reported for a deploy, in order.
+func (z *zone) steps(deployID string) []zonev1.DeployStep {
+	z.t.Helper()
+	rows, err := z.pool.Query(context.Background(), `SELECT body FROM outbox WHERE routing_key = $1 ORDER BY seq`, zonebus.KeyDeployProgressed)
+	if err != nil {
+		z.t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []zonev1.DeployStep
+	for rows.Next() {
+		var b []byte
+		rows.Scan(&b)
+		var p zonev1.DeployProgress
+		if err := proto.Unmarshal(b, &p); err != nil {
+			z.t.Fatal(err)
+		}
+		if p.GetDeployId() == deployID {
+			out = append(out, p.GetStep())
+		}
+	}
+	return out
+}
+
+func TestStaticSiteServedThroughTheEdge(t *testing.T) {
+	z := newZone(t)
+	appID := uuid.NewString()
+	d1 := z.start(appID, "blog", z.putSite(appID, map[string]string{"index.html": "v1", "docs/index.html": "docs", "a/b.txt": "b"}))
+	z.waitState(d1, revision.StateReady)
+	// Ready is not live: nothing is served until the control plane says so.
+	if status, _ := z.get("blog.apps.test", "/"); status != 404 {
+		t.Fatalf("served before activation: %d", status)
+	}
+	z.command(func(ctx context.Context, tx app.Tx) error { return tx.Want(ctx, d1, true) })
+	z.waitState(d1, revision.StateActive)
+	z.waitServes("blog.apps.test", "v1")
+	for path, want := range map[string]string{"/": "v1", "/index.html": "v1", "/docs/": "docs", "/docs": "docs", "/a/b.txt": "b"} {
+		if status, body := z.get("blog.apps.test", path); status != 200 || body != want {
+			t.Errorf("GET %s: %d %q, want %q", path, status, body, want)
+		}
+	}
+	for _, tc := range []struct{ host, path string }{
+		{"blog.apps.test", "/missing"},
+		{"blog.apps.test", "/../../etc/passwd"},
+		{"other.apps.test", "/"},
+		{"blog.example.com", "/"},
+		{"apps.test", "/"},
+	} {
+		if status, body := z.get(tc.host, tc.path); status != 404 || body != "not found\n" {
+			t.Errorf("%s%s: %d %q", tc.host, tc.path, status, body)
+		}
+	}
+
+	// A newer revision switches the site; the old folder goes.
+	d2 := z.start(appID, "blog", z.putSite(appID, map[string]string{"index.html": "v2"}))
+	z.waitState(d2, revision.StateReady)
+	z.command(func(ctx context.Context, tx app.Tx) error { return tx.Want(ctx, d2, true) })
+	z.waitState(d2, revision.StateActive)
+	if _, body := z.get("blog.apps.test:80", "/"); body != "v2" {
+		t.Fatalf("after switch: %q", body)
+	}
+	// The retired revision's files go after the switch commits (cleanup never holds a switch
+	// back), so they are awaited, not checked the moment the state flips.
+	testinfra.Eventually(t, 10*time.Second, "the retired revision's folder to go", func() bool {
+		_, err := os.Stat(filepath.Join(z.sitesDir, appID, d1))
+		return os.IsNotExist(err)
+	})
+	want := []zonev1.DeployStep{app.StepBuildStarted, app.StepReady, app.StepActivated}
+	if got := z.steps(d1); !slices.Equal(got, want) {
+		t.Fatalf("reported %v, want %v", got, want)
+	}
+
+	// Deleting the app stops serving at once.
+	if err := z.agent.ForgetApp(context.Background(), appID); err != nil {
+		t.Fatal(err)
+	}
+	if status, _ := z.get("blog.apps.test", "/"); status != 404 {
+		t.Fatalf("deleted app still served: %d", status)
+	}
+}
+
+// An older revision never replaces a newer one, and a discarded one never goes live.
+func TestOlderAndDiscardedRevisionsNeverServe(t *testing.T) {
+	z := newZone(t)
+	appID := uuid.NewString()
+	older := z.start(appID, "site", z.putSite(appID, map[string]string{"index.html": "old"}))
+	newer := z.start(appID, "site", z.putSite(appID, map[string]string{"index.html": "new"}))
+	z.waitState(newer, revision.StateReady)
+	z.waitState(older, revision.StateReady)
+	z.command(func(ctx context.Context, tx app.Tx) error { return tx.Want(ctx, newer, true) })
+	z.waitState(newer, revision.StateActive)
+	z.waitServes("site.apps.test", "new")
+	z.command(func(ctx context.Context, tx app.Tx) error { return tx.Want(ctx, older, true) })
+	z.waitState(older, revision.StateDiscarded)
+	if _, body := z.get("site.apps.test", "/"); body != "new" {
+		t.Fatalf("serving %q", body)
+	}
+	third := z.start(appID, "site", z.putSite(appID, map[string]string{"index.html": "third"}))
+	z.command(func(ctx context.Context, tx app.Tx) error { return tx.Want(ctx, third, false) })
+	z.waitState(third, revision.StateDiscarded)
+	if _, body := z.get("site.apps.test", "/"); body != "new" {
+		t.Fatalf("serving %q after a discard", body)
+	}
+}
+
+func TestUnsafeStaticArtifactFails(t *testing.T) {
+	z := newZone(t)
+	appID := uuid.NewString()
+	d := z.start(appID, "bad", z.putSite(appID, map[string]string{"../escape.html": "x"}))
+	z.waitState(d, revision.StateFailed)
+	if _, err := os.Stat(filepath.Join(z.sitesDir, "escape.html")); err == nil {
+		t.Fatal("wrote outside the site")
+	}
+	if got := z.steps(d); !slices.Contains(got, app.StepFailed) {
+		t.Fatalf("reported %v", got)
+	}
+}
+
+// A revision an earlier run left half-prepared is prepared again after a restart, and the
+// live site is served again from the record and the files on disk.
+func TestRestartResumesAndRestores(t *testing.T) {
+	z := newZone(t)
+	appID := uuid.NewString()
+	live := z.start(appID, "keep", z.putSite(appID, map[string]string{"index.html": "kept"}))
+	z.waitState(live, revision.StateReady)
+	z.command(func(ctx context.Context, tx app.Tx) error { return tx.Want(ctx, live, true) })
+	z.waitState(live, revision.StateActive)
+
+	// A second agent on the same records, as after a crash: its table starts empty.
+	z.stop()
+	pending := uuid.Must(uuid.NewV7()).String()
+	z.command(func(ctx context.Context, tx app.Tx) error {
+		if _, err := tx.AddRevision(ctx, revision.Revision{DeployID: pending, AppID: appID, Slug: "keep", Kind: revision.KindStatic, ArtifactKey: z.putSite(appID, map[string]string{"index.html": "next"})}); err != nil {
+			return err
+		}
+		return tx.SetState(ctx, pending, revision.StatePending, revision.StatePreparing)
+	})
+	table := edge.NewTable()
+	again, err := app.New(app.Deps{Zone: storetest.Zone, Store: z.st, ObjectsDir: z.objDir, SitesDir: z.sitesDir, Table: table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runAgent(t, again)
+	z.waitState(pending, revision.StateReady)
+	srv := httptest.NewServer(&edge.Edge{Domain: "apps.test", SitesDir: z.sitesDir, Table: table})
+	defer srv.Close()
+	req, _ := http.NewRequest("GET", srv.URL+"/", nil)
+	req.Host = "keep.apps.test"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != "kept" {
+		t.Fatalf("after restart: %d %q", resp.StatusCode, body)
+	}
+}

@@ -1,0 +1,53 @@
+package app
+
+import (
+	"context"
+
+	"tori.dev/services/zoneagent/internal/revision"
+)
+
+// The control plane's commands and the apps' events are recorded in the consumer's
+// transaction (tx) and acted on by the worker outside it: a command is never lost to a
+// crash, and the slow part holds no delivery. Each pokes the worker.
+
+// StartRevision records a revision to prepare; a redelivery changes nothing, and one for a
+// deleted app is dropped.
+func (a *Agent) StartRevision(ctx context.Context, tx Tx, r revision.Revision) error {
+	defer a.Poke()
+	_, err := tx.AddRevision(ctx, r)
+	return err
+}
+
+// ActivateRevision records that the control plane wants the revision live.
+func (a *Agent) ActivateRevision(ctx context.Context, tx Tx, deployID string) error {
+	defer a.Poke()
+	return tx.Want(ctx, deployID, true)
+}
+
+// DiscardRevision records that the control plane gave the revision up.
+func (a *Agent) DiscardRevision(ctx context.Context, tx Tx, deployID string) error {
+	defer a.Poke()
+	return tx.Want(ctx, deployID, false)
+}
+
+// DomainActivated adds an app's custom hostname; the edge follows within one pass.
+func (a *Agent) DomainActivated(ctx context.Context, tx Tx, hostname, appID string) error {
+	defer a.Poke()
+	return tx.SetDomain(ctx, hostname, appID)
+}
+
+// DomainRemoved removes an app's custom hostname.
+func (a *Agent) DomainRemoved(ctx context.Context, tx Tx, hostname, appID string) error {
+	defer a.Poke()
+	return tx.RemoveDomain(ctx, hostname, appID)
+}
+
+// DeleteApp stops serving the app before the record commits: the delete is a fact, and
+// stopping twice on a redelivery is harmless.
+func (a *Agent) DeleteApp(ctx context.Context, tx Tx, appID string) error {
+	defer a.Poke()
+	if err := a.ForgetApp(ctx, appID); err != nil {
+		return err
+	}
+	return tx.DeleteApp(ctx, appID)
+}

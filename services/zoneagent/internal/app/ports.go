@@ -1,0 +1,74 @@
+package app
+
+import (
+	"context"
+
+	"google.golang.org/protobuf/proto"
+
+	"tori.dev/services/zoneagent/internal/revision"
+)
+
+// Domain is an active custom hostname of an app.
+type Domain struct{ Hostname, AppID string }
+
+// Tx is the work done in one transaction; events published through it commit with it.
+// Revision and Live lock what they return until the transaction ends.
+type Tx interface {
+	// Publish writes an event to the outbox.
+	Publish(ctx context.Context, key string, msg proto.Message) error
+	// AddRevision records a start command; a redelivery changes nothing. A command for a
+	// deleted app is dropped (false).
+	AddRevision(ctx context.Context, r revision.Revision) (bool, error)
+	// Want marks a revision to be activated (true) or discarded (false).
+	Want(ctx context.Context, deployID string, activate bool) error
+	// DeleteApp forgets the app's route and hostnames and marks its revisions discarded.
+	DeleteApp(ctx context.Context, appID string) error
+	// SetState records a move the state machine allowed; it fails when the record is no
+	// longer in state from (another change won), so a stale read never overwrites.
+	SetState(ctx context.Context, deployID string, from, to revision.State) error
+	Revision(ctx context.Context, deployID string) (revision.Revision, error)
+	Live(ctx context.Context, appID string) (revision.Route, bool, error)
+	SetLive(ctx context.Context, r revision.Route) error
+	// ReleaseJob returns the named Job's state, or "" when it never ran.
+	ReleaseJob(ctx context.Context, name string) (revision.JobState, error)
+	SetReleaseJob(ctx context.Context, name, deployID string, state revision.JobState) error
+	// SetDomain records an active hostname; a hostname moves to the app that activated it last.
+	SetDomain(ctx context.Context, hostname, appID string) error
+	// RemoveDomain forgets a hostname of an app (not one another app has claimed since).
+	RemoveDomain(ctx context.Context, hostname, appID string) error
+}
+
+// Store is the zone's record. Methods on the Store itself read outside any transaction.
+type Store interface {
+	InTx(ctx context.Context, fn func(Tx) error) error
+	// Work lists the revisions in an unsettled state (revision.State.Unsettled), oldest first.
+	Work(ctx context.Context) ([]revision.Revision, error)
+	Routes(ctx context.Context) ([]revision.Route, error)
+	Domains(ctx context.Context) ([]Domain, error)
+	Revision(ctx context.Context, deployID string) (revision.Revision, error)
+}
+
+// Runner runs service revisions (source builds as local processes, images through a
+// container runtime). The static path needs none of it.
+type Runner interface {
+	// Prepare builds the revision, runs its release Job and starts its process, returning
+	// once it is healthy. It reports release steps and reads the Job record through jobs.
+	Prepare(ctx context.Context, rev revision.Revision, jobs JobRecorder) error
+	// Activate makes the revision the one the edge proxies to and stops the previous one.
+	Activate(ctx context.Context, rev revision.Revision, previous string) error
+	// Discard stops a prepared revision and removes its files.
+	Discard(ctx context.Context, appID, deployID string) error
+	// StopApp stops every process of an app and removes its files.
+	StopApp(ctx context.Context, appID string) error
+}
+
+// JobRecorder keeps release Jobs by name so that a retry reuses the same Job.
+type JobRecorder interface {
+	JobState(ctx context.Context, name string) (revision.JobState, error)
+	SetJobState(ctx context.Context, name, deployID string, state revision.JobState) error
+	// Step reports a step of the revision to the control plane.
+	Step(ctx context.Context, step Step, message string) error
+	// Discarded reports whether the control plane gave the revision up meanwhile (cancel,
+	// deadline, delete): a finished release Job is then collected and nothing starts.
+	Discarded(ctx context.Context) bool
+}

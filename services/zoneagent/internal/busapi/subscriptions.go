@@ -1,0 +1,114 @@
+// Package busapi is the zone agent's side of the bus: the commands the deploys service sends
+// to this zone and the apps' events it follows, each handed to its use case; the log batches
+// it publishes; and its request to open an environment snapshot.
+package busapi
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"tori.dev/pkg/bus"
+	appsv1 "tori.dev/proto/gen/tori/apps/v1"
+	zonev1 "tori.dev/proto/gen/tori/zone/v1"
+	appsbus "tori.dev/proto/tori/apps/v1"
+	zonebus "tori.dev/proto/tori/zone/v1"
+	"tori.dev/services/zoneagent/internal/app"
+	"tori.dev/services/zoneagent/internal/revision"
+	"tori.dev/services/zoneagent/internal/store"
+)
+
+// The zone's own durable queues; they carry the zone id, so every zone has its own.
+func commandsQueue(zone string) string { return "zoneagent." + zone + ".commands" }
+func appsQueue(zone string) string     { return "zoneagent." + zone + ".apps" }
+
+// Subscriptions are the zone's durable consumers.
+func Subscriptions(a *app.Agent) []bus.Subscription {
+	z := a.Zone()
+	return []bus.Subscription{
+		{
+			Queue: commandsQueue(z),
+			Keys: []string{
+				zonebus.CommandKey(z, zonebus.CommandDeploy),
+				zonebus.CommandKey(z, zonebus.CommandActivate),
+				zonebus.CommandKey(z, zonebus.CommandDiscard),
+			},
+			Handle: commandHandler(a),
+		},
+		{
+			Queue:  appsQueue(z),
+			Keys:   []string{appsbus.KeyAppDeleted, appsbus.KeyDomainActivated, appsbus.KeyDomainRemoved},
+			Handle: appsHandler(a),
+		},
+	}
+}
+
+// commandHandler only records the command; the worker does the slow part outside the
+// consumer's transaction.
+func commandHandler(a *app.Agent) bus.TxHandler {
+	return func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+		t := store.WithTx(tx)
+		switch d.RoutingKey {
+		case zonebus.CommandKey(a.Zone(), zonebus.CommandDeploy):
+			var c zonev1.StartRevision
+			if err := d.Decode(&c); err != nil {
+				return bus.Permanent(err)
+			}
+			return a.StartRevision(ctx, t, revisionFrom(&c))
+		case zonebus.CommandKey(a.Zone(), zonebus.CommandActivate):
+			var c zonev1.ActivateRevision
+			if err := d.Decode(&c); err != nil {
+				return bus.Permanent(err)
+			}
+			return a.ActivateRevision(ctx, t, c.GetDeployId())
+		case zonebus.CommandKey(a.Zone(), zonebus.CommandDiscard):
+			var c zonev1.DiscardRevision
+			if err := d.Decode(&c); err != nil {
+				return bus.Permanent(err)
+			}
+			return a.DiscardRevision(ctx, t, c.GetDeployId())
+		}
+		a.Poke()
+		return nil
+	}
+}
+
+func appsHandler(a *app.Agent) bus.TxHandler {
+	return func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+		t := store.WithTx(tx)
+		switch d.RoutingKey {
+		case appsbus.KeyDomainActivated:
+			var ev appsv1.DomainActivated
+			if err := d.Decode(&ev); err != nil {
+				return bus.Permanent(err)
+			}
+			return a.DomainActivated(ctx, t, ev.GetHostname(), ev.GetAppId())
+		case appsbus.KeyDomainRemoved:
+			var ev appsv1.DomainRemoved
+			if err := d.Decode(&ev); err != nil {
+				return bus.Permanent(err)
+			}
+			return a.DomainRemoved(ctx, t, ev.GetHostname(), ev.GetAppId())
+		}
+		var ev appsv1.AppDeleted
+		if err := d.Decode(&ev); err != nil {
+			return bus.Permanent(err)
+		}
+		return a.DeleteApp(ctx, t, ev.GetAppId())
+	}
+}
+
+func revisionFrom(c *zonev1.StartRevision) revision.Revision {
+	var deadline *time.Time
+	if c.GetDeadline() != nil {
+		t := c.GetDeadline().AsTime()
+		deadline = &t
+	}
+	return revision.Revision{
+		DeployID: c.GetDeployId(), AppID: c.GetAppId(), Slug: c.GetSlug(), Kind: revision.Kind(c.GetKind()),
+		ArtifactKey: c.GetArtifactKey(), Image: c.GetImage(), Release: c.GetRelease(), ReleaseGiven: c.GetReleaseGiven(),
+		EnvSealed: c.GetEnvSealed(), EnvKeyID: c.GetEnvKeyId(), EnvDeployID: c.GetEnvDeployId(),
+		BuildMinutes: c.GetBuildMinutes(), MinScale: c.GetMinScale(), CPU: c.GetCpu(), Deadline: deadline,
+	}
+}
