@@ -23,9 +23,9 @@ func TestRotateKeysSubcommand(t *testing.T) {
 	s.Must(http.StatusCreated, acct, http.MethodPut, "/api/apps/rotating/env", map[string]any{"key": "K", "value": "value-1"})
 	before, _ := s.Store.UsedKeys(context.Background())
 
-	t.Setenv("GATEWAY_SIGNING_KEY", s.Cfg.SigningKey)
-	t.Setenv("DATABASE_URL", s.AdminURL)
-	t.Setenv("DATA_DIR", s.Cfg.DataDir)
+	for k, v := range s.Env() {
+		t.Setenv(k, v)
+	}
 	if err := run(context.Background(), []string{"rotate-keys"}); err != nil {
 		t.Fatal(err)
 	}

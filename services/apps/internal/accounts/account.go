@@ -4,7 +4,6 @@
 package accounts
 
 import (
-	"context"
 	"errors"
 	"fmt"
 )
@@ -54,50 +53,3 @@ func (e *LimitError) Error() string {
 }
 
 func (e *LimitError) Unwrap() error { return e.Kind }
-
-// Store reads and writes the account copy.
-type Store interface {
-	// Account returns the copy; an account never heard of is an Account with only ID set.
-	Account(ctx context.Context, id string) (Account, error)
-	// SavePlan records p unless a copy of version p.Version or higher exists.
-	SavePlan(ctx context.Context, accountID string, p Plan) error
-}
-
-// PlanSource asks the plan's owner (billing) directly.
-type PlanSource interface {
-	AccountPlan(ctx context.Context, accountID string) (Plan, error)
-}
-
-// Resolver finds an account with a known plan.
-type Resolver struct {
-	Store  Store
-	Source PlanSource
-}
-
-// Resolve returns the account's copy, asking billing for the plan when events have not yet
-// brought one. The answer is stored, so billing is asked once per account.
-func (r Resolver) Resolve(ctx context.Context, accountID string) (Account, error) {
-	a, err := r.Store.Account(ctx, accountID)
-	if err != nil {
-		return Account{}, err
-	}
-	if a.Plan != nil {
-		return a, nil
-	}
-	p, err := r.Source.AccountPlan(ctx, accountID)
-	if err != nil {
-		return Account{}, fmt.Errorf("%w: %v", ErrPlanUnavailable, err)
-	}
-	if err := r.Store.SavePlan(ctx, accountID, p); err != nil {
-		return Account{}, err
-	}
-	// Re-read: an event may have stored a newer plan meanwhile.
-	a, err = r.Store.Account(ctx, accountID)
-	if err != nil {
-		return Account{}, err
-	}
-	if a.Plan == nil {
-		return Account{}, ErrPlanUnavailable
-	}
-	return a, nil
-}

@@ -2,6 +2,8 @@ package apps
 
 import (
 	"time"
+
+	"tori.dev/services/apps/internal/accounts"
 )
 
 // Kinds of app. Kind is fixed at create.
@@ -67,4 +69,16 @@ type Deletion struct {
 	// Pending names the services whose cleanup confirmation is still awaited.
 	Pending   []string
 	Reclaimed bool
+}
+
+// Limit applies the plan's app limit to an account with liveApps apps that are not deleted
+// (tombstones do not count).
+func Limit(acct accounts.Account, liveApps int64) error {
+	if acct.Plan == nil {
+		return accounts.ErrPlanUnavailable
+	}
+	if liveApps >= acct.Plan.Apps {
+		return &accounts.LimitError{Kind: ErrAppLimit, Limit: acct.Plan.Apps, Plan: acct.Plan.Name}
+	}
+	return nil
 }

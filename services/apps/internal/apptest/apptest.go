@@ -1,6 +1,8 @@
-// Package apptest runs the apps service in-process for tests: a database of the test's own
-// (cloned from a migrated template), a local keyring in a temporary folder, a plan source the
-// test controls, and a way to send requests signed as the gateway would.
+// Package apptest runs the apps service's use cases and HTTP handlers in-process for tests,
+// without a bus: a database of the test's own (pkg/testinfra), a local keyring in a
+// temporary folder, a plan source the test controls, messages delivered to the consumers as
+// the bus would, and requests signed as the gateway would. Whole-service tests use
+// testinfra.Service in cmd/apps instead.
 package apptest
 
 import (
@@ -9,8 +11,10 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -32,12 +36,14 @@ import (
 	"tori.dev/pkg/testinfra"
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
 	identityv1 "tori.dev/proto/gen/tori/identity/v1"
+	billingbus "tori.dev/proto/tori/billing/v1"
+	identitybus "tori.dev/proto/tori/identity/v1"
 	"tori.dev/services/apps/internal/accounts"
+	"tori.dev/services/apps/internal/app"
+	"tori.dev/services/apps/internal/busapi"
 	"tori.dev/services/apps/internal/config"
-	"tori.dev/services/apps/internal/events"
 	"tori.dev/services/apps/internal/httpapi"
 	"tori.dev/services/apps/internal/keyring"
-	"tori.dev/services/apps/internal/server"
 	"tori.dev/services/apps/internal/store"
 )
 
@@ -53,20 +59,26 @@ func Pool(t testing.TB, adminURL string) *pgxpool.Pool {
 	return testinfra.OpenServicePool(t, adminURL, store.Service(""))
 }
 
-// Config is a configuration for tests, loaded the way the binary loads it so defaults match.
-func Config(t testing.TB, env map[string]string) config.Config {
+// Environment is the environment of a service under test: env over a signing key, a data
+// folder of the test's own and a database URL that names none, so a test must name its own.
+func Environment(t testing.TB, env map[string]string) map[string]string {
 	t.Helper()
 	m := map[string]string{
 		"GATEWAY_SIGNING_KEY": "test-signing-key",
 		"DATA_DIR":            t.TempDir(),
-		// Never the default (make run's database): a test must name its own.
-		"DATABASE_URL": "postgres://apptest-database-not-set.invalid:1/none",
+		"DATABASE_URL":        "postgres://apptest-database-not-set.invalid:1/none",
 	}
 	for k, v := range env {
 		m[k] = v
 	}
+	return m
+}
+
+// Config is a configuration for tests, loaded the way the binary loads it so defaults match.
+func Config(t testing.TB, env map[string]string) config.Config {
+	t.Helper()
 	var cfg config.Config
-	if err := pkgconfig.LoadMap(context.Background(), &cfg, m); err != nil {
+	if err := pkgconfig.LoadMap(context.Background(), &cfg, Environment(t, env)); err != nil {
 		t.Fatal(err)
 	}
 	return cfg
@@ -80,7 +92,7 @@ type Plans struct {
 	Asked int
 }
 
-// AccountPlan implements accounts.PlanSource.
+// AccountPlan implements app.PlanSource.
 func (p *Plans) AccountPlan(context.Context, string) (accounts.Plan, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -99,12 +111,18 @@ type Service struct {
 	Pool     *pgxpool.Pool
 	Store    *store.Store
 	Keyring  keyring.Keyring
-	Services server.Services
+	Services app.Services
 	Plans    *Plans
 	HTTP     *fiber.App
-	Logs     *SyncBuffer
+	Logs     *testinfra.LogBuffer
 	Log      *slog.Logger
+	// Consumers are the bus consumers, for Deliver.
+	Consumers busapi.Consumers
+	env       map[string]string
 }
+
+// Env is the environment Cfg was loaded from.
+func (s *Service) Env() map[string]string { return maps.Clone(s.env) }
 
 // Options adjust New.
 type Options struct {
@@ -115,28 +133,44 @@ type Options struct {
 // New starts an apps service for t.
 func New(t testing.TB, opts Options) *Service {
 	t.Helper()
-	s := &Service{t: t, Cfg: Config(t, opts.Env), Plans: &Plans{}, Logs: &SyncBuffer{}}
+	s := &Service{t: t, Plans: &Plans{}, Logs: &testinfra.LogBuffer{}}
 	s.AdminURL = Database(t)
-	// The test's own database, so commands run from s.Cfg (rotate-keys) touch nothing else.
-	s.Cfg.DatabaseURL = s.AdminURL
+	s.env = Environment(t, opts.Env)
+	// The test's own database, so commands run with s.Env (rotate-keys) touch nothing else.
+	s.env["DATABASE_URL"] = s.AdminURL
+	s.Cfg = Config(t, s.env)
 	s.Pool = Pool(t, s.AdminURL)
 	s.Store = store.New(s.Pool)
 	s.Log = logging.New("apps", s.Logs)
 	s.Keyring = opts.Keyring
 	if s.Keyring == nil {
-		kr, err := server.OpenKeyring(context.Background(), s.Cfg, s.Store)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Keyring = kr
+		s.Keyring = OpenKeyring(t, s.Cfg, s.Store)
 	}
-	s.Services = server.NewServices(s.Cfg, s.Store, s.Keyring, s.Plans)
+	s.Services = app.New(app.Deps{
+		Store: s.Store, Keyring: s.Keyring, Plans: s.Plans,
+		Zones: s.Cfg.Zones(), Cleanup: s.Cfg.Cleanup(), AppsDomain: s.Cfg.AppsDomain,
+	})
+	s.Consumers = busapi.Consumers{Tx: store.Bind, Log: s.Log}
 	s.HTTP = httpapi.New(httpapi.Deps{
 		Apps: s.Services.Apps, Env: s.Services.Env, Domains: s.Services.Domains,
 		AppsDomain: s.Cfg.AppsDomain, SigningKey: []byte(s.Cfg.SigningKey),
 		Health: health.NewIdentity("apps", "test"), Log: s.Log,
 	})
 	return s
+}
+
+// OpenKeyring opens the local keyring under cfg's DATA_DIR as the service does.
+func OpenKeyring(t testing.TB, cfg config.Config, st *store.Store) keyring.Keyring {
+	t.Helper()
+	used, err := st.UsedKeys(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kr, err := keyring.Open(context.Background(), keyring.Options{LocalPath: filepath.Join(cfg.DataDir, "keyring.json")}, used)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kr
 }
 
 // NewAccount returns a fresh account id.
@@ -233,7 +267,7 @@ func (s *Service) SetPlan(account, plan string, version int64) {
 	if !ok {
 		s.t.Fatalf("unknown plan %q", plan)
 	}
-	s.Deliver(s.accountHandler(), events.KeyPlanChanged, &billingv1.AccountPlanChanged{
+	s.Deliver(s.Consumers.HandleAccountEvent, billingbus.KeyPlanChanged, &billingv1.AccountPlanChanged{
 		AccountId: account, Plan: plan, Version: version,
 		Limits: &billingv1.PlanLimits{Apps: l[0], CustomDomains: l[1]},
 	})
@@ -242,15 +276,9 @@ func (s *Service) SetPlan(account, plan string, version int64) {
 // SetRegion delivers identity.account.updated for the account.
 func (s *Service) SetRegion(account, region string) {
 	s.t.Helper()
-	s.Deliver(s.accountHandler(), events.KeyAccountUpdated, &identityv1.AccountUpdated{
+	s.Deliver(s.Consumers.HandleAccountEvent, identitybus.KeyAccountUpdated, &identityv1.AccountUpdated{
 		AccountId: account, DefaultRegion: region, UpdatedAt: timestamppb.Now(),
 	})
-}
-
-func (s *Service) accountHandler() func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
-	return func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
-		return events.HandleAccountEvent(ctx, tx, d, s.Log)
-	}
 }
 
 // CreateApp creates an app and returns its JSON.
@@ -271,22 +299,4 @@ func (s *Service) OutboxKeys() []string {
 		s.t.Fatal(err)
 	}
 	return keys
-}
-
-// SyncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
-type SyncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *SyncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *SyncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -1,10 +1,12 @@
 package apptest
 
 import (
+	"context"
 	"net"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/miekg/dns"
 )
@@ -64,4 +66,15 @@ func (d *DNS) answer(w dns.ResponseWriter, req *dns.Msg) {
 		}
 	}
 	w.WriteMsg(m)
+}
+
+// Resolver asks only this server, as the service does with DNS_RESOLVER set.
+func (d *DNS) Resolver() *net.Resolver {
+	dialer := net.Dialer{Timeout: 3 * time.Second}
+	return &net.Resolver{
+		PreferGo: true,
+		Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return dialer.DialContext(ctx, network, d.Addr)
+		},
+	}
 }

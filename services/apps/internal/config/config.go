@@ -18,6 +18,8 @@ import (
 type Config struct {
 	// Addr is where the service listens; only the gateway should reach it.
 	Addr string `env:"APPS_ADDR, default=127.0.0.1:8103"`
+	// ShutdownTimeout bounds how long in-flight HTTP requests may finish after a stop.
+	ShutdownTimeout time.Duration `env:"APPS_SHUTDOWN_TIMEOUT, default=10s"`
 	// DatabaseURL is an admin URL; pgstore.Setup makes the apps schema and role from it.
 	DatabaseURL string `env:"DATABASE_URL, default=postgres://postgres@127.0.0.1:5432/tori?sslmode=disable"`
 	// DBPassword optionally sets the password of the tori_apps role.
@@ -77,6 +79,9 @@ func (c Config) Validate() error {
 	}
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		errs = append(errs, fmt.Errorf("APPS_ADDR: %w", err))
+	}
+	if c.ShutdownTimeout <= 0 {
+		errs = append(errs, errors.New("APPS_SHUTDOWN_TIMEOUT must be positive"))
 	}
 	if c.DatabaseURL == "" {
 		errs = append(errs, errors.New("DATABASE_URL is required"))

@@ -51,6 +51,7 @@ func TestValidation(t *testing.T) {
 		{"GATEWAY_SIGNING_KEY": "k", "VAULT_ADDR": "http://127.0.0.1:8200"},
 		{"GATEWAY_SIGNING_KEY": "k", "DNS_RESOLVER": "8.8.8.8"},
 		{"GATEWAY_SIGNING_KEY": "k", "DOMAIN_CHECK_INTERVAL": "0s"},
+		{"GATEWAY_SIGNING_KEY": "k", "APPS_SHUTDOWN_TIMEOUT": "0s"},
 		{"GATEWAY_SIGNING_KEY": "k", "APPS_DOMAIN": "https://apps.example.com"},
 		{"GATEWAY_SIGNING_KEY": "k", "APPS_CLEANUP_SERVICES": "logs.app"},
 		{"GATEWAY_SIGNING_KEY": "k", "BUS_QUEUE_TYPE": "lazy"},

@@ -15,3 +15,12 @@ var (
 	// ErrSealed: a sealed snapshot does not open for this app and deploy.
 	ErrSealed = errors.New("env: snapshot does not open")
 )
+
+// Sentinel errors of sealing, which every keyring (internal/keyring) returns: they are the
+// domain's, so the use cases can tell a snapshot that does not open from a keyring failure.
+var (
+	// ErrUnknownKey means the keyring does not have the key a ciphertext names.
+	ErrUnknownKey = errors.New("keyring: unknown key")
+	// ErrDecrypt means the ciphertext does not open: tampered, or bound to other data.
+	ErrDecrypt = errors.New("keyring: ciphertext does not open with this associated data")
+)

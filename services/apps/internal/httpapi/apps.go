@@ -3,6 +3,7 @@ package httpapi
 import (
 	"github.com/gofiber/fiber/v2"
 
+	"tori.dev/services/apps/internal/app"
 	"tori.dev/services/apps/internal/apps"
 )
 
@@ -11,7 +12,7 @@ func (h handlers) createApp(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var req apps.CreateRequest
+	var req app.CreateRequest
 	var ok bool
 	if req.Name, ok = optString(body, "name"); !ok {
 		return apps.ErrInvalidSlug
@@ -23,11 +24,11 @@ func (h handlers) createApp(c *fiber.Ctx) error {
 	if k, ok := optString(body, "kind"); ok && k != nil {
 		req.Kind = *k
 	}
-	app, err := h.Apps.Create(c.UserContext(), account(c), req)
+	a, err := h.Apps.Create(c.UserContext(), account(c), req)
 	if err != nil {
 		return err
 	}
-	return c.Status(fiber.StatusCreated).JSON(toAppJSON(app, h.AppsDomain))
+	return c.Status(fiber.StatusCreated).JSON(toAppJSON(a, h.AppsDomain))
 }
 
 func (h handlers) listApps(c *fiber.Ctx) error {
@@ -43,11 +44,11 @@ func (h handlers) listApps(c *fiber.Ctx) error {
 }
 
 func (h handlers) getApp(c *fiber.Ctx) error {
-	app, err := h.Apps.Get(c.UserContext(), account(c), c.Params("slug"))
+	a, err := h.Apps.Get(c.UserContext(), account(c), c.Params("slug"))
 	if err != nil {
 		return err
 	}
-	return c.JSON(toAppJSON(app, h.AppsDomain))
+	return c.JSON(toAppJSON(a, h.AppsDomain))
 }
 
 func (h handlers) deleteApp(c *fiber.Ctx) error {

@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"regexp"
@@ -12,12 +11,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
-	"tori.dev/pkg/bus"
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
 	"tori.dev/services/apps/internal/apptest"
-	"tori.dev/services/apps/internal/events"
 )
 
 var generatedSlug = regexp.MustCompile(`^[a-z]+-[a-z]+$`)
@@ -311,9 +307,7 @@ func TestDeleteHoldsSlugUntilCleanupConfirmed(t *testing.T) {
 	}
 	// The tombstone holds the slug, for its owner too.
 	confirm := func(service string) {
-		s.Deliver(func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
-			return events.HandleCleanupConfirmed(ctx, tx, d, s.Log)
-		}, service+".app.cleaned", &appsv1.AppCleanupConfirmed{AppId: a["id"].(string), Service: service})
+		s.Deliver(s.Consumers.HandleCleanupConfirmed, service+".app.cleaned", &appsv1.AppCleanupConfirmed{AppId: a["id"].(string), Service: service})
 	}
 	for _, who := range []string{alice, bob} {
 		if r := s.Do(who, http.MethodPost, "/api/apps", map[string]any{"name": "old-site"}); r.Status != http.StatusConflict {

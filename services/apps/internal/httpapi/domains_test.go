@@ -8,26 +8,35 @@ import (
 	"testing"
 	"time"
 
+	"tori.dev/pkg/lifecycle"
+	"tori.dev/pkg/testinfra"
+	"tori.dev/services/apps/internal/app"
 	"tori.dev/services/apps/internal/apptest"
-	"tori.dev/services/apps/internal/domains"
 )
 
-func newChecker(s *apptest.Service, d *apptest.DNS) *domains.Checker {
-	return &domains.Checker{
-		Store: s.Store, Resolver: domains.NewResolver(d.Addr), Interval: time.Millisecond,
+func newChecker(s *apptest.Service, d *apptest.DNS) *app.HostnameChecker {
+	return &app.HostnameChecker{
+		Store: s.Store, Resolver: d.Resolver(), Interval: time.Millisecond,
 		Log: s.Log, Now: time.Now, Batch: 100,
 	}
 }
 
 // checkRound runs one verification round after the previous one's look-ups are due again.
-func checkRound(t *testing.T, c *domains.Checker) int {
+func checkRound(t *testing.T, c *app.HostnameChecker) int64 {
 	t.Helper()
-	time.Sleep(2 * time.Millisecond)
+	// Moving the checker's clock past its interval is all the passing of time it needs.
+	c.Now = advanced(c.Now, c.Interval)
 	n, err := c.CheckOnce(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// advanced is now moved on by d, for every later reading too.
+func advanced(now func() time.Time, d time.Duration) func() time.Time {
+	at := now().Add(d)
+	return func() time.Time { return at }
 }
 
 func domainOf(t *testing.T, s *apptest.Service, acct, slug, host string) map[string]any {
@@ -197,8 +206,8 @@ func TestFirstToVerifyWins(t *testing.T) {
 	dns.SetTXT("_tori-challenge."+host, da["verification"].(map[string]any)["value"].(string), db["verification"].(map[string]any)["value"].(string))
 	// Two checkers (two service instances) at once.
 	c1, c2 := newChecker(s, dns), newChecker(s, dns)
-	done := make(chan int, 2)
-	for _, c := range []*domains.Checker{c1, c2} {
+	done := make(chan int64, 2)
+	for _, c := range []*app.HostnameChecker{c1, c2} {
 		go func() { n, _ := c.CheckOnce(context.Background()); done <- n }()
 	}
 	if n := <-done + <-done; n != 1 {
@@ -221,18 +230,14 @@ func TestCheckerLoopActivatesAndDeleteReleasesHostnames(t *testing.T) {
 	d := s.Must(http.StatusCreated, acct, http.MethodPost, "/api/apps/loop/domains", map[string]any{"hostname": "loop.example.net"}).Map(t)
 	dns.SetTXT("_tori-challenge.loop.example.net", d["verification"].(map[string]any)["value"].(string))
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	checker := newChecker(s, dns)
 	checker.Interval = 20 * time.Millisecond
-	go checker.Run(ctx)
-	deadline := time.Now().Add(5 * time.Second)
-	for domainOf(t, s, acct, "loop", "loop.example.net")["status"] != "active" {
-		if time.Now().After(deadline) {
-			t.Fatal("the checker never activated the hostname")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testinfra.Background(t, "hostname checker", func(ctx context.Context) error {
+		return lifecycle.RunJob(ctx, s.Log, lifecycle.Job{Name: "check custom hostnames", Every: checker.Interval, Immediately: true, Run: checker.CheckOnce})
+	})
+	testinfra.Eventually(t, 5*time.Second, "the checker activating the hostname", func() bool {
+		return domainOf(t, s, acct, "loop", "loop.example.net")["status"] == "active"
+	})
 	// Deleting the app releases its active hostname (and tells the edge).
 	s.Must(http.StatusOK, acct, http.MethodDelete, "/api/apps/loop", nil)
 	keys := s.OutboxKeys()

@@ -8,7 +8,7 @@ import (
 
 func (h handlers) putEnv(c *fiber.Ctx) error {
 	// The app first: an unknown, foreign or deleted app is 404 whatever the body says.
-	app, err := h.Apps.Get(c.UserContext(), account(c), c.Params("slug"))
+	a, err := h.Apps.Get(c.UserContext(), account(c), c.Params("slug"))
 	if err != nil {
 		return err
 	}
@@ -24,7 +24,7 @@ func (h handlers) putEnv(c *fiber.Ctx) error {
 	if !ok || value == nil {
 		return env.ErrInvalidValue
 	}
-	created, err := h.Env.PutFor(c.UserContext(), app, *key, *value)
+	created, err := h.Env.PutFor(c.UserContext(), a, *key, *value)
 	if err != nil {
 		return err
 	}

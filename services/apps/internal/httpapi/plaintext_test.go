@@ -17,9 +17,9 @@ import (
 
 	"tori.dev/pkg/bus"
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
+	appuc "tori.dev/services/apps/internal/app"
 	"tori.dev/services/apps/internal/apptest"
-	"tori.dev/services/apps/internal/env"
-	"tori.dev/services/apps/internal/events"
+	"tori.dev/services/apps/internal/busapi"
 )
 
 // Not parallel: it installs the process's tracer provider to see every span.
@@ -64,7 +64,7 @@ func TestPlaintextNeverStoredLoggedTracedOrReturned(t *testing.T) {
 	do(http.MethodPost, "/api/apps/static-secrets/domains", map[string]any{"hostname": "secrets.example.com"})
 
 	// A deploy's snapshot through the responders, as the bus would call them.
-	snapReply, err := events.EnvSnapshot(s.Services.Env)(ctx, delivery(t, &appsv1.EnvSnapshotRequest{AppId: app["id"].(string), DeployId: "deploy-1"}))
+	snapReply, err := busapi.EnvSnapshot(s.Services.Env)(ctx, delivery(t, &appsv1.EnvSnapshotRequest{AppId: app["id"].(string), DeployId: "deploy-1"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestPlaintextNeverStoredLoggedTracedOrReturned(t *testing.T) {
 	if snap.Count != 2 {
 		t.Fatalf("snapshot of %d variables, want 2", snap.Count)
 	}
-	openReply, err := events.EnvOpen(s.Services.Env)(ctx, delivery(t, &appsv1.EnvOpenRequest{
+	openReply, err := busapi.EnvOpen(s.Services.Env)(ctx, delivery(t, &appsv1.EnvOpenRequest{
 		AppId: app["id"].(string), DeployId: "deploy-1", Sealed: snap.Sealed, KeyId: snap.KeyId,
 	}))
 	if err != nil {
@@ -83,7 +83,7 @@ func TestPlaintextNeverStoredLoggedTracedOrReturned(t *testing.T) {
 		t.Fatalf("opened snapshot %v", vars)
 	}
 	snapBytes, _ := proto.Marshal(snap)
-	if _, err := env.RotateKeys(ctx, s.Keyring, s.Store); err != nil {
+	if _, err := appuc.RotateKeys(ctx, s.Keyring, s.Store); err != nil {
 		t.Fatal(err)
 	}
 	do(http.MethodGet, "/api/apps/vault-of-secrets/env", nil)

@@ -6,23 +6,21 @@ package httpapi
 import (
 	"log/slog"
 	"time"
-	"tori.dev/pkg/telemetry"
 
 	"github.com/gofiber/fiber/v2"
 
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/httperror"
-	"tori.dev/services/apps/internal/apps"
-	"tori.dev/services/apps/internal/domains"
-	"tori.dev/services/apps/internal/env"
+	"tori.dev/pkg/telemetry"
+	"tori.dev/services/apps/internal/app"
 )
 
 // Deps is what the handlers use.
 type Deps struct {
-	Apps       *apps.Service
-	Env        *env.Service
-	Domains    *domains.Service
+	Apps       *app.Apps
+	Env        *app.Env
+	Domains    *app.Domains
 	AppsDomain string
 	SigningKey []byte
 	Health     health.Identity

@@ -6,10 +6,11 @@ package keyring
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
+
+	"tori.dev/services/apps/internal/env"
 )
 
 // Keyring seals and opens small secrets. Key ids name the key version a ciphertext was
@@ -33,11 +34,13 @@ type Keyring interface {
 	String() string
 }
 
+// The sentinels are the env domain's, so the use cases match them without importing a
+// keyring.
 var (
 	// ErrUnknownKey means the keyring does not have the key a ciphertext names.
-	ErrUnknownKey = errors.New("keyring: unknown key")
+	ErrUnknownKey = env.ErrUnknownKey
 	// ErrDecrypt means the ciphertext does not open: tampered, or bound to other data.
-	ErrDecrypt = errors.New("keyring: ciphertext does not open with this associated data")
+	ErrDecrypt = env.ErrDecrypt
 )
 
 // CheckKnown fails when any key id in used (key id → number of stored values) is missing

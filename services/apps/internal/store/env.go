@@ -2,46 +2,40 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
-	"tori.dev/pkg/pgstore"
 	"tori.dev/services/apps/internal/env"
 )
 
-// PutVar implements env.Store.
-func (s *Store) PutVar(ctx context.Context, appID string, v env.Sealed) (bool, error) {
+// UpsertVar implements app.Tx. xmax is 0 on a freshly inserted row version: the one way to
+// tell insert from update in a single upsert.
+func (r *repo) UpsertVar(ctx context.Context, appID string, v env.Sealed) (bool, error) {
 	var created bool
-	err := pgstore.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		// FOR SHARE waits for a delete in flight, which drops the app's variables.
-		var one int
-		err := tx.QueryRow(ctx, `SELECT 1 FROM apps WHERE id = $1 AND deleted_at IS NULL FOR SHARE`, appID).Scan(&one)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return env.ErrAppGone
-		}
-		if err != nil {
-			return err
-		}
-		// xmax is 0 on a freshly inserted row version: the one way to tell insert from
-		// update in a single upsert.
-		return tx.QueryRow(ctx, `
+	err := r.q.QueryRow(ctx, `
 INSERT INTO env_vars (app_id, key, ciphertext, key_id, created_at, updated_at)
 VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (app_id, key) DO UPDATE
    SET ciphertext = EXCLUDED.ciphertext, key_id = EXCLUDED.key_id, updated_at = EXCLUDED.updated_at
 RETURNING xmax = 0`, appID, v.Key, v.Ciphertext, v.KeyID, v.CreatedAt, v.UpdatedAt).Scan(&created)
-	})
 	if err != nil {
 		return false, wrap("put env", err)
 	}
 	return created, nil
 }
 
-// Vars implements env.Store.
-func (s *Store) Vars(ctx context.Context, appID string) ([]env.Sealed, error) {
-	rows, err := s.pool.Query(ctx, `SELECT key, ciphertext, key_id, created_at, updated_at
+// DeleteVars implements app.Tx.
+func (r *repo) DeleteVars(ctx context.Context, appID string) error {
+	if _, err := r.q.Exec(ctx, `DELETE FROM env_vars WHERE app_id = $1`, appID); err != nil {
+		return wrap("delete env", err)
+	}
+	return nil
+}
+
+// Vars implements app.Tx.
+func (r *repo) Vars(ctx context.Context, appID string) ([]env.Sealed, error) {
+	rows, err := r.q.Query(ctx, `SELECT key, ciphertext, key_id, created_at, updated_at
 FROM env_vars WHERE app_id = $1 ORDER BY key COLLATE "C"`, appID)
 	if err != nil {
 		return nil, fmt.Errorf("store: env: %w", err)
@@ -57,9 +51,9 @@ FROM env_vars WHERE app_id = $1 ORDER BY key COLLATE "C"`, appID)
 	return out, nil
 }
 
-// DeleteVar implements env.Store.
-func (s *Store) DeleteVar(ctx context.Context, appID, key string) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM env_vars WHERE app_id = $1 AND key = $2`, appID, key)
+// DeleteVar implements app.Tx.
+func (r *repo) DeleteVar(ctx context.Context, appID, key string) error {
+	tag, err := r.q.Exec(ctx, `DELETE FROM env_vars WHERE app_id = $1 AND key = $2`, appID, key)
 	if err != nil {
 		return fmt.Errorf("store: delete env: %w", err)
 	}
@@ -69,18 +63,7 @@ func (s *Store) DeleteVar(ctx context.Context, appID, key string) error {
 	return nil
 }
 
-// AppLive implements env.Store.
-func (s *Store) AppLive(ctx context.Context, appID string) (bool, error) {
-	var live bool
-	// The text comparison keeps a malformed id a plain "no" rather than a cast error.
-	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM apps WHERE id::text = $1 AND deleted_at IS NULL)`, appID).Scan(&live)
-	if err != nil {
-		return false, fmt.Errorf("store: app live: %w", err)
-	}
-	return live, nil
-}
-
-// UsedKeys implements env.RotationStore.
+// UsedKeys implements app.RotationStore.
 func (s *Store) UsedKeys(ctx context.Context) (map[string]int64, error) {
 	rows, err := s.pool.Query(ctx, `SELECT key_id, count(*) FROM env_vars GROUP BY key_id`)
 	if err != nil {
@@ -99,7 +82,7 @@ func (s *Store) UsedKeys(ctx context.Context) (map[string]int64, error) {
 	return out, rows.Err()
 }
 
-// VarsNotUnder implements env.RotationStore.
+// VarsNotUnder implements app.RotationStore.
 func (s *Store) VarsNotUnder(ctx context.Context, keyID, afterApp, afterKey string, limit int) ([]env.StoredVar, error) {
 	if afterApp == "" {
 		afterApp = "00000000-0000-0000-0000-000000000000"
@@ -121,7 +104,7 @@ ORDER BY app_id, key COLLATE "C" LIMIT $4`, keyID, afterApp, afterKey, limit)
 	return out, nil
 }
 
-// ReplaceCiphertext implements env.RotationStore.
+// ReplaceCiphertext implements app.RotationStore.
 func (s *Store) ReplaceCiphertext(ctx context.Context, v env.StoredVar, ciphertext []byte, keyID string) (bool, error) {
 	tag, err := s.pool.Exec(ctx, `UPDATE env_vars SET ciphertext = $3, key_id = $4
 WHERE app_id = $1 AND key = $2 AND ciphertext = $5`, v.AppID, v.Key, ciphertext, keyID, v.Ciphertext)

@@ -1,4 +1,4 @@
-package env
+package app
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"tori.dev/services/apps/internal/apps"
-	"tori.dev/services/apps/internal/keyring"
+	"tori.dev/services/apps/internal/env"
 )
 
 // AppFinder finds the caller's live app; apps.ErrNotFound otherwise.
@@ -16,45 +16,48 @@ type AppFinder interface {
 	Get(ctx context.Context, accountID, slug string) (apps.App, error)
 }
 
-// Service is the environment's use cases.
-type Service struct {
+// Env is the environment's use cases. Values are sealed by the keyring, bound to (app id,
+// variable name), before they reach the store.
+type Env struct {
 	Apps    AppFinder
 	Store   Store
-	Keyring keyring.Keyring
+	Keyring Keyring
 	Now     func() time.Time
-}
-
-// Masked is a variable as the API shows it.
-type Masked struct {
-	Key   string
-	Value string
 }
 
 // PutFor seals and stores one variable of app, which the caller has already found to be its
 // own (so an unknown or foreign app is 404 before anything about the body is judged);
 // created is true when it did not exist. Static apps store it too: the contract says the row
 // is kept and never read.
-func (s *Service) PutFor(ctx context.Context, app apps.App, key, value string) (bool, error) {
-	if !ValidKey(key) {
-		return false, ErrInvalidKey
+func (s *Env) PutFor(ctx context.Context, app apps.App, key, value string) (bool, error) {
+	if !env.ValidKey(key) {
+		return false, env.ErrInvalidKey
 	}
-	if err := CheckValue(value); err != nil {
+	if err := env.CheckValue(value); err != nil {
 		return false, err
 	}
-	ct, keyID, err := s.Keyring.Encrypt(ctx, []byte(value), AAD(app.ID, key))
+	ct, keyID, err := s.Keyring.Encrypt(ctx, []byte(value), env.AAD(app.ID, key))
 	if err != nil {
 		return false, fmt.Errorf("env: seal: %w", err)
 	}
-	now := s.Now().UTC().Truncate(time.Microsecond)
-	created, err := s.Store.PutVar(ctx, app.ID, Sealed{Key: key, Ciphertext: ct, KeyID: keyID, CreatedAt: now, UpdatedAt: now})
-	if errors.Is(err, ErrAppGone) {
-		return false, apps.ErrNotFound // deleted between the lookup and the write
-	}
+	now := stamp(s.Now())
+	var created bool
+	err = s.Store.InTx(ctx, func(tx Tx) error {
+		live, err := tx.ShareLiveApp(ctx, app.ID)
+		if err != nil {
+			return err
+		}
+		if !live {
+			return apps.ErrNotFound // deleted between the lookup and the write
+		}
+		created, err = tx.UpsertVar(ctx, app.ID, env.Sealed{Key: key, Ciphertext: ct, KeyID: keyID, CreatedAt: now, UpdatedAt: now})
+		return err
+	})
 	return created, err
 }
 
 // List returns the app's variables, masked, sorted by name.
-func (s *Service) List(ctx context.Context, accountID, slug string) ([]Masked, error) {
+func (s *Env) List(ctx context.Context, accountID, slug string) ([]env.Masked, error) {
 	app, err := s.Apps.Get(ctx, accountID, slug)
 	if err != nil {
 		return nil, err
@@ -63,28 +66,28 @@ func (s *Service) List(ctx context.Context, accountID, slug string) ([]Masked, e
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Masked, 0, len(vars))
+	out := make([]env.Masked, 0, len(vars))
 	for _, v := range vars {
 		// The mask needs the value's length and first characters; the plaintext lives only
 		// for this line.
-		pt, err := s.Keyring.Decrypt(ctx, v.Ciphertext, v.KeyID, AAD(app.ID, v.Key))
+		pt, err := s.Keyring.Decrypt(ctx, v.Ciphertext, v.KeyID, env.AAD(app.ID, v.Key))
 		if err != nil {
 			return nil, fmt.Errorf("env: open %s of app %s: %w", v.Key, app.ID, err)
 		}
-		out = append(out, Masked{Key: v.Key, Value: Mask(string(pt))})
+		out = append(out, env.Masked{Key: v.Key, Value: env.Mask(string(pt))})
 		clear(pt)
 	}
 	return out, nil
 }
 
 // Delete removes one variable.
-func (s *Service) Delete(ctx context.Context, accountID, slug, key string) error {
+func (s *Env) Delete(ctx context.Context, accountID, slug, key string) error {
 	app, err := s.Apps.Get(ctx, accountID, slug)
 	if err != nil {
 		return err
 	}
-	if !ValidKey(key) {
-		return ErrNotSet // a name that cannot exist is simply not set
+	if !env.ValidKey(key) {
+		return env.ErrNotSet // a name that cannot exist is simply not set
 	}
 	return s.Store.DeleteVar(ctx, app.ID, key)
 }
@@ -97,13 +100,13 @@ type snapshot struct {
 
 // Snapshot seals all of an app's current variables for one deploy. The result opens only
 // for that app and deploy, so a deploy cannot start with another's environment.
-func (s *Service) Snapshot(ctx context.Context, appID, deployID string) (sealed []byte, keyID string, count int, err error) {
+func (s *Env) Snapshot(ctx context.Context, appID, deployID string) (sealed []byte, keyID string, count int, err error) {
 	live, err := s.Store.AppLive(ctx, appID)
 	if err != nil {
 		return nil, "", 0, err
 	}
 	if !live || deployID == "" {
-		return nil, "", 0, ErrAppGone
+		return nil, "", 0, env.ErrAppGone
 	}
 	vars, err := s.Store.Vars(ctx, appID)
 	if err != nil {
@@ -111,7 +114,7 @@ func (s *Service) Snapshot(ctx context.Context, appID, deployID string) (sealed 
 	}
 	snap := snapshot{Version: 1, Vars: make(map[string]string, len(vars))}
 	for _, v := range vars {
-		pt, err := s.Keyring.Decrypt(ctx, v.Ciphertext, v.KeyID, AAD(appID, v.Key))
+		pt, err := s.Keyring.Decrypt(ctx, v.Ciphertext, v.KeyID, env.AAD(appID, v.Key))
 		if err != nil {
 			return nil, "", 0, fmt.Errorf("env: open %s of app %s: %w", v.Key, appID, err)
 		}
@@ -122,7 +125,7 @@ func (s *Service) Snapshot(ctx context.Context, appID, deployID string) (sealed 
 		return nil, "", 0, err
 	}
 	defer clear(b)
-	sealed, keyID, err = s.Keyring.Encrypt(ctx, b, SnapshotAAD(appID, deployID))
+	sealed, keyID, err = s.Keyring.Encrypt(ctx, b, env.SnapshotAAD(appID, deployID))
 	if err != nil {
 		return nil, "", 0, fmt.Errorf("env: seal snapshot: %w", err)
 	}
@@ -130,17 +133,17 @@ func (s *Service) Snapshot(ctx context.Context, appID, deployID string) (sealed 
 }
 
 // Open returns a sealed snapshot's variables, for the zone starting that deploy.
-func (s *Service) Open(ctx context.Context, appID, deployID string, sealed []byte, keyID string) (map[string]string, error) {
+func (s *Env) Open(ctx context.Context, appID, deployID string, sealed []byte, keyID string) (map[string]string, error) {
 	live, err := s.Store.AppLive(ctx, appID)
 	if err != nil {
 		return nil, err
 	}
 	if !live {
-		return nil, ErrAppGone
+		return nil, env.ErrAppGone
 	}
-	b, err := s.Keyring.Decrypt(ctx, sealed, keyID, SnapshotAAD(appID, deployID))
-	if errors.Is(err, keyring.ErrDecrypt) || errors.Is(err, keyring.ErrUnknownKey) {
-		return nil, ErrSealed
+	b, err := s.Keyring.Decrypt(ctx, sealed, keyID, env.SnapshotAAD(appID, deployID))
+	if errors.Is(err, env.ErrDecrypt) || errors.Is(err, env.ErrUnknownKey) {
+		return nil, env.ErrSealed
 	}
 	if err != nil {
 		return nil, err
@@ -148,7 +151,7 @@ func (s *Service) Open(ctx context.Context, appID, deployID string, sealed []byt
 	defer clear(b)
 	var snap snapshot
 	if err := json.Unmarshal(b, &snap); err != nil || snap.Version != 1 {
-		return nil, ErrSealed
+		return nil, env.ErrSealed
 	}
 	return snap.Vars, nil
 }

@@ -1,10 +1,10 @@
-package env
+package app
 
 import (
 	"context"
 	"fmt"
 
-	"tori.dev/services/apps/internal/keyring"
+	"tori.dev/services/apps/internal/env"
 )
 
 // RotationReport says what a rotation did.
@@ -13,10 +13,10 @@ type RotationReport struct {
 	Reencrypted int64
 }
 
-// RotateKeys makes a new primary key and re-seals every stored value under it. Values
-// written meanwhile by a running service under an older key are picked up by the repeated
+// RotateKeys is `apps rotate-keys`: a new primary key, then every stored value re-sealed
+// under it. Values written meanwhile by a running service under an older key are picked up by the repeated
 // passes; a value that changes under a pass is skipped for that pass and seen by the next.
-func RotateKeys(ctx context.Context, kr keyring.Keyring, st RotationStore) (RotationReport, error) {
+func RotateKeys(ctx context.Context, kr Keyring, st RotationStore) (RotationReport, error) {
 	if err := kr.Rotate(ctx); err != nil {
 		return RotationReport{}, fmt.Errorf("env: rotate: %w", err)
 	}
@@ -35,7 +35,7 @@ func RotateKeys(ctx context.Context, kr keyring.Keyring, st RotationStore) (Rota
 				return rep, err
 			}
 			for _, v := range page {
-				ct, id, err := kr.Rewrap(ctx, v.Ciphertext, v.KeyID, AAD(v.AppID, v.Key))
+				ct, id, err := kr.Rewrap(ctx, v.Ciphertext, v.KeyID, env.AAD(v.AppID, v.Key))
 				if err != nil {
 					return rep, fmt.Errorf("env: re-encrypt %s of app %s: %w", v.Key, v.AppID, err)
 				}

@@ -1,15 +1,17 @@
-package domains
+package main
 
 import (
 	"context"
 	"net"
 	"time"
+
+	"tori.dev/services/apps/internal/app"
 )
 
-// NewResolver returns the system resolver, or one that asks only the DNS server at addr
+// newResolver returns the system resolver, or one that asks only the DNS server at addr
 // (host:port) when addr is set: DNS_RESOLVER lets operators pick an uncached upstream and
 // lets tests run their own server.
-func NewResolver(addr string) Resolver {
+func newResolver(addr string) app.Resolver {
 	if addr == "" {
 		return net.DefaultResolver
 	}

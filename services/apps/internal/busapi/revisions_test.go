@@ -1,4 +1,4 @@
-package events_test
+package busapi_test
 
 import (
 	"net/http"
@@ -10,8 +10,9 @@ import (
 
 	deploysv1 "tori.dev/proto/gen/tori/deploys/v1"
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
+	deploysbus "tori.dev/proto/tori/deploys/v1"
+	zonebus "tori.dev/proto/tori/zone/v1"
 	"tori.dev/services/apps/internal/apptest"
-	"tori.dev/services/apps/internal/events"
 )
 
 // An app's status and currentDeployId follow the deploys service's and the zone's events,
@@ -34,32 +35,32 @@ func TestAppFollowsItsDeploys(t *testing.T) {
 			t.Fatalf("status %v currentDeployId %v, want %s %v", got["status"], got["currentDeployId"], wantStatus, wantDeploy)
 		}
 	}
-	h := events.HandleRevision
+	h := s.Consumers.HandleRevision
 	d1, d2, d3 := uuid.NewString(), uuid.NewString(), uuid.NewString()
 
-	s.Deliver(h, events.KeyDeployStatusChanged, status(d1, "building", 1, false))
+	s.Deliver(h, deploysbus.KeyDeployStatusChanged, status(d1, "building", 1, false))
 	expect("deploying", nil)
-	s.Deliver(h, events.KeyDeployStatusChanged, status(d1, "failed", 2, false))
+	s.Deliver(h, deploysbus.KeyDeployStatusChanged, status(d1, "failed", 2, false))
 	expect("error", nil)
-	s.Deliver(h, events.KeyDeployStatusChanged, status(d2, "building", 3, false))
+	s.Deliver(h, deploysbus.KeyDeployStatusChanged, status(d2, "building", 3, false))
 	expect("deploying", nil)
-	s.Deliver(h, events.KeyDeployLive, &deploysv1.DeployLive{DeployId: d2, AppId: appID, AccountId: account, LiveAt: at(5)})
+	s.Deliver(h, deploysbus.KeyDeployLive, &deploysv1.DeployLive{DeployId: d2, AppId: appID, AccountId: account, LiveAt: at(5)})
 	expect("running", d2)
 	// A newer deploy failing leaves the serving one in place.
-	s.Deliver(h, events.KeyDeployStatusChanged, status(d3, "failed", 6, true))
+	s.Deliver(h, deploysbus.KeyDeployStatusChanged, status(d3, "failed", 6, true))
 	expect("running", d2)
-	s.Deliver(h, events.KeyAppNapping, &zonev1.AppScaleChanged{AppId: appID, Napping: true, At: at(7)})
+	s.Deliver(h, zonebus.KeyAppNapping, &zonev1.AppScaleChanged{AppId: appID, Napping: true, At: at(7)})
 	expect("napping", d2)
 	// A wake older than the nap arrives late and changes nothing; a newer one wakes it.
-	s.Deliver(h, events.KeyAppWoken, &zonev1.AppScaleChanged{AppId: appID, Napping: false, At: at(6)})
+	s.Deliver(h, zonebus.KeyAppWoken, &zonev1.AppScaleChanged{AppId: appID, Napping: false, At: at(6)})
 	expect("napping", d2)
-	s.Deliver(h, events.KeyAppWoken, &zonev1.AppScaleChanged{AppId: appID, Napping: false, At: at(8)})
+	s.Deliver(h, zonebus.KeyAppWoken, &zonev1.AppScaleChanged{AppId: appID, Napping: false, At: at(8)})
 	expect("running", d2)
 	// A late live event of an older deploy never takes the app back.
-	s.Deliver(h, events.KeyDeployLive, &deploysv1.DeployLive{DeployId: d1, AppId: appID, AccountId: account, LiveAt: at(4)})
+	s.Deliver(h, deploysbus.KeyDeployLive, &deploysv1.DeployLive{DeployId: d1, AppId: appID, AccountId: account, LiveAt: at(4)})
 	expect("running", d2)
 
 	s.Must(http.StatusOK, account, http.MethodDelete, path, nil)
-	s.Deliver(h, events.KeyDeployLive, &deploysv1.DeployLive{DeployId: d3, AppId: appID, AccountId: account, LiveAt: at(9)})
+	s.Deliver(h, deploysbus.KeyDeployLive, &deploysv1.DeployLive{DeployId: d3, AppId: appID, AccountId: account, LiveAt: at(9)})
 	s.Must(http.StatusNotFound, account, http.MethodGet, path, nil)
 }

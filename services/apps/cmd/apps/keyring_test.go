@@ -1,4 +1,4 @@
-package server_test
+package main
 
 import (
 	"bytes"
@@ -10,11 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"tori.dev/services/apps/internal/app"
 	"tori.dev/services/apps/internal/apptest"
 	"tori.dev/services/apps/internal/config"
 	"tori.dev/services/apps/internal/keyring"
 	"tori.dev/services/apps/internal/keyring/keyringtest"
-	"tori.dev/services/apps/internal/server"
 )
 
 // withValues starts a service on cfgEnv's keyring and stores two variables.
@@ -28,27 +28,33 @@ func withValues(t *testing.T, cfgEnv map[string]string) (*apptest.Service, strin
 	return s, acct
 }
 
+// reconfigure is s's configuration with env changed.
 func reconfigure(t *testing.T, s *apptest.Service, env map[string]string) config.Config {
 	t.Helper()
-	m := map[string]string{"DATA_DIR": s.Cfg.DataDir, "DATABASE_URL": s.AdminURL}
+	return apptest.Config(t, reenv(s, env))
+}
+
+// reenv is s's environment with env changed.
+func reenv(s *apptest.Service, env map[string]string) map[string]string {
+	m := s.Env()
 	for k, v := range env {
 		m[k] = v
 	}
-	return apptest.Config(t, m)
+	return m
 }
 
 func TestLocalKeyringLostRefusesStart(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s, _ := withValues(t, nil)
-	if _, err := server.OpenKeyring(ctx, s.Cfg, s.Store); err != nil {
+	if _, err := openKeyring(ctx, s.Cfg, s.Store); err != nil {
 		t.Fatalf("the right keyring: %v", err)
 	}
 
 	// The keyring file is gone: refuse, and do not paper over it with a new one.
 	empty := t.TempDir()
 	cfg := reconfigure(t, s, map[string]string{"DATA_DIR": empty})
-	_, err := server.OpenKeyring(ctx, cfg, s.Store)
+	_, err := openKeyring(ctx, cfg, s.Store)
 	if !errors.Is(err, keyring.ErrUnknownKey) || !strings.Contains(err.Error(), "restore it from its backup") {
 		t.Fatalf("missing keyring file: %v", err)
 	}
@@ -59,14 +65,14 @@ func TestLocalKeyringLostRefusesStart(t *testing.T) {
 	if _, err := keyring.OpenLocal(filepath.Join(empty, "keyring.json"), true); err != nil {
 		t.Fatal(err)
 	}
-	_, err = server.OpenKeyring(ctx, cfg, s.Store)
+	_, err = openKeyring(ctx, cfg, s.Store)
 	if !errors.Is(err, keyring.ErrUnknownKey) || !strings.Contains(err.Error(), "local:1:") || !strings.Contains(err.Error(), "(2 values)") {
 		t.Fatalf("foreign keyring: %v", err)
 	}
 	// So is a switch to Vault that leaves the local values behind.
 	srv := keyringtest.StartVault(t)
 	cfg = reconfigure(t, s, map[string]string{"VAULT_ADDR": srv.Addr, "VAULT_TOKEN": srv.Token})
-	if _, err := server.OpenKeyring(ctx, cfg, s.Store); !errors.Is(err, keyring.ErrUnknownKey) {
+	if _, err := openKeyring(ctx, cfg, s.Store); !errors.Is(err, keyring.ErrUnknownKey) {
 		t.Fatalf("vault over local values: %v", err)
 	}
 }
@@ -83,31 +89,31 @@ func TestVaultKeyLostRefusesStart(t *testing.T) {
 	}
 	// A mistyped or recreated transit key holds none of the stored versions.
 	cfg := reconfigure(t, s, map[string]string{"VAULT_ADDR": srv.Addr, "VAULT_TOKEN": srv.Token, "VAULT_TRANSIT_KEY": "tori-env-2"})
-	if _, err := server.OpenKeyring(ctx, cfg, s.Store); !errors.Is(err, keyring.ErrUnknownKey) {
+	if _, err := openKeyring(ctx, cfg, s.Store); !errors.Is(err, keyring.ErrUnknownKey) {
 		t.Fatalf("other transit key: %v", err)
 	}
 	// Nor does the local keyring.
-	if _, err := server.OpenKeyring(ctx, reconfigure(t, s, nil), s.Store); !errors.Is(err, keyring.ErrUnknownKey) {
+	if _, err := openKeyring(ctx, reconfigure(t, s, nil), s.Store); !errors.Is(err, keyring.ErrUnknownKey) {
 		t.Fatalf("local keyring over vault values: %v", err)
 	}
 	// A version trimmed away in Vault (min_decryption_version raised) is missing as well.
 	srv.CLI(t, "write", "-f", "transit/keys/tori-env/rotate")
 	srv.CLI(t, "write", "transit/keys/tori-env/config", "min_decryption_version=2")
-	if _, err := server.OpenKeyring(ctx, s.Cfg, s.Store); !errors.Is(err, keyring.ErrUnknownKey) {
+	if _, err := openKeyring(ctx, s.Cfg, s.Store); !errors.Is(err, keyring.ErrUnknownKey) {
 		t.Fatalf("trimmed key version: %v", err)
 	}
 }
 
-// rotateKeys checks `apps rotate-keys` on one backend: every value re-sealed under the new
+// checkRotateKeys checks `apps rotate-keys` on one backend: every value re-sealed under the new
 // primary, readable as before, and an older deploy snapshot still opening.
-func rotateKeys(t *testing.T, cfgEnv map[string]string) {
+func checkRotateKeys(t *testing.T, cfgEnv map[string]string) {
 	ctx := context.Background()
 	s, acct := withValues(t, cfgEnv)
-	app, err := s.Services.Apps.Get(ctx, acct, "keeper")
+	keeper, err := s.Services.Apps.Get(ctx, acct, "keeper")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sealed, sealedKey, _, err := s.Services.Env.Snapshot(ctx, app.ID, "deploy-before")
+	sealed, sealedKey, _, err := s.Services.Env.Snapshot(ctx, keeper.ID, "deploy-before")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +123,7 @@ func rotateKeys(t *testing.T, cfgEnv map[string]string) {
 	}
 
 	var out bytes.Buffer
-	if err := server.RotateKeys(ctx, s.Cfg, &out); err != nil {
+	if err := rotateKeys(ctx, s.Env(), &out); err != nil {
 		t.Fatalf("rotate-keys: %v", err)
 	}
 	after, err := s.Store.UsedKeys(ctx)
@@ -133,21 +139,21 @@ func rotateKeys(t *testing.T, cfgEnv map[string]string) {
 		}
 	}
 	// The service (a fresh keyring handle, as after a restart) reads every value.
-	kr, err := server.OpenKeyring(ctx, s.Cfg, s.Store)
+	kr, err := openKeyring(ctx, s.Cfg, s.Store)
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := server.NewServices(s.Cfg, s.Store, kr, s.Plans)
+	svc := app.New(app.Deps{Store: s.Store, Keyring: kr, Plans: s.Plans, Zones: s.Cfg.Zones(), Cleanup: s.Cfg.Cleanup(), AppsDomain: s.Cfg.AppsDomain})
 	vars, err := svc.Env.List(ctx, acct, "keeper")
 	if err != nil || len(vars) != 2 || vars[0].Value != "fir********" || vars[1].Value != "sec********" {
 		t.Fatalf("after rotation %v %v", vars, err)
 	}
-	opened, err := svc.Env.Open(ctx, app.ID, "deploy-before", sealed, sealedKey)
+	opened, err := svc.Env.Open(ctx, keeper.ID, "deploy-before", sealed, sealedKey)
 	if err != nil || opened["ONE"] != "first-secret" {
 		t.Fatalf("a snapshot sealed before the rotation: %v %v", opened, err)
 	}
 	// Running it again rotates again; nothing is lost.
-	if err := server.RotateKeys(ctx, s.Cfg, &out); err != nil {
+	if err := rotateKeys(ctx, s.Env(), &out); err != nil {
 		t.Fatal(err)
 	}
 	if vars, err := svc.Env.List(ctx, acct, "keeper"); err != nil || len(vars) != 2 {
@@ -157,12 +163,12 @@ func rotateKeys(t *testing.T, cfgEnv map[string]string) {
 
 func TestRotateKeysLocal(t *testing.T) {
 	t.Parallel()
-	rotateKeys(t, nil)
+	checkRotateKeys(t, nil)
 }
 
 func TestRotateKeysVault(t *testing.T) {
 	t.Parallel()
 	srv := keyringtest.StartVault(t)
 	srv.CreateKey(t, "tori-env")
-	rotateKeys(t, map[string]string{"VAULT_ADDR": srv.Addr, "VAULT_TOKEN": srv.Token})
+	checkRotateKeys(t, map[string]string{"VAULT_ADDR": srv.Addr, "VAULT_TOKEN": srv.Token})
 }

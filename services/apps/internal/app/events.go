@@ -1,4 +1,4 @@
-package store
+package app
 
 import (
 	"time"
@@ -7,6 +7,7 @@ import (
 
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
 	"tori.dev/services/apps/internal/apps"
+	"tori.dev/services/apps/internal/domains"
 )
 
 // Converters from the domain's records to the events other services read.
@@ -22,8 +23,8 @@ func appDeleted(a apps.App, at time.Time) *appsv1.AppDeleted {
 	return &appsv1.AppDeleted{AppId: a.ID, AccountId: a.AccountID, Slug: a.Slug, DeletedAt: timestamppb.New(at)}
 }
 
-func domainActivated(appID, accountID, slug, hostname string, at time.Time) *appsv1.DomainActivated {
-	return &appsv1.DomainActivated{AppId: appID, AccountId: accountID, Slug: slug, Hostname: hostname, ActivatedAt: timestamppb.New(at)}
+func domainActivated(a domains.Activation, at time.Time) *appsv1.DomainActivated {
+	return &appsv1.DomainActivated{AppId: a.AppID, AccountId: a.AccountID, Slug: a.Slug, Hostname: a.Hostname, ActivatedAt: timestamppb.New(at)}
 }
 
 func domainRemoved(a apps.App, hostname string, at time.Time) *appsv1.DomainRemoved {

@@ -1,9 +1,8 @@
-package events
+package busapi
 
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -12,33 +11,24 @@ import (
 	"tori.dev/pkg/bus"
 	deploysv1 "tori.dev/proto/gen/tori/deploys/v1"
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
+	deploysbus "tori.dev/proto/tori/deploys/v1"
+	zonebus "tori.dev/proto/tori/zone/v1"
+	"tori.dev/services/apps/internal/app"
 	"tori.dev/services/apps/internal/apps"
-	"tori.dev/services/apps/internal/store"
 )
 
-// What the deploys service and the zones report about an app's revisions.
-const (
-	QueueRevisions         = "apps.revisions"
-	KeyDeployLive          = "deploys.deploy.live"
-	KeyDeployStatusChanged = "deploys.deploy.status_changed"
-	KeyAppNapping          = "zone.app.napping"
-	KeyAppWoken            = "zone.app.woken"
-)
-
-// RevisionsSubscription keeps each app's status and currentDeployId following its deploys and
+// Revisions keeps each app's status and currentDeployId following its deploys and
 // its zone, on the durable queue apps.revisions.
-func RevisionsSubscription(log *slog.Logger) bus.Subscription {
+func (c Consumers) Revisions() bus.Subscription {
 	return bus.Subscription{
-		Queue: QueueRevisions,
-		Keys:  []string{KeyDeployLive, KeyDeployStatusChanged, KeyAppNapping, KeyAppWoken},
-		Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
-			return HandleRevision(ctx, tx, d)
-		},
+		Queue:  QueueRevisions,
+		Keys:   []string{deploysbus.KeyDeployLive, deploysbus.KeyDeployStatusChanged, zonebus.KeyAppNapping, zonebus.KeyAppWoken},
+		Handle: c.HandleRevision,
 	}
 }
 
 // HandleRevision applies one deploy or zone event in tx.
-func HandleRevision(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+func (c Consumers) HandleRevision(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
 	appID, ev, ok, err := revisionEvent(d)
 	if err != nil {
 		return bus.Permanent(fmt.Errorf("decode %s: %w", d.RoutingKey, err))
@@ -46,7 +36,7 @@ func HandleRevision(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
 	if !ok {
 		return nil
 	}
-	return store.ApplyRevisionTx(ctx, tx, appID, ev, time.Now().UTC())
+	return app.ApplyRevision(ctx, c.Tx(tx), appID, ev, time.Now().UTC())
 }
 
 // revisionEvent translates a message into the domain's terms; ok is false for a fact that
@@ -59,13 +49,13 @@ func revisionEvent(d bus.Delivery) (appID string, ev apps.RevisionEvent, ok bool
 		return ts.AsTime()
 	}
 	switch d.RoutingKey {
-	case KeyDeployLive:
+	case deploysbus.KeyDeployLive:
 		var m deploysv1.DeployLive
 		if err := d.Decode(&m); err != nil {
 			return "", ev, false, err
 		}
 		return m.GetAppId(), apps.RevisionEvent{Kind: apps.DeployWentLive, DeployID: m.GetDeployId(), At: at(m.GetLiveAt())}, true, nil
-	case KeyDeployStatusChanged:
+	case deploysbus.KeyDeployStatusChanged:
 		var m deploysv1.DeployStatusChanged
 		if err := d.Decode(&m); err != nil {
 			return "", ev, false, err
@@ -80,7 +70,7 @@ func revisionEvent(d bus.Delivery) (appID string, ev apps.RevisionEvent, ok bool
 			return "", ev, false, nil
 		}
 		return m.GetAppId(), ev, true, nil
-	case KeyAppNapping, KeyAppWoken:
+	case zonebus.KeyAppNapping, zonebus.KeyAppWoken:
 		var m zonev1.AppScaleChanged
 		if err := d.Decode(&m); err != nil {
 			return "", ev, false, err

@@ -1,4 +1,4 @@
-package events
+package busapi
 
 import (
 	"context"
@@ -8,18 +8,13 @@ import (
 
 	"tori.dev/pkg/bus"
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
+	"tori.dev/services/apps/internal/app"
 	"tori.dev/services/apps/internal/env"
-)
-
-// Request queues this service answers.
-const (
-	QueueEnvSnapshot = "apps.rpc.env_snapshot"
-	QueueEnvOpen     = "apps.rpc.env_open"
 )
 
 // EnvSnapshot answers apps.rpc.env_snapshot: the app's environment sealed for one deploy.
 // The answer holds only ciphertext, so deploys may store it.
-func EnvSnapshot(svc *env.Service) bus.Responder {
+func EnvSnapshot(svc *app.Env) bus.Responder {
 	return func(ctx context.Context, d bus.Delivery) (proto.Message, error) {
 		var req appsv1.EnvSnapshotRequest
 		if err := d.Decode(&req); err != nil {
@@ -39,7 +34,7 @@ func EnvSnapshot(svc *env.Service) bus.Responder {
 // EnvOpen answers apps.rpc.env_open with the plaintext variables. This reply is the one
 // place plaintext crosses the bus: request/reply messages are transient and never rest in a
 // durable queue, a dead-letter queue or the outbox.
-func EnvOpen(svc *env.Service) bus.Responder {
+func EnvOpen(svc *app.Env) bus.Responder {
 	return func(ctx context.Context, d bus.Delivery) (proto.Message, error) {
 		var req appsv1.EnvOpenRequest
 		if err := d.Decode(&req); err != nil {
