@@ -24,21 +24,17 @@ func TestRedeliveredMessageHasOneEffect(t *testing.T) {
 	var calls atomic.Int64
 	effect := recordEffect("dup", &calls)
 	run(t, "relay", bus.NewRelay(conn, pool, nil).Run)
-	consume := func() (stop func()) {
-		ready := newReadiness()
-		stop = stoppable(t, "consume", func(ctx context.Context) error {
-			return conn.Consume(ctx, pool, bus.Subscription{Ready: ready.fire, Queue: "dup.effects", Keys: []string{"test.dup.*"}, Prefetch: 8,
-				Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
-					// Slow enough that copies of one message are handled at the same time.
-					time.Sleep(100 * time.Millisecond)
-					return effect(ctx, tx, d)
-				}})
-		})
-		ready.wait(t)
-		return stop
-	}
+	ready := newReadiness()
+	c := startConsumer(t, func(ctx context.Context) error {
+		return conn.Consume(ctx, pool, bus.Subscription{Ready: ready.fire, Queue: "dup.effects", Keys: []string{"test.dup.*"}, Prefetch: 8,
+			Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+				// Slow enough that copies of one message are handled at the same time.
+				time.Sleep(100 * time.Millisecond)
+				return effect(ctx, tx, d)
+			}})
+	})
+	ready.wait(t)
 	queue := cfg.Namespace + "dup.effects"
-	stop := consume()
 
 	// Behind the relay's back: two ids, each published three times, all at once.
 	ch := rawChannel(t)
@@ -55,7 +51,7 @@ func TestRedeliveredMessageHasOneEffect(t *testing.T) {
 		_, distinct := countEffects(t, pool, "dup")
 		return distinct == 2
 	})
-	settled(t, stop, queue) // the later copies have finished, each acknowledged
+	c.settle(queue) // the later copies have finished, each acknowledged
 	if total, _ := countEffects(t, pool, "dup"); total != 2 {
 		t.Fatalf("%d effects for 2 messages", total)
 	}
@@ -64,7 +60,8 @@ func TestRedeliveredMessageHasOneEffect(t *testing.T) {
 	}
 
 	// Through the outbox: the relay publishes a row again when it never learnt it was sent.
-	stop = consume()
+	c.start()
+	ready.wait(t)
 	if err := publishEvents(ctx, pool, "test.dup.event", 3, 1, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +77,7 @@ func TestRedeliveredMessageHasOneEffect(t *testing.T) {
 		pool.QueryRow(ctx, `SELECT count(*) FROM outbox WHERE sent_at IS NULL`).Scan(&unsent)
 		return unsent == 0
 	})
-	settled(t, stop, queue)
+	c.settle(queue)
 	if total, _ := countEffects(t, pool, "dup"); total != 3 {
 		t.Fatalf("%d effects for 3 messages", total)
 	}

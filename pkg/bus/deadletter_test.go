@@ -50,7 +50,7 @@ func TestPoisonMessageIsDeadLetteredThenReplayed(t *testing.T) {
 	}
 	run(t, "relay", bus.NewRelay(conn, pool, nil).Run)
 	ready := newReadiness()
-	stopConsumer := stoppable(t, "consume", func(ctx context.Context) error {
+	c := startConsumer(t, func(ctx context.Context) error {
 		return conn.Consume(ctx, pool, bus.Subscription{Ready: ready.fire, Queue: "poison.effects", Keys: []string{"test.poison.*"}, Handle: handle})
 	})
 	queue := cfg.Namespace + "poison.effects"
@@ -119,7 +119,7 @@ func TestPoisonMessageIsDeadLetteredThenReplayed(t *testing.T) {
 	if d := queueDepth(t, dlq); d != 0 {
 		t.Errorf("dead-letter queue holds %d after replay", d)
 	}
-	settled(t, stopConsumer, queue)
+	c.settle(queue)
 	if total, distinct := countEffects(t, pool, "poison"); total != 2 || distinct != 2 {
 		t.Errorf("effects %d (%d distinct), want 2", total, distinct)
 	}

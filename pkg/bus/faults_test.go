@@ -17,7 +17,7 @@ func deliverUnderFaults(t *testing.T, cfg bus.Config, total int, fault func(t *t
 	conn := dial(t, cfg)
 	run(t, "relay", bus.NewRelay(conn, pool, nil).Run)
 	ready := newReadiness()
-	stopConsumer := stoppable(t, "consume", func(ctx context.Context) error {
+	c := startConsumer(t, func(ctx context.Context) error {
 		return conn.Consume(ctx, pool, bus.Subscription{
 			Ready:    ready.fire,
 			Queue:    "faults.effects",
@@ -68,7 +68,7 @@ func deliverUnderFaults(t *testing.T, cfg bus.Config, total int, fault func(t *t
 		}
 		return unsent == 0
 	})
-	settled(t, stopConsumer, cfg.Namespace+"faults.effects")
+	c.settle(cfg.Namespace+"faults.effects")
 	n, distinct := countEffects(t, pool, "faults")
 	if n != total || distinct != total {
 		t.Fatalf("effects: %d rows for %d distinct events, want %d and %d", n, distinct, total, total)

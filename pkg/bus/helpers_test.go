@@ -252,12 +252,37 @@ func stoppable(t testing.TB, name string, fn func(ctx context.Context) error) (s
 	return stop
 }
 
-// settled stops a consumer and checks that its queue holds nothing: every delivery it was
-// given has been acknowledged, so the effects counted next are final.
-func settled(t testing.TB, stop func(), queue string) {
+// consumer is a Consume (or any part) that a test stops and starts again.
+type consumer struct {
+	t    testing.TB
+	fn   func(ctx context.Context) error
+	stop func()
+}
+
+func startConsumer(t testing.TB, fn func(ctx context.Context) error) *consumer {
 	t.Helper()
-	stop()
-	if d := queueDepth(t, queue); d != 0 {
-		t.Fatalf("queue %s holds %d messages after its consumer stopped", queue, d)
+	c := &consumer{t: t, fn: fn}
+	c.start()
+	return c
+}
+
+func (c *consumer) start() { c.stop = stoppable(c.t, "consume", c.fn) }
+
+// settle stops the consumer and checks that its queue holds nothing: every delivery it was
+// given has been acknowledged, so the effects counted next are final. A delivery still being
+// handled when it stopped goes back to the queue; then the consumer runs again until the
+// queue is empty and stops again, until a stop leaves nothing behind.
+func (c *consumer) settle(queue string) {
+	c.t.Helper()
+	for round := 1; ; round++ {
+		c.stop()
+		if queueDepth(c.t, queue) == 0 {
+			return
+		}
+		if round == 10 {
+			c.t.Fatalf("queue %s still holds messages after %d stops of its consumer", queue, round)
+		}
+		c.start()
+		eventually(c.t, 20*time.Second, "returned deliveries taken again", func() bool { return queueDepth(c.t, queue) == 0 })
 	}
 }
