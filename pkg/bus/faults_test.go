@@ -68,7 +68,7 @@ func deliverUnderFaults(t *testing.T, cfg bus.Config, total int, fault func(t *t
 		}
 		return unsent == 0
 	})
-	c.settle(cfg.Namespace+"faults.effects")
+	c.settle(cfg.Namespace + "faults.effects")
 	n, distinct := countEffects(t, pool, "faults")
 	if n != total || distinct != total {
 		t.Fatalf("effects: %d rows for %d distinct events, want %d and %d", n, distinct, total, total)
