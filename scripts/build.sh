@@ -8,3 +8,4 @@ for dir in services/*/cmd/*/; do
   svc=$(echo "$dir" | cut -d/ -f2)
   (cd "services/$svc" && go build -o "../../bin/$name" "./cmd/$name")
 done
+(cd cli && go build -o ../bin/tori ./cmd/tori)

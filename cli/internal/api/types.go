@@ -1,0 +1,212 @@
+package api
+
+// The shapes below carry only the fields the command line reads or sends. Each one is checked
+// against services/gateway/openapi.json by drift_test.go, so a renamed or removed field fails
+// the build's tests rather than a customer's command.
+
+type User struct {
+	ID    string `json:"id"`
+	Email string `json:"email"`
+	Name  string `json:"name"`
+}
+
+type Account struct {
+	User          User   `json:"user"`
+	Plan          string `json:"plan"`
+	DefaultRegion string `json:"defaultRegion"`
+}
+
+type App struct {
+	ID              string  `json:"id"`
+	Slug            string  `json:"slug"`
+	Name            string  `json:"name"`
+	Region          string  `json:"region"`
+	Zone            string  `json:"zone"`
+	Status          string  `json:"status"`
+	Framework       string  `json:"framework"`
+	Kind            string  `json:"kind"`
+	CurrentDeployID *string `json:"currentDeployId"`
+	URL             string  `json:"url"`
+	CreatedAt       string  `json:"createdAt"`
+}
+
+type AppCreate struct {
+	Name   string `json:"name,omitempty"`
+	Kind   string `json:"kind,omitempty"`
+	Region string `json:"region,omitempty"`
+}
+
+type DeleteResult struct {
+	OK        bool `json:"ok"`
+	Reclaimed bool `json:"reclaimed"`
+}
+
+type Deploy struct {
+	ID         string   `json:"id"`
+	AppID      string   `json:"appId"`
+	Kind       string   `json:"kind"`
+	Status     string   `json:"status"`
+	Image      *string  `json:"image"`
+	Release    []string `json:"release"`
+	RollbackOf *string  `json:"rollbackOf"`
+	Error      *string  `json:"error"`
+	CreatedAt  string   `json:"createdAt"`
+	FinishedAt *string  `json:"finishedAt"`
+}
+
+// Terminal reports whether the deploy will change no more (superseded included: it was live).
+func (d Deploy) Terminal() bool {
+	switch d.Status {
+	case "live", "failed", "cancelled", "superseded":
+		return true
+	}
+	return false
+}
+
+type ImageDeployRequest struct {
+	Image        string `json:"image"`
+	Release      string `json:"release,omitempty"`
+	ForceRestart bool   `json:"forceRestart,omitempty"`
+}
+
+// DeployForm names the multipart parts of an upload; its values are never marshalled.
+type DeployForm struct {
+	Files   []string `json:"files"`
+	Source  string   `json:"source"`
+	Release string   `json:"release"`
+}
+
+type LogEntry struct {
+	ID        string  `json:"id"`
+	Timestamp string  `json:"timestamp"`
+	Stream    string  `json:"stream"`
+	DeployID  *string `json:"deployId"`
+	Message   string  `json:"message"`
+}
+
+type LogPage struct {
+	RetentionDays int        `json:"retentionDays"`
+	Start         string     `json:"start"`
+	End           string     `json:"end"`
+	Entries       []LogEntry `json:"entries"`
+	Next          *string    `json:"next"`
+}
+
+type EnvVar struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+type DomainVerification struct {
+	Type  string `json:"type"`
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+type Domain struct {
+	Hostname     string             `json:"hostname"`
+	Status       string             `json:"status"`
+	Verification DomainVerification `json:"verification"`
+	CreatedAt    string             `json:"createdAt"`
+}
+
+type DomainCreate struct {
+	Hostname string `json:"hostname"`
+}
+
+type APIToken struct {
+	ID         string  `json:"id"`
+	Name       string  `json:"name"`
+	Prefix     string  `json:"prefix"`
+	CreatedAt  string  `json:"createdAt"`
+	LastUsedAt *string `json:"lastUsedAt"`
+}
+
+type DeviceRequest struct {
+	ClientName string `json:"clientName,omitempty"`
+}
+
+type DeviceAuthorization struct {
+	DeviceCode              string `json:"deviceCode"`
+	UserCode                string `json:"userCode"`
+	VerificationURI         string `json:"verificationUri"`
+	VerificationURIComplete string `json:"verificationUriComplete"`
+	ExpiresIn               int    `json:"expiresIn"`
+	Interval                int    `json:"interval"`
+}
+
+type DeviceTokenRequest struct {
+	DeviceCode string `json:"deviceCode"`
+}
+
+type LoopbackTokenRequest struct {
+	Code         string `json:"code"`
+	CodeVerifier string `json:"codeVerifier"`
+	RedirectURI  string `json:"redirectUri"`
+}
+
+type CLIToken struct {
+	Token   string `json:"token"`
+	TokenID string `json:"tokenId"`
+}
+
+type Subscription struct {
+	Plan              string `json:"plan"`
+	Interval          string `json:"interval"`
+	Status            string `json:"status"`
+	CurrentPeriodEnd  string `json:"currentPeriodEnd"`
+	CancelAtPeriodEnd bool   `json:"cancelAtPeriodEnd"`
+}
+
+type BillingHold struct {
+	Since              string `json:"since"`
+	Stage              string `json:"stage"`
+	DeploysRefusedFrom string `json:"deploysRefusedFrom"`
+	ServingStopsFrom   string `json:"servingStopsFrom"`
+}
+
+type BillingState struct {
+	Plan         string        `json:"plan"`
+	Subscription *Subscription `json:"subscription"`
+	Hold         *BillingHold  `json:"hold"`
+	Configured   bool          `json:"configured"`
+}
+
+type PlanPrices struct {
+	Month float64 `json:"month"`
+	Year  float64 `json:"year"`
+}
+
+type PlanLimits struct {
+	Apps              int     `json:"apps"`
+	CustomDomains     int     `json:"customDomains"`
+	ConcurrentDeploys int     `json:"concurrentDeploys"`
+	UploadBytes       int64   `json:"uploadBytes"`
+	CPU               float64 `json:"cpu"`
+	LogRetentionDays  int     `json:"logRetentionDays"`
+}
+
+type Plan struct {
+	Name   string     `json:"name"`
+	Prices PlanPrices `json:"prices"`
+	Limits PlanLimits `json:"limits"`
+}
+
+type BillingTerms struct {
+	Currency     string `json:"currency"`
+	TaxInclusive bool   `json:"taxInclusive"`
+}
+
+type PlanCatalog struct {
+	Billing BillingTerms `json:"billing"`
+	Plans   []Plan       `json:"plans"`
+}
+
+// ErrorBody is every error the API answers.
+type ErrorBody struct {
+	Error             string `json:"error"`
+	Code              string `json:"code"`
+	Message           string `json:"message"`
+	RetryAfter        *int   `json:"retryAfter"`
+	RetryAfterSeconds *int   `json:"retryAfterSeconds"`
+}

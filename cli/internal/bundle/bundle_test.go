@@ -1,0 +1,104 @@
+package bundle
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"io"
+	"mime"
+	"mime/multipart"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func tree(t *testing.T, files map[string]string) string {
+	dir := t.TempDir()
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(body), 0o644)
+	}
+	return dir
+}
+
+func TestStaticUploadHasOnePartPerFileWithItsPath(t *testing.T) {
+	dir := tree(t, map[string]string{"index.html": "<h1>hi</h1>", "assets/app.js": "x()", "tori.json": `{"app":"a"}`, ".git/HEAD": "ref"})
+	up, files, err := Static(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 2 {
+		t.Fatalf("files %v", files)
+	}
+	body, _ := up.Open()
+	raw, _ := io.ReadAll(body)
+	if int64(len(raw)) != up.Length {
+		t.Fatalf("length %d, announced %d", len(raw), up.Length)
+	}
+	// The raw header keeps the folder (Go's FileName() would strip it).
+	if !strings.Contains(string(raw), `filename="assets/app.js"`) {
+		t.Fatalf("no raw path in %q", raw)
+	}
+	_, params, _ := mime.ParseMediaType(up.ContentType)
+	mr := multipart.NewReader(strings.NewReader(string(raw)), params["boundary"])
+	got := map[string]string{}
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.FormName() != "files" {
+			t.Fatalf("part %q", p.FormName())
+		}
+		b, _ := io.ReadAll(p)
+		got[p.FileName()] = string(b)
+	}
+	if got["index.html"] != "<h1>hi</h1>" || got["app.js"] != "x()" {
+		t.Fatalf("parts %v", got)
+	}
+}
+
+func TestSourceNeedsAManifestAndPacksTheFolder(t *testing.T) {
+	if _, _, _, err := Source(tree(t, map[string]string{"a": "b"}), ""); err == nil || !strings.Contains(err.Error(), "tori.json") {
+		t.Fatalf("err %v", err)
+	}
+	dir := tree(t, map[string]string{"tori.json": `{"start":"x"}`, "src/main.py": "print(1)"})
+	up, size, cleanup, err := Source(dir, "python3 migrate.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	body, _ := up.Open()
+	raw, _ := io.ReadAll(body)
+	if int64(len(raw)) != up.Length || size <= 0 {
+		t.Fatalf("length %d, announced %d", len(raw), up.Length)
+	}
+	_, params, _ := mime.ParseMediaType(up.ContentType)
+	mr := multipart.NewReader(strings.NewReader(string(raw)), params["boundary"])
+	src, _ := mr.NextPart()
+	zr, err := gzip.NewReader(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	var names []string
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			break
+		}
+		names = append(names, h.Name)
+	}
+	if strings.Join(names, ",") != "src/main.py,tori.json" {
+		t.Fatalf("tar holds %v", names)
+	}
+	rel, _ := mr.NextPart()
+	b, _ := io.ReadAll(rel)
+	if rel.FormName() != "release" || string(b) != "python3 migrate.py" {
+		t.Fatalf("release part %q %q", rel.FormName(), b)
+	}
+}

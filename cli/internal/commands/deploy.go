@@ -1,0 +1,386 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"tori.dev/cli/internal/api"
+	"tori.dev/cli/internal/bundle"
+	"tori.dev/cli/internal/follow"
+	"tori.dev/cli/internal/ui"
+)
+
+func (s *state) deployCmd() *cobra.Command {
+	var image, release string
+	var forceRestart, detach bool
+	c := &cobra.Command{
+		Use:   "deploy [DIR]",
+		Short: "Deploy a folder (static files, or a service's source with its tori.json) or an image",
+		Long: "A static app gets DIR's files as one upload; a service app gets DIR as a .tar.gz with its\n" +
+			"tori.json, or --image. tori then shows the deploy's steps and its build and release output\n" +
+			"until it is live (exit 0), failed or cancelled (exit 1). --detach returns once accepted.",
+		Example: "  tori deploy ./public --app my-site\n  tori deploy . --release \"python3 migrate.py\"\n" +
+			"  tori deploy --image ghcr.io/acme/web@sha256:<digest> --app my-api\n  tori deploy --detach",
+		Args:    cobra.MaximumNArgs(1),
+		PreRunE: s.signedIn,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			dir := "."
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			if forceRestart && image == "" {
+				return errors.New("--force-restart goes with --image")
+			}
+			slug, err := s.slug(dir)
+			if err != nil {
+				return err
+			}
+			var d api.Deploy
+			var raw api.Raw
+			if image != "" {
+				d, raw, err = s.client.DeployImage(ctx, slug, api.ImageDeployRequest{Image: image, Release: release, ForceRestart: forceRestart})
+			} else {
+				d, raw, err = s.upload(ctx, slug, dir, release)
+			}
+			if err != nil {
+				return err
+			}
+			return s.afterCreate(ctx, slug, d, raw, detach)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&image, "image", "", "deploy this image (registry/repo@sha256:…) instead of a folder")
+	f.StringVar(&release, "release", "", "release command, run before traffic moves (wins over tori.json's)")
+	f.BoolVar(&forceRestart, "force-restart", false, "with --image: a new revision even when nothing changed")
+	f.BoolVar(&detach, "detach", false, "return once the deploy is accepted")
+	return c
+}
+
+// upload sends dir as the app's kind wants it, with a progress bar on a terminal.
+func (s *state) upload(ctx context.Context, slug, dir, release string) (api.Deploy, api.Raw, error) {
+	info, err := os.Stat(dir)
+	if err != nil {
+		return api.Deploy{}, nil, err
+	}
+	if !info.IsDir() {
+		return api.Deploy{}, nil, fmt.Errorf("%s is not a folder", dir)
+	}
+	app, _, err := s.client.GetApp(ctx, slug)
+	if err != nil {
+		return api.Deploy{}, nil, err
+	}
+	var up *api.Upload
+	var label string
+	if app.Kind == "service" {
+		var cleanup func()
+		up, _, cleanup, err = bundle.Source(dir, release)
+		if err != nil {
+			return api.Deploy{}, nil, err
+		}
+		defer cleanup()
+		label = "Uploading source"
+	} else {
+		if release != "" {
+			return api.Deploy{}, nil, errors.New("--release is for service apps")
+		}
+		var files []bundle.File
+		up, files, err = bundle.Static(dir)
+		if err != nil {
+			return api.Deploy{}, nil, err
+		}
+		label = fmt.Sprintf("Uploading %d files", len(files))
+	}
+	var bar *ui.Progress
+	if !s.json {
+		bar = s.ui.NewProgress(label, up.Length)
+		open := up.Open
+		up.Open = func() (io.ReadCloser, error) {
+			r, err := open()
+			if err != nil {
+				return nil, err
+			}
+			return bar.Reader(r), nil
+		}
+	}
+	d, raw, err := s.client.Upload(ctx, slug, up)
+	if bar != nil && err == nil {
+		bar.Done()
+	} else if bar != nil && s.ui.Bars {
+		fmt.Fprintln(s.env.Stderr)
+	}
+	return d, raw, err
+}
+
+// afterCreate prints a new deploy and, unless detached, follows it to its end.
+func (s *state) afterCreate(ctx context.Context, slug string, d api.Deploy, raw api.Raw, detach bool) error {
+	if detach {
+		if s.json {
+			return s.printJSON(raw)
+		}
+		s.ui.Printf("Deploy %s accepted (%s). Follow it with `tori deploys show %s --app %s`.\n", d.ID, d.Status, d.ID, slug)
+		return nil
+	}
+	if !s.json {
+		fmt.Fprintf(s.env.Stderr, "Deploy %s %s\n", d.ID, s.statusWord(d.Status))
+	}
+	final, finalRaw, err := s.watch(ctx, slug, d, raw)
+	if err != nil {
+		return err
+	}
+	if s.json {
+		if err := s.printJSON(finalRaw); err != nil {
+			return err
+		}
+	}
+	switch final.Status {
+	case "live", "superseded":
+		if !s.json {
+			app, _, err := s.client.GetApp(ctx, slug)
+			if err == nil {
+				s.ui.Printf("%s %s\n", s.ui.Paint(ui.Green, "Live:"), app.URL)
+			} else {
+				s.ui.Println("Live.")
+			}
+		}
+		return nil
+	case "cancelled":
+		if s.json {
+			return errQuiet
+		}
+		return fmt.Errorf("deploy %s was cancelled", final.ID)
+	default:
+		reason := "failed"
+		if final.Error != nil {
+			reason = "failed: " + *final.Error
+		}
+		if s.json {
+			return errQuiet
+		}
+		return fmt.Errorf("deploy %s %s", final.ID, reason)
+	}
+}
+
+func (s *state) statusWord(status string) string {
+	switch status {
+	case "live":
+		return s.ui.PaintErr(ui.Green, status)
+	case "failed", "cancelled":
+		return s.ui.PaintErr(ui.Red, status)
+	}
+	return s.ui.PaintErr(ui.Yellow, status)
+}
+
+var streamColour = map[string]string{"build": ui.Blue, "release": ui.Cyan, "stderr": ui.Red, "system": ui.Dim}
+
+// printLine writes one log line: stamp, stream, message; the stream coloured on a terminal.
+func (s *state) printLine(e api.LogEntry, stamps bool) {
+	stream := fmt.Sprintf("%-7s", e.Stream)
+	if c, ok := streamColour[e.Stream]; ok {
+		stream = s.ui.Paint(c, stream)
+	}
+	if stamps {
+		fmt.Fprintf(s.env.Stdout, "%s %s %s\n", s.ui.Paint(ui.Dim, e.Timestamp), stream, e.Message)
+		return
+	}
+	fmt.Fprintf(s.env.Stdout, "%s %s\n", stream, e.Message)
+}
+
+// watch polls the deploy and its build and release lines until it ends; the lines that
+// arrive shortly after the end (the zone ships them in batches) are still shown.
+func (s *state) watch(ctx context.Context, slug string, d api.Deploy, raw api.Raw) (api.Deploy, api.Raw, error) {
+	since := time.Now().Add(-time.Minute)
+	if t, err := time.Parse(time.RFC3339Nano, d.CreatedAt); err == nil {
+		since = t.Add(-follow.Overlap)
+	}
+	f := follow.New(since)
+	f.Keep = func(e api.LogEntry) bool {
+		return e.DeployID != nil && *e.DeployID == d.ID && (e.Stream == "build" || e.Stream == "release")
+	}
+	fetch := func(ctx context.Context, q api.LogQuery) (api.LogPage, error) {
+		p, _, err := s.client.Logs(ctx, slug, q)
+		return p, err
+	}
+	showLogs := func() {
+		lines, err := f.Poll(ctx, fetch, time.Now())
+		if err != nil && !s.json {
+			// Output is a courtesy; the deploy's status is what decides.
+			fmt.Fprintf(s.env.Stderr, "(logs unavailable: %v)\n", err)
+		}
+		if s.json {
+			return
+		}
+		for _, e := range lines {
+			s.printLine(e, false)
+		}
+	}
+	last := d.Status
+	var endedAt time.Time
+	for {
+		if !s.json {
+			showLogs()
+		}
+		if !endedAt.IsZero() && time.Since(endedAt) >= 2*time.Second {
+			return d, raw, nil
+		}
+		if endedAt.IsZero() {
+			if d.Terminal() {
+				endedAt = time.Now()
+				if s.json {
+					return d, raw, nil
+				}
+				continue
+			}
+		}
+		if err := s.sleep(ctx, s.pollEvery()/2); err != nil {
+			if errors.Is(err, context.Canceled) {
+				fmt.Fprintf(s.env.Stderr, "\nStopped watching; the deploy goes on: `tori deploys show %s --app %s`.\n", d.ID, slug)
+			}
+			return d, raw, err
+		}
+		if endedAt.IsZero() {
+			nd, nraw, err := s.client.GetDeploy(ctx, slug, d.ID)
+			if err != nil {
+				return d, raw, err
+			}
+			d, raw = nd, nraw
+			if d.Status != last && !s.json {
+				fmt.Fprintf(s.env.Stderr, "Deploy %s %s\n", d.ID, s.statusWord(d.Status))
+			}
+			last = d.Status
+		}
+	}
+}
+
+func (s *state) deploysCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:     "deploys",
+		Short:   "List, show, cancel and roll back deploys",
+		Example: "  tori deploys list\n  tori deploys rollback 7d3c…",
+	}
+	var limit int
+	list := &cobra.Command{
+		Use:     "list",
+		Short:   "List the app's deploys, newest first",
+		Example: "  tori deploys list --app my-site --limit 10",
+		Args:    cobra.NoArgs,
+		PreRunE: s.signedIn,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			slug, err := s.slug()
+			if err != nil {
+				return err
+			}
+			ds, raw, err := s.client.ListDeploys(cmd.Context(), slug, limit)
+			if err != nil {
+				return err
+			}
+			if s.json {
+				return s.printJSON(raw)
+			}
+			w := tabwriter.NewWriter(s.env.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, s.ui.Paint(ui.Bold, "ID\tKIND\tSTATUS\tCREATED\tNOTE"))
+			for _, d := range ds {
+				note := ""
+				if d.Error != nil {
+					note = *d.Error
+				}
+				if d.RollbackOf != nil {
+					note = "rollback of " + *d.RollbackOf
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", d.ID, d.Kind, d.Status, d.CreatedAt, note)
+			}
+			return w.Flush()
+		},
+	}
+	list.Flags().IntVar(&limit, "limit", 20, "how many (1–200)")
+	var detach bool
+	rollback := &cobra.Command{
+		Use:     "rollback ID",
+		Short:   "Deploy a once-live deploy's artifact and environment again, and follow it",
+		Example: "  tori deploys rollback 7d3c… --app my-api\n  tori deploys rollback 7d3c… --detach",
+		Args:    cobra.ExactArgs(1),
+		PreRunE: s.signedIn,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			slug, err := s.slug()
+			if err != nil {
+				return err
+			}
+			d, raw, err := s.client.Rollback(cmd.Context(), slug, args[0])
+			if err != nil {
+				return err
+			}
+			return s.afterCreate(cmd.Context(), slug, d, raw, detach)
+		},
+	}
+	rollback.Flags().BoolVar(&detach, "detach", false, "return once the rollback is accepted")
+	c.AddCommand(list, &cobra.Command{
+		Use:     "show ID",
+		Short:   "Show one deploy",
+		Example: "  tori deploys show 7d3c… --app my-site",
+		Args:    cobra.ExactArgs(1),
+		PreRunE: s.signedIn,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			slug, err := s.slug()
+			if err != nil {
+				return err
+			}
+			d, raw, err := s.client.GetDeploy(cmd.Context(), slug, args[0])
+			if err != nil {
+				return err
+			}
+			if s.json {
+				return s.printJSON(raw)
+			}
+			s.printDeploy(d)
+			return nil
+		},
+	}, &cobra.Command{
+		Use:     "cancel ID",
+		Short:   "Cancel a deploy that is building or releasing",
+		Example: "  tori deploys cancel 7d3c… --app my-api",
+		Args:    cobra.ExactArgs(1),
+		PreRunE: s.signedIn,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			slug, err := s.slug()
+			if err != nil {
+				return err
+			}
+			d, raw, err := s.client.CancelDeploy(cmd.Context(), slug, args[0])
+			if err != nil {
+				return err
+			}
+			if s.json {
+				return s.printJSON(raw)
+			}
+			s.ui.Printf("Deploy %s %s.\n", d.ID, d.Status)
+			return nil
+		},
+	}, rollback)
+	return c
+}
+
+func (s *state) printDeploy(d api.Deploy) {
+	w := tabwriter.NewWriter(s.env.Stdout, 0, 4, 2, ' ', 0)
+	opt := func(p *string) string {
+		if p == nil {
+			return "-"
+		}
+		return *p
+	}
+	rows := [][2]string{{"ID", d.ID}, {"Kind", d.Kind}, {"Status", d.Status}, {"Error", opt(d.Error)},
+		{"Image", opt(d.Image)}, {"Rollback of", opt(d.RollbackOf)}, {"Created", d.CreatedAt}, {"Finished", opt(d.FinishedAt)}}
+	if len(d.Release) > 0 {
+		rows = append(rows, [2]string{"Release", fmt.Sprint(d.Release)})
+	}
+	for _, kv := range rows {
+		fmt.Fprintf(w, "%s\t%s\n", s.ui.Paint(ui.Bold, kv[0]+":"), kv[1])
+	}
+	w.Flush()
+}

@@ -1,0 +1,261 @@
+// Package commands is the tori command tree.
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"tori.dev/cli/internal/api"
+	"tori.dev/cli/internal/bundle"
+	"tori.dev/cli/internal/config"
+	"tori.dev/cli/internal/ui"
+)
+
+// Version is set at build time with -ldflags "-X tori.dev/cli/internal/commands.Version=…".
+var Version = "dev"
+
+// Env is what a run needs from outside: streams, environment, clock and browser.
+type Env struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	// OpenBrowser opens url and reports whether it could; nil: never.
+	OpenBrowser func(url string) bool
+	// Poll is the pause between polls of a deploy and its logs.
+	Poll time.Duration
+}
+
+// state is one run's flags and, once a command needs them, settings and client.
+type state struct {
+	env      Env
+	ui       *ui.UI
+	json     bool
+	yes      bool
+	app      string
+	settings config.Settings
+	client   *api.Client
+}
+
+// Main runs tori with args and returns the exit code.
+func Main(ctx context.Context, env Env, args []string) int {
+	s := &state{env: env, ui: ui.New(env.Stdin, env.Stdout, env.Stderr, env.Getenv)}
+	root := s.root()
+	root.SetArgs(args)
+	root.SetIn(env.Stdin)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var apiErr *api.Error
+	if s.json && errors.As(err, &apiErr) && json.Valid(apiErr.Raw) {
+		fmt.Fprintln(env.Stdout, string(apiErr.Raw))
+	}
+	if !errors.Is(err, errQuiet) {
+		fmt.Fprintf(env.Stderr, "%s %s\n", s.ui.PaintErr(ui.Red, "Error:"), err)
+	}
+	return 1
+}
+
+// errQuiet is a failure already told (a failed deploy's output said why).
+var errQuiet = errors.New("")
+
+func (s *state) root() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "tori",
+		Short: "Deploy and run apps on Tori",
+		Long: "tori is the command line of Tori: sign in, create apps, deploy folders, source or images,\n" +
+			"follow logs, and manage environment variables, hostnames and tokens.\n\n" +
+			"TORI_API_URL and TORI_TOKEN override the signed-in settings in $XDG_CONFIG_HOME/tori/config.json.",
+		Example:       "  tori login\n  tori apps create my-site\n  tori deploy ./public --app my-site",
+		Version:       Version,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.CompletionOptions.HiddenDefaultCmd = false
+	pf := root.PersistentFlags()
+	pf.BoolVar(&s.json, "json", false, "print the API's JSON")
+	pf.StringVarP(&s.app, "app", "a", "", "the app's slug (default: the app field of ./tori.json)")
+	pf.BoolVarP(&s.yes, "yes", "y", false, "skip confirmations")
+	root.AddCommand(
+		s.loginCmd(), s.logoutCmd(), s.whoamiCmd(),
+		s.appsCmd(), s.deployCmd(), s.deploysCmd(), s.logsCmd(), s.envCmd(), s.domainsCmd(),
+		s.tokensCmd(), s.billingCmd(), s.plansCmd(), s.initCmd(), s.openCmd(),
+	)
+	// Made now rather than at Execute so they carry examples like every other command.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "help":
+			c.Example = "  tori help deploy"
+		case "completion":
+			c.Example = "  tori completion bash > /etc/bash_completion.d/tori\n  tori completion zsh > \"${fpath[1]}/_tori\"\n  tori completion fish > ~/.config/fish/completions/tori.fish"
+			for _, sh := range c.Commands() {
+				sh.Example = "  tori completion " + sh.Name() + " --help"
+			}
+		}
+	}
+	return root
+}
+
+// connect reads the settings and makes the client; needSignIn refuses without a token.
+func (s *state) connect(needSignIn bool) error {
+	if s.client != nil {
+		return nil
+	}
+	st, err := config.Resolve(s.env.Getenv)
+	if err != nil {
+		return err
+	}
+	if needSignIn && st.Token == "" {
+		return errors.New("not signed in: run `tori login` (or set TORI_TOKEN)")
+	}
+	s.settings = st
+	s.client = &api.Client{
+		BaseURL:   st.APIURL,
+		Token:     st.Token,
+		HTTP:      &http.Client{Timeout: 0},
+		UserAgent: "tori-cli/" + Version + " (" + runtime.GOOS + "/" + runtime.GOARCH + ")",
+		Notice:    s.env.Stderr,
+	}
+	return nil
+}
+
+// signedIn is the PreRunE of every command that needs a token.
+func (s *state) signedIn(*cobra.Command, []string) error { return s.connect(true) }
+
+// slug is --app, else the app field of tori.json in dir, else of ./tori.json.
+func (s *state) slug(dirs ...string) (string, error) {
+	if s.app != "" {
+		return s.app, nil
+	}
+	for _, dir := range append(dirs, ".") {
+		m, err := readManifest(dir)
+		if err != nil {
+			return "", err
+		}
+		if app, _ := m["app"].(string); app != "" {
+			return app, nil
+		}
+	}
+	return "", errors.New("which app? pass --app SLUG, or run `tori init` to link this folder")
+}
+
+func readManifest(dir string) (map[string]any, error) {
+	m := map[string]any{}
+	b, err := os.ReadFile(filepath.Join(dir, bundle.Manifest))
+	if errors.Is(err, os.ErrNotExist) {
+		return m, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s: %v", filepath.Join(dir, bundle.Manifest), err)
+	}
+	return m, nil
+}
+
+// printJSON prints the API's answer as it came, indented.
+func (s *state) printJSON(raw api.Raw) error {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		_, err = s.env.Stdout.Write(append(raw, '\n'))
+		return err
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(s.env.Stdout, string(b))
+	return err
+}
+
+// confirm asks the person to type want (a slug, a hostname) unless --yes; with nobody at
+// the terminal it refuses rather than guess.
+func (s *state) confirm(action, want string) error {
+	if s.yes {
+		return nil
+	}
+	if !s.ui.InTerminal {
+		return fmt.Errorf("refusing to %s without confirmation: pass --yes", action)
+	}
+	fmt.Fprintf(s.env.Stderr, "This will %s. Type %s to confirm: ", action, s.ui.PaintErr(ui.Bold, want))
+	line, err := s.ui.ReadLine()
+	if err != nil {
+		return fmt.Errorf("no confirmation: %v", err)
+	}
+	if strings.TrimSpace(line) != want {
+		return errors.New("confirmation did not match; nothing changed")
+	}
+	return nil
+}
+
+// browse opens url when a browser is there, and always says where to go.
+func (s *state) browse(url string) {
+	if s.env.OpenBrowser != nil && s.env.OpenBrowser(url) {
+		return
+	}
+}
+
+// SystemBrowser opens url in the desktop's browser when there is a desktop and a person.
+func SystemBrowser(getenv func(string) string) func(string) bool {
+	return func(url string) bool {
+		if getenv("TORI_NO_BROWSER") != "" || !ui.IsTerminal(os.Stdin) {
+			return false
+		}
+		var cmd *exec.Cmd
+		switch runtime.GOOS {
+		case "darwin":
+			cmd = exec.Command("open", url)
+		case "windows":
+			cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", url)
+		default:
+			if getenv("DISPLAY") == "" && getenv("WAYLAND_DISPLAY") == "" {
+				return false
+			}
+			if b := getenv("BROWSER"); b != "" {
+				cmd = exec.Command(b, url)
+			} else {
+				cmd = exec.Command("xdg-open", url)
+			}
+		}
+		if cmd.Start() != nil {
+			return false
+		}
+		go cmd.Wait()
+		return true
+	}
+}
+
+func (s *state) sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *state) pollEvery() time.Duration {
+	if s.env.Poll > 0 {
+		return s.env.Poll
+	}
+	return time.Second
+}
