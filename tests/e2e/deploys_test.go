@@ -312,9 +312,9 @@ func TestSourceDeployReleaseCancelAndFailure(t *testing.T) {
 	if got := s.Get(t, "/api/apps/"+slug+"/deploys/"+id, a.Token).Map(t)["status"]; got != "cancelled" {
 		t.Fatalf("cancelled deploy is %v", got)
 	}
-	if cur := s.Get(t, "/api/apps/"+slug, a.Token).Map(t)["currentDeployId"]; cur != d4 {
-		t.Fatalf("currentDeployId = %v after the marker went live, want %s", cur, d4)
-	}
+	harness.Eventually(t, 10*time.Second, "currentDeployId to name the marker deploy", func() bool {
+		return s.Get(t, "/api/apps/"+slug, a.Token).Map(t)["currentDeployId"] == d4
+	})
 	r = s.Do(t, harness.Request{Method: http.MethodPost, Path: "/api/apps/" + slug + "/deploys/" + d1["id"].(string) + "/rollback", Token: a.Token})
 	if r.Status != http.StatusCreated {
 		t.Fatalf("rollback: %d %s", r.Status, r.Body)

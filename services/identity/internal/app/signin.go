@@ -27,9 +27,30 @@ func (s *Service) RequestMagicLink(ctx context.Context, email string) error {
 	if err != nil {
 		return err
 	}
-	m, code := auth.NewMagicLink(email, s.now())
-	if err := s.store.CreateMagicLink(ctx, m); err != nil {
+	now := s.now()
+	m, code := auth.NewMagicLink(email, now)
+	send := false
+	// One address at a time, so concurrent requests cannot both pass the count.
+	err = s.store.InTx(ctx, func(tx Repo) error {
+		if err := tx.LockEmail(ctx, email); err != nil {
+			return err
+		}
+		sent, err := tx.CountMagicLinksSince(ctx, email, now.Add(-auth.MagicLinkWindow))
+		if err != nil {
+			return err
+		}
+		if send = auth.MayMailMagicLink(sent); !send {
+			return nil
+		}
+		return tx.CreateMagicLink(ctx, m)
+	})
+	if err != nil {
 		return fmt.Errorf("save magic link: %w", err)
+	}
+	if !send {
+		// Answered as if sent: the route must not tell whether an address gets mail.
+		s.log.InfoContext(ctx, "sign-in mail withheld: the address had its share of this window")
+		return nil
 	}
 	msg := Mail{
 		To:      email,

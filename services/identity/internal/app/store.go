@@ -29,6 +29,8 @@ type Repo interface {
 	SavePlan(ctx context.Context, accountID string, p account.Plan) (saved bool, err error)
 
 	CreateMagicLink(ctx context.Context, m auth.MagicLink) error
+	// CountMagicLinksSince counts the sign-in links made for email after since.
+	CountMagicLinksSince(ctx context.Context, email string, since time.Time) (int, error)
 	LockMagicLink(ctx context.Context, hash []byte) (auth.MagicLink, error)
 	SaveMagicLink(ctx context.Context, m auth.MagicLink) error
 
@@ -44,6 +46,8 @@ type Repo interface {
 	// auth.LastUsedResolution of it (another instance wrote it first).
 	TouchAPIToken(ctx context.Context, id string, at time.Time) error
 	ListAPITokens(ctx context.Context, accountID string) ([]auth.APIToken, error)
+	// CountActiveAPITokens counts the account's tokens that are not revoked.
+	CountActiveAPITokens(ctx context.Context, accountID string) (int, error)
 	// RevokeAPIToken revokes the account's active token id, or returns auth.ErrNotFound.
 	RevokeAPIToken(ctx context.Context, accountID, id string, at time.Time) error
 

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 
 	"github.com/google/uuid"
 
@@ -26,7 +27,30 @@ func (s *Service) CreateToken(ctx context.Context, c callerid.Caller, name strin
 		return auth.APIToken{}, "", err
 	}
 	t, secret := auth.NewAPIToken(c.AccountID, c.UserID, name, s.now())
-	if err := s.store.CreateAPIToken(ctx, t); err != nil {
+	err = s.store.InTx(ctx, func(tx Repo) error {
+		// The account's row lock makes concurrent mints take turns past the count.
+		if _, _, err := tx.LockAccount(ctx, c.AccountID); err != nil {
+			return err
+		}
+		active, err := tx.CountActiveAPITokens(ctx, c.AccountID)
+		if err != nil {
+			return err
+		}
+		if !auth.MayMintToken(active) {
+			return &auth.TokenLimitError{Limit: auth.MaxAPITokens}
+		}
+		return tx.CreateAPIToken(ctx, t)
+	})
+	var limit *auth.TokenLimitError
+	if errors.As(err, &limit) {
+		plan, perr := s.planFor(ctx, c.AccountID)
+		if perr != nil {
+			return auth.APIToken{}, "", perr
+		}
+		limit.Plan = plan.Name
+		return auth.APIToken{}, "", limit
+	}
+	if err != nil {
 		return auth.APIToken{}, "", err
 	}
 	return t, secret, nil

@@ -57,6 +57,12 @@ func toHTTP(err error) *httperror.Error {
 		secs := int(math.Ceil(slow.RetryAfter.Seconds()))
 		return httperror.New(http.StatusTooManyRequests, "slow_down").WithRetryAfter(secs)
 	}
+	var limit *auth.TokenLimitError
+	if errors.As(err, &limit) {
+		return httperror.New(http.StatusForbidden, "token_limit_reached").
+			WithLimit(int64(limit.Limit), limit.Plan).
+			WithMessage("An account may hold %d API tokens; revoke one to create another.", limit.Limit)
+	}
 	for _, m := range mapping {
 		if errors.Is(err, m.err) {
 			return m.he

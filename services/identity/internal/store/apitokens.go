@@ -33,6 +33,12 @@ func (r *repo) TouchAPIToken(ctx context.Context, id string, at time.Time) error
 	return err
 }
 
+func (r *repo) CountActiveAPITokens(ctx context.Context, accountID string) (int, error) {
+	var n int
+	err := r.q.QueryRow(ctx, `SELECT count(*) FROM api_tokens WHERE account_id = $1 AND revoked_at IS NULL`, accountID).Scan(&n)
+	return n, err
+}
+
 func (r *repo) ListAPITokens(ctx context.Context, accountID string) ([]auth.APIToken, error) {
 	rows, err := r.q.Query(ctx, `SELECT `+tokenColumns+` FROM api_tokens
 		WHERE account_id = $1 AND revoked_at IS NULL ORDER BY created_at, id`, accountID)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"time"
 
 	"tori.dev/services/identity/internal/auth"
 )
@@ -10,6 +11,12 @@ func (r *repo) CreateMagicLink(ctx context.Context, m auth.MagicLink) error {
 	_, err := r.q.Exec(ctx, `INSERT INTO magic_links (code_hash, email, created_at, expires_at) VALUES ($1, $2, $3, $4)`,
 		m.Hash, m.Email, m.CreatedAt, m.ExpiresAt)
 	return err
+}
+
+func (r *repo) CountMagicLinksSince(ctx context.Context, email string, since time.Time) (int, error) {
+	var n int
+	err := r.q.QueryRow(ctx, `SELECT count(*) FROM magic_links WHERE email = $1 AND created_at > $2`, email, since).Scan(&n)
+	return n, err
 }
 
 func (r *repo) LockMagicLink(ctx context.Context, hash []byte) (auth.MagicLink, error) {
