@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Starts every built service in the foreground. Ctrl-C or SIGTERM stops them all; if one
 # exits, the rest are stopped too. Configuration is by environment (see README.md).
+#
+# The gateway starts only once every other service it started answers /readyz, and the API is
+# announced only once the gateway's own /readyz agrees, so the first request never meets a
+# service that is still binding its queues. A service not ready within READY_TIMEOUT seconds
+# stops everything, naming it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,9 +16,25 @@ mkdir -p "$DATA_DIR"
 # The key the gateway signs callers with and every service verifies. A fresh one per run
 # unless given: it guards only traffic between these processes.
 export GATEWAY_SIGNING_KEY="${GATEWAY_SIGNING_KEY:-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
+READY_TIMEOUT="${READY_TIMEOUT:-60}"
 
-# The gateway starts last so that it never routes to a service that is not listening yet.
-order=(identity billing apps deploys logs databases zoneagent gateway)
+# Where each process answers /readyz: its listen address (the zone agent's is its health
+# address, not the edge). Defaults as in docs/conventions.md.
+declare -A health=(
+  [identity]="${IDENTITY_ADDR:-127.0.0.1:8101}"
+  [billing]="${BILLING_ADDR:-127.0.0.1:8102}"
+  [apps]="${APPS_ADDR:-127.0.0.1:8103}"
+  [deploys]="${DEPLOYS_ADDR:-127.0.0.1:8104}"
+  [logs]="${LOGS_ADDR:-127.0.0.1:8105}"
+  [databases]="${DATABASES_ADDR:-127.0.0.1:8106}"
+  [zoneagent]="${ZONEAGENT_ADDR:-127.0.0.1:8107}"
+  [gateway]="${GATEWAY_ADDR:-127.0.0.1:8080}"
+)
+services=(identity billing apps deploys logs databases zoneagent)
+# The services the gateway routes to; zoneagent is not one.
+upstreams=" identity billing apps deploys logs databases "
+
+declare -A pid_of=()
 pids=()
 stop() {
   trap - INT TERM
@@ -22,16 +43,70 @@ stop() {
 }
 trap 'stop; exit 0' INT TERM
 
-for name in "${order[@]}"; do
-  [ -x "bin/$name" ] || continue
-  "bin/$name" &
+start() {
+  "bin/$1" &
   pids+=("$!")
-  echo "started $name (pid $!)" >&2
+  pid_of[$1]=$!
+  echo "started $1 (pid $!)" >&2
+}
+
+# status prints the HTTP status of GET http://$1$2, or nothing when there is no answer.
+# Plain bash (/dev/tcp), so running needs no HTTP client installed.
+status() {
+  local host=${1%:*} port=${1##*:} line
+  (
+    exec 3<>"/dev/tcp/$host/$port" || exit 0
+    printf 'GET %s HTTP/1.0\r\nHost: %s\r\n\r\n' "$2" "$1" >&3
+    IFS=' ' read -r -t 2 _ line _ <&3 && printf '%s' "$line"
+  ) 2>/dev/null || true
+}
+
+# await waits until service $1 answers 200 on /readyz, saying once what it waits for and how
+# long it took; it fails naming the service if the process exits or READY_TIMEOUT passes.
+await() {
+  local name=$1 addr=${health[$1]} start=$SECONDS
+  echo "waiting for $name to be ready (http://$addr/readyz)" >&2
+  while [ "$(status "$addr" /readyz)" != 200 ]; do
+    if ! kill -0 "${pid_of[$name]}" 2>/dev/null; then
+      echo "FAILED: $name exited before it was ready; stopping everything" >&2
+      stop
+      exit 1
+    fi
+    if (( SECONDS - start >= READY_TIMEOUT )); then
+      echo "FAILED: $name is not ready after ${READY_TIMEOUT}s (http://$addr/readyz); stopping everything" >&2
+      stop
+      exit 1
+    fi
+    sleep 0.2
+  done
+  echo "$name ready after $((SECONDS - start))s" >&2
+}
+
+started=()
+for name in "${services[@]}"; do
+  [ -x "bin/$name" ] || continue
+  start "$name"
+  started+=("$name")
 done
-if [ ${#pids[@]} -eq 0 ]; then
-  echo "no service binaries in bin/: run make build" >&2
+if [ ! -x bin/gateway ]; then
+  echo "no gateway binary in bin/: run make build" >&2
+  stop
   exit 1
 fi
+ready_upstreams=()
+for name in "${started[@]}"; do
+  await "$name"
+  if [[ $upstreams == *" $name "* ]]; then ready_upstreams+=("$name"); fi
+done
+
+# The gateway's /readyz waits for exactly the services started here; routes of a service
+# that is not running (the databases family until it exists) answer 503 service_unavailable.
+GATEWAY_READY_UPSTREAMS="${GATEWAY_READY_UPSTREAMS:-$(IFS=,; echo "${ready_upstreams[*]}")}"
+export GATEWAY_READY_UPSTREAMS
+start gateway
+await gateway
+echo "Tori is ready: http://${health[gateway]}" >&2
+
 # Any service exiting takes the whole control plane down, so a failure is never silent.
 set +e
 wait -n

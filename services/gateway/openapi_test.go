@@ -58,7 +58,16 @@ func TestDocumentAndRouteTableAgree(t *testing.T) {
 		responses, _ := op["responses"].(map[string]any)
 		want := []string{}
 		if r.Owner != routes.Local {
-			want = append(want, "502")
+			want = append(want, "503")
+			if _, ok := responses["502"]; ok {
+				t.Errorf("%s documents a 502: a service that is down is 503", r.Op())
+			}
+		}
+		if r.Method == "POST" {
+			want = append(want, "409")
+			if !hasIdempotencyKey(op) {
+				t.Errorf("%s does not take the Idempotency-Key header", r.Op())
+			}
 		}
 		if !r.Public {
 			want = append(want, "401", "429")
@@ -85,6 +94,45 @@ func TestDocumentAndRouteTableAgree(t *testing.T) {
 	}
 }
 
+func hasIdempotencyKey(op map[string]any) bool {
+	params, _ := op["parameters"].([]any)
+	for _, p := range params {
+		if m, _ := p.(map[string]any); m["$ref"] == "#/components/parameters/IdempotencyKey" {
+			return true
+		}
+	}
+	return false
+}
+
+// Every POST's 409 names the idempotency conditions, whether the gateway's or the service's
+// own 409 describes them.
+func TestIdempotencyConflictsAreDocumented(t *testing.T) {
+	doc := document(t)
+	comps, _ := doc["components"].(map[string]any)
+	conflict, _ := comps["responses"].(map[string]any)["IdempotencyConflict"].(map[string]any)
+	param, _ := comps["parameters"].(map[string]any)["IdempotencyKey"].(map[string]any)
+	if param["in"] != "header" || param["name"] != "Idempotency-Key" {
+		t.Fatalf("IdempotencyKey parameter: %v", param)
+	}
+	paths, _ := doc["paths"].(map[string]any)
+	for _, r := range routes.All() {
+		if r.Method != "POST" || r.Owner == routes.Local {
+			continue
+		}
+		op, _ := paths[r.Template].(map[string]any)["post"].(map[string]any)
+		c, _ := op["responses"].(map[string]any)["409"].(map[string]any)
+		if c["$ref"] != nil {
+			c = conflict
+		}
+		d, _ := c["description"].(string)
+		for _, code := range []string{"idempotency_key_reused", "request_in_progress"} {
+			if !strings.Contains(d, code) {
+				t.Errorf("%s: 409 does not name %s", r.Op(), code)
+			}
+		}
+	}
+}
+
 func TestEveryReferenceResolves(t *testing.T) {
 	doc := document(t)
 	for _, ref := range openapi.Refs(doc) {
@@ -105,7 +153,7 @@ func TestGatewayErrorsAreComponents(t *testing.T) {
 	doc := document(t)
 	comps, _ := doc["components"].(map[string]any)
 	responses, _ := comps["responses"].(map[string]any)
-	for _, name := range []string{"Unauthorized", "RateLimited", "BadGateway"} {
+	for _, name := range []string{"Unauthorized", "RateLimited", "ServiceUnavailable", "IdempotencyConflict"} {
 		if _, ok := responses[name]; !ok {
 			t.Errorf("components.responses.%s missing", name)
 		}

@@ -22,8 +22,10 @@ import (
 	"tori.dev/services/gateway/internal/config"
 	"tori.dev/services/gateway/internal/cors"
 	"tori.dev/services/gateway/internal/httpapi"
+	"tori.dev/services/gateway/internal/idempotency"
 	"tori.dev/services/gateway/internal/proxy"
 	"tori.dev/services/gateway/internal/ratelimit"
+	"tori.dev/services/gateway/internal/readiness"
 )
 
 func run(ctx context.Context) error { return serve(ctx, pkgconfig.Environ(), os.Stderr) }
@@ -48,7 +50,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	// connections would queue requests.
 	pool, err := pgstore.Setup(ctx, cfg.DatabaseURL,
 		pgstore.Service{Schema: "gateway", Role: "tori_gateway", Password: cfg.DBPassword},
-		pgstore.WithMigrations(ratelimit.Migrations), pgstore.WithMaxConns(cfg.DBMaxConns))
+		pgstore.WithMigrations(ratelimit.Migrations, idempotency.Migrations), pgstore.WithMaxConns(cfg.DBMaxConns))
 	if err != nil {
 		return err
 	}
@@ -68,6 +70,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	revocations := auth.NewRevocations(conn, cache, log)
 	authenticator := auth.NewAuthenticator(auth.NewIdentityClient(trimBase(cfg.IdentityURL), key, transport), cache, revocations, cfg.TokenCacheTTL)
 	limiter := ratelimit.NewPostgres(pool)
+	keys := idempotency.NewPostgres(pool)
 	proxies, err := cfg.Proxies()
 	if err != nil {
 		return err
@@ -87,6 +90,9 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		ClientIP:  clientip.New(proxies),
 		CORS:      cors.New(cfg.AllowedOrigins()),
 		Proxy:     proxy.New(transport, key, httpapi.MaxBody),
+		Ready:     readiness.New(transport, cfg.ReadyTargets(), cfg.ReadyCacheTTL),
+
+		Idempotency: keys,
 	})
 
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -111,6 +117,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	g.Go("revocation watch", revocations.Watch)
 	g.Every(log, cache.SweepJob())
 	g.Every(log, limiter.PruneJob())
+	g.Every(log, idempotency.PruneJob(keys))
 	log.InfoContext(ctx, "listening", "addr", ln.Addr().String())
 
 	err = g.Wait()

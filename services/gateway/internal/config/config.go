@@ -23,6 +23,14 @@ type Config struct {
 	LogsURL      string `env:"LOGS_URL, default=http://127.0.0.1:8105"`
 	DatabasesURL string `env:"DATABASES_URL, default=http://127.0.0.1:8106"`
 
+	// ReadyUpstreams are the services whose /readyz the gateway's /readyz waits for: every
+	// service that runs. The databases service is not among them until it exists; its routes
+	// answer 503 meanwhile.
+	ReadyUpstreams []string `env:"GATEWAY_READY_UPSTREAMS, default=identity,billing,apps,deploys,logs"`
+	// ReadyCacheTTL is how long one round of those probes answers /readyz, so /readyz cannot
+	// multiply load onto the services.
+	ReadyCacheTTL time.Duration `env:"GATEWAY_READY_CACHE, default=1s"`
+
 	// The browser origins of Tori's own front ends; CORS_ORIGINS defaults to these three.
 	ConsoleURL  string   `env:"CONSOLE_URL, default=http://127.0.0.1:5173"`
 	DocsURL     string   `env:"DOCS_URL, default=http://127.0.0.1:5174"`
@@ -59,6 +67,19 @@ func (c Config) Upstreams() map[string]string {
 		"logs":      c.LogsURL,
 		"databases": c.DatabasesURL,
 	}
+}
+
+// ReadyTargets are the ReadyUpstreams with their base URLs.
+func (c Config) ReadyTargets() map[string]string {
+	all := c.Upstreams()
+	out := map[string]string{}
+	for _, name := range c.ReadyUpstreams {
+		name = strings.TrimSpace(name)
+		if name != "" {
+			out[name] = strings.TrimSuffix(all[name], "/")
+		}
+	}
+	return out
 }
 
 // AllowedOrigins is CORS_ORIGINS, or the console, docs and admin origins when it is unset,
@@ -106,6 +127,14 @@ func (c Config) Validate() error {
 		if err := baseURL(u); err != nil {
 			errs = append(errs, fmt.Errorf("%s_URL: %w", strings.ToUpper(name), err))
 		}
+	}
+	for _, name := range c.ReadyUpstreams {
+		if _, ok := c.Upstreams()[strings.TrimSpace(name)]; !ok && strings.TrimSpace(name) != "" {
+			errs = append(errs, fmt.Errorf("GATEWAY_READY_UPSTREAMS: %q is not a service the gateway routes to", name))
+		}
+	}
+	if c.ReadyCacheTTL <= 0 {
+		errs = append(errs, errors.New("GATEWAY_READY_CACHE must be positive"))
 	}
 	for _, o := range c.CORSOrigins {
 		if _, err := origin(o); err != nil {

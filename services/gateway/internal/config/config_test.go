@@ -111,3 +111,30 @@ func TestDescribeHidesSecrets(t *testing.T) {
 		t.Fatal("embedded bus config not described")
 	}
 }
+
+func TestReadyUpstreams(t *testing.T) {
+	c, err := load(t, map[string]string{"GATEWAY_SIGNING_KEY": key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.ReadyTargets()
+	if len(got) != 5 || got["apps"] != "http://127.0.0.1:8103" || got["databases"] != "" || c.ReadyCacheTTL != time.Second {
+		t.Fatalf("default ready targets %v, cache %s", got, c.ReadyCacheTTL)
+	}
+	c, err = load(t, map[string]string{"GATEWAY_SIGNING_KEY": key, "GATEWAY_READY_UPSTREAMS": "apps, databases", "DATABASES_URL": "http://db:9/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.ReadyTargets(); len(got) != 2 || got["databases"] != "http://db:9" {
+		t.Fatalf("ready targets %v", got)
+	}
+	for _, bad := range []map[string]string{
+		{"GATEWAY_READY_UPSTREAMS": "apps,zoneagent"},
+		{"GATEWAY_READY_CACHE": "0s"},
+	} {
+		bad["GATEWAY_SIGNING_KEY"] = key
+		if _, err := load(t, bad); err == nil {
+			t.Fatalf("%v accepted", bad)
+		}
+	}
+}

@@ -2,11 +2,13 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 
 	"github.com/gofiber/fiber/v2"
 
 	"tori.dev/pkg/callerid"
+	"tori.dev/services/gateway/internal/idempotency"
 	"tori.dev/services/gateway/internal/proxy"
 	"tori.dev/services/gateway/internal/routes"
 )
@@ -53,7 +55,18 @@ func (s *Server) dispatch(ctx context.Context, c *fiber.Ctx, m routes.Match) err
 		proxy.Discard(c)
 		return errNoRoute
 	}
-	res, err := s.Proxy.Forward(ctx, c, base, caller)
+	var (
+		res proxy.Result
+		err error
+	)
+	if key := c.Get(idempotency.Header); key != "" && c.Method() == fiber.MethodPost && s.Idempotency != nil {
+		res, err = s.forwardOnce(ctx, c, m, base, caller, addr, key)
+	} else {
+		res, err = s.Proxy.Forward(ctx, c, base, caller, nil)
+	}
+	if errors.Is(err, proxy.ErrUpstream) {
+		return &unavailable{owner: m.Owner, err: err}
+	}
 	if err != nil {
 		return err
 	}

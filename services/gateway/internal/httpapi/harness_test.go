@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -24,8 +25,10 @@ import (
 	"tori.dev/services/gateway/internal/clientip"
 	"tori.dev/services/gateway/internal/cors"
 	"tori.dev/services/gateway/internal/httpapi"
+	"tori.dev/services/gateway/internal/idempotency"
 	"tori.dev/services/gateway/internal/proxy"
 	"tori.dev/services/gateway/internal/ratelimit"
+	"tori.dev/services/gateway/internal/readiness"
 )
 
 var key = []byte("test-signing-key-0123456789")
@@ -54,6 +57,10 @@ type upstream struct {
 	mu       sync.Mutex
 	requests []seen
 	bytesIn  atomic.Int64
+
+	readyProbes atomic.Int64
+	acted       atomic.Int64  // POSTs with ?status= that reached the service
+	hold        chan struct{} // a POST with ?hold= waits until this is closed
 }
 
 func (u *upstream) last(t *testing.T) seen {
@@ -81,6 +88,11 @@ var introspections = map[string]auth.Introspection{
 func ptr[T any](v T) *T { return &v }
 
 func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/readyz" { // unsigned, as every service's is
+		u.readyProbes.Add(1)
+		_, _ = io.WriteString(w, `{"ready":true}`)
+		return
+	}
 	caller, err := callerid.Verify(key, r.Header.Get, r.Method, r.RequestURI, time.Now())
 	if err != nil {
 		w.WriteHeader(http.StatusUnauthorized)
@@ -106,6 +118,21 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ContentLength: r.ContentLength, TransferEncoding: r.TransferEncoding})
 	u.mu.Unlock()
 
+	if q := r.URL.Query(); r.Method == http.MethodPost && q.Get("status") != "" {
+		// An action: each one answers differently, so a repeated answer is told from a new one.
+		n := u.acted.Add(1)
+		if q.Get("hold") != "" {
+			<-u.hold
+		}
+		body, _ := io.ReadAll(r.Body)
+		status, _ := strconv.Atoi(q.Get("status"))
+		size, _ := strconv.ParseInt(q.Get("size"), 10, 64)
+		w.Header().Set("Content-Type", "application/vnd.test+json")
+		w.WriteHeader(status)
+		_, _ = fmt.Fprintf(w, `{"n":%d,"bytes":%d,"account":%q}`, n, len(body), caller.AccountID)
+		_, _ = io.Copy(w, io.LimitReader(filler{}, size))
+		return
+	}
 	segs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	switch {
 	case r.URL.Path == "/api/auth/cli/token":
@@ -167,6 +194,8 @@ type clock struct {
 
 func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 
+func (c *clock) advance(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.t = c.t.Add(d) }
+
 // trust stands in for the revocation listener's verdict on the token cache.
 type trust bool
 
@@ -175,8 +204,9 @@ func (t trust) Trusted(time.Time) bool { return bool(t) }
 type options struct {
 	authLimit int
 	trusted   []netip.Prefix
-	down      []string // owners whose service is not running
-	cache     bool     // trust the token cache, as a connected instance does
+	down      []string          // owners whose service is not running
+	override  map[string]string // owner -> base URL of another upstream
+	cache     bool              // trust the token cache, as a connected instance does
 }
 
 type harness struct {
@@ -185,6 +215,7 @@ type harness struct {
 	up     *upstream
 	logs   *testinfra.LogBuffer
 	client *http.Client
+	clk    *clock
 }
 
 func start(t testing.TB, o options) *harness {
@@ -192,7 +223,7 @@ func start(t testing.TB, o options) *harness {
 	if o.authLimit == 0 {
 		o.authLimit = 20
 	}
-	up := &upstream{}
+	up := &upstream{hold: make(chan struct{})}
 	up.srv = httptest.NewServer(up)
 	t.Cleanup(up.srv.Close)
 
@@ -206,22 +237,30 @@ func start(t testing.TB, o options) *harness {
 	for _, owner := range o.down {
 		upstreams[owner] = deadURL
 	}
+	introspect := upstreams["identity"] // tokens are checked by the fake even when identity's routes go elsewhere
+	for owner, u := range o.override {
+		upstreams[owner] = u
+	}
 
 	logs := &testinfra.LogBuffer{}
 	log := logging.New("gateway", logs)
 	transport := proxy.NewTransport()
 	t.Cleanup(transport.CloseIdleConnections)
 	clk := &clock{t: base}
+	keys := idempotency.NewMemory(clk.now)
 	app := httpapi.New(httpapi.Deps{
 		Log:       log,
 		Identity:  health.NewIdentity("gateway", "test"),
 		OpenAPI:   []byte(openAPIDoc),
 		Upstreams: upstreams,
-		Auth:      auth.NewAuthenticator(auth.NewIdentityClient(upstreams["identity"], key, transport), auth.NewCache(), trust(o.cache), time.Minute),
+		Auth:      auth.NewAuthenticator(auth.NewIdentityClient(introspect, key, transport), auth.NewCache(), trust(o.cache), time.Minute),
 		Limits:    ratelimit.NewPolicy(ratelimit.NewMemory(clk.now), o.authLimit, log),
 		ClientIP:  clientip.New(o.trusted),
 		CORS:      cors.New([]string{consoleOrigin}),
 		Proxy:     proxy.New(transport, key, httpapi.MaxBody),
+		Ready:     readiness.New(transport, upstreams, time.Second),
+
+		Idempotency: keys,
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -232,7 +271,7 @@ func start(t testing.TB, o options) *harness {
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, DisableCompression: true}}
 	t.Cleanup(client.CloseIdleConnections)
-	return &harness{t: t, url: "http://" + ln.Addr().String(), up: up, logs: logs, client: client}
+	return &harness{t: t, url: "http://" + ln.Addr().String(), up: up, logs: logs, client: client, clk: clk}
 }
 
 // response is a finished exchange with the gateway.

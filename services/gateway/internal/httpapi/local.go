@@ -11,9 +11,21 @@ func (s *Server) local(c *fiber.Ctx, r *routes.Route) error {
 	switch r.Template {
 	case "/healthz":
 		return s.Identity.Handler(c)
+	case "/readyz":
+		return s.ready(c)
 	case "/api/openapi.json":
 		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
 		return c.Send(s.OpenAPI)
 	}
 	return errNoRoute
+}
+
+// ready answers /readyz in the shape every service uses: 200 once each service the gateway
+// waits for is ready, 503 naming the ones still awaited before.
+func (s *Server) ready(c *fiber.Ctx) error {
+	r := s.Ready.Check(c.UserContext())
+	if !r.Ready {
+		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"error": "not_ready", "code": "not_ready", "waiting": r.Waiting})
+	}
+	return c.JSON(fiber.Map{"ready": true})
 }

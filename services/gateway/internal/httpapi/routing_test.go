@@ -154,12 +154,22 @@ func TestServiceHeadersAreFiltered(t *testing.T) {
 	}
 }
 
-func TestServiceDownIsBadGateway(t *testing.T) {
-	h := start(t, options{down: []string{"billing"}})
+// A service that is not listening makes only its own routes 503 service_unavailable, in the
+// contract's error shape, naming the service; every other route keeps working.
+func TestServiceDownIsServiceUnavailable(t *testing.T) {
+	h := start(t, options{down: []string{"billing", "databases"}})
+	want := `{"error":"service_unavailable","code":"service_unavailable","message":"The billing service is not answering; retry shortly."}`
 	r := h.do("GET", "/api/billing", "svc_alice", nil)
-	expect(t, r, 502, `{"error":"bad_gateway","code":"bad_gateway"}`)
+	expect(t, r, 503, want)
+	expect(t, h.do("POST", "/api/billing/checkout", "svc_alice", strings.NewReader(`{"plan":"flock"}`)), 503, want)
 	r = h.do("GET", "/api/plans", "", nil)
-	expect(t, r, 502, `{"error":"bad_gateway","code":"bad_gateway"}`)
+	expect(t, r, 503, want)
+	for _, p := range []string{"/api/apps/blue/database", "/api/apps/blue/database/dumps"} {
+		expect(t, h.do("GET", p, "svc_alice", nil), 503,
+			`{"error":"service_unavailable","code":"service_unavailable","message":"The databases service is not answering; retry shortly."}`)
+	}
+	expect(t, h.do("GET", "/api/apps", "svc_alice", nil), 200, "")
+	expect(t, h.do("GET", "/api/account", "svc_alice", nil), 200, "")
 	// A request without a body leaves nothing unread on the connection: it stays open.
 	if r.Header.Get("Connection") == "close" {
 		t.Fatal("connection closed after a bodiless request")
@@ -169,9 +179,13 @@ func TestServiceDownIsBadGateway(t *testing.T) {
 	}
 }
 
-func TestIdentityDownIsBadGateway(t *testing.T) {
+func TestIdentityDownIsServiceUnavailable(t *testing.T) {
 	h := start(t, options{down: []string{"identity"}})
-	expect(t, h.do("GET", "/api/apps", "svc_alice", nil), 502, `{"error":"bad_gateway","code":"bad_gateway"}`)
+	r := h.do("GET", "/api/apps", "svc_alice", nil)
+	expect(t, r, 503, "")
+	if m := r.json(t); m["error"] != "service_unavailable" || m["code"] != "service_unavailable" || m["message"] == "" {
+		t.Fatalf("body %s", r.Body)
+	}
 }
 
 func TestPathsNobodyOwnsAreNotFound(t *testing.T) {
@@ -187,4 +201,21 @@ func TestPathsNobodyOwnsAreNotFound(t *testing.T) {
 	if got := h.up.last(t); got.RequestURI != "/api/apps/x/deploys/d1/events" {
 		t.Fatalf("upstream saw %s", got.RequestURI)
 	}
+}
+
+// The gateway is ready once every service it routes to is; before, /readyz names the ones
+// it waits for. A burst of /readyz reaches each service once, not once per request.
+func TestReadyzFollowsTheServices(t *testing.T) {
+	h := start(t, options{down: []string{"logs", "apps"}})
+	r := h.do("GET", "/readyz", "", nil)
+	expect(t, r, 503, `{"code":"not_ready","error":"not_ready","waiting":["apps","logs"]}`)
+	for i := 0; i < 100; i++ {
+		h.do("GET", "/readyz", "", nil)
+	}
+	if n := h.up.readyProbes.Load(); n > 8 { // four live services, asked once a second at most
+		t.Fatalf("100 /readyz asked the services %d times", n)
+	}
+
+	up := start(t, options{})
+	expect(t, up.do("GET", "/readyz", "", nil), 200, `{"ready":true}`)
 }

@@ -16,8 +16,10 @@ import (
 	"tori.dev/pkg/health"
 	"tori.dev/services/gateway/internal/clientip"
 	"tori.dev/services/gateway/internal/cors"
+	"tori.dev/services/gateway/internal/idempotency"
 	"tori.dev/services/gateway/internal/proxy"
 	"tori.dev/services/gateway/internal/ratelimit"
+	"tori.dev/services/gateway/internal/readiness"
 )
 
 // MaxBody caps a request body. The services enforce each plan's upload size (1 GiB at most);
@@ -37,6 +39,11 @@ type Authenticator interface {
 	Authenticate(ctx context.Context, authorization string) (callerid.Caller, error)
 }
 
+// Readiness reports whether the services behind the gateway are ready.
+type Readiness interface {
+	Check(ctx context.Context) readiness.Report
+}
+
 // Deps is everything the HTTP front uses.
 type Deps struct {
 	Log       *slog.Logger
@@ -48,6 +55,9 @@ type Deps struct {
 	ClientIP  *clientip.Resolver
 	CORS      *cors.Policy
 	Proxy     *proxy.Proxy
+	Ready     Readiness
+	// Idempotency keeps Idempotency-Key records; nil turns the header off.
+	Idempotency idempotency.Store
 }
 
 // Server is the gateway's request handling.

@@ -33,7 +33,8 @@ var shared = map[string]map[string]bool{
 // Merge lays fragments over base: a service's path items replace the gateway's description of
 // the same paths whole, its components are added, and two fragments that disagree about a
 // component are an error for a person to settle. Then every operation gets the answers the
-// gateway itself gives (401, 429, 502), components nothing refers to any more are dropped, and
+// gateway itself gives (401, 429, 503, and the Idempotency-Key header with its 409 on every
+// POST), components nothing refers to any more are dropped, and
 // the tag list covers every tag used.
 func Merge(base Doc, fragments ...Fragment) error {
 	paths := child(base, "paths")
@@ -75,7 +76,9 @@ func Merge(base Doc, fragments ...Fragment) error {
 	return nil
 }
 
-// decorate adds the gateway's own answers to every listed operation that lacks them.
+// decorate adds the gateway's own answers to every listed operation that lacks them: 503 when
+// the owning service is not answering (it replaces the 502 earlier documents gave), 401 and 429
+// where the gateway refuses, and on every POST the Idempotency-Key header with its 409s.
 func decorate(paths Doc) {
 	for _, r := range routes.All() {
 		op := asMap(asMap(paths[r.Template])[strings.ToLower(r.Method)])
@@ -88,7 +91,10 @@ func decorate(paths Doc) {
 				rs[code] = Doc{"$ref": "#/components/responses/" + name}
 			}
 		}
-		add("502", "BadGateway")
+		if asMap(rs["502"])["$ref"] == "#/components/responses/BadGateway" {
+			delete(rs, "502")
+		}
+		add("503", "ServiceUnavailable")
 		if !r.Public {
 			add("401", "Unauthorized")
 		}
@@ -97,6 +103,36 @@ func decorate(paths Doc) {
 			add("429", "SlowDown")
 		case r.Bucket != routes.NoBucket || !r.Public:
 			add("429", "RateLimited")
+		}
+		if r.Method == "POST" {
+			addIdempotency(op, rs)
+		}
+	}
+}
+
+// idempotencyNote is added to a service's own 409 so that its description covers the
+// gateway's too; its presence marks the 409 as done, so merging again changes nothing.
+const idempotencyNote = " Also, with an `Idempotency-Key`: `idempotency_key_reused` (the key was used with another body, or its first answer was too large to keep) or `request_in_progress` (a request with the key is still running)."
+
+func addIdempotency(op, rs Doc) {
+	const ref = "#/components/parameters/IdempotencyKey"
+	params, _ := op["parameters"].([]any)
+	has := false
+	for _, p := range params {
+		if asMap(p)["$ref"] == ref {
+			has = true
+		}
+	}
+	if !has {
+		op["parameters"] = append(params, Doc{"$ref": ref})
+	}
+	own, ok := rs["409"].(map[string]any)
+	switch {
+	case !ok:
+		rs["409"] = Doc{"$ref": "#/components/responses/IdempotencyConflict"}
+	case own["$ref"] == nil:
+		if d, _ := own["description"].(string); !strings.Contains(d, "idempotency_key_reused") {
+			own["description"] = d + idempotencyNote
 		}
 	}
 }

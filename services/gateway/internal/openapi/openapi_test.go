@@ -26,7 +26,8 @@ const base = `{
     "securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer"}},
     "responses": {
       "Unauthorized": {"description": "u"}, "RateLimited": {"description": "r"},
-      "SlowDown": {"description": "s"}, "BadGateway": {"description": "b"}
+      "SlowDown": {"description": "s"}, "ServiceUnavailable": {"description": "b"},
+      "IdempotencyConflict": {"description": "i"}
     },
     "schemas": {"Error": {"type": "object", "properties": {"hold": {}}}, "OldAccount": {"type": "object"}}
   }
@@ -57,7 +58,7 @@ func TestMergeReplacesPathsDecoratesAndPrunes(t *testing.T) {
 	if rs["401"].(map[string]any)["description"] != "mine" {
 		t.Fatal("a service's own 401 must be kept")
 	}
-	for _, code := range []string{"429", "502"} {
+	for _, code := range []string{"429", "503"} {
 		if _, ok := rs[code]; !ok {
 			t.Fatalf("GET /api/account lacks the gateway's %s", code)
 		}
@@ -114,5 +115,48 @@ func TestEncodeKeepsAngleBrackets(t *testing.T) {
 	out, err := Encode(Doc{"d": "Bearer <token> & co"})
 	if err != nil || !strings.Contains(string(out), "Bearer <token> & co") {
 		t.Fatalf("%s %v", out, err)
+	}
+}
+
+// An earlier document's 502 becomes the gateway's 503; every POST takes Idempotency-Key and
+// documents its 409s, and a service's own 409 gets the gateway's conditions added once.
+func TestMergeDocumentsUnavailableAndIdempotency(t *testing.T) {
+	doc := parse(t, `{
+	  "paths": {
+	    "/api/plans": {"get": {"security": [], "responses": {"502": {"$ref": "#/components/responses/BadGateway"}}}},
+	    "/api/tokens": {"post": {"responses": {"201": {"description": "made"}}}},
+	    "/api/apps": {"post": {"parameters": [{"name": "X", "in": "header"}], "responses": {"409": {"description": "slug taken."}}}}
+	  },
+	  "components": {"responses": {"BadGateway": {"description": "b"}, "ServiceUnavailable": {"description": "s"},
+	    "IdempotencyConflict": {"description": "i"}, "Unauthorized": {"description": "u"}, "RateLimited": {"description": "r"}},
+	    "parameters": {"IdempotencyKey": {"name": "Idempotency-Key", "in": "header"}}}
+	}`)
+	for i := 0; i < 2; i++ { // twice: merging again changes nothing
+		if err := Merge(doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	paths := doc["paths"].(map[string]any)
+	plans := paths["/api/plans"].(map[string]any)["get"].(map[string]any)["responses"].(map[string]any)
+	if _, ok := plans["502"]; ok || plans["503"] == nil {
+		t.Fatalf("plans responses %v", plans)
+	}
+	if _, ok := doc["components"].(map[string]any)["responses"].(map[string]any)["BadGateway"]; ok {
+		t.Fatal("BadGateway kept with nothing referring to it")
+	}
+	tokens := paths["/api/tokens"].(map[string]any)["post"].(map[string]any)
+	if tokens["responses"].(map[string]any)["409"].(map[string]any)["$ref"] != "#/components/responses/IdempotencyConflict" {
+		t.Fatalf("tokens 409: %v", tokens["responses"])
+	}
+	if ps := tokens["parameters"].([]any); len(ps) != 1 {
+		t.Fatalf("tokens parameters %v", ps)
+	}
+	apps := paths["/api/apps"].(map[string]any)["post"].(map[string]any)
+	if ps := apps["parameters"].([]any); len(ps) != 2 {
+		t.Fatalf("apps parameters %v", ps)
+	}
+	d := apps["responses"].(map[string]any)["409"].(map[string]any)["description"].(string)
+	if !strings.HasPrefix(d, "slug taken.") || strings.Count(d, "idempotency_key_reused") != 1 || !strings.Contains(d, "request_in_progress") {
+		t.Fatalf("apps 409: %q", d)
 	}
 }

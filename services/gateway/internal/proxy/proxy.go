@@ -54,10 +54,24 @@ type Result struct {
 	CountBucket bool
 }
 
+// Observer sees one forwarded exchange as it passes, without holding either body: the
+// request body's bytes as the service reads them, the response's status and headers, the
+// response body's bytes as the client is sent them, and the end.
+type Observer interface {
+	RequestBody(p []byte)
+	Response(status int, header http.Header)
+	ResponseBody(p []byte)
+	// Done is called once: after the response body was written to the client (or failed), or
+	// when there was no answer (err set). requestComplete says whether the service read the
+	// whole request body; responseComplete whether the whole response body passed.
+	Done(requestComplete, responseComplete bool, err error)
+}
+
 // Forward sends the request in c to the service at base (scheme://host[:port]) with the same
 // method, raw path and query, and streams the answer back into c. ctx carries the trace; it
 // must outlive the handler, because the answer's body is copied after the handler returns.
-func (p *Proxy) Forward(ctx context.Context, c *fiber.Ctx, base string, caller callerid.Caller) (Result, error) {
+// obs, when not nil, observes the exchange.
+func (p *Proxy) Forward(ctx context.Context, c *fiber.Ctx, base string, caller callerid.Caller, obs Observer) (Result, error) {
 	fc := c.Context()
 	method := c.Method()
 
@@ -70,6 +84,9 @@ func (p *Proxy) Forward(ctx context.Context, c *fiber.Ctx, base string, caller c
 	cl := bodyLength(&fc.Request.Header)
 	if cl > p.maxBody {
 		Discard(c)
+		if obs != nil {
+			obs.Done(false, false, ErrTooLarge)
+		}
 		return Result{}, ErrTooLarge
 	}
 	var (
@@ -81,13 +98,16 @@ func (p *Proxy) Forward(ctx context.Context, c *fiber.Ctx, base string, caller c
 		if stream == nil { // the server buffered it after all (a test harness)
 			stream = bytes.NewReader(fc.Request.Body())
 		}
-		guard = &guardedBody{r: stream, max: p.maxBody, conn: fc.Conn()}
+		guard = &guardedBody{r: stream, max: p.maxBody, conn: fc.Conn(), obs: obs}
 		body = guard
 	}
 
 	req, err := http.NewRequestWithContext(ctx, method, target, body)
 	if err != nil {
 		Discard(c)
+		if obs != nil {
+			obs.Done(false, false, err)
+		}
 		return Result{}, fmt.Errorf("%w: %v", ErrBadRequest, err)
 	}
 	switch {
@@ -108,6 +128,9 @@ func (p *Proxy) Forward(ctx context.Context, c *fiber.Ctx, base string, caller c
 			_ = guard.Close()
 			fc.SetConnectionClose() // whatever of the body is unread is still on the connection
 		}
+		if obs != nil {
+			obs.Done(false, false, err)
+		}
 		return Result{}, fmt.Errorf("%w: %v", ErrUpstream, err)
 	}
 	if guard != nil && !guard.Complete() {
@@ -115,23 +138,31 @@ func (p *Proxy) Forward(ctx context.Context, c *fiber.Ctx, base string, caller c
 	}
 
 	res := Result{Status: resp.StatusCode, CountBucket: resp.Header.Get(CountBucketHeader) == "1"}
+	if obs != nil {
+		obs.Response(resp.StatusCode, resp.Header)
+	}
 	c.Status(resp.StatusCode)
 	copyResponseHeaders(resp.Header, &fc.Response.Header)
 
-	if method == fiber.MethodHead || resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified {
+	if method == fiber.MethodHead || resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified || resp.ContentLength == 0 {
 		if method == fiber.MethodHead && resp.ContentLength >= 0 {
 			fc.Response.SkipBody = true
 			fc.Response.Header.SetContentLength(int(resp.ContentLength))
 		}
 		_ = resp.Body.Close()
+		complete := guard == nil || guard.Complete()
 		if guard != nil {
+			guard.drainRest()
 			_ = guard.Close()
+		}
+		if obs != nil {
+			obs.Done(complete, true, nil)
 		}
 		return res, nil
 	}
 	// fasthttp copies the body after the handler returns, with its pooled buffers, and closes
 	// it when done: neither body is ever held whole in memory. -1 is "length unknown" to both.
-	fc.SetBodyStream(responseBody{ReadCloser: resp.Body, guard: guard}, int(resp.ContentLength))
+	fc.SetBodyStream(&responseBody{ReadCloser: resp.Body, guard: guard, obs: obs, length: resp.ContentLength}, int(resp.ContentLength))
 	return res, nil
 }
 

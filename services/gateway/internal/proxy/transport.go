@@ -13,10 +13,10 @@ func NewTransport() *http.Transport {
 	return &http.Transport{
 		// Internal traffic never goes through an environment-configured proxy.
 		Proxy: nil,
-		DialContext: (&net.Dialer{
+		DialContext: dialHeld(&net.Dialer{
 			Timeout:   5 * time.Second,
 			KeepAlive: 30 * time.Second,
-		}).DialContext,
+		}),
 		MaxIdleConns:        1024,
 		MaxIdleConnsPerHost: 256,
 		IdleConnTimeout:     90 * time.Second,

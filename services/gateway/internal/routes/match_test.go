@@ -11,6 +11,7 @@ func TestFind(t *testing.T) {
 	}{
 		{"GET", "/healthz", "GET /healthz", Local, true, NoBucket},
 		{"HEAD", "/healthz", "GET /healthz", Local, true, NoBucket},
+		{"GET", "/readyz", "GET /readyz", Local, true, NoBucket},
 		{"GET", "/api/openapi.json", "GET /api/openapi.json", Local, true, NoBucket},
 		{"GET", "/api/plans", "GET /api/plans", Billing, true, NoBucket},
 		{"POST", "/api/auth/magic-link", "POST /api/auth/magic-link", Identity, true, CountAll},
@@ -74,7 +75,7 @@ func TestFind(t *testing.T) {
 // The public operations are exactly the ones decisions.md lists.
 func TestPublicOperations(t *testing.T) {
 	want := map[string]bool{
-		"GET /healthz": true, "GET /api/plans": true, "GET /api/openapi.json": true,
+		"GET /healthz": true, "GET /readyz": true, "GET /api/plans": true, "GET /api/openapi.json": true,
 		"POST /api/auth/magic-link": true, "POST /api/auth/magic-link/verify": true,
 		"POST /api/auth/cli/device": true, "POST /api/auth/cli/token": true,
 	}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/mail"
 	"net/smtp"
+	"strings"
 	"time"
 
 	"tori.dev/services/identity/internal/app"
@@ -17,8 +18,8 @@ import (
 // a hung mail server must not hold a sign-in request forever.
 const dialTimeout = 15 * time.Second
 
-// SMTPSender delivers over SMTP. It upgrades with STARTTLS when the server offers it and
-// authenticates (PLAIN) when the URL carries a user.
+// SMTPSender delivers over SMTP. It upgrades with STARTTLS, which every server but one on
+// this host must offer, and authenticates (PLAIN) when the URL carries a user.
 type SMTPSender struct {
 	Addr     string // host:port
 	Username string
@@ -65,6 +66,9 @@ func (s SMTPSender) deliver(c *smtp.Client, host, from string, m app.Mail) error
 		if err := c.StartTLS(&tls.Config{ServerName: host}); err != nil {
 			return fmt.Errorf("mail: starttls: %w", err)
 		}
+	} else if !mayGoPlain(host) {
+		// A sign-in link is a credential: it crosses no network in the clear.
+		return fmt.Errorf("mail: %s offers no STARTTLS; only a loopback mail server may be used without TLS", host)
 	}
 	if s.Username != "" {
 		// net/smtp refuses PLAIN over an unencrypted link except to localhost, which is
@@ -90,4 +94,13 @@ func (s SMTPSender) deliver(c *smtp.Client, host, from string, m app.Mail) error
 		return fmt.Errorf("mail: end of data: %w", err)
 	}
 	return c.Quit()
+}
+
+// mayGoPlain says whether a mail server may be spoken to without TLS: only one on this host.
+func mayGoPlain(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
