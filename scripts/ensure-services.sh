@@ -3,6 +3,30 @@
 # both answer.
 set -euo pipefail
 
+# The zone agent's sandbox (services/zoneagent/README.md, "The sandbox"): bubblewrap for the
+# namespaces, pasta (passt) for each app's network, nftables for its egress rules, e2fsprogs
+# for each app's disk image, util-linux's prlimit. Installed once, when missing.
+sandbox_tools() {
+  local missing=()
+  command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+  command -v pasta >/dev/null 2>&1 || missing+=(passt)
+  command -v nft >/dev/null 2>&1 || [ -x /usr/sbin/nft ] || missing+=(nftables)
+  command -v mkfs.ext4 >/dev/null 2>&1 || [ -x /usr/sbin/mkfs.ext4 ] || missing+=(e2fsprogs)
+  command -v prlimit >/dev/null 2>&1 || missing+=(util-linux)
+  if [ ${#missing[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing ${missing[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}" >/dev/null || {
+      apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}" >/dev/null
+    } || echo "could not install ${missing[*]}: the zone will refuse source deploys" >&2
+  fi
+  # pasta, running as each app's uid, opens /dev/net/tun to make the app's interface; most
+  # distributions leave it 0666 (opening it grants nothing outside one's own namespaces).
+  if [ -c /dev/net/tun ] && [ "$(stat -c %a /dev/net/tun)" != "666" ] && [ "$(id -u)" = 0 ]; then
+    chmod 0666 /dev/net/tun
+  fi
+}
+sandbox_tools
+
 pg_up() { pg_isready -q -h 127.0.0.1 -p 5432; }
 rabbit_up() { rabbitmq-diagnostics -q check_port_connectivity >/dev/null 2>&1; }
 

@@ -294,3 +294,14 @@ func zoneAppsDir(t testing.TB) string {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
 }
+
+// Pid is a running service's process id (a containment test asks its app to read the
+// agent's /proc/<pid>/environ).
+func (s *Stack) Pid(t testing.TB, name string) int {
+	t.Helper()
+	p, ok := s.procs[name]
+	if !ok || p.cmd.Process == nil {
+		t.Fatalf("harness: %s is not running", name)
+	}
+	return p.cmd.Process.Pid
+}

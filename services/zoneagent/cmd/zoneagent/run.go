@@ -81,7 +81,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	healthApp := fiber.New(fiber.Config{AppName: "zoneagent", DisableStartupMessage: true})
 	id := health.NewIdentity("zoneagent", version)
 	healthApp.Get("/healthz", id.Handler)
-	healthApp.Get("/readyz", id.ReadyHandler)
+	healthApp.Get("/readyz", readyz(id, runner.Sandbox.Unavailable))
 	// Registered before /readyz is served, so it is never ready with a consumer unbound.
 	subs := busapi.Subscriptions(agent)
 	for i := range subs {

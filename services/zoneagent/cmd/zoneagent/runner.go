@@ -8,29 +8,17 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
-	"syscall"
 
 	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/config"
 	"tori.dev/services/zoneagent/internal/runner"
+	"tori.dev/services/zoneagent/internal/store"
 )
 
 // newRunner makes the runner of service revisions and clears what a previous run left:
 // processes inside the apps folder, and containers no live route names.
-func newRunner(ctx context.Context, cfg config.Config, st app.Store, env runner.EnvOpener, logs runner.LogSink, log *slog.Logger) (*runner.Local, error) {
-	var fixed *syscall.Credential
-	if cfg.RunAsUser != "" {
-		u, err := user.Lookup(cfg.RunAsUser)
-		if err != nil {
-			return nil, fmt.Errorf("ZONE_RUN_AS_USER: %w", err)
-		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		fixed = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true}
-	}
+func newRunner(ctx context.Context, cfg config.Config, st *store.Store, env runner.EnvOpener, logs runner.LogSink, log *slog.Logger) (*runner.Local, error) {
 	appsDir := appsDir(cfg)
 	// Traverse-only for others: each app's uid reaches its own folder (0700) and lists nothing.
 	if err := os.MkdirAll(appsDir, 0o711); err != nil {
@@ -39,16 +27,32 @@ func newRunner(ctx context.Context, cfg config.Config, st app.Store, env runner.
 	if err := os.Chmod(appsDir, 0o711); err != nil {
 		return nil, err
 	}
-	sandbox := runner.NewSandbox(cfg.MemoryBytes, cfg.MaxProcesses, cfg.MaxOpenFiles, fixed)
-	cpu := runner.DetectCPUGroups(cfg.Zone)
-	log.InfoContext(ctx, "service sandbox", "appsDir", appsDir, "prlimit", sandbox.Prlimit != "", "perAppUIDs", sandbox.PerAppUIDs,
-		"fixedUser", cfg.RunAsUser, "cpuCeiling", cpu != nil, "imageRuntime", cfg.ImageRuntime)
+	sandbox := runner.NewSandbox(ctx, runner.SandboxConfig{
+		Zone: cfg.Zone, Bwrap: cfg.Bwrap, Pasta: cfg.Pasta, Nft: cfg.Nft, Prlimit: "prlimit", CgroupMount: cfg.CgroupMount,
+		UIDBase: cfg.UIDBase, UIDCount: cfg.UIDCount, MemoryBytes: cfg.MemoryBytes, MaxProcesses: cfg.MaxProcesses,
+		MaxOpenFiles: cfg.MaxOpenFiles, DiskBytes: cfg.DiskBytes, PoolerPort: cfg.PoolerPort,
+	})
+	if sandbox.Unavailable != "" {
+		// The one line an operator needs: customer code will not run here, and why.
+		log.ErrorContext(ctx, "sandbox unavailable: source deploys will fail with sandbox_unavailable; static sites are served: "+sandbox.Unavailable)
+	} else {
+		log.InfoContext(ctx, "service sandbox", "appsDir", appsDir, "bwrap", sandbox.Bwrap, "pasta", sandbox.Pasta,
+			"cgroupV2", sandbox.Cgroups.V2, "imageRuntime", cfg.ImageRuntime)
+	}
 	containers, err := containerRuntime(cfg.ImageRuntime)
 	if err != nil {
 		return nil, err
 	}
+	var disks *runner.Disks
+	if mkfs, err := exec.LookPath("mkfs.ext4"); err == nil {
+		disks = &runner.Disks{Dir: filepath.Join(cfg.DataDir, "disks"), Bytes: cfg.DiskBytes, Mkfs: mkfs}
+	} else if sandbox.Unavailable == "" {
+		sandbox.Unavailable = "mkfs.ext4 (e2fsprogs) not found, so apps' disks cannot be bounded"
+		log.ErrorContext(ctx, "sandbox unavailable: "+sandbox.Unavailable)
+	}
 	local := &runner.Local{
-		AppsDir: appsDir, ObjectsDir: cfg.Objects(), Containers: containers, Sandbox: sandbox, CPU: cpu,
+		AppsDir: appsDir, ObjectsDir: cfg.Objects(), Containers: containers, Sandbox: sandbox,
+		UIDs: st, UIDBase: cfg.UIDBase, UIDCount: cfg.UIDCount, Disks: disks, LogLinesPerSecond: cfg.LogLinesPerSecond,
 		Env: env, Logs: logs, IdleAfter: cfg.IdleAfter,
 		Napped: app.Scale{Store: st, Zone: cfg.Zone, Log: log}.Changed, Revision: st.Revision, Log: log,
 	}

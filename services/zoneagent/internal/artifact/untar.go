@@ -1,7 +1,8 @@
-// Package artifact unpacks deploy artifacts into a directory safely: only regular files and
-// folders (and, for source tarballs, symlinks that stay inside the tree), no absolute paths,
-// no `..`, and caps on total size and entry count, so a hostile tarball cannot write outside
-// its tree or fill the disk.
+// Package artifact unpacks deploy artifacts into a directory safely, and reads files back
+// from customer trees: only regular files and folders (and, for source tarballs, links that
+// stay inside the tree once every link is followed), no absolute paths, no `..`, no hard
+// links, FIFOs or devices, and caps on total size and entry count, so a hostile tarball
+// cannot make the agent write or read outside its tree, block, or fill the disk.
 package artifact
 
 import (
@@ -17,7 +18,7 @@ import (
 )
 
 // ErrUnsafe means the archive tried to leave its tree or break a cap; nothing of it is kept.
-var ErrUnsafe = errors.New("artifact: unsafe archive")
+var ErrUnsafe = errors.New("unsafe artifact")
 
 // Limits cap what one archive may unpack to.
 type Limits struct {
@@ -60,8 +61,11 @@ func Unpack(r io.Reader, gz bool, dst string, lim Limits) (files int, err error)
 		return 0, err
 	}
 	defer root.Close()
-	files, err = extract(tar.NewReader(r), root, lim)
+	files, links, err := extract(tar.NewReader(r), root, lim)
 	if err != nil {
+		return files, err
+	}
+	if err := checkTreeLinks(root, links); err != nil {
 		return files, err
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
@@ -70,24 +74,26 @@ func Unpack(r io.Reader, gz bool, dst string, lim Limits) (files int, err error)
 	return files, os.Rename(tmp, dst)
 }
 
-func extract(tr *tar.Reader, root *os.Root, lim Limits) (int, error) {
+// extract writes the archive's entries under root and returns the links it made, for
+// checkTreeLinks.
+func extract(tr *tar.Reader, root *os.Root, lim Limits) (files int, links []string, err error) {
 	var total int64
-	entries, files := 0, 0
+	entries := 0
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return files, nil
+			return files, links, nil
 		}
 		if err != nil {
-			return files, fmt.Errorf("%w: %v", ErrUnsafe, err)
+			return files, nil, fmt.Errorf("%w: %v", ErrUnsafe, err)
 		}
 		entries++
 		if lim.MaxEntries > 0 && entries > lim.MaxEntries {
-			return files, fmt.Errorf("%w: more than %d entries", ErrUnsafe, lim.MaxEntries)
+			return files, nil, fmt.Errorf("%w: more than %d entries", ErrUnsafe, lim.MaxEntries)
 		}
 		name, err := cleanName(h.Name)
 		if err != nil {
-			return files, err
+			return files, nil, err
 		}
 		if name == "" {
 			continue // the archive's own root folder
@@ -95,38 +101,56 @@ func extract(tr *tar.Reader, root *os.Root, lim Limits) (int, error) {
 		switch h.Typeflag {
 		case tar.TypeDir:
 			if err := root.MkdirAll(name, 0o755); err != nil {
-				return files, err
+				return files, nil, fmt.Errorf("%w: folder %q: %v", ErrUnsafe, h.Name, stripRoot(err))
 			}
 		case tar.TypeReg:
 			total += h.Size
 			if lim.MaxBytes > 0 && total > lim.MaxBytes {
-				return files, fmt.Errorf("%w: more than %d bytes", ErrUnsafe, lim.MaxBytes)
+				return files, nil, fmt.Errorf("%w: more than %d bytes", ErrUnsafe, lim.MaxBytes)
 			}
 			if err := writeFile(root, name, h, tr); err != nil {
-				return files, err
+				return files, nil, err
 			}
 			files++
 		case tar.TypeSymlink:
 			if !lim.AllowSymlinks {
-				return files, fmt.Errorf("%w: link %q", ErrUnsafe, h.Name)
+				return files, nil, fmt.Errorf("%w: link %q: a site holds no links", ErrUnsafe, h.Name)
 			}
-			if err := linkInside(name, h.Linkname); err != nil {
-				return files, err
+			if err := checkLink(name, h.Linkname); err != nil {
+				return files, nil, err
 			}
 			if dir := path.Dir(name); dir != "." {
 				if err := root.MkdirAll(dir, 0o755); err != nil {
-					return files, err
+					return files, nil, fmt.Errorf("%w: link %q: %v", ErrUnsafe, h.Name, stripRoot(err))
 				}
 			}
 			if err := root.Symlink(h.Linkname, name); err != nil {
-				return files, fmt.Errorf("%w: link %q: %v", ErrUnsafe, h.Name, err)
+				return files, nil, fmt.Errorf("%w: link %q: %v", ErrUnsafe, h.Name, stripRoot(err))
 			}
+			links = append(links, name)
 		case tar.TypeXGlobalHeader, tar.TypeXHeader:
 			continue
 		default:
-			// Hard links, devices, fifos: none belongs in a site or a source tree.
-			return files, fmt.Errorf("%w: entry %q of type %q", ErrUnsafe, h.Name, h.Typeflag)
+			// None belongs in a site or a source tree, and a FIFO or a device would make
+			// whoever opens it (the agent reading a manifest) block or read a host device.
+			return files, nil, fmt.Errorf("%w: entry %q is %s", ErrUnsafe, h.Name, kind(h.Typeflag))
 		}
+	}
+}
+
+// kind names a refused tar entry type for the customer.
+func kind(t byte) string {
+	switch t {
+	case tar.TypeLink:
+		return "a hard link; only regular files, folders and relative links are allowed"
+	case tar.TypeFifo:
+		return "a FIFO"
+	case tar.TypeChar:
+		return "a character device"
+	case tar.TypeBlock:
+		return "a block device"
+	default:
+		return fmt.Sprintf("of unsupported type %q", t)
 	}
 }
 
@@ -147,23 +171,10 @@ func cleanName(n string) (string, error) {
 	return c, nil
 }
 
-// linkInside refuses a link whose target, resolved from the link's folder, leaves the tree.
-// The tree's own links are checked again by os.Root when files are written through them.
-func linkInside(name, target string) error {
-	if target == "" || strings.HasPrefix(target, "/") || strings.ContainsAny(target, "\\\x00") {
-		return fmt.Errorf("%w: link %q → %q", ErrUnsafe, name, target)
-	}
-	resolved := path.Join(path.Dir(name), target)
-	if resolved == ".." || strings.HasPrefix(resolved, "../") {
-		return fmt.Errorf("%w: link %q → %q escapes the tree", ErrUnsafe, name, target)
-	}
-	return nil
-}
-
 func writeFile(root *os.Root, name string, h *tar.Header, r io.Reader) error {
 	if dir := path.Dir(name); dir != "." {
 		if err := root.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("%w: %v", ErrUnsafe, err)
+			return fmt.Errorf("%w: file %q: %v", ErrUnsafe, h.Name, stripRoot(err))
 		}
 	}
 	mode := os.FileMode(0o644)
@@ -174,7 +185,7 @@ func writeFile(root *os.Root, name string, h *tar.Header, r io.Reader) error {
 	// this write.
 	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrUnsafe, err)
+		return fmt.Errorf("%w: file %q: %v", ErrUnsafe, h.Name, stripRoot(err))
 	}
 	_, err = io.CopyN(f, r, h.Size)
 	if cerr := f.Close(); err == nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -63,24 +64,43 @@ func TestUnpackKeepsTree(t *testing.T) {
 
 // Hostile archives are refused and leave nothing behind.
 func TestUnpackRefusesEscapes(t *testing.T) {
-	for name, entries := range map[string][]entry{
-		"dotdot":             {{name: "../evil", body: "x"}},
-		"nested dotdot":      {{name: "a/../../evil", body: "x"}},
-		"absolute":           {{name: "/etc/evil", body: "x"}},
-		"escaping link":      {{name: "out", link: "../../etc", typ: tar.TypeSymlink}},
-		"absolute link":      {{name: "out", link: "/etc/passwd", typ: tar.TypeSymlink}},
-		"write through link": {{name: "d", link: ".", typ: tar.TypeSymlink}, {name: "e", link: "d/../..", typ: tar.TypeSymlink}},
-		"hard link":          {{name: "h", link: "/etc/passwd", typ: tar.TypeLink}},
-		"device":             {{name: "dev", typ: tar.TypeChar}},
-		"too many entries":   {{name: "1", body: "x"}, {name: "2", body: "x"}, {name: "3", body: "x"}},
-		"too large":          {{name: "big", body: "0123456789abcdef"}},
+	sym := func(name, target string) entry { return entry{name: name, link: target, typ: tar.TypeSymlink} }
+	for _, tc := range []struct {
+		name    string
+		entries []entry
+		says    string // what the error tells the customer
+	}{
+		{"dotdot path", []entry{{name: "../evil", body: "x"}}, `path "../evil"`},
+		{"nested dotdot path", []entry{{name: "a/../../evil", body: "x"}}, `path "a/../../evil"`},
+		{"absolute path", []entry{{name: "/etc/evil", body: "x"}}, `path "/etc/evil"`},
+		{"dotdot link", []entry{sym("out", "../../etc")}, "leaves the tree"},
+		{"absolute link", []entry{sym("out", "/etc/passwd")}, "only relative links"},
+		{"link to /dev/zero", []entry{sym("tori.json", "/dev/zero")}, "only relative links"},
+		{"write through link", []entry{sym("d", "."), sym("e", "d/../..")}, "leaves the tree"},
+		// Each link alone stays inside as text; followed through the tree, `e` names its parent.
+		{"chain a→b→../..", []entry{sym("x/up", ".."), sym("e", "x/up/..")}, `link "e" leads out of the tree`},
+		{"longer chain", []entry{sym("x/up", ".."), sym("e", "x/up/x/up/x/up/..")}, `link "e" leads out of the tree`},
+		// The link that makes the chain escape comes after the one that uses it.
+		{"chain made later", []entry{sym("e", "x/up/.."), sym("x/up", "..")}, `link "e" leads out of the tree`},
+		{"chain through a folder link", []entry{sym("a", "b"), sym("b", "c/.."), sym("c", "x/up"), sym("x/up", "..")}, "leads out of the tree"},
+		{"link loop", []entry{sym("a", "b"), sym("b", "a")}, "too many levels"},
+		{"hard link outside", []entry{{name: "h", link: "/etc/passwd", typ: tar.TypeLink}}, "a hard link"},
+		{"hard link inside", []entry{{name: "f", body: "x"}, {name: "h", link: "f", typ: tar.TypeLink}}, "a hard link"},
+		{"fifo", []entry{{name: "tori.json", typ: tar.TypeFifo}}, `"tori.json" is a FIFO`},
+		{"char device", []entry{{name: "zero", typ: tar.TypeChar}}, "a character device"},
+		{"block device", []entry{{name: "sda", typ: tar.TypeBlock}}, "a block device"},
+		{"too many entries", []entry{{name: "1"}, {name: "2"}, {name: "3"}, {name: "4"}, {name: "5"}}, "more than 4 entries"},
+		{"too large", []entry{{name: "big", body: "0123456789abcdef"}}, "more than 10 bytes"},
 	} {
-		t.Run(name, func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			parent := t.TempDir()
 			dst := filepath.Join(parent, "tree")
-			_, err := Unpack(archive(t, false, entries...), false, dst, Limits{MaxBytes: 10, MaxEntries: 2, AllowSymlinks: true})
-			if !errors.Is(err, ErrUnsafe) {
-				t.Fatalf("got %v, want ErrUnsafe", err)
+			_, err := Unpack(archive(t, false, tc.entries...), false, dst, Limits{MaxBytes: 10, MaxEntries: 4, AllowSymlinks: true})
+			if !errors.Is(err, ErrUnsafe) || !strings.Contains(err.Error(), tc.says) {
+				t.Fatalf("got %v, want ErrUnsafe saying %q", err, tc.says)
+			}
+			if strings.Contains(err.Error(), parent) {
+				t.Fatalf("the error shows a host path: %v", err)
 			}
 			left, _ := os.ReadDir(parent)
 			if len(left) != 0 {
@@ -90,6 +110,28 @@ func TestUnpackRefusesEscapes(t *testing.T) {
 				t.Fatal("wrote outside the tree")
 			}
 		})
+	}
+}
+
+// Links that stay inside, however they get there, are kept: node_modules/.bin and the like.
+func TestUnpackKeepsLinksInside(t *testing.T) {
+	sym := func(name, target string) entry { return entry{name: name, link: target, typ: tar.TypeSymlink} }
+	dst := filepath.Join(t.TempDir(), "tree")
+	_, err := Unpack(archive(t, false,
+		entry{name: "lib/pkg/cli.js", body: "js"},
+		sym("node_modules/.bin/cli", "../../lib/pkg/cli.js"),
+		sym("x/up", ".."),                  // the tree's root, reached from below
+		sym("via", "x/up/x/up/lib"),        // a chain that stays inside
+		sym("dangling", "not/there/yet"),   // harmless: it names a place inside
+		sym("a", "b"), sym("b", "lib/pkg"), // a → b → lib/pkg
+	), false, dst, Limits{MaxBytes: 100, MaxEntries: 20, AllowSymlinks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"node_modules/.bin/cli", "via/pkg/cli.js", "a/cli.js"} {
+		if b, err := os.ReadFile(filepath.Join(dst, p)); string(b) != "js" {
+			t.Errorf("%s reads %q, %v", p, b, err)
+		}
 	}
 }
 

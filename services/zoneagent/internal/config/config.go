@@ -35,13 +35,22 @@ type Config struct {
 	// ImageRuntime names the docker-compatible CLI (docker, podman or a path) image deploys
 	// run through; empty means none, and image deploys fail with image_runtime_unavailable.
 	ImageRuntime string `env:"ZONE_IMAGE_RUNTIME"`
-	// RunAsUser, when set and the agent runs as root, is the unprivileged user customer
-	// processes run as.
-	RunAsUser string `env:"ZONE_RUN_AS_USER"`
-	// Resource limits of customer processes.
-	MemoryBytes  int64 `env:"ZONE_PROCESS_MEMORY_BYTES, default=536870912"`
-	MaxProcesses int64 `env:"ZONE_PROCESS_MAX_PROCS, default=256"`
-	MaxOpenFiles int64 `env:"ZONE_PROCESS_MAX_FILES, default=1024"`
+	// The sandbox (README "The sandbox"): its tools, the apps' uid range, and each app's
+	// limits.
+	Bwrap       string `env:"ZONE_BWRAP, default=bwrap"`
+	Pasta       string `env:"ZONE_PASTA, default=pasta"`
+	Nft         string `env:"ZONE_NFT, default=nft"`
+	CgroupMount string `env:"ZONE_CGROUP_MOUNT, default=/sys/fs/cgroup"`
+	UIDBase     uint32 `env:"ZONE_APP_UID_BASE, default=200000"`
+	UIDCount    uint32 `env:"ZONE_APP_UID_COUNT, default=100000"`
+	// Resource limits of each app (its processes together), and of each process's files.
+	MemoryBytes       int64 `env:"ZONE_PROCESS_MEMORY_BYTES, default=536870912"`
+	MaxProcesses      int64 `env:"ZONE_PROCESS_MAX_PROCS, default=256"`
+	MaxOpenFiles      int64 `env:"ZONE_PROCESS_MAX_FILES, default=1024"`
+	DiskBytes         int64 `env:"ZONE_APP_DISK_BYTES, default=1073741824"`
+	LogLinesPerSecond int   `env:"ZONE_APP_LOG_LINES_PER_SECOND, default=500"`
+	// PoolerPort is the one host loopback port an app reaches (its database pooler); 0: none.
+	PoolerPort int `env:"ZONE_POOLER_PORT, default=6432"`
 	// IdleAfter: a service on a minScale-0 plan naps after this long without a request.
 	IdleAfter time.Duration `env:"ZONE_IDLE_AFTER, default=15m"`
 	// ShutdownTimeout bounds how long requests may finish after a stop signal.
@@ -79,8 +88,17 @@ func (c *Config) Validate() error {
 	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		errs = append(errs, errors.New("DATABASE_URL must be a postgres:// URL"))
 	}
-	if c.MemoryBytes <= 0 || c.MaxProcesses <= 0 || c.MaxOpenFiles <= 0 || c.IdleAfter <= 0 || c.ShutdownTimeout <= 0 {
-		errs = append(errs, errors.New("process limits, ZONE_IDLE_AFTER and ZONEAGENT_SHUTDOWN_TIMEOUT must be positive"))
+	if c.MemoryBytes <= 0 || c.MaxProcesses <= 0 || c.MaxOpenFiles <= 0 || c.IdleAfter <= 0 || c.ShutdownTimeout <= 0 || c.LogLinesPerSecond <= 0 {
+		errs = append(errs, errors.New("process limits, ZONE_APP_LOG_LINES_PER_SECOND, ZONE_IDLE_AFTER and ZONEAGENT_SHUTDOWN_TIMEOUT must be positive"))
+	}
+	if c.DiskBytes < 16<<20 {
+		errs = append(errs, errors.New("ZONE_APP_DISK_BYTES must be at least 16 MiB"))
+	}
+	if c.UIDBase < 1000 || c.UIDCount < 2 || uint64(c.UIDBase)+uint64(c.UIDCount) > 1<<32-2 {
+		errs = append(errs, errors.New("ZONE_APP_UID_BASE must be at least 1000 and ZONE_APP_UID_COUNT at least 2, within 32 bits"))
+	}
+	if c.PoolerPort < 0 || c.PoolerPort > 65535 {
+		errs = append(errs, errors.New("ZONE_POOLER_PORT must be a port or 0"))
 	}
 	if err := c.Config.Validate(); err != nil {
 		errs = append(errs, err)

@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -33,17 +34,48 @@ type ContainerRuntime interface {
 	List(ctx context.Context) ([]string, error)
 }
 
-// Container is one container to run.
+// Container is one container to run. Every container of an app gets the sandbox's promise:
+// a network of its own, the app's uid, no capabilities, no_new_privs, limits, and a
+// read-only root with one writable folder and a private /tmp.
 type Container struct {
 	Name  string
 	Image string
 	Args  []string          // the command; empty runs the image's own
 	Env   map[string]string // written to an env-file, never onto the command line
-	Port  int               // PORT, which the service listens on (host network); 0: none
-	// Resource limits; zero leaves the engine's default.
+	// Port is the host port, on 127.0.0.1 only, that the edge reaches the container's
+	// ContainerPort ($PORT inside) through; 0: none (the release Job).
+	Port int
+	// UID and GID the container's processes run as: the app's own, never root.
+	UID, GID uint32
+	// Volume is the host folder mounted writable at AppVolume, owned by UID.
+	Volume string
+	// Resource limits; each is required.
 	MemoryBytes int64
 	CPUs        float64
 	PidsLimit   int64
+	TmpBytes    int64 // the size of the tmpfs at /tmp
+}
+
+const (
+	// ContainerPort is $PORT inside every service container: the host port it is published
+	// on differs per container, the app need not know it.
+	ContainerPort = 8080
+	// AppVolume is where a container's one writable folder is mounted; the rest of its root
+	// is read-only, /tmp aside.
+	AppVolume = "/data"
+	// containerNetwork is the engine's default bridge: a network namespace of the
+	// container's own, which reaches the host only through its published port.
+	containerNetwork = "bridge"
+)
+
+// errUnconfined refuses a container that would run without part of the sandbox.
+var errUnconfined = errors.New("refusing to run a container without its user, volume and limits")
+
+func (ct Container) check() error {
+	if ct.UID == 0 || ct.GID == 0 || ct.Volume == "" || ct.MemoryBytes <= 0 || ct.CPUs <= 0 || ct.PidsLimit <= 0 || ct.TmpBytes <= 0 {
+		return fmt.Errorf("%w: %s", errUnconfined, ct.Name)
+	}
+	return nil
 }
 
 // CLI drives a docker-compatible container CLI (docker, podman) named by ZONE_IMAGE_RUNTIME.
@@ -92,6 +124,9 @@ func (c CLI) RunDetached(ctx context.Context, ct Container) (string, error) {
 // run writes the environment to a private env-file that lives only as long as the `run`
 // command: values never appear on a command line, where any user could read them in ps.
 func (c CLI) run(ctx context.Context, ct Container, detached bool, stdout, stderr io.Writer) error {
+	if err := ct.check(); err != nil {
+		return err
+	}
 	envFile, remove, err := writeEnvFile(c.EnvDir, ct.Env)
 	if err != nil {
 		return err
@@ -102,27 +137,35 @@ func (c CLI) run(ctx context.Context, ct Container, detached bool, stdout, stder
 	return cmd.Run()
 }
 
-// runArgs is the `run` command line: host network (the service listens on 127.0.0.1:$PORT
-// like a local process), the env-file, PORT, the resource limits, the image and its command.
+// runArgs is the `run` command line. The container gets a network namespace of its own
+// (never the host's: it would reach every port on the host's loopback), reached only
+// through 127.0.0.1:<Port> → $PORT; the app's uid; no capabilities and no_new_privs, so
+// no setuid binary of the image gains any; a read-only root with one writable folder and a
+// sized tmpfs /tmp; memory (swap included), CPU and process limits; then the image and its
+// command.
 func runArgs(ct Container, detached bool, envFile string) []string {
 	args := []string{"run", "--rm"}
 	if detached {
 		args = []string{"run", "-d"}
 	}
-	args = append(args, "--name", ct.Name, "--network", "host", "--env-file", envFile)
+	args = append(args, "--name", ct.Name,
+		"--network", containerNetwork,
+		"--user", fmt.Sprintf("%d:%d", ct.UID, ct.GID),
+		"--cap-drop", "ALL",
+		"--security-opt", "no-new-privileges",
+		"--read-only",
+		"--volume", ct.Volume+":"+AppVolume+":rw",
+		"--tmpfs", "/tmp:rw,nosuid,nodev,mode=1777,size="+strconv.FormatInt(ct.TmpBytes, 10),
+		"--env-file", envFile)
 	if ct.Port > 0 {
-		args = append(args, "-e", "PORT="+strconv.Itoa(ct.Port))
+		args = append(args, "-e", "PORT="+strconv.Itoa(ContainerPort),
+			"-p", "127.0.0.1:"+strconv.Itoa(ct.Port)+":"+strconv.Itoa(ContainerPort))
 	}
-	if ct.MemoryBytes > 0 {
-		args = append(args, "--memory", strconv.FormatInt(ct.MemoryBytes, 10))
-	}
-	if ct.CPUs > 0 {
-		args = append(args, "--cpus", strconv.FormatFloat(ct.CPUs, 'f', -1, 64))
-	}
-	if ct.PidsLimit > 0 {
-		args = append(args, "--pids-limit", strconv.FormatInt(ct.PidsLimit, 10))
-	}
-	args = append(args, ct.Image)
+	mem := strconv.FormatInt(ct.MemoryBytes, 10)
+	args = append(args, "--memory", mem, "--memory-swap", mem,
+		"--cpus", strconv.FormatFloat(ct.CPUs, 'f', -1, 64),
+		"--pids-limit", strconv.FormatInt(ct.PidsLimit, 10),
+		ct.Image)
 	return append(args, ct.Args...)
 }
 

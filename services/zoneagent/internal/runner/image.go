@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -99,8 +102,12 @@ func (l *Local) runReleaseContainer(ctx context.Context, rev revision.Revision, 
 	if err := l.Containers.Remove(ctx, name); err != nil {
 		return -1, err
 	}
+	ct, err := l.container(rev, name, vars, 0, rev.Release)
+	if err != nil {
+		return -1, err
+	}
 	out := newLineWriter(l.Logs, r, rev.AppID, rev.DeployID, "release")
-	err := l.Containers.Run(ctx, l.container(rev, name, vars, 0, rev.Release), out)
+	err = l.Containers.Run(ctx, ct, out)
 	out.Flush()
 	if ctx.Err() != nil {
 		l.removeContainer(name)
@@ -108,11 +115,65 @@ func (l *Local) runReleaseContainer(ctx context.Context, rev revision.Revision, 
 	return exitStatus(err), err
 }
 
-// container describes a container of the revision with the sandbox's limits and the plan's
-// CPU ceiling.
-func (l *Local) container(rev revision.Revision, name string, vars map[string]string, port int, args []string) Container {
-	return Container{Name: name, Image: rev.Image, Args: args, Env: vars, Port: port,
-		MemoryBytes: l.Sandbox.MemoryBytes, CPUs: rev.CPU, PidsLimit: l.Sandbox.MaxProcesses}
+// container describes a container of the revision with the sandbox's limits, the plan's
+// CPU ceiling, the app's identity and a fresh writable folder: like a process's tree, what
+// a container writes does not outlive it (a restart, a nap, a deploy).
+func (l *Local) container(rev revision.Revision, name string, vars map[string]string, port int, args []string) (Container, error) {
+	uid, gid := l.containerUser(rev.AppID)
+	volume, err := l.containerVolume(rev, name, uid, gid)
+	if err != nil {
+		return Container{}, err
+	}
+	cpus := rev.CPU
+	if cpus <= 0 {
+		cpus = minContainerCPUs
+	}
+	return Container{Name: name, Image: rev.Image, Args: args, Env: vars, Port: port, UID: uid, GID: gid, Volume: volume,
+		MemoryBytes: l.Sandbox.MemoryBytes, CPUs: cpus, PidsLimit: l.Sandbox.MaxProcesses, TmpBytes: ContainerTmpBytes}, nil
+}
+
+const (
+	// minContainerCPUs is the smallest plan's ceiling, for a revision recorded without one.
+	minContainerCPUs = 0.25
+	// ContainerTmpBytes sizes a container's /tmp.
+	// TODO(issue 10, disk quota): take ZONE_APP_DISK_BYTES once the sandbox has it.
+	ContainerTmpBytes = 64 << 20
+	// nobody is the identity of an app's containers when the agent has none of its own to
+	// give (it is not root and ZONE_RUN_AS_USER is unset): never the image's own root.
+	nobody = 65534
+)
+
+// containerUser is the uid and gid an app's containers run as: the one its processes run
+// as. Hook for the per-app uid allocation of issue 10: it answers through
+// Sandbox.Credential, so the allocation table feeds containers where it feeds processes.
+func (l *Local) containerUser(appID string) (uid, gid uint32) {
+	if cred := l.Sandbox.Credential(appID); cred != nil && cred.Uid != 0 && cred.Gid != 0 {
+		return cred.Uid, cred.Gid
+	}
+	return nobody, nobody
+}
+
+// containerVolume makes a container's writable folder afresh, owned by the app's uid, under
+// the revision's tree (removed with it on discard and on the app's deletion).
+func (l *Local) containerVolume(rev revision.Revision, name string, uid, gid uint32) (string, error) {
+	dir := filepath.Join(l.tree(rev.AppID, rev.DeployID), "volumes", name)
+	if err := os.RemoveAll(dir); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	if err := os.Chown(dir, int(uid), int(gid)); err != nil {
+		if !errors.Is(err, fs.ErrPermission) {
+			return "", err
+		}
+		// An agent that is not root cannot give the folder away; the tree above it is
+		// private to the agent, so opening this one folder exposes it to no other user.
+		if err := os.Chmod(dir, 0o777); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
 }
 
 // startContainer runs the revision's service container on a free port and waits until it
@@ -128,7 +189,11 @@ func (l *Local) startContainer(ctx context.Context, rev revision.Revision, vars 
 	if err := rt.Remove(ctx, name); err != nil {
 		return nil, err
 	}
-	id, err := rt.RunDetached(ctx, l.container(rev, name, vars, port, nil))
+	ct, err := l.container(rev, name, vars, port, nil)
+	if err != nil {
+		return nil, err
+	}
+	id, err := rt.RunDetached(ctx, ct)
 	if err != nil {
 		msg, _ := r.Redact(err.Error())
 		return nil, &revision.FailError{Code: CodeHealthFailed, Message: "start: " + msg}

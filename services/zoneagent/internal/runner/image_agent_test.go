@@ -96,6 +96,7 @@ func (z *imageZone) failure(deployID string) (string, string) {
 
 func newImageLocal(r *rig, rt ContainerRuntime) *Local {
 	return &Local{AppsDir: r.l.AppsDir, ObjectsDir: r.objDir, Containers: rt, Sandbox: r.l.Sandbox, Env: r.l.Env,
+		UIDs: r.l.UIDs, UIDBase: r.l.UIDBase, UIDCount: r.l.UIDCount,
 		Logs: r.sink, HealthTimeout: r.l.HealthTimeout}
 }
 
@@ -118,7 +119,7 @@ func TestImageDeployThroughTheAgentSurvivesARestart(t *testing.T) {
 
 	// The agent dies; its container and a release Job of a deploy in flight stay behind.
 	z.stop()
-	if _, err := eng.cli.RunDetached(context.Background(), Container{Name: "release-" + uuid.NewString(), Image: rev.Image, Port: 1}); err != nil {
+	if _, err := eng.cli.RunDetached(context.Background(), leftover(t, "release-"+uuid.NewString(), rev.Image)); err != nil {
 		t.Fatal(err)
 	}
 	second := newImageLocal(r, eng.cli)

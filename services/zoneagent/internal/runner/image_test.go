@@ -44,8 +44,14 @@ func newFakeEngine(t *testing.T) *fakeEngine {
 	}
 	e := &fakeEngine{t: t, state: t.TempDir(), cli: CLI{Path: bin, EnvDir: t.TempDir()}}
 	t.Setenv("FAKE_CONTAINER_STATE", e.state)
-	// Registered after the folders, so it runs before they go: no "container" outlives the test.
+	// Registered after the folders, so it runs before they go: no "container" outlives the
+	// test, and no test's containers ever shared the host's network.
 	t.Cleanup(func() {
+		for _, c := range e.calls() {
+			if hostNetwork(c) {
+				t.Errorf("a container was asked onto the host's network: %q", c)
+			}
+		}
 		entries, _ := os.ReadDir(filepath.Join(e.state, "containers"))
 		for _, en := range entries {
 			b, _ := os.ReadFile(filepath.Join(e.state, "containers", en.Name()))
@@ -176,22 +182,22 @@ func TestImageRevisionGoesLiveBehindTheEdge(t *testing.T) {
 		t.Fatalf("the container got the agent's environment: %q", body)
 	}
 
-	// The CLI saw the commands of the contract, and no environment value on any of them.
+	if !strings.HasSuffix(body, " port=8080") {
+		t.Fatalf("the container's $PORT is not ContainerPort: %q", body)
+	}
+
+	// The CLI saw the commands of the contract, each container sandboxed flag for flag, and
+	// no environment value on any of them.
 	name := "release-" + rev.DeployID
 	pulls := eng.callsStarting("pull", rev.Image)
-	jobRuns := eng.callsStarting("run", "--rm", "--name", name, "--network", "host", "--env-file")
-	starts := eng.callsStarting("run", "-d", "--name", "tori-"+rev.DeployID, "--network", "host", "--env-file")
+	jobRuns := eng.callsStarting("run", "--rm", "--name", name)
+	starts := eng.callsStarting("run", "-d", "--name", "tori-"+rev.DeployID)
 	if len(pulls) != 1 || len(jobRuns) != 1 || len(starts) != 1 {
 		t.Fatalf("commands: %q", eng.calls())
 	}
-	limits := []string{"--memory", "1073741824", "--cpus", "0.5", "--pids-limit", "256"}
-	if got := jobRuns[0][8:]; !slices.Equal(got, append(append(limits, rev.Image), rev.Release...)) {
-		t.Fatalf("release Job runs %q", got)
-	}
-	if got := starts[0][8:]; len(got) != 9 || got[0] != "-e" || !strings.HasPrefix(got[1], "PORT=") ||
-		!slices.Equal(got[2:], append(limits, rev.Image)) {
-		t.Fatalf("service runs with %q", got)
-	}
+	port := r.l.active[app].port
+	checkSandboxedRun(t, r, jobRuns[0], rev, name, 0, rev.Release)
+	checkSandboxedRun(t, r, starts[0], rev, "tori-"+rev.DeployID, port, nil)
 	for _, c := range eng.calls() {
 		if strings.Contains(strings.Join(c, " "), secret) {
 			t.Fatalf("an environment value reached a command line: %q", c)
@@ -430,7 +436,7 @@ func TestRecoverContainersAfterRestart(t *testing.T) {
 	// What a crashed agent left: its live services, an old one, a release Job, and a
 	// container that is none of the zone's business.
 	for _, name := range []string{"tori-" + live.DeployID, "tori-" + napper.DeployID, "tori-" + stale.DeployID, "release-" + stale.DeployID, "someone-else"} {
-		if _, err := eng.cli.RunDetached(ctx, Container{Name: name, Image: live.Image, Port: 1}); err != nil {
+		if _, err := eng.cli.RunDetached(ctx, leftover(t, name, live.Image)); err != nil {
 			t.Fatal(err)
 		}
 	}

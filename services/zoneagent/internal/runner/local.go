@@ -56,11 +56,18 @@ type Local struct {
 	// image deploys then fail with image_runtime_unavailable.
 	Containers ContainerRuntime
 	Sandbox    Sandbox
-	// CPU enforces the plan's CPU ceiling; nil where the host has no cgroup for it.
-	CPU   *CPUGroups
-	Env   EnvOpener
-	Logs  LogSink
-	Clock Clock
+	// UIDs is the zone's allocation table of app uids (a unique one per app); the range is
+	// UIDBase+1 .. UIDBase+UIDCount-1 (UIDBase is the sandbox probe's).
+	UIDs     UIDTable
+	UIDBase  uint32
+	UIDCount uint32
+	// Disks gives each app its own filesystem (the disk quota); nil keeps trees on AppsDir's.
+	Disks *Disks
+	// LogLinesPerSecond bounds each app's output; 0 leaves it unbounded.
+	LogLinesPerSecond int
+	Env               EnvOpener
+	Logs              LogSink
+	Clock             Clock
 	// HealthTimeout bounds how long a new process may take to answer its health check.
 	HealthTimeout time.Duration
 	// IdleAfter: a minScale-0 service with no request for this long is stopped (napping).
@@ -75,6 +82,14 @@ type Local struct {
 	active   map[string]*proc // by app: the process the edge proxies to
 	prepared map[string]*proc // by deploy: healthy, waiting for activation
 	waking   map[string]chan struct{}
+	bounds   map[string]*lineBound
+}
+
+// UIDTable allocates each app a uid of its own in [lo, hi], the same on every call, until
+// it is freed when the app is deleted.
+type UIDTable interface {
+	AllocateUID(ctx context.Context, appID string, lo, hi uint32) (uint32, error)
+	FreeUID(ctx context.Context, appID string) error
 }
 
 var _ app.Runner = (*Local)(nil)
@@ -82,6 +97,7 @@ var _ app.Runner = (*Local)(nil)
 func (l *Local) init() {
 	if l.active == nil {
 		l.active, l.prepared, l.waking = map[string]*proc{}, map[string]*proc{}, map[string]chan struct{}{}
+		l.bounds = map[string]*lineBound{}
 	}
 	if l.Clock == nil {
 		l.Clock = realClock{}
@@ -102,16 +118,25 @@ func (l *Local) Prepare(ctx context.Context, rev revision.Revision, jobs app.Job
 	l.mu.Lock()
 	l.init()
 	l.mu.Unlock()
+	if err := l.identity(ctx, rev.AppID); err != nil {
+		return err
+	}
 	if rev.Kind.Image() {
 		return l.prepareImage(ctx, rev, jobs)
 	}
+	if l.Sandbox.Unavailable != "" {
+		return &revision.FailError{Code: CodeSandboxUnavailable, Message: "this zone cannot confine customer code: " + l.Sandbox.Unavailable}
+	}
 	dir := l.tree(rev.AppID, rev.DeployID)
+	if err := l.appDisk(rev.AppID); err != nil {
+		return err
+	}
 	if err := l.unpack(rev, dir); err != nil {
 		return err
 	}
 	m, manifestRelease, err := ReadManifest(dir)
 	if err != nil {
-		return &revision.FailError{Code: CodeInvalidSource, Message: err.Error()}
+		return manifestFailure(err)
 	}
 	vars, err := l.openEnv(ctx, rev)
 	if err != nil {
@@ -188,30 +213,25 @@ func (l *Local) unpack(rev revision.Revision, dir string) error {
 	lim.AllowSymlinks = true
 	if _, err := artifact.Unpack(f, true, dir, lim); err != nil {
 		if errors.Is(err, artifact.ErrUnsafe) {
-			return &revision.FailError{Code: CodeInvalidSource, Message: err.Error()}
+			return &revision.FailError{Code: revision.CodeInvalidArtifact, Message: err.Error()}
 		}
 		return err
 	}
 	return l.own(rev.AppID, dir)
 }
 
-// own hands the tree to the app's identity: its processes may write there and nowhere else.
+// own hands the tree to the app's uid: its processes may write there and nowhere else.
 func (l *Local) own(appID, dir string) error {
-	if err := os.MkdirAll(filepath.Join(dir, ".tmp"), 0o700); err != nil {
-		return err
-	}
 	cred := l.Sandbox.Credential(appID)
 	if cred == nil {
-		return nil
+		return fmt.Errorf("app %s has no uid", appID)
 	}
 	// The app folder is private to the app's uid; AppsDir itself is traverse-only (0711).
 	if err := os.Chmod(filepath.Dir(dir), 0o700); err != nil {
 		return err
 	}
-	for _, p := range []string{filepath.Dir(dir)} {
-		if err := os.Lchown(p, int(cred.Uid), int(cred.Gid)); err != nil {
-			return err
-		}
+	if err := os.Lchown(filepath.Dir(dir), int(cred.Uid), int(cred.Gid)); err != nil {
+		return err
 	}
 	return filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
 		if err != nil {
@@ -219,6 +239,30 @@ func (l *Local) own(appID, dir string) error {
 		}
 		return os.Lchown(p, int(cred.Uid), int(cred.Gid))
 	})
+}
+
+// identity looks up (allocating the first time) the app's uid and gives it to the sandbox.
+func (l *Local) identity(ctx context.Context, appID string) error {
+	if l.Sandbox.Credential(appID) != nil {
+		return nil
+	}
+	if l.UIDs == nil {
+		return fmt.Errorf("no uid table")
+	}
+	uid, err := l.UIDs.AllocateUID(ctx, appID, l.UIDBase+1, l.UIDBase+l.UIDCount-1)
+	if err != nil {
+		return fmt.Errorf("allocate the app's uid: %w", err)
+	}
+	l.Sandbox.SetUID(appID, uid)
+	return nil
+}
+
+// appDisk mounts the app's own filesystem on its folder (see Disks).
+func (l *Local) appDisk(appID string) error {
+	if l.Disks == nil {
+		return nil
+	}
+	return l.Disks.Ensure(appID, filepath.Join(l.AppsDir, appID), l.Sandbox.Credential(appID).Uid)
 }
 
 func (l *Local) openEnv(ctx context.Context, rev revision.Revision) (map[string]string, error) {
@@ -245,8 +289,8 @@ func (l *Local) Discard(_ context.Context, appID, deployID string) error {
 	return os.RemoveAll(l.tree(appID, deployID))
 }
 
-// StopApp stops every process of a deleted app and removes its trees.
-func (l *Local) StopApp(_ context.Context, appID string) error {
+// StopApp stops every process of a deleted app, removes its trees and frees its uid.
+func (l *Local) StopApp(ctx context.Context, appID string) error {
 	l.mu.Lock()
 	l.init()
 	var stop []*proc
@@ -264,8 +308,26 @@ func (l *Local) StopApp(_ context.Context, appID string) error {
 	for _, p := range stop {
 		p.stop()
 	}
-	l.CPU.Remove(appID)
-	return os.RemoveAll(filepath.Join(l.AppsDir, appID))
+	if l.Sandbox.Cgroups != nil {
+		l.Sandbox.Cgroups.Remove(appID) // anything left, then the group
+	}
+	dir := filepath.Join(l.AppsDir, appID)
+	if l.Disks != nil {
+		if err := l.Disks.Release(appID, dir); err != nil {
+			return err
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	delete(l.bounds, appID)
+	l.mu.Unlock()
+	if l.UIDs == nil {
+		return nil
+	}
+	l.Sandbox.ForgetUID(appID)
+	return l.UIDs.FreeUID(ctx, appID)
 }
 
 // StopAll stops every process; the agent calls it when it stops, so none is orphaned.

@@ -170,9 +170,11 @@ func newRig(t *testing.T) *rig {
 	os.WriteFile(secretFile, []byte("control-plane-secret"), 0o600)
 	r := &rig{t: t, objDir: filepath.Join(data, "objects"), sink: &sink{}, jobs: &jobs{states: map[string]revision.JobState{}}, secret: secretFile}
 	r.l = &Local{
-		AppsDir: apps, ObjectsDir: r.objDir, Sandbox: NewSandbox(1<<30, 256, 1024, nil),
-		Env:  env{"SECRET_TOKEN": secret, "PROBE_ENVIRON": "/proc/" + strconv.Itoa(os.Getpid()) + "/environ", "PROBE_FILE": secretFile},
-		Logs: r.sink, HealthTimeout: 20 * time.Second,
+		AppsDir: apps, ObjectsDir: r.objDir, Sandbox: testSandbox(t),
+		UIDs: newMemUIDs(), UIDBase: testUIDBase, UIDCount: 1000, Disks: &Disks{Dir: filepath.Join(data, "disks"), Bytes: 64 << 20, Mkfs: "mkfs.ext4"},
+		LogLinesPerSecond: 1000,
+		Env:               env{"SECRET_TOKEN": secret, "PROBE_ENVIRON": "/proc/" + strconv.Itoa(os.Getpid()) + "/environ", "PROBE_FILE": secretFile},
+		Logs:              r.sink, HealthTimeout: 20 * time.Second,
 	}
 	t.Cleanup(r.l.StopAll)
 	return r
@@ -298,16 +300,19 @@ func TestReleaseFailureAndTenMinuteLimit(t *testing.T) {
 func TestHostileTarballsAndImagesAreRefused(t *testing.T) {
 	r := newRig(t)
 	app := uuid.NewString()
-	for name, archive := range map[string][]byte{
-		"dotdot":        tarball(t, manifest(map[string]any{"start": "true"}), file{name: "../../evil", body: "x"}),
-		"escaping link": tarball(t, manifest(map[string]any{"start": "true"}), file{name: "etc", link: "../../../../etc", typ: tar.TypeSymlink}),
-		"no manifest":   tarball(t, file{name: "server.js", body: serverJS}),
+	for name, tc := range map[string]struct {
+		archive []byte
+		code    string
+	}{
+		"dotdot":        {tarball(t, manifest(map[string]any{"start": "true"}), file{name: "../../evil", body: "x"}), revision.CodeInvalidArtifact},
+		"escaping link": {tarball(t, manifest(map[string]any{"start": "true"}), file{name: "etc", link: "../../../../etc", typ: tar.TypeSymlink}), revision.CodeInvalidArtifact},
+		"no manifest":   {tarball(t, file{name: "server.js", body: serverJS}), CodeInvalidSource},
 	} {
 		t.Run(name, func(t *testing.T) {
-			rev := r.revision(app, archive, nil)
+			rev := r.revision(app, tc.archive, nil)
 			err := r.l.Prepare(context.Background(), rev, r.jobs)
 			var fe *revision.FailError
-			if !errors.As(err, &fe) || fe.Code != CodeInvalidSource {
+			if !errors.As(err, &fe) || fe.Code != tc.code {
 				t.Fatalf("got %v", err)
 			}
 			if _, err := os.Stat(filepath.Join(filepath.Dir(r.l.AppsDir), "evil")); err == nil {
@@ -384,16 +389,10 @@ func TestCancelledDuringReleaseNeverStarts(t *testing.T) {
 	}
 }
 
-// The plan's CPU ceiling becomes the app's cgroup quota where the host allows cgroups.
-func TestCPUCeiling(t *testing.T) {
+// The plan's CPU ceiling, the memory and the process limits are the app's cgroup's, and
+// the service's sandbox is in it; deleting the app removes the group.
+func TestAppCgroupLimits(t *testing.T) {
 	r := newRig(t)
-	r.l.CPU = DetectCPUGroups("test")
-	if r.l.CPU == nil {
-		if os.Geteuid() == 0 {
-			t.Log("no writable cgroup v1 cpu controller on this host: the ceiling is documented as not enforced")
-		}
-		return
-	}
 	app := uuid.NewString()
 	rev := r.revision(app, tarball(t, manifest(map[string]any{"start": "node server.js"}), file{name: "server.js", body: serverJS}), nil)
 	rev.CPU = 0.25
@@ -401,16 +400,20 @@ func TestCPUCeiling(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := r.l.prepared[rev.DeployID]
-	cg, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.cmd.Process.Pid), "cgroup"))
-	if !strings.Contains(string(cg), "tori-test/"+app) {
+	cg, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.sandbox.Pid()), "cgroup"))
+	if !strings.Contains(string(cg), "tori-"+testZone+"/"+app) {
 		t.Fatalf("process not in the app's group:\n%s", cg)
 	}
-	quota, _ := os.ReadFile(filepath.Join(r.l.CPU.Root, app, "cpu.cfs_quota_us"))
-	if strings.TrimSpace(string(quota)) != "25000" {
-		t.Fatalf("quota %q", quota)
+	g := r.l.Sandbox.Cgroups
+	for file, want := range map[string]string{"cpu/cpu.cfs_quota_us": "25000", "memory/memory.limit_in_bytes": strconv.FormatInt(r.l.Sandbox.MemoryBytes, 10), "pids/pids.max": "256"} {
+		c, f, _ := strings.Cut(file, "/")
+		got, _ := os.ReadFile(filepath.Join(g.dir(c, app), f))
+		if strings.TrimSpace(string(got)) != want {
+			t.Fatalf("%s = %q, want %s", file, got, want)
+		}
 	}
 	r.l.StopApp(context.Background(), app)
-	if _, err := os.Stat(filepath.Join(r.l.CPU.Root, app)); !os.IsNotExist(err) {
+	if _, err := os.Stat(g.dir("memory", app)); !os.IsNotExist(err) {
 		t.Fatal("the app's group outlived the app")
 	}
 }

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
+
+	"tori.dev/services/zoneagent/internal/artifact"
+	"tori.dev/services/zoneagent/internal/revision"
 )
 
 // ManifestName is the manifest file at the root of a source tarball.
@@ -26,10 +27,15 @@ type Manifest struct {
 	HealthPath string `json:"healthPath"`
 }
 
-// ReadManifest reads and checks dir's manifest.
+// MaxManifestBytes caps the manifest: a few command lines fit in far less.
+const MaxManifestBytes = 64 << 10
+
+// ReadManifest reads and checks dir's manifest. It is read as every file of a customer tree
+// is (artifact.ReadFile): a regular file inside the tree, never a link, FIFO or device, and
+// at most MaxManifestBytes; such a refusal wraps artifact.ErrUnsafe.
 func ReadManifest(dir string) (Manifest, []string, error) {
 	var m Manifest
-	b, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	b, err := artifact.ReadFile(dir, ManifestName, MaxManifestBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return m, nil, fmt.Errorf("no %s at the root of the source", ManifestName)
 	}
@@ -68,4 +74,14 @@ func parseRelease(raw json.RawMessage) ([]string, error) {
 		return strings.Fields(s), nil
 	}
 	return nil, errors.New("want a list of arguments or a string")
+}
+
+// manifestFailure is the failure code of a manifest ReadManifest refused: a hostile one
+// (a link, a FIFO, a device, too large) is an invalid artifact, like a hostile tarball; a
+// missing or malformed one, an invalid source.
+func manifestFailure(err error) *revision.FailError {
+	if errors.Is(err, artifact.ErrUnsafe) {
+		return &revision.FailError{Code: revision.CodeInvalidArtifact, Message: err.Error()}
+	}
+	return &revision.FailError{Code: CodeInvalidSource, Message: err.Error()}
 }

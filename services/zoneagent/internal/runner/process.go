@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os/exec"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,7 +18,7 @@ type proc struct {
 	appID, deployID string
 	port            int
 	minScale        int64
-	cmd             *exec.Cmd
+	sandbox         *Sandboxed // nil for a container
 	cancel          func()
 	exited          chan struct{}
 	lastUsed        atomic.Int64 // unix nanoseconds of the last proxied request
@@ -63,20 +62,17 @@ func (l *Local) start(ctx context.Context, rev revision.Revision, dir string, m 
 		return nil, err
 	}
 	// The process outlives the preparation's context; stop() ends it.
-	pctx, cancel := context.WithCancel(context.Background())
-	cmd := l.Sandbox.Command(pctx, rev.AppID, dir, StartCommand(m.Start), Environ(vars, dir, port))
-	stdout := newLineWriter(l.Logs, r, rev.AppID, rev.DeployID, "stdout")
-	stderr := newLineWriter(l.Logs, r, rev.AppID, rev.DeployID, "stderr")
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if err := cmd.Start(); err != nil {
-		cancel()
+	stdout := l.newLineWriter(r, rev.AppID, rev.DeployID, "stdout")
+	stderr := l.newLineWriter(r, rev.AppID, rev.DeployID, "stderr")
+	sb, err := l.Sandbox.Start(context.Background(), Spec{AppID: rev.AppID, Dir: dir, Argv: StartCommand(m.Start),
+		Env: Environ(vars, port), Port: port, CPU: rev.CPU, Stdout: stdout, Stderr: stderr})
+	if err != nil {
 		return nil, &revision.FailError{Code: CodeHealthFailed, Message: "start: " + err.Error()}
 	}
-	l.limitCPU(ctx, rev, cmd.Process.Pid)
-	p := &proc{appID: rev.AppID, deployID: rev.DeployID, port: port, minScale: rev.MinScale, cmd: cmd, cancel: cancel, exited: make(chan struct{})}
+	p := &proc{appID: rev.AppID, deployID: rev.DeployID, port: port, minScale: rev.MinScale, sandbox: sb, cancel: sb.Kill, exited: make(chan struct{})}
 	p.lastUsed.Store(time.Now().UnixNano())
 	go func() {
-		cmd.Wait()
+		l.watchMemory(sb, rev.AppID, rev.DeployID)
 		stdout.Flush()
 		stderr.Flush()
 		close(p.exited)
@@ -126,4 +122,32 @@ func (l *Local) Activate(_ context.Context, rev revision.Revision, _ string) err
 		old.stop()
 	}
 	return nil
+}
+
+// oomPoll is how often a running sandbox's memory kills are looked for; a child killed while
+// its parent lives on is reported within it.
+const oomPoll = time.Second
+
+// watchMemory waits for the sandbox to end and writes a `system` line to the app's log each
+// time the kernel killed one of its processes for going over the app's memory (what Heroku
+// calls R15), so the customer learns why a process vanished. It returns the sandbox's error.
+func (l *Local) watchMemory(sb *Sandboxed, appID, deployID string) error {
+	seen := sb.oomBefore
+	report := func() {
+		n := l.Sandbox.Cgroups.OOMKills(appID)
+		if n > seen && l.Logs != nil {
+			l.Logs.Line(appID, deployID, "system", fmt.Sprintf(
+				"R15 memory quota exceeded: the kernel killed %d process(es) of this app over its %d-byte memory limit", n-seen, l.Sandbox.MemoryBytes), 0)
+		}
+		seen = max(seen, n)
+	}
+	for {
+		select {
+		case <-sb.Done():
+			report()
+			return sb.Wait()
+		case <-time.After(oomPoll):
+			report()
+		}
+	}
 }

@@ -87,8 +87,14 @@ func (l *Local) wake(ctx context.Context, route edge.Route) (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := l.identity(ctx, rev.AppID); err != nil {
+		return nil, err
+	}
 	if rev.Kind.Image() {
 		return l.wakeContainer(ctx, rev)
+	}
+	if err := l.appDisk(rev.AppID); err != nil {
+		return nil, err
 	}
 	dir := l.tree(rev.AppID, rev.DeployID)
 	if _, err := os.Stat(dir); err != nil {

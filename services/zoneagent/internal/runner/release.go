@@ -86,14 +86,12 @@ func (l *Local) withinLimit(ctx context.Context, limit time.Duration, work job) 
 // runCommand runs a command of the revision's tree in the sandbox to completion, its output
 // going to stream. Cancelling ctx kills its process group.
 func (l *Local) runCommand(ctx context.Context, rev revision.Revision, dir string, argv []string, vars map[string]string, r *Redactor, stream string) (int, error) {
-	cmd := l.Sandbox.Command(ctx, rev.AppID, dir, argv, Environ(vars, dir, 0))
-	out := newLineWriter(l.Logs, r, rev.AppID, rev.DeployID, stream)
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
+	out := l.newLineWriter(r, rev.AppID, rev.DeployID, stream)
+	sb, err := l.Sandbox.Start(ctx, Spec{AppID: rev.AppID, Dir: dir, Argv: argv, Env: Environ(vars, 0), CPU: rev.CPU, Stdout: out, Stderr: out})
+	if err != nil {
 		return -1, err
 	}
-	l.limitCPU(ctx, rev, cmd.Process.Pid)
-	err := cmd.Wait()
+	err = l.watchMemory(sb, rev.AppID, rev.DeployID)
 	out.Flush()
 	return exitStatus(err), err
 }

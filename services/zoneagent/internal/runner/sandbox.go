@@ -2,65 +2,100 @@ package runner
 
 import (
 	"context"
-	"hash/fnv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
 
-// Sandbox builds the commands customer code runs as: a clean environment, resource limits,
-// its own process group, and (when the agent runs as root) an unprivileged identity.
+// CodeSandboxUnavailable fails a source deploy on a host that cannot confine it.
+const CodeSandboxUnavailable = "sandbox_unavailable"
+
+// AppRoot is where an app's tree appears inside its sandbox (its HOME and working folder).
+const AppRoot = "/app"
+
+// Sandbox runs customer code (build, release Job, service process) confined: bubblewrap
+// makes user, pid, mount, ipc, uts and network namespaces, started as the app's own uid so
+// that every process is that uid on the host too; pasta connects the network namespace to
+// the edge and the internet; a cgroup per app bounds memory, processes and CPU; a seccomp
+// filter refuses what Docker's default profile refuses. See the README's "The sandbox".
 type Sandbox struct {
-	MemoryBytes  int64 // RLIMIT_DATA: heap and private writable mappings
-	MaxProcesses int64 // RLIMIT_NPROC, counted per user: per app when each app has its own uid
-	MaxOpenFiles int64 // RLIMIT_NOFILE
-	// Prlimit is the path of util-linux prlimit, which sets the limits and then executes the
-	// command; empty when the host has none (the command then runs without limits).
-	Prlimit string
-	// PerAppUIDs gives each app its own uid and gid (UIDBase + a hash of the app id), so apps
-	// cannot read each other's trees and the process cap is per app. Only root can do this.
-	PerAppUIDs bool
-	UIDBase    uint32
-	// Fixed, when set, is the one identity every customer process runs as (ZONE_RUN_AS_USER).
-	Fixed *syscall.Credential
+	// Unavailable, when not empty, says why this host cannot confine customer code; source
+	// deploys then fail with sandbox_unavailable instead of running unconfined.
+	Unavailable string
+
+	Bwrap, Pasta, Prlimit string // tool paths
+	Cgroups               *Cgroups
+	Seccomp               []byte // compiled filter (SeccompProgram)
+
+	MemoryBytes  int64 // per app: its cgroup's memory limit
+	MaxProcesses int64 // per app: its cgroup's pids limit
+	MaxOpenFiles int64 // per process: RLIMIT_NOFILE
+	DiskBytes    int64 // per app: its tree's filesystem, and /tmp's tmpfs
+	// PoolerPort is the one host loopback port an app reaches (127.0.0.1:<port> inside);
+	// 0 forwards none.
+	PoolerPort int
+
+	ids *idCache
 }
 
-// NewSandbox detects what the host allows.
-func NewSandbox(memory, procs, files int64, fixed *syscall.Credential) Sandbox {
-	s := Sandbox{MemoryBytes: memory, MaxProcesses: procs, MaxOpenFiles: files, UIDBase: 200000, Fixed: fixed}
-	if p, err := exec.LookPath("prlimit"); err == nil {
-		s.Prlimit = p
+// idCache is the uid of each app the agent has looked up (see Local.identity); shared by
+// the copies of a Sandbox value.
+type idCache struct {
+	mu  sync.Mutex
+	ids map[string]uint32
+}
+
+// SetUID records the uid allocated to an app.
+func (s *Sandbox) SetUID(appID string, uid uint32) {
+	if s.ids == nil {
+		s.ids = &idCache{ids: map[string]uint32{}}
 	}
-	s.PerAppUIDs = fixed == nil && os.Geteuid() == 0
-	return s
+	s.ids.mu.Lock()
+	s.ids.ids[appID] = uid
+	s.ids.mu.Unlock()
 }
 
-// Credential is the identity an app's processes run as, or nil for the agent's own.
+// ForgetUID drops the app's uid (freed with the app).
+func (s *Sandbox) ForgetUID(appID string) {
+	if s.ids != nil {
+		s.ids.mu.Lock()
+		delete(s.ids.ids, appID)
+		s.ids.mu.Unlock()
+	}
+}
+
+// Credential is the identity an app's processes and containers run as (uid and gid both
+// its allocated id, no supplementary group), or nil before the app has one.
 func (s Sandbox) Credential(appID string) *syscall.Credential {
-	if s.Fixed != nil {
-		return s.Fixed
-	}
-	if !s.PerAppUIDs {
+	if s.ids == nil {
 		return nil
 	}
-	h := fnv.New32a()
-	h.Write([]byte(appID))
-	id := s.UIDBase + h.Sum32()%100000
-	return &syscall.Credential{Uid: id, Gid: id, NoSetGroups: true}
+	s.ids.mu.Lock()
+	uid, ok := s.ids.ids[appID]
+	s.ids.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return &syscall.Credential{Uid: uid, Gid: uid, Groups: []uint32{}, NoSetGroups: false}
 }
 
 // basePath is the PATH customer processes get: system tools only, nothing of the agent's.
 const basePath = "/usr/local/bin:/usr/bin:/bin"
 
 // Environ is the whole environment of a customer process: the deploy's variables, PORT when
-// set, and a minimal PATH, HOME and TMPDIR. Nothing of the agent's environment (database
-// URL, signing key, Vault token) is inherited.
-func Environ(vars map[string]string, dir string, port int) []string {
-	env := map[string]string{"PATH": basePath, "HOME": dir, "TMPDIR": dir + "/.tmp", "LANG": "C.UTF-8"}
+// set, and a minimal PATH, HOME, TMPDIR and LANG. Nothing of the agent's environment
+// (database URL, signing key, Vault token) is inherited.
+func Environ(vars map[string]string, port int) []string {
+	env := map[string]string{"PATH": basePath, "HOME": AppRoot, "TMPDIR": "/tmp", "LANG": "C.UTF-8"}
 	for k, v := range vars {
 		env[k] = v
 	}
@@ -75,42 +110,299 @@ func Environ(vars map[string]string, dir string, port int) []string {
 	return out
 }
 
-// Command makes a command for argv in dir. Cancelling ctx kills the whole process group.
-func (s Sandbox) Command(ctx context.Context, appID, dir string, argv []string, env []string) *exec.Cmd {
-	full := argv
-	if s.Prlimit != "" {
-		full = append([]string{s.Prlimit,
-			"--data=" + strconv.FormatInt(s.MemoryBytes, 10),
-			"--nproc=" + strconv.FormatInt(s.MaxProcesses, 10),
-			"--nofile=" + strconv.FormatInt(s.MaxOpenFiles, 10),
-			"--core=0",
-			"--"}, argv...)
+// Spec is one sandboxed command.
+type Spec struct {
+	AppID string
+	Dir   string // the revision's tree on the host, seen as /app
+	Argv  []string
+	Env   []string
+	// Port, when above 0, is forwarded from 127.0.0.1:<Port> on the host to <Port> in the
+	// app's namespace (the edge's way in).
+	Port           int
+	CPU            float64
+	Stdout, Stderr io.Writer
+}
+
+// Sandboxed is a running sandbox.
+type Sandboxed struct {
+	cmd       *exec.Cmd
+	pastaPID  int
+	done      chan struct{}
+	err       error
+	stopOnce  sync.Once
+	oomBefore int64
+	sb        *Sandbox
+	appID     string
+}
+
+// Start launches spec in a new sandbox. Cancelling ctx kills everything in it.
+func (s *Sandbox) Start(ctx context.Context, spec Spec) (*Sandboxed, error) {
+	if s.Unavailable != "" {
+		return nil, errors.New("sandbox unavailable: " + s.Unavailable)
 	}
-	cmd := exec.CommandContext(ctx, full[0], full[1:]...)
-	cmd.Dir = dir
-	cmd.Env = env
+	cred := s.Credential(spec.AppID)
+	if cred == nil {
+		return nil, fmt.Errorf("app %s has no uid", spec.AppID)
+	}
+	if err := s.Cgroups.Setup(spec.AppID, Limits{MemoryBytes: s.MemoryBytes, Pids: s.MaxProcesses, CPU: spec.CPU}); err != nil {
+		return nil, err
+	}
+	infoR, infoW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer infoR.Close()
+	blockR, blockW, err := os.Pipe()
+	if err != nil {
+		infoW.Close()
+		return nil, err
+	}
+	defer blockW.Close()
+	secR, err := s.seccompFD()
+	if err != nil {
+		infoW.Close()
+		blockR.Close()
+		return nil, err
+	}
+	args := s.bwrapArgs(cred.Uid, spec)
+	cmd := exec.Command(s.Bwrap, args...)
+	cmd.Dir = "/"
+	cmd.Env = spec.Env
+	cmd.Stdout, cmd.Stderr = spec.Stdout, spec.Stderr
+	cmd.ExtraFiles = []*os.File{infoW, blockR, secR} // fds 3, 4, 5
 	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Setpgid: true,
-		// The process dies with the agent rather than lingering as an orphan.
+		Setpgid:    true,
 		Pdeathsig:  syscall.SIGKILL,
-		Credential: s.Credential(appID),
+		Credential: cred,
 	}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
-	return cmd
+	err = cmd.Start()
+	infoW.Close()
+	blockR.Close()
+	secR.Close()
+	if err != nil {
+		return nil, err
+	}
+	p := &Sandboxed{cmd: cmd, done: make(chan struct{}), sb: s, appID: spec.AppID, oomBefore: s.Cgroups.OOMKills(spec.AppID)}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	fail := func(err error) (*Sandboxed, error) {
+		p.Kill()
+		return nil, err
+	}
+	var info struct {
+		ChildPID int `json:"child-pid"`
+	}
+	if err := json.NewDecoder(infoR).Decode(&info); err != nil || info.ChildPID <= 0 {
+		<-p.done
+		return nil, fmt.Errorf("the sandbox did not start: %v", p.err)
+	}
+	// Both bwrap and the namespace's first process join the group before anything of the
+	// app runs: whatever they start is born inside it.
+	for _, pid := range []int{cmd.Process.Pid, info.ChildPID} {
+		if err := s.Cgroups.Add(spec.AppID, pid); err != nil {
+			return fail(err)
+		}
+	}
+	pasta, err := s.startPasta(ctx, cred, spec, info.ChildPID)
+	if err != nil {
+		return fail(fmt.Errorf("network: %w", err))
+	}
+	p.pastaPID = pasta
+	if _, err := blockW.Write([]byte{1}); err != nil {
+		return fail(err)
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+			p.Kill()
+		case <-p.done:
+			p.killPasta()
+		}
+	}()
+	return p, nil
+}
+
+// seccompFD is a pipe holding the compiled filter, which bwrap reads whole.
+func (s *Sandbox) seccompFD() (*os.File, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	if _, err := w.Write(s.Seccomp); err != nil { // a few hundred bytes: fits the pipe
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// bwrapArgs lays out what the sandbox sees.
+func (s *Sandbox) bwrapArgs(uid uint32, spec Spec) []string {
+	id := strconv.FormatUint(uint64(uid), 10)
+	a := []string{
+		"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--unshare-cgroup-try",
+		"--uid", id, "--gid", id, "--hostname", "app",
+		"--die-with-parent", "--new-session", "--cap-drop", "ALL",
+		"--info-fd", "3", "--block-fd", "4", "--seccomp", "5",
+		"--ro-bind", "/usr", "/usr",
+	}
+	// Merged-/usr hosts link these into /usr; others have real folders.
+	for _, d := range []string{"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"} {
+		if target, err := os.Readlink(d); err == nil {
+			a = append(a, "--symlink", target, d)
+		} else {
+			a = append(a, "--ro-bind-try", d, d)
+		}
+	}
+	for _, f := range etcFiles {
+		a = append(a, "--ro-bind-try", f, f)
+	}
+	a = append(a,
+		"--proc", "/proc",
+		// Not --dev: bwrap would then map root first and nest a second user namespace,
+		// which pasta could not join. The same nodes, bound one by one.
+		"--tmpfs", "/dev",
+	)
+	for _, d := range []string{"null", "zero", "full", "random", "urandom", "tty"} {
+		a = append(a, "--dev-bind", "/dev/"+d, "/dev/"+d)
+	}
+	size := strconv.FormatInt(s.DiskBytes, 10)
+	a = append(a,
+		"--symlink", "/proc/self/fd", "/dev/fd",
+		"--symlink", "/proc/self/fd/0", "/dev/stdin",
+		"--symlink", "/proc/self/fd/1", "/dev/stdout",
+		"--symlink", "/proc/self/fd/2", "/dev/stderr",
+		"--size", size, "--tmpfs", "/dev/shm",
+		"--size", size, "--tmpfs", "/tmp",
+		"--bind", spec.Dir, AppRoot,
+		// The root bwrap builds the view on is a tmpfs: read-only, so the app writes only
+		// to its tree, /tmp and /dev/shm.
+		"--remount-ro", "/",
+		"--chdir", AppRoot,
+		"--",
+	)
+	if s.Prlimit != "" {
+		a = append(a, s.Prlimit, "--nofile="+strconv.FormatInt(s.MaxOpenFiles, 10), "--core=0", "--")
+	}
+	return append(a, spec.Argv...)
+}
+
+// etcFiles are the parts of /etc common runtimes read (the dynamic loader, name
+// resolution, certificates, time zone, users for tools that look the uid up); nothing else
+// of the host's configuration is visible.
+var etcFiles = []string{
+	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
+	"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/host.conf", "/etc/gai.conf",
+	"/etc/protocols", "/etc/services", "/etc/ssl", "/etc/ca-certificates", "/etc/pki",
+	"/etc/localtime", "/etc/timezone", "/etc/mime.types", "/etc/passwd", "/etc/group",
+	"/etc/os-release", "/etc/debian_version", "/etc/python3", "/etc/python3.11",
+}
+
+// startPasta connects the sandbox's network namespace: in, the edge's port on the host's
+// loopback only; out, the pooler's port to the host's loopback and, through sockets pasta
+// opens as the app's uid, the internet (the zone's nftables rules refuse those sockets
+// the host's own addresses and private ranges). --no-map-gw: the gateway address is not
+// the host. It returns pasta's pid once the namespace is configured.
+func (s *Sandbox) startPasta(ctx context.Context, cred *syscall.Credential, spec Spec, nsPID int) (int, error) {
+	pidFile, err := os.CreateTemp("", "tori-pasta-*.pid")
+	if err != nil {
+		return 0, err
+	}
+	pidPath := pidFile.Name()
+	pidFile.Close()
+	defer os.Remove(pidPath)
+	if err := os.Chown(pidPath, int(cred.Uid), int(cred.Gid)); err != nil {
+		return 0, err
+	}
+	in, out := "none", "none"
+	if spec.Port > 0 {
+		in = fmt.Sprintf("127.0.0.1/%d", spec.Port)
+	}
+	if s.PoolerPort > 0 {
+		out = strconv.Itoa(s.PoolerPort)
+	}
+	args := []string{"--quiet", "--config-net", "--no-map-gw", "--ipv4-only",
+		"--no-dhcp", "--no-ndp", "--no-ra", "--no-dhcpv6",
+		"--tcp-ports", in, "--udp-ports", "none", "--tcp-ns", out, "--udp-ns", "none",
+		"--pid", pidPath, "--userns", "/proc/self/fd/3", "--netns", "/proc/self/fd/4"}
+	// The agent opens the namespaces and hands them over: pasta, as the app's uid, may be
+	// refused /proc/<pid>/ns of a process in the middle of bwrap's setup.
+	var nsFiles []*os.File
+	for _, ns := range []string{"user", "net"} {
+		f, err := os.Open(fmt.Sprintf("/proc/%d/ns/%s", nsPID, ns))
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		nsFiles = append(nsFiles, f)
+	}
+	cmd := exec.CommandContext(ctx, s.Pasta, args...)
+	cmd.ExtraFiles = nsFiles
+	cmd.Dir = "/"
+	cmd.Env = []string{"PATH=" + basePath}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
+	if outb, err := cmd.CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("pasta: %v: %s", err, strings.TrimSpace(string(outb)))
+	}
+	b, err := os.ReadFile(pidPath)
+	if err != nil {
+		return 0, err
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 0, fmt.Errorf("pasta pid: %w", err)
+	}
+	// Counted and killed with the app.
+	_ = s.Cgroups.Add(spec.AppID, pid)
+	return pid, nil
+}
+
+// Pid is bwrap's pid on the host.
+func (p *Sandboxed) Pid() int { return p.cmd.Process.Pid }
+
+// Done closes when the sandbox has ended.
+func (p *Sandboxed) Done() <-chan struct{} { return p.done }
+
+// Wait waits for the sandbox's command and returns its error.
+func (p *Sandboxed) Wait() error {
+	<-p.done
+	return p.err
+}
+
+// OOMKilled reports whether the kernel killed one of the app's processes for its memory
+// since this sandbox started.
+func (p *Sandboxed) OOMKilled() bool { return p.sb.Cgroups.OOMKills(p.appID) > p.oomBefore }
+
+// Kill ends the sandbox: bwrap dies, its first process in the namespace gets its death
+// signal, and with the pid namespace's first process gone the kernel kills every other
+// process in it, setsid'd or not. Then pasta.
+func (p *Sandboxed) Kill() {
+	p.stopOnce.Do(func() {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		p.killPasta()
+	})
+}
+
+func (p *Sandboxed) killPasta() {
+	if p.pastaPID > 0 {
+		_ = syscall.Kill(p.pastaPID, syscall.SIGKILL)
+	}
 }
 
 // ShellCommand runs a manifest command line through /bin/sh -c.
 func ShellCommand(line string) []string { return []string{"/bin/sh", "-c", line} }
 
 // StartCommand is ShellCommand for a service's start line. A simple command is exec'd by
-// the shell, so the service itself is the agent's child: it then gets the agent's death
-// signal and its exit status directly, instead of a shell in between.
+// the shell, so the service itself is the sandbox's command, without a shell in between.
 func StartCommand(line string) []string {
 	// Left to the shell as written: compound lines; a line that execs already (the Procfile
 	// habit), which would become "exec exec …"; and one that starts with a variable
 	// assignment (NODE_ENV=production node …), which exec would take for a command name.
-	// The agent signals the whole process group, so the shell in between costs nothing.
 	fields := strings.Fields(line)
 	if strings.ContainsAny(line, ";&|()`\n") || len(fields) == 0 || fields[0] == "exec" || strings.Contains(fields[0], "=") {
 		return ShellCommand(line)

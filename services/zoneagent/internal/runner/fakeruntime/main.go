@@ -4,12 +4,17 @@
 //
 //	pull IMAGE             records the image; an image containing "pullfail" fails
 //	run --rm … IMAGE ARGV  runs ARGV (none: exits 0) with the env-file's variables only
-//	run -d … IMAGE         starts an HTTP server on $PORT answering the image and the names
-//	                       (never the values) of the variables it got, and prints a fresh
-//	                       container id; an image containing "crash" exits at once
+//	run -d … IMAGE         starts an HTTP server on the host port `-p 127.0.0.1:H:C`
+//	                       publishes, answering the image and the names (never the values)
+//	                       of the variables it got, and prints a fresh container id; an
+//	                       image containing "crash" exits at once
 //	rm -f NAME|ID          kills the container and forgets it
 //	logs -f NAME|ID        streams the container's stdout and stderr until it stops
 //	ps -a --format …       lists the containers' names
+//
+// Like an engine it refuses what it cannot honour: `--network host` (the zone never asks
+// for it; the fake fails so a test cannot miss it), a published port on anything but
+// 127.0.0.1, a volume whose host folder is missing, an unknown flag.
 //
 // Every invocation appends its argv to argv.log, so a test can check what reached a
 // command line, and every env-file read is recorded in envfiles.log with its mode.
@@ -37,8 +42,8 @@ var state string
 
 func main() {
 	state = os.Getenv("FAKE_CONTAINER_STATE")
-	if len(os.Args) > 2 && os.Args[1] == "__serve" {
-		serve(os.Args[2])
+	if len(os.Args) > 3 && os.Args[1] == "__serve" {
+		serve(os.Args[2], os.Args[3])
 		return
 	}
 	if state == "" {
@@ -132,31 +137,53 @@ type options struct {
 	detached, remove bool
 	name, envFile    string
 	env              []string // -e K=V
+	publish          string   // -p 127.0.0.1:H:C: the host address the service listens on
 	image            string
 	argv             []string
 }
+
+// valued are the `run` flags that take a value; readOnly is the one boolean beside -d, --rm.
+var valued = map[string]bool{"--name": true, "--network": true, "--env-file": true, "-e": true, "-p": true,
+	"--memory": true, "--memory-swap": true, "--cpus": true, "--pids-limit": true, "--user": true,
+	"--cap-drop": true, "--security-opt": true, "--tmpfs": true, "--volume": true}
 
 func parseRun(args []string) options {
 	var o options
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		switch a {
-		case "-d":
+		switch {
+		case a == "-d":
 			o.detached = true
-		case "--rm":
+		case a == "--rm":
 			o.remove = true
-		case "--name", "--network", "--env-file", "-e", "--memory", "--cpus", "--pids-limit":
+		case a == "--read-only":
+		case valued[a]:
 			if i+1 >= len(args) {
 				fail(125, "flag needs an argument: "+a)
 			}
 			i++
+			v := args[i]
 			switch a {
 			case "--name":
-				o.name = args[i]
+				o.name = v
 			case "--env-file":
-				o.envFile = args[i]
+				o.envFile = v
 			case "-e":
-				o.env = append(o.env, args[i])
+				o.env = append(o.env, v)
+			case "--network":
+				if v == "host" {
+					fail(125, "fakeruntime refuses --network host: a container must have a network of its own")
+				}
+			case "-p":
+				parts := strings.Split(v, ":")
+				if len(parts) != 3 || parts[0] != "127.0.0.1" {
+					fail(125, "fakeruntime publishes on 127.0.0.1:HOST:CONTAINER only, not "+v)
+				}
+				o.publish = parts[0] + ":" + parts[1]
+			case "--volume":
+				if host, _, _ := strings.Cut(v, ":"); !dirExists(host) {
+					fail(125, "invalid mount config: bind source path does not exist: "+host)
+				}
 			}
 		default:
 			if strings.HasPrefix(a, "-") {
@@ -168,6 +195,11 @@ func parseRun(args []string) options {
 	}
 	fail(125, "\"run\" requires at least 1 argument")
 	return o
+}
+
+func dirExists(p string) bool {
+	info, err := os.Stat(p)
+	return err == nil && info.IsDir()
 }
 
 // readEnvFile reads an env-file as docker does (KEY=VALUE lines, # comments) and records
@@ -211,6 +243,9 @@ func run(args []string) {
 	}
 	env = append(append(env, o.env...), "PATH="+os.Getenv("PATH"))
 	if o.detached {
+		if o.publish == "" {
+			fail(125, "fakeruntime: a service container needs -p 127.0.0.1:HOST:CONTAINER")
+		}
 		startServer(o, env)
 		return
 	}
@@ -245,7 +280,9 @@ func runToEnd(o options, env []string) int {
 
 func startServer(o options, env []string) {
 	self, _ := os.Executable()
-	cmd := exec.Command(self, "__serve", o.image)
+	// The server stands for the engine's port forwarding too: it listens on the published
+	// host address, while the container's $PORT stays what -e set.
+	cmd := exec.Command(self, "__serve", o.image, o.publish)
 	cmd.Env = env
 	out, _ := os.Create(logFile(o.name, "out"))
 	errf, _ := os.Create(logFile(o.name, "err"))
@@ -262,7 +299,7 @@ func startServer(o options, env []string) {
 }
 
 // serve is the "image" of a service container.
-func serve(image string) {
+func serve(image, listen string) {
 	if strings.Contains(image, "crash") {
 		fmt.Fprintln(os.Stderr, "crashing as asked")
 		os.Exit(1)
@@ -276,12 +313,12 @@ func serve(image string) {
 		}
 	}
 	sort.Strings(names)
-	fmt.Fprintln(os.Stderr, "listening on "+os.Getenv("PORT"))
+	fmt.Fprintln(os.Stderr, "listening on "+os.Getenv("PORT")+" (published at "+listen+")")
 	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Printf("request %s\n", r.URL.Path)
-		fmt.Fprintf(w, "image=%s env=%s", image, strings.Join(names, ","))
+		fmt.Fprintf(w, "image=%s env=%s port=%s", image, strings.Join(names, ","), os.Getenv("PORT"))
 	})
-	if err := http.ListenAndServe("127.0.0.1:"+os.Getenv("PORT"), nil); err != nil {
+	if err := http.ListenAndServe(listen, nil); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
