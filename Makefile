@@ -12,7 +12,7 @@ PROTOC_GEN_GO_VERSION := v1.36.12
 export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 export TEST_AMQP_URL     ?= amqp://guest:guest@127.0.0.1:5672/
 
-.PHONY: all tools proto openapi build run test fmt services wrk vault-dev bench-bus bench-gateway bench-apps bench-logs bench-deploys clean
+.PHONY: all tools proto openapi build run test fmt services wrk vault-dev bench-bus bench-gateway bench-apps bench-logs bench-deploys chaos clean
 
 all: build
 
@@ -61,6 +61,12 @@ bench-logs:
 
 bench-deploys: build
 	cd tests/e2e && go test -count=1 -run '^$$' -bench BenchmarkStaticDeploy -benchtime 1x .
+
+# The fault suite (not part of `make test`): SIGKILLs each service in turn, restarts the
+# broker and Postgres under load, then checks convergence. It restarts the machine's RabbitMQ
+# and Postgres, so nothing else may run meanwhile.
+chaos:
+	cd tests/chaos && go test -tags chaos -count=1 -timeout 15m -run TestChaos -v .
 
 # Makes sure the local Postgres and RabbitMQ answer, starting them if not.
 services:

@@ -15,4 +15,5 @@ const (
 const (
 	QueueEnvSnapshot = "apps.rpc.env_snapshot" // appsv1.EnvSnapshotRequest → EnvSnapshotReply
 	QueueEnvOpen     = "apps.rpc.env_open"     // appsv1.EnvOpenRequest → EnvOpenReply
+	QueueAppLookup   = "apps.rpc.app"          // appsv1.AppLookupRequest → AppLookupReply
 )

@@ -118,6 +118,9 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	g.Go("env open responder", func(ctx context.Context) error {
 		return conn.Serve(ctx, appsbus.QueueEnvOpen, busapi.EnvOpen(svc.Env))
 	})
+	g.Go("app lookup responder", func(ctx context.Context) error {
+		return conn.Serve(ctx, appsbus.QueueAppLookup, busapi.AppLookup(svc.Apps))
+	})
 	g.Every(log, lifecycle.Job{
 		Name: "check custom hostnames", Every: cfg.DomainCheckInterval, Immediately: true, Run: checker.CheckOnce,
 	})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	appsv1 "tori.dev/proto/gen/tori/apps/v1"
 	appsbus "tori.dev/proto/tori/apps/v1"
 	"tori.dev/services/apps/internal/accounts"
 	"tori.dev/services/apps/internal/apps"
@@ -121,6 +122,20 @@ func (s *Apps) Get(ctx context.Context, accountID, slug string) (apps.App, error
 		return apps.App{}, apps.ErrNotFound
 	}
 	return s.Store.AppBySlug(ctx, accountID, slug)
+}
+
+// Lookup answers another service that has no copy of an app yet: the account's live app in
+// the words of the apps.app.created it was published with, so the asker records it exactly
+// as that event's consumer would. apps.ErrNotFound for an unknown, deleted or foreign slug.
+func (s *Apps) Lookup(ctx context.Context, accountID, slug string) (*appsv1.AppCreated, error) {
+	if accountID == "" {
+		return nil, apps.ErrNotFound
+	}
+	a, err := s.Get(ctx, accountID, slug)
+	if err != nil {
+		return nil, err
+	}
+	return appCreated(a), nil
 }
 
 // Delete turns the account's live app into a tombstone awaiting confirmations from the

@@ -51,6 +51,10 @@ func TestBusConsumersRelayAndResponders(t *testing.T) {
 	testinfra.Background(t, "open", func(ctx context.Context) error {
 		return conn.Serve(ctx, appsbus.QueueEnvOpen, busapi.EnvOpen(s.Services.Env))
 	})
+	testinfra.Background(t, "app lookup", func(ctx context.Context) error {
+		return conn.Serve(ctx, appsbus.QueueAppLookup, busapi.AppLookup(s.Services.Apps))
+	})
+	lookup := appsbus.AppClient{Bus: conn}
 	deleted := make(chan *appsv1.AppDeleted, 1)
 	testinfra.Background(t, "edge listener", func(ctx context.Context) error {
 		return conn.Listen(ctx, []string{appsbus.KeyAppDeleted}, func(_ context.Context, d bus.Delivery) error {
@@ -99,6 +103,22 @@ func TestBusConsumersRelayAndResponders(t *testing.T) {
 		t.Fatalf("region from identity's event: %v", app["region"])
 	}
 	appID := app["id"].(string)
+
+	// The lookup answers the owner with the app as apps.app.created carried it, and anyone
+	// else (or a slug nobody has) with nothing.
+	found, err := lookup.Lookup(ctx, acct, "bus-app")
+	if err != nil || found == nil {
+		t.Fatalf("owner's lookup: %v, %v", found, err)
+	}
+	if found.AppId != appID || found.AccountId != acct || found.Slug != "bus-app" || found.Kind != "service" ||
+		found.Region != "us" || found.CreatedAt == nil {
+		t.Fatalf("looked-up app %v", found)
+	}
+	for _, q := range [][2]string{{apptest.NewAccount(), "bus-app"}, {acct, "no-such-app"}, {"", "bus-app"}, {acct, "Not A Slug"}} {
+		if got, err := lookup.Lookup(ctx, q[0], q[1]); err != nil || got != nil {
+			t.Errorf("lookup %q/%q = %v, %v; want nothing", q[0], q[1], got, err)
+		}
+	}
 	s.Must(http.StatusCreated, acct, http.MethodPut, "/api/apps/bus-app/env", map[string]any{"key": "SECRET", "value": "over-the-bus"})
 
 	// env snapshot and open, by request/reply.
@@ -141,6 +161,9 @@ func TestBusConsumersRelayAndResponders(t *testing.T) {
 	}
 	if err := conn.Request(ctx, appsbus.QueueEnvSnapshot, &appsv1.EnvSnapshotRequest{AppId: appID, DeployId: "d3"}, &snap); !errors.As(err, &re) || re.Code != "not_found" {
 		t.Errorf("snapshot of a deleted app: %v", err)
+	}
+	if got, err := lookup.Lookup(ctx, acct, "bus-app"); err != nil || got != nil {
+		t.Errorf("lookup of a deleted app = %v, %v", got, err)
 	}
 	other := apptest.NewAccount()
 	if r := s.Do(other, http.MethodPost, "/api/apps", map[string]any{"name": "bus-app"}); r.Status != http.StatusConflict {

@@ -14,6 +14,7 @@ import (
 	"tori.dev/pkg/lifecycle"
 	"tori.dev/pkg/logging"
 	"tori.dev/pkg/telemetry"
+	appsbus "tori.dev/proto/tori/apps/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
 	"tori.dev/services/deploys/internal/app"
 	"tori.dev/services/deploys/internal/busapi"
@@ -65,7 +66,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 
 	svc := app.New(app.Deps{
 		Store: store.New(pool), Objects: objs, Plans: busapi.BillingPlans{Client: billingbus.PlanClient{Bus: conn}},
-		Env: busapi.NewAppsEnv(conn), Log: log,
+		Env: busapi.NewAppsEnv(conn), Apps: busapi.AppsLookup{Client: appsbus.AppClient{Bus: conn, Timeout: cfg.AppLookupTimeout}}, Log: log,
 	})
 	id := health.NewIdentity("deploys", version)
 	web := httpapi.New(httpapi.Deps{Deploys: svc, SigningKey: []byte(cfg.SigningKey), Health: id, Log: log})

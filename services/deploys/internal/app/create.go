@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	"tori.dev/services/deploys/internal/deploy"
 	"tori.dev/services/deploys/internal/objects"
@@ -23,38 +22,9 @@ type ImageInput struct {
 	ForceRestart bool
 }
 
-// appFor finds the caller's app by slug; another account's or a deleted app is not found.
-func (s *Service) appFor(ctx context.Context, accountID, slug string) (App, error) {
-	if accountID == "" {
-		return App{}, deploy.ErrAppNotFound
-	}
-	return s.store.AppBySlug(ctx, accountID, slug)
-}
-
-// appArrival bounds how long a create waits for an app it does not know yet: the apps
-// service's created event reaches this service a few milliseconds after the app's own 201, and
-// a client that creates an app and deploys at once must not see 404 in that gap.
-const appArrival = 2 * time.Second
-
-// appForCreate is appFor, waiting briefly for an app that was only just created.
-func (s *Service) appForCreate(ctx context.Context, accountID, slug string) (App, error) {
-	deadline := time.Now().Add(appArrival)
-	for {
-		app, err := s.appFor(ctx, accountID, slug)
-		if !errors.Is(err, deploy.ErrAppNotFound) || accountID == "" || time.Now().After(deadline) {
-			return app, err
-		}
-		select {
-		case <-ctx.Done():
-			return App{}, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
 // precheck applies the cheap refusals before any byte of an upload is read.
 func (s *Service) precheck(ctx context.Context, accountID, slug string, wantService bool) (App, Plan, error) {
-	app, err := s.appForCreate(ctx, accountID, slug)
+	app, err := s.appFor(ctx, accountID, slug)
 	if err != nil {
 		return App{}, Plan{}, err
 	}
@@ -89,7 +59,7 @@ func (s *Service) CreateImage(ctx context.Context, accountID, slug string, in Im
 	if _, err := deploy.ParseImage(in.Image); err != nil {
 		return nil, false, err
 	}
-	app, err := s.appForCreate(ctx, accountID, slug)
+	app, err := s.appFor(ctx, accountID, slug)
 	if err != nil {
 		return nil, false, err
 	}

@@ -28,10 +28,12 @@ func (s *Service) OnProgress(ctx context.Context, tx Tx, p *zonev1.DeployProgres
 		err = s.toReleasing(ctx, tx, d)
 	case zonev1.DeployStep_DEPLOY_STEP_READY:
 		err = s.onReady(ctx, tx, app, d)
+	case zonev1.DeployStep_DEPLOY_STEP_ACTIVATED:
+		err = s.onActivated(ctx, tx, app, d)
 	case zonev1.DeployStep_DEPLOY_STEP_FAILED:
 		err = s.onFailed(ctx, tx, d, p.GetError())
 	default:
-		return nil // build started, activated, discarded: nothing changes state
+		return nil // build started, discarded: nothing changes state
 	}
 	if isRefusal(err) {
 		s.log.InfoContext(ctx, "zone report does not apply", "deploy", d.ID, "status", string(d.Status), "step", p.GetStep().String())
@@ -55,8 +57,10 @@ func (s *Service) toReleasing(ctx context.Context, tx Tx, d *deploy.Deploy) erro
 	return s.saveTransition(ctx, tx, d, prev, live != nil)
 }
 
-// onReady puts a prepared revision live unless it was cancelled meanwhile or a newer deploy
-// already went live, in which case the zone is told to discard it.
+// onReady tells the zone to switch traffic to a prepared revision, unless it was cancelled
+// meanwhile or a newer deploy already went live, in which case the zone is told to discard
+// it. The deploy stays releasing: it is live, and the app's current deploy, only once the
+// zone reports that its edge serves it (onActivated), so the API never says live early.
 func (s *Service) onReady(ctx context.Context, tx Tx, app App, d *deploy.Deploy) error {
 	if d.Status.Terminal() {
 		return s.discard(ctx, tx, app, d)
@@ -75,9 +79,9 @@ func (s *Service) onReady(ctx context.Context, tx Tx, app App, d *deploy.Deploy)
 		return err
 	}
 	now := s.clock()
-	prev := d.Status
-	err = d.GoLive(now, current)
+	asked, err := d.RequestActivation(now, current)
 	if errors.Is(err, deploy.ErrNewerLive) {
+		prev := d.Status
 		if err := d.Cancel(now); err != nil {
 			return err
 		}
@@ -85,6 +89,47 @@ func (s *Service) onReady(ctx context.Context, tx Tx, app App, d *deploy.Deploy)
 			return err
 		}
 		return s.discard(ctx, tx, app, d)
+	}
+	if err != nil || !asked {
+		return err
+	}
+	if err := tx.Update(ctx, d); err != nil {
+		return err
+	}
+	return s.activate(ctx, tx, app, d)
+}
+
+// onActivated puts the deploy live once its zone serves it: the previous live deploy steps
+// down and deploys.deploy.live tells the apps service to name it current. The zone never
+// switches to an older revision over a newer one, so a newer live deploy here means the
+// reports crossed: this one served briefly and is already replaced.
+func (s *Service) onActivated(ctx context.Context, tx Tx, app App, d *deploy.Deploy) error {
+	if d.Status == deploy.Live {
+		return nil
+	}
+	if d.Status.Terminal() {
+		// Closed while the switch was under way (its app deleted, or past its deadline).
+		s.log.WarnContext(ctx, "zone activated a closed deploy", "deploy", d.ID, "status", string(d.Status))
+		return nil
+	}
+	if app.Deleted {
+		return nil
+	}
+	if err := s.toReleasing(ctx, tx, d); err != nil {
+		return err
+	}
+	current, err := tx.Live(ctx, d.AppID)
+	if err != nil {
+		return err
+	}
+	now := s.clock()
+	prev := d.Status
+	err = d.GoLive(now, current)
+	if errors.Is(err, deploy.ErrNewerLive) {
+		if err := d.Cancel(now); err != nil {
+			return err
+		}
+		return s.saveTransition(ctx, tx, d, prev, true)
 	}
 	if err != nil {
 		return err
@@ -104,10 +149,7 @@ func (s *Service) onReady(ctx context.Context, tx Tx, app App, d *deploy.Deploy)
 	if err := s.saveTransition(ctx, tx, d, prev, true); err != nil {
 		return err
 	}
-	if err := s.publishLive(ctx, tx, d, superseded); err != nil {
-		return err
-	}
-	return s.activate(ctx, tx, app, d)
+	return s.publishLive(ctx, tx, d, superseded)
 }
 
 func (s *Service) onFailed(ctx context.Context, tx Tx, d *deploy.Deploy, code string) error {

@@ -69,7 +69,7 @@ func (s *Service) Cancel(ctx context.Context, accountID, slug, id string) (*depl
 			return deploy.ErrNotFound
 		}
 		prev := d.Status
-		if err := d.Cancel(s.clock()); err != nil {
+		if err := d.CancelByCustomer(s.clock()); err != nil {
 			return err
 		}
 		live, err := tx.Live(ctx, app.ID)
@@ -126,6 +126,6 @@ func isRefusal(err error) bool {
 // AppKind tells the HTTP layer whether a multipart body is a static site or a source
 // tarball; an unknown or foreign app is not found.
 func (s *Service) AppKind(ctx context.Context, accountID, slug string) (string, error) {
-	app, err := s.appForCreate(ctx, accountID, slug)
+	app, err := s.appFor(ctx, accountID, slug)
 	return app.Kind, err
 }

@@ -21,6 +21,7 @@ type Service struct {
 	objects objects.Store
 	plans   PlanSource
 	env     EnvSource
+	apps    AppSource
 	now     Clock
 	newID   func() string
 	log     *slog.Logger
@@ -32,6 +33,7 @@ type Deps struct {
 	Objects objects.Store
 	Plans   PlanSource
 	Env     EnvSource
+	Apps    AppSource // nil: only the copy fed by events is consulted
 	Now     Clock
 	NewID   func() string
 	Log     *slog.Logger
@@ -39,7 +41,7 @@ type Deps struct {
 
 // New builds the service.
 func New(d Deps) *Service {
-	s := &Service{store: d.Store, objects: d.Objects, plans: d.Plans, env: d.Env, now: d.Now, newID: d.NewID, log: d.Log}
+	s := &Service{store: d.Store, objects: d.Objects, plans: d.Plans, env: d.Env, apps: d.Apps, now: d.Now, newID: d.NewID, log: d.Log}
 	if s.now == nil {
 		s.now = time.Now
 	}

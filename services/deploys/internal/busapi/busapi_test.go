@@ -105,13 +105,18 @@ func TestConsumersDriveDeploys(t *testing.T) {
 		}
 		return string(d.Status)
 	}
-	testinfra.Eventually(t, 15*time.Second, "the deploy to go live", func() bool { return status() == "live" })
-	// The activation command went out to the app's zone, confirmed by the broker.
+	// The activation command went out to the app's zone, confirmed by the broker; the deploy
+	// waits for the zone's word that it serves the revision.
 	testinfra.Eventually(t, 15*time.Second, "the activate command to be published", func() bool {
 		var n int
 		pool.QueryRow(ctx, `SELECT count(*) FROM outbox WHERE routing_key = 'zone.eu-1.activate' AND sent_at IS NOT NULL`).Scan(&n)
 		return n == 1
 	})
+	if s := status(); s != "releasing" {
+		t.Fatalf("ready deploy is %s before its zone activated it", s)
+	}
+	publish(zonebus.KeyDeployProgressed, &zonev1.DeployProgress{DeployId: id, AppId: appID, Zone: "eu-1", Step: zonev1.DeployStep_DEPLOY_STEP_ACTIVATED})
+	testinfra.Eventually(t, 15*time.Second, "the deploy to go live", func() bool { return status() == "live" })
 
 	publish(appsbus.KeyAppDeleted, &appsv1.AppDeleted{AppId: appID, AccountId: account, Slug: "web"})
 	testinfra.Eventually(t, 15*time.Second, "the app to disappear", func() bool {

@@ -46,12 +46,9 @@ func appsHandler(svc *app.Service, bind BindTx) bus.TxHandler {
 			if err := d.Decode(&ev); err != nil {
 				return bus.Permanent(err)
 			}
-			a := app.App{ID: ev.GetAppId(), AccountID: ev.GetAccountId(), Slug: ev.GetSlug(), Kind: ev.GetKind(), Zone: ev.GetZone()}
+			a := appFromCreated(&ev)
 			if a.ID == "" || a.AccountID == "" {
 				return bus.Permanent(fmt.Errorf("app.created without ids"))
-			}
-			if a.Zone == "" {
-				a.Zone = "local"
 			}
 			return svc.OnAppCreated(ctx, bind(tx), a, ev.GetCreatedAt().AsTime())
 		case appsbus.KeyAppDeleted:

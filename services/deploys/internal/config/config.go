@@ -32,6 +32,9 @@ type Config struct {
 	ArtifactGrace time.Duration `env:"DEPLOYS_ARTIFACT_GRACE, default=10m"`
 	// ShutdownTimeout bounds how long in-flight requests may finish after a stop signal.
 	ShutdownTimeout time.Duration `env:"DEPLOYS_SHUTDOWN_TIMEOUT, default=10s"`
+	// AppLookupTimeout bounds asking the apps service for an app this service has no copy
+	// of yet during a request.
+	AppLookupTimeout time.Duration `env:"DEPLOYS_APP_LOOKUP_TIMEOUT, default=2s"`
 
 	bus.Config
 }
@@ -54,8 +57,8 @@ func (c *Config) Validate() error {
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("DATA_DIR must not be empty"))
 	}
-	if c.SweepEvery <= 0 || c.ShutdownTimeout <= 0 || c.ArtifactGrace <= 0 {
-		errs = append(errs, errors.New("DEPLOYS_SWEEP_EVERY, DEPLOYS_ARTIFACT_GRACE and DEPLOYS_SHUTDOWN_TIMEOUT must be positive"))
+	if c.SweepEvery <= 0 || c.ShutdownTimeout <= 0 || c.ArtifactGrace <= 0 || c.AppLookupTimeout <= 0 {
+		errs = append(errs, errors.New("DEPLOYS_SWEEP_EVERY, DEPLOYS_ARTIFACT_GRACE, DEPLOYS_SHUTDOWN_TIMEOUT and DEPLOYS_APP_LOOKUP_TIMEOUT must be positive"))
 	}
 	if err := c.Config.Validate(); err != nil {
 		errs = append(errs, err)

@@ -67,6 +67,9 @@ type Deploy struct {
 	FinishedAt *time.Time
 	// LiveAt is when the deploy went live, if it ever did; a rollback needs it.
 	LiveAt *time.Time
+	// ActivatingAt is when the zone was told to switch traffic to the revision. The deploy
+	// goes live only when the zone reports that its edge serves it.
+	ActivatingAt *time.Time
 }
 
 // DeadlineAt is when the control plane closes the deploy if it is still open.

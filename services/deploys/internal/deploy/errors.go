@@ -27,6 +27,9 @@ var (
 	// ErrPlanUnavailable means neither a copy of the account's plan nor billing's answer
 	// was at hand: the limits are unknown, and nothing guesses them.
 	ErrPlanUnavailable = errors.New("deploy: account plan unavailable")
+	// ErrAppUnavailable means the app is not in this service's copy and the apps service
+	// could not say whether it exists: a 404 then might be false, so none is given.
+	ErrAppUnavailable = errors.New("deploy: app lookup unavailable")
 )
 
 // LimitError is a plan limit that refused the request.

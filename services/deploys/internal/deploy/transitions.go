@@ -56,6 +56,36 @@ func (d *Deploy) GoLive(now time.Time, current *Deploy) error {
 	return d.transition(Live, now)
 }
 
+// RequestActivation records that the zone is told to switch traffic to d's prepared
+// revision. It stays releasing (the API says live only once the edge serves it); current is
+// the app's live deploy, and one newer than d refuses with ErrNewerLive as GoLive does. It
+// reports false when the zone was told already (a repeated ready report).
+func (d *Deploy) RequestActivation(now time.Time, current *Deploy) (bool, error) {
+	if d.Status != Releasing {
+		return false, fmt.Errorf("%w: %s → activating", ErrInvalidTransition, d.Status)
+	}
+	if current != nil && current.ID != d.ID && current.NewerThan(d) {
+		return false, ErrNewerLive
+	}
+	if d.ActivatingAt != nil {
+		return false, nil
+	}
+	t := now
+	d.ActivatingAt = &t
+	d.UpdatedAt = now
+	return true, nil
+}
+
+// CancelByCustomer is Cancel as the customer asks it. Once the zone has been told to switch
+// traffic to the revision the switch may already serve it, so the deploy is no longer the
+// customer's to stop: it goes live, and a rollback undoes it.
+func (d *Deploy) CancelByCustomer(now time.Time) error {
+	if d.Status.Open() && d.ActivatingAt != nil {
+		return fmt.Errorf("%w: traffic is being switched to it", ErrNotCancellable)
+	}
+	return d.Cancel(now)
+}
+
 // Supersede records that a newer deploy replaced d as the live one.
 func (d *Deploy) Supersede(now time.Time) error { return d.transition(Superseded, now) }
 

@@ -137,3 +137,50 @@ func TestExpireAtDeadline(t *testing.T) {
 		}
 	}
 }
+
+// Ready is not live: activation is asked once, from releasing only, never over a newer live
+// deploy, and an activating deploy is no longer the customer's to cancel.
+func TestRequestActivation(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
+	older := &Deploy{ID: "0001", Status: Live, CreatedAt: t0}
+	newer := &Deploy{ID: "0009", Status: Live, CreatedAt: t0.Add(time.Hour)}
+	asked := t0.Add(time.Minute)
+	for _, tc := range []struct {
+		name      string
+		d         Deploy
+		current   *Deploy
+		wantAsked bool
+		wantErr   error
+	}{
+		{"first deploy", Deploy{ID: "0005", Status: Releasing, CreatedAt: t0.Add(time.Minute)}, nil, true, nil},
+		{"over an older live", Deploy{ID: "0005", Status: Releasing, CreatedAt: t0.Add(time.Minute)}, older, true, nil},
+		{"asked already", Deploy{ID: "0005", Status: Releasing, CreatedAt: t0.Add(time.Minute), ActivatingAt: &asked}, older, false, nil},
+		{"under a newer live", Deploy{ID: "0005", Status: Releasing, CreatedAt: t0.Add(time.Minute)}, newer, false, ErrNewerLive},
+		{"still building", Deploy{ID: "0005", Status: Building, CreatedAt: t0.Add(time.Minute)}, nil, false, ErrInvalidTransition},
+		{"cancelled", Deploy{ID: "0005", Status: Cancelled, CreatedAt: t0.Add(time.Minute)}, nil, false, ErrInvalidTransition},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := tc.d
+			got, err := d.RequestActivation(t0.Add(2*time.Minute), tc.current)
+			if got != tc.wantAsked || !errors.Is(err, tc.wantErr) {
+				t.Fatalf("RequestActivation = %v, %v; want %v, %v", got, err, tc.wantAsked, tc.wantErr)
+			}
+			if d.Status != tc.d.Status {
+				t.Fatalf("status moved to %s", d.Status)
+			}
+			if got && d.ActivatingAt == nil {
+				t.Fatal("activation not recorded")
+			}
+		})
+	}
+	activating := &Deploy{Status: Releasing, ActivatingAt: &asked}
+	if err := activating.CancelByCustomer(t0); !errors.Is(err, ErrNotCancellable) {
+		t.Fatalf("cancel while activating: %v", err)
+	}
+	if err := activating.Cancel(t0); err != nil || activating.Status != Cancelled {
+		t.Fatalf("the app's delete still closes it: %v %s", err, activating.Status)
+	}
+	if err := (&Deploy{Status: Releasing}).CancelByCustomer(t0); err != nil {
+		t.Fatalf("cancel while releasing: %v", err)
+	}
+}

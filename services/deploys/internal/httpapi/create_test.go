@@ -227,8 +227,7 @@ func TestUnsignedRequestIsUnauthorized(t *testing.T) {
 }
 
 // Another account's app is 404 whatever the request says: neither a bad image nor an
-// unusable Content-Type may be judged before the app is the caller's. (Each 404 waits the
-// two seconds a just-created app is given to arrive.)
+// unusable Content-Type may be judged before the app is the caller's.
 func TestForeignAppIsNotFoundBeforeTheBodyIsJudged(t *testing.T) {
 	e := newEnv(t, testPlan)
 	e.addApp(e.account, "svc", "service")

@@ -52,6 +52,8 @@ func toHTTP(err error) error {
 		return httperror.New(http.StatusConflict, "not_rollbackable").WithMessage("only a deploy that was once live can be rolled back to")
 	case errors.Is(err, deploy.ErrSnapshotUnavailable):
 		return httperror.New(http.StatusServiceUnavailable, "environment_unavailable").WithMessage("the app's environment could not be snapshotted; try again")
+	case errors.Is(err, deploy.ErrAppUnavailable):
+		return httperror.New(http.StatusServiceUnavailable, "service_unavailable").WithMessage("the app could not be looked up; try again")
 	case errors.Is(err, deploy.ErrPlanUnavailable):
 		return httperror.New(http.StatusServiceUnavailable, "service_unavailable").WithMessage("the account's plan could not be read from billing; try again")
 	}

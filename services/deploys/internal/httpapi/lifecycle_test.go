@@ -15,7 +15,16 @@ const (
 	stepReady   = zonev1.DeployStep_DEPLOY_STEP_READY
 	stepRelease = zonev1.DeployStep_DEPLOY_STEP_RELEASE_STARTED
 	stepFailed  = zonev1.DeployStep_DEPLOY_STEP_FAILED
+	stepActive  = zonev1.DeployStep_DEPLOY_STEP_ACTIVATED
 )
+
+// goLive reports the revision ready and then, as its zone does once the edge serves it,
+// activated.
+func (e *env) goLive(id string) {
+	e.t.Helper()
+	e.report(id, stepReady, "")
+	e.report(id, stepActive, "")
+}
 
 func (e *env) deployStatic(slug, content string) string {
 	e.t.Helper()
@@ -77,13 +86,27 @@ func TestZoneReportsDriveTheStateMachine(t *testing.T) {
 	if e.status(a) != "releasing" {
 		t.Fatal(e.status(a))
 	}
+	// Ready is not live: the zone is told to switch, and the deploy stays releasing until
+	// the zone reports that its edge serves the revision. Meanwhile it is no longer the
+	// customer's to cancel.
 	e.report(a, stepReady, "")
-	e.report(a, stepReady, "") // a redelivered report changes nothing
-	if e.status(a) != "live" {
-		t.Fatal(e.status(a))
+	e.report(a, stepReady, "") // a redelivered report asks nothing more
+	if e.status(a) != "releasing" {
+		t.Fatalf("ready before activation: %s", e.status(a))
+	}
+	if keys := e.outboxKeys(); contains(keys, "deploys.deploy.live") || count(keys, "zone.local.activate") != 1 {
+		t.Fatalf("after ready: %v", keys)
+	}
+	if status, body, _ := e.request(e.account, "POST", "/api/apps/site/deploys/"+a+"/cancel", "", nil, 0); status != http.StatusConflict || body["code"] != "not_cancellable" {
+		t.Fatalf("cancel while switching: %d %v", status, body)
+	}
+	e.report(a, stepActive, "")
+	e.report(a, stepActive, "") // a redelivered report changes nothing
+	if e.status(a) != "live" || count(e.outboxKeys(), "deploys.deploy.live") != 1 {
+		t.Fatalf("after activation: %s %v", e.status(a), e.outboxKeys())
 	}
 	b := e.deployStatic("site", "b")
-	e.report(b, stepReady, "")
+	e.goLive(b)
 	if e.status(b) != "live" || e.status(a) != "superseded" {
 		t.Fatalf("b %s a %s", e.status(b), e.status(a))
 	}
@@ -111,8 +134,8 @@ func TestOlderDeployNeverGoesLiveOverNewer(t *testing.T) {
 	older := e.deployStatic("site", "old")
 	e.clock.Advance(time.Millisecond)
 	newer := e.deployStatic("site", "new")
-	e.report(newer, stepReady, "")
-	e.report(older, stepReady, "")
+	e.goLive(newer)
+	e.goLive(older)
 	if e.status(newer) != "live" || e.status(older) != "cancelled" {
 		t.Fatalf("newer %s older %s", e.status(newer), e.status(older))
 	}
@@ -130,7 +153,7 @@ func TestCancel(t *testing.T) {
 		t.Fatalf("cancel: %d %v", status, body)
 	}
 	// A cancelled revision never goes live, even if its zone reports it ready afterwards.
-	e.report(a, stepReady, "")
+	e.goLive(a)
 	if e.status(a) != "cancelled" {
 		t.Fatal(e.status(a))
 	}
@@ -144,7 +167,7 @@ func TestCancel(t *testing.T) {
 		t.Fatalf("cancel while releasing: %d", status)
 	}
 	c := e.deployStatic("site", "c")
-	e.report(c, stepReady, "")
+	e.goLive(c)
 	if status, _, _ := e.request(e.account, "POST", "/api/apps/site/deploys/"+c+"/cancel", "", nil, 0); status != http.StatusConflict {
 		t.Fatalf("cancel live: %d", status)
 	}
@@ -154,9 +177,9 @@ func TestRollback(t *testing.T) {
 	e := newEnv(t, testPlan)
 	e.addApp(e.account, "site", "static")
 	a := e.deployStatic("site", "a")
-	e.report(a, stepReady, "")
+	e.goLive(a)
 	b := e.deployStatic("site", "b")
-	e.report(b, stepReady, "")
+	e.goLive(b)
 	status, body, _ := e.request(e.account, "POST", "/api/apps/site/deploys/"+a+"/rollback", "", nil, 0)
 	if status != http.StatusCreated || body["rollbackOf"] != a || body["status"] != "building" || body["id"] == a {
 		t.Fatalf("rollback: %d %v", status, body)
@@ -168,7 +191,7 @@ func TestRollback(t *testing.T) {
 	if keyA == "" || keyA != keyR {
 		t.Fatalf("rollback artifact %q, want %q", keyR, keyA)
 	}
-	e.report(r, stepReady, "")
+	e.goLive(r)
 	if e.status(r) != "live" || e.status(b) != "superseded" {
 		t.Fatalf("r %s b %s", e.status(r), e.status(b))
 	}
@@ -187,7 +210,7 @@ func TestDeadlineClosesOpenDeploys(t *testing.T) {
 	e.addApp(e.account, "site", "static")
 	a := e.deployStatic("site", "a")
 	b := e.deployStatic("site", "b")
-	e.report(b, stepReady, "")
+	e.goLive(b)
 	e.clock.Advance(20*time.Minute - time.Millisecond)
 	if n, err := e.svc.CloseOverdue(context.Background()); err != nil || n != 0 {
 		t.Fatalf("closed %d before the deadline (%v)", n, err)
@@ -204,7 +227,7 @@ func TestDeadlineClosesOpenDeploys(t *testing.T) {
 		t.Fatal("the deadline must not touch a live deploy")
 	}
 	// A late ready report cannot revive it.
-	e.report(a, stepReady, "")
+	e.goLive(a)
 	if e.status(a) != "failed" {
 		t.Fatal(e.status(a))
 	}
@@ -219,7 +242,7 @@ func TestImageDeployUnchangedAnswersLiveDeploy(t *testing.T) {
 		t.Fatalf("image deploy: %d %v", status, body)
 	}
 	first := body["id"].(string)
-	e.report(first, stepReady, "")
+	e.goLive(first)
 	status, body, _ = e.postJSON(e.account, "/api/apps/svc/deploys", `{"image":`+img+`}`)
 	if status != http.StatusOK || body["id"] != first {
 		t.Fatalf("unchanged: %d %v", status, body)
@@ -231,7 +254,7 @@ func TestImageDeployUnchangedAnswersLiveDeploy(t *testing.T) {
 	if status != 201 || body["id"] == first {
 		t.Fatalf("forceRestart: %d %v", status, body)
 	}
-	e.report(body["id"].(string), stepReady, "")
+	e.goLive(body["id"].(string))
 	e.env.set("A=2")
 	if status, _, _ := e.postJSON(e.account, "/api/apps/svc/deploys", `{"image":`+img+`}`); status != 201 {
 		t.Fatalf("changed environment: %d", status)
@@ -262,5 +285,32 @@ func TestSweepRemovesOnlyUnreferencedArtifacts(t *testing.T) {
 	}
 	if len(e.files()) != 1 {
 		t.Fatalf("left %v", e.files())
+	}
+}
+
+func count(list []string, s string) int {
+	n := 0
+	for _, x := range list {
+		if x == s {
+			n++
+		}
+	}
+	return n
+}
+
+// Activation reports that cross (a newer revision switched in just after an older one, its
+// report handled first) never put the older one back: it is closed, and the newer stays live.
+func TestCrossedActivationReportsKeepTheNewerLive(t *testing.T) {
+	e := newEnv(t, testPlan)
+	e.addApp(e.account, "site", "static")
+	older := e.deployStatic("site", "old")
+	e.clock.Advance(time.Millisecond)
+	newer := e.deployStatic("site", "new")
+	e.report(older, stepReady, "")
+	e.report(newer, stepReady, "")
+	e.report(newer, stepActive, "")
+	e.report(older, stepActive, "")
+	if e.status(newer) != "live" || e.status(older) != "cancelled" {
+		t.Fatalf("newer %s older %s", e.status(newer), e.status(older))
 	}
 }

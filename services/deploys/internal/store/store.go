@@ -78,8 +78,8 @@ func (t *txStore) Insert(ctx context.Context, d *deploy.Deploy) error {
 }
 
 func (t *txStore) Update(ctx context.Context, d *deploy.Deploy) error {
-	_, err := t.tx.Exec(ctx, `UPDATE deploys SET status = $2, error = $3, updated_at = $4, finished_at = $5, live_at = $6
-		WHERE id = $1`, d.ID, string(d.Status), nullable(d.Error), d.UpdatedAt, d.FinishedAt, d.LiveAt)
+	_, err := t.tx.Exec(ctx, `UPDATE deploys SET status = $2, error = $3, updated_at = $4, finished_at = $5, live_at = $6,
+		activating_at = $7 WHERE id = $1`, d.ID, string(d.Status), nullable(d.Error), d.UpdatedAt, d.FinishedAt, d.LiveAt, d.ActivatingAt)
 	if err != nil {
 		return fmt.Errorf("store: update deploy: %w", err)
 	}

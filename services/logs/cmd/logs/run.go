@@ -15,6 +15,7 @@ import (
 	"tori.dev/pkg/logging"
 	"tori.dev/pkg/pgstore"
 	"tori.dev/pkg/telemetry"
+	appsbus "tori.dev/proto/tori/apps/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
 	"tori.dev/services/logs/internal/app"
 	"tori.dev/services/logs/internal/busapi"
@@ -77,7 +78,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	plans := app.NewPlans(st, billing, log)
 	id := health.NewIdentity("logs", version)
 	web := httpapi.New(httpapi.Deps{
-		Reader:     app.NewReader(st, st, plans, now),
+		Reader:     app.NewReader(app.NewAppFinder(st, busapi.AppsLookup{Client: appsbus.AppClient{Bus: conn, Timeout: cfg.AppLookupTimeout}}, log), st, plans, now),
 		SigningKey: []byte(cfg.SigningKey),
 		Identity:   id,
 		Log:        log,

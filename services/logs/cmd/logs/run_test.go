@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"tori.dev/pkg/bus"
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/testinfra"
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
@@ -103,6 +104,14 @@ func TestRedeliveredBatchIsStoredOnce(t *testing.T) {
 func TestDeletedAppOverTheBus(t *testing.T) {
 	svc := start(t, nil)
 	db, pub := svc.db, svc.pub
+	// The apps service, as it answers a lookup for an app not (or no longer) the caller's:
+	// with nothing. Without it a miss in the copy is 503, never a 404 that may be false.
+	conn := testinfra.DialBus(t, logstest.BusConfigOf(t, svc.Env), nil)
+	testinfra.Background(t, "apps lookup", func(ctx context.Context) error {
+		return conn.Serve(ctx, appsbus.QueueAppLookup, func(context.Context, bus.Delivery) (proto.Message, error) {
+			return &appsv1.AppLookupReply{}, nil
+		})
+	})
 
 	app := uuid.NewString()
 	// The account's plan copy, as billing's event feeds it: without one (and no billing to

@@ -35,6 +35,9 @@ type Config struct {
 	IngestPrefetch int `env:"LOGS_INGEST_PREFETCH, default=8"`
 	// PlanLookupTimeout bounds asking billing for an unknown account's plan during a read.
 	PlanLookupTimeout time.Duration `env:"LOGS_PLAN_LOOKUP_TIMEOUT, default=2s"`
+	// AppLookupTimeout bounds asking the apps service for an app this service has no copy
+	// of yet during a read.
+	AppLookupTimeout time.Duration `env:"LOGS_APP_LOOKUP_TIMEOUT, default=2s"`
 	// ProcessedRetention is how long the record of a consumed message is kept, which is how
 	// late a redelivery can come and still be recognised. Shorter than the bus's default
 	// week because every log batch leaves such a record.
@@ -77,6 +80,7 @@ func (c *Config) Validate() error {
 		{"LOGS_MAINTENANCE_INTERVAL", c.MaintenanceInterval},
 		{"LOGS_CLEANUP_INTERVAL", c.CleanupInterval},
 		{"LOGS_PLAN_LOOKUP_TIMEOUT", c.PlanLookupTimeout},
+		{"LOGS_APP_LOOKUP_TIMEOUT", c.AppLookupTimeout},
 		{"LOGS_PROCESSED_RETENTION", c.ProcessedRetention},
 		{"LOGS_SHUTDOWN_TIMEOUT", c.ShutdownTimeout},
 	} {

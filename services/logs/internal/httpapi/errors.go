@@ -21,6 +21,9 @@ func toHTTP(err error) error {
 		// The plan decides the retention, and nothing guesses it (docs/conventions.md).
 		return httperror.New(http.StatusServiceUnavailable, "service_unavailable").
 			WithMessage("the account's plan could not be read; try again shortly")
+	case errors.Is(err, logs.ErrAppUnavailable):
+		return httperror.New(http.StatusServiceUnavailable, "service_unavailable").
+			WithMessage("the app could not be looked up; try again shortly")
 	case errors.Is(err, logs.ErrBeyondRetention):
 		return httperror.New(http.StatusGone, "beyond_retention").
 			WithMessage("start is older than the plan's log retention")

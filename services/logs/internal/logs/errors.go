@@ -29,3 +29,7 @@ func invalid(name, format string, args ...any) error {
 // ErrPlanUnavailable means the account's plan is not on record here and billing could not
 // say what it is; nothing guesses a retention in its place.
 var ErrPlanUnavailable = errors.New("logs: account plan unavailable")
+
+// ErrAppUnavailable means the app is not in this service's copy and the apps service could
+// not say whether it exists; a 404 then might be false, so nothing answers one.
+var ErrAppUnavailable = errors.New("logs: app lookup unavailable")

@@ -106,8 +106,17 @@ func (a *Agent) PollJob() lifecycle.Job {
 	}}
 }
 
-// ReloadRoutes rebuilds the edge's table from the live routes on record.
+// ReloadRoutes rebuilds the edge's table from the live routes on record. It waits for a pass
+// in progress: a table read before an activation commits must not replace the table after
+// the activation put its route in (the zone has reported it live by then).
 func (a *Agent) ReloadRoutes(ctx context.Context) error {
+	a.passMu.Lock()
+	defer a.passMu.Unlock()
+	return a.reloadRoutes(ctx)
+}
+
+// reloadRoutes is ReloadRoutes for a caller that holds passMu.
+func (a *Agent) reloadRoutes(ctx context.Context) error {
 	routes, err := a.store.Routes(ctx)
 	if err != nil {
 		return err
@@ -136,7 +145,7 @@ func (a *Agent) pass(ctx context.Context) error {
 	a.passMu.Lock()
 	defer a.passMu.Unlock()
 	// Consumers record hostname changes; the table follows within one pass.
-	if err := a.ReloadRoutes(ctx); err != nil {
+	if err := a.reloadRoutes(ctx); err != nil {
 		return err
 	}
 	revs, err := a.store.Work(ctx)

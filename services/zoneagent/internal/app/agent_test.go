@@ -306,3 +306,27 @@ func TestRestartResumesAndRestores(t *testing.T) {
 		t.Fatalf("after restart: %d %q", resp.StatusCode, body)
 	}
 }
+
+// The control plane says live on the activated report, so that report must not be visible
+// (committed to the outbox) before the edge serves the revision: a first deploy must not be
+// a 404, and a later one must not still serve the previous site. Each round watches the
+// outbox and reads the edge the moment the report appears.
+func TestActivatedIsReportedOnlyOnceTheEdgeServes(t *testing.T) {
+	z := newZone(t)
+	appID := uuid.NewString()
+	for round := range 10 {
+		want := "v" + string(rune('0'+round))
+		d := z.start(appID, "race", z.putSite(appID, map[string]string{"index.html": want}))
+		z.waitState(d, revision.StateReady)
+		z.command(func(ctx context.Context, tx app.Tx) error { return tx.Want(ctx, d, true) })
+		deadline := time.Now().Add(10 * time.Second)
+		for !slices.Contains(z.steps(d), app.StepActivated) {
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: no activated report", round)
+			}
+		}
+		if status, body := z.get("race.apps.test", "/"); status != 200 || body != want {
+			t.Fatalf("round %d: reported activated while the edge answers %d %q, want %q", round, status, body, want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"tori.dev/services/zoneagent/internal/edge"
 	"tori.dev/services/zoneagent/internal/revision"
 )
 
@@ -61,13 +62,20 @@ func (a *Agent) activate(ctx context.Context, r revision.Revision) error {
 		if err := move(ctx, tx, &rev, revision.StateActive); err != nil {
 			return err
 		}
+		if err := a.publishStep(ctx, tx, r, StepActivated, "", ""); err != nil {
+			return err
+		}
+		// The routing table takes the route before the commit lets the activated report
+		// leave: the control plane says live on that report, and the edge must already
+		// serve what it says. Like the switch above, it is repeated if the commit fails.
+		a.serve(edge.Route{AppID: r.AppID, Slug: r.Slug, DeployID: r.DeployID, Kind: r.Kind})
 		switched = true
-		return a.publishStep(ctx, tx, r, StepActivated, "", "")
+		return nil
 	})
 	if err != nil || !switched {
 		return err
 	}
-	if err := a.ReloadRoutes(ctx); err != nil {
+	if err := a.reloadRoutes(ctx); err != nil {
 		return err
 	}
 	if previous != nil {
@@ -77,6 +85,15 @@ func (a *Agent) activate(ctx context.Context, r revision.Revision) error {
 		return a.removeRevision(ctx, *previous)
 	}
 	return nil
+}
+
+// serve puts an app's route in the edge's table at once, unless the app was deleted.
+func (a *Agent) serve(r edge.Route) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.forgotten[r.AppID] {
+		a.table.Set(r)
+	}
 }
 
 // removeRevision deletes a revision's files and stops its process, if any.

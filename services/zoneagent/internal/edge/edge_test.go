@@ -79,3 +79,19 @@ func TestStaticStaysInsideTheSite(t *testing.T) {
 		t.Fatal("a removed app is still served")
 	}
 }
+
+// Set replaces one app's route (and where its hostnames point) and leaves the others.
+func TestTableSet(t *testing.T) {
+	tb := NewTable()
+	tb.Replace([]Route{{AppID: "a", Slug: "blog", DeployID: "d1"}, {AppID: "b", Slug: "shop", DeployID: "d9"}}, map[string]string{"www.blog.test": "a"})
+	tb.Set(Route{AppID: "a", Slug: "blog", DeployID: "d2"})
+	tb.Set(Route{AppID: "c", Slug: "new", DeployID: "d5"})
+	for slug, want := range map[string]string{"blog": "d2", "shop": "d9", "new": "d5"} {
+		if r, ok := tb.Lookup(slug); !ok || r.DeployID != want {
+			t.Errorf("%s: %+v %v, want %s", slug, r, ok, want)
+		}
+	}
+	if r, ok := tb.LookupHost("www.blog.test"); !ok || r.DeployID != "d2" {
+		t.Errorf("hostname: %+v %v", r, ok)
+	}
+}

@@ -67,6 +67,29 @@ func (t *Table) Replace(routes []Route, hosts map[string]string) {
 	t.mu.Unlock()
 }
 
+// Set installs one app's route, replacing the app's previous one (and its hostnames' target).
+// The zone calls it before it reports the switch, so whoever hears of the switch finds the
+// edge already serving it.
+func (t *Table) Set(r Route) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old := t.p.Load()
+	next := &tables{bySlug: make(map[string]Route, len(old.bySlug)+1), byHost: make(map[string]Route, len(old.byHost))}
+	for k, o := range old.bySlug {
+		if o.AppID != r.AppID {
+			next.bySlug[k] = o
+		}
+	}
+	next.bySlug[r.Slug] = r
+	for k, o := range old.byHost {
+		if o.AppID == r.AppID {
+			o = r
+		}
+		next.byHost[k] = o
+	}
+	t.p.Store(next)
+}
+
 // RemoveApp drops an app at once (a delete must stop serving before anything else happens).
 func (t *Table) RemoveApp(appID string) {
 	t.mu.Lock()

@@ -415,11 +415,112 @@ func (x *EnvOpenReply) GetVars() map[string]string {
 	return nil
 }
 
+// Request queue: apps.rpc.app. Does this account own a live app with this slug? Asked by a
+// service that serves a route naming an app it has no copy of yet (its apps.app.created may
+// still be in flight); it keeps the answer exactly as that event would have recorded it.
+type AppLookupRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AccountId     string                 `protobuf:"bytes,1,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	Slug          string                 `protobuf:"bytes,2,opt,name=slug,proto3" json:"slug,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppLookupRequest) Reset() {
+	*x = AppLookupRequest{}
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppLookupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppLookupRequest) ProtoMessage() {}
+
+func (x *AppLookupRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppLookupRequest.ProtoReflect.Descriptor instead.
+func (*AppLookupRequest) Descriptor() ([]byte, []int) {
+	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *AppLookupRequest) GetAccountId() string {
+	if x != nil {
+		return x.AccountId
+	}
+	return ""
+}
+
+func (x *AppLookupRequest) GetSlug() string {
+	if x != nil {
+		return x.Slug
+	}
+	return ""
+}
+
+// The live app, in the shape of AppCreated; unset when the account has no live app of that
+// slug (unknown, deleted or another account's: the answer never tells which).
+type AppLookupReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	App           *AppCreated            `protobuf:"bytes,1,opt,name=app,proto3" json:"app,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppLookupReply) Reset() {
+	*x = AppLookupReply{}
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppLookupReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppLookupReply) ProtoMessage() {}
+
+func (x *AppLookupReply) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppLookupReply.ProtoReflect.Descriptor instead.
+func (*AppLookupReply) Descriptor() ([]byte, []int) {
+	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *AppLookupReply) GetApp() *AppCreated {
+	if x != nil {
+		return x.App
+	}
+	return nil
+}
+
 var File_tori_apps_v1_apps_proto protoreflect.FileDescriptor
 
 const file_tori_apps_v1_apps_proto_rawDesc = "" +
 	"\n" +
-	"\x17tori/apps/v1/apps.proto\x12\ftori.apps.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb6\x01\n" +
+	"\x17tori/apps/v1/apps.proto\x12\ftori.apps.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x19tori/apps/v1/events.proto\"\xb6\x01\n" +
 	"\x0fDomainActivated\x12\x15\n" +
 	"\x06app_id\x18\x01 \x01(\tR\x05appId\x12\x1d\n" +
 	"\n" +
@@ -451,7 +552,13 @@ const file_tori_apps_v1_apps_proto_rawDesc = "" +
 	"\x04vars\x18\x01 \x03(\v2$.tori.apps.v1.EnvOpenReply.VarsEntryR\x04vars\x1a7\n" +
 	"\tVarsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B(Z&tori.dev/proto/gen/tori/apps/v1;appsv1b\x06proto3"
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"E\n" +
+	"\x10AppLookupRequest\x12\x1d\n" +
+	"\n" +
+	"account_id\x18\x01 \x01(\tR\taccountId\x12\x12\n" +
+	"\x04slug\x18\x02 \x01(\tR\x04slug\"<\n" +
+	"\x0eAppLookupReply\x12*\n" +
+	"\x03app\x18\x01 \x01(\v2\x18.tori.apps.v1.AppCreatedR\x03appB(Z&tori.dev/proto/gen/tori/apps/v1;appsv1b\x06proto3"
 
 var (
 	file_tori_apps_v1_apps_proto_rawDescOnce sync.Once
@@ -465,7 +572,7 @@ func file_tori_apps_v1_apps_proto_rawDescGZIP() []byte {
 	return file_tori_apps_v1_apps_proto_rawDescData
 }
 
-var file_tori_apps_v1_apps_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_tori_apps_v1_apps_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_tori_apps_v1_apps_proto_goTypes = []any{
 	(*DomainActivated)(nil),       // 0: tori.apps.v1.DomainActivated
 	(*DomainRemoved)(nil),         // 1: tori.apps.v1.DomainRemoved
@@ -473,18 +580,22 @@ var file_tori_apps_v1_apps_proto_goTypes = []any{
 	(*EnvSnapshotReply)(nil),      // 3: tori.apps.v1.EnvSnapshotReply
 	(*EnvOpenRequest)(nil),        // 4: tori.apps.v1.EnvOpenRequest
 	(*EnvOpenReply)(nil),          // 5: tori.apps.v1.EnvOpenReply
-	nil,                           // 6: tori.apps.v1.EnvOpenReply.VarsEntry
-	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
+	(*AppLookupRequest)(nil),      // 6: tori.apps.v1.AppLookupRequest
+	(*AppLookupReply)(nil),        // 7: tori.apps.v1.AppLookupReply
+	nil,                           // 8: tori.apps.v1.EnvOpenReply.VarsEntry
+	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
+	(*AppCreated)(nil),            // 10: tori.apps.v1.AppCreated
 }
 var file_tori_apps_v1_apps_proto_depIdxs = []int32{
-	7, // 0: tori.apps.v1.DomainActivated.activated_at:type_name -> google.protobuf.Timestamp
-	7, // 1: tori.apps.v1.DomainRemoved.removed_at:type_name -> google.protobuf.Timestamp
-	6, // 2: tori.apps.v1.EnvOpenReply.vars:type_name -> tori.apps.v1.EnvOpenReply.VarsEntry
-	3, // [3:3] is the sub-list for method output_type
-	3, // [3:3] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	9,  // 0: tori.apps.v1.DomainActivated.activated_at:type_name -> google.protobuf.Timestamp
+	9,  // 1: tori.apps.v1.DomainRemoved.removed_at:type_name -> google.protobuf.Timestamp
+	8,  // 2: tori.apps.v1.EnvOpenReply.vars:type_name -> tori.apps.v1.EnvOpenReply.VarsEntry
+	10, // 3: tori.apps.v1.AppLookupReply.app:type_name -> tori.apps.v1.AppCreated
+	4,  // [4:4] is the sub-list for method output_type
+	4,  // [4:4] is the sub-list for method input_type
+	4,  // [4:4] is the sub-list for extension type_name
+	4,  // [4:4] is the sub-list for extension extendee
+	0,  // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_tori_apps_v1_apps_proto_init() }
@@ -492,13 +603,14 @@ func file_tori_apps_v1_apps_proto_init() {
 	if File_tori_apps_v1_apps_proto != nil {
 		return
 	}
+	file_tori_apps_v1_events_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tori_apps_v1_apps_proto_rawDesc), len(file_tori_apps_v1_apps_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
