@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"path/filepath"
 
 	"tori.dev/services/apps/internal/config"
 	"tori.dev/services/apps/internal/keyring"
@@ -16,15 +15,5 @@ func openKeyring(ctx context.Context, cfg config.Config, st *store.Store) (keyri
 	if err != nil {
 		return nil, err
 	}
-	return keyring.Open(ctx, keyringOptions(cfg), used)
-}
-
-func keyringOptions(cfg config.Config) keyring.Options {
-	opts := keyring.Options{LocalPath: filepath.Join(cfg.DataDir, "keyring.json")}
-	if cfg.UseVault() {
-		opts.Vault = &keyring.VaultConfig{
-			Addr: cfg.VaultAddr, Token: cfg.VaultToken, Mount: cfg.VaultTransitMount, Key: cfg.VaultTransitKey,
-		}
-	}
-	return opts
+	return keyring.Open(ctx, keyring.OptionsFor(cfg), used)
 }

@@ -14,7 +14,6 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -159,14 +158,14 @@ func New(t testing.TB, opts Options) *Service {
 	return s
 }
 
-// OpenKeyring opens the local keyring under cfg's DATA_DIR as the service does.
+// OpenKeyring opens the keyring cfg names (Vault transit or the local file) as the service does.
 func OpenKeyring(t testing.TB, cfg config.Config, st *store.Store) keyring.Keyring {
 	t.Helper()
 	used, err := st.UsedKeys(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	kr, err := keyring.Open(context.Background(), keyring.Options{LocalPath: filepath.Join(cfg.DataDir, "keyring.json")}, used)
+	kr, err := keyring.Open(context.Background(), keyring.OptionsFor(cfg), used)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
+
+	"tori.dev/services/apps/internal/config"
 )
 
 // Options choose the keyring: Vault transit when Vault is set, else the local file at
@@ -12,6 +15,18 @@ import (
 type Options struct {
 	Vault     *VaultConfig
 	LocalPath string
+}
+
+// OptionsFor is the keyring cfg names: Vault transit when VAULT_ADDR is set, else the local
+// file in DATA_DIR. The service and its tests open it the same way.
+func OptionsFor(cfg config.Config) Options {
+	opts := Options{LocalPath: filepath.Join(cfg.DataDir, "keyring.json")}
+	if cfg.UseVault() {
+		opts.Vault = &VaultConfig{
+			Addr: cfg.VaultAddr, Token: cfg.VaultToken, Mount: cfg.VaultTransitMount, Key: cfg.VaultTransitKey,
+		}
+	}
+	return opts
 }
 
 // Open opens the keyring opts name, then refuses to go on if any stored value (used: key id
