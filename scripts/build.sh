@@ -9,3 +9,4 @@ for dir in services/*/cmd/*/; do
   (cd "services/$svc" && go build -o "../../bin/$name" "./cmd/$name")
 done
 (cd cli && go build -o ../bin/tori ./cmd/tori)
+(cd tools/bootstrap && go build -o ../../bin/bootstrap .)

@@ -5,14 +5,17 @@ set -euo pipefail
 
 # The zone agent's sandbox (services/zoneagent/README.md, "The sandbox"): bubblewrap for the
 # namespaces, pasta (passt) for each app's network, nftables for its egress rules, e2fsprogs
-# for each app's disk image, util-linux's prlimit. Installed once, when missing.
+# for each app's disk image, util-linux's prlimit and nsenter. Installed once, when missing.
 sandbox_tools() {
   local missing=()
   command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
   command -v pasta >/dev/null 2>&1 || missing+=(passt)
   command -v nft >/dev/null 2>&1 || [ -x /usr/sbin/nft ] || missing+=(nftables)
   command -v mkfs.ext4 >/dev/null 2>&1 || [ -x /usr/sbin/mkfs.ext4 ] || missing+=(e2fsprogs)
-  command -v prlimit >/dev/null 2>&1 || missing+=(util-linux)
+  { command -v prlimit && command -v nsenter; } >/dev/null 2>&1 || missing+=(util-linux)
+  # The sandbox's own tests: test hosts in network namespaces, and a probe app in Python.
+  command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || missing+=(iproute2)
+  [ -x /usr/bin/python3 ] || missing+=(python3)
   if [ ${#missing[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing ${missing[*]}"
     DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}" >/dev/null || {

@@ -9,10 +9,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/tori?sslmode=disable}"
-export AMQP_URL="${AMQP_URL:-amqp://guest:guest@127.0.0.1:5672/}"
 export DATA_DIR="${DATA_DIR:-$PWD/var}"
 mkdir -p "$DATA_DIR"
+# The admin URLs reach bin/bootstrap alone: it makes each service's Postgres role and broker
+# user and writes their credentials to $DATA_DIR/secrets/<name>.env (kept across runs). No
+# service ever sees an admin URL.
+DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/tori?sslmode=disable}" \
+AMQP_URL="${AMQP_URL:-amqp://guest:guest@127.0.0.1:5672/}" \
+  bin/bootstrap
+unset DATABASE_URL AMQP_URL
 # The key the gateway signs callers with and every service verifies. A fresh one per run
 # unless given: it guards only traffic between these processes.
 export GATEWAY_SIGNING_KEY="${GATEWAY_SIGNING_KEY:-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
@@ -43,8 +48,15 @@ stop() {
 }
 trap 'stop; exit 0' INT TERM
 
+# start runs service $1 with its own credentials (and nobody else's) added to its environment.
 start() {
-  "bin/$1" &
+  (
+    set -a
+    # shellcheck disable=SC1090
+    if [ -f "$DATA_DIR/secrets/$1.env" ]; then . "$DATA_DIR/secrets/$1.env"; fi
+    set +a
+    exec "bin/$1"
+  ) &
   pids+=("$!")
   pid_of[$1]=$!
   echo "started $1 (pid $!)" >&2

@@ -6,6 +6,13 @@ cd "$(dirname "$0")/.."
 export GOFLAGS="${GOFLAGS:--buildvcs=false}"
 scripts/ensure-services.sh || exit 1
 
+# The broker users every service's tests run as ("test.tori.<name>", the permissions
+# bin/bootstrap gives the real ones), made once, not per test: their password is kept in the
+# user's cache folder (or TEST_AMQP_PASSWORD), so concurrent runs on one machine agree.
+if ! (cd tools/bootstrap && go run . -test-users); then
+  echo "FAILED: making the test broker users"; exit 1
+fi
+
 # Vault is built from source for the apps service's Vault-backed tests: minutes the first
 # time, cached after. It compiles while the other modules are tested.
 work=$(mktemp -d)

@@ -33,7 +33,9 @@ import (
 
 // Config is the bus part of every service's configuration.
 type Config struct {
-	URL string `env:"AMQP_URL, default=amqp://guest:guest@127.0.0.1:5672/"`
+	// URL is the broker as one user. Services take theirs from <NAME>_AMQP_URL (WithURL);
+	// tools and tests read AMQP_URL.
+	URL string `env:"AMQP_URL"`
 	// Namespace prefixes every exchange and queue name; tests set a unique one.
 	Namespace string `env:"BUS_NAMESPACE"`
 	// QueueType is "quorum" (durable, replicated; the default) or "classic".
@@ -51,7 +53,7 @@ type Config struct {
 // Validate checks the configuration.
 func (c Config) Validate() error {
 	if c.URL == "" {
-		return errors.New("AMQP_URL is required")
+		return errors.New("the broker URL (<NAME>_AMQP_URL, written by bin/bootstrap) is required")
 	}
 	if c.QueueType != "quorum" && c.QueueType != "classic" {
 		return fmt.Errorf("BUS_QUEUE_TYPE must be quorum or classic, not %q", c.QueueType)
@@ -152,4 +154,10 @@ func (p permanentError) Unwrap() error { return p.error }
 func IsPermanent(err error) bool {
 	var p permanentError
 	return errors.As(err, &p)
+}
+
+// WithURL is c connecting as url: a service's own broker user, from its <NAME>_AMQP_URL.
+func (c Config) WithURL(url string) Config {
+	c.URL = url
+	return c
 }

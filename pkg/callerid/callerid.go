@@ -6,6 +6,7 @@ package callerid
 
 import (
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -21,11 +22,12 @@ const (
 	HeaderTokenKind = "X-Tori-Token-Kind"
 	HeaderTokenID   = "X-Tori-Token-Id"
 	HeaderTimestamp = "X-Tori-Timestamp"
+	HeaderNonce     = "X-Tori-Nonce"
 	HeaderSignature = "X-Tori-Signature"
 )
 
 // AllHeaders lists every header this package writes.
-var AllHeaders = []string{HeaderAccount, HeaderUser, HeaderTokenKind, HeaderTokenID, HeaderTimestamp, HeaderSignature}
+var AllHeaders = []string{HeaderAccount, HeaderUser, HeaderTokenKind, HeaderTokenID, HeaderTimestamp, HeaderNonce, HeaderSignature}
 
 // Token kinds.
 const (
@@ -48,26 +50,36 @@ func (c Caller) Authenticated() bool { return c.AccountID != "" }
 // ErrInvalid means the headers are missing, stale or not signed by the gateway.
 var ErrInvalid = errors.New("callerid: invalid or missing gateway signature")
 
-// MaxSkew bounds how old a signature may be; it limits replay of captured internal requests.
-const MaxSkew = 5 * time.Minute
+// ErrReplay means the signature is valid but its nonce was already used.
+var ErrReplay = errors.New("callerid: replayed gateway signature")
+
+// MaxSkew bounds how old (or, for clocks apart, how new) a signature may be. Within it a
+// service remembers every nonce it accepted, so a captured request cannot be sent again.
+const MaxSkew = 10 * time.Second
 
 // Setter and Getter abstract over net/http and fasthttp headers.
 type Setter func(key, value string)
 type Getter func(key string) string
 
-// Sign writes c's headers for a request with the given method and path.
-func Sign(key []byte, set Setter, c Caller, method, path string, now time.Time) {
+// Sign writes c's headers for a request with the given method, target host ("host:port", as
+// the service will see it in Host) and request URI. Each signature carries a fresh nonce, so
+// no two signed requests are alike.
+func Sign(key []byte, set Setter, c Caller, method, host, path string, now time.Time) {
 	ts := strconv.FormatInt(now.Unix(), 10)
+	nonce := newNonce()
 	set(HeaderAccount, c.AccountID)
 	set(HeaderUser, c.UserID)
 	set(HeaderTokenKind, c.TokenKind)
 	set(HeaderTokenID, c.TokenID)
 	set(HeaderTimestamp, ts)
-	set(HeaderSignature, mac(key, c, method, path, ts))
+	set(HeaderNonce, nonce)
+	set(HeaderSignature, mac(key, c, method, host, path, ts, nonce))
 }
 
-// Verify checks the headers of a request with the given method and path and returns its caller.
-func Verify(key []byte, get Getter, method, path string, now time.Time) (Caller, error) {
+// Verify checks the headers of a request with the given method, Host and request URI and
+// returns its caller. It does not remember nonces: a server verifies through a Nonces (the
+// Fiber Middleware does), so that a replay is refused.
+func Verify(key []byte, get Getter, method, host, path string, now time.Time) (Caller, error) {
 	c := Caller{
 		AccountID: get(HeaderAccount),
 		UserID:    get(HeaderUser),
@@ -75,8 +87,9 @@ func Verify(key []byte, get Getter, method, path string, now time.Time) (Caller,
 		TokenID:   get(HeaderTokenID),
 	}
 	ts := get(HeaderTimestamp)
+	nonce := get(HeaderNonce)
 	sig := get(HeaderSignature)
-	if ts == "" || sig == "" {
+	if ts == "" || sig == "" || len(nonce) != nonceLen {
 		return Caller{}, ErrInvalid
 	}
 	secs, err := strconv.ParseInt(ts, 10, 64)
@@ -86,15 +99,37 @@ func Verify(key []byte, get Getter, method, path string, now time.Time) (Caller,
 	if d := now.Sub(time.Unix(secs, 0)); d > MaxSkew || d < -MaxSkew {
 		return Caller{}, ErrInvalid
 	}
-	want := mac(key, c, method, path, ts)
+	want := mac(key, c, method, host, path, ts, nonce)
 	if !hmac.Equal([]byte(want), []byte(sig)) {
 		return Caller{}, ErrInvalid
 	}
 	return c, nil
 }
 
-func mac(key []byte, c Caller, method, path, ts string) string {
+// VerifyOnce is Verify followed by claiming the request's nonce in seen: a second request
+// with the same signature is ErrReplay.
+func VerifyOnce(key []byte, seen *Nonces, get Getter, method, host, path string, now time.Time) (Caller, error) {
+	c, err := Verify(key, get, method, host, path, now)
+	if err != nil {
+		return Caller{}, err
+	}
+	if !seen.Claim(get(HeaderNonce), now) {
+		return Caller{}, ErrReplay
+	}
+	return c, nil
+}
+
+// nonceLen is the hex length of a nonce: 128 random bits.
+const nonceLen = 32
+
+func newNonce() string {
+	var b [nonceLen / 2]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
+}
+
+func mac(key []byte, c Caller, method, host, path, ts, nonce string) string {
 	h := hmac.New(sha256.New, key)
-	h.Write([]byte(strings.Join([]string{"v1", method, path, c.AccountID, c.UserID, c.TokenKind, c.TokenID, ts}, "\n")))
+	h.Write([]byte(strings.Join([]string{"v2", method, strings.ToLower(host), path, c.AccountID, c.UserID, c.TokenKind, c.TokenID, ts, nonce}, "\n")))
 	return hex.EncodeToString(h.Sum(nil))
 }

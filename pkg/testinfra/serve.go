@@ -37,15 +37,24 @@ type Running struct {
 	Logs *LogBuffer
 }
 
-// ServiceEnv is the environment every service needs under test: a database of its own (an
-// admin URL the service sets its schema up in), a bus namespace of its own with short
-// retries and queues that expire, a signing key, a data folder and a free address.
+// ServiceEnv is the environment every service needs under test: a database of its own with
+// the service's schema owned by a role made for this test alone (<NAME>_DATABASE_URL, never
+// a superuser), the service's broker user (<NAME>_AMQP_URL), a bus namespace of its own with
+// short retries and queues that expire, a signing key, a data folder and a free address.
+// DATABASE_URL and AMQP_URL are the admin URLs of the same database and broker, for the
+// test's own checks and fakes; no service reads them.
 func ServiceEnv(t testing.TB, name string) map[string]string {
 	t.Helper()
-	return map[string]string{
-		"DATABASE_URL":        NewDatabase(t, "empty", func(context.Context, string) error { return nil }),
+	return serviceEnv(t, name, "")
+}
+
+func serviceEnv(t testing.TB, name, zone string) map[string]string {
+	t.Helper()
+	admin := NewDatabase(t, "empty", func(context.Context, string) error { return nil })
+	env := map[string]string{
+		"DATABASE_URL":        admin,
 		"AMQP_URL":            AMQPURL(t),
-		"BUS_NAMESPACE":       Namespace(t),
+		"BUS_NAMESPACE":       Namespace(t) + ".",
 		"BUS_QUEUE_TYPE":      "classic",
 		"BUS_QUEUE_EXPIRES":   "5m",
 		"BUS_BASE_BACKOFF":    "20ms",
@@ -54,6 +63,35 @@ func ServiceEnv(t testing.TB, name string) map[string]string {
 		"DATA_DIR":            t.TempDir(),
 		addrVar(name, ""):     FreeAddr(t),
 	}
+	for k, v := range ServiceCredentials(t, admin, name, zone) {
+		env[k] = v
+	}
+	return env
+}
+
+// ServiceCredentials are what bin/bootstrap would write for the service called name (and, for
+// the zone agent, zone; "local" when empty) against the test's database adminURL:
+// <NAME>_DATABASE_URL, a role of this test's own owning the service's schema, and
+// <NAME>_AMQP_URL, the service's test broker user.
+func ServiceCredentials(t testing.TB, adminURL, name, zone string) map[string]string {
+	t.Helper()
+	prefix := strings.ToUpper(name)
+	return map[string]string{
+		prefix + "_DATABASE_URL": ServiceRoleURL(t, adminURL, serviceSchema(name, zone)),
+		prefix + "_AMQP_URL":     ServiceAMQPURL(t, servicePrincipal(name, zone)),
+	}
+}
+
+// serviceSchema is the schema a service keeps its tables in: its name, or for the zone agent
+// zoneagent_<zone> (services/zoneagent/internal/store.Service).
+func serviceSchema(name, zone string) string {
+	if name != "zoneagent" {
+		return name
+	}
+	if zone == "" {
+		zone = "local"
+	}
+	return "zoneagent_" + strings.ReplaceAll(zone, "-", "_")
 }
 
 func addrVar(name, given string) string {
@@ -67,7 +105,7 @@ func addrVar(name, given string) string {
 // that stops before it is ready fails the test with its error and its log.
 func (s Service) Start(t testing.TB) *Running {
 	t.Helper()
-	env := ServiceEnv(t, s.Name)
+	env := serviceEnv(t, s.Name, s.Env["ZONE_ID"])
 	for k, v := range s.Env {
 		env[k] = v
 	}

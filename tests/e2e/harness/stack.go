@@ -37,6 +37,7 @@ type Stack struct {
 	LogDir   string
 	SMTP     *SMTPServer
 	bin      string
+	creds    map[string]map[string]string // each service's own credentials, as bin/bootstrap writes them
 	procs    map[string]*process
 	services []string
 }
@@ -45,7 +46,7 @@ type Stack struct {
 func Start(t testing.TB, opts Options) *Stack {
 	t.Helper()
 	bin := Binaries(t)
-	s := &Stack{t: t, bin: bin, procs: map[string]*process{}, SMTP: NewSMTPServer(t)}
+	s := &Stack{t: t, bin: bin, procs: map[string]*process{}, creds: map[string]map[string]string{}, SMTP: NewSMTPServer(t)}
 	s.DataDir = t.TempDir()
 	s.LogDir = t.TempDir()
 	dbURL := testinfra.NewDatabase(t, "e2e_empty", func(context.Context, string) error { return nil })
@@ -53,6 +54,7 @@ func Start(t testing.TB, opts Options) *Stack {
 	key := make([]byte, 32)
 	rand.Read(key)
 	env := map[string]string{
+		// The admin URLs, for the test's own fakes and checks; no service is given them.
 		"DATABASE_URL":        dbURL,
 		"AMQP_URL":            testinfra.AMQPURL(t),
 		"BUS_NAMESPACE":       testinfra.Namespace(t) + ".",
@@ -95,6 +97,9 @@ func Start(t testing.TB, opts Options) *Stack {
 		if _, err := os.Stat(filepath.Join(bin, name)); err != nil {
 			continue
 		}
+		// What bin/bootstrap does for make run, with a role of this test's own per service
+		// and the broker users scripts/test.sh makes once per run.
+		s.creds[name] = testinfra.ServiceCredentials(t, dbURL, name, env["ZONE_ID"])
 		s.services = append(s.services, name)
 		s.start(name)
 	}
@@ -118,7 +123,7 @@ func (s *Stack) start(name string) {
 		s.t.Fatalf("harness: log file: %v", err)
 	}
 	cmd := exec.Command(filepath.Join(s.bin, name))
-	cmd.Env = s.environ()
+	cmd.Env = s.environ(name)
 	cmd.Stdout = logf
 	cmd.Stderr = logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -131,14 +136,25 @@ func (s *Stack) start(name string) {
 	s.procs[name] = p
 }
 
-func (s *Stack) environ() []string {
+// environ is service name's environment: the stack's settings and its own credentials, never
+// the admin URLs (DATABASE_URL, AMQP_URL stay with the test) nor another service's.
+func (s *Stack) environ(name string) []string {
 	// Only what a service needs from the parent: tools and the home for Go's caches.
 	out := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
 	for k, v := range s.Env {
+		if k == "DATABASE_URL" || k == "AMQP_URL" {
+			continue
+		}
+		out = append(out, k+"="+v)
+	}
+	for k, v := range s.creds[name] {
 		out = append(out, k+"="+v)
 	}
 	return out
 }
+
+// Credentials are service name's own database and broker URLs.
+func (s *Stack) Credentials(name string) map[string]string { return s.creds[name] }
 
 // LogPath is where a service's output goes.
 func (s *Stack) LogPath(name string) string { return filepath.Join(s.LogDir, name+".log") }
@@ -255,7 +271,7 @@ func (s *Stack) stopAll() {
 // Command runs one of the built binaries with the stack's environment (operator commands).
 func (s *Stack) Command(name string, args ...string) (string, error) {
 	cmd := exec.Command(filepath.Join(s.bin, name), args...)
-	cmd.Env = s.environ()
+	cmd.Env = s.environ(name)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }

@@ -20,6 +20,9 @@ import (
 )
 
 type cliConfig struct {
+	// URL is an operator's broker user: replaying reads the dead-letter queue, which no
+	// service's user may.
+	URL string `env:"AMQP_URL, default=amqp://guest:guest@127.0.0.1:5672/"`
 	Bus bus.Config
 }
 
@@ -68,7 +71,7 @@ func replay(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	log := logging.New("busctl", stderr)
-	conn, err := bus.Dial(ctx, cfg.Bus, log)
+	conn, err := bus.Dial(ctx, cfg.Bus.WithURL(cfg.URL), log)
 	if err != nil {
 		return err
 	}

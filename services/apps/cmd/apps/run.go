@@ -72,7 +72,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	}
 	log.InfoContext(ctx, "keyring ready", "keyring", kr.String())
 
-	conn, err := bus.Dial(ctx, cfg.Config, log)
+	conn, err := bus.Dial(ctx, cfg.BusConfig(), log)
 	if err != nil {
 		return err
 	}
@@ -130,7 +130,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 }
 
 func openDB(ctx context.Context, cfg config.Config) (*pgxpool.Pool, error) {
-	return pgstore.Setup(ctx, cfg.DatabaseURL, store.Service(cfg.DBPassword), pgstore.WithMigrations(bus.Migrations, store.Migrations))
+	return pgstore.Connect(ctx, cfg.DatabaseURL, store.Service("").Schema, pgstore.WithMigrations(bus.Migrations, store.Migrations))
 }
 
 // rotateKeys is `apps rotate-keys`: a new primary key, then every stored value re-sealed

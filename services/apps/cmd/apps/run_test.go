@@ -58,7 +58,7 @@ func TestServeUntilCancelled(t *testing.T) {
 			rd = bytes.NewReader(b)
 		}
 		req, _ := http.NewRequest(method, svc.URL+path, rd)
-		callerid.Sign(key, req.Header.Set, callerid.Caller{AccountID: acct, UserID: "u", TokenKind: "session"}, method, path, time.Now())
+		callerid.Sign(key, req.Header.Set, callerid.Caller{AccountID: acct, UserID: "u", TokenKind: "session"}, method, req.Host, path, time.Now())
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"tori.dev/services/apps/internal/accounts"
 	"tori.dev/services/apps/internal/apps"
 	"tori.dev/services/apps/internal/env"
 )
@@ -22,7 +23,9 @@ type Env struct {
 	Apps    AppFinder
 	Store   Store
 	Keyring Keyring
-	Now     func() time.Time
+	// Accounts names the plan in a refusal at the variable cap; nil leaves it out.
+	Accounts AccountResolver
+	Now      func() time.Time
 }
 
 // PutFor seals and stores one variable of app, which the caller has already found to be its
@@ -50,10 +53,32 @@ func (s *Env) PutFor(ctx context.Context, app apps.App, key, value string) (bool
 		if !live {
 			return apps.ErrNotFound // deleted between the lookup and the write
 		}
+		count, has, err := tx.LockEnv(ctx, app.ID, key)
+		if err != nil {
+			return err
+		}
+		if !has && !env.MayAdd(count) {
+			return env.ErrVarLimit
+		}
 		created, err = tx.UpsertVar(ctx, app.ID, env.Sealed{Key: key, Ciphertext: ct, KeyID: keyID, CreatedAt: now, UpdatedAt: now})
 		return err
 	})
+	if errors.Is(err, env.ErrVarLimit) {
+		return false, s.varLimit(ctx, app.AccountID)
+	}
 	return created, err
+}
+
+// varLimit is the refusal at the cap. The cap is the same on every plan; the plan is named,
+// as every limit answer does, when it can be had (a copy, or billing's answer).
+func (s *Env) varLimit(ctx context.Context, accountID string) error {
+	le := &accounts.LimitError{Kind: env.ErrVarLimit, Limit: env.MaxVarsPerApp}
+	if s.Accounts != nil {
+		if acct, err := s.Accounts.Resolve(ctx, accountID); err == nil {
+			le.Plan = acct.Plan.Name
+		}
+	}
+	return le
 }
 
 // List returns the app's variables, masked, sorted by name.

@@ -64,6 +64,9 @@ type Tx interface {
 	// SaveRevisionState writes it back.
 	SaveRevisionState(ctx context.Context, appID string, s apps.RevisionState, at time.Time) error
 
+	// LockEnv serialises changes to an app's set of variables until the transaction ends and
+	// returns how many it holds and whether key is among them.
+	LockEnv(ctx context.Context, appID, key string) (count int64, has bool, err error)
 	// UpsertVar creates or replaces a variable; created tells which.
 	UpsertVar(ctx context.Context, appID string, v env.Sealed) (created bool, err error)
 	// Vars lists an app's variables sorted by name.

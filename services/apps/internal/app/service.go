@@ -46,7 +46,7 @@ func New(d Deps) Services {
 	a := &Apps{Store: d.Store, Accounts: acc, Zones: d.Zones, Cleanup: d.Cleanup, NewID: d.NewID, Now: d.Now}
 	return Services{
 		Apps:     a,
-		Env:      &Env{Apps: a, Store: d.Store, Keyring: d.Keyring, Now: d.Now},
+		Env:      &Env{Apps: a, Store: d.Store, Keyring: d.Keyring, Accounts: acc, Now: d.Now},
 		Domains:  &Domains{Apps: a, Accounts: acc, Store: d.Store, AppsDomain: d.AppsDomain, NewID: d.NewID, Now: d.Now},
 		Accounts: acc,
 	}

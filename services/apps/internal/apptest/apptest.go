@@ -66,6 +66,8 @@ func Environment(t testing.TB, env map[string]string) map[string]string {
 		"GATEWAY_SIGNING_KEY": "test-signing-key",
 		"DATA_DIR":            t.TempDir(),
 		"DATABASE_URL":        "postgres://apptest-database-not-set.invalid:1/none",
+		"APPS_DATABASE_URL":   "postgres://apptest-database-not-set.invalid:1/none",
+		"APPS_AMQP_URL":       "amqp://apptest-broker-not-set.invalid:1/",
 	}
 	for k, v := range env {
 		m[k] = v
@@ -137,6 +139,11 @@ func New(t testing.TB, opts Options) *Service {
 	s.env = Environment(t, opts.Env)
 	// The test's own database, so commands run with s.Env (rotate-keys) touch nothing else.
 	s.env["DATABASE_URL"] = s.AdminURL
+	own, err := pgstore.ServiceURL(s.AdminURL, store.Service(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.env["APPS_DATABASE_URL"] = own
 	s.Cfg = Config(t, s.env)
 	s.Pool = Pool(t, s.AdminURL)
 	s.Store = store.New(s.Pool)
@@ -221,7 +228,7 @@ func (s *Service) Do(account, method, path string, body any) Response {
 	}
 	if account != "-" {
 		callerid.Sign([]byte(s.Cfg.SigningKey), req.Header.Set,
-			callerid.Caller{AccountID: account, UserID: "user-" + account, TokenKind: callerid.KindSession}, method, path, time.Now())
+			callerid.Caller{AccountID: account, UserID: "user-" + account, TokenKind: callerid.KindSession}, method, req.Host, path, time.Now())
 	}
 	resp, err := s.HTTP.Test(req, 30_000)
 	if err != nil {

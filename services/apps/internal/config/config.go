@@ -20,10 +20,11 @@ type Config struct {
 	Addr string `env:"APPS_ADDR, default=127.0.0.1:8103"`
 	// ShutdownTimeout bounds how long in-flight HTTP requests may finish after a stop.
 	ShutdownTimeout time.Duration `env:"APPS_SHUTDOWN_TIMEOUT, default=10s"`
-	// DatabaseURL is an admin URL; pgstore.Setup makes the apps schema and role from it.
-	DatabaseURL string `env:"DATABASE_URL, default=postgres://postgres@127.0.0.1:5432/tori?sslmode=disable"`
-	// DBPassword optionally sets the password of the tori_apps role.
-	DBPassword string `env:"APPS_DB_PASSWORD" secret:"true"`
+	// DatabaseURL is the service's own Postgres role, written by bin/bootstrap; it runs
+	// its migrations as that role and refuses to start as a superuser.
+	DatabaseURL string `env:"APPS_DATABASE_URL"`
+	// AMQPURL is the service's own broker user, written by bin/bootstrap.
+	AMQPURL string `env:"APPS_AMQP_URL"`
 	// SigningKey is the HMAC key the gateway signs callers with (pkg/callerid).
 	SigningKey string `env:"GATEWAY_SIGNING_KEY, required" secret:"true"`
 	// AppsDomain is {apps_domain}: app URLs are https://<slug>.<AppsDomain>, and custom
@@ -84,7 +85,7 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("APPS_SHUTDOWN_TIMEOUT must be positive"))
 	}
 	if c.DatabaseURL == "" {
-		errs = append(errs, errors.New("DATABASE_URL is required"))
+		errs = append(errs, errors.New("APPS_DATABASE_URL is required (bin/bootstrap writes it to DATA_DIR/secrets/apps.env)"))
 	}
 	if c.AppsDomain == "" || strings.ContainsAny(c.AppsDomain, "/: ") {
 		errs = append(errs, fmt.Errorf("APPS_DOMAIN must be a bare domain name, not %q", c.AppsDomain))
@@ -116,8 +117,11 @@ func (c Config) Validate() error {
 	if c.ZoneEU == "" || c.ZoneUS == "" {
 		errs = append(errs, errors.New("ZONE_EU and ZONE_US must not be empty"))
 	}
-	if err := c.Config.Validate(); err != nil {
+	if err := c.BusConfig().Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
+
+// BusConfig is the bus configuration with the service's own broker user.
+func (c Config) BusConfig() bus.Config { return c.Config.WithURL(c.AMQPURL) }

@@ -12,7 +12,7 @@ import (
 
 func load(env map[string]string) (config.Config, error) {
 	var c config.Config
-	return c, pkgconfig.LoadMap(context.Background(), &c, env)
+	return c, pkgconfig.LoadMap(context.Background(), &c, withCredentials(env))
 }
 
 func TestDefaults(t *testing.T) {
@@ -23,11 +23,11 @@ func TestDefaults(t *testing.T) {
 	if c.Addr != "127.0.0.1:8103" || c.AppsDomain != "apps.localhost" || c.DataDir != "./var" ||
 		c.VaultTransitKey != "tori-env" || c.VaultTransitMount != "transit" || c.UseVault() ||
 		c.ZoneEU != "local" || c.ZoneUS != "local" || c.DomainCheckInterval != 30*time.Second ||
-		strings.Join(c.Cleanup(), ",") != "logs,deploys" || c.DNSResolver != "" || c.URL == "" {
+		strings.Join(c.Cleanup(), ",") != "logs,deploys" || c.DNSResolver != "" || c.BusConfig().URL == "" {
 		t.Fatalf("defaults %+v", c)
 	}
 	d := pkgconfig.Describe(&c)
-	if d["GATEWAY_SIGNING_KEY"] != "set" || d["VAULT_TOKEN"] != "unset" || d["AMQP_URL"] == "" {
+	if d["GATEWAY_SIGNING_KEY"] != "set" || d["VAULT_TOKEN"] != "unset" || d["APPS_AMQP_URL"] == "" {
 		t.Fatalf("describe %v", d)
 	}
 }
@@ -64,4 +64,16 @@ func TestValidation(t *testing.T) {
 	if _, err := load(map[string]string{"GATEWAY_SIGNING_KEY": "k", "VAULT_ADDR": "http://127.0.0.1:8200", "VAULT_TOKEN": "t", "DNS_RESOLVER": "127.0.0.1:53"}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// withCredentials adds the service's own credentials, which bin/bootstrap writes, to env.
+func withCredentials(env map[string]string) map[string]string {
+	out := map[string]string{
+		"APPS_DATABASE_URL": "postgres://tori_apps:pw@127.0.0.1:5432/tori?sslmode=disable",
+		"APPS_AMQP_URL":     "amqp://tori.apps:pw@127.0.0.1:5672/",
+	}
+	for k, v := range env {
+		out[k] = v
+	}
+	return out
 }

@@ -14,6 +14,9 @@ var (
 	ErrAppGone = errors.New("env: app not found")
 	// ErrSealed: a sealed snapshot does not open for this app and deploy.
 	ErrSealed = errors.New("env: snapshot does not open")
+	// ErrVarLimit: the app holds MaxVarsPerApp variables already (wrapped in an
+	// *accounts.LimitError, which names the account's plan).
+	ErrVarLimit = errors.New("env: variable limit reached")
 )
 
 // Sentinel errors of sealing, which every keyring (internal/keyring) returns: they are the

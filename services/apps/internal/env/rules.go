@@ -47,3 +47,11 @@ func AAD(appID, key string) []byte {
 func SnapshotAAD(appID, deployID string) []byte {
 	return []byte("tori.env-snapshot.v1\x00" + appID + "\x00" + deployID)
 }
+
+// MaxVarsPerApp is how many variables one app may hold, on every plan: far more than any
+// twelve-factor app sets, and a bound on what one deploy's snapshot and start carry.
+const MaxVarsPerApp = 200
+
+// MayAdd says whether an app holding count variables may add another one (replacing one it
+// holds is always allowed).
+func MayAdd(count int64) bool { return count < MaxVarsPerApp }

@@ -45,7 +45,7 @@ func startBench(b *testing.B) *benchServer {
 func (s *benchServer) call(b *testing.B, acct, method, path string, body any, want int) {
 	enc, _ := json.Marshal(body)
 	req, _ := http.NewRequest(method, s.base+path, bytes.NewReader(enc))
-	callerid.Sign([]byte(s.Cfg.SigningKey), req.Header.Set, callerid.Caller{AccountID: acct, TokenKind: "session"}, method, path, time.Now())
+	callerid.Sign([]byte(s.Cfg.SigningKey), req.Header.Set, callerid.Caller{AccountID: acct, TokenKind: "session"}, method, req.Host, path, time.Now())
 	resp, err := s.client.Do(req)
 	if err != nil {
 		b.Error(err)
@@ -106,7 +106,7 @@ func BenchmarkEnvWrites(b *testing.B) {
 			enc, _ := json.Marshal(req)
 			path := "/api/apps/" + tg.slug + "/env"
 			hreq, _ := http.NewRequest(http.MethodPut, s.base+path, bytes.NewReader(enc))
-			callerid.Sign([]byte(s.Cfg.SigningKey), hreq.Header.Set, callerid.Caller{AccountID: tg.acct, TokenKind: "session"}, http.MethodPut, path, time.Now())
+			callerid.Sign([]byte(s.Cfg.SigningKey), hreq.Header.Set, callerid.Caller{AccountID: tg.acct, TokenKind: "session"}, http.MethodPut, hreq.Host, path, time.Now())
 			resp, err := s.client.Do(hreq)
 			if err != nil {
 				b.Error(err)

@@ -28,6 +28,10 @@ func toHTTP(err error) error {
 		e := httperror.New(http.StatusForbidden, "app_limit_reached").WithLimit(limit.Limit, limit.Plan)
 		e.Body.Error = appLimitSentence(limit)
 		return e
+	case errors.As(err, &limit) && errors.Is(err, env.ErrVarLimit):
+		return httperror.New(http.StatusForbidden, "env_limit_reached").
+			WithLimit(limit.Limit, limit.Plan).
+			WithMessage("An app may hold %d environment variables; delete one to add another.", limit.Limit)
 	case errors.As(err, &limit) && errors.Is(err, domains.ErrDomainLimit):
 		return httperror.New(http.StatusForbidden, "domain_limit_reached").
 			WithLimit(limit.Limit, limit.Plan).

@@ -38,12 +38,14 @@ func New(d Deps) *fiber.App {
 		Immutable:             true,
 		DisableStartupMessage: true,
 		BodyLimit:             BodyLimit,
-		ReadTimeout:           30 * time.Second,
-		WriteTimeout:          30 * time.Second,
-		IdleTimeout:           2 * time.Minute,
-		ErrorHandler:          errorHandler(d.Log),
+		// The whole request, body included, must arrive within ReadTimeout, so a trickled
+		// JSON body cannot hold a socket (docs/conventions.md, "Timeouts").
+		ReadTimeout:  10 * time.Second,
+		WriteTimeout: 30 * time.Second,
+		IdleTimeout:  2 * time.Minute,
+		ErrorHandler: errorHandler(d.Log),
 	})
-	app.Use(telemetry.ServerSpans("tori.dev/services/apps", d.Log))
+	app.Use(telemetry.ServerSpans("tori.dev/services/apps", d.Log), httperror.Recover(d.Log))
 	app.Get("/healthz", d.Health.Handler)
 	app.Get("/readyz", d.Health.ReadyHandler)
 

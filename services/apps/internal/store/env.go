@@ -9,6 +9,24 @@ import (
 	"tori.dev/services/apps/internal/env"
 )
 
+// LockEnv implements app.Tx. A transaction-scoped advisory lock keyed by the app serialises
+// writers of its variables (two puts at the cap cannot both pass), without touching the app
+// row, whose share lock a delete in flight waits on.
+func (r *repo) LockEnv(ctx context.Context, appID, key string) (int64, bool, error) {
+	if _, err := r.q.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('apps.env:' || $1::text, 0))`, appID); err != nil {
+		return 0, false, wrap("lock env", err)
+	}
+	var (
+		n   int64
+		has bool
+	)
+	err := r.q.QueryRow(ctx, `SELECT count(*), coalesce(bool_or(key = $2), false) FROM env_vars WHERE app_id = $1`, appID, key).Scan(&n, &has)
+	if err != nil {
+		return 0, false, wrap("count env", err)
+	}
+	return n, has, nil
+}
+
 // UpsertVar implements app.Tx. xmax is 0 on a freshly inserted row version: the one way to
 // tell insert from update in a single upsert.
 func (r *repo) UpsertVar(ctx context.Context, appID string, v env.Sealed) (bool, error) {

@@ -66,12 +66,12 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		_ = stopTracing(sctx)
 	}()
 
-	pool, err := pgstore.Setup(ctx, cfg.DatabaseURL, store.Service(cfg.DBPassword), pgstore.WithMigrations(bus.Migrations, store.Migrations))
+	pool, err := pgstore.Connect(ctx, cfg.DatabaseURL, store.Service("").Schema, pgstore.WithMigrations(bus.Migrations, store.Migrations))
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	conn, err := bus.Dial(ctx, cfg.Config, log)
+	conn, err := bus.Dial(ctx, cfg.BusConfig(), log)
 	if err != nil {
 		return err
 	}

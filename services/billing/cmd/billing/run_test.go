@@ -13,6 +13,7 @@ import (
 
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/callerid"
+	"tori.dev/pkg/pgstore"
 	"tori.dev/pkg/testinfra"
 	"tori.dev/services/billing/internal/app"
 	"tori.dev/services/billing/internal/catalog"
@@ -44,6 +45,11 @@ func TestSetPlanCommand(t *testing.T) {
 	env := testinfra.ServiceEnv(t, "billing")
 	// Billing's schema already migrated, so the test can record the account first.
 	env["DATABASE_URL"] = testinfra.ServiceDatabase(t, store.Service(""), bus.Migrations, store.Migrations)
+	ownURL, err := pgstore.ServiceURL(env["DATABASE_URL"], store.Service(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env["BILLING_DATABASE_URL"] = ownURL
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	st := store.New(testinfra.OpenServicePool(t, env["DATABASE_URL"], store.Service("")))
@@ -86,7 +92,7 @@ func TestServeAnswersAndStops(t *testing.T) {
 	key := []byte(billing.Env["GATEWAY_SIGNING_KEY"])
 
 	req, _ := http.NewRequest("GET", billing.URL+"/api/plans", nil)
-	callerid.Sign(key, req.Header.Set, callerid.Caller{}, "GET", "/api/plans", time.Now())
+	callerid.Sign(key, req.Header.Set, callerid.Caller{}, "GET", req.Host, "/api/plans", time.Now())
 	if status := statusOf(t, req); status != 200 {
 		t.Fatalf("signed GET /api/plans: %d", status)
 	}

@@ -51,7 +51,7 @@ func setPlan(ctx context.Context, env map[string]string, args []string, stdout i
 	defer cancel()
 	log := logging.New("billing", nil)
 
-	pool, err := pgstore.Setup(ctx, cfg.DatabaseURL, store.Service(cfg.DBPassword), pgstore.WithMigrations(bus.Migrations, store.Migrations))
+	pool, err := pgstore.Connect(ctx, cfg.DatabaseURL, store.Service("").Schema, pgstore.WithMigrations(bus.Migrations, store.Migrations))
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func setPlan(ctx context.Context, env map[string]string, args []string, stdout i
 		fmt.Fprintf(stdout, "account %s (%s) is already on %s (version %d)\n", a.ID, a.Email, a.Plan, a.Version)
 	}
 
-	conn, err := bus.Dial(ctx, cfg.Config, log)
+	conn, err := bus.Dial(ctx, cfg.BusConfig(), log)
 	if err != nil {
 		return fmt.Errorf("set-plan: the plan is saved, its event waits in the outbox for billing's relay: %w", err)
 	}

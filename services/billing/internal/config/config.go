@@ -25,11 +25,11 @@ type Config struct {
 
 // Infra is what both the service and the operator commands use: the database and the bus.
 type Infra struct {
-	// DatabaseURL is an admin URL: billing creates its database, role and schema with it, then
-	// connects as its own role.
-	DatabaseURL string `env:"DATABASE_URL, default=postgres://postgres@127.0.0.1:5432/tori?sslmode=disable"`
-	// DBPassword, when set, becomes the password of billing's role tori_billing.
-	DBPassword string `env:"BILLING_DB_PASSWORD" secret:"true"`
+	// DatabaseURL is the service's own Postgres role, written by bin/bootstrap; it runs
+	// its migrations as that role and refuses to start as a superuser.
+	DatabaseURL string `env:"BILLING_DATABASE_URL"`
+	// AMQPURL is the service's own broker user, written by bin/bootstrap.
+	AMQPURL string `env:"BILLING_AMQP_URL"`
 
 	bus.Config
 }
@@ -57,10 +57,13 @@ func (c *Infra) Validate() error {
 	var errs []error
 	u, err := url.Parse(c.DatabaseURL)
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		errs = append(errs, errors.New("DATABASE_URL must be a postgres:// URL"))
+		errs = append(errs, errors.New("BILLING_DATABASE_URL must be a postgres:// URL (bin/bootstrap writes it to DATA_DIR/secrets/billing.env)"))
 	}
-	if err := c.Config.Validate(); err != nil {
+	if err := c.BusConfig().Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
+
+// BusConfig is the bus configuration with the service's own broker user.
+func (c *Infra) BusConfig() bus.Config { return c.Config.WithURL(c.AMQPURL) }

@@ -85,7 +85,7 @@ func request(method, path, body string, caller callerid.Caller, signKey []byte) 
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if signKey != nil {
-		callerid.Sign(signKey, req.Header.Set, caller, method, path, time.Now())
+		callerid.Sign(signKey, req.Header.Set, caller, method, req.Host, path, time.Now())
 	}
 	return req
 }

@@ -43,14 +43,16 @@ func New(d Deps) *fiber.App {
 		AppName:               "billing",
 		DisableStartupMessage: true,
 		BodyLimit:             bodyLimit,
-		ReadTimeout:           30 * time.Second,
-		WriteTimeout:          30 * time.Second,
-		IdleTimeout:           2 * time.Minute,
+		// The whole request, body included, must arrive within ReadTimeout, so a trickled
+		// JSON body cannot hold a socket (docs/conventions.md, "Timeouts").
+		ReadTimeout:  10 * time.Second,
+		WriteTimeout: 30 * time.Second,
+		IdleTimeout:  2 * time.Minute,
 		ErrorHandler: func(c *fiber.Ctx, err error) error {
 			return handle(c, toHTTP(err))
 		},
 	})
-	f.Use(telemetry.ServerSpans("tori.dev/services/billing", d.Log))
+	f.Use(telemetry.ServerSpans("tori.dev/services/billing", d.Log), httperror.Recover(d.Log))
 
 	h := handlers{billing: d.Billing}
 	f.Get("/healthz", d.Health.Handler)

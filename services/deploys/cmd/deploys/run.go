@@ -49,7 +49,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		_ = stopTracing(sctx)
 	}()
 
-	pool, err := store.Setup(ctx, cfg.DatabaseURL, cfg.DBPassword)
+	pool, err := store.Connect(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return err
 	}
@@ -58,14 +58,19 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	if err != nil {
 		return err
 	}
-	conn, err := bus.Dial(ctx, cfg.Config, log)
+	conn, err := bus.Dial(ctx, cfg.BusConfig(), log)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
 
+	registries, err := cfg.Registries() // validated at load; the error cannot happen here
+	if err != nil {
+		return err
+	}
 	svc := app.New(app.Deps{
-		Store: store.New(pool), Objects: objs, Plans: busapi.BillingPlans{Client: billingbus.PlanClient{Bus: conn}},
+		Registries: registries,
+		Store:      store.New(pool), Objects: objs, Plans: busapi.BillingPlans{Client: billingbus.PlanClient{Bus: conn}},
 		Env: busapi.NewAppsEnv(conn), Apps: busapi.AppsLookup{Client: appsbus.AppClient{Bus: conn, Timeout: cfg.AppLookupTimeout}}, Log: log,
 	})
 	id := health.NewIdentity("deploys", version)

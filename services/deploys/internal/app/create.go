@@ -56,7 +56,7 @@ func uploadLimit(p Plan) error {
 // CreateImage starts an image deploy. Without ForceRestart, an image and environment equal
 // to the live revision's give the live deploy back and create nothing (created false).
 func (s *Service) CreateImage(ctx context.Context, accountID, slug string, in ImageInput) (*deploy.Deploy, bool, error) {
-	if _, err := deploy.ParseImage(in.Image); err != nil {
+	if _, err := s.images.ParseImage(in.Image); err != nil {
 		return nil, false, err
 	}
 	app, err := s.appFor(ctx, accountID, slug)

@@ -6,6 +6,7 @@ package app
 import (
 	"log/slog"
 	"time"
+	"tori.dev/services/deploys/internal/deploy"
 
 	"github.com/google/uuid"
 
@@ -25,6 +26,7 @@ type Service struct {
 	now     Clock
 	newID   func() string
 	log     *slog.Logger
+	images  deploy.Registries
 }
 
 // Deps are the service's collaborators. Now and NewID default to the wall clock and UUIDv7.
@@ -37,11 +39,13 @@ type Deps struct {
 	Now     Clock
 	NewID   func() string
 	Log     *slog.Logger
+	// Registries is where images may come from; the zero value: any public DNS name.
+	Registries deploy.Registries
 }
 
 // New builds the service.
 func New(d Deps) *Service {
-	s := &Service{store: d.Store, objects: d.Objects, plans: d.Plans, env: d.Env, apps: d.Apps, now: d.Now, newID: d.NewID, log: d.Log}
+	s := &Service{store: d.Store, objects: d.Objects, plans: d.Plans, env: d.Env, apps: d.Apps, now: d.Now, newID: d.NewID, log: d.Log, images: d.Registries}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"tori.dev/pkg/bus"
+	"tori.dev/services/deploys/internal/deploy"
 )
 
 // Config is the deploys service's configuration.
@@ -18,11 +19,11 @@ type Config struct {
 	Addr string `env:"DEPLOYS_ADDR, default=127.0.0.1:8104"`
 	// SigningKey is the HMAC key the gateway signs callers with (pkg/callerid).
 	SigningKey string `env:"GATEWAY_SIGNING_KEY" secret:"true"`
-	// DatabaseURL is an admin URL; the service creates its role and schema, then connects as
-	// tori_deploys.
-	DatabaseURL string `env:"DATABASE_URL, default=postgres://postgres@127.0.0.1:5432/tori?sslmode=disable"`
-	// DBPassword, when set, becomes the password of the role tori_deploys.
-	DBPassword string `env:"DEPLOYS_DB_PASSWORD" secret:"true"`
+	// DatabaseURL is the service's own Postgres role, written by bin/bootstrap; it runs
+	// its migrations as that role and refuses to start as a superuser.
+	DatabaseURL string `env:"DEPLOYS_DATABASE_URL"`
+	// AMQPURL is the service's own broker user, written by bin/bootstrap.
+	AMQPURL string `env:"DEPLOYS_AMQP_URL"`
 	// DataDir holds object storage under DATA_DIR/objects (uploads and artifacts).
 	DataDir string `env:"DATA_DIR, default=./var"`
 	// SweepEvery is how often overdue deploys are closed, deleted apps cleaned and
@@ -35,8 +36,21 @@ type Config struct {
 	// AppLookupTimeout bounds asking the apps service for an app this service has no copy
 	// of yet during a request.
 	AppLookupTimeout time.Duration `env:"DEPLOYS_APP_LOOKUP_TIMEOUT, default=2s"`
+	// ImageRegistries lists the registries (host or host:port) images may come from; empty
+	// allows any registry named by a public DNS name. Loopback, link-local and private
+	// registries are refused either way (deploy.Registries).
+	ImageRegistries []string `env:"DEPLOYS_IMAGE_REGISTRIES"`
 
 	bus.Config
+}
+
+// Registries is the image registry policy of DEPLOYS_IMAGE_REGISTRIES.
+func (c *Config) Registries() (deploy.Registries, error) {
+	r, err := deploy.NewRegistries(c.ImageRegistries)
+	if err != nil {
+		return deploy.Registries{}, fmt.Errorf("DEPLOYS_IMAGE_REGISTRIES: %w", err)
+	}
+	return r, nil
 }
 
 // ObjectsDir is the local object store's root.
@@ -52,7 +66,10 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("GATEWAY_SIGNING_KEY is required"))
 	}
 	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		errs = append(errs, errors.New("DATABASE_URL must be a postgres:// URL"))
+		errs = append(errs, errors.New("DEPLOYS_DATABASE_URL must be a postgres:// URL (bin/bootstrap writes it to DATA_DIR/secrets/deploys.env)"))
+	}
+	if _, err := c.Registries(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("DATA_DIR must not be empty"))
@@ -60,8 +77,11 @@ func (c *Config) Validate() error {
 	if c.SweepEvery <= 0 || c.ShutdownTimeout <= 0 || c.ArtifactGrace <= 0 || c.AppLookupTimeout <= 0 {
 		errs = append(errs, errors.New("DEPLOYS_SWEEP_EVERY, DEPLOYS_ARTIFACT_GRACE, DEPLOYS_SHUTDOWN_TIMEOUT and DEPLOYS_APP_LOOKUP_TIMEOUT must be positive"))
 	}
-	if err := c.Config.Validate(); err != nil {
+	if err := c.BusConfig().Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
+
+// BusConfig is the bus configuration with the service's own broker user.
+func (c *Config) BusConfig() bus.Config { return c.Config.WithURL(c.AMQPURL) }

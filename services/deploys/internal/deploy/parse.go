@@ -11,12 +11,10 @@ import (
 // a deploy and its rollback run the same bytes.
 var imageRe = regexp.MustCompile(`^[^/@\s]+(/[^@\s]+)+@sha256:[0-9a-f]{64}$`)
 
-// ParseImage checks an image reference.
+// ParseImage checks an image reference under the default registry policy: any registry
+// named by a public DNS name (see Registries).
 func ParseImage(s string) (string, error) {
-	if !imageRe.MatchString(s) {
-		return "", fmt.Errorf("%w: want <registry>/<repo>@sha256:<64 lowercase hex>", ErrInvalidImage)
-	}
-	return s, nil
+	return Registries{}.ParseImage(s)
 }
 
 // maxReleaseArgs and maxReleaseLen bound a release command; it is a command line, not a script.

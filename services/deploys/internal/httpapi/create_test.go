@@ -107,6 +107,18 @@ func TestCreateRefusalsLeaveNothingBehind(t *testing.T) {
 		{"bad image", func() (int, map[string]any, http.Header) {
 			return e.postJSON(e.account, "/api/apps/svc/deploys", `{"image":"nginx:latest"}`)
 		}, 400, "invalid_image"},
+		{"loopback registry", func() (int, map[string]any, http.Header) {
+			return e.postJSON(e.account, "/api/apps/svc/deploys", `{"image":"127.0.0.1:5000/a/b@sha256:`+digest()+`"}`)
+		}, 400, "invalid_image"},
+		{"localhost registry", func() (int, map[string]any, http.Header) {
+			return e.postJSON(e.account, "/api/apps/svc/deploys", `{"image":"localhost:5000/a/b@sha256:`+digest()+`"}`)
+		}, 400, "invalid_image"},
+		{"link-local registry", func() (int, map[string]any, http.Header) {
+			return e.postJSON(e.account, "/api/apps/svc/deploys", `{"image":"169.254.169.254/a/b@sha256:`+digest()+`"}`)
+		}, 400, "invalid_image"},
+		{"private registry", func() (int, map[string]any, http.Header) {
+			return e.postJSON(e.account, "/api/apps/svc/deploys", `{"image":"10.1.2.3/a/b@sha256:`+digest()+`"}`)
+		}, 400, "invalid_image"},
 		{"missing image", func() (int, map[string]any, http.Header) {
 			return e.postJSON(e.account, "/api/apps/svc/deploys", `{"release":"x"}`)
 		}, 400, "invalid_image"},

@@ -130,7 +130,7 @@ func (e *env) request(account, method, path, contentType string, body io.Reader,
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	callerid.Sign(signingKey, req.Header.Set, callerid.Caller{AccountID: account, UserID: "u", TokenKind: "session"}, method, path, time.Now())
+	callerid.Sign(signingKey, req.Header.Set, callerid.Caller{AccountID: account, UserID: "u", TokenKind: "session"}, method, req.Host, path, time.Now())
 	resp, err := e.app.Test(req, -1)
 	if err != nil {
 		e.t.Fatalf("%s %s: %v", method, path, err)

@@ -6,9 +6,11 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
@@ -42,6 +44,20 @@ type Deps struct {
 // never held whole in memory.
 const inMemoryBody = 64 << 10
 
+// Read timeouts: a JSON body must arrive promptly, while a large upload on a slow line is
+// legitimate and streams under uploadTimeout.
+const (
+	jsonTimeout   = 10 * time.Second
+	uploadTimeout = 30 * time.Minute
+)
+
+// isUpload reports whether a request is a deploy upload: a multipart POST, the one request
+// this service streams.
+func isUpload(h *fasthttp.RequestHeader) bool {
+	return string(h.Method()) == fiber.MethodPost &&
+		strings.HasPrefix(strings.ToLower(string(h.ContentType())), fiber.MIMEMultipartForm)
+}
+
 // New builds the Fiber app with every route.
 func New(d Deps) *fiber.App {
 	if d.Log == nil {
@@ -54,14 +70,22 @@ func New(d Deps) *fiber.App {
 		BodyLimit:                    inMemoryBody,
 		StreamRequestBody:            true,
 		DisablePreParseMultipartForm: true,
-		ReadTimeout:                  30 * time.Minute, // a large upload on a slow line
-		WriteTimeout:                 30 * time.Second,
-		IdleTimeout:                  2 * time.Minute,
+		// A JSON body (an image deploy) must arrive within jsonTimeout; only an upload gets
+		// uploadTimeout, chosen per request in HeaderReceived below.
+		ReadTimeout:  jsonTimeout,
+		WriteTimeout: 30 * time.Second,
+		IdleTimeout:  2 * time.Minute,
 		ErrorHandler: func(c *fiber.Ctx, err error) error {
 			return handle(c, toHTTP(err))
 		},
 	})
-	srv.Use(telemetry.ServerSpans("tori.dev/services/deploys", d.Log))
+	srv.Server().HeaderReceived = func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+		if isUpload(h) {
+			return fasthttp.RequestConfig{ReadTimeout: uploadTimeout}
+		}
+		return fasthttp.RequestConfig{}
+	}
+	srv.Use(telemetry.ServerSpans("tori.dev/services/deploys", d.Log), httperror.Recover(d.Log))
 	srv.Get("/healthz", d.Health.Handler)
 	srv.Get("/readyz", d.Health.ReadyHandler)
 

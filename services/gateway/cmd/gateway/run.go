@@ -48,15 +48,14 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 
 	// Every authenticated request counts in Postgres, so the default of a handful of
 	// connections would queue requests.
-	pool, err := pgstore.Setup(ctx, cfg.DatabaseURL,
-		pgstore.Service{Schema: "gateway", Role: "tori_gateway", Password: cfg.DBPassword},
+	pool, err := pgstore.Connect(ctx, cfg.DatabaseURL, "gateway",
 		pgstore.WithMigrations(ratelimit.Migrations, idempotency.Migrations), pgstore.WithMaxConns(cfg.DBMaxConns))
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
 
-	conn, err := bus.Dial(ctx, cfg.Config, log)
+	conn, err := bus.Dial(ctx, cfg.BusConfig(), log)
 	if err != nil {
 		return fmt.Errorf("bus: %w", err)
 	}
@@ -99,6 +98,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", cfg.Addr, err)
 	}
+	ln = httpapi.Listen(ln, cfg.MaxConnsPerIP)
 
 	g, _ := lifecycle.New(ctx)
 	g.Go("http server", func(context.Context) error { return app.Listener(ln) })

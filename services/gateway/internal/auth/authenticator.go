@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"time"
 
 	"tori.dev/pkg/callerid"
@@ -19,12 +20,13 @@ type Authenticator struct {
 	cache    *Cache
 	trust    Trust
 	ttl      time.Duration
+	unknown  *Unknown
 	now      func() time.Time
 }
 
 // NewAuthenticator caches identity's answers for ttl (0: never) while trust allows.
 func NewAuthenticator(identity Introspector, cache *Cache, trust Trust, ttl time.Duration) *Authenticator {
-	return &Authenticator{identity: identity, cache: cache, trust: trust, ttl: ttl, now: time.Now}
+	return &Authenticator{identity: identity, cache: cache, trust: trust, ttl: ttl, unknown: NewUnknown(NegativeTTL), now: time.Now}
 }
 
 // Authenticate returns the caller of an Authorization header value.
@@ -41,9 +43,17 @@ func (a *Authenticator) Authenticate(ctx context.Context, authorization string) 
 			return c, nil
 		}
 	}
+	// A token identity refused moments ago is refused again without asking: revocation only
+	// ever makes tokens invalid, so this answer cannot go stale the dangerous way.
+	if a.unknown.Has(h, now) {
+		return callerid.Caller{}, ErrUnauthorized
+	}
 	gen := a.cache.Generation()
 
 	in, err := a.identity.Introspect(ctx, tok)
+	if errors.Is(err, ErrUnauthorized) {
+		a.unknown.Add(h, now)
+	}
 	if err != nil {
 		return callerid.Caller{}, err
 	}

@@ -59,7 +59,7 @@ func (f *fakeIdentity) remove(token string) {
 
 func (f *fakeIdentity) serve(w http.ResponseWriter, r *http.Request) {
 	f.calls.Add(1)
-	caller, err := callerid.Verify(testKey, r.Header.Get, r.Method, r.RequestURI, time.Now())
+	caller, err := callerid.Verify(testKey, r.Header.Get, r.Method, r.Host, r.RequestURI, time.Now())
 	if err != nil || caller.Authenticated() || r.URL.Path != IntrospectPath || r.Method != http.MethodPost {
 		http.Error(w, `{"error":"forbidden"}`, http.StatusForbidden)
 		return

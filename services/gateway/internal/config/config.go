@@ -44,12 +44,17 @@ type Config struct {
 
 	SigningKey string `env:"GATEWAY_SIGNING_KEY, required" secret:"true"`
 
-	// DatabaseURL is an admin URL; the gateway keeps only its rate-limit counters there, in
-	// its own schema, as its own role.
-	DatabaseURL   string        `env:"DATABASE_URL, default=postgres://postgres@127.0.0.1:5432/tori?sslmode=disable"`
-	DBPassword    string        `env:"GATEWAY_DB_PASSWORD" secret:"true"`
+	// DatabaseURL is the service's own Postgres role, written by bin/bootstrap; it runs
+	// its migrations as that role and refuses to start as a superuser.
+	DatabaseURL string `env:"GATEWAY_DATABASE_URL"`
+	// AMQPURL is the service's own broker user, written by bin/bootstrap.
+	AMQPURL       string        `env:"GATEWAY_AMQP_URL"`
 	DBMaxConns    int32         `env:"GATEWAY_DB_MAX_CONNS, default=16"`
 	TokenCacheTTL time.Duration `env:"TOKEN_CACHE_TTL, default=30s"`
+
+	// MaxConnsPerIP bounds concurrent connections from one peer address; a client past it is
+	// answered 429 and closed, so one address cannot exhaust the gateway's sockets.
+	MaxConnsPerIP int `env:"GATEWAY_MAX_CONNS_PER_IP, default=256"`
 
 	// ShutdownTimeout bounds how long in-flight requests may finish after a stop signal.
 	ShutdownTimeout time.Duration `env:"GATEWAY_SHUTDOWN_TIMEOUT, default=10s"`
@@ -155,7 +160,7 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("GATEWAY_SIGNING_KEY must be at least 16 characters"))
 	}
 	if c.DatabaseURL == "" {
-		errs = append(errs, errors.New("DATABASE_URL is required"))
+		errs = append(errs, errors.New("GATEWAY_DATABASE_URL is required (bin/bootstrap writes it to DATA_DIR/secrets/gateway.env)"))
 	}
 	if c.DBMaxConns < 1 {
 		errs = append(errs, errors.New("GATEWAY_DB_MAX_CONNS must be at least 1"))
@@ -163,10 +168,13 @@ func (c Config) Validate() error {
 	if c.TokenCacheTTL < 0 {
 		errs = append(errs, errors.New("TOKEN_CACHE_TTL must not be negative (0 disables the cache)"))
 	}
+	if c.MaxConnsPerIP < 1 {
+		errs = append(errs, errors.New("GATEWAY_MAX_CONNS_PER_IP must be at least 1"))
+	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("GATEWAY_SHUTDOWN_TIMEOUT must be positive"))
 	}
-	if err := c.Config.Validate(); err != nil {
+	if err := c.BusConfig().Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -201,3 +209,6 @@ func origin(s string) (string, error) {
 	}
 	return strings.ToLower(u.Scheme + "://" + u.Host), nil
 }
+
+// BusConfig is the bus configuration with the service's own broker user.
+func (c Config) BusConfig() bus.Config { return c.Config.WithURL(c.AMQPURL) }

@@ -14,7 +14,7 @@ const key = "0123456789abcdef0123456789abcdef"
 func load(t *testing.T, env map[string]string) (Config, error) {
 	t.Helper()
 	var c Config
-	err := pkgconfig.LoadMap(context.Background(), &c, env)
+	err := pkgconfig.LoadMap(context.Background(), &c, withCredentials(env))
 	return c, err
 }
 
@@ -36,7 +36,7 @@ func TestDefaults(t *testing.T) {
 	if got := c.AllowedOrigins(); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("origins %v", got)
 	}
-	if c.URL == "" || c.QueueType != "quorum" {
+	if c.BusConfig().URL == "" || c.QueueType != "quorum" {
 		t.Fatalf("bus config not loaded: %+v", c.Config)
 	}
 }
@@ -94,12 +94,12 @@ func TestValidate(t *testing.T) {
 }
 
 func TestDescribeHidesSecrets(t *testing.T) {
-	c, err := load(t, map[string]string{"GATEWAY_SIGNING_KEY": key, "GATEWAY_DB_PASSWORD": "hunter2hunter2"})
+	c, err := load(t, map[string]string{"GATEWAY_SIGNING_KEY": key, "GATEWAY_DATABASE_URL": "postgres://tori_gateway:hunter2hunter2@h/tori"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := pkgconfig.Describe(c)
-	if d["GATEWAY_SIGNING_KEY"] != "set" || d["GATEWAY_DB_PASSWORD"] != "set" {
+	if d["GATEWAY_SIGNING_KEY"] != "set" || d["GATEWAY_DATABASE_URL"] == "" {
 		t.Fatalf("describe %v", d)
 	}
 	for _, v := range d {
@@ -107,7 +107,7 @@ func TestDescribeHidesSecrets(t *testing.T) {
 			t.Fatalf("secret in %v", d)
 		}
 	}
-	if d["AMQP_URL"] == "" {
+	if d["BUS_QUEUE_TYPE"] == "" {
 		t.Fatal("embedded bus config not described")
 	}
 }
@@ -137,4 +137,16 @@ func TestReadyUpstreams(t *testing.T) {
 			t.Fatalf("%v accepted", bad)
 		}
 	}
+}
+
+// withCredentials adds the service's own credentials, which bin/bootstrap writes, to env.
+func withCredentials(env map[string]string) map[string]string {
+	out := map[string]string{
+		"GATEWAY_DATABASE_URL": "postgres://tori_gateway:pw@127.0.0.1:5432/tori?sslmode=disable",
+		"GATEWAY_AMQP_URL":     "amqp://tori.gateway:pw@127.0.0.1:5672/",
+	}
+	for k, v := range env {
+		out[k] = v
+	}
+	return out
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"tori.dev/pkg/callerid"
+	"tori.dev/services/gateway/internal/auth"
 	"tori.dev/services/gateway/internal/idempotency"
 	"tori.dev/services/gateway/internal/proxy"
 	"tori.dev/services/gateway/internal/routes"
@@ -39,8 +40,20 @@ func (s *Server) dispatch(ctx context.Context, c *fiber.Ctx, m routes.Match) err
 
 	var caller callerid.Caller // empty, still signed, on public routes
 	if !m.Public() {
+		// An address that has collected its budget of 401s is refused before identity is
+		// asked, so guessing tokens costs the guesser, not identity.
+		if addr == "" {
+			addr = s.clientAddr(c)
+		}
+		if err := s.Limits.UnauthorizedOpen(ctx, addr); err != nil {
+			proxy.Discard(c)
+			return err
+		}
 		var err error
 		if caller, err = s.Auth.Authenticate(ctx, c.Get(fiber.HeaderAuthorization)); err != nil {
+			if errors.Is(err, auth.ErrUnauthorized) {
+				s.Limits.CountUnauthorized(ctx, addr)
+			}
 			proxy.Discard(c)
 			return err
 		}

@@ -58,6 +58,12 @@ type upstream struct {
 	requests []seen
 	bytesIn  atomic.Int64
 
+	// credentials counts requests of any kind (introspection and probes included) that
+	// reached a service with an Authorization or Cookie header: always 0.
+	credentials atomic.Int64
+	// introspections counts token checks identity was asked for.
+	introspections atomic.Int64
+
 	readyProbes atomic.Int64
 	acted       atomic.Int64  // POSTs with ?status= that reached the service
 	hold        chan struct{} // a POST with ?hold= waits until this is closed
@@ -88,18 +94,22 @@ var introspections = map[string]auth.Introspection{
 func ptr[T any](v T) *T { return &v }
 
 func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if len(r.Header.Values("Authorization")) > 0 || len(r.Header.Values("Cookie")) > 0 {
+		u.credentials.Add(1)
+	}
 	if r.URL.Path == "/readyz" { // unsigned, as every service's is
 		u.readyProbes.Add(1)
 		_, _ = io.WriteString(w, `{"ready":true}`)
 		return
 	}
-	caller, err := callerid.Verify(key, r.Header.Get, r.Method, r.RequestURI, time.Now())
+	caller, err := callerid.Verify(key, r.Header.Get, r.Method, r.Host, r.RequestURI, time.Now())
 	if err != nil {
 		w.WriteHeader(http.StatusUnauthorized)
 		_, _ = io.WriteString(w, `{"error":"unsigned"}`)
 		return
 	}
 	if r.URL.Path == auth.IntrospectPath {
+		u.introspections.Add(1)
 		var req struct{ Token string }
 		_ = json.NewDecoder(r.Body).Decode(&req)
 		in, ok := introspections[req.Token]
@@ -207,6 +217,8 @@ type options struct {
 	down      []string          // owners whose service is not running
 	override  map[string]string // owner -> base URL of another upstream
 	cache     bool              // trust the token cache, as a connected instance does
+	timeouts  httpapi.Timeouts
+	maxConns  int
 }
 
 type harness struct {
@@ -261,11 +273,16 @@ func start(t testing.TB, o options) *harness {
 		Ready:     readiness.New(transport, upstreams, time.Second),
 
 		Idempotency: keys,
+		Timeouts:    o.timeouts,
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	if o.maxConns == 0 {
+		o.maxConns = 256
+	}
+	ln = httpapi.Listen(ln, o.maxConns)
 	go func() { _ = app.Listener(ln) }()
 	t.Cleanup(func() { _ = app.ShutdownWithTimeout(2 * time.Second) })
 

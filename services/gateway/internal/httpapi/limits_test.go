@@ -66,13 +66,15 @@ func TestWritesPerOperation120(t *testing.T) {
 	limited(t, h.do("DELETE", "/api/apps/another", "svc_alice", nil), "rate_limited", 45)
 }
 
-// A 401 counts against no account, even when the token once belonged to one.
+// A 401 counts against no account, even when the token once belonged to one. (It counts
+// against its address's 401 budget, so each round comes from an address of its own here.)
 func TestUnauthorizedRequestsAreNotCounted(t *testing.T) {
-	h := start(t, options{})
+	h := start(t, options{trusted: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
 	for i := 0; i < 130; i++ {
-		expect(t, h.do("POST", "/api/apps", "tok_expired", nil), 401, "")
-		expect(t, h.do("POST", "/api/apps", "svc_nobody", nil), 401, "")
-		expect(t, h.do("POST", "/api/apps", "", nil), 401, "")
+		from := []string{"X-Forwarded-For", "198.51.100." + strconv.Itoa(i)}
+		expect(t, h.do("POST", "/api/apps", "tok_expired", nil, from...), 401, "")
+		expect(t, h.do("POST", "/api/apps", "svc_nobody", nil, from...), 401, "")
+		expect(t, h.do("POST", "/api/apps", "", nil, from...), 401, "")
 	}
 	for i := 1; i <= 120; i++ {
 		if r := h.do("POST", "/api/apps", "svc_alice", nil); r.Status != 200 {

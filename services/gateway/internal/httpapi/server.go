@@ -5,6 +5,8 @@ package httpapi
 import (
 	"context"
 	"log/slog"
+	"net"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -13,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"tori.dev/pkg/callerid"
+	"tori.dev/pkg/connlimit"
 	"tori.dev/pkg/health"
 	"tori.dev/services/gateway/internal/clientip"
 	"tori.dev/services/gateway/internal/cors"
@@ -20,19 +23,33 @@ import (
 	"tori.dev/services/gateway/internal/proxy"
 	"tori.dev/services/gateway/internal/ratelimit"
 	"tori.dev/services/gateway/internal/readiness"
+	"tori.dev/services/gateway/internal/routes"
 )
 
 // MaxBody caps a request body. The services enforce each plan's upload size (1 GiB at most);
 // this only keeps a runaway client from streaming forever.
 const MaxBody = 2 << 30
 
-// Timeouts of client connections. Headers must arrive promptly; a request with a body gets
-// uploadTimeout to finish sending it, since a large upload on a slow link is legitimate.
-const (
-	headerTimeout = 30 * time.Second
-	uploadTimeout = time.Hour
-	idleTimeout   = 2 * time.Minute
-)
+// Timeouts of client connections. Headers must arrive within HeaderTimeout and any other body
+// within BodyTimeout after them, so a client trickling bytes cannot hold a socket; only a
+// deploy upload gets UploadTimeout, since a large upload on a slow link is legitimate. Write
+// bounds sending an answer after the handler returns, Idle a kept-alive connection's wait.
+type Timeouts struct {
+	Header, Body, Upload, Write, Idle time.Duration
+}
+
+// DefaultTimeouts are the gateway's: the JSON routes' bodies are a few kilobytes.
+var DefaultTimeouts = Timeouts{
+	Header: 10 * time.Second,
+	Body:   10 * time.Second,
+	Upload: time.Hour,
+	Write:  time.Minute,
+	Idle:   2 * time.Minute,
+}
+
+// Listen wraps the gateway's listener so that one peer address holds at most maxPerIP
+// connections at once (GATEWAY_MAX_CONNS_PER_IP); the rest are answered 429 and closed.
+func Listen(ln net.Listener, maxPerIP int) net.Listener { return connlimit.PerIP(ln, maxPerIP) }
 
 // Authenticator resolves an Authorization header to a caller.
 type Authenticator interface {
@@ -58,6 +75,8 @@ type Deps struct {
 	Ready     Readiness
 	// Idempotency keeps Idempotency-Key records; nil turns the header off.
 	Idempotency idempotency.Store
+	// Timeouts of client connections; a zero field takes DefaultTimeouts'.
+	Timeouts Timeouts
 }
 
 // Server is the gateway's request handling.
@@ -69,6 +88,7 @@ type Server struct {
 // New builds the Fiber app.
 func New(d Deps) *fiber.App {
 	s := &Server{Deps: d, tracer: otel.Tracer("tori.dev/services/gateway")}
+	t := d.Timeouts.withDefaults()
 	app := fiber.New(fiber.Config{
 		// Bodies are streamed, never buffered: fasthttp hands the handler a reader after the
 		// first few kilobytes, and must not pre-parse multipart uploads into memory or temp
@@ -76,19 +96,51 @@ func New(d Deps) *fiber.App {
 		StreamRequestBody:            true,
 		DisablePreParseMultipartForm: true,
 		BodyLimit:                    MaxBody,
-		ReadTimeout:                  headerTimeout,
-		IdleTimeout:                  idleTimeout,
+		ReadTimeout:                  t.Header,
+		WriteTimeout:                 t.Write,
+		IdleTimeout:                  t.Idle,
 		// Content types are the services' to set; the gateway sets its own explicitly.
 		DisableDefaultContentType: true,
 		DisableStartupMessage:     true,
 		ErrorHandler:              errorHandler(d.Log),
 	})
 	app.Server().HeaderReceived = func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
-		if proxy.HasBody(h) {
-			return fasthttp.RequestConfig{ReadTimeout: uploadTimeout}
+		switch {
+		case isUpload(h):
+			return fasthttp.RequestConfig{ReadTimeout: t.Upload}
+		case proxy.HasBody(h):
+			return fasthttp.RequestConfig{ReadTimeout: t.Body}
 		}
 		return fasthttp.RequestConfig{}
 	}
 	app.Use(s.handle)
 	return app
+}
+
+func (t Timeouts) withDefaults() Timeouts {
+	pick := func(v, def time.Duration) time.Duration {
+		if v > 0 {
+			return v
+		}
+		return def
+	}
+	return Timeouts{
+		Header: pick(t.Header, DefaultTimeouts.Header),
+		Body:   pick(t.Body, DefaultTimeouts.Body),
+		Upload: pick(t.Upload, DefaultTimeouts.Upload),
+		Write:  pick(t.Write, DefaultTimeouts.Write),
+		Idle:   pick(t.Idle, DefaultTimeouts.Idle),
+	}
+}
+
+// isUpload reports whether a request is a deploy upload (a multipart POST to
+// /api/apps/{slug}/deploys), the one request whose body may legitimately take long.
+func isUpload(h *fasthttp.RequestHeader) bool {
+	if string(h.Method()) != fiber.MethodPost ||
+		!strings.HasPrefix(strings.ToLower(string(h.ContentType())), fiber.MIMEMultipartForm) {
+		return false
+	}
+	path, _, _ := strings.Cut(string(h.RequestURI()), "?")
+	m := routes.Find(fiber.MethodPost, path)
+	return m.Route != nil && m.Route.Owner == routes.Deploys && m.Route.Template == "/api/apps/{slug}/deploys"
 }

@@ -20,15 +20,19 @@ var hopByHop = map[string]bool{
 	"Upgrade":             true,
 }
 
-// Request headers the gateway sets itself: Host and Content-Length follow the new
+// Request headers the gateway sets itself or keeps: Host and Content-Length follow the new
 // connection, Expect was already answered by the gateway, and the trace headers are replaced
-// by the gateway's own span.
+// by the gateway's own span. Authorization and Cookie stop here: the gateway alone checks
+// the bearer token and tells the service who the caller is in its signature, so a service
+// (or anything that reads its traffic) never holds a credential it could replay.
 var ownRequest = map[string]bool{
 	"Host":           true,
 	"Content-Length": true,
 	"Expect":         true,
 	"Traceparent":    true,
 	"Tracestate":     true,
+	"Authorization":  true,
+	"Cookie":         true,
 }
 
 // Response headers the gateway sets itself: the body length follows the stream, and Date is

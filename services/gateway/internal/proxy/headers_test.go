@@ -13,6 +13,7 @@ func TestRequestHeaders(t *testing.T) {
 	src.SetHost("gateway.example")
 	for k, v := range map[string]string{
 		"Authorization":    "Bearer svc_x",
+		"cookie":           "session=abc",
 		"Content-Type":     "application/json",
 		"X-Request-Id":     "r1",
 		"X-Tori-Account":   "forged",
@@ -29,12 +30,12 @@ func TestRequestHeaders(t *testing.T) {
 	}
 	dst := http.Header{}
 	copyRequestHeaders(&src, dst)
-	for _, k := range []string{"Authorization", "Content-Type", "X-Request-Id"} {
+	for _, k := range []string{"Content-Type", "X-Request-Id"} {
 		if dst.Get(k) == "" {
 			t.Errorf("%s dropped", k)
 		}
 	}
-	for _, k := range []string{"Host", "X-Tori-Account", "X-Tori-Signature", "Keep-Alive", "Te", "Upgrade", "Connection", "X-Secret-Hop", "Expect", "Traceparent"} {
+	for _, k := range []string{"Authorization", "Cookie", "Host", "X-Tori-Account", "X-Tori-Signature", "Keep-Alive", "Te", "Upgrade", "Connection", "X-Secret-Hop", "Expect", "Traceparent"} {
 		if v := dst.Values(k); len(v) > 0 {
 			t.Errorf("%s forwarded: %v", k, v)
 		}

@@ -119,7 +119,7 @@ func (p *Proxy) Forward(ctx context.Context, c *fiber.Ctx, base string, caller c
 	copyRequestHeaders(&fc.Request.Header, req.Header)
 	appendForwardedFor(req.Header, fc.RemoteIP().String())
 	// Sign exactly what the service will see as its request URI.
-	callerid.Sign(p.key, setCanonical(req.Header), caller, method, req.URL.RequestURI(), time.Now())
+	callerid.Sign(p.key, setCanonical(req.Header), caller, method, req.URL.Host, req.URL.RequestURI(), time.Now())
 	otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(req.Header))
 
 	resp, err := p.rt.RoundTrip(req)

@@ -15,6 +15,15 @@ const (
 	AddressWindow   = 15 * time.Minute
 )
 
+// The budget of refused tokens per client address: after UnauthorizedBudget answers of 401
+// within UnauthorizedWindow, an address's further requests that need a token answer 429
+// without identity being asked, until the window ends. A person retyping a token or a CI job
+// with a stale secret stays far below it; a scanner trying random tokens does not.
+const (
+	UnauthorizedBudget = 100
+	UnauthorizedWindow = 15 * time.Minute
+)
+
 // Refusal codes: every limit answers rate_limited, except the command-line token exchange,
 // which RFC 8628 pollers expect to answer slow_down.
 const (
@@ -67,6 +76,23 @@ func (p *Policy) AddressOpen(ctx context.Context, addr, op string) error {
 	c.N++
 	return p.decide(ctx, c, err, p.addressLimit, CodeSlowDown)
 }
+
+// UnauthorizedOpen refuses (rate_limited) when addr has used up its budget of 401s, without
+// counting: only a request that turns out unauthorized counts (CountUnauthorized).
+func (p *Policy) UnauthorizedOpen(ctx context.Context, addr string) error {
+	c, err := p.limiter.Peek(ctx, unauthorizedKey(addr), UnauthorizedWindow)
+	c.N++
+	return p.decide(ctx, c, err, UnauthorizedBudget, CodeRateLimited)
+}
+
+// CountUnauthorized adds one 401 to addr's budget.
+func (p *Policy) CountUnauthorized(ctx context.Context, addr string) {
+	if _, err := p.limiter.Hit(ctx, unauthorizedKey(addr), UnauthorizedWindow); err != nil {
+		p.log.ErrorContext(ctx, "rate limiter unavailable; 401 not counted", "err", err.Error())
+	}
+}
+
+func unauthorizedKey(addr string) string { return "unauth " + addr }
 
 // CountAddress adds a request to addr's bucket after the fact.
 func (p *Policy) CountAddress(ctx context.Context, addr, op string) {

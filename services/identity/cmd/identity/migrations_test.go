@@ -24,7 +24,7 @@ func TestAChangedMigrationStopsTheService(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	pool, err := pgstore.Setup(ctx, env["DATABASE_URL"], store.Service(""), pgstore.WithMigrations(bus.Migrations, store.Migrations))
+	pool, err := pgstore.Connect(ctx, env["IDENTITY_DATABASE_URL"], "identity", pgstore.WithMigrations(bus.Migrations, store.Migrations))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,12 +58,12 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	log := logging.New("identity", logs)
 	log.InfoContext(ctx, "starting", "version", version, "config", pkgconfig.Describe(cfg))
 
-	pool, err := pgstore.Setup(ctx, cfg.DatabaseURL, store.Service(cfg.DBPassword), pgstore.WithMigrations(bus.Migrations, store.Migrations))
+	pool, err := pgstore.Connect(ctx, cfg.DatabaseURL, store.Service("").Schema, pgstore.WithMigrations(bus.Migrations, store.Migrations))
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	conn, err := bus.Dial(ctx, cfg.Config, log)
+	conn, err := bus.Dial(ctx, cfg.BusConfig(), log)
 	if err != nil {
 		return err
 	}

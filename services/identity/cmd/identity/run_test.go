@@ -51,7 +51,7 @@ func call(t *testing.T, svc *testinfra.Running, method, path string, body any, c
 	b, _ := json.Marshal(body)
 	req, _ := http.NewRequest(method, svc.URL+path, bytes.NewReader(b))
 	req.Header.Set("Content-Type", "application/json")
-	callerid.Sign([]byte(svc.Env["GATEWAY_SIGNING_KEY"]), req.Header.Set, c, method, path, time.Now())
+	callerid.Sign([]byte(svc.Env["GATEWAY_SIGNING_KEY"]), req.Header.Set, c, method, req.Host, path, time.Now())
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +99,7 @@ func TestServiceOverSMTPAndBus(t *testing.T) {
 	if err := pkgconfig.LoadMap(context.Background(), &cfg, svc.Env); err != nil {
 		t.Fatal(err)
 	}
-	conn := testinfra.DialBus(t, cfg.Config, logging.New("test", io.Discard))
+	conn := testinfra.DialBus(t, cfg.Config.WithURL(svc.Env["AMQP_URL"]), logging.New("test", io.Discard))
 
 	// What identity publishes.
 	got := make(chan bus.Delivery, 64)

@@ -18,10 +18,11 @@ import (
 type Config struct {
 	// Addr is where the service listens; only the gateway should reach it.
 	Addr string `env:"IDENTITY_ADDR, default=127.0.0.1:8101"`
-	// DatabaseURL is an admin URL; pgstore.Setup makes the identity schema and role from it.
-	DatabaseURL string `env:"DATABASE_URL, default=postgres://postgres@127.0.0.1:5432/tori?sslmode=disable"`
-	// DBPassword optionally sets the password of the tori_identity role.
-	DBPassword string `env:"IDENTITY_DB_PASSWORD" secret:"true"`
+	// DatabaseURL is the service's own Postgres role, written by bin/bootstrap; it runs
+	// its migrations as that role and refuses to start as a superuser.
+	DatabaseURL string `env:"IDENTITY_DATABASE_URL"`
+	// AMQPURL is the service's own broker user, written by bin/bootstrap.
+	AMQPURL string `env:"IDENTITY_AMQP_URL"`
 	// SigningKey is the HMAC key the gateway signs callers with (pkg/callerid).
 	SigningKey string `env:"GATEWAY_SIGNING_KEY, required" secret:"true"`
 	// ConsoleURL is where magic links and the device flow's verification page point.
@@ -51,7 +52,7 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("IDENTITY_ADDR: %w", err))
 	}
 	if c.DatabaseURL == "" {
-		errs = append(errs, errors.New("DATABASE_URL is required"))
+		errs = append(errs, errors.New("IDENTITY_DATABASE_URL is required (bin/bootstrap writes it to DATA_DIR/secrets/identity.env)"))
 	}
 	for name, v := range map[string]string{"CONSOLE_URL": c.ConsoleURL, "BASE_URL": c.BaseURL} {
 		if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -72,7 +73,7 @@ func (c Config) Validate() error {
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("IDENTITY_SHUTDOWN_TIMEOUT must be positive"))
 	}
-	if err := c.Config.Validate(); err != nil {
+	if err := c.BusConfig().Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -99,3 +100,6 @@ func ParseSMTPURL(s string) (SMTP, error) {
 	}
 	return out, nil
 }
+
+// BusConfig is the bus configuration with the service's own broker user.
+func (c Config) BusConfig() bus.Config { return c.Config.WithURL(c.AMQPURL) }

@@ -10,7 +10,7 @@ import (
 
 func TestDefaults(t *testing.T) {
 	var c Config
-	if err := pkgconfig.LoadMap(context.Background(), &c, map[string]string{"GATEWAY_SIGNING_KEY": "k"}); err != nil {
+	if err := pkgconfig.LoadMap(context.Background(), &c, withCredentials(map[string]string{"GATEWAY_SIGNING_KEY": "k"})); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{
@@ -20,7 +20,7 @@ func TestDefaults(t *testing.T) {
 		"DATA_DIR":                  "./var",
 		"IDENTITY_SHUTDOWN_TIMEOUT": "10s",
 		"SMTP_URL":                  "",
-		"AMQP_URL":                  "amqp://guest:xxxxx@127.0.0.1:5672/", // Describe hides passwords in URLs
+		"IDENTITY_AMQP_URL":         "amqp://tori.identity:xxxxx@127.0.0.1:5672/", // Describe hides passwords in URLs
 	}
 	got := pkgconfig.Describe(c)
 	for k, v := range want {
@@ -28,7 +28,7 @@ func TestDefaults(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, got[k], v)
 		}
 	}
-	if got["GATEWAY_SIGNING_KEY"] != "set" || got["IDENTITY_DB_PASSWORD"] != "unset" {
+	if got["GATEWAY_SIGNING_KEY"] != "set" || got["IDENTITY_DATABASE_URL"] != "postgres://tori_identity:xxxxx@127.0.0.1:5432/tori?sslmode=disable" {
 		t.Errorf("secrets must print as set/unset: %v", got)
 	}
 }
@@ -56,7 +56,7 @@ func TestValidate(t *testing.T) {
 				env[k] = v
 			}
 			var c Config
-			err := pkgconfig.LoadMap(context.Background(), &c, env)
+			err := pkgconfig.LoadMap(context.Background(), &c, withCredentials(env))
 			if tc.wantErr == "" {
 				if err != nil {
 					t.Fatalf("unexpected error: %v", err)
@@ -78,4 +78,16 @@ func TestParseSMTPURL(t *testing.T) {
 	if err != nil || s.Addr != "mail.example:587" || s.Username != "alice" || s.Password != "s3cret" {
 		t.Fatalf("got %+v %v", s, err)
 	}
+}
+
+// withCredentials adds the service's own credentials, which bin/bootstrap writes, to env.
+func withCredentials(env map[string]string) map[string]string {
+	out := map[string]string{
+		"IDENTITY_DATABASE_URL": "postgres://tori_identity:pw@127.0.0.1:5432/tori?sslmode=disable",
+		"IDENTITY_AMQP_URL":     "amqp://tori.identity:pw@127.0.0.1:5672/",
+	}
+	for k, v := range env {
+		out[k] = v
+	}
+	return out
 }

@@ -38,7 +38,7 @@ func TestRoutesNeedTheGatewaySignature(t *testing.T) {
 
 		// Signed with another key.
 		req := httptest.NewRequest(rt.method, rt.path, nil)
-		callerid.Sign([]byte("not the key"), req.Header.Set, callerid.Caller{}, rt.method, rt.path, time.Now())
+		callerid.Sign([]byte("not the key"), req.Header.Set, callerid.Caller{}, rt.method, req.Host, rt.path, time.Now())
 		res, _ := h.app.Test(req, -1)
 		if res.StatusCode != 401 {
 			t.Errorf("%s %s with a foreign signature: %d", rt.method, rt.path, res.StatusCode)
@@ -46,7 +46,7 @@ func TestRoutesNeedTheGatewaySignature(t *testing.T) {
 
 		// Signed for another path: a captured signature cannot be replayed elsewhere.
 		req = httptest.NewRequest(rt.method, rt.path, nil)
-		callerid.Sign(signingKey, req.Header.Set, callerid.Caller{}, rt.method, "/api/other", time.Now())
+		callerid.Sign(signingKey, req.Header.Set, callerid.Caller{}, rt.method, req.Host, "/api/other", time.Now())
 		if res, _ := h.app.Test(req, -1); res.StatusCode != 401 {
 			t.Errorf("%s %s with a signature for another path: %d", rt.method, rt.path, res.StatusCode)
 		}

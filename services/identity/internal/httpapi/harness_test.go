@@ -167,7 +167,7 @@ func (h *harness) raw(method, path string, body []byte, caller *callerid.Caller)
 	req := httptest.NewRequest(method, path, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	if caller != nil {
-		callerid.Sign(signingKey, req.Header.Set, *caller, method, path, time.Now())
+		callerid.Sign(signingKey, req.Header.Set, *caller, method, req.Host, path, time.Now())
 	}
 	res, err := h.app.Test(req, -1)
 	if err != nil {

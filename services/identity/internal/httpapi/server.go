@@ -5,9 +5,9 @@ package httpapi
 
 import (
 	"log/slog"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/recover"
 
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
@@ -37,9 +37,14 @@ func New(cfg Config) *fiber.App {
 		AppName:               "identity",
 		BodyLimit:             bodyLimit,
 		DisableStartupMessage: true,
-		ErrorHandler:          errorHandler(cfg.Log),
+		// A whole request, body included, must arrive within ReadTimeout: a client trickling
+		// a small JSON body cannot hold a socket (docs/conventions.md, "Timeouts").
+		ReadTimeout:  10 * time.Second,
+		WriteTimeout: 30 * time.Second,
+		IdleTimeout:  2 * time.Minute,
+		ErrorHandler: errorHandler(cfg.Log),
 	})
-	a.Use(recover.New(), telemetry.ServerSpans("tori.dev/services/identity", cfg.Log))
+	a.Use(telemetry.ServerSpans("tori.dev/services/identity", cfg.Log), httperror.Recover(cfg.Log))
 	h := handlers{svc: cfg.Service}
 
 	// Signed by the gateway, with or without a caller: the routes decisions.md calls public.

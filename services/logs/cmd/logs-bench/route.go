@@ -36,7 +36,7 @@ func bearer(token string) func(*http.Request, string) {
 func signed(key, accountID string) func(*http.Request, string) {
 	caller := callerid.Caller{AccountID: accountID, UserID: "bench", TokenKind: callerid.KindSession, TokenID: "bench"}
 	return func(req *http.Request, path string) {
-		callerid.Sign([]byte(key), req.Header.Set, caller, http.MethodGet, path, time.Now())
+		callerid.Sign([]byte(key), req.Header.Set, caller, http.MethodGet, req.Host, path, time.Now())
 	}
 }
 

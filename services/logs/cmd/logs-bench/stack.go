@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"tori.dev/pkg/pgstore"
 )
 
 // stackServices are the processes the logs route needs behind the gateway, in start order:
@@ -122,6 +124,24 @@ func (s *stack) configure(db *scratch, o options, services []string) error {
 		"DATA_DIR":             s.dataDir,
 		"AUTH_LIMIT_PER_15MIN": "100000",
 		"LOG_LEVEL":            "warn",
+	}
+	// What bin/bootstrap does: each service its own role on the scratch database. The bench
+	// keeps the broker URL it was given for every service.
+	for _, name := range services {
+		schema := name
+		if name == "zoneagent" {
+			schema = "zoneagent_local"
+		}
+		svc := pgstore.Service{Schema: schema, Role: "tori_" + schema}
+		if err := pgstore.EnsureService(context.Background(), db.url, svc); err != nil {
+			return err
+		}
+		own, err := pgstore.ServiceURL(db.url, svc)
+		if err != nil {
+			return err
+		}
+		s.env[strings.ToUpper(name)+"_DATABASE_URL"] = own
+		s.env[strings.ToUpper(name)+"_AMQP_URL"] = o.amqpURL
 	}
 	for _, name := range services {
 		addr, err := freeAddr()

@@ -46,7 +46,7 @@ func start(t *testing.T, env map[string]string) *running {
 	vars := map[string]string{"LOGS_CLEANUP_INTERVAL": "100ms"}
 	maps.Copy(vars, env)
 	r := testinfra.Service{Name: "logs", Serve: serve, Env: vars}.Start(t)
-	db := logstest.OpenDB(t, r.Env["DATABASE_URL"])
+	db := logstest.OpenDB(t, r.Env["DATABASE_URL"], r.Env["LOGS_DATABASE_URL"])
 	pub := logstest.NewPublisher(t, r.Env["DATABASE_URL"], logstest.BusConfigOf(t, r.Env))
 	logstest.AwaitIngest(t, pub, db)
 	return &running{Running: r, db: db, pub: pub}
@@ -60,7 +60,7 @@ func (r *running) getLogs(t *testing.T, account, slug string) (int, map[string]a
 	if err != nil {
 		t.Fatal(err)
 	}
-	callerid.Sign([]byte(r.Env["GATEWAY_SIGNING_KEY"]), req.Header.Set, callerid.Caller{AccountID: account, UserID: "u", TokenKind: "session", TokenID: "t"}, "GET", path, time.Now())
+	callerid.Sign([]byte(r.Env["GATEWAY_SIGNING_KEY"]), req.Header.Set, callerid.Caller{AccountID: account, UserID: "u", TokenKind: "session", TokenID: "t"}, "GET", req.Host, path, time.Now())
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -175,7 +175,7 @@ func TestKilledWhileIngestingLosesNothing(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "logs.log")
 	first := startProcess(t, bin, env, logFile, addr)
 
-	db := logstest.OpenDB(t, vars["DATABASE_URL"])
+	db := logstest.OpenDB(t, vars["DATABASE_URL"], vars["LOGS_DATABASE_URL"])
 	pub := logstest.NewPublisher(t, vars["DATABASE_URL"], logstest.BusConfigOf(t, vars))
 	logstest.AwaitIngest(t, pub, db)
 

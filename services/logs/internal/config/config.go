@@ -11,10 +11,13 @@ import (
 
 // Config is every setting of the logs service.
 type Config struct {
-	Addr        string `env:"LOGS_ADDR, default=127.0.0.1:8105"`
-	DatabaseURL string `env:"DATABASE_URL, default=postgres://postgres@127.0.0.1:5432/tori?sslmode=disable"`
-	DBPassword  string `env:"LOGS_DB_PASSWORD" secret:"true"`
-	SigningKey  string `env:"GATEWAY_SIGNING_KEY" secret:"true"`
+	Addr string `env:"LOGS_ADDR, default=127.0.0.1:8105"`
+	// DatabaseURL is the service's own Postgres role, written by bin/bootstrap; it runs
+	// its migrations as that role and refuses to start as a superuser.
+	DatabaseURL string `env:"LOGS_DATABASE_URL"`
+	// AMQPURL is the service's own broker user, written by bin/bootstrap.
+	AMQPURL    string `env:"LOGS_AMQP_URL"`
+	SigningKey string `env:"GATEWAY_SIGNING_KEY" secret:"true"`
 
 	Bus bus.Config
 
@@ -53,7 +56,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("GATEWAY_SIGNING_KEY is required"))
 	}
 	if c.DatabaseURL == "" {
-		errs = append(errs, errors.New("DATABASE_URL is required"))
+		errs = append(errs, errors.New("LOGS_DATABASE_URL is required (bin/bootstrap writes it to DATA_DIR/secrets/logs.env)"))
 	}
 	if c.Addr == "" {
 		errs = append(errs, errors.New("LOGS_ADDR is required"))
@@ -88,8 +91,11 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s must be positive, not %s", f.name, f.d))
 		}
 	}
-	if err := c.Bus.Validate(); err != nil {
+	if err := c.BusConfig().Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
+
+// BusConfig is the bus configuration with the service's own broker user.
+func (c *Config) BusConfig() bus.Config { return c.Bus.WithURL(c.AMQPURL) }

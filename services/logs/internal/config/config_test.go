@@ -11,15 +11,15 @@ import (
 
 func TestDefaultsAndRequiredKey(t *testing.T) {
 	var cfg Config
-	err := pkgconfig.LoadMap(context.Background(), &cfg, map[string]string{})
+	err := pkgconfig.LoadMap(context.Background(), &cfg, withCredentials(map[string]string{}))
 	if err == nil || !strings.Contains(err.Error(), "GATEWAY_SIGNING_KEY is required") {
 		t.Fatalf("want the signing key required, got %v", err)
 	}
 	cfg = Config{}
-	if err := pkgconfig.LoadMap(context.Background(), &cfg, map[string]string{"GATEWAY_SIGNING_KEY": "k3y-value", "LOGS_DB_PASSWORD": "pa55"}); err != nil {
+	if err := pkgconfig.LoadMap(context.Background(), &cfg, withCredentials(map[string]string{"GATEWAY_SIGNING_KEY": "k3y-value"})); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Addr != "127.0.0.1:8105" || cfg.MaxRetentionDays != 30 || cfg.ShutdownTimeout != 10*time.Second || cfg.Bus.URL == "" {
+	if cfg.Addr != "127.0.0.1:8105" || cfg.MaxRetentionDays != 30 || cfg.ShutdownTimeout != 10*time.Second || cfg.BusConfig().URL == "" {
 		t.Fatalf("defaults: %+v", cfg)
 	}
 	for name, v := range pkgconfig.Describe(&cfg) {
@@ -39,8 +39,20 @@ func TestValidateRefusesNonsense(t *testing.T) {
 	} {
 		env["GATEWAY_SIGNING_KEY"] = "k"
 		var cfg Config
-		if err := pkgconfig.LoadMap(context.Background(), &cfg, env); err == nil {
+		if err := pkgconfig.LoadMap(context.Background(), &cfg, withCredentials(env)); err == nil {
 			t.Errorf("%v accepted", env)
 		}
 	}
+}
+
+// withCredentials adds the service's own credentials, which bin/bootstrap writes, to env.
+func withCredentials(env map[string]string) map[string]string {
+	out := map[string]string{
+		"LOGS_DATABASE_URL": "postgres://tori_logs:pw@127.0.0.1:5432/tori?sslmode=disable",
+		"LOGS_AMQP_URL":     "amqp://tori.logs:pw@127.0.0.1:5672/",
+	}
+	for k, v := range env {
+		out[k] = v
+	}
+	return out
 }

@@ -94,7 +94,7 @@ func (e *env) get(t *testing.T, account, slug string, params url.Values) respons
 	if account != "" {
 		caller = callerid.Caller{AccountID: account, UserID: "user-" + account, TokenKind: callerid.KindSession, TokenID: "tok"}
 	}
-	callerid.Sign(signingKey, req.Header.Set, caller, "GET", target, time.Now())
+	callerid.Sign(signingKey, req.Header.Set, caller, "GET", req.Host, target, time.Now())
 	return e.do(t, req)
 }
 

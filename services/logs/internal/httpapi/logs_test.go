@@ -192,7 +192,7 @@ func TestLogsIsolationAndAuth(t *testing.T) {
 	})
 	t.Run("signature for another path", func(t *testing.T) {
 		req := httptest.NewRequest("GET", "/api/apps/theirs/logs", nil)
-		callerid.Sign(signingKey, req.Header.Set, callerid.Caller{AccountID: "acc-a"}, "GET", "/api/apps/mine/logs", time.Now())
+		callerid.Sign(signingKey, req.Header.Set, callerid.Caller{AccountID: "acc-a"}, "GET", req.Host, "/api/apps/mine/logs", time.Now())
 		if r := e.do(t, req); r.Status != 401 {
 			t.Fatalf("replayed signature: %d %s", r.Status, r.Raw)
 		}

@@ -28,11 +28,13 @@ func New(d Deps) *fiber.App {
 	app := fiber.New(fiber.Config{
 		ErrorHandler:          httperror.Handler(d.Log),
 		DisableStartupMessage: true,
-		ReadTimeout:           30 * time.Second,
-		WriteTimeout:          30 * time.Second,
-		IdleTimeout:           2 * time.Minute,
+		// The whole request, body included, must arrive within ReadTimeout, so a trickled
+		// JSON body cannot hold a socket (docs/conventions.md, "Timeouts").
+		ReadTimeout:  10 * time.Second,
+		WriteTimeout: 30 * time.Second,
+		IdleTimeout:  2 * time.Minute,
 	})
-	app.Use(telemetry.ServerSpans("tori.dev/services/logs", d.Log))
+	app.Use(telemetry.ServerSpans("tori.dev/services/logs", d.Log), httperror.Recover(d.Log))
 	app.Get("/healthz", d.Identity.Handler)
 	app.Get("/readyz", d.Identity.ReadyHandler)
 

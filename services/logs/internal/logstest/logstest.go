@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"tori.dev/pkg/bus"
+	"tori.dev/pkg/pgstore"
 	"tori.dev/pkg/testinfra"
 	"tori.dev/services/logs/internal/app"
 	"tori.dev/services/logs/internal/logs"
@@ -27,14 +28,25 @@ type DB struct {
 // of the test's own and connects as the logs role.
 func NewDB(t testing.TB) *DB {
 	t.Helper()
-	return OpenDB(t, testinfra.ServiceDatabase(t, store.Service(""), bus.Migrations, store.Migrations))
+	admin := testinfra.ServiceDatabase(t, store.Service(""), bus.Migrations, store.Migrations)
+	own, err := pgstore.ServiceURL(admin, store.Service(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return OpenDB(t, admin, own)
 }
 
-// OpenDB connects as the logs role to the database at adminURL, whose logs schema exists
-// (NewDB made it, or a running service did).
-func OpenDB(t testing.TB, adminURL string) *DB {
+// OpenDB connects to a running logs service's database as the service's own role (ownURL, its
+// LOGS_DATABASE_URL); adminURL is the same database as an admin, for what a test sets up.
+func OpenDB(t testing.TB, adminURL, ownURL string) *DB {
 	t.Helper()
-	pool := testinfra.OpenServicePool(t, adminURL, store.Service(""))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pool, err := pgstore.Open(ctx, ownURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
 	st, err := store.New(context.Background(), pool)
 	if err != nil {
 		t.Fatal(err)

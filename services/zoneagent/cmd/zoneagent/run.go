@@ -52,12 +52,12 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		_ = stopTracing(sctx)
 	}()
 
-	pool, err := store.Setup(ctx, cfg.DatabaseURL, cfg.Zone, cfg.DBPassword)
+	pool, err := store.Connect(ctx, cfg.DatabaseURL, cfg.Zone)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	conn, err := bus.Dial(ctx, cfg.Config, log)
+	conn, err := bus.Dial(ctx, cfg.BusConfig(), log)
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,8 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		return err
 	}
 
-	healthApp := fiber.New(fiber.Config{AppName: "zoneagent", DisableStartupMessage: true})
+	healthApp := fiber.New(fiber.Config{AppName: "zoneagent", DisableStartupMessage: true,
+		ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute})
 	id := health.NewIdentity("zoneagent", version)
 	healthApp.Get("/healthz", id.Handler)
 	healthApp.Get("/readyz", readyz(id, runner.Sandbox.Unavailable))
@@ -96,11 +97,8 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		healthLn.Close()
 		return fmt.Errorf("listen on %s: %w", cfg.EdgeAddr, err)
 	}
-	edgeSrv := &http.Server{
-		Handler:           &edge.Edge{Domain: cfg.AppsDomain, SitesDir: sites, Table: table, Services: runner},
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-	}
+	edgeLn = edge.LimitPerIP(edgeLn, cfg.EdgeMaxConnsPerIP)
+	edgeSrv := edge.NewServer(&edge.Edge{Domain: cfg.AppsDomain, SitesDir: sites, Table: table, Services: runner})
 
 	g, _ := lifecycle.New(ctx)
 	g.Go("health server", func(context.Context) error { return healthApp.Listener(healthLn) })

@@ -19,6 +19,9 @@ type Config struct {
 	Addr string `env:"ZONEAGENT_ADDR, default=127.0.0.1:8107"`
 	// EdgeAddr is where the edge serves live apps.
 	EdgeAddr string `env:"EDGE_ADDR, default=127.0.0.1:8081"`
+	// EdgeMaxConnsPerIP bounds concurrent edge connections from one client address; past it
+	// a connection is answered 429 and closed.
+	EdgeMaxConnsPerIP int `env:"EDGE_MAX_CONNS_PER_IP, default=256"`
 	// Zone is this zone's id; it names the zone's queues and must match apps' `zone` field.
 	Zone string `env:"ZONE_ID, default=local"`
 	// AppsDomain: an app is served at <slug>.<AppsDomain>.
@@ -29,9 +32,11 @@ type Config struct {
 	ObjectsDir string `env:"ZONE_OBJECTS_DIR"`
 	// AppsDir holds source trees of running services; see the README for its default.
 	AppsDir string `env:"ZONE_APPS_DIR"`
-	// DatabaseURL is an admin URL; the agent keeps its records in schema zoneagent_<zone>.
-	DatabaseURL string `env:"DATABASE_URL, default=postgres://postgres@127.0.0.1:5432/tori?sslmode=disable"`
-	DBPassword  string `env:"ZONEAGENT_DB_PASSWORD" secret:"true"`
+	// DatabaseURL is the service's own Postgres role, written by bin/bootstrap; it runs
+	// its migrations as that role and refuses to start as a superuser.
+	DatabaseURL string `env:"ZONEAGENT_DATABASE_URL"`
+	// AMQPURL is the service's own broker user, written by bin/bootstrap.
+	AMQPURL string `env:"ZONEAGENT_AMQP_URL"`
 	// ImageRuntime names the docker-compatible CLI (docker, podman or a path) image deploys
 	// run through; empty means none, and image deploys fail with image_runtime_unavailable.
 	ImageRuntime string `env:"ZONE_IMAGE_RUNTIME"`
@@ -86,7 +91,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("APPS_DOMAIN and DATA_DIR must not be empty"))
 	}
 	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		errs = append(errs, errors.New("DATABASE_URL must be a postgres:// URL"))
+		errs = append(errs, errors.New("ZONEAGENT_DATABASE_URL must be a postgres:// URL (bin/bootstrap writes it to DATA_DIR/secrets/zoneagent.env)"))
 	}
 	if c.MemoryBytes <= 0 || c.MaxProcesses <= 0 || c.MaxOpenFiles <= 0 || c.IdleAfter <= 0 || c.ShutdownTimeout <= 0 || c.LogLinesPerSecond <= 0 {
 		errs = append(errs, errors.New("process limits, ZONE_APP_LOG_LINES_PER_SECOND, ZONE_IDLE_AFTER and ZONEAGENT_SHUTDOWN_TIMEOUT must be positive"))
@@ -100,8 +105,14 @@ func (c *Config) Validate() error {
 	if c.PoolerPort < 0 || c.PoolerPort > 65535 {
 		errs = append(errs, errors.New("ZONE_POOLER_PORT must be a port or 0"))
 	}
-	if err := c.Config.Validate(); err != nil {
+	if c.EdgeMaxConnsPerIP < 1 {
+		errs = append(errs, errors.New("EDGE_MAX_CONNS_PER_IP must be at least 1"))
+	}
+	if err := c.BusConfig().Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
+
+// BusConfig is the bus configuration with the service's own broker user.
+func (c *Config) BusConfig() bus.Config { return c.Config.WithURL(c.AMQPURL) }

@@ -10,7 +10,7 @@ import (
 
 func TestDefaultsAndValidation(t *testing.T) {
 	var c Config
-	if err := pkgconfig.LoadMap(context.Background(), &c, map[string]string{}); err != nil {
+	if err := pkgconfig.LoadMap(context.Background(), &c, withCredentials(map[string]string{})); err != nil {
 		t.Fatalf("defaults must be valid: %v", err)
 	}
 	if c.Zone != "local" || c.EdgeAddr != "127.0.0.1:8081" || c.Addr != "127.0.0.1:8107" || c.Objects() != "var/objects" {
@@ -20,12 +20,24 @@ func TestDefaultsAndValidation(t *testing.T) {
 		{"ZONE_ID": "logs"}, {"ZONE_ID": "Bad Zone"}, {"EDGE_ADDR": "nope"}, {"ZONE_PROCESS_MAX_FILES": "0"},
 	} {
 		var c Config
-		err := pkgconfig.LoadMap(context.Background(), &c, env)
+		err := pkgconfig.LoadMap(context.Background(), &c, withCredentials(env))
 		if err == nil {
 			t.Errorf("%v accepted", env)
 		}
 	}
-	if d := pkgconfig.Describe(&Config{DBPassword: "hunter2hunter2"}); strings.Contains(d["ZONEAGENT_DB_PASSWORD"], "hunter2") {
+	if d := pkgconfig.Describe(&Config{DatabaseURL: "postgres://z:hunter2hunter2@h/db"}); strings.Contains(d["ZONEAGENT_DATABASE_URL"], "hunter2") {
 		t.Fatal("secret printed")
 	}
+}
+
+// withCredentials adds the service's own credentials, which bin/bootstrap writes, to env.
+func withCredentials(env map[string]string) map[string]string {
+	out := map[string]string{
+		"ZONEAGENT_DATABASE_URL": "postgres://tori_zoneagent:pw@127.0.0.1:5432/tori?sslmode=disable",
+		"ZONEAGENT_AMQP_URL":     "amqp://tori.zoneagent:pw@127.0.0.1:5672/",
+	}
+	for k, v := range env {
+		out[k] = v
+	}
+	return out
 }

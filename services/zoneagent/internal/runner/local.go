@@ -308,6 +308,7 @@ func (l *Local) StopApp(ctx context.Context, appID string) error {
 	for _, p := range stop {
 		p.stop()
 	}
+	l.Sandbox.ReleaseNetwork(appID)
 	if l.Sandbox.Cgroups != nil {
 		l.Sandbox.Cgroups.Remove(appID) // anything left, then the group
 	}
@@ -346,6 +347,8 @@ func (l *Local) StopAll() {
 	for _, p := range all {
 		p.stop()
 	}
+	// pasta runs on its own: it would outlive the agent with the namespaces it holds.
+	l.Sandbox.ReleaseNetworks()
 	l.Log.Info("stopped service processes", "count", len(all))
 }
 

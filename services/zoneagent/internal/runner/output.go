@@ -56,6 +56,7 @@ func (l *Local) outputBound(appID string) *lineBound {
 // lets lines through again (or when the output ends).
 type lineBound struct {
 	mu        sync.Mutex
+	now       func() time.Time // the clock seconds are counted by; nil is time.Now
 	perSecond int
 	second    int64
 	used      int
@@ -80,6 +81,13 @@ func (b *lineBound) admit(now time.Time) (ok bool, dropped int) {
 	b.used++
 	dropped, b.dropped = b.dropped, 0
 	return true, dropped
+}
+
+func (b *lineBound) clock() time.Time {
+	if b == nil || b.now == nil {
+		return time.Now()
+	}
+	return b.now()
 }
 
 // flush hands back the count not reported yet.
@@ -135,7 +143,7 @@ func (w *lineWriter) emit(line string) {
 	if w.sink == nil {
 		return
 	}
-	ok, dropped := w.bound.admit(time.Now())
+	ok, dropped := w.bound.admit(w.bound.clock())
 	w.reportDropped(dropped)
 	if !ok {
 		return

@@ -25,8 +25,10 @@ type SandboxConfig struct {
 	PoolerPort        int
 }
 
-// probeApp is the name the start-up probe runs under.
-const probeApp = "tori-sandbox-probe"
+// probeApp is the name the start-up probe runs under: its cgroup is this agent's alone
+// (agents of the same zone name on one host, as tests run them, must not kill each other's
+// probe when they remove theirs).
+var probeApp = fmt.Sprintf("tori-sandbox-probe-%d-%d", os.Getpid(), time.Now().UnixNano())
 
 // NewSandbox makes the sandbox and proves it: it finds the tools, makes the zone's cgroups,
 // loads its nftables table and runs one command in a sandbox. What fails makes the sandbox
@@ -55,12 +57,15 @@ func (s *Sandbox) setup(ctx context.Context, c SandboxConfig) error {
 	if s.Pasta, err = exec.LookPath(c.Pasta); err != nil {
 		return fmt.Errorf("pasta (passt) not found (ZONE_PASTA=%s): %v", c.Pasta, err)
 	}
+	if c.Prlimit != "" {
+		s.Prlimit, _ = exec.LookPath(c.Prlimit) // optional: only RLIMIT_NOFILE and core dumps
+	}
+	if s.Nsenter, err = exec.LookPath("nsenter"); err != nil {
+		return fmt.Errorf("nsenter (util-linux) not found: %v", err)
+	}
 	nft, err := exec.LookPath(c.Nft)
 	if err != nil {
 		return fmt.Errorf("nft (nftables) not found (ZONE_NFT=%s): %v", c.Nft, err)
-	}
-	if c.Prlimit != "" {
-		s.Prlimit, _ = exec.LookPath(c.Prlimit) // optional: only RLIMIT_NOFILE and core dumps
 	}
 	if s.Seccomp = SeccompProgram(); len(deniedSyscalls) == 0 || s.Seccomp == nil {
 		return fmt.Errorf("no seccomp filter for this architecture")
@@ -87,7 +92,8 @@ func (s *Sandbox) probe(ctx context.Context) error {
 		return err
 	}
 	defer s.Cgroups.Remove(probeApp)
-	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer s.ReleaseNetwork(probeApp)
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	var out bytes.Buffer
 	sb, err := s.Start(pctx, Spec{AppID: probeApp, Dir: dir, Argv: []string{"/bin/sh", "-c", "exit 0"}, Env: Environ(nil, 0), Stdout: &out, Stderr: &out})

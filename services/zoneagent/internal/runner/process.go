@@ -19,10 +19,13 @@ type proc struct {
 	port            int
 	minScale        int64
 	sandbox         *Sandboxed // nil for a container
-	cancel          func()
-	exited          chan struct{}
-	lastUsed        atomic.Int64 // unix nanoseconds of the last proxied request
-	stopOnce        sync.Once
+	// transport reaches the process: in its app's network namespace for a sandbox; nil
+	// (the default, to 127.0.0.1:port on the host) for a container.
+	transport *http.Transport
+	cancel    func()
+	exited    chan struct{}
+	lastUsed  atomic.Int64 // unix nanoseconds of the last proxied request
+	stopOnce  sync.Once
 }
 
 // stop ends the process group (or removes the container) and waits for it.
@@ -30,6 +33,9 @@ func (p *proc) stop() {
 	p.stopOnce.Do(func() {
 		p.cancel()
 		<-p.exited
+		if p.transport != nil {
+			p.transport.CloseIdleConnections()
+		}
 	})
 }
 
@@ -57,19 +63,26 @@ func freePort() (int, error) {
 // start runs the manifest's start command with the deploy's environment and PORT and waits
 // until it answers its health check.
 func (l *Local) start(ctx context.Context, rev revision.Revision, dir string, m Manifest, vars map[string]string, r *Redactor) (*proc, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
 	// The process outlives the preparation's context; stop() ends it.
 	stdout := l.newLineWriter(r, rev.AppID, rev.DeployID, "stdout")
 	stderr := l.newLineWriter(r, rev.AppID, rev.DeployID, "stderr")
-	sb, err := l.Sandbox.Start(context.Background(), Spec{AppID: rev.AppID, Dir: dir, Argv: StartCommand(m.Start),
-		Env: Environ(vars, port), Port: port, CPU: rev.CPU, Stdout: stdout, Stderr: stderr})
+	// The port is free in the app's own network namespace (its previous revision may still
+	// be serving there on another); the edge dials it there, with no port on the host.
+	netns, err := l.Sandbox.Network(context.Background(), rev.AppID)
 	if err != nil {
 		return nil, &revision.FailError{Code: CodeHealthFailed, Message: "start: " + err.Error()}
 	}
-	p := &proc{appID: rev.AppID, deployID: rev.DeployID, port: port, minScale: rev.MinScale, sandbox: sb, cancel: sb.Kill, exited: make(chan struct{})}
+	port, err := freePortIn(netns)
+	if err != nil {
+		return nil, &revision.FailError{Code: CodeHealthFailed, Message: "start: " + err.Error()}
+	}
+	sb, err := l.Sandbox.Start(context.Background(), Spec{AppID: rev.AppID, Dir: dir, Argv: StartCommand(m.Start),
+		Env: Environ(vars, port), CPU: rev.CPU, Stdout: stdout, Stderr: stderr})
+	if err != nil {
+		return nil, &revision.FailError{Code: CodeHealthFailed, Message: "start: " + err.Error()}
+	}
+	p := &proc{appID: rev.AppID, deployID: rev.DeployID, port: port, minScale: rev.MinScale, sandbox: sb, cancel: sb.Kill, exited: make(chan struct{}),
+		transport: &http.Transport{DialContext: dialer(sb.netNS, port), MaxIdleConnsPerHost: 16, IdleConnTimeout: 30 * time.Second}}
 	p.lastUsed.Store(time.Now().UnixNano())
 	go func() {
 		l.watchMemory(sb, rev.AppID, rev.DeployID)
@@ -86,9 +99,12 @@ func (l *Local) start(ctx context.Context, rev revision.Revision, dir string, m 
 
 func (l *Local) waitHealthy(p *proc, path string) error {
 	client := &http.Client{Timeout: 2 * time.Second}
+	if p.transport != nil {
+		client.Transport = p.transport
+	}
 	url := fmt.Sprintf("http://127.0.0.1:%d%s", p.port, path)
 	deadline := time.Now().Add(l.HealthTimeout)
-	for time.Now().Before(deadline) {
+	for attempt := 0; time.Now().Before(deadline); attempt++ {
 		if !p.alive() {
 			return &revision.FailError{Code: CodeHealthFailed, Message: "the process exited before answering its health check"}
 		}
@@ -99,7 +115,7 @@ func (l *Local) waitHealthy(p *proc, path string) error {
 				return nil
 			}
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(healthPoll(attempt))
 	}
 	return &revision.FailError{Code: CodeHealthFailed, Message: fmt.Sprintf("no healthy answer on $PORT%s within %s", path, l.HealthTimeout)}
 }
@@ -150,4 +166,12 @@ func (l *Local) watchMemory(sb *Sandboxed, appID, deployID string) error {
 			report()
 		}
 	}
+}
+
+// roundTripper is how the edge reaches the process.
+func (p *proc) roundTripper() http.RoundTripper {
+	if p.transport != nil {
+		return p.transport
+	}
+	return http.DefaultTransport
 }

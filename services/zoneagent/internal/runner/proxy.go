@@ -25,6 +25,7 @@ func (l *Local) ServeHTTP(w http.ResponseWriter, r *http.Request, route edge.Rou
 	p.lastUsed.Store(time.Now().UnixNano())
 	target := &url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", p.port)}
 	proxy := &httputil.ReverseProxy{
+		Transport: p.roundTripper(),
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			pr.Out.Host = pr.In.Host

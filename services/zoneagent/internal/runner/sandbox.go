@@ -23,18 +23,19 @@ const CodeSandboxUnavailable = "sandbox_unavailable"
 const AppRoot = "/app"
 
 // Sandbox runs customer code (build, release Job, service process) confined: bubblewrap
-// makes user, pid, mount, ipc, uts and network namespaces, started as the app's own uid so
-// that every process is that uid on the host too; pasta connects the network namespace to
-// the edge and the internet; a cgroup per app bounds memory, processes and CPU; a seccomp
+// makes user, pid, mount, ipc, uts and cgroup namespaces inside the app's own user and
+// network namespaces (network.go: made once per app, connected by pasta to the pooler and
+// the internet; the edge dials in), started as the app's own uid so that every process is
+// that uid on the host too; a cgroup per app bounds memory, processes and CPU; a seccomp
 // filter refuses what Docker's default profile refuses. See the README's "The sandbox".
 type Sandbox struct {
 	// Unavailable, when not empty, says why this host cannot confine customer code; source
 	// deploys then fail with sandbox_unavailable instead of running unconfined.
 	Unavailable string
 
-	Bwrap, Pasta, Prlimit string // tool paths
-	Cgroups               *Cgroups
-	Seccomp               []byte // compiled filter (SeccompProgram)
+	Bwrap, Pasta, Prlimit, Nsenter string // tool paths
+	Cgroups                        *Cgroups
+	Seccomp                        []byte // compiled filter (SeccompProgram)
 
 	MemoryBytes  int64 // per app: its cgroup's memory limit
 	MaxProcesses int64 // per app: its cgroup's pids limit
@@ -50,8 +51,10 @@ type Sandbox struct {
 // idCache is the uid of each app the agent has looked up (see Local.identity); shared by
 // the copies of a Sandbox value.
 type idCache struct {
-	mu  sync.Mutex
-	ids map[string]uint32
+	mu    sync.Mutex
+	ids   map[string]uint32
+	netMu sync.Mutex
+	nets  map[string]*appNet // each app's network namespace (network.go), under netMu
 }
 
 // SetUID records the uid allocated to an app.
@@ -112,13 +115,10 @@ func Environ(vars map[string]string, port int) []string {
 
 // Spec is one sandboxed command.
 type Spec struct {
-	AppID string
-	Dir   string // the revision's tree on the host, seen as /app
-	Argv  []string
-	Env   []string
-	// Port, when above 0, is forwarded from 127.0.0.1:<Port> on the host to <Port> in the
-	// app's namespace (the edge's way in).
-	Port           int
+	AppID          string
+	Dir            string // the revision's tree on the host, seen as /app
+	Argv           []string
+	Env            []string
 	CPU            float64
 	Stdout, Stderr io.Writer
 }
@@ -126,7 +126,7 @@ type Spec struct {
 // Sandboxed is a running sandbox.
 type Sandboxed struct {
 	cmd       *exec.Cmd
-	pastaPID  int
+	netNS     *os.File // the app's network namespace, which the edge dials into
 	done      chan struct{}
 	err       error
 	stopOnce  sync.Once
@@ -147,6 +147,10 @@ func (s *Sandbox) Start(ctx context.Context, spec Spec) (*Sandboxed, error) {
 	if err := s.Cgroups.Setup(spec.AppID, Limits{MemoryBytes: s.MemoryBytes, Pids: s.MaxProcesses, CPU: spec.CPU}); err != nil {
 		return nil, err
 	}
+	network, err := s.network(ctx, spec.AppID, cred)
+	if err != nil {
+		return nil, err
+	}
 	infoR, infoW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -164,11 +168,17 @@ func (s *Sandbox) Start(ctx context.Context, spec Spec) (*Sandboxed, error) {
 		blockR.Close()
 		return nil, err
 	}
-	args := s.bwrapArgs(cred.Uid, spec)
-	cmd := exec.Command(s.Bwrap, args...)
+	// bwrap runs in the app's user and network namespaces (nsenter, as the app's uid, the
+	// owner of both), and makes its own nested user namespace and the others inside.
+	holder := strconv.Itoa(network.holderPID)
+	args := append([]string{"--target", holder, "--user", "--net", "--preserve-credentials", "--", s.Bwrap}, s.bwrapArgs(cred.Uid, spec)...)
+	cmd := exec.Command(s.Nsenter, args...)
 	cmd.Dir = "/"
 	cmd.Env = spec.Env
-	cmd.Stdout, cmd.Stderr = spec.Stdout, spec.Stderr
+	// bwrap's own complaints (a folder it cannot bind, say) come before the app runs: kept to
+	// say why a sandbox did not start, and passed on to the app's log as they were.
+	diag := &startDiag{w: spec.Stderr}
+	cmd.Stdout, cmd.Stderr = spec.Stdout, diag
 	cmd.ExtraFiles = []*os.File{infoW, blockR, secR} // fds 3, 4, 5
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Setpgid:    true,
@@ -188,41 +198,71 @@ func (s *Sandbox) Start(ctx context.Context, spec Spec) (*Sandboxed, error) {
 		p.err = cmd.Wait()
 		close(p.done)
 	}()
-	fail := func(err error) (*Sandboxed, error) {
+	// didNotStart says why bwrap ended before the app ran: its own message when it gave one.
+	didNotStart := func(err error) error {
 		p.Kill()
-		return nil, err
+		if why := diag.text(); why != "" {
+			return fmt.Errorf("the sandbox did not start: %s", why)
+		}
+		return fmt.Errorf("the sandbox did not start: %v (%v)", err, p.err)
 	}
 	var info struct {
 		ChildPID int `json:"child-pid"`
 	}
 	if err := json.NewDecoder(infoR).Decode(&info); err != nil || info.ChildPID <= 0 {
-		<-p.done
-		return nil, fmt.Errorf("the sandbox did not start: %v", p.err)
+		return nil, didNotStart(err)
 	}
 	// Both bwrap and the namespace's first process join the group before anything of the
 	// app runs: whatever they start is born inside it.
 	for _, pid := range []int{cmd.Process.Pid, info.ChildPID} {
 		if err := s.Cgroups.Add(spec.AppID, pid); err != nil {
-			return fail(err)
+			return nil, didNotStart(err)
 		}
 	}
-	pasta, err := s.startPasta(ctx, cred, spec, info.ChildPID)
-	if err != nil {
-		return fail(fmt.Errorf("network: %w", err))
+	if p.netNS, err = os.Open(fmt.Sprintf("/proc/%d/ns/net", info.ChildPID)); err != nil {
+		return nil, didNotStart(err)
 	}
-	p.pastaPID = pasta
+	// A write to a pipe whose reader is gone: bwrap ended during its set-up.
 	if _, err := blockW.Write([]byte{1}); err != nil {
-		return fail(err)
+		return nil, didNotStart(err)
 	}
+	diag.started()
 	go func() {
 		select {
 		case <-ctx.Done():
 			p.Kill()
 		case <-p.done:
-			p.killPasta()
 		}
 	}()
 	return p, nil
+}
+
+// startDiag passes bwrap's output through and keeps what came before the app started.
+type startDiag struct {
+	mu     sync.Mutex
+	w      io.Writer
+	before []byte
+	done   bool
+}
+
+func (d *startDiag) Write(b []byte) (int, error) {
+	d.mu.Lock()
+	if !d.done && len(d.before) < 4096 {
+		d.before = append(d.before, b[:min(len(b), 4096-len(d.before))]...)
+	}
+	d.mu.Unlock()
+	if d.w == nil {
+		return len(b), nil
+	}
+	return d.w.Write(b)
+}
+
+func (d *startDiag) started() { d.mu.Lock(); d.done = true; d.before = nil; d.mu.Unlock() }
+
+func (d *startDiag) text() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return strings.TrimSpace(string(d.before))
 }
 
 // seccompFD is a pipe holding the compiled filter, which bwrap reads whole.
@@ -243,27 +283,20 @@ func (s *Sandbox) seccompFD() (*os.File, error) {
 func (s *Sandbox) bwrapArgs(uid uint32, spec Spec) []string {
 	id := strconv.FormatUint(uint64(uid), 10)
 	a := []string{
-		"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--unshare-cgroup-try",
+		"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 		"--uid", id, "--gid", id, "--hostname", "app",
 		"--die-with-parent", "--new-session", "--cap-drop", "ALL",
 		"--info-fd", "3", "--block-fd", "4", "--seccomp", "5",
 		"--ro-bind", "/usr", "/usr",
 	}
-	// Merged-/usr hosts link these into /usr; others have real folders.
-	for _, d := range []string{"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"} {
-		if target, err := os.Readlink(d); err == nil {
-			a = append(a, "--symlink", target, d)
-		} else {
-			a = append(a, "--ro-bind-try", d, d)
-		}
-	}
+	a = append(a, systemLinks()...)
 	for _, f := range etcFiles {
 		a = append(a, "--ro-bind-try", f, f)
 	}
 	a = append(a,
 		"--proc", "/proc",
-		// Not --dev: bwrap would then map root first and nest a second user namespace,
-		// which pasta could not join. The same nodes, bound one by one.
+		// Not --dev: bwrap would then map root first and nest a second user namespace.
+		// The same nodes, bound one by one.
 		"--tmpfs", "/dev",
 	)
 	for _, d := range []string{"null", "zero", "full", "random", "urandom", "tty"} {
@@ -284,6 +317,8 @@ func (s *Sandbox) bwrapArgs(uid uint32, spec Spec) []string {
 		"--chdir", AppRoot,
 		"--",
 	)
+	// Inside, as the app: the agent's root lacks CAP_SYS_RESOURCE on some hosts (this
+	// project's among them), so it cannot set another uid's limits from outside.
 	if s.Prlimit != "" {
 		a = append(a, s.Prlimit, "--nofile="+strconv.FormatInt(s.MaxOpenFiles, 10), "--core=0", "--")
 	}
@@ -299,65 +334,6 @@ var etcFiles = []string{
 	"/etc/protocols", "/etc/services", "/etc/ssl", "/etc/ca-certificates", "/etc/pki",
 	"/etc/localtime", "/etc/timezone", "/etc/mime.types", "/etc/passwd", "/etc/group",
 	"/etc/os-release", "/etc/debian_version", "/etc/python3", "/etc/python3.11",
-}
-
-// startPasta connects the sandbox's network namespace: in, the edge's port on the host's
-// loopback only; out, the pooler's port to the host's loopback and, through sockets pasta
-// opens as the app's uid, the internet (the zone's nftables rules refuse those sockets
-// the host's own addresses and private ranges). --no-map-gw: the gateway address is not
-// the host. It returns pasta's pid once the namespace is configured.
-func (s *Sandbox) startPasta(ctx context.Context, cred *syscall.Credential, spec Spec, nsPID int) (int, error) {
-	pidFile, err := os.CreateTemp("", "tori-pasta-*.pid")
-	if err != nil {
-		return 0, err
-	}
-	pidPath := pidFile.Name()
-	pidFile.Close()
-	defer os.Remove(pidPath)
-	if err := os.Chown(pidPath, int(cred.Uid), int(cred.Gid)); err != nil {
-		return 0, err
-	}
-	in, out := "none", "none"
-	if spec.Port > 0 {
-		in = fmt.Sprintf("127.0.0.1/%d", spec.Port)
-	}
-	if s.PoolerPort > 0 {
-		out = strconv.Itoa(s.PoolerPort)
-	}
-	args := []string{"--quiet", "--config-net", "--no-map-gw", "--ipv4-only",
-		"--no-dhcp", "--no-ndp", "--no-ra", "--no-dhcpv6",
-		"--tcp-ports", in, "--udp-ports", "none", "--tcp-ns", out, "--udp-ns", "none",
-		"--pid", pidPath, "--userns", "/proc/self/fd/3", "--netns", "/proc/self/fd/4"}
-	// The agent opens the namespaces and hands them over: pasta, as the app's uid, may be
-	// refused /proc/<pid>/ns of a process in the middle of bwrap's setup.
-	var nsFiles []*os.File
-	for _, ns := range []string{"user", "net"} {
-		f, err := os.Open(fmt.Sprintf("/proc/%d/ns/%s", nsPID, ns))
-		if err != nil {
-			return 0, err
-		}
-		defer f.Close()
-		nsFiles = append(nsFiles, f)
-	}
-	cmd := exec.CommandContext(ctx, s.Pasta, args...)
-	cmd.ExtraFiles = nsFiles
-	cmd.Dir = "/"
-	cmd.Env = []string{"PATH=" + basePath}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
-	if outb, err := cmd.CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("pasta: %v: %s", err, strings.TrimSpace(string(outb)))
-	}
-	b, err := os.ReadFile(pidPath)
-	if err != nil {
-		return 0, err
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		return 0, fmt.Errorf("pasta pid: %w", err)
-	}
-	// Counted and killed with the app.
-	_ = s.Cgroups.Add(spec.AppID, pid)
-	return pid, nil
 }
 
 // Pid is bwrap's pid on the host.
@@ -378,20 +354,16 @@ func (p *Sandboxed) OOMKilled() bool { return p.sb.Cgroups.OOMKills(p.appID) > p
 
 // Kill ends the sandbox: bwrap dies, its first process in the namespace gets its death
 // signal, and with the pid namespace's first process gone the kernel kills every other
-// process in it, setsid'd or not. Then pasta.
+// process in it, setsid'd or not. The app's network namespace stays for its next start.
 func (p *Sandboxed) Kill() {
 	p.stopOnce.Do(func() {
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		_ = p.cmd.Process.Kill()
 		<-p.done
-		p.killPasta()
+		if p.netNS != nil {
+			p.netNS.Close()
+		}
 	})
-}
-
-func (p *Sandboxed) killPasta() {
-	if p.pastaPID > 0 {
-		_ = syscall.Kill(p.pastaPID, syscall.SIGKILL)
-	}
 }
 
 // ShellCommand runs a manifest command line through /bin/sh -c.

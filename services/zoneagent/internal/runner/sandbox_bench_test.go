@@ -20,8 +20,11 @@ import (
 //
 //		go test -run '^$' -bench BenchmarkSandbox -benchtime 20x ./internal/runner/
 //
-//	  - start: a command run to its end in a sandbox (bwrap, cgroup, pasta, seccomp) against
-//	    the same command as a plain process; target overhead under 50 ms;
+//	  - network: making an app's network namespace and attaching pasta, once per app (its
+//	    first start pays it; naps, wakes and deploys do not);
+//	  - start: a command run to its end in a sandbox (nsenter into the app's namespaces,
+//	    bwrap, cgroup, seccomp, prlimit) against the same command as a plain process; target
+//	    overhead under 50 ms;
 //	  - wake: the first byte of a request that wakes a napping small Python app; target under
 //	    500 ms.
 func BenchmarkSandbox(b *testing.B) {
@@ -38,6 +41,21 @@ func BenchmarkSandbox(b *testing.B) {
 	cred := r.l.Sandbox.Credential(app)
 	os.Chown(dir, int(cred.Uid), int(cred.Gid))
 	defer r.l.Sandbox.Cgroups.Remove(app)
+	defer r.l.Sandbox.ReleaseNetwork(app)
+
+	b.Run("network", func(b *testing.B) {
+		var total time.Duration
+		for i := 0; i < b.N; i++ {
+			r.l.Sandbox.ReleaseNetwork(app)
+			t0 := time.Now()
+			if _, err := r.l.Sandbox.Network(ctx, app); err != nil {
+				b.Fatal(err)
+			}
+			total += time.Since(t0)
+		}
+		b.ReportMetric(float64(total/time.Duration(b.N))/1e6, "ms-per-app")
+		b.Logf("network namespace and pasta, once per app: %v", total/time.Duration(b.N))
+	})
 
 	b.Run("start", func(b *testing.B) {
 		var plain, boxed time.Duration

@@ -31,9 +31,16 @@ func Service(zone, password string) pgstore.Service {
 	return pgstore.Service{Schema: "zoneagent_" + z, Role: "tori_zoneagent_" + z, Password: password}
 }
 
-// Setup creates and migrates the zone's schema and returns a pool as its role.
+// Setup creates and migrates the zone's schema and returns a pool as its role; tests use it
+// with an admin URL.
 func Setup(ctx context.Context, adminURL, zone, password string) (*pgxpool.Pool, error) {
 	return pgstore.Setup(ctx, adminURL, Service(zone, password), pgstore.WithMigrations(bus.Migrations, Migrations))
+}
+
+// Connect opens the zone's pool as its own role (url from ZONEAGENT_DATABASE_URL) and
+// migrates its schema.
+func Connect(ctx context.Context, url, zone string) (*pgxpool.Pool, error) {
+	return pgstore.Connect(ctx, url, Service(zone, "").Schema, pgstore.WithMigrations(bus.Migrations, Migrations))
 }
 
 // Store is the zone's record (app.Store) on its pool.

@@ -1,0 +1,120 @@
+package bus
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Every service and every zone has a broker user of its own, named "<prefix>tori.<principal>":
+// "tori.identity", "tori.zone.eu-1", or in tests "test.tori.apps". The principal is what the
+// bus trusts: a message's AMQP user_id (which the broker checks against the connection's user)
+// names its publisher, and consumers and responders accept a routing key or a request only
+// from the principal that owns it.
+
+// The principals of the control plane's services.
+const (
+	PrincipalIdentity = "identity"
+	PrincipalBilling  = "billing"
+	PrincipalApps     = "apps"
+	PrincipalDeploys  = "deploys"
+	PrincipalLogs     = "logs"
+	PrincipalGateway  = "gateway"
+)
+
+// Services are the principals every bootstrap makes a broker user for; each zone adds its own.
+var Services = []string{PrincipalIdentity, PrincipalBilling, PrincipalApps, PrincipalDeploys, PrincipalLogs, PrincipalGateway}
+
+const userMarker = "tori."
+
+// ZonePrincipal is the principal of the zone agent of zone.
+func ZonePrincipal(zone string) string { return "zone." + zone }
+
+// UserName is the broker user of principal, with prefix ("" in production, "test." for the
+// users `make test` makes).
+func UserName(prefix, principal string) string { return prefix + userMarker + principal }
+
+// PrincipalOf reads the principal from a broker user name; ok is false for a user that is no
+// principal (guest, an operator).
+func PrincipalOf(user string) (principal string, ok bool) {
+	// Neither a service name nor a zone id has a dot, so the principal is what follows the
+	// last "tori." or, for a zone, the last "tori.zone.".
+	if i := strings.LastIndex(user, userMarker+"zone."); i >= 0 {
+		principal = user[i+len(userMarker):]
+	} else if i := strings.LastIndex(user, userMarker); i >= 0 {
+		principal = user[i+len(userMarker):]
+	}
+	if principal == "" || principal == "zone." || strings.Contains(strings.TrimPrefix(principal, "zone."), ".") {
+		return "", false
+	}
+	return principal, true
+}
+
+// ZoneOf is the zone id of a zone principal.
+func ZoneOf(principal string) (string, bool) {
+	z, ok := strings.CutPrefix(principal, "zone.")
+	return z, ok && z != ""
+}
+
+// Permissions are one broker user's configure, write and read patterns (RabbitMQ regexes on
+// exchange and queue names) on its virtual host.
+type Permissions struct {
+	Configure, Write, Read string
+}
+
+// ns accepts any BUS_NAMESPACE prefix: empty in production, one dot-terminated segment in
+// tests ("t_some_test_1a2b.").
+const ns = `^(?:[^.]*\.)?`
+
+// ownQueues is the name every queue of principal starts with: its consumers' queues and the
+// request queues it serves.
+func ownQueues(principal string) string {
+	if zone, ok := ZoneOf(principal); ok {
+		return "zoneagent." + zone
+	}
+	return principal
+}
+
+// PermissionsOf are the permissions of principal: its own queues, the shared exchanges and
+// the dead-letter queue it may bind and publish to, the server-named queues of listeners,
+// direct replies and the default exchange its requests and replies travel through. The
+// dead-letter queue is never readable: it holds everyone's messages.
+func PermissionsOf(principal string) Permissions {
+	own := regexp.QuoteMeta(ownQueues(principal)) + `\..*`
+	shared := `tori\.events|tori\.dlx|tori\.dead-letter`
+	return Permissions{
+		Configure: ns + `(?:` + shared + `|` + own + `)$|^amq\.gen-.*$`,
+		Write:     ns + `(?:` + shared + `|` + own + `)$|^amq\.gen-.*$|^amq\.default$`,
+		Read:      ns + `(?:tori\.events|tori\.dlx|` + own + `)$|^amq\.gen-.*$|^amq\.rabbitmq\.reply-to.*$`,
+	}
+}
+
+// TopicWrite is the routing keys principal may publish on the events exchange (RabbitMQ's
+// topic permissions): its own events, and for deploys the commands it sends to zones.
+func TopicWrite(principal string) string {
+	if _, ok := ZoneOf(principal); ok {
+		return `^zone\.(?:deploy|logs|app)\..*$`
+	}
+	if principal == PrincipalDeploys {
+		return `^(?:deploys\..*|zone\.[^.]+\.(?:deploy|activate|discard))$`
+	}
+	return `^` + regexp.QuoteMeta(principal) + `\..*$`
+}
+
+// zoneCommands are the commands deploys sends to a zone, as the last segment of
+// zone.<zone>.<command>.
+var zoneCommands = map[string]bool{"deploy": true, "activate": true, "discard": true}
+
+// MayPublish reports whether principal owns routing key: the first segment of the key names
+// its owner (identity.*, billing.*, apps.*, deploys.*, logs.*, zone.*), except the commands
+// zone.<zone>.<command>, which deploys sends.
+func MayPublish(principal, key string) bool {
+	parts := strings.Split(key, ".")
+	if parts[0] == "zone" {
+		if len(parts) == 3 && zoneCommands[parts[2]] {
+			return principal == PrincipalDeploys
+		}
+		_, isZone := ZoneOf(principal)
+		return isZone
+	}
+	return parts[0] == principal && principal != ""
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"os"
+	"strings"
+
+	"tori.dev/pkg/bus"
+	"tori.dev/pkg/pgstore"
+)
+
+// settings are the bootstrap's inputs, all from the environment.
+type settings struct {
+	AdminDB   string // DATABASE_URL: may create databases and roles
+	AdminAMQP string // AMQP_URL: its host, port and virtual host are the services'
+	DataDir   string
+	Zone      string
+	// Broker is how broker users are made: "rabbitmqctl" (this machine) or "none" (compose
+	// and Kubernetes, where the broker loads the definitions file this command writes).
+	Broker string
+}
+
+func loadSettings() settings {
+	return settings{
+		AdminDB:   env("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/tori?sslmode=disable"),
+		AdminAMQP: env("AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/"),
+		DataDir:   env("DATA_DIR", "./var"),
+		Zone:      env("ZONE_ID", "local"),
+		Broker:    env("BOOTSTRAP_BROKER", "rabbitmqctl"),
+	}
+}
+
+func env(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// principal is one workload the bootstrap makes credentials for.
+type principal struct {
+	Name   string // file name and variable prefix: identity → IDENTITY_DATABASE_URL
+	DB     pgstore.Service
+	Broker string // bus principal
+}
+
+func (p principal) varPrefix() string { return strings.ToUpper(p.Name) }
+
+// principals are the control plane's services and this machine's zone.
+func principals(zone string) []principal {
+	var out []principal
+	for _, name := range bus.Services {
+		out = append(out, principal{Name: name, DB: pgstore.Service{Schema: name, Role: "tori_" + name}, Broker: name})
+	}
+	// As services/zoneagent/internal/store.Service names them.
+	z := strings.ReplaceAll(zone, "-", "_")
+	out = append(out, principal{
+		Name:   "zoneagent",
+		DB:     pgstore.Service{Schema: "zoneagent_" + z, Role: "tori_zoneagent_" + z},
+		Broker: bus.ZonePrincipal(zone),
+	})
+	return out
+}
