@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -203,20 +204,13 @@ func (s *state) openCmd() *cobra.Command {
 		Args:    cobra.NoArgs,
 		PreRunE: s.signedIn,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			slug, err := s.slug()
-			if err != nil {
-				return err
-			}
-			app, raw, err := s.client.GetApp(cmd.Context(), slug)
-			if err != nil {
-				return err
-			}
-			if s.json {
-				return s.printJSON(raw)
-			}
-			s.browse(app.URL)
-			s.ui.Println(app.URL)
-			return nil
+			return aboutApp(s, cmd, func(ctx context.Context, slug string) (api.App, api.Raw, error) {
+				return s.client.GetApp(ctx, slug)
+			}, func(app api.App) error {
+				s.browse(app.URL)
+				s.ui.Println(app.URL)
+				return nil
+			})
 		},
 	}
 }

@@ -273,30 +273,23 @@ func (s *state) deploysCmd() *cobra.Command {
 		Args:    cobra.NoArgs,
 		PreRunE: s.signedIn,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			slug, err := s.slug()
-			if err != nil {
-				return err
-			}
-			ds, raw, err := s.client.ListDeploys(cmd.Context(), slug, limit)
-			if err != nil {
-				return err
-			}
-			if s.json {
-				return s.printJSON(raw)
-			}
-			w := tabwriter.NewWriter(s.env.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, s.ui.Paint(ui.Bold, "ID\tKIND\tSTATUS\tCREATED\tNOTE"))
-			for _, d := range ds {
-				note := ""
-				if d.Error != nil {
-					note = *d.Error
+			return aboutApp(s, cmd, func(ctx context.Context, slug string) ([]api.Deploy, api.Raw, error) {
+				return s.client.ListDeploys(ctx, slug, limit)
+			}, func(ds []api.Deploy) error {
+				w := tabwriter.NewWriter(s.env.Stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(w, s.ui.Paint(ui.Bold, "ID\tKIND\tSTATUS\tCREATED\tNOTE"))
+				for _, d := range ds {
+					note := ""
+					if d.Error != nil {
+						note = *d.Error
+					}
+					if d.RollbackOf != nil {
+						note = "rollback of " + *d.RollbackOf
+					}
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", d.ID, d.Kind, d.Status, d.CreatedAt, note)
 				}
-				if d.RollbackOf != nil {
-					note = "rollback of " + *d.RollbackOf
-				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", d.ID, d.Kind, d.Status, d.CreatedAt, note)
-			}
-			return w.Flush()
+				return w.Flush()
+			})
 		},
 	}
 	list.Flags().IntVar(&limit, "limit", 20, "how many (1–200)")
@@ -327,19 +320,12 @@ func (s *state) deploysCmd() *cobra.Command {
 		Args:    cobra.ExactArgs(1),
 		PreRunE: s.signedIn,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			slug, err := s.slug()
-			if err != nil {
-				return err
-			}
-			d, raw, err := s.client.GetDeploy(cmd.Context(), slug, args[0])
-			if err != nil {
-				return err
-			}
-			if s.json {
-				return s.printJSON(raw)
-			}
-			s.printDeploy(d)
-			return nil
+			return aboutApp(s, cmd, func(ctx context.Context, slug string) (api.Deploy, api.Raw, error) {
+				return s.client.GetDeploy(ctx, slug, args[0])
+			}, func(d api.Deploy) error {
+				s.printDeploy(d)
+				return nil
+			})
 		},
 	}, &cobra.Command{
 		Use:     "cancel ID",
@@ -348,19 +334,12 @@ func (s *state) deploysCmd() *cobra.Command {
 		Args:    cobra.ExactArgs(1),
 		PreRunE: s.signedIn,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			slug, err := s.slug()
-			if err != nil {
-				return err
-			}
-			d, raw, err := s.client.CancelDeploy(cmd.Context(), slug, args[0])
-			if err != nil {
-				return err
-			}
-			if s.json {
-				return s.printJSON(raw)
-			}
-			s.ui.Printf("Deploy %s %s.\n", d.ID, d.Status)
-			return nil
+			return aboutApp(s, cmd, func(ctx context.Context, slug string) (api.Deploy, api.Raw, error) {
+				return s.client.CancelDeploy(ctx, slug, args[0])
+			}, func(d api.Deploy) error {
+				s.ui.Printf("Deploy %s %s.\n", d.ID, d.Status)
+				return nil
+			})
 		},
 	}, rollback)
 	return c

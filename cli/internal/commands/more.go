@@ -194,22 +194,15 @@ func (s *state) envCmd() *cobra.Command {
 		Args:    cobra.NoArgs,
 		PreRunE: s.signedIn,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			slug, err := s.slug()
-			if err != nil {
-				return err
-			}
-			vars, raw, err := s.client.ListEnv(cmd.Context(), slug)
-			if err != nil {
-				return err
-			}
-			if s.json {
-				return s.printJSON(raw)
-			}
-			w := tabwriter.NewWriter(s.env.Stdout, 0, 4, 2, ' ', 0)
-			for _, v := range vars {
-				fmt.Fprintf(w, "%s\t%s\n", s.ui.Paint(ui.Bold, v.Key), v.Value)
-			}
-			return w.Flush()
+			return aboutApp(s, cmd, func(ctx context.Context, slug string) ([]api.EnvVar, api.Raw, error) {
+				return s.client.ListEnv(ctx, slug)
+			}, func(vars []api.EnvVar) error {
+				w := tabwriter.NewWriter(s.env.Stdout, 0, 4, 2, ' ', 0)
+				for _, v := range vars {
+					fmt.Fprintf(w, "%s\t%s\n", s.ui.Paint(ui.Bold, v.Key), v.Value)
+				}
+				return w.Flush()
+			})
 		},
 	}, &cobra.Command{
 		Use:     "set KEY=VALUE… | set KEY -",
@@ -294,23 +287,16 @@ func (s *state) domainsCmd() *cobra.Command {
 		Args:    cobra.NoArgs,
 		PreRunE: s.signedIn,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			slug, err := s.slug()
-			if err != nil {
-				return err
-			}
-			ds, raw, err := s.client.ListDomains(cmd.Context(), slug)
-			if err != nil {
-				return err
-			}
-			if s.json {
-				return s.printJSON(raw)
-			}
-			w := tabwriter.NewWriter(s.env.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, s.ui.Paint(ui.Bold, "HOSTNAME\tSTATUS\tTXT NAME\tTXT VALUE"))
-			for _, d := range ds {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", d.Hostname, d.Status, d.Verification.Name, d.Verification.Value)
-			}
-			return w.Flush()
+			return aboutApp(s, cmd, func(ctx context.Context, slug string) ([]api.Domain, api.Raw, error) {
+				return s.client.ListDomains(ctx, slug)
+			}, func(ds []api.Domain) error {
+				w := tabwriter.NewWriter(s.env.Stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(w, s.ui.Paint(ui.Bold, "HOSTNAME\tSTATUS\tTXT NAME\tTXT VALUE"))
+				for _, d := range ds {
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", d.Hostname, d.Status, d.Verification.Name, d.Verification.Value)
+				}
+				return w.Flush()
+			})
 		},
 	}, &cobra.Command{
 		Use:     "add HOSTNAME",
@@ -319,19 +305,12 @@ func (s *state) domainsCmd() *cobra.Command {
 		Args:    cobra.ExactArgs(1),
 		PreRunE: s.signedIn,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			slug, err := s.slug()
-			if err != nil {
-				return err
-			}
-			d, raw, err := s.client.AddDomain(cmd.Context(), slug, args[0])
-			if err != nil {
-				return err
-			}
-			if s.json {
-				return s.printJSON(raw)
-			}
-			s.ui.Printf("Added %s (%s). Create this DNS record:\n  %s  %s  %q\n", d.Hostname, d.Status, d.Verification.Type, d.Verification.Name, d.Verification.Value)
-			return nil
+			return aboutApp(s, cmd, func(ctx context.Context, slug string) (api.Domain, api.Raw, error) {
+				return s.client.AddDomain(ctx, slug, args[0])
+			}, func(d api.Domain) error {
+				s.ui.Printf("Added %s (%s). Create this DNS record:\n  %s  %s  %q\n", d.Hostname, d.Status, d.Verification.Type, d.Verification.Name, d.Verification.Value)
+				return nil
+			})
 		},
 	}, &cobra.Command{
 		Use:     "remove HOSTNAME",

@@ -259,3 +259,21 @@ func (s *state) pollEvery() time.Duration {
 	}
 	return time.Second
 }
+
+// aboutApp is the shape of every command that asks one thing about the current app: find the
+// app's slug, make the call, then print the API's answer as it came with --json, or what
+// human makes of it.
+func aboutApp[T any](s *state, cmd *cobra.Command, call func(ctx context.Context, slug string) (T, api.Raw, error), human func(T) error) error {
+	slug, err := s.slug()
+	if err != nil {
+		return err
+	}
+	v, raw, err := call(cmd.Context(), slug)
+	if err != nil {
+		return err
+	}
+	if s.json {
+		return s.printJSON(raw)
+	}
+	return human(v)
+}
