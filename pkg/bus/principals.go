@@ -13,16 +13,17 @@ import (
 
 // The principals of the control plane's services.
 const (
-	PrincipalIdentity = "identity"
-	PrincipalBilling  = "billing"
-	PrincipalApps     = "apps"
-	PrincipalDeploys  = "deploys"
-	PrincipalLogs     = "logs"
-	PrincipalGateway  = "gateway"
+	PrincipalIdentity  = "identity"
+	PrincipalBilling   = "billing"
+	PrincipalApps      = "apps"
+	PrincipalDeploys   = "deploys"
+	PrincipalLogs      = "logs"
+	PrincipalDatabases = "databases"
+	PrincipalGateway   = "gateway"
 )
 
 // Services are the principals every bootstrap makes a broker user for; each zone adds its own.
-var Services = []string{PrincipalIdentity, PrincipalBilling, PrincipalApps, PrincipalDeploys, PrincipalLogs, PrincipalGateway}
+var Services = []string{PrincipalIdentity, PrincipalBilling, PrincipalApps, PrincipalDeploys, PrincipalLogs, PrincipalDatabases, PrincipalGateway}
 
 const userMarker = "tori."
 
