@@ -12,9 +12,9 @@ import (
 
 const (
 	allowMethods = "GET, HEAD, POST, PUT, PATCH, DELETE"
-	// Authorization and Content-Type are what the console sends; the trace headers let a
-	// browser join its own trace.
-	allowHeaders = "Authorization, Content-Type, Accept, traceparent, tracestate"
+	// Authorization, Content-Type and Idempotency-Key (on every POST) are what the console
+	// sends; the trace headers let a browser join its own trace.
+	allowHeaders = "Authorization, Content-Type, Accept, Idempotency-Key, traceparent, tracestate"
 	// Retry-After is not a CORS-safelisted response header; a browser client needs it on 429s.
 	exposeHeaders = "Retry-After"
 	maxAge        = "600"

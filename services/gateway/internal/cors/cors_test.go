@@ -71,7 +71,7 @@ func TestPreflightFromAllowedOrigin(t *testing.T) {
 			t.Fatalf("methods %q lack %s", h.Get("Access-Control-Allow-Methods"), m)
 		}
 	}
-	for _, hd := range []string{"Authorization", "Content-Type"} {
+	for _, hd := range []string{"Authorization", "Content-Type", "Idempotency-Key"} {
 		if !strings.Contains(h.Get("Access-Control-Allow-Headers"), hd) {
 			t.Fatalf("headers %q lack %s", h.Get("Access-Control-Allow-Headers"), hd)
 		}
