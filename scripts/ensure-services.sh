@@ -30,6 +30,9 @@ sandbox_tools() {
 }
 sandbox_tools
 
+# The zone's own Postgres cluster (port 5433) and PgBouncer, for managed databases.
+"$(dirname "$0")/zone-postgres.sh" || echo "the zone's Postgres is not running: managed databases will fail" >&2
+
 pg_up() { pg_isready -q -h 127.0.0.1 -p 5432; }
 rabbit_up() { rabbitmq-diagnostics -q check_port_connectivity >/dev/null 2>&1; }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"net/url"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -144,5 +145,56 @@ func TestServicePoolConnectsAsTheServicesRole(t *testing.T) {
 	}
 	if _, err := pool.Exec(context.Background(), `INSERT INTO things VALUES (1)`); err != nil {
 		t.Fatalf("the migrated table is not there: %v", err)
+	}
+}
+
+// The zone provisioner logs in over TCP with its password, may create databases and roles,
+// is no superuser, and what it made goes with it.
+func TestZoneProvisionerURL(t *testing.T) {
+	var db string
+	t.Run("provisioner", func(t *testing.T) {
+		u := ZoneProvisionerURL(t)
+		ctx := context.Background()
+		c, err := pgx.Connect(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close(ctx)
+		var super, createdb, createrole bool
+		if err := c.QueryRow(ctx, `SELECT rolsuper, rolcreatedb, rolcreaterole FROM pg_roles WHERE rolname = current_user`).Scan(&super, &createdb, &createrole); err != nil {
+			t.Fatal(err)
+		}
+		if super || !createdb || !createrole {
+			t.Fatalf("super %v createdb %v createrole %v", super, createdb, createrole)
+		}
+		db = "t_" + randomHex(6) + "_app"
+		for _, s := range []string{
+			"CREATE ROLE " + db + " LOGIN PASSWORD 'x'",
+			"GRANT " + db + " TO current_user",
+			"CREATE DATABASE " + db + " OWNER " + db,
+		} {
+			if _, err := c.Exec(ctx, s); err != nil {
+				t.Fatalf("%s: %v", s, err)
+			}
+		}
+		bad, _ := url.Parse(u)
+		bad.User = url.UserPassword(bad.User.Username(), "wrong")
+		if c2, err := pgx.Connect(ctx, bad.String()); err == nil {
+			c2.Close(ctx)
+			t.Fatal("a wrong password logs in over TCP")
+		}
+	})
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, ZonePostgresSuperURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	var n int
+	if err := c.QueryRow(ctx, `SELECT (SELECT count(*) FROM pg_database WHERE datname = $1) + (SELECT count(*) FROM pg_roles WHERE rolname = $1)`, db).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("%d of the app's database and role left after the test", n)
 	}
 }

@@ -68,6 +68,11 @@ func bootstrap(ctx context.Context, s settings) error {
 		} else {
 			delete(file, amqpVar)
 		}
+		if p.Name == "zoneagent" {
+			if err := ensureZoneProvisioner(ctx, s, file); err != nil {
+				return err
+			}
+		}
 		if err := writeEnvFile(path, file); err != nil {
 			return err
 		}

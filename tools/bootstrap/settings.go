@@ -17,6 +17,11 @@ type settings struct {
 	// Broker is how broker users are made: "rabbitmqctl" (this machine) or "none" (compose
 	// and Kubernetes, where the broker loads the definitions file this command writes).
 	Broker string
+	// ZoneSuperDB is a superuser of the zone's managed-database cluster (by default postgres
+	// over the Unix socket, as scripts/zone-postgres.sh allows root); ZonePostgresAddr is
+	// where the zone agent reaches that cluster with a password.
+	ZoneSuperDB      string
+	ZonePostgresAddr string
 }
 
 func loadSettings() settings {
@@ -26,6 +31,9 @@ func loadSettings() settings {
 		DataDir:   env("DATA_DIR", "./var"),
 		Zone:      env("ZONE_ID", "local"),
 		Broker:    env("BOOTSTRAP_BROKER", "rabbitmqctl"),
+		ZoneSuperDB: env("ZONE_POSTGRES_SUPERUSER_URL",
+			"postgres://postgres@/postgres?host=/var/run/postgresql&port=5433&sslmode=disable"),
+		ZonePostgresAddr: env("ZONE_POSTGRES_ADDR", "127.0.0.1:5433"),
 	}
 }
 

@@ -1,0 +1,62 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Provisioner is a zone's managed-database role: it may create databases and roles on the
+// zone's own cluster (one of each per app) and is never a superuser.
+type Provisioner struct {
+	Role     string
+	Password string
+	// Addr is host:port where the zone reaches the cluster over TCP (password
+	// authentication), e.g. 127.0.0.1:5433.
+	Addr string
+}
+
+// EnsureProvisioner creates p's role on the cluster superURL reaches (a superuser; for
+// scripts/zone-postgres.sh's cluster, postgres over the Unix socket), or brings an existing
+// one back to LOGIN CREATEDB CREATEROLE NOSUPERUSER with p's password.
+func EnsureProvisioner(ctx context.Context, superURL string, p Provisioner) error {
+	if !identRe.MatchString(p.Role) || p.Password == "" {
+		return fmt.Errorf("pgstore: invalid provisioning role %q", p.Role)
+	}
+	conn, err := pgx.Connect(ctx, superURL)
+	if err != nil {
+		return fmt.Errorf("pgstore: connect to the zone cluster: %w", err)
+	}
+	defer conn.Close(ctx)
+	unlock, err := advisoryLock(ctx, conn, "tori.pgstore.roles")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	role := pgx.Identifier{p.Role}.Sanitize()
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)`, p.Role).Scan(&exists); err != nil {
+		return fmt.Errorf("pgstore: look up role: %w", err)
+	}
+	if !exists {
+		if _, err := conn.Exec(ctx, "CREATE ROLE "+role); err != nil && !isCode(err, "42710") {
+			return fmt.Errorf("pgstore: create provisioning role: %w", err)
+		}
+	}
+	if _, err := conn.Exec(ctx, "ALTER ROLE "+role+" LOGIN CREATEDB CREATEROLE NOSUPERUSER NOREPLICATION NOBYPASSRLS PASSWORD "+quoteLiteral(p.Password)); err != nil {
+		return fmt.Errorf("pgstore: set provisioning role: %w", err)
+	}
+	return nil
+}
+
+// ProvisionerURL is the URL that logs in as p over TCP, in the maintenance database.
+func ProvisionerURL(p Provisioner) (string, error) {
+	if _, _, err := net.SplitHostPort(p.Addr); err != nil {
+		return "", fmt.Errorf("pgstore: zone cluster address %q: %w", p.Addr, err)
+	}
+	u := url.URL{Scheme: "postgres", User: url.UserPassword(p.Role, p.Password), Host: p.Addr, Path: "/postgres", RawQuery: "sslmode=disable"}
+	return u.String(), nil
+}

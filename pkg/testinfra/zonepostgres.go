@@ -1,0 +1,98 @@
+package testinfra
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"tori.dev/pkg/pgstore"
+)
+
+// ZonePostgresSuperURL is a superuser URL of the zone's managed-database cluster
+// (scripts/zone-postgres.sh): TEST_ZONE_POSTGRES_URL, which `make test` sets to postgres over
+// the Unix socket of the cluster on port 5433.
+func ZonePostgresSuperURL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv("TEST_ZONE_POSTGRES_URL")
+	if u == "" {
+		t.Fatal("testinfra: TEST_ZONE_POSTGRES_URL is not set (the Makefile sets it; scripts/zone-postgres.sh makes the cluster)")
+	}
+	return u
+}
+
+// ZoneProvisionerURL makes a provisioning role of this test's own on the zone cluster (LOGIN
+// CREATEDB CREATEROLE, random password, as bin/bootstrap makes the zone's) and returns the
+// URL that logs in as it over TCP with its password. When the test ends, every database owned
+// by a role the provisioner holds (the apps' roles, which it grants itself to own their
+// databases), those roles and the provisioner go.
+func ZoneProvisionerURL(t testing.TB) string {
+	t.Helper()
+	super := ZonePostgresSuperURL(t)
+	addr := os.Getenv("TEST_ZONE_POSTGRES_ADDR")
+	if addr == "" {
+		addr = "127.0.0.1:5433"
+	}
+	p := pgstore.Provisioner{Role: "t_" + randomHex(6) + "_prov", Password: randomHex(16), Addr: addr}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := pgstore.EnsureProvisioner(ctx, super, p); err != nil {
+		t.Fatalf("testinfra: zone provisioner: %v", err)
+	}
+	t.Cleanup(func() { dropProvisioner(t, super, p.Role) })
+	u, err := pgstore.ProvisionerURL(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func dropProvisioner(t testing.TB, super, role string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := pgx.Connect(ctx, super)
+	if err != nil {
+		t.Errorf("testinfra: drop provisioner %s: %v", role, err)
+		return
+	}
+	defer c.Close(ctx)
+	rows, err := c.Query(ctx, `
+		SELECT r.rolname FROM pg_auth_members m
+		JOIN pg_roles r ON r.oid = m.roleid
+		JOIN pg_roles p ON p.oid = m.member
+		WHERE p.rolname = $1`, role)
+	if err != nil {
+		t.Errorf("testinfra: drop provisioner %s: %v", role, err)
+		return
+	}
+	owners, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Errorf("testinfra: drop provisioner %s: %v", role, err)
+		return
+	}
+	owners = append(owners, role)
+	dbs, err := c.Query(ctx, `
+		SELECT d.datname FROM pg_database d JOIN pg_roles r ON r.oid = d.datdba
+		WHERE r.rolname = ANY($1)`, owners)
+	if err != nil {
+		t.Errorf("testinfra: drop provisioner %s: %v", role, err)
+		return
+	}
+	names, err := pgx.CollectRows(dbs, pgx.RowTo[string])
+	if err != nil {
+		t.Errorf("testinfra: drop provisioner %s: %v", role, err)
+		return
+	}
+	for _, db := range names {
+		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{db}.Sanitize()+" WITH (FORCE)"); err != nil {
+			t.Errorf("testinfra: drop database %s: %v", db, err)
+		}
+	}
+	for _, r := range owners {
+		if _, err := c.Exec(ctx, "DROP ROLE IF EXISTS "+pgx.Identifier{r}.Sanitize()); err != nil {
+			t.Errorf("testinfra: drop role %s: %v", r, err)
+		}
+	}
+}
