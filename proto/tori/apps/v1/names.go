@@ -9,6 +9,11 @@ const (
 	KeyAppDeleted      = "apps.app.deleted"      // appsv1.AppDeleted
 	KeyDomainActivated = "apps.domain.activated" // appsv1.DomainActivated
 	KeyDomainRemoved   = "apps.domain.removed"   // appsv1.DomainRemoved
+	// KeyDomainDeactivated: an active hostname went back to pending; zones stop serving it.
+	KeyDomainDeactivated = "apps.domain.deactivated" // appsv1.DomainDeactivated
+	// KeyDomainVerificationFailing: an active hostname's TXT record went missing; identity
+	// mails the account's owner.
+	KeyDomainVerificationFailing = "apps.domain.verification_failing" // appsv1.DomainVerificationFailing
 )
 
 // Requests (queues apps answers).

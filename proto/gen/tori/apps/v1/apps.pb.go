@@ -183,6 +183,191 @@ func (x *DomainRemoved) GetRemovedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// Routing key: apps.domain.deactivated. An active hostname's TXT record has been missing for
+// the grace period (72 hours by default): the hostname is pending again and the edge stops
+// serving it, as for DomainRemoved, but the claim stays on the app so the owner can verify it
+// again.
+type DomainDeactivated struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	AccountId     string                 `protobuf:"bytes,2,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	Slug          string                 `protobuf:"bytes,3,opt,name=slug,proto3" json:"slug,omitempty"`
+	Hostname      string                 `protobuf:"bytes,4,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	DeactivatedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=deactivated_at,json=deactivatedAt,proto3" json:"deactivated_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DomainDeactivated) Reset() {
+	*x = DomainDeactivated{}
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DomainDeactivated) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DomainDeactivated) ProtoMessage() {}
+
+func (x *DomainDeactivated) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DomainDeactivated.ProtoReflect.Descriptor instead.
+func (*DomainDeactivated) Descriptor() ([]byte, []int) {
+	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *DomainDeactivated) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *DomainDeactivated) GetAccountId() string {
+	if x != nil {
+		return x.AccountId
+	}
+	return ""
+}
+
+func (x *DomainDeactivated) GetSlug() string {
+	if x != nil {
+		return x.Slug
+	}
+	return ""
+}
+
+func (x *DomainDeactivated) GetHostname() string {
+	if x != nil {
+		return x.Hostname
+	}
+	return ""
+}
+
+func (x *DomainDeactivated) GetDeactivatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DeactivatedAt
+	}
+	return nil
+}
+
+// Routing key: apps.domain.verification_failing. The daily re-check of an active hostname
+// first found its TXT record missing; identity mails the account's owner. Published once per
+// miss: a record that comes back and goes missing again publishes anew.
+type DomainVerificationFailing struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AppId     string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	AccountId string                 `protobuf:"bytes,2,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	Slug      string                 `protobuf:"bytes,3,opt,name=slug,proto3" json:"slug,omitempty"`
+	Hostname  string                 `protobuf:"bytes,4,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	// The record the owner must restore.
+	RecordName   string                 `protobuf:"bytes,5,opt,name=record_name,json=recordName,proto3" json:"record_name,omitempty"`
+	RecordValue  string                 `protobuf:"bytes,6,opt,name=record_value,json=recordValue,proto3" json:"record_value,omitempty"`
+	MissingSince *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=missing_since,json=missingSince,proto3" json:"missing_since,omitempty"`
+	// When the hostname stops being served unless the record is back.
+	DeactivateAt  *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=deactivate_at,json=deactivateAt,proto3" json:"deactivate_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DomainVerificationFailing) Reset() {
+	*x = DomainVerificationFailing{}
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DomainVerificationFailing) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DomainVerificationFailing) ProtoMessage() {}
+
+func (x *DomainVerificationFailing) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DomainVerificationFailing.ProtoReflect.Descriptor instead.
+func (*DomainVerificationFailing) Descriptor() ([]byte, []int) {
+	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *DomainVerificationFailing) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *DomainVerificationFailing) GetAccountId() string {
+	if x != nil {
+		return x.AccountId
+	}
+	return ""
+}
+
+func (x *DomainVerificationFailing) GetSlug() string {
+	if x != nil {
+		return x.Slug
+	}
+	return ""
+}
+
+func (x *DomainVerificationFailing) GetHostname() string {
+	if x != nil {
+		return x.Hostname
+	}
+	return ""
+}
+
+func (x *DomainVerificationFailing) GetRecordName() string {
+	if x != nil {
+		return x.RecordName
+	}
+	return ""
+}
+
+func (x *DomainVerificationFailing) GetRecordValue() string {
+	if x != nil {
+		return x.RecordValue
+	}
+	return ""
+}
+
+func (x *DomainVerificationFailing) GetMissingSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.MissingSince
+	}
+	return nil
+}
+
+func (x *DomainVerificationFailing) GetDeactivateAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DeactivateAt
+	}
+	return nil
+}
+
 // Request queue: apps.rpc.env_snapshot. Seal the app's current environment for one deploy.
 type EnvSnapshotRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -194,7 +379,7 @@ type EnvSnapshotRequest struct {
 
 func (x *EnvSnapshotRequest) Reset() {
 	*x = EnvSnapshotRequest{}
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[2]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -206,7 +391,7 @@ func (x *EnvSnapshotRequest) String() string {
 func (*EnvSnapshotRequest) ProtoMessage() {}
 
 func (x *EnvSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[2]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -219,7 +404,7 @@ func (x *EnvSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*EnvSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{2}
+	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *EnvSnapshotRequest) GetAppId() string {
@@ -251,7 +436,7 @@ type EnvSnapshotReply struct {
 
 func (x *EnvSnapshotReply) Reset() {
 	*x = EnvSnapshotReply{}
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[3]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -263,7 +448,7 @@ func (x *EnvSnapshotReply) String() string {
 func (*EnvSnapshotReply) ProtoMessage() {}
 
 func (x *EnvSnapshotReply) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[3]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -276,7 +461,7 @@ func (x *EnvSnapshotReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvSnapshotReply.ProtoReflect.Descriptor instead.
 func (*EnvSnapshotReply) Descriptor() ([]byte, []int) {
-	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{3}
+	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *EnvSnapshotReply) GetSealed() []byte {
@@ -313,7 +498,7 @@ type EnvOpenRequest struct {
 
 func (x *EnvOpenRequest) Reset() {
 	*x = EnvOpenRequest{}
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[4]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -325,7 +510,7 @@ func (x *EnvOpenRequest) String() string {
 func (*EnvOpenRequest) ProtoMessage() {}
 
 func (x *EnvOpenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[4]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -338,7 +523,7 @@ func (x *EnvOpenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvOpenRequest.ProtoReflect.Descriptor instead.
 func (*EnvOpenRequest) Descriptor() ([]byte, []int) {
-	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{4}
+	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *EnvOpenRequest) GetAppId() string {
@@ -380,7 +565,7 @@ type EnvOpenReply struct {
 
 func (x *EnvOpenReply) Reset() {
 	*x = EnvOpenReply{}
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[5]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -392,7 +577,7 @@ func (x *EnvOpenReply) String() string {
 func (*EnvOpenReply) ProtoMessage() {}
 
 func (x *EnvOpenReply) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[5]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -405,7 +590,7 @@ func (x *EnvOpenReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvOpenReply.ProtoReflect.Descriptor instead.
 func (*EnvOpenReply) Descriptor() ([]byte, []int) {
-	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{5}
+	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *EnvOpenReply) GetVars() map[string]string {
@@ -428,7 +613,7 @@ type AppLookupRequest struct {
 
 func (x *AppLookupRequest) Reset() {
 	*x = AppLookupRequest{}
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[6]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -440,7 +625,7 @@ func (x *AppLookupRequest) String() string {
 func (*AppLookupRequest) ProtoMessage() {}
 
 func (x *AppLookupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[6]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -453,7 +638,7 @@ func (x *AppLookupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppLookupRequest.ProtoReflect.Descriptor instead.
 func (*AppLookupRequest) Descriptor() ([]byte, []int) {
-	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{6}
+	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *AppLookupRequest) GetAccountId() string {
@@ -481,7 +666,7 @@ type AppLookupReply struct {
 
 func (x *AppLookupReply) Reset() {
 	*x = AppLookupReply{}
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[7]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -493,7 +678,7 @@ func (x *AppLookupReply) String() string {
 func (*AppLookupReply) ProtoMessage() {}
 
 func (x *AppLookupReply) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[7]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -506,7 +691,7 @@ func (x *AppLookupReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppLookupReply.ProtoReflect.Descriptor instead.
 func (*AppLookupReply) Descriptor() ([]byte, []int) {
-	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{7}
+	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *AppLookupReply) GetApp() *AppCreated {
@@ -535,7 +720,25 @@ const file_tori_apps_v1_apps_proto_rawDesc = "" +
 	"\x04slug\x18\x03 \x01(\tR\x04slug\x12\x1a\n" +
 	"\bhostname\x18\x04 \x01(\tR\bhostname\x129\n" +
 	"\n" +
-	"removed_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tremovedAt\"H\n" +
+	"removed_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tremovedAt\"\xbc\x01\n" +
+	"\x11DomainDeactivated\x12\x15\n" +
+	"\x06app_id\x18\x01 \x01(\tR\x05appId\x12\x1d\n" +
+	"\n" +
+	"account_id\x18\x02 \x01(\tR\taccountId\x12\x12\n" +
+	"\x04slug\x18\x03 \x01(\tR\x04slug\x12\x1a\n" +
+	"\bhostname\x18\x04 \x01(\tR\bhostname\x12A\n" +
+	"\x0edeactivated_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\rdeactivatedAt\"\xc7\x02\n" +
+	"\x19DomainVerificationFailing\x12\x15\n" +
+	"\x06app_id\x18\x01 \x01(\tR\x05appId\x12\x1d\n" +
+	"\n" +
+	"account_id\x18\x02 \x01(\tR\taccountId\x12\x12\n" +
+	"\x04slug\x18\x03 \x01(\tR\x04slug\x12\x1a\n" +
+	"\bhostname\x18\x04 \x01(\tR\bhostname\x12\x1f\n" +
+	"\vrecord_name\x18\x05 \x01(\tR\n" +
+	"recordName\x12!\n" +
+	"\frecord_value\x18\x06 \x01(\tR\vrecordValue\x12?\n" +
+	"\rmissing_since\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\fmissingSince\x12?\n" +
+	"\rdeactivate_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\fdeactivateAt\"H\n" +
 	"\x12EnvSnapshotRequest\x12\x15\n" +
 	"\x06app_id\x18\x01 \x01(\tR\x05appId\x12\x1b\n" +
 	"\tdeploy_id\x18\x02 \x01(\tR\bdeployId\"W\n" +
@@ -572,30 +775,35 @@ func file_tori_apps_v1_apps_proto_rawDescGZIP() []byte {
 	return file_tori_apps_v1_apps_proto_rawDescData
 }
 
-var file_tori_apps_v1_apps_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_tori_apps_v1_apps_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_tori_apps_v1_apps_proto_goTypes = []any{
-	(*DomainActivated)(nil),       // 0: tori.apps.v1.DomainActivated
-	(*DomainRemoved)(nil),         // 1: tori.apps.v1.DomainRemoved
-	(*EnvSnapshotRequest)(nil),    // 2: tori.apps.v1.EnvSnapshotRequest
-	(*EnvSnapshotReply)(nil),      // 3: tori.apps.v1.EnvSnapshotReply
-	(*EnvOpenRequest)(nil),        // 4: tori.apps.v1.EnvOpenRequest
-	(*EnvOpenReply)(nil),          // 5: tori.apps.v1.EnvOpenReply
-	(*AppLookupRequest)(nil),      // 6: tori.apps.v1.AppLookupRequest
-	(*AppLookupReply)(nil),        // 7: tori.apps.v1.AppLookupReply
-	nil,                           // 8: tori.apps.v1.EnvOpenReply.VarsEntry
-	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
-	(*AppCreated)(nil),            // 10: tori.apps.v1.AppCreated
+	(*DomainActivated)(nil),           // 0: tori.apps.v1.DomainActivated
+	(*DomainRemoved)(nil),             // 1: tori.apps.v1.DomainRemoved
+	(*DomainDeactivated)(nil),         // 2: tori.apps.v1.DomainDeactivated
+	(*DomainVerificationFailing)(nil), // 3: tori.apps.v1.DomainVerificationFailing
+	(*EnvSnapshotRequest)(nil),        // 4: tori.apps.v1.EnvSnapshotRequest
+	(*EnvSnapshotReply)(nil),          // 5: tori.apps.v1.EnvSnapshotReply
+	(*EnvOpenRequest)(nil),            // 6: tori.apps.v1.EnvOpenRequest
+	(*EnvOpenReply)(nil),              // 7: tori.apps.v1.EnvOpenReply
+	(*AppLookupRequest)(nil),          // 8: tori.apps.v1.AppLookupRequest
+	(*AppLookupReply)(nil),            // 9: tori.apps.v1.AppLookupReply
+	nil,                               // 10: tori.apps.v1.EnvOpenReply.VarsEntry
+	(*timestamppb.Timestamp)(nil),     // 11: google.protobuf.Timestamp
+	(*AppCreated)(nil),                // 12: tori.apps.v1.AppCreated
 }
 var file_tori_apps_v1_apps_proto_depIdxs = []int32{
-	9,  // 0: tori.apps.v1.DomainActivated.activated_at:type_name -> google.protobuf.Timestamp
-	9,  // 1: tori.apps.v1.DomainRemoved.removed_at:type_name -> google.protobuf.Timestamp
-	8,  // 2: tori.apps.v1.EnvOpenReply.vars:type_name -> tori.apps.v1.EnvOpenReply.VarsEntry
-	10, // 3: tori.apps.v1.AppLookupReply.app:type_name -> tori.apps.v1.AppCreated
-	4,  // [4:4] is the sub-list for method output_type
-	4,  // [4:4] is the sub-list for method input_type
-	4,  // [4:4] is the sub-list for extension type_name
-	4,  // [4:4] is the sub-list for extension extendee
-	0,  // [0:4] is the sub-list for field type_name
+	11, // 0: tori.apps.v1.DomainActivated.activated_at:type_name -> google.protobuf.Timestamp
+	11, // 1: tori.apps.v1.DomainRemoved.removed_at:type_name -> google.protobuf.Timestamp
+	11, // 2: tori.apps.v1.DomainDeactivated.deactivated_at:type_name -> google.protobuf.Timestamp
+	11, // 3: tori.apps.v1.DomainVerificationFailing.missing_since:type_name -> google.protobuf.Timestamp
+	11, // 4: tori.apps.v1.DomainVerificationFailing.deactivate_at:type_name -> google.protobuf.Timestamp
+	10, // 5: tori.apps.v1.EnvOpenReply.vars:type_name -> tori.apps.v1.EnvOpenReply.VarsEntry
+	12, // 6: tori.apps.v1.AppLookupReply.app:type_name -> tori.apps.v1.AppCreated
+	7,  // [7:7] is the sub-list for method output_type
+	7,  // [7:7] is the sub-list for method input_type
+	7,  // [7:7] is the sub-list for extension type_name
+	7,  // [7:7] is the sub-list for extension extendee
+	0,  // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_tori_apps_v1_apps_proto_init() }
@@ -610,7 +818,7 @@ func file_tori_apps_v1_apps_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tori_apps_v1_apps_proto_rawDesc), len(file_tori_apps_v1_apps_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
