@@ -118,6 +118,11 @@ export GATEWAY_READY_UPSTREAMS
 start gateway
 await gateway
 echo "Tori is ready: http://${health[gateway]}" >&2
+# The web console (bin/console serves the built page at CONSOLE_URL; it talks to BASE_URL).
+if [ -x bin/console ]; then
+  start console
+  echo "Console: ${CONSOLE_URL:-http://127.0.0.1:5173}" >&2
+fi
 
 # Any service exiting takes the whole control plane down, so a failure is never silent.
 set +e

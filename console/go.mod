@@ -1,0 +1,3 @@
+module tori.dev/console
+
+go 1.26.0

@@ -1,0 +1,15 @@
+import type { components } from './schema'
+
+export type Schemas = components['schemas']
+export type App = Schemas['App']
+export type Deploy = Schemas['Deploy']
+export type EnvVar = Schemas['EnvVar']
+export type Domain = Schemas['Domain']
+export type LogEntry = Schemas['LogEntry']
+export type ApiToken = Schemas['ApiToken']
+export type Account = Schemas['Account']
+export type Plan = Schemas['Plan']
+export type BillingState = Schemas['BillingState']
+export type Database = Schemas['Database']
+export type Dump = Schemas['Dump']
+export type ErrorBody = Schemas['Error']

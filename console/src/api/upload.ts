@@ -1,0 +1,86 @@
+// A static deploy: the folder's files as one multipart request, every part named `files`
+// with its path relative to the site root as the filename. XMLHttpRequest, because fetch
+// reports no upload progress.
+import { ApiError, retryAfterOf } from './errors'
+import { apiBase, authHeaders, handleUnauthorized, idempotencyKey } from './client'
+import type { Deploy } from './types'
+
+export type SiteFile = { path: string; file: File }
+
+export function uploadSite(slug: string, files: SiteFile[], onProgress: (sent: number, total: number) => void): Promise<Deploy> {
+  const form = new FormData()
+  for (const f of files) form.append('files', f.file, f.path)
+  const key = idempotencyKey()
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest()
+    xhr.open('POST', `${apiBase()}/api/apps/${encodeURIComponent(slug)}/deploys`)
+    for (const [k, v] of Object.entries(authHeaders())) xhr.setRequestHeader(k, v)
+    xhr.setRequestHeader('Idempotency-Key', key)
+    xhr.responseType = 'json'
+    xhr.upload.onprogress = (e) => {
+      if (e.lengthComputable) onProgress(e.loaded, e.total)
+    }
+    xhr.onerror = () => reject(new Error('network error: the upload did not reach the API'))
+    xhr.onload = () => {
+      if (xhr.status >= 200 && xhr.status < 300) {
+        resolve(xhr.response as Deploy)
+        return
+      }
+      if (xhr.status === 401) handleUnauthorized()
+      const headers = new Headers()
+      const ra = xhr.getResponseHeader('Retry-After')
+      if (ra) headers.set('Retry-After', ra)
+      const body = (xhr.response ?? undefined) as ApiError['body'] | undefined
+      reject(new ApiError(xhr.status, body, retryAfterOf(new Response(null, { headers }), body)))
+    }
+    xhr.send(form)
+  })
+}
+
+// filesFromInput turns an <input webkitdirectory> selection into site paths: the chosen
+// folder's own name is dropped, so its index.html is the site's.
+export function filesFromInput(list: FileList): SiteFile[] {
+  const out: SiteFile[] = []
+  for (const file of Array.from(list)) {
+    const rel = file.webkitRelativePath || file.name
+    const parts = rel.split('/')
+    out.push({ path: parts.length > 1 ? parts.slice(1).join('/') : rel, file })
+  }
+  return out
+}
+
+// filesFromDrop walks dropped folders (and files); a single dropped folder is the site root.
+export async function filesFromDrop(items: DataTransferItemList): Promise<SiteFile[]> {
+  const entries: FileSystemEntry[] = []
+  for (const item of Array.from(items)) {
+    const e = item.webkitGetAsEntry?.()
+    if (e) entries.push(e)
+  }
+  const out: SiteFile[] = []
+  const walk = async (entry: FileSystemEntry, prefix: string): Promise<void> => {
+    if (entry.isFile) {
+      const file = await new Promise<File>((res, rej) => (entry as FileSystemFileEntry).file(res, rej))
+      out.push({ path: prefix + entry.name, file })
+      return
+    }
+    const reader = (entry as FileSystemDirectoryEntry).createReader()
+    // readEntries answers in batches until it answers none.
+    for (;;) {
+      const batch = await new Promise<FileSystemEntry[]>((res, rej) => reader.readEntries(res, rej))
+      if (batch.length === 0) break
+      for (const child of batch) await walk(child, prefix + entry.name + '/')
+    }
+  }
+  if (entries.length === 1 && entries[0].isDirectory) {
+    const root = entries[0] as FileSystemDirectoryEntry
+    const reader = root.createReader()
+    for (;;) {
+      const batch = await new Promise<FileSystemEntry[]>((res, rej) => reader.readEntries(res, rej))
+      if (batch.length === 0) break
+      for (const child of batch) await walk(child, '')
+    }
+  } else {
+    for (const e of entries) await walk(e, '')
+  }
+  return out
+}

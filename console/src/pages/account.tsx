@@ -1,0 +1,252 @@
+import { useState } from 'preact/hooks'
+import { api, ok } from '../api/client'
+import type { Schemas } from '../api/types'
+import { useAction, useLoad } from '../hooks'
+import { HoldBanner } from '../components/hold'
+import { bytes, CopyButton, Empty, ErrorBox, Loading, Time } from '../components/ui'
+
+export function AccountPage() {
+  return (
+    <section class="stack">
+      <h1>Account</h1>
+      <Region />
+      <Tokens />
+      <Billing />
+    </section>
+  )
+}
+
+function Region() {
+  const account = useLoad(() => ok(api().GET('/api/account')), [])
+  const { busy, error, run } = useAction()
+  const [saved, setSaved] = useState(false)
+  const change = (region: 'eu' | 'us') =>
+    run(async () => {
+      await ok(api().PATCH('/api/account', { body: { defaultRegion: region } }))
+      setSaved(true)
+      account.reload()
+    })
+  return (
+    <div class="panel">
+      <h2>Profile</h2>
+      <ErrorBox error={account.error ?? error} />
+      {account.data && (
+        <>
+          <p>
+            {account.data.user.email} · plan <strong>{account.data.plan}</strong>
+          </p>
+          <label for="region">Default region for new apps</label>
+          <div class="row">
+            <select id="region" value={account.data.defaultRegion} disabled={busy} onChange={(e) => change(e.currentTarget.value as 'eu' | 'us')}>
+              <option value="eu">eu — Europe</option>
+              <option value="us">us — United States</option>
+            </select>
+            {saved && <span role="status" class="muted small">Saved.</span>}
+          </div>
+        </>
+      )}
+    </div>
+  )
+}
+
+function Tokens() {
+  const tokens = useLoad(() => ok(api().GET('/api/tokens')), [])
+  const [name, setName] = useState('')
+  const [created, setCreated] = useState<Schemas['CreatedApiToken'] | null>(null)
+  const create = useAction()
+  const revoke = useAction()
+  const submit = (e: Event) => {
+    e.preventDefault()
+    create.run(async () => {
+      const t = await ok(api().POST('/api/tokens', { body: { name: name.trim() } }))
+      setCreated(t)
+      setName('')
+      tokens.reload()
+    })
+  }
+  return (
+    <div class="panel" id="tokens">
+      <h2>API tokens</h2>
+      <p class="muted small">For CI and scripts: send it as <code>Authorization: Bearer …</code> or set <code>TORI_TOKEN</code>.</p>
+      {created && (
+        <div class="secret" role="status" data-testid="new-token">
+          <p>
+            <strong>{created.name}</strong>: copy the secret now. It is shown this once and never again.
+          </p>
+          <div class="row">
+            <code class="wrap" data-testid="token-secret">
+              {created.token}
+            </code>
+            <CopyButton text={created.token} />
+          </div>
+          <button type="button" class="link" onClick={() => setCreated(null)}>
+            I have copied it
+          </button>
+        </div>
+      )}
+      <form class="inline-form" onSubmit={submit} aria-label="Create a token">
+        <div class="field grow">
+          <label for="token-name">Name</label>
+          <input id="token-name" required placeholder="github-actions" value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        </div>
+        <button type="submit" disabled={create.busy}>
+          Create token
+        </button>
+        <ErrorBox error={create.error} />
+      </form>
+      <ErrorBox error={tokens.error ?? revoke.error} />
+      {tokens.loading && !tokens.data && <Loading />}
+      {tokens.data && tokens.data.length === 0 && <Empty title="No API tokens">Create one above for CI or scripts.</Empty>}
+      {tokens.data && tokens.data.length > 0 && (
+        <table class="table" aria-label="Tokens">
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th>Prefix</th>
+              <th class="hide-narrow">Last used</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {tokens.data.map((t) => (
+              <tr key={t.id} data-token={t.id}>
+                <td>{t.name}</td>
+                <td>
+                  <code>{t.prefix}…</code>
+                </td>
+                <td class="hide-narrow">{t.lastUsedAt ? <Time at={t.lastUsedAt} /> : <span class="muted">never</span>}</td>
+                <td class="actions">
+                  <button
+                    type="button"
+                    class="secondary"
+                    disabled={revoke.busy}
+                    aria-label={`Revoke ${t.name}`}
+                    onClick={() =>
+                      revoke.run(async () => {
+                        await ok(api().DELETE('/api/tokens/{id}', { params: { path: { id: t.id } } }))
+                        tokens.reload()
+                      })
+                    }
+                  >
+                    Revoke
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  )
+}
+
+const euro = (n: number) => new Intl.NumberFormat(undefined, { style: 'currency', currency: 'EUR' }).format(n)
+
+function Billing() {
+  const plans = useLoad(() => ok(api().GET('/api/plans')), [])
+  const billing = useLoad(() => ok(api().GET('/api/billing')), [])
+  const act = useAction()
+  const [interval, setInterval] = useState<'month' | 'year'>('month')
+  const go = (p: Promise<{ url: string }>) =>
+    act.run(async () => {
+      const { url } = await p
+      window.location.assign(url)
+    })
+  const b = billing.data
+  return (
+    <div class="panel" id="billing">
+      <h2>Plan and billing</h2>
+      <ErrorBox error={plans.error ?? billing.error ?? act.error} />
+      {(plans.loading || billing.loading) && !plans.data && <Loading />}
+      {b?.hold && <HoldBanner hold={b.hold} />}
+      {b && (
+        <p>
+          You are on <strong>{b.plan}</strong>
+          {b.subscription && (
+            <>
+              {' '}
+              ({b.subscription.interval}ly, {b.subscription.status}
+              {b.subscription.cancelAtPeriodEnd ? ', ends' : ', renews'} <Time at={b.subscription.currentPeriodEnd} />)
+            </>
+          )}
+          .{' '}
+          {!b.configured && <span class="muted">Paid plans are not open for sign-up here yet.</span>}
+        </p>
+      )}
+      {b?.configured && (
+        <div class="row">
+          <label for="interval">Billed</label>
+          <select id="interval" value={interval} onChange={(e) => setInterval(e.currentTarget.value as 'month' | 'year')}>
+            <option value="month">monthly</option>
+            <option value="year">yearly</option>
+          </select>
+          {b.subscription && (
+            <button type="button" class="secondary" disabled={act.busy} onClick={() => go(ok(api().POST('/api/billing/portal')))}>
+              Manage subscription
+            </button>
+          )}
+        </div>
+      )}
+      {plans.data && (
+        <div class="plans">
+          {plans.data.plans.map((p) => (
+            <div key={p.name} class={`plan ${b?.plan === p.name ? 'plan-current' : ''}`}>
+              <h3>{p.name}</h3>
+              <p class="price">
+                {p.prices.month === 0 ? 'free' : `${euro(p.prices.month)}/month`}
+                {p.prices.year > 0 && <span class="muted small"> or {euro(p.prices.year)}/year</span>}
+              </p>
+              <ul class="small">
+                <li>{p.limits.apps} apps</li>
+                <li>{p.limits.customDomains} custom domains</li>
+                <li>{bytes(p.limits.uploadBytes)} uploads</li>
+                <li>{p.limits.cpu} CPU</li>
+                <li>{p.limits.logRetentionDays} days of logs</li>
+              </ul>
+              {b?.configured && !b.subscription && p.prices.month > 0 && (
+                <button type="button" disabled={act.busy} onClick={() => go(ok(api().POST('/api/billing/checkout', { body: { plan: p.name as 'songbird' | 'flock', interval } })))}>
+                  Choose {p.name}
+                </button>
+              )}
+              {b?.plan === p.name && <span class="tag">current</span>}
+            </div>
+          ))}
+        </div>
+      )}
+      {plans.data && (
+        <p class="muted small">
+          Prices in {plans.data.billing.currency}
+          {plans.data.billing.taxInclusive ? ', VAT included' : ''}; nothing is metered.
+        </p>
+      )}
+      {b && b.invoices.length > 0 && (
+        <table class="table" aria-label="Invoices">
+          <thead>
+            <tr>
+              <th>Invoice</th>
+              <th>Total</th>
+              <th>Status</th>
+              <th class="hide-narrow">Date</th>
+            </tr>
+          </thead>
+          <tbody>
+            {b.invoices.map((i) => (
+              <tr key={i.id}>
+                <td>
+                  <a href={i.hostedUrl} target="_blank" rel="noopener noreferrer">
+                    {i.number}
+                  </a>
+                </td>
+                <td>{euro(i.total)}</td>
+                <td>{i.status}</td>
+                <td class="hide-narrow">
+                  <Time at={i.createdAt} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  )
+}

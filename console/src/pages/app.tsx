@@ -1,0 +1,69 @@
+import { api, ok } from '../api/client'
+import { useInterval, useLoad } from '../hooks'
+import { Link } from '../router'
+import { Badge, ErrorBox, Loading } from '../components/ui'
+import { Overview } from './app/overview'
+import { Logs } from './app/logs'
+import { Env } from './app/env'
+import { Domains } from './app/domains'
+import { DatabaseTab } from './app/database'
+import { Settings } from './app/settings'
+
+const tabs = [
+  ['overview', 'Deploys'],
+  ['logs', 'Logs'],
+  ['env', 'Environment'],
+  ['domains', 'Domains'],
+  ['database', 'Database'],
+  ['settings', 'Settings'],
+] as const
+
+export function AppPage({ slug, tab }: { slug: string; tab: string }) {
+  const app = useLoad(() => ok(api().GET('/api/apps/{slug}', { params: { path: { slug } } })), [slug])
+  // While a deploy is under way the app's status and current deploy change by themselves.
+  useInterval(app.reload, 2000, app.data?.status === 'deploying')
+  if (app.error && !app.data) {
+    return (
+      <section>
+        <h1>{slug}</h1>
+        <ErrorBox error={app.error} />
+        <Link href="/apps">Back to your apps</Link>
+      </section>
+    )
+  }
+  if (!app.data) return <Loading />
+  const a = app.data
+  return (
+    <section>
+      <p class="crumbs">
+        <Link href="/apps">Apps</Link> /
+      </p>
+      <div class="title-row">
+        <h1>{a.name || a.slug}</h1>
+        <Badge status={a.status} />
+      </div>
+      <p class="app-meta">
+        <a href={a.url} target="_blank" rel="noopener noreferrer" data-testid="app-url">
+          {a.url}
+        </a>
+        <span class="muted">
+          {' '}
+          · {a.kind} · {a.framework} · {a.region} ({a.zone})
+        </span>
+      </p>
+      <nav class="tabs" aria-label="App">
+        {tabs.map(([id, label]) => (
+          <Link key={id} href={id === 'overview' ? `/apps/${slug}` : `/apps/${slug}/${id}`} aria-current={tab === id ? 'page' : undefined}>
+            {label}
+          </Link>
+        ))}
+      </nav>
+      {tab === 'overview' && <Overview app={a} onChange={app.reload} />}
+      {tab === 'logs' && <Logs slug={slug} />}
+      {tab === 'env' && <Env slug={slug} kind={a.kind} />}
+      {tab === 'domains' && <Domains slug={slug} kind={a.kind} />}
+      {tab === 'database' && <DatabaseTab slug={slug} />}
+      {tab === 'settings' && <Settings slug={slug} />}
+    </section>
+  )
+}

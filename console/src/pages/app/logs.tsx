@@ -1,0 +1,126 @@
+import { useEffect, useRef, useState } from 'preact/hooks'
+import { api, ok } from '../../api/client'
+import { messageOf } from '../../api/errors'
+import type { LogEntry } from '../../api/types'
+import { useInterval } from '../../hooks'
+import { Empty, ErrorBox } from '../../components/ui'
+
+const windows = [
+  ['15m', 15],
+  ['1h', 60],
+  ['6h', 360],
+  ['24h', 1440],
+] as const
+
+const MAX_LINES = 2000
+
+async function readWindow(slug: string, start: Date, end: Date): Promise<{ entries: LogEntry[]; retentionDays: number }> {
+  const entries: LogEntry[] = []
+  let cursor: string | undefined
+  let retentionDays = 0
+  for (let page = 0; page < 8; page++) {
+    const p = await ok(
+      api().GET('/api/apps/{slug}/logs', {
+        params: { path: { slug }, query: { start: start.toISOString(), end: end.toISOString(), limit: 500, cursor } },
+      }),
+    )
+    retentionDays = p.retentionDays
+    entries.push(...p.entries)
+    if (!p.next) break
+    cursor = p.next
+  }
+  return { entries, retentionDays }
+}
+
+// Logs shows a time window of the app's lines; follow polls for new ones the way
+// `tori logs --follow` does: from the last timestamp minus 10 s, skipping ids already shown.
+export function Logs({ slug }: { slug: string }) {
+  const [minutes, setMinutes] = useState(60)
+  const [follow, setFollow] = useState(false)
+  const [lines, setLines] = useState<LogEntry[]>([])
+  const [error, setError] = useState<string | null>(null)
+  const [retention, setRetention] = useState<number | null>(null)
+  const [loading, setLoading] = useState(true)
+  const seen = useRef(new Set<string>())
+  const box = useRef<HTMLPreElement>(null)
+
+  useEffect(() => {
+    let current = true
+    setLoading(true)
+    const end = new Date()
+    const start = new Date(end.getTime() - minutes * 60 * 1000)
+    readWindow(slug, start, end).then(
+      ({ entries, retentionDays }) => {
+        if (!current) return
+        seen.current = new Set(entries.map((e) => e.id))
+        setLines(entries.slice(-MAX_LINES))
+        setRetention(retentionDays)
+        setError(null)
+        setLoading(false)
+      },
+      (e) => {
+        if (!current) return
+        setError(messageOf(e))
+        setLoading(false)
+      },
+    )
+    return () => void (current = false)
+  }, [slug, minutes])
+
+  useInterval(
+    async () => {
+      const last = lines.length ? Date.parse(lines[lines.length - 1].timestamp) : Date.now() - minutes * 60 * 1000
+      const end = new Date()
+      const start = new Date(Math.max(last - 10_000, end.getTime() - 24 * 3600 * 1000 + 1000))
+      try {
+        const { entries } = await readWindow(slug, start, end)
+        const fresh = entries.filter((e) => !seen.current.has(e.id))
+        for (const e of fresh) seen.current.add(e.id)
+        if (fresh.length) setLines((ls) => [...ls, ...fresh].slice(-MAX_LINES))
+        setError(null)
+      } catch (e) {
+        setError(messageOf(e))
+      }
+    },
+    2000,
+    follow,
+  )
+
+  useEffect(() => {
+    if (follow && box.current) box.current.scrollTop = box.current.scrollHeight
+  }, [lines, follow])
+
+  return (
+    <div class="panel">
+      <div class="toolbar">
+        <label for="log-window">Window</label>
+        <select id="log-window" value={String(minutes)} onChange={(e) => setMinutes(Number(e.currentTarget.value))}>
+          {windows.map(([label, m]) => (
+            <option key={m} value={String(m)}>
+              last {label}
+            </option>
+          ))}
+        </select>
+        <label class="check">
+          <input type="checkbox" checked={follow} onChange={(e) => setFollow(e.currentTarget.checked)} /> Follow
+        </label>
+        {retention !== null && <span class="muted small">kept {retention} days on your plan</span>}
+      </div>
+      <ErrorBox error={error} />
+      {!loading && lines.length === 0 && !error ? (
+        <Empty title="No log lines in this window">
+          Widen the window, turn on Follow, or deploy: build and release output shows here too.
+        </Empty>
+      ) : (
+        <pre class="log tall" ref={box} data-testid="logs" aria-label="Log lines" tabIndex={0}>
+          {lines.map((l) => (
+            <span key={l.id} class={`line s-${l.stream}`}>
+              <span class="ts">{l.timestamp.slice(11, 23)}</span> <span class="stream">{l.stream}</span> {l.message}
+              {'\n'}
+            </span>
+          ))}
+        </pre>
+      )}
+    </div>
+  )
+}

@@ -1,0 +1,85 @@
+import { useState } from 'preact/hooks'
+import { api, ok } from '../api/client'
+import { useAction, useLoad } from '../hooks'
+import { Link, navigate } from '../router'
+import { Badge, Empty, ErrorBox, Loading, Time } from '../components/ui'
+
+export function AppsList() {
+  const apps = useLoad(() => ok(api().GET('/api/apps')), [])
+  return (
+    <section>
+      <div class="title-row">
+        <h1>Apps</h1>
+      </div>
+      <CreateApp />
+      <ErrorBox error={apps.error} />
+      {apps.loading && !apps.data && <Loading />}
+      {apps.data && apps.data.length === 0 && (
+        <Empty title="No apps yet">
+          Create one above, then deploy a folder to it from its page (or run <code>tori deploy</code> in the folder).
+        </Empty>
+      )}
+      {apps.data && apps.data.length > 0 && (
+        <ul class="cards" aria-label="Your apps">
+          {apps.data.map((a) => (
+            <li key={a.id} class="card">
+              <div class="card-head">
+                <Link href={`/apps/${a.slug}`} class="card-title">
+                  {a.name || a.slug}
+                </Link>
+                <Badge status={a.status} />
+              </div>
+              <p class="muted small">
+                {a.kind} · {a.framework} · {a.region} · created <Time at={a.createdAt} />
+              </p>
+              <a href={a.url} target="_blank" rel="noopener noreferrer" class="small">
+                {a.url}
+              </a>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  )
+}
+
+function CreateApp() {
+  const [name, setName] = useState('')
+  const [kind, setKind] = useState<'static' | 'service'>('static')
+  const { busy, error, run } = useAction()
+  const submit = (e: Event) => {
+    e.preventDefault()
+    run(async () => {
+      const body: { name?: string; kind: 'static' | 'service' } = { kind }
+      if (name.trim()) body.name = name.trim()
+      const app = await ok(api().POST('/api/apps', { body }))
+      navigate(`/apps/${app.slug}`)
+    })
+  }
+  return (
+    <form class="panel inline-form" onSubmit={submit} aria-label="Create an app">
+      <div class="field">
+        <label for="new-app-name">Name</label>
+        <input
+          id="new-app-name"
+          placeholder="my-site (empty: a name is made up)"
+          pattern="[a-z0-9-]{1,63}"
+          title="lowercase letters, digits and dashes"
+          value={name}
+          onInput={(e) => setName(e.currentTarget.value)}
+        />
+      </div>
+      <div class="field">
+        <label for="new-app-kind">Kind</label>
+        <select id="new-app-kind" value={kind} onChange={(e) => setKind(e.currentTarget.value as 'static' | 'service')}>
+          <option value="static">static site</option>
+          <option value="service">service</option>
+        </select>
+      </div>
+      <button type="submit" disabled={busy}>
+        {busy ? 'Creating…' : 'Create app'}
+      </button>
+      <ErrorBox error={error} />
+    </form>
+  )
+}
