@@ -42,6 +42,13 @@ func (a *Agent) DomainRemoved(ctx context.Context, tx Tx, hostname, appID string
 	return tx.RemoveDomain(ctx, hostname, appID)
 }
 
+// DomainDeactivated stops serving a hostname whose TXT record went missing: apps keeps the
+// claim (pending again), but until it is verified anew the edge must not route it.
+func (a *Agent) DomainDeactivated(ctx context.Context, tx Tx, hostname, appID string) error {
+	defer a.Poke()
+	return tx.RemoveDomain(ctx, hostname, appID)
+}
+
 // DeleteApp stops serving the app before the record commits: the delete is a fact, and
 // stopping twice on a redelivery is harmless.
 func (a *Agent) DeleteApp(ctx context.Context, tx Tx, appID string) error {

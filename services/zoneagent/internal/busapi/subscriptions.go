@@ -5,8 +5,10 @@ package busapi
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"tori.dev/pkg/bus"
@@ -38,7 +40,7 @@ func Subscriptions(a *app.Agent) []bus.Subscription {
 		},
 		{
 			Queue:  appsQueue(z),
-			Keys:   []string{appsbus.KeyAppDeleted, appsbus.KeyDomainActivated, appsbus.KeyDomainRemoved},
+			Keys:   []string{appsbus.KeyAppDeleted, appsbus.KeyDomainActivated, appsbus.KeyDomainRemoved, appsbus.KeyDomainDeactivated},
 			Handle: appsHandler(a),
 		},
 	}
@@ -90,6 +92,15 @@ func appsHandler(a *app.Agent) bus.TxHandler {
 				return bus.Permanent(err)
 			}
 			return a.DomainRemoved(ctx, t, ev.GetHostname(), ev.GetAppId())
+		case appsbus.KeyDomainDeactivated:
+			var ev appsv1.DomainDeactivated
+			if err := d.Decode(&ev); err != nil {
+				return bus.Permanent(err)
+			}
+			if uuid.Validate(ev.GetAppId()) != nil || ev.GetHostname() == "" {
+				return bus.Permanent(fmt.Errorf("domain deactivated %s: no valid app id or hostname", d.ID))
+			}
+			return a.DomainDeactivated(ctx, t, ev.GetHostname(), ev.GetAppId())
 		}
 		var ev appsv1.AppDeleted
 		if err := d.Decode(&ev); err != nil {
