@@ -11,6 +11,7 @@ require (
 	github.com/rabbitmq/amqp091-go v1.16.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
+	golang.org/x/sync v0.23.0
 	google.golang.org/protobuf v1.36.12
 	tori.dev/pkg v0.0.0
 	tori.dev/proto v0.0.0
@@ -98,7 +99,6 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/net v0.59.0 // indirect
-	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/time v0.12.0 // indirect

@@ -21,6 +21,7 @@ import (
 	"tori.dev/services/apps/internal/app"
 	"tori.dev/services/apps/internal/busapi"
 	"tori.dev/services/apps/internal/config"
+	"tori.dev/services/apps/internal/domains"
 	"tori.dev/services/apps/internal/httpapi"
 	"tori.dev/services/apps/internal/store"
 )
@@ -89,7 +90,11 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	})
 	checker := &app.HostnameChecker{
 		Store: st, Resolver: newResolver(cfg.DNSResolver), Interval: cfg.DomainCheckInterval,
-		Log: log, Now: time.Now, Batch: 100,
+		Policy: domains.Policy{
+			PendingTTL: cfg.DomainPendingTTL, PendingEvery: cfg.DomainCheckInterval, ActiveEvery: cfg.DomainRecheckInterval,
+			MissingEvery: cfg.DomainMissingCheckInterval, Grace: cfg.DomainMissingGrace,
+		},
+		Log: log, Now: time.Now, Batch: 100, Parallel: cfg.DomainCheckParallel, LookupTimeout: cfg.DomainLookupTimeout,
 	}
 
 	// Registered before /readyz is served, so it is never ready with a consumer unbound.

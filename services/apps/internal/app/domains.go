@@ -57,13 +57,15 @@ func (s *Domains) Add(ctx context.Context, accountID, slug, hostname string) (do
 		if err := c.Check(); err != nil {
 			return err
 		}
+		now := stamp(s.Now())
 		d = domains.Domain{
-			ID:        s.NewID(),
-			AppID:     app.ID,
-			Hostname:  host,
-			Status:    domains.StatusPending,
-			Token:     domains.NewToken(),
-			CreatedAt: stamp(s.Now()),
+			ID:           s.NewID(),
+			AppID:        app.ID,
+			Hostname:     host,
+			Status:       domains.StatusPending,
+			Token:        domains.NewToken(),
+			CreatedAt:    now,
+			PendingSince: &now,
 		}
 		return tx.InsertDomain(ctx, d)
 	})

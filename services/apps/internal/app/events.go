@@ -30,3 +30,15 @@ func domainActivated(a domains.Activation, at time.Time) *appsv1.DomainActivated
 func domainRemoved(a apps.App, hostname string, at time.Time) *appsv1.DomainRemoved {
 	return &appsv1.DomainRemoved{AppId: a.ID, AccountId: a.AccountID, Slug: a.Slug, Hostname: hostname, RemovedAt: timestamppb.New(at)}
 }
+
+func domainDeactivated(a domains.Activation, at time.Time) *appsv1.DomainDeactivated {
+	return &appsv1.DomainDeactivated{AppId: a.AppID, AccountId: a.AccountID, Slug: a.Slug, Hostname: a.Hostname, DeactivatedAt: timestamppb.New(at)}
+}
+
+func domainVerificationFailing(a domains.Activation, v domains.Verification, since, deactivateAt time.Time) *appsv1.DomainVerificationFailing {
+	return &appsv1.DomainVerificationFailing{
+		AppId: a.AppID, AccountId: a.AccountID, Slug: a.Slug, Hostname: a.Hostname,
+		RecordName: v.Name, RecordValue: v.Value,
+		MissingSince: timestamppb.New(since), DeactivateAt: timestamppb.New(deactivateAt),
+	}
+}

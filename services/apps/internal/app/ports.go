@@ -86,14 +86,16 @@ type Tx interface {
 	DeleteDomain(ctx context.Context, appID, hostname string) (domains.Domain, error)
 	// DeleteDomains removes all of an app's hostnames and returns them.
 	DeleteDomains(ctx context.Context, appID string) ([]domains.Domain, error)
-	// DueForCheck returns pending hostnames of live apps not checked since before, least
-	// recently checked first.
+	// DueForCheck returns the hostnames of live apps whose next look-up is due at before
+	// (pending and active alike), the longest due first.
 	DueForCheck(ctx context.Context, before time.Time, limit int) ([]domains.Domain, error)
-	// MarkChecked records a look-up that did not verify.
-	MarkChecked(ctx context.Context, id string, at time.Time) error
-	// ActivateDomain makes a pending hostname of a live app active; false when it is no
-	// longer pending, and domains.ErrHostnameTaken when another app has it active.
-	ActivateDomain(ctx context.Context, id string, at time.Time) (domains.Activation, bool, error)
+	// SaveCheck writes a check's result (now) over the hostname if it is still as was (its
+	// status and miss) and returns its app; false when it was removed, deleted or changed
+	// meanwhile, and domains.ErrHostnameTaken when now is active and another app has it
+	// active.
+	SaveCheck(ctx context.Context, was, now domains.Domain, at time.Time) (domains.Activation, bool, error)
+	// ExpireDomain removes a claim still pending since d.PendingSince; false when it is not.
+	ExpireDomain(ctx context.Context, d domains.Domain) (bool, error)
 }
 
 // Store is a Tx that can also open a transaction. Methods called on the Store itself run

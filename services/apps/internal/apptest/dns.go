@@ -43,6 +43,13 @@ func (d *DNS) SetTXT(name string, values ...string) {
 	d.txt[dns.Fqdn(strings.ToLower(name))] = values
 }
 
+// RemoveTXT deletes name: it no longer exists (NXDOMAIN).
+func (d *DNS) RemoveTXT(name string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.txt, dns.Fqdn(strings.ToLower(name)))
+}
+
 func (d *DNS) answer(w dns.ResponseWriter, req *dns.Msg) {
 	m := new(dns.Msg)
 	m.SetReply(req)

@@ -44,8 +44,24 @@ type Config struct {
 	// DNSResolver is host:port of the DNS server custom-hostname checks ask; empty means the
 	// system resolver.
 	DNSResolver string `env:"DNS_RESOLVER"`
-	// DomainCheckInterval is how often pending hostnames have their TXT record looked up.
+	// DomainCheckInterval is how often the checker runs, and so how often pending hostnames
+	// have their TXT record looked up.
 	DomainCheckInterval time.Duration `env:"DOMAIN_CHECK_INTERVAL, default=30s"`
+	// DomainPendingTTL is how long a claim may stay pending before it is removed and the
+	// hostname is free again.
+	DomainPendingTTL time.Duration `env:"DOMAIN_PENDING_TTL, default=168h"`
+	// DomainRecheckInterval is how often an active hostname's TXT record is looked up again.
+	DomainRecheckInterval time.Duration `env:"DOMAIN_RECHECK_INTERVAL, default=24h"`
+	// DomainMissingCheckInterval is how often an active hostname whose record is missing is
+	// looked up, so a record put back clears the miss soon.
+	DomainMissingCheckInterval time.Duration `env:"DOMAIN_MISSING_CHECK_INTERVAL, default=1h"`
+	// DomainMissingGrace is how long an active hostname's record may be missing before the
+	// hostname goes back to pending and stops being served.
+	DomainMissingGrace time.Duration `env:"DOMAIN_MISSING_GRACE, default=72h"`
+	// DomainCheckParallel bounds the look-ups in flight at once.
+	DomainCheckParallel int `env:"DOMAIN_CHECK_PARALLEL, default=8"`
+	// DomainLookupTimeout bounds each look-up.
+	DomainLookupTimeout time.Duration `env:"DOMAIN_LOOKUP_TIMEOUT, default=5s"`
 
 	// CleanupServices lists the services that keep data of an app and must confirm its
 	// cleanup (<service>.app.cleaned) before a deleted app's slug is reclaimed, separated by
@@ -106,8 +122,20 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("DNS_RESOLVER must be host:port: %w", err))
 		}
 	}
-	if c.DomainCheckInterval <= 0 {
-		errs = append(errs, errors.New("DOMAIN_CHECK_INTERVAL must be positive"))
+	for _, d := range []struct {
+		name string
+		d    time.Duration
+	}{
+		{"DOMAIN_CHECK_INTERVAL", c.DomainCheckInterval}, {"DOMAIN_PENDING_TTL", c.DomainPendingTTL},
+		{"DOMAIN_RECHECK_INTERVAL", c.DomainRecheckInterval}, {"DOMAIN_MISSING_CHECK_INTERVAL", c.DomainMissingCheckInterval},
+		{"DOMAIN_MISSING_GRACE", c.DomainMissingGrace}, {"DOMAIN_LOOKUP_TIMEOUT", c.DomainLookupTimeout},
+	} {
+		if d.d <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive", d.name))
+		}
+	}
+	if c.DomainCheckParallel < 1 || c.DomainCheckParallel > 256 {
+		errs = append(errs, errors.New("DOMAIN_CHECK_PARALLEL must be between 1 and 256"))
 	}
 	for _, s := range c.Cleanup() {
 		if strings.ContainsAny(s, ".*# ") {

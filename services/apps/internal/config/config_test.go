@@ -26,6 +26,10 @@ func TestDefaults(t *testing.T) {
 		strings.Join(c.Cleanup(), ",") != "logs,deploys" || c.DNSResolver != "" || c.BusConfig().URL == "" {
 		t.Fatalf("defaults %+v", c)
 	}
+	if c.DomainPendingTTL != 7*24*time.Hour || c.DomainRecheckInterval != 24*time.Hour || c.DomainMissingGrace != 72*time.Hour ||
+		c.DomainMissingCheckInterval != time.Hour || c.DomainCheckParallel != 8 || c.DomainLookupTimeout != 5*time.Second {
+		t.Fatalf("custom hostname defaults %+v", c)
+	}
 	d := pkgconfig.Describe(&c)
 	if d["GATEWAY_SIGNING_KEY"] != "set" || d["VAULT_TOKEN"] != "unset" || d["APPS_AMQP_URL"] == "" {
 		t.Fatalf("describe %v", d)
@@ -51,6 +55,12 @@ func TestValidation(t *testing.T) {
 		{"GATEWAY_SIGNING_KEY": "k", "VAULT_ADDR": "http://127.0.0.1:8200"},
 		{"GATEWAY_SIGNING_KEY": "k", "DNS_RESOLVER": "8.8.8.8"},
 		{"GATEWAY_SIGNING_KEY": "k", "DOMAIN_CHECK_INTERVAL": "0s"},
+		{"GATEWAY_SIGNING_KEY": "k", "DOMAIN_PENDING_TTL": "0s"},
+		{"GATEWAY_SIGNING_KEY": "k", "DOMAIN_RECHECK_INTERVAL": "-1h"},
+		{"GATEWAY_SIGNING_KEY": "k", "DOMAIN_MISSING_CHECK_INTERVAL": "0s"},
+		{"GATEWAY_SIGNING_KEY": "k", "DOMAIN_MISSING_GRACE": "0s"},
+		{"GATEWAY_SIGNING_KEY": "k", "DOMAIN_LOOKUP_TIMEOUT": "0s"},
+		{"GATEWAY_SIGNING_KEY": "k", "DOMAIN_CHECK_PARALLEL": "0"},
 		{"GATEWAY_SIGNING_KEY": "k", "APPS_SHUTDOWN_TIMEOUT": "0s"},
 		{"GATEWAY_SIGNING_KEY": "k", "APPS_DOMAIN": "https://apps.example.com"},
 		{"GATEWAY_SIGNING_KEY": "k", "APPS_CLEANUP_SERVICES": "logs.app"},

@@ -33,7 +33,8 @@ func (c Claim) Check() error {
 	return nil
 }
 
-// Activation is a hostname that became active, with what its event names.
+// Activation is a hostname with its app, as the events about it (activated, deactivated,
+// verification failing) name it.
 type Activation struct {
 	AppID     string
 	AccountID string

@@ -24,6 +24,14 @@ type Domain struct {
 	Token       string // the TXT record's expected value
 	CreatedAt   time.Time
 	ActivatedAt *time.Time
+	// PendingSince is when the claim became pending (its creation, or the return of an
+	// active hostname to pending); the claim expires PendingTTL after it. Nil when active.
+	PendingSince *time.Time
+	// MissingSince is when the re-check of an active hostname first found its record
+	// missing; nil while the record holds.
+	MissingSince *time.Time
+	// NextCheckAt is when the checker looks the record up again; nil means at once.
+	NextCheckAt *time.Time
 }
 
 // Verification is the TXT record that proves control of the hostname.

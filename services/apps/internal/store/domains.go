@@ -12,12 +12,19 @@ import (
 	"tori.dev/services/apps/internal/domains"
 )
 
-const domainColumns = `d.id::text, d.app_id::text, d.hostname, d.status, d.token, d.created_at, d.activated_at`
+const domainColumns = `d.id::text, d.app_id::text, d.hostname, d.status, d.token, d.created_at, d.activated_at,
+d.pending_since, d.missing_since, d.next_check_at`
 
 func scanDomain(row pgx.Row) (domains.Domain, error) {
 	var d domains.Domain
-	err := row.Scan(&d.ID, &d.AppID, &d.Hostname, &d.Status, &d.Token, &d.CreatedAt, &d.ActivatedAt)
+	err := row.Scan(&d.ID, &d.AppID, &d.Hostname, &d.Status, &d.Token, &d.CreatedAt, &d.ActivatedAt,
+		&d.PendingSince, &d.MissingSince, &d.NextCheckAt)
 	d.CreatedAt = d.CreatedAt.UTC()
+	for _, t := range []*time.Time{d.ActivatedAt, d.PendingSince, d.MissingSince, d.NextCheckAt} {
+		if t != nil {
+			*t = t.UTC()
+		}
+	}
 	return d, err
 }
 
@@ -42,8 +49,8 @@ SELECT (SELECT count(*) FROM domains d JOIN apps a ON a.id = d.app_id
 
 // InsertDomain implements app.Tx.
 func (r *repo) InsertDomain(ctx context.Context, d domains.Domain) error {
-	_, err := r.q.Exec(ctx, `INSERT INTO domains (id, app_id, hostname, status, token, created_at)
-VALUES ($1, $2, $3, $4, $5, $6)`, d.ID, d.AppID, d.Hostname, d.Status, d.Token, d.CreatedAt)
+	_, err := r.q.Exec(ctx, `INSERT INTO domains (id, app_id, hostname, status, token, created_at, pending_since)
+VALUES ($1, $2, $3, $4, $5, $6, $7)`, d.ID, d.AppID, d.Hostname, d.Status, d.Token, d.CreatedAt, d.PendingSince)
 	if pgstore.IsUniqueViolation(err, "domains_app_id_hostname_key") {
 		return domains.ErrExists
 	}
@@ -95,8 +102,8 @@ func (r *repo) DeleteDomains(ctx context.Context, appID string) ([]domains.Domai
 // DueForCheck implements app.Tx.
 func (r *repo) DueForCheck(ctx context.Context, before time.Time, limit int) ([]domains.Domain, error) {
 	rows, err := r.q.Query(ctx, `SELECT `+domainColumns+` FROM domains d JOIN apps a ON a.id = d.app_id
-WHERE d.status = 'pending' AND a.deleted_at IS NULL AND (d.last_checked_at IS NULL OR d.last_checked_at < $1)
-ORDER BY d.last_checked_at NULLS FIRST, d.created_at LIMIT $2`, before, limit)
+WHERE a.deleted_at IS NULL AND (d.next_check_at IS NULL OR d.next_check_at <= $1)
+ORDER BY d.next_check_at NULLS FIRST, d.created_at LIMIT $2`, before, limit)
 	if err != nil {
 		return nil, wrap("due domains", err)
 	}
@@ -107,31 +114,38 @@ ORDER BY d.last_checked_at NULLS FIRST, d.created_at LIMIT $2`, before, limit)
 	return out, nil
 }
 
-// MarkChecked implements app.Tx.
-func (r *repo) MarkChecked(ctx context.Context, id string, at time.Time) error {
-	if _, err := r.q.Exec(ctx, `UPDATE domains SET last_checked_at = $2 WHERE id = $1`, id, at); err != nil {
-		return wrap("mark checked", err)
-	}
-	return nil
-}
-
-// ActivateDomain implements app.Tx. The unique index on active hostnames decides between two
-// apps that prove the same hostname: the first commit wins.
-func (r *repo) ActivateDomain(ctx context.Context, id string, at time.Time) (domains.Activation, bool, error) {
+// SaveCheck implements app.Tx. The row changes only if it is still as the check read it
+// (status and miss), so of two instances checking one hostname only one moves it and
+// publishes; the unique index on active hostnames decides between two apps activating one
+// hostname: the first commit wins.
+func (r *repo) SaveCheck(ctx context.Context, was, now domains.Domain, at time.Time) (domains.Activation, bool, error) {
 	var a domains.Activation
 	err := r.q.QueryRow(ctx, `
-UPDATE domains d SET status = 'active', activated_at = $2, last_checked_at = $2
+UPDATE domains d SET status = $4, activated_at = $5, pending_since = $6, missing_since = $7,
+       next_check_at = $8, last_checked_at = $9
   FROM apps a
- WHERE d.id = $1 AND d.status = 'pending' AND a.id = d.app_id AND a.deleted_at IS NULL
-RETURNING d.app_id::text, a.account_id, a.slug, d.hostname`, id, at).Scan(&a.AppID, &a.AccountID, &a.Slug, &a.Hostname)
+ WHERE d.id = $1 AND d.status = $2 AND d.missing_since IS NOT DISTINCT FROM $3
+   AND a.id = d.app_id AND a.deleted_at IS NULL
+RETURNING d.app_id::text, a.account_id, a.slug, d.hostname`,
+		was.ID, was.Status, was.MissingSince, now.Status, now.ActivatedAt, now.PendingSince, now.MissingSince, now.NextCheckAt, at,
+	).Scan(&a.AppID, &a.AccountID, &a.Slug, &a.Hostname)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return a, false, nil // removed, deleted or activated meanwhile
+		return a, false, nil // removed, deleted or changed by another check meanwhile
 	}
 	if pgstore.IsUniqueViolation(err, "domains_active_hostname") {
 		return a, false, domains.ErrHostnameTaken
 	}
 	if err != nil {
-		return a, false, wrap("activate domain", err)
+		return a, false, wrap("save domain check", err)
 	}
 	return a, true, nil
+}
+
+// ExpireDomain implements app.Tx.
+func (r *repo) ExpireDomain(ctx context.Context, d domains.Domain) (bool, error) {
+	tag, err := r.q.Exec(ctx, `DELETE FROM domains WHERE id = $1 AND status = 'pending' AND pending_since = $2`, d.ID, d.PendingSince)
+	if err != nil {
+		return false, wrap("expire domain", err)
+	}
+	return tag.RowsAffected() == 1, nil
 }
