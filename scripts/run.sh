@@ -112,7 +112,7 @@ for name in "${started[@]}"; do
 done
 
 # The gateway's /readyz waits for exactly the services started here; routes of a service
-# that is not running (the databases family until it exists) answer 503 service_unavailable.
+# that is not running answer 503 service_unavailable.
 GATEWAY_READY_UPSTREAMS="${GATEWAY_READY_UPSTREAMS:-$(IFS=,; echo "${ready_upstreams[*]}")}"
 export GATEWAY_READY_UPSTREAMS
 start gateway

@@ -9,8 +9,8 @@ import (
 	"tori.dev/tests/e2e/harness"
 )
 
-// The gateway's /readyz is ready on a running stack, and every route of the database family,
-// whose service does not run yet, answers 503 service_unavailable in the error shape.
+// The gateway's /readyz is ready on a running stack, and once the databases service is
+// stopped every route of its family answers 503 service_unavailable in the error shape.
 func TestReadinessAndMissingServices(t *testing.T) {
 	s := defaultStack(t)
 	a := s.NewAccount(t, "ready")
@@ -19,6 +19,7 @@ func TestReadinessAndMissingServices(t *testing.T) {
 	if r.Status != http.StatusOK {
 		t.Fatalf("gateway /readyz on a running stack: %d %s", r.Status, r.Body)
 	}
+	s.Stop("databases")
 	for _, rt := range []struct{ method, path string }{
 		{http.MethodGet, "/api/apps/some-app/database"},
 		{http.MethodPost, "/api/apps/some-app/database"},

@@ -24,9 +24,8 @@ type Config struct {
 	DatabasesURL string `env:"DATABASES_URL, default=http://127.0.0.1:8106"`
 
 	// ReadyUpstreams are the services whose /readyz the gateway's /readyz waits for: every
-	// service that runs. The databases service is not among them until it exists; its routes
-	// answer 503 meanwhile.
-	ReadyUpstreams []string `env:"GATEWAY_READY_UPSTREAMS, default=identity,billing,apps,deploys,logs"`
+	// service that runs.
+	ReadyUpstreams []string `env:"GATEWAY_READY_UPSTREAMS, default=identity,billing,apps,deploys,logs,databases"`
 	// ReadyCacheTTL is how long one round of those probes answers /readyz, so /readyz cannot
 	// multiply load onto the services.
 	ReadyCacheTTL time.Duration `env:"GATEWAY_READY_CACHE, default=1s"`

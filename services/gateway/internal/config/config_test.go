@@ -118,7 +118,7 @@ func TestReadyUpstreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := c.ReadyTargets()
-	if len(got) != 5 || got["apps"] != "http://127.0.0.1:8103" || got["databases"] != "" || c.ReadyCacheTTL != time.Second {
+	if len(got) != 6 || got["apps"] != "http://127.0.0.1:8103" || got["databases"] != "http://127.0.0.1:8106" || c.ReadyCacheTTL != time.Second {
 		t.Fatalf("default ready targets %v, cache %s", got, c.ReadyCacheTTL)
 	}
 	c, err = load(t, map[string]string{"GATEWAY_SIGNING_KEY": key, "GATEWAY_READY_UPSTREAMS": "apps, databases", "DATABASES_URL": "http://db:9/"})

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"time"
+
+	"tori.dev/pkg/bus"
+	pkgconfig "tori.dev/pkg/config"
+	"tori.dev/pkg/health"
+	"tori.dev/pkg/lifecycle"
+	"tori.dev/pkg/logging"
+	"tori.dev/pkg/pgstore"
+	"tori.dev/pkg/telemetry"
+	appsbus "tori.dev/proto/tori/apps/v1"
+	billingbus "tori.dev/proto/tori/billing/v1"
+	"tori.dev/services/databases/internal/app"
+	"tori.dev/services/databases/internal/busapi"
+	"tori.dev/services/databases/internal/config"
+	"tori.dev/services/databases/internal/httpapi"
+	"tori.dev/services/databases/internal/store"
+)
+
+func run(ctx context.Context) error {
+	return serve(ctx, pkgconfig.Environ(), os.Stderr)
+}
+
+// serve is the composition root: it connects to Postgres and the broker and serves until ctx
+// ends. It returns nil after a clean stop and the first part's error otherwise.
+func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
+	var cfg config.Config
+	if err := pkgconfig.LoadMap(ctx, &cfg, env); err != nil {
+		return err
+	}
+	shutdown, err := telemetry.Setup(ctx, "databases", version)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = shutdown(flushCtx)
+	}()
+	log := logging.New("databases", logs)
+	log.InfoContext(ctx, "starting", "version", version, "config", pkgconfig.Describe(&cfg))
+
+	pool, err := pgstore.Connect(ctx, cfg.DatabaseURL, store.Service("").Schema, pgstore.WithMigrations(bus.Migrations, store.Migrations))
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	conn, err := bus.Dial(ctx, cfg.BusConfig(), log)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+
+	st := store.New(pool)
+	dbs := app.NewDatabases(st,
+		busapi.AppsLookup{Client: appsbus.AppClient{Bus: conn, Timeout: cfg.AppLookupTimeout}},
+		busapi.BillingPlans{Client: billingbus.PlanClient{Bus: conn, Timeout: cfg.PlanLookupTimeout}},
+		time.Now, log)
+	id := health.NewIdentity("databases", version)
+	web := httpapi.New(httpapi.Deps{Databases: dbs, SigningKey: []byte(cfg.SigningKey), Identity: id, Log: log})
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("databases: listen: %w", err)
+	}
+
+	g, _ := lifecycle.New(ctx)
+	g.Go("outbox relay", bus.NewRelay(conn, pool, log).Run)
+	g.Go("bus housekeeping", func(ctx context.Context) error { return bus.Housekeep(ctx, pool, 0, log) })
+	g.Go("http", func(context.Context) error { return web.Listener(ln) })
+	g.Go("http shutdown", func(ctx context.Context) error {
+		<-ctx.Done()
+		if err := web.ShutdownWithTimeout(cfg.ShutdownTimeout); err != nil {
+			log.WarnContext(context.WithoutCancel(ctx), "http shutdown", "err", err.Error())
+		}
+		return nil
+	})
+	log.InfoContext(ctx, "databases service started", "addr", ln.Addr().String())
+	return g.Wait()
+}

@@ -1,0 +1,55 @@
+// Package app holds the databases service's use cases: create, read and delete an app's
+// managed database. It declares the ports it needs; internal/store implements them over
+// Postgres and internal/busapi asks the apps service and billing.
+package app
+
+import (
+	"context"
+
+	"google.golang.org/protobuf/proto"
+
+	"tori.dev/services/databases/internal/database"
+)
+
+// App is what the apps service says of one of the caller's apps.
+type App struct {
+	ID        string
+	AccountID string
+	Slug      string
+	Kind      string // static or service
+	Zone      string
+}
+
+// AppSource asks the apps service, which owns apps, for the caller's live app named slug.
+// found is false for an unknown, deleted or another account's app; errors wrap
+// database.ErrAppUnavailable.
+type AppSource interface {
+	LookupApp(ctx context.Context, accountID, slug string) (a App, found bool, err error)
+}
+
+// PlanSource gives an account's database limits from its plan; errors wrap
+// database.ErrPlanUnavailable.
+type PlanSource interface {
+	DatabaseLimits(ctx context.Context, accountID string) (database.Limits, error)
+}
+
+// Tx is what a use case does inside one transaction; everything it writes, the outbox
+// included, commits together.
+type Tx interface {
+	// Insert records a new database; database.ErrExists when the app has one.
+	Insert(ctx context.Context, d database.Database) error
+	// LockByApp returns the app's database, locked until the transaction ends, or
+	// database.ErrNotFound.
+	LockByApp(ctx context.Context, appID string) (database.Database, error)
+	// Update writes d's status, message and updated time.
+	Update(ctx context.Context, d database.Database) error
+	// Publish writes an event to the outbox, published once the transaction commits.
+	Publish(ctx context.Context, routingKey string, msg proto.Message) error
+}
+
+// Store is the service's storage outside any one transaction.
+type Store interface {
+	// ByApp returns the app's database or database.ErrNotFound.
+	ByApp(ctx context.Context, appID string) (database.Database, error)
+	InTx(ctx context.Context, fn func(tx Tx) error) error
+}

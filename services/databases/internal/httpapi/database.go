@@ -1,0 +1,61 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/gofiber/fiber/v2"
+
+	"tori.dev/pkg/callerid"
+	"tori.dev/services/databases/internal/app"
+	"tori.dev/services/databases/internal/database"
+)
+
+type databaseHandler struct {
+	dbs *app.Databases
+}
+
+// databaseJSON is the contract's Database: these five fields and nothing else, never a
+// credential.
+type databaseJSON struct {
+	ID        string  `json:"id"`
+	AppID     string  `json:"appId"`
+	CreatedAt string  `json:"createdAt"`
+	Message   *string `json:"message"`
+	Status    string  `json:"status"`
+}
+
+func toJSON(d database.Database) databaseJSON {
+	out := databaseJSON{ID: d.ID, AppID: d.AppID, CreatedAt: d.CreatedAt.UTC().Format("2006-01-02T15:04:05.000Z07:00"), Status: string(d.Status)}
+	if d.Message != "" {
+		msg := d.Message
+		out.Message = &msg
+	}
+	return out
+}
+
+// create serves POST /api/apps/{slug}/database: 202 while the zone provisions it.
+func (h *databaseHandler) create(c *fiber.Ctx) error {
+	d, err := h.dbs.Create(c.UserContext(), callerid.From(c).AccountID, c.Params("slug"))
+	if err != nil {
+		return toHTTP(err)
+	}
+	return c.Status(http.StatusAccepted).JSON(toJSON(d))
+}
+
+// get serves GET /api/apps/{slug}/database.
+func (h *databaseHandler) get(c *fiber.Ctx) error {
+	d, err := h.dbs.Get(c.UserContext(), callerid.From(c).AccountID, c.Params("slug"))
+	if err != nil {
+		return toHTTP(err)
+	}
+	return c.JSON(toJSON(d))
+}
+
+// delete serves DELETE /api/apps/{slug}/database: 202 deleting until the zone confirms.
+func (h *databaseHandler) delete(c *fiber.Ctx) error {
+	d, err := h.dbs.Delete(c.UserContext(), callerid.From(c).AccountID, c.Params("slug"))
+	if err != nil {
+		return toHTTP(err)
+	}
+	return c.Status(http.StatusAccepted).JSON(toJSON(d))
+}

@@ -1,0 +1,46 @@
+// Package httpapi is the databases service's HTTP face: /api/apps/{slug}/database behind the
+// gateway's signature, /healthz and /readyz.
+package httpapi
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"tori.dev/pkg/callerid"
+	"tori.dev/pkg/health"
+	"tori.dev/pkg/httperror"
+	"tori.dev/pkg/telemetry"
+	"tori.dev/services/databases/internal/app"
+)
+
+// Deps is what the routes need.
+type Deps struct {
+	Databases  *app.Databases
+	SigningKey []byte // the gateway's callerid key
+	Identity   health.Identity
+	Log        *slog.Logger
+}
+
+// New builds the Fiber app with every route.
+func New(d Deps) *fiber.App {
+	app := fiber.New(fiber.Config{
+		ErrorHandler:          httperror.Handler(d.Log),
+		DisableStartupMessage: true,
+		// The whole request must arrive within ReadTimeout (docs/conventions.md, "Timeouts").
+		ReadTimeout:  10 * time.Second,
+		WriteTimeout: 30 * time.Second,
+		IdleTimeout:  2 * time.Minute,
+	})
+	app.Use(telemetry.ServerSpans("tori.dev/services/databases", d.Log), httperror.Recover(d.Log))
+	app.Get("/healthz", d.Identity.Handler)
+	app.Get("/readyz", d.Identity.ReadyHandler)
+
+	api := app.Group("/api", callerid.Middleware(d.SigningKey, true, httperror.Unauthorized))
+	h := &databaseHandler{dbs: d.Databases}
+	api.Post("/apps/:slug/database", h.create)
+	api.Get("/apps/:slug/database", h.get)
+	api.Delete("/apps/:slug/database", h.delete)
+	return app
+}

@@ -1,0 +1,132 @@
+// Package store is the databases service's Postgres adaptor: its schema and migrations and
+// the database records. It implements the ports of internal/app; Postgres errors become
+// domain errors here.
+package store
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/protobuf/proto"
+
+	"tori.dev/pkg/bus"
+	"tori.dev/pkg/pgstore"
+	"tori.dev/services/databases/internal/app"
+	"tori.dev/services/databases/internal/database"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Migrations creates the databases schema's tables; pass it to pgstore.Connect after
+// bus.Migrations.
+var Migrations = pgstore.EmbeddedMigrations("databases", migrationFiles)
+
+// Service is the databases service's schema and database role.
+func Service(password string) pgstore.Service {
+	return pgstore.Service{Schema: "databases", Role: "tori_databases", Password: password}
+}
+
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+type queries struct{ q querier }
+
+// Store reads and writes the databases schema.
+type Store struct {
+	queries
+	pool *pgxpool.Pool
+}
+
+var _ app.Store = (*Store)(nil)
+
+// New wraps a pool connected as the databases role.
+func New(pool *pgxpool.Pool) *Store { return &Store{queries: queries{q: pool}, pool: pool} }
+
+// Tx is the store inside one transaction.
+type Tx struct {
+	queries
+	tx pgx.Tx
+}
+
+var _ app.Tx = Tx{}
+
+// WithTx is the store inside tx, a transaction the bus opened for a consumed message.
+func (s *Store) WithTx(tx pgx.Tx) app.Tx { return Tx{queries: queries{q: tx}, tx: tx} }
+
+// InTx implements app.Store.
+func (s *Store) InTx(ctx context.Context, fn func(tx app.Tx) error) error {
+	return pgstore.InTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(s.WithTx(tx)) })
+}
+
+// Publish implements app.Tx: the event goes to the outbox in this transaction.
+func (t Tx) Publish(ctx context.Context, routingKey string, msg proto.Message) error {
+	return bus.Publish(ctx, t.tx, routingKey, msg)
+}
+
+const columns = `id::text, app_id::text, account_id, zone, name, status, coalesce(message, ''),
+	connection_limit, max_bytes, created_at, updated_at`
+
+func scan(row pgx.Row) (database.Database, error) {
+	var d database.Database
+	var status string
+	err := row.Scan(&d.ID, &d.AppID, &d.AccountID, &d.Zone, &d.Name, &status, &d.Message,
+		&d.Limits.Connections, &d.Limits.MaxBytes, &d.CreatedAt, &d.UpdatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return database.Database{}, database.ErrNotFound
+	}
+	if err != nil {
+		return database.Database{}, fmt.Errorf("store: read database: %w", err)
+	}
+	d.Status = database.Status(status)
+	d.CreatedAt, d.UpdatedAt = d.CreatedAt.UTC(), d.UpdatedAt.UTC()
+	return d, nil
+}
+
+// ByApp implements app.Store.
+func (q queries) ByApp(ctx context.Context, appID string) (database.Database, error) {
+	return scan(q.q.QueryRow(ctx, `SELECT `+columns+` FROM databases WHERE app_id = $1`, appID))
+}
+
+// LockByApp implements app.Tx.
+func (q queries) LockByApp(ctx context.Context, appID string) (database.Database, error) {
+	return scan(q.q.QueryRow(ctx, `SELECT `+columns+` FROM databases WHERE app_id = $1 FOR UPDATE`, appID))
+}
+
+// Insert implements app.Tx.
+func (q queries) Insert(ctx context.Context, d database.Database) error {
+	_, err := q.q.Exec(ctx, `
+		INSERT INTO databases (id, app_id, account_id, zone, name, status, message,
+			connection_limit, max_bytes, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, nullif($7, ''), $8, $9, $10, $11)`,
+		d.ID, d.AppID, d.AccountID, d.Zone, d.Name, string(d.Status), d.Message,
+		d.Limits.Connections, d.Limits.MaxBytes, d.CreatedAt, d.UpdatedAt)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == "databases_one_per_app" {
+		return database.ErrExists
+	}
+	if err != nil {
+		return fmt.Errorf("store: insert database: %w", err)
+	}
+	return nil
+}
+
+// Update implements app.Tx.
+func (q queries) Update(ctx context.Context, d database.Database) error {
+	tag, err := q.q.Exec(ctx, `UPDATE databases SET status = $2, message = nullif($3, ''), updated_at = $4 WHERE id = $1`,
+		d.ID, string(d.Status), d.Message, d.UpdatedAt)
+	if err != nil {
+		return fmt.Errorf("store: update database: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return database.ErrNotFound
+	}
+	return nil
+}
