@@ -1,5 +1,6 @@
 // Package busapi is the identity service's side of the bus: the consumer that keeps its copy
-// of each account's plan, and the client that asks billing for a plan it has no copy of yet.
+// of each account's plan, the client that asks billing for a plan it has no copy of yet, and
+// the consumer that mails an owner whose custom hostname lost its DNS record.
 package busapi
 
 import (

@@ -1,0 +1,60 @@
+package busapi
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"regexp"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"tori.dev/pkg/bus"
+	appsv1 "tori.dev/proto/gen/tori/apps/v1"
+	appsbus "tori.dev/proto/tori/apps/v1"
+	"tori.dev/services/identity/internal/app"
+)
+
+// HostnamesQueue is identity's own durable queue for the apps service's hostname warnings.
+const HostnamesQueue = "identity.hostnames"
+
+// The shapes apps gives a hostname, its slug and its record: anything else in the mail's text
+// (a newline, say) would be someone else's words in a mail from Tori.
+var (
+	hostnameShape = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$`)
+	slugShape     = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+	tokenShape    = regexp.MustCompile(`^tori-verify=[0-9a-f]{32}$`)
+)
+
+// HostnameMailConsumer mails an account's owner when apps reports an active hostname's TXT
+// record missing.
+type HostnameMailConsumer struct {
+	Repo    func(tx pgx.Tx) app.Repo
+	Service *app.Service
+	Log     *slog.Logger
+}
+
+// Subscription is the durable subscription bus.Conn.Consume runs.
+func (c HostnameMailConsumer) Subscription() bus.Subscription {
+	return bus.Subscription{Queue: HostnamesQueue, Keys: []string{appsbus.KeyDomainVerificationFailing}, Handle: c.Handle}
+}
+
+// Handle validates the event and mails. A malformed event will never become valid, so it is
+// dead-lettered at once.
+func (c HostnameMailConsumer) Handle(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+	var ev appsv1.DomainVerificationFailing
+	if err := d.Decode(&ev); err != nil {
+		return bus.Permanent(fmt.Errorf("decode verification_failing: %w", err))
+	}
+	h := ev.GetHostname()
+	if uuid.Validate(ev.GetAccountId()) != nil || len(h) > 253 || !hostnameShape.MatchString(h) ||
+		!slugShape.MatchString(ev.GetSlug()) || ev.GetRecordName() != "_tori-challenge."+h ||
+		!tokenShape.MatchString(ev.GetRecordValue()) || ev.GetMissingSince() == nil || ev.GetDeactivateAt() == nil {
+		return bus.Permanent(fmt.Errorf("verification_failing %s: malformed", d.ID))
+	}
+	return c.Service.MailHostnameFailing(ctx, c.Repo(tx), app.HostnameFailing{
+		AccountID: ev.GetAccountId(), Slug: ev.GetSlug(), Hostname: h,
+		RecordName: ev.GetRecordName(), RecordValue: ev.GetRecordValue(),
+		MissingSince: ev.GetMissingSince().AsTime(), DeactivateAt: ev.GetDeactivateAt().AsTime(),
+	})
+}
