@@ -93,26 +93,33 @@ func PermissionsOf(principal string) Permissions {
 // topic permissions): its own events, and for deploys the commands it sends to zones.
 func TopicWrite(principal string) string {
 	if _, ok := ZoneOf(principal); ok {
-		return `^zone\.(?:deploy|logs|app)\..*$`
+		return `^zone\.(?:deploy|logs|app|database)\..*$`
 	}
 	if principal == PrincipalDeploys {
 		return `^(?:deploys\..*|zone\.[^.]+\.(?:deploy|activate|discard))$`
 	}
+	if principal == PrincipalDatabases {
+		return `^(?:databases\..*|zone\.[^.]+\.(?:database_create|database_drop))$`
+	}
 	return `^` + regexp.QuoteMeta(principal) + `\..*$`
 }
 
-// zoneCommands are the commands deploys sends to a zone, as the last segment of
-// zone.<zone>.<command>.
-var zoneCommands = map[string]bool{"deploy": true, "activate": true, "discard": true}
+// zoneCommands are the commands services send to a zone, as the last segment of
+// zone.<zone>.<command>, each with the one principal that may send it: deploys its revisions,
+// databases the managed databases.
+var zoneCommands = map[string]string{
+	"deploy": PrincipalDeploys, "activate": PrincipalDeploys, "discard": PrincipalDeploys,
+	"database_create": PrincipalDatabases, "database_drop": PrincipalDatabases,
+}
 
 // MayPublish reports whether principal owns routing key: the first segment of the key names
 // its owner (identity.*, billing.*, apps.*, deploys.*, logs.*, zone.*), except the commands
-// zone.<zone>.<command>, which deploys sends.
+// zone.<zone>.<command>, which deploys or databases sends (zoneCommands).
 func MayPublish(principal, key string) bool {
 	parts := strings.Split(key, ".")
 	if parts[0] == "zone" {
-		if len(parts) == 3 && zoneCommands[parts[2]] {
-			return principal == PrincipalDeploys
+		if owner, ok := zoneCommands[parts[len(parts)-1]]; len(parts) == 3 && ok {
+			return principal == owner
 		}
 		_, isZone := ZoneOf(principal)
 		return isZone

@@ -1,0 +1,39 @@
+package bus_test
+
+import (
+	"regexp"
+	"testing"
+
+	"tori.dev/pkg/bus"
+)
+
+// Each zone command has one sender, the zone's events are the zone's, and the broker's topic
+// permission agrees with MayPublish on every one of them.
+func TestZoneCommandsAndEventsHaveOneOwner(t *testing.T) {
+	zone := bus.ZonePrincipal("local")
+	for _, tc := range []struct {
+		key   string
+		owner string
+	}{
+		{"zone.local.deploy", bus.PrincipalDeploys},
+		{"zone.local.activate", bus.PrincipalDeploys},
+		{"zone.local.discard", bus.PrincipalDeploys},
+		{"zone.local.database_create", bus.PrincipalDatabases},
+		{"zone.local.database_drop", bus.PrincipalDatabases},
+		{"zone.database.ready", zone},
+		{"zone.database.failed", zone},
+		{"zone.database.dropped", zone},
+		{"zone.deploy.progressed", zone},
+		{"databases.database.ready", bus.PrincipalDatabases},
+	} {
+		for _, p := range []string{bus.PrincipalDeploys, bus.PrincipalDatabases, bus.PrincipalApps, zone} {
+			want := p == tc.owner
+			if got := bus.MayPublish(p, tc.key); got != want {
+				t.Errorf("MayPublish(%s, %s) = %v, want %v", p, tc.key, got, want)
+			}
+			if got := regexp.MustCompile(bus.TopicWrite(p)).MatchString(tc.key); got != want {
+				t.Errorf("TopicWrite(%s) matches %s: %v, want %v", p, tc.key, got, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,18 @@
+package zonebus
+
+// Managed databases (database.proto). The commands come from the databases service, the
+// events from the zone, and the credentials question is asked by the apps service alone.
+const (
+	CommandDatabaseCreate = "database_create" // zonev1.CreateDatabase
+	CommandDatabaseDrop   = "database_drop"   // zonev1.DropDatabase
+
+	KeyDatabaseReady   = "zone.database.ready"   // zonev1.DatabaseChanged
+	KeyDatabaseFailed  = "zone.database.failed"  // zonev1.DatabaseChanged
+	KeyDatabaseDropped = "zone.database.dropped" // zonev1.DatabaseChanged
+)
+
+// DatabaseCredentialsQueue is zone's request queue for a database's credentials
+// (zonev1.DatabaseCredentialsRequest → DatabaseCredentialsReply).
+func DatabaseCredentialsQueue(zone string) string {
+	return "zoneagent." + zone + ".rpc.database_credentials"
+}
