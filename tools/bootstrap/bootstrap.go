@@ -23,8 +23,10 @@ func bootstrap(ctx context.Context, s settings) error {
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return err
 	}
-	if err := pgstore.EnsureDatabase(ctx, s.AdminDB); err != nil {
-		return err
+	if !s.Offline {
+		if err := pgstore.EnsureDatabase(ctx, s.AdminDB); err != nil {
+			return err
+		}
 	}
 	amqpBase, err := url.Parse(s.AdminAMQP)
 	if err != nil || (amqpBase.Scheme != "amqp" && amqpBase.Scheme != "amqps") {
@@ -33,7 +35,7 @@ func bootstrap(ctx context.Context, s settings) error {
 	var users []brokeradmin.User
 	for _, p := range principals(s.Zone) {
 		path := filepath.Join(dir, p.Name+".env")
-		file, err := readEnvFile(path)
+		file, err := s.credentialsOf(p, path)
 		if err != nil {
 			return err
 		}
@@ -45,8 +47,10 @@ func bootstrap(ctx context.Context, s settings) error {
 			if svc.Password == "" {
 				svc.Password = newPassword()
 			}
-			if err := pgstore.EnsureService(ctx, s.AdminDB, svc); err != nil {
-				return fmt.Errorf("%s: %w", p.Name, err)
+			if !s.Offline {
+				if err := pgstore.EnsureService(ctx, s.AdminDB, svc); err != nil {
+					return fmt.Errorf("%s: %w", p.Name, err)
+				}
 			}
 			if file[dbVar], err = pgstore.ServiceURL(s.AdminDB, svc); err != nil {
 				return err
@@ -72,6 +76,9 @@ func bootstrap(ctx context.Context, s settings) error {
 			if err := ensureZoneProvisioner(ctx, s, file); err != nil {
 				return err
 			}
+		}
+		if s.Credentials == credentialsInEnv {
+			continue // nothing to keep: the files were made by the offline run
 		}
 		if err := writeEnvFile(path, file); err != nil {
 			return err

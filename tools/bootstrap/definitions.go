@@ -51,7 +51,9 @@ func writeDefinitions(path, vhost string, users []brokeradmin.User) error {
 	if err != nil {
 		return err
 	}
-	return writeFile(path, b)
+	// Readable by the broker's own user (compose mounts the file into it): it holds only
+	// salted hashes of 128-bit random passwords.
+	return writeFile(path, b, 0o644)
 }
 
 // rabbitHash is RabbitMQ's rabbit_password_hashing_sha256: base64(salt ‖ sha256(salt ‖ password)).

@@ -8,6 +8,10 @@
 //	bootstrap                 everything, for make run (DATABASE_URL, AMQP_URL, DATA_DIR, ZONE_ID)
 //	bootstrap -test-users     only the broker users `make test` uses ("test.tori.<name>",
 //	                          password cached per machine, or TEST_AMQP_PASSWORD), once per run
+//	bootstrap -offline        only the files, reaching nothing (BOOTSTRAP_BROKER=definitions):
+//	                          scripts/compose-secrets.sh and scripts/k8s-secrets.sh
+//	BOOTSTRAP_CREDENTIALS=env the in-cluster run of compose and Kubernetes: the roles are made
+//	                          with the passwords of the URLs in the environment (BOOTSTRAP_BROKER=none)
 package main
 
 import (
@@ -23,12 +27,17 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	testUsers := flag.Bool("test-users", false, "make only the broker users of `make test`")
+	offline := flag.Bool("offline", false, "only write the credential files and the broker's definitions (compose, Kubernetes)")
 	flag.Parse()
 	var err error
 	if *testUsers {
 		err = ensureTestUsers(ctx)
 	} else {
-		err = bootstrap(ctx, loadSettings())
+		s := loadSettings()
+		s.Offline = *offline
+		if err = s.check(); err == nil {
+			err = bootstrap(ctx, s)
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bootstrap:", err)

@@ -22,6 +22,16 @@ type settings struct {
 	// where the zone agent reaches that cluster with a password.
 	ZoneSuperDB      string
 	ZonePostgresAddr string
+	// Offline (-offline) writes every credential file and the broker's definitions without
+	// reaching Postgres, the broker or the zone's cluster: compose and Kubernetes make them on
+	// the operator's machine (scripts/compose-secrets.sh, scripts/k8s-secrets.sh), and each
+	// workload is handed its own file.
+	Offline bool
+	// Credentials is where the workloads' credentials come from: "files" (DATA_DIR/secrets,
+	// made or kept here) or "env" (the bootstrap of compose and Kubernetes: each one's URL is
+	// in the environment as the offline run wrote it, the role is made with its password,
+	// and nothing is written).
+	Credentials string
 }
 
 func loadSettings() settings {
@@ -34,6 +44,7 @@ func loadSettings() settings {
 		ZoneSuperDB: env("ZONE_POSTGRES_SUPERUSER_URL",
 			"postgres://postgres@/postgres?host=/var/run/postgresql&port=5433&sslmode=disable"),
 		ZonePostgresAddr: env("ZONE_POSTGRES_ADDR", "127.0.0.1:5433"),
+		Credentials:      env("BOOTSTRAP_CREDENTIALS", credentialsInFiles),
 	}
 }
 

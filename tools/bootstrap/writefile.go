@@ -5,14 +5,14 @@ import (
 	"path/filepath"
 )
 
-// writeFile replaces path with b, mode 0600, through a temporary file.
-func writeFile(path string, b []byte) error {
+// writeFile replaces path with b, with the given mode, through a temporary file.
+func writeFile(path string, b []byte, mode os.FileMode) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
+	if err := tmp.Chmod(mode); err != nil {
 		tmp.Close()
 		return err
 	}

@@ -29,8 +29,12 @@ func ensureZoneProvisioner(ctx context.Context, s settings, file map[string]stri
 	if p.Password == "" {
 		p.Password = newPassword()
 	}
-	if err := pgstore.EnsureProvisioner(ctx, s.ZoneSuperDB, p); err != nil {
-		return fmt.Errorf("zone postgres (scripts/zone-postgres.sh makes the cluster): %w", err)
+	// Offline, or where the zone's cluster is not this bootstrap's to reach (Kubernetes: the
+	// zone runs on its own machines), only the URL is made.
+	if !s.Offline && s.ZoneSuperDB != "none" {
+		if err := pgstore.EnsureProvisioner(ctx, s.ZoneSuperDB, p); err != nil {
+			return fmt.Errorf("zone postgres (scripts/zone-postgres.sh makes the cluster): %w", err)
+		}
 	}
 	u, err := pgstore.ProvisionerURL(p)
 	if err != nil {
