@@ -5,6 +5,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 export GOFLAGS="${GOFLAGS:--buildvcs=false}"
 scripts/ensure-services.sh || exit 1
+# Chromium and the console's npm packages, for the console's browser test in tests/e2e.
+scripts/ensure-browser.sh || exit 1
 
 # The broker users every service's tests run as ("test.tori.<name>", the permissions
 # bin/bootstrap gives the real ones), made once, not per test: their password is kept in the

@@ -79,6 +79,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		hd.Set("Cache-Control", "no-cache")
 		w.Write(h.config)
 		return
+	case "/readyz":
+		hd.Set("Content-Type", "application/json")
+		w.Write([]byte(`{"ready":true}`))
+		return
 	case "/healthz":
 		hd.Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]any{"service": "console", "built": h.built, "startedAt": h.started})

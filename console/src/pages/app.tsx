@@ -48,7 +48,8 @@ export function AppPage({ slug, tab }: { slug: string; tab: string }) {
         </a>
         <span class="muted">
           {' '}
-          · {a.kind} · {a.framework} · {a.region} ({a.zone})
+          · {a.kind}
+          {a.framework !== a.kind && ` · ${a.framework}`} · {a.region} ({a.zone})
         </span>
       </p>
       <nav class="tabs" aria-label="App">

@@ -30,7 +30,8 @@ export function AppsList() {
                 <Badge status={a.status} />
               </div>
               <p class="muted small">
-                {a.kind} · {a.framework} · {a.region} · created <Time at={a.createdAt} />
+                {a.kind}
+                {a.framework !== a.kind && ` · ${a.framework}`} · {a.region} · created <Time at={a.createdAt} />
               </p>
               <a href={a.url} target="_blank" rel="noopener noreferrer" class="small">
                 {a.url}

@@ -86,6 +86,11 @@ func Start(t testing.TB, opts Options) *Stack {
 	env["EDGE_ADDR"] = testinfra.FreeAddr(t)
 	env["ZONE_APPS_DIR"] = zoneAppsDir(t)
 	env["BASE_URL"] = "http://" + env["GATEWAY_ADDR"]
+	// The web console's origin (StartConsole serves it there): magic links and the device
+	// flow point at it, and the gateway's CORS admits it.
+	env["CONSOLE_ADDR"] = testinfra.FreeAddr(t)
+	env["CONSOLE_URL"] = "http://" + env["CONSOLE_ADDR"]
+	env["CORS_ORIGINS"] = env["CONSOLE_URL"]
 	for k, v := range opts.Env {
 		env[k] = v
 	}

@@ -57,7 +57,7 @@ export function DropFolder({ slug, onDeployed }: { slug: string; onDeployed: (d:
         class="visually-hidden-focusable"
         type="file"
         // @ts-expect-error webkitdirectory is not in Preact's attribute types
-        webkitdirectory=""
+        webkitdirectory={true}
         multiple
         disabled={busy}
         onChange={(e) => {

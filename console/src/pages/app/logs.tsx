@@ -104,7 +104,7 @@ export function Logs({ slug }: { slug: string }) {
         <label class="check">
           <input type="checkbox" checked={follow} onChange={(e) => setFollow(e.currentTarget.checked)} /> Follow
         </label>
-        {retention !== null && <span class="muted small">kept {retention} days on your plan</span>}
+        {retention !== null && <span class="muted small">kept {retention} day{retention === 1 ? '' : 's'} on your plan</span>}
       </div>
       <ErrorBox error={error} />
       {!loading && lines.length === 0 && !error ? (

@@ -1,0 +1,261 @@
+// The console's browser test: run by tests/e2e/console_test.go (`make test`), which starts
+// the control plane and the console and answers this script's questions at CONTROL_URL.
+// Debian's Chromium, driven by playwright-core (browser downloads do not work here).
+import { chromium } from 'playwright-core'
+import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+const env = (k) => {
+  const v = process.env[k]
+  if (!v) throw new Error(`${k} is not set`)
+  return v
+}
+const CONSOLE = env('CONSOLE_URL')
+const API = env('API_URL')
+const EDGE = env('EDGE_URL')
+const APPS_DOMAIN = env('APPS_DOMAIN')
+const CONTROL = env('CONTROL_URL')
+const SHOTS = env('SCREENSHOT_DIR')
+const EMAIL = env('EMAIL')
+const desktop = { width: 1280, height: 860 }
+const phone = { width: 390, height: 844 }
+const T = 30_000
+
+let stepName = ''
+const step = (name) => {
+  stepName = name
+  console.log(`step: ${name}`)
+}
+const fail = (msg) => {
+  throw new Error(`${stepName}: ${msg}`)
+}
+const control = async (method, path) => {
+  const res = await fetch(CONTROL + path, { method })
+  const body = await res.json()
+  if (!res.ok) fail(`control ${path}: ${res.status} ${JSON.stringify(body)}`)
+  return body
+}
+
+const profile = mkdtempSync(join(tmpdir(), 'tori-console-chromium-'))
+const site = mkdtempSync(join(tmpdir(), 'tori-console-site-'))
+// A fresh profile per run; the flags keep Chromium from dialling anywhere but this machine.
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: env('CHROMIUM'),
+  headless: true,
+  viewport: desktop,
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
+})
+
+const allowed = new Set([new URL(CONSOLE).origin, new URL(API).origin])
+const strays = []
+const cspErrors = []
+const pageErrors = []
+const watch = (page) => {
+  page.on('request', (req) => {
+    const u = new URL(req.url())
+    if (u.protocol === 'data:' || allowed.has(u.origin) || u.hostname.endsWith('.' + APPS_DOMAIN) || u.hostname === '127.0.0.1') return
+    strays.push(req.url())
+  })
+  page.on('console', (m) => {
+    if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) cspErrors.push(m.text())
+  })
+  page.on('pageerror', (e) => pageErrors.push(String(e)))
+}
+context.on('page', watch)
+const page = context.pages()[0] ?? (await context.newPage())
+watch(page)
+
+const shot = async (name) => {
+  for (const [label, size] of [['desktop', desktop], ['phone', phone]]) {
+    await page.setViewportSize(size)
+    await page.waitForTimeout(100) // one layout pass at the new width before the capture
+    await page.screenshot({ path: join(SHOTS, `${name}-${label}.png`), fullPage: true })
+  }
+  await page.setViewportSize(desktop)
+}
+const text = (sel) => page.locator(sel).first().innerText()
+const visible = (loc, timeout = T) => loc.first().waitFor({ state: 'visible', timeout })
+const urlIs = async (path) => page.waitForURL((u) => u.pathname === path, { timeout: T })
+
+try {
+  step('sign in: request a magic link')
+  await page.goto(CONSOLE + '/')
+  await page.getByLabel('Email address').fill(EMAIL)
+  await page.keyboard.press('Enter') // the form works from the keyboard
+  await visible(page.getByText('Check your mail'))
+
+  step('sign in: open the link from the mail')
+  const { link } = await control('GET', `/mail?email=${encodeURIComponent(EMAIL)}`)
+  await page.goto(link)
+  await urlIs('/apps')
+  await visible(page.getByText('No apps yet'))
+  const session = await page.evaluate(() => JSON.parse(localStorage.getItem('tori.session') ?? 'null'))
+  if (!session?.token?.startsWith('tok_')) fail('no session kept in localStorage')
+
+  step('device sign-in: approve the code a command line is polling')
+  const device = await control('POST', '/device')
+  await page.goto(device.verificationUriComplete)
+  const codeInput = page.getByLabel('Code')
+  await visible(codeInput)
+  if ((await codeInput.inputValue()) !== device.userCode) fail(`code field holds ${await codeInput.inputValue()}, want ${device.userCode}`)
+  await shot('device-approval')
+  await page.getByRole('button', { name: 'Approve' }).click()
+  await visible(page.getByText('Command line signed in'))
+  const result = await control('GET', '/device/result')
+  if (!result.approved) fail(`the polling client was not let in: ${result.error}`)
+
+  step('loopback sign-in: authorize and return to the command line')
+  const loop = await control('POST', '/loopback')
+  await page.goto(loop.url)
+  await page.getByRole('button', { name: 'Authorize' }).click()
+  await page.waitForURL((u) => u.pathname === '/callback', { timeout: T })
+  await visible(page.locator('#done'))
+
+  step('apps: create one')
+  const slug = `web-${Math.random().toString(16).slice(2, 10)}`
+  await page.goto(CONSOLE + '/apps')
+  await page.getByLabel('Name').fill(slug)
+  await page.getByRole('button', { name: 'Create app' }).click()
+  await urlIs(`/apps/${slug}`)
+  await visible(page.getByText('No deploys yet'))
+  const href = await page.getByTestId('app-url').getAttribute('href')
+  if (href !== `https://${slug}.${APPS_DOMAIN}`) fail(`app URL ${href}`)
+
+  step('deploy: a folder, with upload progress, until live')
+  const marker = `console-e2e-${Date.now()}`
+  mkdirSync(join(site, 'assets'))
+  writeFileSync(join(site, 'index.html'), `<!doctype html><title>${marker}</title><link rel="stylesheet" href="assets/site.css"><h1 id="marker">${marker}</h1>`)
+  writeFileSync(join(site, 'assets', 'site.css'), 'h1 { color: rebeccapurple }')
+  await page.locator('#folder-input').setInputFiles(site)
+  const row = page.locator('tr[data-deploy]').first()
+  await visible(row)
+  await visible(row.locator('.badge', { hasText: 'live' }), 90_000)
+  await visible(page.getByTestId('current-deploy').locator('.badge', { hasText: 'live' }))
+
+  step('deploy: the site is served through the edge')
+  const edge = new URL(EDGE)
+  const site1 = await context.newPage()
+  await site1.goto(`http://${slug}.${APPS_DOMAIN}:${edge.port}/`)
+  const served = await site1.locator('#marker').innerText()
+  if (served !== marker) fail(`the edge served ${served}`)
+  const color = await site1.locator('#marker').evaluate((el) => getComputedStyle(el).color)
+  if (color !== 'rgb(102, 51, 153)') fail(`assets/site.css not served at its path (color ${color})`)
+  await site1.close()
+
+  step('app page: deploys and logs')
+  await page.reload()
+  await visible(page.locator('tr[data-deploy] .badge', { hasText: 'live' }))
+  await page.getByRole('button', { name: 'Output' }).first().click()
+  await visible(page.getByTestId('deploy-output'))
+  await shot('app-deploys')
+  await page.getByRole('link', { name: 'Logs' }).click()
+  await urlIs(`/apps/${slug}/logs`)
+  await visible(page.getByLabel('Window'))
+  await visible(page.getByTestId('logs').locator('.line'))
+  await page.getByLabel('Follow').check()
+  await shot('app-logs')
+
+  step('environment: set a variable and never see its value')
+  const secret = `s3cret-${Math.random().toString(36).slice(2)}-value`
+  await page.getByRole('link', { name: 'Environment' }).click()
+  await urlIs(`/apps/${slug}/env`)
+  await visible(page.getByText('No variables'))
+  await page.getByLabel('Key').fill('API_SECRET')
+  await page.getByLabel('Value').fill(secret)
+  await page.getByLabel('Value').press('Enter')
+  const envRow = page.locator('tr[data-env="API_SECRET"]')
+  await visible(envRow)
+  const shown = await envRow.innerText()
+  if (!shown.includes('********')) fail(`the value is not masked: ${shown}`)
+  const leaks = async () => {
+    const html = await page.content()
+    const values = await page.locator('input').evaluateAll((els) => els.map((e) => e.value))
+    return html.includes(secret) || values.some((v) => v.includes(secret))
+  }
+  if (await leaks()) fail('the value is on the page after it was set')
+  await page.reload()
+  await visible(envRow)
+  if (await leaks()) fail('the value is on the page after a reload')
+  await envRow.getByRole('button', { name: 'Remove API_SECRET' }).click()
+  await visible(page.getByText('No variables'))
+
+  step('tokens: the secret is shown exactly once')
+  await page.getByRole('link', { name: 'Account' }).click()
+  await urlIs('/account')
+  await page.getByLabel('Name', { exact: true }).fill('ci')
+  await page.getByRole('button', { name: 'Create token' }).click()
+  const secretBox = page.getByTestId('token-secret')
+  await visible(secretBox)
+  const apiToken = (await secretBox.innerText()).trim()
+  if (!apiToken.startsWith('svc_')) fail(`token secret ${apiToken}`)
+  const works = await control('GET', `/token-works?token=${encodeURIComponent(apiToken)}`)
+  if (!works.works) fail('the token the console showed does not work')
+  const prefixCell = page.locator('tr[data-token] code').first()
+  await visible(prefixCell)
+  await page.reload()
+  await visible(page.locator('tr[data-token]'))
+  if ((await page.content()).includes(apiToken)) fail('the secret is shown again after a reload')
+  if ((await page.getByTestId('token-secret').count()) !== 0) fail('a secret box is still there')
+
+  step('apps list at desktop and phone widths')
+  await page.goto(CONSOLE + '/apps')
+  await visible(page.locator('.card', { hasText: slug }))
+  await visible(page.locator('.card', { hasText: slug }).locator('.badge', { hasText: 'running' }))
+  await shot('apps-list')
+
+  step('delete needs the slug typed')
+  // A second app, so the first stays for the screenshots above.
+  await page.getByLabel('Name').fill(`${slug}-x`)
+  await page.getByRole('button', { name: 'Create app' }).click()
+  await urlIs(`/apps/${slug}-x`)
+  await page.getByRole('link', { name: 'Settings' }).click()
+  const del = page.getByRole('button', { name: `Delete ${slug}-x` })
+  if (!(await del.isDisabled())) fail('delete is enabled before the slug is typed')
+  await page.getByLabel('App name').fill(`${slug}-x`)
+  await del.click()
+  await urlIs('/apps')
+  await visible(page.locator('.card', { hasText: slug }))
+  if ((await page.locator('.card', { hasText: `${slug}-x` }).count()) !== 0) fail('the deleted app is still listed')
+
+  step('sign out: the session is revoked and the console returns to sign-in')
+  await page.getByRole('button', { name: 'Sign out' }).click()
+  await urlIs('/')
+  await visible(page.getByLabel('Email address'))
+  const revoked = await control('GET', `/session-revoked?token=${encodeURIComponent(session.token)}`)
+  if (!revoked.revoked) fail('the session still works after sign-out')
+  await page.goto(CONSOLE + `/apps/${slug}`)
+  await urlIs('/')
+
+  step('a 401 returns to sign-in')
+  await page.evaluate((s) => localStorage.setItem('tori.session', JSON.stringify(s)), session)
+  await page.goto(CONSOLE + '/apps')
+  await urlIs('/')
+  await visible(page.getByLabel('Email address'))
+
+  step('no third-party request, no CSP violation, no page error')
+  if (strays.length) fail(`requests left the console and the API: ${strays.join(', ')}`)
+  if (cspErrors.length) fail(`CSP violations: ${cspErrors.join(' | ')}`)
+  if (pageErrors.length) fail(`page errors: ${pageErrors.join(' | ')}`)
+  console.log('console e2e: all steps passed')
+} catch (e) {
+  console.error(`FAILED at ${stepName}: ${e?.stack ?? e}`)
+  try {
+    await page.screenshot({ path: join(SHOTS, 'failure.png'), fullPage: true })
+    console.error(`page at failure: ${page.url()} (screenshot failure.png)`)
+  } catch {}
+  process.exitCode = 1
+} finally {
+  await context.close()
+  rmSync(profile, { recursive: true, force: true })
+  rmSync(site, { recursive: true, force: true })
+}
