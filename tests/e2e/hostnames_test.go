@@ -1,0 +1,97 @@
+package e2e
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"tori.dev/tests/e2e/harness"
+)
+
+// A served custom hostname whose TXT record disappears: the owner gets one mail (apps reports,
+// identity writes), and once the grace period has passed the hostname is pending again and the
+// zone's edge no longer routes it, while the app goes on serving at its own address. The
+// intervals are shortened from a day and 72 hours to fractions of a second.
+func TestCustomHostnameLosingItsRecordStopsBeingServed(t *testing.T) {
+	dns := startTXTServer(t)
+	s := harness.Start(t, harness.Options{Env: map[string]string{
+		"DNS_RESOLVER":                  dns.addr,
+		"DOMAIN_CHECK_INTERVAL":         "100ms",
+		"DOMAIN_RECHECK_INTERVAL":       "300ms",
+		"DOMAIN_MISSING_CHECK_INTERVAL": "200ms",
+		"DOMAIN_MISSING_GRACE":          "2s",
+	}})
+	a := s.NewAccount(t, "hostname-lost")
+	if out, err := s.Command("billing", "set-plan", "-account", a.Email, "-plan", "songbird"); err != nil {
+		t.Fatalf("set-plan: %v\n%s", err, out)
+	}
+	slug := createApp(t, s, a.Token, "static")
+	r := deployFiles(t, s, a.Token, slug, sitePart{"index.html", "shop"})
+	if r.Status != http.StatusCreated {
+		t.Fatalf("deploy: %d %s", r.Status, r.Body)
+	}
+	waitStatus(t, s, a.Token, slug, r.Map(t)["id"].(string), "live")
+	waitEdge(t, s, slug, "/", "shop")
+
+	host := "lost-" + harness.Hex(3) + ".example.com"
+	var claim map[string]any
+	poll(t, 15*time.Second, "songbird's limit reaches apps", func() bool {
+		r := s.Do(t, harness.Request{Method: http.MethodPost, Path: "/api/apps/" + slug + "/domains", Token: a.Token, Body: map[string]string{"hostname": host}})
+		if r.Status == http.StatusCreated {
+			claim = r.Map(t)
+		}
+		return r.Status == http.StatusCreated
+	})
+	record := "_tori-challenge." + host
+	dns.set(record, claim["verification"].(map[string]any)["value"].(string))
+	status := func() string {
+		var list []map[string]any
+		s.Get(t, "/api/apps/"+slug+"/domains", a.Token).JSON(t, &list)
+		if len(list) != 1 {
+			t.Fatalf("domains %v", list)
+		}
+		return list[0]["status"].(string)
+	}
+	poll(t, 15*time.Second, "hostname active", func() bool { return status() == "active" })
+	harness.Eventually(t, 15*time.Second, "the edge serving "+host, func() bool {
+		code, body := hostGet(t, s, host)
+		return code == http.StatusOK && body == "shop"
+	})
+
+	mails := s.SMTP.Count(a.Email)
+	dns.set(record) // the name answers, without the record
+	m, ok := s.SMTP.WaitFor(a.Email, mails, 30*time.Second)
+	if !ok {
+		t.Fatal("no mail about the missing record")
+	}
+	body := strings.ReplaceAll(m.Data, "=\r\n", "")
+	for _, want := range []string{host, record, "stops serving"} {
+		if !strings.Contains(body, want) {
+			t.Fatalf("the mail lacks %q:\n%s", want, m.Data)
+		}
+	}
+	poll(t, 30*time.Second, "hostname pending again", func() bool { return status() == "pending" })
+	harness.Eventually(t, 15*time.Second, "the edge no longer routing "+host, func() bool {
+		code, body := hostGet(t, s, host)
+		return code == http.StatusNotFound && body == "not found\n"
+	})
+	if code, body := edgeGet(t, s, slug, "/"); code != http.StatusOK || body != "shop" {
+		t.Fatalf("the app itself: %d %q", code, body)
+	}
+}
+
+// hostGet asks the zone's edge for / under an arbitrary Host.
+func hostGet(t testing.TB, s *harness.Stack, host string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, s.Edge+"/", nil)
+	req.Host = host
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("edge: %v", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
