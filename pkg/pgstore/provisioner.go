@@ -49,6 +49,17 @@ func EnsureProvisioner(ctx context.Context, superURL string, p Provisioner) erro
 	if _, err := conn.Exec(ctx, "ALTER ROLE "+role+" LOGIN CREATEDB CREATEROLE NOSUPERUSER NOREPLICATION NOBYPASSRLS PASSWORD "+quoteLiteral(p.Password)); err != nil {
 		return fmt.Errorf("pgstore: set provisioning role: %w", err)
 	}
+	// An app's role may connect to its own database alone: the cluster's own databases are
+	// closed to PUBLIC, and open to the provisioning roles that work in them.
+	for _, s := range []string{
+		"REVOKE CONNECT, TEMPORARY ON DATABASE postgres FROM PUBLIC",
+		"REVOKE CONNECT, TEMPORARY ON DATABASE template1 FROM PUBLIC",
+		"GRANT CONNECT ON DATABASE postgres TO " + role,
+	} {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			return fmt.Errorf("pgstore: %s: %w", s, err)
+		}
+	}
 	return nil
 }
 

@@ -91,6 +91,10 @@ func dropProvisioner(t testing.TB, super, role string) {
 		}
 	}
 	for _, r := range owners {
+		// The provisioner's CONNECT on the maintenance database would keep it.
+		if _, err := c.Exec(ctx, "REVOKE ALL ON DATABASE postgres FROM "+pgx.Identifier{r}.Sanitize()); err != nil {
+			t.Errorf("testinfra: revoke from %s: %v", r, err)
+		}
 		if _, err := c.Exec(ctx, "DROP ROLE IF EXISTS "+pgx.Identifier{r}.Sanitize()); err != nil {
 			t.Errorf("testinfra: drop role %s: %v", r, err)
 		}

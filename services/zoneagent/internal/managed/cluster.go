@@ -1,0 +1,156 @@
+// Package managed is the zone's side of managed databases: the zone's own Postgres cluster,
+// where each app gets a database and a role of its own, and the PgBouncer pooler in front of
+// it, the only way an app reaches its database. It decides nothing: the use cases are in
+// internal/app.
+package managed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// namePattern is a managed database's (and its role's) name: db_ and a database id's hex.
+var namePattern = regexp.MustCompile(`^db_[0-9a-f]{32}$`)
+
+// ValidName reports whether name is a managed database's name; nothing else ever reaches
+// SQL or the pooler's files.
+func ValidName(name string) bool { return namePattern.MatchString(name) }
+
+// Cluster is the zone's managed-database cluster, reached as its provisioning role (LOGIN
+// CREATEDB CREATEROLE, never a superuser): ZONE_POSTGRES_ADMIN_URL.
+type Cluster struct {
+	AdminURL string
+	// StatementTimeout is set on every database's role: a statement running longer is
+	// cancelled (decisions.md: 60 s; DATABASE_STATEMENT_TIMEOUT shortens it for tests).
+	StatementTimeout time.Duration
+}
+
+func (c Cluster) connect(ctx context.Context) (*pgx.Conn, error) {
+	conn, err := pgx.Connect(ctx, c.AdminURL)
+	if err != nil {
+		return nil, fmt.Errorf("managed: connect to the zone cluster: %w", err)
+	}
+	return conn, nil
+}
+
+// Create makes the database name owned by a role of the same name that logs in with
+// password, may hold connLimit sessions and has its statements cancelled past the timeout.
+// Nobody else may connect to it. Run again, it brings what exists to the same state (the
+// password included), so a redelivered command or a half-done earlier try ends the same.
+func (c Cluster) Create(ctx context.Context, name, password string, connLimit int) error {
+	if !ValidName(name) || password == "" || connLimit < 1 {
+		return fmt.Errorf("managed: create %q: invalid name, password or limit", name)
+	}
+	conn, err := c.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	ident := pgx.Identifier{name}.Sanitize()
+	var roleExists, dbExists bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1),
+		EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&roleExists, &dbExists); err != nil {
+		return fmt.Errorf("managed: look up %s: %w", name, err)
+	}
+	if !roleExists {
+		// CREATE ROLE gives none of the attributes (superuser, createdb, createrole, …).
+		if _, err := conn.Exec(ctx, "CREATE ROLE "+ident+" NOLOGIN"); err != nil && !isCode(err, "42710") {
+			return fmt.Errorf("managed: create role %s: %w", name, err)
+		}
+	}
+	stmts := []string{
+		// The provisioning role becomes a member so it may give the database to the role and
+		// drop both later; the app's role gains nothing from it.
+		"GRANT " + ident + " TO CURRENT_USER",
+		"ALTER ROLE " + ident + " LOGIN" +
+			fmt.Sprintf(" CONNECTION LIMIT %d PASSWORD %s", connLimit, quoteLiteral(password)),
+		fmt.Sprintf("ALTER ROLE %s SET statement_timeout = %s", ident, quoteLiteral(fmt.Sprintf("%dms", c.StatementTimeout.Milliseconds()))),
+	}
+	for _, s := range stmts {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			return fmt.Errorf("managed: set up role %s: %w", name, redact(err, password))
+		}
+	}
+	if !dbExists {
+		// CREATE DATABASE runs outside a transaction; pgx's Exec sends it alone.
+		if _, err := conn.Exec(ctx, "CREATE DATABASE "+ident+" OWNER "+ident); err != nil && !isCode(err, "42P04") {
+			return fmt.Errorf("managed: create database %s: %w", name, err)
+		}
+	}
+	for _, s := range []string{
+		"ALTER DATABASE " + ident + " OWNER TO " + ident,
+		"REVOKE ALL ON DATABASE " + ident + " FROM PUBLIC",
+		"GRANT CONNECT, TEMPORARY ON DATABASE " + ident + " TO " + ident,
+	} {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			return fmt.Errorf("managed: set up database %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// SetConnectionLimit changes the role's CONNECTION LIMIT (a plan change).
+func (c Cluster) SetConnectionLimit(ctx context.Context, name string, connLimit int) error {
+	if !ValidName(name) || connLimit < 1 {
+		return fmt.Errorf("managed: limit %q: invalid name or limit", name)
+	}
+	conn, err := c.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, fmt.Sprintf("ALTER ROLE %s CONNECTION LIMIT %d", pgx.Identifier{name}.Sanitize(), connLimit))
+	return err
+}
+
+// Drop removes the database (ending its sessions) and its role; what is already gone is
+// not an error.
+func (c Cluster) Drop(ctx context.Context, name string) error {
+	if !ValidName(name) {
+		return fmt.Errorf("managed: drop %q: invalid name", name)
+	}
+	conn, err := c.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	ident := pgx.Identifier{name}.Sanitize()
+	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+ident+" WITH (FORCE)"); err != nil {
+		return fmt.Errorf("managed: drop database %s: %w", name, err)
+	}
+	if _, err := conn.Exec(ctx, "DROP ROLE IF EXISTS "+ident); err != nil {
+		return fmt.Errorf("managed: drop role %s: %w", name, err)
+	}
+	return nil
+}
+
+// Ping checks the provisioning role can log in.
+func (c Cluster) Ping(ctx context.Context) error {
+	conn, err := c.connect(ctx)
+	if err != nil {
+		return err
+	}
+	return conn.Close(ctx)
+}
+
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+func isCode(err error, code string) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == code
+}
+
+// redact keeps a password out of an error that might quote the statement.
+func redact(err error, secret string) error {
+	if err == nil || secret == "" || !strings.Contains(err.Error(), secret) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), secret, "[redacted]"))
+}

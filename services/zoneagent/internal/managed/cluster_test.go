@@ -1,0 +1,118 @@
+package managed
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"tori.dev/pkg/testinfra"
+)
+
+func newName() string { return "db_" + strings.ReplaceAll(uuid.NewString(), "-", "") }
+
+// dbURL is the URL that logs in to database name as its own role over TCP.
+func dbURL(admin, name, password, database string) string {
+	u, _ := url.Parse(admin)
+	u.User = url.UserPassword(name, password)
+	u.Path = "/" + database
+	return u.String()
+}
+
+func TestClusterCreateAndDrop(t *testing.T) {
+	ctx := context.Background()
+	c := Cluster{AdminURL: testinfra.ZoneProvisionerURL(t), StatementTimeout: 300 * time.Millisecond}
+	a, b := newName(), newName()
+	if err := c.Create(ctx, a, "pw-a", 2); err != nil {
+		t.Fatal(err)
+	}
+	// Again, as a redelivered command would: the same state, the password it gives wins.
+	if err := c.Create(ctx, a, "pw-a2", 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, b, "pw-b", 2); err != nil {
+		t.Fatal(err)
+	}
+
+	own, err := pgx.Connect(ctx, dbURL(c.AdminURL, a, "pw-a2", a))
+	if err != nil {
+		t.Fatalf("the role connects to its own database: %v", err)
+	}
+	defer own.Close(ctx)
+	if _, err := own.Exec(ctx, "CREATE TABLE t (v int); INSERT INTO t VALUES (1)"); err != nil {
+		t.Fatalf("the role writes in its own database: %v", err)
+	}
+	var super bool
+	if err := own.QueryRow(ctx, "SELECT rolsuper FROM pg_roles WHERE rolname = current_user").Scan(&super); err != nil || super {
+		t.Fatalf("superuser %v (%v)", super, err)
+	}
+	// A statement past the timeout is cancelled (57014 query_canceled).
+	if _, err := own.Exec(ctx, "SELECT pg_sleep(5)"); !isCode(err, "57014") {
+		t.Fatalf("a statement past the timeout: %v", err)
+	}
+
+	for _, tc := range []struct{ name, user, password, database string }{
+		{"the old password", a, "pw-a", a},
+		{"another app's database", b, "pw-b", a},
+		{"the cluster's maintenance database", a, "pw-a2", "postgres"},
+		{"template1", a, "pw-a2", "template1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if conn, err := pgx.Connect(ctx, dbURL(c.AdminURL, tc.user, tc.password, tc.database)); err == nil {
+				conn.Close(ctx)
+				t.Fatalf("%s connected to %s", tc.user, tc.database)
+			}
+		})
+	}
+
+	// CONNECTION LIMIT 2: own is one, a second is admitted, a third refused.
+	second, err := pgx.Connect(ctx, dbURL(c.AdminURL, a, "pw-a2", a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close(ctx)
+	if third, err := pgx.Connect(ctx, dbURL(c.AdminURL, a, "pw-a2", a)); err == nil || !isCode(err, "53300") {
+		if err == nil {
+			third.Close(ctx)
+		}
+		t.Fatalf("a connection past the limit: %v", err)
+	}
+
+	if err := c.Drop(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Drop(ctx, a); err != nil {
+		t.Fatalf("dropping again: %v", err)
+	}
+	super2, err := pgx.Connect(ctx, testinfra.ZonePostgresSuperURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer super2.Close(ctx)
+	var left int
+	if err := super2.QueryRow(ctx, `SELECT (SELECT count(*) FROM pg_database WHERE datname = $1) + (SELECT count(*) FROM pg_roles WHERE rolname = $1)`, a).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("%d of the database and role left (%v)", left, err)
+	}
+}
+
+func TestValidName(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ok   bool
+	}{
+		{"db_0123456789abcdef0123456789abcdef", true},
+		{"db_0123456789ABCDEF0123456789abcdef", false},
+		{"db_0123", false},
+		{"postgres", false},
+		{`db_0123456789abcdef0123456789abcde"`, false},
+		{"", false},
+	} {
+		if got := ValidName(tc.name); got != tc.ok {
+			t.Errorf("ValidName(%q) = %v", tc.name, got)
+		}
+	}
+}
