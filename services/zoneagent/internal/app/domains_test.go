@@ -21,19 +21,22 @@ import (
 	"tori.dev/services/zoneagent/internal/revision"
 )
 
-// deliverAppsEvent hands one apps event to the zone's consumer of apps events, in a
-// transaction, as the bus would.
-func (z *zone) deliverAppsEvent(key string, m proto.Message) {
+// appsHandler is the zone's consumer of apps events, as the bus runs it.
+func (z *zone) appsHandler() bus.TxHandler {
 	z.t.Helper()
-	var handle bus.TxHandler
 	for _, s := range busapi.Subscriptions(z.agent) {
 		if strings.HasSuffix(s.Queue, ".apps") {
-			handle = s.Handle
+			return s.Handle
 		}
 	}
-	if handle == nil {
-		z.t.Fatal("the zone has no consumer of apps events")
-	}
+	z.t.Fatal("the zone has no consumer of apps events")
+	return nil
+}
+
+// deliverAppsEvent hands one apps event to that consumer, in a transaction, as the bus would.
+func (z *zone) deliverAppsEvent(key string, m proto.Message) {
+	z.t.Helper()
+	handle := z.appsHandler()
 	body, err := proto.Marshal(m)
 	if err != nil {
 		z.t.Fatal(err)
@@ -82,12 +85,7 @@ func TestDeactivatedHostnameIsNoLongerServed(t *testing.T) {
 // A deactivation naming no valid app id is refused for good, before it touches the store.
 func TestDeactivationWithABadAppIDIsPermanent(t *testing.T) {
 	z := newZone(t)
-	var handle bus.TxHandler
-	for _, s := range busapi.Subscriptions(z.agent) {
-		if strings.HasSuffix(s.Queue, ".apps") {
-			handle = s.Handle
-		}
-	}
+	handle := z.appsHandler()
 	for _, m := range []*appsv1.DomainDeactivated{
 		{AppId: "../../etc", Hostname: "shop.example.com"},
 		{AppId: uuid.NewString()},
