@@ -43,7 +43,7 @@ type Pooler struct {
 	// owned by RunAs: PgBouncer rereads them after dropping root, and may not be able to reach
 	// into Dir. Written from the record at every start and change; Dir when empty.
 	RuntimeDir string
-	Listen string // host:port it listens on (ZONE_POOLER_ADDR)
+	Listen     string // host:port it listens on (ZONE_POOLER_ADDR)
 	// Cluster is host:port of the zone's managed-database cluster.
 	Cluster string
 	// QueryWaitTimeout is how long a transaction waits for a server connection when the

@@ -161,4 +161,3 @@ func TestPoolerRecordSurvivesReopen(t *testing.T) {
 		}
 	}
 }
-
