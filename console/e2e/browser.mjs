@@ -60,9 +60,16 @@ const allowed = new Set([new URL(CONSOLE).origin, new URL(API).origin])
 const strays = []
 const cspErrors = []
 const pageErrors = []
+const apiOrigin = new URL(API).origin
+const postsWithoutKey = []
+let apiPosts = 0
 const watch = (page) => {
   page.on('request', (req) => {
     const u = new URL(req.url())
+    if (u.origin === apiOrigin && req.method() === 'POST') {
+      apiPosts++
+      if (!req.headers()['idempotency-key']) postsWithoutKey.push(u.pathname)
+    }
     if (u.protocol === 'data:' || allowed.has(u.origin) || u.hostname.endsWith('.' + APPS_DOMAIN) || u.hostname === '127.0.0.1') return
     strays.push(req.url())
   })
@@ -121,6 +128,40 @@ try {
   await page.waitForURL((u) => u.pathname === '/callback', { timeout: T })
   await visible(page.locator('#done'))
 
+  step('errors in the API\'s words; a 429 waited out or shown with its Retry-After')
+  await page.goto(CONSOLE + '/apps')
+  await page.getByLabel('Name').fill('api')
+  await page.getByRole('button', { name: 'Create app' }).click()
+  await visible(page.getByRole('alert').filter({ hasText: 'slug taken' }))
+  const limited = (retryAfter) => ({
+    status: 429,
+    headers: {
+      'Content-Type': 'application/json',
+      'Retry-After': String(retryAfter),
+      'Access-Control-Allow-Origin': new URL(CONSOLE).origin,
+      'Access-Control-Allow-Credentials': 'true',
+      'Access-Control-Expose-Headers': 'Retry-After',
+    },
+    body: JSON.stringify({ error: 'rate_limited', code: 'rate_limited', retryAfter }),
+  })
+  // A short Retry-After is waited out: the list loads after the notice.
+  let listCalls = 0
+  await page.route(API + '/api/apps', (route) => {
+    if (route.request().method() === 'GET' && listCalls++ === 0) return route.fulfill(limited(1))
+    return route.fallback()
+  })
+  await page.reload()
+  await visible(page.getByRole('status').filter({ hasText: 'Too many requests: trying again in 1 s' }))
+  await visible(page.getByText('No apps yet'))
+  if (listCalls < 2) fail('the 429 was not retried')
+  await page.unroute(API + '/api/apps')
+  // A long one is the error, with its wait.
+  await page.route(API + '/api/apps', (route) => (route.request().method() === 'POST' ? route.fulfill(limited(60)) : route.fallback()))
+  await page.getByLabel('Name').fill('later')
+  await page.getByRole('button', { name: 'Create app' }).click()
+  await visible(page.getByRole('alert').filter({ hasText: 'rate_limited — try again in 60 s' }))
+  await page.unroute(API + '/api/apps')
+
   step('apps: create one')
   const slug = `web-${Math.random().toString(16).slice(2, 10)}`
   await page.goto(CONSOLE + '/apps')
@@ -136,11 +177,24 @@ try {
   mkdirSync(join(site, 'assets'))
   writeFileSync(join(site, 'index.html'), `<!doctype html><title>${marker}</title><link rel="stylesheet" href="assets/site.css"><h1 id="marker">${marker}</h1>`)
   writeFileSync(join(site, 'assets', 'site.css'), 'h1 { color: rebeccapurple }')
+  // The upload is held at the browser's edge until its progress bar has been seen.
+  let release
+  const held = new Promise((r) => (release = r))
+  await page.route(`${API}/api/apps/${slug}/deploys`, async (route) => {
+    if (route.request().method() !== 'POST') return route.fallback()
+    await held
+    return route.fallback()
+  })
   await page.locator('#folder-input').setInputFiles(site)
+  await visible(page.getByLabel('Upload progress'))
+  await visible(page.getByText('Uploading 2 files'))
+  release()
   const row = page.locator('tr[data-deploy]').first()
   await visible(row)
   await visible(row.locator('.badge', { hasText: 'live' }), 90_000)
   await visible(page.getByTestId('current-deploy').locator('.badge', { hasText: 'live' }))
+  await page.unroute(`${API}/api/apps/${slug}/deploys`)
+  if ((await page.getByLabel('Upload progress').count()) !== 0) fail('the progress bar stayed after the upload')
 
   step('deploy: the site is served through the edge')
   const edge = new URL(EDGE)
@@ -242,7 +296,9 @@ try {
   await urlIs('/')
   await visible(page.getByLabel('Email address'))
 
-  step('no third-party request, no CSP violation, no page error')
+  step('no third-party request, no CSP violation, no page error; every POST has an Idempotency-Key')
+  if (apiPosts < 8) fail(`only ${apiPosts} POSTs to the API were seen`)
+  if (postsWithoutKey.length) fail(`POSTs without an Idempotency-Key: ${postsWithoutKey.join(', ')}`)
   if (strays.length) fail(`requests left the console and the API: ${strays.join(', ')}`)
   if (cspErrors.length) fail(`CSP violations: ${cspErrors.join(' | ')}`)
   if (pageErrors.length) fail(`page errors: ${pageErrors.join(' | ')}`)
