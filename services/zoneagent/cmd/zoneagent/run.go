@@ -19,6 +19,7 @@ import (
 	"tori.dev/pkg/lifecycle"
 	"tori.dev/pkg/logging"
 	"tori.dev/pkg/telemetry"
+	zonebus "tori.dev/proto/tori/zone/v1"
 	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/busapi"
 	"tori.dev/services/zoneagent/internal/config"
@@ -78,13 +79,18 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		return err
 	}
 
+	dbs, pooler, err := managedDatabases(cfg, log)
+	if err != nil {
+		return err
+	}
+
 	healthApp := fiber.New(fiber.Config{AppName: "zoneagent", DisableStartupMessage: true,
 		ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute})
 	id := health.NewIdentity("zoneagent", version)
 	healthApp.Get("/healthz", id.Handler)
 	healthApp.Get("/readyz", readyz(id, runner.Sandbox.Unavailable))
 	// Registered before /readyz is served, so it is never ready with a consumer unbound.
-	subs := busapi.Subscriptions(agent)
+	subs := append(busapi.Subscriptions(agent), busapi.DatabaseSubscription(cfg.Zone, dbs))
 	for i := range subs {
 		subs[i].Ready = id.Await(subs[i].Queue)
 	}
@@ -118,6 +124,21 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		return nil
 	})
 	g.Go("outbox relay", bus.NewRelay(conn, pool, log).Run)
+	if pooler != nil {
+		g.Go("pooler", pooler.Run)
+		// A pooler that does not come up stops the zone, naming it; a database command taken
+		// before it answers fails and is retried by the bus.
+		g.Go("pooler start", func(ctx context.Context) error {
+			if err := awaitPooler(ctx, pooler); err != nil {
+				return err
+			}
+			<-ctx.Done()
+			return nil
+		})
+	}
+	g.Go("database credentials", func(ctx context.Context) error {
+		return conn.Serve(ctx, zonebus.DatabaseCredentialsQueue(cfg.Zone), busapi.DatabaseCredentials(dbs))
+	})
 	for _, sub := range subs {
 		g.Go(sub.Queue, func(ctx context.Context) error { return conn.Consume(ctx, pool, sub) })
 	}

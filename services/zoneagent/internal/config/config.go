@@ -62,6 +62,7 @@ type Config struct {
 	ShutdownTimeout time.Duration `env:"ZONEAGENT_SHUTDOWN_TIMEOUT, default=10s"`
 
 	bus.Config
+	ManagedDatabases
 }
 
 var zoneRe = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)
@@ -109,6 +110,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("EDGE_MAX_CONNS_PER_IP must be at least 1"))
 	}
 	if err := c.BusConfig().Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.validateDatabases(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

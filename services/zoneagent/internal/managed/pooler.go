@@ -247,6 +247,11 @@ func (p *Pooler) Run(ctx context.Context) error {
 		return fmt.Errorf("managed: start pgbouncer: %w", err)
 	}
 	go p.logLines(ctx, out)
+	// What PgBouncer reads holds every password: it goes when PgBouncer does, and is
+	// written again from the record at the next start.
+	if p.RuntimeDir != p.Dir {
+		defer os.RemoveAll(p.RuntimeDir)
+	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	select {

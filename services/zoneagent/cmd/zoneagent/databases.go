@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"tori.dev/services/zoneagent/internal/app"
+	"tori.dev/services/zoneagent/internal/config"
+	"tori.dev/services/zoneagent/internal/managed"
+)
+
+// managedDatabases builds the zone's managed-database use cases and, when the zone hosts
+// databases (ZONE_POSTGRES_ADMIN_URL), the pooler the composition root runs; nil otherwise.
+func managedDatabases(cfg config.Config, log *slog.Logger) (*app.Databases, *managed.Pooler, error) {
+	host, portText, err := net.SplitHostPort(cfg.Pooler())
+	if err != nil {
+		return nil, nil, err
+	}
+	port, _ := strconv.Atoi(portText)
+	dbs := &app.Databases{
+		Zone: cfg.Zone, Host: sandboxHost(host), Port: port,
+		NewPassword: managed.NewPassword, Now: time.Now, Log: log,
+	}
+	if !cfg.Enabled() {
+		return dbs, nil, nil
+	}
+	p := &managed.Pooler{
+		Bin: cfg.PoolerBin, Dir: filepath.Join(cfg.DataDir, "pooler"), Listen: cfg.Pooler(),
+		Cluster: cfg.ClusterAddr(), QueryWaitTimeout: cfg.QueryWaitTimeout, Log: log.With("component", "pooler"),
+	}
+	if os.Geteuid() == 0 {
+		// PgBouncer refuses root; what it reads lives where its own user can reach it.
+		p.RunAs = cfg.PoolerUser
+		p.RuntimeDir = filepath.Join(os.TempDir(), "tori-pooler-"+cfg.Zone+"-"+portText)
+	}
+	if err := p.Open(); err != nil {
+		return nil, nil, err
+	}
+	dbs.Cluster = managed.Cluster{AdminURL: cfg.PostgresAdminURL, StatementTimeout: cfg.StatementTimeout}
+	dbs.Pooler = p
+	return dbs, p, nil
+}
+
+// sandboxHost is the pooler's host as an app's sandbox reaches it: the sandbox's own
+// loopback forwards the pooler's port, so a listener on any loopback address is 127.0.0.1.
+func sandboxHost(host string) string {
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() || strings.EqualFold(host, "localhost") {
+		return "127.0.0.1"
+	}
+	return host
+}
+
+// awaitPooler runs the pooler and returns once it answers, or with its error.
+func awaitPooler(ctx context.Context, p *managed.Pooler) error {
+	rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	return p.Ready(rctx)
+}

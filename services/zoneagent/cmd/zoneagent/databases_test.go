@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	amqp "github.com/rabbitmq/amqp091-go"
+	"google.golang.org/protobuf/proto"
+
+	"tori.dev/pkg/bus"
+	"tori.dev/pkg/bus/brokeradmin"
+	pkgconfig "tori.dev/pkg/config"
+	"tori.dev/pkg/testinfra"
+	zonev1 "tori.dev/proto/gen/tori/zone/v1"
+	zonebus "tori.dev/proto/tori/zone/v1"
+	"tori.dev/services/zoneagent/internal/busapi"
+)
+
+// publishAs publishes msg under key on the test's events exchange as principal's own
+// broker user, as that service's relay would.
+func publishAs(t *testing.T, ns, principal, key string, msg proto.Message) {
+	t.Helper()
+	ac, err := amqp.Dial(testinfra.ServiceAMQPURL(t, principal))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ac.Close()
+	ch, err := ac.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := proto.Marshal(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ch.PublishWithContext(context.Background(), ns+"tori.events", key, false, false, amqp.Publishing{
+		MessageId: uuid.NewString(), UserId: bus.UserName(brokeradmin.TestPrefix, principal),
+		Type: string(msg.ProtoReflect().Descriptor().FullName()), Body: body,
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// outboxHas reports whether the zone's outbox holds a published event of key for databaseID.
+func outboxHas(t *testing.T, z *testinfra.Running, key, databaseID string) bool {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, z.Env["ZONEAGENT_DATABASE_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT body FROM outbox WHERE routing_key = $1 AND sent_at IS NOT NULL`, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bodies, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bodies {
+		var m zonev1.DatabaseChanged
+		if proto.Unmarshal(b, &m) == nil && m.GetDatabaseId() == databaseID {
+			return true
+		}
+	}
+	return false
+}
+
+// The databases service's command makes a database the app reaches through the zone's
+// pooler with the credentials only the apps service's request gets; the drop command takes
+// it away. Both are reported as the zone's events.
+func TestZoneProvisionsADatabase(t *testing.T) {
+	poolerAddr := testinfra.FreeAddr(t)
+	z := testinfra.Service{
+		Name: "zoneagent", Serve: serve, AddrVar: "ZONEAGENT_ADDR", ReadyPath: "/readyz",
+		Env: map[string]string{
+			"EDGE_ADDR": testinfra.FreeAddr(t), "ZONE_APPS_DIR": t.TempDir(), "APPS_DOMAIN": "apps.test",
+			"ZONE_POSTGRES_ADMIN_URL": testinfra.ZoneProvisionerURL(t), "ZONE_POOLER_ADDR": poolerAddr,
+			"DATABASE_STATEMENT_TIMEOUT": "500ms",
+		},
+	}.Start(t)
+	ns := z.Env["BUS_NAMESPACE"]
+	id, app := uuid.NewString(), uuid.NewString()
+	name, _ := busapi.DatabaseName(id)
+	publishAs(t, ns, bus.PrincipalDatabases, zonebus.CommandKey("local", zonebus.CommandDatabaseCreate),
+		&zonev1.CreateDatabase{DatabaseId: id, AppId: app, Name: name, ConnectionLimit: 3, MaxBytes: 1 << 28})
+	testinfra.Eventually(t, 30*time.Second, "zone.database.ready", func() bool { return outboxHas(t, z, zonebus.KeyDatabaseReady, id) })
+
+	var cfg bus.Config
+	if err := pkgconfig.LoadMap(context.Background(), &cfg, z.Env); err != nil {
+		t.Fatal(err)
+	}
+	apps := testinfra.DialBus(t, cfg.WithURL(testinfra.ServiceAMQPURL(t, bus.PrincipalApps)), nil)
+	var reply zonev1.DatabaseCredentialsReply
+	if err := apps.Request(context.Background(), zonebus.DatabaseCredentialsQueue("local"), &zonev1.DatabaseCredentialsRequest{DatabaseId: id, AppId: app}, &reply); err != nil {
+		t.Fatal(err)
+	}
+	if reply.GetHost() != "127.0.0.1" || fmt.Sprintf("127.0.0.1:%d", reply.GetPort()) != poolerAddr || reply.GetUser() != name || reply.GetDatabase() != name {
+		t.Fatalf("credentials name %s@%s:%d/%s", reply.GetUser(), reply.GetHost(), reply.GetPort(), reply.GetDatabase())
+	}
+	ctx := context.Background()
+	url := fmt.Sprintf("postgres://%s:%s@%s/%s?sslmode=disable&default_query_exec_mode=simple_protocol", reply.GetUser(), reply.GetPassword(), poolerAddr, reply.GetDatabase())
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatalf("through the pooler: %v", err)
+	}
+	if _, err := conn.Exec(ctx, "CREATE TABLE notes (body text); INSERT INTO notes VALUES ('kept')"); err != nil {
+		t.Fatal(err)
+	}
+	var body string
+	if err := conn.QueryRow(ctx, "SELECT body FROM notes").Scan(&body); err != nil || body != "kept" {
+		t.Fatalf("read %q (%v)", body, err)
+	}
+	if _, err := conn.Exec(ctx, "SELECT pg_sleep(3)"); err == nil {
+		t.Fatal("a statement past DATABASE_STATEMENT_TIMEOUT ran to its end")
+	}
+	conn.Close(ctx)
+
+	// An unknown database: not_found.
+	var none zonev1.DatabaseCredentialsReply
+	err = apps.Request(ctx, zonebus.DatabaseCredentialsQueue("local"), &zonev1.DatabaseCredentialsRequest{DatabaseId: uuid.NewString(), AppId: app}, &none)
+	if re, ok := err.(*bus.RemoteError); !ok || re.Code != "not_found" {
+		t.Fatalf("credentials of an unknown database: %v", err)
+	}
+
+	publishAs(t, ns, bus.PrincipalDatabases, zonebus.CommandKey("local", zonebus.CommandDatabaseDrop),
+		&zonev1.DropDatabase{DatabaseId: id, AppId: app, Name: name})
+	testinfra.Eventually(t, 30*time.Second, "zone.database.dropped", func() bool { return outboxHas(t, z, zonebus.KeyDatabaseDropped, id) })
+	if c, err := pgx.Connect(ctx, url); err == nil {
+		err = c.Ping(ctx)
+		c.Close(ctx)
+		if err == nil {
+			t.Fatal("a dropped database is still reached")
+		}
+	}
+}

@@ -1,0 +1,104 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	zonev1 "tori.dev/proto/gen/tori/zone/v1"
+	zonebus "tori.dev/proto/tori/zone/v1"
+)
+
+// ErrNoDatabase: the zone admits no such database (unknown, dropped, or managed databases
+// are not hosted here).
+var ErrNoDatabase = errors.New("no such database")
+
+// DatabaseCluster makes and drops an app's database and role on the zone's cluster.
+type DatabaseCluster interface {
+	Create(ctx context.Context, name, password string, connLimit int) error
+	Drop(ctx context.Context, name string) error
+}
+
+// DatabasePooler is the pooler in front of the cluster, and the zone's record of each
+// database's password.
+type DatabasePooler interface {
+	Password(name string) (string, bool)
+	Admit(ctx context.Context, name, password string, poolSize int) error
+	Remove(ctx context.Context, name string) error
+}
+
+// Credentials are what an app's sandbox connects with: the pooler as the sandbox reaches it.
+type Credentials struct {
+	User, Password, Database, Host string
+	Port                           int
+}
+
+// Databases are the zone's managed-database use cases. With no cluster the zone hosts none.
+type Databases struct {
+	Zone    string
+	Cluster DatabaseCluster // nil: not hosted here
+	Pooler  DatabasePooler
+	// Host and Port are the pooler as a sandbox reaches it.
+	Host        string
+	Port        int
+	NewPassword func() string
+	Now         func() time.Time
+	Log         *slog.Logger
+}
+
+func (d *Databases) event(databaseID, appID, message string) *zonev1.DatabaseChanged {
+	return &zonev1.DatabaseChanged{DatabaseId: databaseID, AppId: appID, Zone: d.Zone, Message: message, At: timestamppb.New(d.Now())}
+}
+
+// Create makes the database (or finds it made by an earlier delivery of the same command,
+// keeping its password), admits it at the pooler and reports it ready, in tx. A failure is
+// returned for the bus to retry; a zone without managed databases reports failed.
+func (d *Databases) Create(ctx context.Context, tx Tx, databaseID, appID, name string, connLimit int) error {
+	if d.Cluster == nil {
+		d.Log.WarnContext(ctx, "database requested, but this zone hosts none (ZONE_POSTGRES_ADMIN_URL is unset)", "database_id", databaseID)
+		return tx.Publish(ctx, zonebus.KeyDatabaseFailed, d.event(databaseID, appID, "managed databases are not available in this app's zone"))
+	}
+	password, ok := d.Pooler.Password(name)
+	if !ok {
+		password = d.NewPassword()
+	}
+	if err := d.Cluster.Create(ctx, name, password, connLimit); err != nil {
+		return fmt.Errorf("create database %s: %w", databaseID, err)
+	}
+	if err := d.Pooler.Admit(ctx, name, password, connLimit); err != nil {
+		return fmt.Errorf("admit database %s at the pooler: %w", databaseID, err)
+	}
+	d.Log.InfoContext(ctx, "database ready", "database_id", databaseID, "app_id", appID)
+	return tx.Publish(ctx, zonebus.KeyDatabaseReady, d.event(databaseID, appID, ""))
+}
+
+// Drop stops admitting the database at the pooler, drops it and its role, and reports it
+// dropped, in tx. Dropping what is gone reports the same.
+func (d *Databases) Drop(ctx context.Context, tx Tx, databaseID, appID, name string) error {
+	if d.Cluster != nil {
+		if err := d.Pooler.Remove(ctx, name); err != nil {
+			return fmt.Errorf("remove database %s from the pooler: %w", databaseID, err)
+		}
+		if err := d.Cluster.Drop(ctx, name); err != nil {
+			return fmt.Errorf("drop database %s: %w", databaseID, err)
+		}
+	}
+	d.Log.InfoContext(ctx, "database dropped", "database_id", databaseID, "app_id", appID)
+	return tx.Publish(ctx, zonebus.KeyDatabaseDropped, d.event(databaseID, appID, ""))
+}
+
+// Credentials are the database's connection parts, for the apps service's request alone.
+func (d *Databases) Credentials(name string) (Credentials, error) {
+	if d.Cluster == nil {
+		return Credentials{}, ErrNoDatabase
+	}
+	pw, ok := d.Pooler.Password(name)
+	if !ok {
+		return Credentials{}, ErrNoDatabase
+	}
+	return Credentials{User: name, Password: pw, Database: name, Host: d.Host, Port: d.Port}, nil
+}

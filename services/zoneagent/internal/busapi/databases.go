@@ -1,0 +1,103 @@
+package busapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/proto"
+
+	"tori.dev/pkg/bus"
+	zonev1 "tori.dev/proto/gen/tori/zone/v1"
+	zonebus "tori.dev/proto/tori/zone/v1"
+	"tori.dev/services/zoneagent/internal/app"
+	"tori.dev/services/zoneagent/internal/store"
+)
+
+// databasesQueue is the zone's durable queue of managed-database commands, apart from the
+// deploy commands so a slow CREATE DATABASE never holds a deploy up.
+func databasesQueue(zone string) string { return "zoneagent." + zone + ".databases" }
+
+// DatabaseSubscription consumes the databases service's commands to this zone.
+func DatabaseSubscription(zone string, dbs *app.Databases) bus.Subscription {
+	create, drop := zonebus.CommandKey(zone, zonebus.CommandDatabaseCreate), zonebus.CommandKey(zone, zonebus.CommandDatabaseDrop)
+	return bus.Subscription{
+		Queue: databasesQueue(zone),
+		Keys:  []string{create, drop},
+		Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+			t := store.WithTx(tx)
+			switch d.RoutingKey {
+			case create:
+				var c zonev1.CreateDatabase
+				if err := d.Decode(&c); err != nil {
+					return bus.Permanent(err)
+				}
+				name, err := databaseName(c.GetDatabaseId(), c.GetAppId(), c.GetName())
+				if err != nil {
+					return err
+				}
+				if c.GetConnectionLimit() < 1 {
+					return bus.Permanent(errors.New("busapi: a database needs a connection limit"))
+				}
+				return dbs.Create(ctx, t, c.GetDatabaseId(), c.GetAppId(), name, int(c.GetConnectionLimit()))
+			case drop:
+				var c zonev1.DropDatabase
+				if err := d.Decode(&c); err != nil {
+					return bus.Permanent(err)
+				}
+				name, err := databaseName(c.GetDatabaseId(), c.GetAppId(), c.GetName())
+				if err != nil {
+					return err
+				}
+				return dbs.Drop(ctx, t, c.GetDatabaseId(), c.GetAppId(), name)
+			}
+			return bus.Permanent(fmt.Errorf("busapi: unexpected routing key %q", d.RoutingKey))
+		},
+	}
+}
+
+// DatabaseName is a database's name on the zone's cluster: db_ and its id's hex, as the
+// databases service names it. Nothing else ever reaches SQL or the pooler's files.
+func DatabaseName(databaseID string) (string, bool) {
+	id, err := uuid.Parse(databaseID)
+	if err != nil || id.String() != databaseID {
+		return "", false
+	}
+	return "db_" + strings.ReplaceAll(id.String(), "-", ""), true
+}
+
+// databaseName checks a command's ids and that its name is the one its id gives.
+func databaseName(databaseID, appID, name string) (string, error) {
+	want, ok := DatabaseName(databaseID)
+	if _, err := uuid.Parse(appID); !ok || err != nil || name != want {
+		return "", bus.Permanent(errors.New("busapi: a database command with bad ids or name"))
+	}
+	return want, nil
+}
+
+// DatabaseCredentials answers zoneagent.<zone>.rpc.database_credentials with a database's
+// connection parts. This reply is the only place a database password crosses the bus
+// (request/reply messages are transient and never rest in a queue or the outbox).
+func DatabaseCredentials(dbs *app.Databases) bus.Responder {
+	return func(ctx context.Context, d bus.Delivery) (proto.Message, error) {
+		var req zonev1.DatabaseCredentialsRequest
+		if err := d.Decode(&req); err != nil {
+			return nil, bus.Reject("bad_request", "undecodable DatabaseCredentialsRequest")
+		}
+		name, ok := DatabaseName(req.GetDatabaseId())
+		if !ok {
+			return nil, bus.Reject("bad_request", "database_id is not a UUID")
+		}
+		c, err := dbs.Credentials(name)
+		if errors.Is(err, app.ErrNoDatabase) {
+			return nil, bus.Reject("not_found", "no such database in this zone")
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &zonev1.DatabaseCredentialsReply{User: c.User, Password: c.Password, Database: c.Database, Host: c.Host, Port: int32(c.Port)}, nil
+	}
+}

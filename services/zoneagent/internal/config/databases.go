@@ -1,0 +1,70 @@
+package config
+
+import (
+	"errors"
+	"net"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// ManagedDatabases are the zone's managed-database settings (decisions.md, "Managed
+// database"). Without ZONE_POSTGRES_ADMIN_URL the zone hosts none: it answers every create
+// command with failed.
+type ManagedDatabases struct {
+	// PostgresAdminURL is the zone's provisioning role on its own cluster (LOGIN CREATEDB
+	// CREATEROLE, never a superuser), written by bin/bootstrap to this agent's file alone.
+	PostgresAdminURL string `env:"ZONE_POSTGRES_ADMIN_URL" secret:"true"`
+	// PoolerAddr is where PgBouncer listens; empty: 127.0.0.1 and ZONE_POOLER_PORT, the port
+	// an app's sandbox may reach.
+	PoolerAddr string `env:"ZONE_POOLER_ADDR"`
+	PoolerBin  string `env:"ZONE_POOLER_BIN, default=pgbouncer"`
+	// PoolerUser is who PgBouncer runs as when the agent is root (it refuses root).
+	PoolerUser string `env:"ZONE_POOLER_USER, default=postgres"`
+	// QueryWaitTimeout: a transaction past a database's pool waits this long, then fails.
+	QueryWaitTimeout time.Duration `env:"ZONE_POOLER_QUERY_WAIT_TIMEOUT, default=120s"`
+	// StatementTimeout cancels a statement running longer (60 s by the contract; tests
+	// shorten it).
+	StatementTimeout time.Duration `env:"DATABASE_STATEMENT_TIMEOUT, default=60s"`
+}
+
+// Enabled reports whether the zone hosts managed databases.
+func (m ManagedDatabases) Enabled() bool { return m.PostgresAdminURL != "" }
+
+// Pooler is where PgBouncer listens.
+func (c *Config) Pooler() string {
+	if c.PoolerAddr != "" {
+		return c.PoolerAddr
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(c.PoolerPort))
+}
+
+// ClusterAddr is host:port of the zone's cluster, from ZONE_POSTGRES_ADMIN_URL.
+func (m ManagedDatabases) ClusterAddr() string {
+	u, err := url.Parse(m.PostgresAdminURL)
+	if err != nil {
+		return ""
+	}
+	return u.Host
+}
+
+func (c *Config) validateDatabases() error {
+	if !c.Enabled() {
+		return nil
+	}
+	var errs []error
+	u, err := url.Parse(c.PostgresAdminURL)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Port() == "" {
+		errs = append(errs, errors.New("ZONE_POSTGRES_ADMIN_URL must be a postgres:// URL with host and port (bin/bootstrap writes it)"))
+	}
+	if c.PoolerPort == 0 && c.PoolerAddr == "" {
+		errs = append(errs, errors.New("managed databases need the pooler: ZONE_POOLER_PORT or ZONE_POOLER_ADDR"))
+	}
+	if _, _, err := net.SplitHostPort(c.Pooler()); err != nil {
+		errs = append(errs, errors.New("ZONE_POOLER_ADDR must be host:port"))
+	}
+	if c.QueryWaitTimeout < time.Second || c.StatementTimeout < time.Millisecond {
+		errs = append(errs, errors.New("ZONE_POOLER_QUERY_WAIT_TIMEOUT must be at least 1s and DATABASE_STATEMENT_TIMEOUT positive"))
+	}
+	return errors.Join(errs...)
+}
