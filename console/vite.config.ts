@@ -2,6 +2,18 @@ import { defineConfig } from 'vite'
 
 // Preact's JSX through Vite's own transform: no framework plugin, nothing else to install.
 export default defineConfig({
+  plugins: [
+    {
+      // `npm run dev` answers /config.json as bin/console does, from BASE_URL.
+      name: 'tori-config-json',
+      configureServer(server) {
+        server.middlewares.use('/config.json', (_req, res) => {
+          res.setHeader('Content-Type', 'application/json')
+          res.end(JSON.stringify({ baseUrl: process.env.BASE_URL ?? 'http://127.0.0.1:8080' }))
+        })
+      },
+    },
+  ],
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
   build: {
     target: 'es2022',

@@ -243,6 +243,17 @@ try {
   await envRow.getByRole('button', { name: 'Remove API_SECRET' }).click()
   await visible(page.getByText('No variables'))
 
+  step('domains: the plan\'s limit in the API\'s words; database: its empty state')
+  await page.getByRole('link', { name: 'Domains' }).click()
+  await urlIs(`/apps/${slug}/domains`)
+  await visible(page.getByText('No custom domains'))
+  await page.getByLabel('Hostname').fill(`www.${slug}.example.com`)
+  await page.getByLabel('Hostname').press('Enter')
+  await visible(page.getByRole('alert').filter({ hasText: 'domain_limit_reached' }))
+  await page.getByRole('link', { name: 'Database' }).click()
+  await urlIs(`/apps/${slug}/database`)
+  await visible(page.getByRole('heading', { name: 'Database' }))
+
   step('tokens: the secret is shown exactly once')
   await page.getByRole('link', { name: 'Account' }).click()
   await urlIs('/account')

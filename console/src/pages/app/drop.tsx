@@ -44,13 +44,7 @@ export function DropFolder({ slug, onDeployed }: { slug: string; onDeployed: (d:
       }}
     >
       <h2>Deploy a folder</h2>
-      <p>
-        Drop your site's folder here (its <code>index.html</code> at the top), or{' '}
-        <label for="folder-input" class="link-label">
-          choose a folder
-        </label>
-        .
-      </p>
+      {/* Before its label's paragraph, so focusing it (Tab) outlines the label. */}
       <input
         ref={input}
         id="folder-input"
@@ -65,6 +59,13 @@ export function DropFolder({ slug, onDeployed }: { slug: string; onDeployed: (d:
           if (list && list.length) deploy(filesFromInput(list))
         }}
       />
+      <p>
+        Drop your site's folder here (its <code>index.html</code> at the top), or{' '}
+        <label for="folder-input" class="link-label">
+          choose a folder
+        </label>
+        .
+      </p>
       {progress && (
         <div class="progress-wrap" aria-live="polite">
           <progress max={100} value={pct} aria-label="Upload progress" />
