@@ -3,6 +3,7 @@ package e2e
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	"tori.dev/tests/e2e/harness"
 )
@@ -32,10 +33,18 @@ func TestDatabaseRoutesThroughTheGateway(t *testing.T) {
 	if created["appId"] != app["id"] {
 		t.Fatalf("appId %v, app %v", created["appId"], app["id"])
 	}
-	got := s.Get(t, path(svc), a.Token)
-	if got.Status != http.StatusOK || got.Map(t)["id"] != created["id"] {
-		t.Fatalf("get: %d %s", got.Status, got.Body)
-	}
+	// The zone makes it on its own cluster and says so.
+	harness.Eventually(t, 30*time.Second, "the database ready", func() bool {
+		got := s.Get(t, path(svc), a.Token)
+		if got.Status != http.StatusOK || got.Map(t)["id"] != created["id"] {
+			t.Fatalf("get: %d %s", got.Status, got.Body)
+		}
+		st := got.Map(t)["status"]
+		if st != "provisioning" && st != "ready" {
+			t.Fatalf("status %v: %s", st, got.Body)
+		}
+		return st == "ready"
+	})
 
 	expectError(t, post(s, t, path(svc), a.Token, nil), http.StatusConflict, "database_exists")
 	expectError(t, post(s, t, path(static), a.Token, nil), http.StatusBadRequest, "service_only")
@@ -58,6 +67,13 @@ func TestDatabaseRoutesThroughTheGateway(t *testing.T) {
 	del := s.Do(t, harness.Request{Method: http.MethodDelete, Path: path(svc), Token: a.Token})
 	if del.Status != http.StatusAccepted || del.Map(t)["status"] != "deleting" {
 		t.Fatalf("delete: %d %s", del.Status, del.Body)
+	}
+	// The record goes once the zone confirms the database gone; then a new one may be made.
+	harness.Eventually(t, 30*time.Second, "the database gone", func() bool {
+		return s.Get(t, path(svc), a.Token).Status == http.StatusNotFound
+	})
+	if r := post(s, t, path(svc), a.Token, nil); r.Status != http.StatusAccepted {
+		t.Fatalf("create after the delete: %d %s", r.Status, r.Body)
 	}
 
 	// A deleted app's database is 404 at once.

@@ -84,6 +84,9 @@ func Start(t testing.TB, opts Options) *Stack {
 		}
 	}
 	env["EDGE_ADDR"] = testinfra.FreeAddr(t)
+	// The zone's database pooler on a port of the stack's own; the sandbox reaches that port.
+	env["ZONE_POOLER_ADDR"] = testinfra.FreeAddr(t)
+	env["ZONE_POOLER_PORT"] = env["ZONE_POOLER_ADDR"][strings.LastIndex(env["ZONE_POOLER_ADDR"], ":")+1:]
 	env["ZONE_APPS_DIR"] = zoneAppsDir(t)
 	env["BASE_URL"] = "http://" + env["GATEWAY_ADDR"]
 	// The web console's origin (StartConsole serves it there): magic links and the device
@@ -105,6 +108,11 @@ func Start(t testing.TB, opts Options) *Stack {
 		// What bin/bootstrap does for make run, with a role of this test's own per service
 		// and the broker users scripts/test.sh makes once per run.
 		s.creds[name] = testinfra.ServiceCredentials(t, dbURL, name, env["ZONE_ID"])
+		if name == "zoneagent" {
+			// The zone's provisioning role on the managed-database cluster, as bin/bootstrap
+			// writes it to the zone agent's file alone.
+			s.creds[name]["ZONE_POSTGRES_ADMIN_URL"] = testinfra.ZoneProvisionerURL(t)
+		}
 		s.services = append(s.services, name)
 		s.start(name)
 	}

@@ -65,6 +65,9 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		time.Now, log)
 	id := health.NewIdentity("databases", version)
 	web := httpapi.New(httpapi.Deps{Databases: dbs, SigningKey: []byte(cfg.SigningKey), Identity: id, Log: log})
+	// Registered before /readyz is served, so it is never ready with the consumer unbound.
+	reports := busapi.ZoneReports(st, dbs)
+	reports.Ready = id.Await(reports.Queue)
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("databases: listen: %w", err)
@@ -72,6 +75,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 
 	g, _ := lifecycle.New(ctx)
 	g.Go("outbox relay", bus.NewRelay(conn, pool, log).Run)
+	g.Go(reports.Queue+" consumer", func(ctx context.Context) error { return conn.Consume(ctx, pool, reports) })
 	g.Go("bus housekeeping", func(ctx context.Context) error { return bus.Housekeep(ctx, pool, 0, log) })
 	g.Go("http", func(context.Context) error { return web.Listener(ln) })
 	g.Go("http shutdown", func(ctx context.Context) error {

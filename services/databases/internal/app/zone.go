@@ -2,13 +2,88 @@ package app
 
 import (
 	"context"
+	"fmt"
 
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	databasesv1 "tori.dev/proto/gen/tori/databases/v1"
+	zonev1 "tori.dev/proto/gen/tori/zone/v1"
+	databasesbus "tori.dev/proto/tori/databases/v1"
+	zonebus "tori.dev/proto/tori/zone/v1"
 	"tori.dev/services/databases/internal/database"
 )
 
 // requested tells the app's zone to provision d, in the transaction that records it.
-// Provisioning by the zone is not wired yet (issue 13, step 3): d stays provisioning.
-func (s *Databases) requested(context.Context, Tx, database.Database) error { return nil }
+func (s *Databases) requested(ctx context.Context, tx Tx, d database.Database) error {
+	return tx.Publish(ctx, zonebus.CommandKey(d.Zone, zonebus.CommandDatabaseCreate), &zonev1.CreateDatabase{
+		DatabaseId: d.ID, AppId: d.AppID, Name: d.Name,
+		ConnectionLimit: int32(d.Limits.Connections), MaxBytes: d.Limits.MaxBytes,
+	})
+}
 
 // dropRequested tells the zone to drop d, in the transaction that marks it deleting.
-func (s *Databases) dropRequested(context.Context, Tx, database.Database) error { return nil }
+func (s *Databases) dropRequested(ctx context.Context, tx Tx, d database.Database) error {
+	return tx.Publish(ctx, zonebus.CommandKey(d.Zone, zonebus.CommandDatabaseDrop), &zonev1.DropDatabase{
+		DatabaseId: d.ID, AppId: d.AppID, Name: d.Name,
+	})
+}
+
+// ZoneReport is what a zone said of one of its databases.
+type ZoneReport struct {
+	Kind       string // zonebus.KeyDatabaseReady, KeyDatabaseFailed or KeyDatabaseDropped
+	DatabaseID string
+	Zone       string
+	Message    string
+}
+
+// ZoneReported applies a zone's report in tx. A report about a database this zone does not
+// host, or one its status has moved past (a ready after a delete was asked), changes
+// nothing; a redelivered one neither.
+func (s *Databases) ZoneReported(ctx context.Context, tx Tx, r ZoneReport) error {
+	d, err := tx.LockByID(ctx, r.DatabaseID)
+	if err != nil {
+		if err == database.ErrNotFound {
+			s.log.InfoContext(ctx, "zone report about no database on record", "database_id", r.DatabaseID, "report", r.Kind)
+			return nil
+		}
+		return err
+	}
+	if d.Zone != r.Zone {
+		s.log.WarnContext(ctx, "zone report from a zone that does not host the database", "database_id", d.ID, "zone", r.Zone)
+		return nil
+	}
+	now := s.now().UTC()
+	event := &databasesv1.DatabaseChanged{DatabaseId: d.ID, AppId: d.AppID, AccountId: d.AccountID, Zone: d.Zone, At: timestamppb.New(now)}
+	switch r.Kind {
+	case zonebus.KeyDatabaseReady:
+		if d.Status != database.StatusProvisioning {
+			return nil
+		}
+		d.Status, d.Message, d.UpdatedAt = database.StatusReady, "", now
+		if err := tx.Update(ctx, d); err != nil {
+			return err
+		}
+		s.log.InfoContext(ctx, "database ready", "database_id", d.ID, "app_id", d.AppID)
+		return tx.Publish(ctx, databasesbus.KeyDatabaseReady, event)
+	case zonebus.KeyDatabaseFailed:
+		if d.Status != database.StatusProvisioning {
+			return nil
+		}
+		d.Status, d.Message, d.UpdatedAt = database.StatusFailed, r.Message, now
+		if d.Message == "" {
+			d.Message = "the database could not be created"
+		}
+		s.log.WarnContext(ctx, "database failed", "database_id", d.ID, "app_id", d.AppID, "message", d.Message)
+		return tx.Update(ctx, d)
+	case zonebus.KeyDatabaseDropped:
+		if d.Status != database.StatusDeleting {
+			return nil
+		}
+		if err := tx.Remove(ctx, d.ID); err != nil {
+			return err
+		}
+		s.log.InfoContext(ctx, "database deleted", "database_id", d.ID, "app_id", d.AppID)
+		return tx.Publish(ctx, databasesbus.KeyDatabaseDeleted, event)
+	}
+	return fmt.Errorf("app: unknown zone report %q", r.Kind)
+}

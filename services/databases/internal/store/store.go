@@ -130,3 +130,16 @@ func (q queries) Update(ctx context.Context, d database.Database) error {
 	}
 	return nil
 }
+
+// LockByID implements app.Tx.
+func (q queries) LockByID(ctx context.Context, id string) (database.Database, error) {
+	return scan(q.q.QueryRow(ctx, `SELECT `+columns+` FROM databases WHERE id = $1 FOR UPDATE`, id))
+}
+
+// Remove implements app.Tx.
+func (q queries) Remove(ctx context.Context, id string) error {
+	if _, err := q.q.Exec(ctx, `DELETE FROM databases WHERE id = $1`, id); err != nil {
+		return fmt.Errorf("store: remove database: %w", err)
+	}
+	return nil
+}

@@ -49,8 +49,8 @@ type Pooler struct {
 	// QueryWaitTimeout is how long a transaction waits for a server connection when the
 	// database's pool is full before it fails (PgBouncer's query_wait_timeout).
 	QueryWaitTimeout time.Duration
-	// RunAs is the OS user PgBouncer runs as when the agent is root (it refuses to run as
-	// root); empty otherwise.
+	// RunAs is the OS user PgBouncer is started as when the agent is root (it refuses to
+	// run as root); empty otherwise.
 	RunAs string
 	Log   *slog.Logger
 
@@ -189,9 +189,6 @@ func (p *Pooler) writeFiles() error {
 	} {
 		fmt.Fprintf(&ini, "%s = %s\n", kv[0], kv[1])
 	}
-	if p.RunAs != "" {
-		fmt.Fprintf(&ini, "user = %s\n", p.RunAs)
-	}
 	if err := p.writeFile(p.Dir, "state.json", state, ""); err != nil {
 		return err
 	}
@@ -223,21 +220,42 @@ func (p *Pooler) writeFile(dir, name string, body []byte, owner string) error {
 	return os.Rename(tmp.Name(), filepath.Join(dir, name))
 }
 
-func chownTo(path, name string) error {
+func lookupUser(name string) (uint32, uint32, error) {
 	u, err := user.Lookup(name)
 	if err != nil {
-		return fmt.Errorf("managed: pooler user %s: %w", name, err)
+		return 0, 0, fmt.Errorf("managed: pooler user %s: %w", name, err)
 	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	return os.Chown(path, uid, gid)
+	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+	if err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("managed: pooler user %s has no numeric ids", name)
+	}
+	return uint32(uid), uint32(gid), nil
+}
+
+func chownTo(path, name string) error {
+	uid, gid, err := lookupUser(name)
+	if err != nil {
+		return err
+	}
+	return os.Chown(path, int(uid), int(gid))
 }
 
 // Run starts PgBouncer and keeps it until ctx ends; it returns an error when PgBouncer
 // stops on its own, so the zone stops with its pooler rather than limp on without it.
 func (p *Pooler) Run(ctx context.Context) error {
 	cmd := exec.Command(p.Bin, filepath.Join(p.RuntimeDir, "pgbouncer.ini"))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Killed with the agent, even by SIGKILL, so a restarted agent finds its port free.
+	// Started as RunAs rather than told to drop root itself: a process changing its own
+	// user loses its parent-death signal.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if p.RunAs != "" {
+		uid, gid, err := lookupUser(p.RunAs)
+		if err != nil {
+			return err
+		}
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uid, Gid: gid}
+	}
 	out, err := cmd.StderrPipe()
 	if err != nil {
 		return err

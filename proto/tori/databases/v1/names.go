@@ -1,0 +1,9 @@
+// Package databasesbus names what the databases service publishes on the bus. Each name is
+// declared here once, beside its message in events.proto.
+package databasesbus
+
+// Events (routing keys on the events exchange).
+const (
+	KeyDatabaseReady   = "databases.database.ready"   // databasesv1.DatabaseChanged
+	KeyDatabaseDeleted = "databases.database.deleted" // databasesv1.DatabaseChanged
+)

@@ -1,0 +1,43 @@
+package busapi
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"tori.dev/pkg/bus"
+	zonev1 "tori.dev/proto/gen/tori/zone/v1"
+	zonebus "tori.dev/proto/tori/zone/v1"
+	"tori.dev/services/databases/internal/app"
+)
+
+// QueueZones is this service's durable queue of the zones' database reports.
+const QueueZones = "databases.zones"
+
+// Transactions turns the transaction the bus opened for a message into the use cases' Tx;
+// *store.Store is one.
+type Transactions interface {
+	WithTx(tx pgx.Tx) app.Tx
+}
+
+// ZoneReports consumes zone.database.{ready,failed,dropped}.
+func ZoneReports(txs Transactions, dbs *app.Databases) bus.Subscription {
+	return bus.Subscription{
+		Queue: QueueZones,
+		Keys:  []string{zonebus.KeyDatabaseReady, zonebus.KeyDatabaseFailed, zonebus.KeyDatabaseDropped},
+		Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+			var m zonev1.DatabaseChanged
+			if err := d.Decode(&m); err != nil {
+				return bus.Permanent(fmt.Errorf("busapi: decode DatabaseChanged: %w", err))
+			}
+			if _, err := uuid.Parse(m.GetDatabaseId()); err != nil {
+				return bus.Permanent(fmt.Errorf("busapi: database id %q: %w", m.GetDatabaseId(), err))
+			}
+			return dbs.ZoneReported(ctx, txs.WithTx(tx), app.ZoneReport{
+				Kind: d.RoutingKey, DatabaseID: m.GetDatabaseId(), Zone: m.GetZone(), Message: m.GetMessage(),
+			})
+		},
+	}
+}
