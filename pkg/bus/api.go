@@ -48,6 +48,10 @@ type Config struct {
 	BaseBackoff time.Duration `env:"BUS_BASE_BACKOFF, default=200ms"`
 	// RequestTimeout bounds Request when the context has no earlier deadline.
 	RequestTimeout time.Duration `env:"BUS_REQUEST_TIMEOUT, default=5s"`
+	// AcceptAnyPublisher turns off the publisher checks: events are handled whoever sent
+	// them and requests answered whoever asked. Only for a test that stands in for several
+	// services on one connection; no environment variable sets it, so no service can.
+	AcceptAnyPublisher bool
 }
 
 // Validate checks the configuration.
@@ -92,10 +96,25 @@ type Delivery struct {
 	Type       string // the protobuf full name of the body
 	Body       []byte
 	Attempt    int // 1 on the first try
+	// Publisher is the principal that published it ("apps", "zone.eu-1"), from the user_id
+	// the broker vouches for; "" when it names none. An event reaches a handler only from
+	// the principal that owns its routing key.
+	Publisher string
 }
 
-// Decode unmarshals the body into m.
-func (d Delivery) Decode(m proto.Message) error { return proto.Unmarshal(d.Body, m) }
+// Decode unmarshals the body into m and checks that every id it carries is a UUID; a message
+// that fails either is worth no retry (wrap it with Permanent).
+func (d Delivery) Decode(m proto.Message) error {
+	if err := proto.Unmarshal(d.Body, m); err != nil {
+		return err
+	}
+	return checkIDs(m.ProtoReflect())
+}
+
+// DecodeEach unmarshals the body into m without Decode's id check, for a handler that checks
+// every id itself item by item, so that one bad item does not cost the good ones (a log
+// batch keeps its good lines).
+func (d Delivery) DecodeEach(m proto.Message) error { return proto.Unmarshal(d.Body, m) }
 
 // TxHandler applies a message's effect inside tx; Consume commits tx together with the record
 // that the message was processed.

@@ -21,6 +21,7 @@ import (
 // relay, requests) reopens its own channel through Conn.channel once the new link is up.
 type Conn struct {
 	cfg   Config
+	user  string       // the broker user: the user_id of everything this Conn publishes
 	base  *slog.Logger // the caller's logger, for the relay to tag differently
 	log   *slog.Logger
 	names names
@@ -53,8 +54,13 @@ func Dial(ctx context.Context, cfg Config, log *slog.Logger) (*Conn, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	user, err := userOf(cfg.URL)
+	if err != nil {
+		return nil, err
+	}
 	c := &Conn{
 		cfg:     cfg,
+		user:    user,
 		base:    log,
 		log:     log.With("component", "bus"),
 		names:   names{ns: cfg.Namespace},

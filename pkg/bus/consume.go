@@ -149,15 +149,16 @@ func (e infraError) Unwrap() error { return e.error }
 
 // message is one delivery being handled, with its consumer span.
 type message struct {
-	d    amqp.Delivery
-	key  string
-	ctx  context.Context // the handler's: carries the span
-	span trace.Span
-	log  *slog.Logger
+	d         amqp.Delivery
+	key       string
+	publisher string
+	ctx       context.Context // the handler's: carries the span
+	span      trace.Span
+	log       *slog.Logger
 }
 
 func (m *message) delivery(attempt int) Delivery {
-	return Delivery{ID: m.d.MessageId, RoutingKey: m.key, Type: m.d.Type, Body: m.d.Body, Attempt: attempt}
+	return Delivery{ID: m.d.MessageId, RoutingKey: m.key, Type: m.d.Type, Body: m.d.Body, Attempt: attempt, Publisher: m.publisher}
 }
 
 func (m *message) ack() {
@@ -176,10 +177,16 @@ func (s *consumeSession) handle(ctx context.Context, batch []amqp.Delivery) {
 		key := originalRoutingKey(d)
 		hctx, span := startSpan(extractTable(ctx, d.Headers), "consume "+key, trace.SpanKindConsumer, s.queue, d.MessageId)
 		defer span.End()
-		m := &message{d: d, key: key, ctx: hctx, span: span,
+		m := &message{d: d, key: key, publisher: publisherOf(d.UserId), ctx: hctx, span: span,
 			log: s.log.With("message_id", d.MessageId, "routing_key", key)}
 		if d.MessageId == "" {
 			s.deadLetter(m, errors.New("message has no id"), 0)
+			continue
+		}
+		if !s.conn.owns(m.publisher, key) {
+			// Forged, or sent by a service through the default exchange: nobody but the
+			// key's owner speaks for it.
+			s.deadLetter(m, fmt.Errorf("publisher %q (user %q) does not own routing key %q", m.publisher, d.UserId, key), 0)
 			continue
 		}
 		msgs = append(msgs, m)

@@ -40,10 +40,12 @@ func (s *consumeSession) deadLetter(m *message, reason error, attempts int) {
 	headers[hdrQueue] = s.queue
 	headers[hdrRoutingKey] = key
 	headers[hdrAttempts] = int32(attempts)
+	headers[hdrPublisher] = d.UserId
 	err := s.dl.publish(ctx, s.conn.names.deadLetterX(), key, amqp.Publishing{
 		DeliveryMode: amqp.Persistent,
 		ContentType:  d.ContentType,
 		MessageId:    d.MessageId,
+		UserId:       s.conn.user,
 		Type:         d.Type,
 		Timestamp:    d.Timestamp,
 		Headers:      headers,
@@ -115,11 +117,18 @@ func (c *Conn) ReplayDeadLetters(ctx context.Context, max int) (int, error) {
 		}
 		headers := userHeaders(d.Headers)
 		headers[hdrRoutingKey] = key
+		// The original publisher again, so the consumer judges the message as it first did;
+		// the broker lets only a user with the impersonator tag (the operator's) do this.
+		publisher, _ := d.Headers[hdrPublisher].(string)
+		if publisher == "" {
+			publisher = d.UserId // dead-lettered by the broker itself: properties kept
+		}
 		// Mandatory: a queue that no longer exists returns the message instead of dropping it.
 		dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, "", queue, true, false, amqp.Publishing{
 			DeliveryMode: amqp.Persistent,
 			ContentType:  d.ContentType,
 			MessageId:    d.MessageId,
+			UserId:       publisher,
 			Type:         d.Type,
 			Timestamp:    d.Timestamp,
 			Headers:      headers,
@@ -134,7 +143,12 @@ func (c *Conn) ReplayDeadLetters(ctx context.Context, max int) (int, error) {
 		}
 		// The broker sends basic.return before the confirm, so a return is already here.
 		select {
-		case <-returns:
+		case _, open := <-returns:
+			if !open {
+				// The broker closed the channel: most likely it refused the user_id
+				// (replaying needs the impersonator tag); the message stays parked.
+				return moved, fmt.Errorf("bus: replay: channel closed by the broker (does this user have the impersonator tag?): %w", ErrClosed)
+			}
 			log.WarnContext(ctx, "bus replay: queue does not exist; kept")
 			kept++
 			continue

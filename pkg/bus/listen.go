@@ -67,8 +67,16 @@ func (c *Conn) listenOne(ctx context.Context, d amqp.Delivery, fn func(context.C
 	hctx, span := startSpan(hctx, "listen "+key, trace.SpanKindConsumer, key, d.MessageId)
 	defer span.End()
 	log := c.log.With("message_id", d.MessageId, "routing_key", key)
+	publisher := publisherOf(d.UserId)
+	if !c.owns(publisher, key) {
+		log.WarnContext(hctx, "bus listener refused a message its publisher does not own", "user_id", d.UserId)
+		if err := d.Ack(false); err != nil {
+			log.DebugContext(hctx, "bus ack failed", "err", err)
+		}
+		return
+	}
 	for attempt := 1; ; attempt++ {
-		err := callListener(hctx, fn, Delivery{ID: d.MessageId, RoutingKey: key, Type: d.Type, Body: d.Body, Attempt: attempt})
+		err := callListener(hctx, fn, Delivery{ID: d.MessageId, RoutingKey: key, Type: d.Type, Body: d.Body, Attempt: attempt, Publisher: publisher})
 		if err == nil {
 			break
 		}

@@ -119,10 +119,52 @@ func TestBrokerUsersStayInTheirLane(t *testing.T) {
 			t.Fatalf("billing declaring its own queue: %v", err)
 		}
 	})
+	// Binding: a queue may follow every service's events, but only the zone itself may bind
+	// to its commands, and no one with a key that starts with a wildcard.
+	bind := func(principal, key string) error {
+		ch := dialAs(t, principal)
+		queue := ns + ownQueuePrefix(principal) + ".bind-" + testinfra.Namespace(t)
+		if _, err := ch.QueueDeclare(queue, false, true, false, false, nil); err != nil {
+			t.Fatalf("%s declaring its own queue: %v", principal, err)
+		}
+		return ch.QueueBind(queue, key, exchange, false, nil)
+	}
+	for _, c := range []struct {
+		principal, key string
+		ok             bool
+	}{
+		{bus.PrincipalApps, "billing.account.*", true},
+		{bus.PrincipalApps, "zone.deploy.progressed", true},
+		{bus.ZonePrincipal("local"), "zone.local.deploy", true},
+		{bus.ZonePrincipal("local"), "apps.app.deleted", true},
+		{bus.PrincipalLogs, "zone.local.deploy", false},
+		{bus.PrincipalLogs, "zone.*.deploy", false},
+		{bus.PrincipalLogs, "#", false},
+		{bus.ZonePrincipal("other"), "zone.local.deploy", false},
+		{bus.ZonePrincipal("local"), "zone.local.#", false},
+	} {
+		t.Run("bind "+c.principal+" to "+c.key, func(t *testing.T) {
+			err := bind(c.principal, c.key)
+			if c.ok && err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if !c.ok && !isAccessRefused(err) {
+				t.Fatalf("%v, want access refused", err)
+			}
+		})
+	}
 	t.Run("the dead-letter queue", func(t *testing.T) {
 		_, err := dialAs(t, bus.PrincipalApps).Consume(ns+"tori.dead-letter", "", true, false, false, false, nil)
 		if !isAccessRefused(err) {
 			t.Fatalf("apps reading the dead-letter queue: %v, want access refused", err)
 		}
 	})
+}
+
+// ownQueuePrefix is the name a principal's queues start with.
+func ownQueuePrefix(principal string) string {
+	if zone, ok := bus.ZoneOf(principal); ok {
+		return "zoneagent." + zone
+	}
+	return principal
 }

@@ -22,6 +22,11 @@ const (
 	PrincipalGateway   = "gateway"
 )
 
+// PrincipalOperator is the operator's broker user (busctl): it reads the dead-letter queue
+// and, to replay a dead letter as its original publisher, has RabbitMQ's impersonator tag.
+// It owns no routing key and answers no request.
+const PrincipalOperator = "operator"
+
 // Services are the principals every bootstrap makes a broker user for; each zone adds its own.
 var Services = []string{PrincipalIdentity, PrincipalBilling, PrincipalApps, PrincipalDeploys, PrincipalLogs, PrincipalDatabases, PrincipalGateway}
 
@@ -80,6 +85,16 @@ func ownQueues(principal string) string {
 // direct replies and the default exchange its requests and replies travel through. The
 // dead-letter queue is never readable: it holds everyone's messages.
 func PermissionsOf(principal string) Permissions {
+	if principal == PrincipalOperator {
+		// The shared topology its Conn declares, the dead-letter queue to read, and the
+		// default exchange to put dead letters back on their queues.
+		shared := ns + `(?:tori\.events|tori\.dlx|tori\.dead-letter)$`
+		return Permissions{
+			Configure: shared,
+			Write:     shared + `|^amq\.default$`,
+			Read:      ns + `(?:tori\.dlx|tori\.dead-letter)$`,
+		}
+	}
 	own := regexp.QuoteMeta(ownQueues(principal)) + `\..*`
 	shared := `tori\.events|tori\.dlx|tori\.dead-letter`
 	return Permissions{
@@ -92,8 +107,11 @@ func PermissionsOf(principal string) Permissions {
 // TopicWrite is the routing keys principal may publish on the events exchange (RabbitMQ's
 // topic permissions): its own events, and for deploys the commands it sends to zones.
 func TopicWrite(principal string) string {
+	if principal == PrincipalOperator {
+		return `^$`
+	}
 	if _, ok := ZoneOf(principal); ok {
-		return `^zone\.(?:deploy|logs|app|database)\..*$`
+		return `^zone\.` + zoneEvents + `\..*$`
 	}
 	if principal == PrincipalDeploys {
 		return `^(?:deploys\..*|zone\.[^.]+\.(?:deploy|activate|discard))$`
@@ -102,6 +120,29 @@ func TopicWrite(principal string) string {
 		return `^(?:databases\..*|zone\.[^.]+\.(?:database_create|database_drop))$`
 	}
 	return `^` + regexp.QuoteMeta(principal) + `\..*$`
+}
+
+// zoneEvents are the middle segments of the events zones publish (zone.deploy.progressed,
+// zone.logs.batch, zone.app.napping, zone.database.ready); a zone id may not be one of them,
+// so zone.<group>.# never matches a zone's commands.
+const zoneEvents = `(?:deploy|logs|app|database)`
+
+// serviceEvents are the first segments of the services' events.
+const serviceEvents = `(?:identity|billing|apps|deploys|logs|databases)`
+
+// TopicRead is the binding keys principal may bind its queues with on the events exchange:
+// every service's and zone's events, and for a zone its own commands. So no service, and no
+// other zone, can bind a queue to a zone's commands and collect what deploys sends it; a
+// binding key must start with its owner's literal segment ("#" or "*.x" is refused).
+func TopicRead(principal string) string {
+	events := serviceEvents + `\..*|zone\.` + zoneEvents + `\..*`
+	if principal == PrincipalOperator {
+		return `^$`
+	}
+	if zone, ok := ZoneOf(principal); ok {
+		return `^(?:` + events + `|zone\.` + regexp.QuoteMeta(zone) + `\.[^.#*]+)$`
+	}
+	return `^(?:` + events + `)$`
 }
 
 // zoneCommands are the commands services send to a zone, as the last segment of
@@ -124,5 +165,14 @@ func MayPublish(principal, key string) bool {
 		_, isZone := ZoneOf(principal)
 		return isZone
 	}
-	return parts[0] == principal && principal != ""
+	return parts[0] == principal && principal != "" && principal != PrincipalOperator
+}
+
+// TagsOf are the broker user tags of principal: the operator impersonates, nobody else has
+// any.
+func TagsOf(principal string) []string {
+	if principal == PrincipalOperator {
+		return []string{"impersonator"}
+	}
+	return nil
 }

@@ -169,6 +169,7 @@ func (r *Relay) round(ctx context.Context, pub *confirmChannel) (int, error) {
 			DeliveryMode: amqp.Persistent,
 			ContentType:  "application/x-protobuf",
 			MessageId:    m.ID,
+			UserId:       r.conn.user,
 			Type:         m.Type,
 			Timestamp:    m.CreatedAt,
 			Headers:      headers,

@@ -93,9 +93,18 @@ func (c *Conn) answer(ctx context.Context, ch *amqp.Channel, queue string, d amq
 	reply := amqp.Publishing{
 		DeliveryMode:  amqp.Transient,
 		CorrelationId: d.CorrelationId,
+		UserId:        c.user,
 		Headers:       amqp.Table{},
 	}
-	msg, err := callResponder(rctx, handle, Delivery{ID: d.MessageId, RoutingKey: queue, Type: d.Type, Body: d.Body, Attempt: 1})
+	publisher := publisherOf(d.UserId)
+	var msg proto.Message
+	var err error
+	if c.mayAsk(publisher) {
+		msg, err = callResponder(rctx, handle, Delivery{ID: d.MessageId, RoutingKey: queue, Type: d.Type, Body: d.Body, Attempt: 1, Publisher: publisher})
+	} else {
+		log.WarnContext(rctx, "bus request from no principal refused", "user_id", d.UserId)
+		err = Reject("forbidden", "requests are answered only for the control plane's principals")
+	}
 	var body []byte
 	if err == nil && msg != nil {
 		body, err = proto.Marshal(msg)
@@ -157,6 +166,7 @@ func (c *Conn) Request(ctx context.Context, queue string, req, reply proto.Messa
 		ContentType:   "application/x-protobuf",
 		MessageId:     id,
 		CorrelationId: id,
+		UserId:        c.user,
 		ReplyTo:       directReplyTo,
 		Type:          string(req.ProtoReflect().Descriptor().FullName()),
 		Headers:       headers,

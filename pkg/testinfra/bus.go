@@ -11,7 +11,10 @@ import (
 
 // BusConfig is a bus configuration of the test's own: a namespace no other test shares (its
 // exchanges go when the test ends), classic queues the broker drops three minutes after their
-// last use, and quick retries. Callers change what their test needs.
+// last use, and quick retries. It connects as the broker's admin and accepts any publisher,
+// because such a test stands in for several services on one connection; a test of who may
+// publish what connects as the principals themselves (ServiceAMQPURL) and turns that off.
+// Callers change what their test needs.
 func BusConfig(t testing.TB) bus.Config {
 	t.Helper()
 	return bus.Config{
@@ -22,6 +25,8 @@ func BusConfig(t testing.TB) bus.Config {
 		MaxAttempts:    3,
 		BaseBackoff:    10 * time.Millisecond,
 		RequestTimeout: 2 * time.Second,
+
+		AcceptAnyPublisher: true,
 	}
 }
 
@@ -37,4 +42,14 @@ func DialBus(t testing.TB, cfg bus.Config, log *slog.Logger) *bus.Conn {
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// DialBusAs connects with cfg as principal's own broker user ("test.tori.<principal>"),
+// judging publishers as a service does: what it publishes carries that principal's
+// user_id, so a service under test accepts it exactly as it would from the real owner.
+func DialBusAs(t testing.TB, cfg bus.Config, principal string, log *slog.Logger) *bus.Conn {
+	t.Helper()
+	cfg = cfg.WithURL(ServiceAMQPURL(t, principal))
+	cfg.AcceptAnyPublisher = false
+	return DialBus(t, cfg, log)
 }

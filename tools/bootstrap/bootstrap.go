@@ -41,7 +41,9 @@ func bootstrap(ctx context.Context, s settings) error {
 		}
 		dbVar, amqpVar := p.varPrefix()+"_DATABASE_URL", p.varPrefix()+"_AMQP_URL"
 
-		if os.Getenv(dbVar) == "" {
+		if p.DB.Schema == "" {
+			delete(file, dbVar)
+		} else if os.Getenv(dbVar) == "" {
 			svc := p.DB
 			svc.Password = passwordIn(file[dbVar])
 			if svc.Password == "" {

@@ -42,10 +42,10 @@ func writeDefinitions(path, vhost string, users []brokeradmin.User) error {
 	}
 	defs.VHosts = []map[string]string{{"name": vhost}}
 	for _, u := range users {
-		defs.Users = append(defs.Users, user{Name: u.Name, PasswordHash: rabbitHash(u.Password), HashingAlgorithm: "rabbit_password_hashing_sha256", Tags: []string{}})
+		defs.Users = append(defs.Users, user{Name: u.Name, PasswordHash: rabbitHash(u.Password), HashingAlgorithm: "rabbit_password_hashing_sha256", Tags: append([]string{}, bus.TagsOf(u.Principal)...)})
 		p := bus.PermissionsOf(u.Principal)
 		defs.Permissions = append(defs.Permissions, permission{User: u.Name, VHost: vhost, Configure: p.Configure, Write: p.Write, Read: p.Read})
-		defs.TopicPermissions = append(defs.TopicPermissions, topicPermission{User: u.Name, VHost: vhost, Exchange: "tori.events", Write: bus.TopicWrite(u.Principal), Read: ".*"})
+		defs.TopicPermissions = append(defs.TopicPermissions, topicPermission{User: u.Name, VHost: vhost, Exchange: "tori.events", Write: bus.TopicWrite(u.Principal), Read: bus.TopicRead(u.Principal)})
 	}
 	b, err := json.MarshalIndent(defs, "", "  ")
 	if err != nil {

@@ -14,8 +14,9 @@ type settings struct {
 	AdminAMQP string // AMQP_URL: its host, port and virtual host are the services'
 	DataDir   string
 	Zone      string
-	// Broker is how broker users are made: "rabbitmqctl" (this machine) or "none" (compose
-	// and Kubernetes, where the broker loads the definitions file this command writes).
+	// Broker is how broker users are made: "rabbitmqctl" (this machine), "definitions" (a
+	// file the broker loads at boot, which -offline writes for compose and Kubernetes) or
+	// "none" (their in-cluster run: the broker has loaded that file).
 	Broker string
 	// ZoneSuperDB is a superuser of the zone's managed-database cluster (by default postgres
 	// over the Unix socket, as scripts/zone-postgres.sh allows root); ZonePostgresAddr is
@@ -77,5 +78,7 @@ func principals(zone string) []principal {
 		DB:     pgstore.Service{Schema: "zoneagent_" + z, Role: "tori_zoneagent_" + z},
 		Broker: bus.ZonePrincipal(zone),
 	})
+	// The operator's broker user (busctl replay), with no database of its own.
+	out = append(out, principal{Name: bus.PrincipalOperator, Broker: bus.PrincipalOperator})
 	return out
 }

@@ -49,8 +49,7 @@ func (c Ctl) vhost() string {
 	return c.VHost
 }
 
-// Ensure makes (or updates) each user: its password, tag-less, with its principal's
-// permissions. Idempotent: run again with the same passwords it changes nothing.
+// Ensure makes (or updates) each user: its password, its principal's tags and permissions. Idempotent: run again with the same passwords it changes nothing.
 func (c Ctl) Ensure(ctx context.Context, users []User) error {
 	existing, err := c.users(ctx)
 	if err != nil {
@@ -64,12 +63,16 @@ func (c Ctl) Ensure(ctx context.Context, users []User) error {
 		} else if _, err := c.run(ctx, u.Password, "add_user", "--", u.Name); err != nil {
 			return err
 		}
+		// Tags replace what the user had: none for a service, impersonator for the operator.
+		if _, err := c.run(ctx, "", append([]string{"set_user_tags", "--", u.Name}, bus.TagsOf(u.Principal)...)...); err != nil {
+			return err
+		}
 		p := bus.PermissionsOf(u.Principal)
 		if _, err := c.run(ctx, "", "set_permissions", "-p", c.vhost(), "--", u.Name, p.Configure, p.Write, p.Read); err != nil {
 			return err
 		}
 		for _, x := range c.TopicExchanges {
-			if _, err := c.run(ctx, "", "set_topic_permissions", "-p", c.vhost(), "--", u.Name, x, bus.TopicWrite(u.Principal), ".*"); err != nil {
+			if _, err := c.run(ctx, "", "set_topic_permissions", "-p", c.vhost(), "--", u.Name, x, bus.TopicWrite(u.Principal), bus.TopicRead(u.Principal)); err != nil {
 				return err
 			}
 		}
@@ -132,6 +135,7 @@ func TestUsers(password string) []User {
 		p := bus.ZonePrincipal(z)
 		out = append(out, User{Name: bus.UserName(TestPrefix, p), Password: password, Principal: p})
 	}
+	out = append(out, User{Name: bus.UserName(TestPrefix, bus.PrincipalOperator), Password: password, Principal: bus.PrincipalOperator})
 	return out
 }
 

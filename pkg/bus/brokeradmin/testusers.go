@@ -10,7 +10,11 @@ import (
 	"time"
 
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+
+	"tori.dev/pkg/bus"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -22,7 +26,7 @@ import (
 // users with a password of its own would lock each other out).
 func TestUsersPassword(ctx context.Context, adminURL string) (string, error) {
 	if pw := os.Getenv("TEST_AMQP_PASSWORD"); pw != "" {
-		return pw, ensureTestUsersUnless(ctx, adminURL, pw)
+		return pw, ensureTestUsersUnless(ctx, adminURL, pw, "")
 	}
 	dir, err := os.UserCacheDir()
 	if err != nil {
@@ -53,18 +57,43 @@ func TestUsersPassword(ctx context.Context, adminURL string) (string, error) {
 			return "", err
 		}
 	}
-	return pw, ensureTestUsersUnless(ctx, adminURL, pw)
+	return pw, ensureTestUsersUnless(ctx, adminURL, pw, filepath.Join(dir, "test-amqp-users.sum"))
 }
 
 // ensureTestUsersUnless makes the test users unless the last of them already logs in with pw
-// (then all of them exist with it: they are made in one go, in order).
-func ensureTestUsersUnless(ctx context.Context, adminURL, pw string) error {
+// (then all of them exist with it: they are made in one go, in order) and, where sumFile is
+// given, they were made with the permissions and tags the code gives them now: a change to
+// a principal's permissions must reach users an older checkout made.
+func ensureTestUsersUnless(ctx context.Context, adminURL, pw, sumFile string) error {
+	want := usersSum(TestUsers(pw))
 	if canLogIn(adminURL, pw) {
-		return nil
+		if sumFile == "" {
+			return nil
+		}
+		if b, err := os.ReadFile(sumFile); err == nil && strings.TrimSpace(string(b)) == want {
+			return nil
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	return EnsureTestUsers(ctx, pw)
+	if err := EnsureTestUsers(ctx, pw); err != nil {
+		return err
+	}
+	if sumFile == "" {
+		return nil
+	}
+	return os.WriteFile(sumFile, []byte(want+"\n"), 0o600)
+}
+
+// usersSum fingerprints what EnsureTestUsers gives each user, passwords left out.
+func usersSum(users []User) string {
+	h := sha256.New()
+	for _, u := range users {
+		p := bus.PermissionsOf(u.Principal)
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\n", u.Name, p.Configure, p.Write, p.Read,
+			bus.TopicWrite(u.Principal), bus.TopicRead(u.Principal), strings.Join(bus.TagsOf(u.Principal), ","))
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 func canLogIn(adminURL, pw string) bool {

@@ -1,5 +1,5 @@
 // Command busctl is the operator's tool for the bus. It reads the bus configuration from the
-// environment like a service does (AMQP_URL, BUS_NAMESPACE, ...).
+// environment like a service does (OPERATOR_AMQP_URL, BUS_NAMESPACE, ...).
 //
 //	busctl replay [-max N]   move up to N dead-lettered messages back to their queues
 package main
@@ -20,9 +20,11 @@ import (
 )
 
 type cliConfig struct {
-	// URL is an operator's broker user: replaying reads the dead-letter queue, which no
-	// service's user may.
-	URL string `env:"AMQP_URL, default=amqp://guest:guest@127.0.0.1:5672/"`
+	// URL is the operator's broker user, which bin/bootstrap writes to
+	// DATA_DIR/secrets/operator.env: replaying reads the dead-letter queue, which no
+	// service's user may, and puts each message back as its original publisher, which only
+	// a user with the impersonator tag may.
+	URL string `env:"OPERATOR_AMQP_URL, required"`
 	Bus bus.Config
 }
 
@@ -40,7 +42,8 @@ const usage = `usage: busctl <command> [flags]
 commands:
   replay [-max N]   move up to N (default 100) dead-lettered messages back to their queues
 
-The bus is configured from the environment: AMQP_URL, BUS_NAMESPACE, ...`
+The bus is configured from the environment: OPERATOR_AMQP_URL (DATA_DIR/secrets/operator.env),
+BUS_NAMESPACE, ...`
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {

@@ -8,13 +8,14 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"tori.dev/pkg/bus"
 	"tori.dev/pkg/testinfra"
 )
 
 func TestReplayReadsConfigFromEnvironment(t *testing.T) {
 	url := testinfra.AMQPURL(t)
 	ns := testinfra.Namespace(t) + "."
-	t.Setenv("AMQP_URL", url)
+	t.Setenv("OPERATOR_AMQP_URL", testinfra.ServiceAMQPURL(t, bus.PrincipalOperator))
 	t.Setenv("BUS_NAMESPACE", ns)
 	t.Setenv("BUS_QUEUE_TYPE", "classic")
 	t.Setenv("BUS_QUEUE_EXPIRES", "1m")

@@ -20,5 +20,6 @@ const (
 const (
 	QueueEnvSnapshot = "apps.rpc.env_snapshot" // appsv1.EnvSnapshotRequest → EnvSnapshotReply
 	QueueEnvOpen     = "apps.rpc.env_open"     // appsv1.EnvOpenRequest → EnvOpenReply
+	QueueEnvSame     = "apps.rpc.env_same"     // appsv1.EnvSameRequest → EnvSameReply
 	QueueAppLookup   = "apps.rpc.app"          // appsv1.AppLookupRequest → AppLookupReply
 )

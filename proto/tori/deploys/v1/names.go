@@ -9,3 +9,8 @@ const (
 	KeyDeployLive          = "deploys.deploy.live"           // deploysv1.DeployLive
 	KeyAppCleaned          = "deploys.app.cleaned"           // appsv1.AppCleanupConfirmed
 )
+
+// Requests (queues deploys answers).
+const (
+	QueueHosting = "deploys.rpc.hosting" // deploysv1.HostingRequest → HostingReply
+)

@@ -81,7 +81,8 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 
 	svc := app.New(app.Deps{
 		Store: st, Keyring: kr, Plans: busapi.Plans{Client: billingbus.PlanClient{Bus: conn, Timeout: planTimeout}},
-		Zones: cfg.Zones(), Cleanup: cfg.Cleanup(), AppsDomain: cfg.AppsDomain,
+		Hosting: busapi.Hosting{Bus: conn},
+		Zones:   cfg.Zones(), Cleanup: cfg.Cleanup(), AppsDomain: cfg.AppsDomain,
 	})
 	id := health.NewIdentity("apps", version)
 	web := httpapi.New(httpapi.Deps{
@@ -117,11 +118,17 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	for name, sub := range subs {
 		g.Go(name, func(ctx context.Context) error { return conn.Consume(ctx, pool, sub) })
 	}
+	// Snapshots are taken and compared only for the deploys service, and opened only for a
+	// zone (which must also host the deploy).
+	fromDeploys := bus.Is(bus.PrincipalDeploys)
 	g.Go("env snapshot responder", func(ctx context.Context) error {
-		return conn.Serve(ctx, appsbus.QueueEnvSnapshot, busapi.EnvSnapshot(svc.Env))
+		return conn.Serve(ctx, appsbus.QueueEnvSnapshot, bus.OnlyFrom(fromDeploys, busapi.EnvSnapshot(svc.Env)))
+	})
+	g.Go("env same responder", func(ctx context.Context) error {
+		return conn.Serve(ctx, appsbus.QueueEnvSame, bus.OnlyFrom(fromDeploys, busapi.EnvSame(svc.Env)))
 	})
 	g.Go("env open responder", func(ctx context.Context) error {
-		return conn.Serve(ctx, appsbus.QueueEnvOpen, busapi.EnvOpen(svc.Env))
+		return conn.Serve(ctx, appsbus.QueueEnvOpen, bus.OnlyFrom(bus.IsZone, busapi.EnvOpen(svc.Env)))
 	})
 	g.Go("app lookup responder", func(ctx context.Context) error {
 		return conn.Serve(ctx, appsbus.QueueAppLookup, busapi.AppLookup(svc.Apps))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"tori.dev/services/apps/internal/accounts"
@@ -25,7 +26,54 @@ type Env struct {
 	Keyring Keyring
 	// Accounts names the plan in a refusal at the variable cap; nil leaves it out.
 	Accounts AccountResolver
-	Now      func() time.Time
+	// Hosting tells whether a zone hosts a deploy now, before a snapshot opens for it.
+	Hosting HostingChecker
+	Now     func() time.Time
+}
+
+// HostingChecker asks the deploys service, which owns deploys and knows each app's zone.
+type HostingChecker interface {
+	// Hosts reports whether zone hosts the app's deploy now (building, releasing or live
+	// there) and which deploy's snapshot it uses.
+	Hosts(ctx context.Context, zone, appID, deployID string) (envDeployID string, hosted bool, err error)
+}
+
+// Sealed is one sealed snapshot and the deploy it was sealed for.
+type Sealed struct {
+	DeployID string
+	Sealed   []byte
+	KeyID    string
+}
+
+// OpenForZone returns a snapshot's variables to the zone starting revisionDeployID, only
+// while that zone hosts it and only the snapshot that deploy uses: a zone cannot open
+// another zone's apps, nor an app's deploys that ended.
+func (s *Env) OpenForZone(ctx context.Context, zone, appID, revisionDeployID string, snap Sealed) (map[string]string, error) {
+	if revisionDeployID == "" {
+		revisionDeployID = snap.DeployID
+	}
+	envDeploy, hosted, err := s.Hosting.Hosts(ctx, zone, appID, revisionDeployID)
+	if err != nil {
+		return nil, err
+	}
+	if !hosted || envDeploy != snap.DeployID {
+		return nil, env.ErrNotHosted
+	}
+	return s.open(ctx, appID, snap)
+}
+
+// Same reports whether two snapshots of the app hold the same variables, for the deploys
+// service, which so never sees a value.
+func (s *Env) Same(ctx context.Context, appID string, a, b Sealed) (bool, error) {
+	va, err := s.open(ctx, appID, a)
+	if err != nil {
+		return false, err
+	}
+	vb, err := s.open(ctx, appID, b)
+	if err != nil {
+		return false, err
+	}
+	return maps.Equal(va, vb), nil
 }
 
 // PutFor seals and stores one variable of app, which the caller has already found to be its
@@ -157,8 +205,9 @@ func (s *Env) Snapshot(ctx context.Context, appID, deployID string) (sealed []by
 	return sealed, keyID, len(vars), nil
 }
 
-// Open returns a sealed snapshot's variables, for the zone starting that deploy.
-func (s *Env) Open(ctx context.Context, appID, deployID string, sealed []byte, keyID string) (map[string]string, error) {
+// open returns a sealed snapshot's variables.
+func (s *Env) open(ctx context.Context, appID string, in Sealed) (map[string]string, error) {
+	deployID, sealed, keyID := in.DeployID, in.Sealed, in.KeyID
 	live, err := s.Store.AppLive(ctx, appID)
 	if err != nil {
 		return nil, err

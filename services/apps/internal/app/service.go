@@ -16,6 +16,8 @@ type Deps struct {
 	Keyring Keyring
 	// Plans answers when the account copy has no plan yet.
 	Plans PlanSource
+	// Hosting tells whether a zone hosts a deploy, before a snapshot opens for it.
+	Hosting HostingChecker
 	// Zones maps a region to the zone new apps there get.
 	Zones map[string]string
 	// Cleanup names the services that must confirm a deleted app's cleanup.
@@ -46,7 +48,7 @@ func New(d Deps) Services {
 	a := &Apps{Store: d.Store, Accounts: acc, Zones: d.Zones, Cleanup: d.Cleanup, NewID: d.NewID, Now: d.Now}
 	return Services{
 		Apps:     a,
-		Env:      &Env{Apps: a, Store: d.Store, Keyring: d.Keyring, Accounts: acc, Now: d.Now},
+		Env:      &Env{Apps: a, Store: d.Store, Keyring: d.Keyring, Accounts: acc, Hosting: d.Hosting, Now: d.Now},
 		Domains:  &Domains{Apps: a, Accounts: acc, Store: d.Store, AppsDomain: d.AppsDomain, NewID: d.NewID, Now: d.Now},
 		Accounts: acc,
 	}

@@ -114,9 +114,11 @@ type Service struct {
 	Keyring  keyring.Keyring
 	Services app.Services
 	Plans    *Plans
-	HTTP     *fiber.App
-	Logs     *testinfra.LogBuffer
-	Log      *slog.Logger
+	// Hosting answers for the deploys service: which zone hosts which deploy.
+	Hosting *Hosting
+	HTTP    *fiber.App
+	Logs    *testinfra.LogBuffer
+	Log     *slog.Logger
 	// Consumers are the bus consumers, for Deliver.
 	Consumers busapi.Consumers
 	env       map[string]string
@@ -134,7 +136,7 @@ type Options struct {
 // New starts an apps service for t.
 func New(t testing.TB, opts Options) *Service {
 	t.Helper()
-	s := &Service{t: t, Plans: &Plans{}, Logs: &testinfra.LogBuffer{}}
+	s := &Service{t: t, Plans: &Plans{}, Hosting: &Hosting{}, Logs: &testinfra.LogBuffer{}}
 	s.AdminURL = Database(t)
 	s.env = Environment(t, opts.Env)
 	// The test's own database, so commands run with s.Env (rotate-keys) touch nothing else.
@@ -153,7 +155,7 @@ func New(t testing.TB, opts Options) *Service {
 		s.Keyring = OpenKeyring(t, s.Cfg, s.Store)
 	}
 	s.Services = app.New(app.Deps{
-		Store: s.Store, Keyring: s.Keyring, Plans: s.Plans,
+		Store: s.Store, Keyring: s.Keyring, Plans: s.Plans, Hosting: s.Hosting,
 		Zones: s.Cfg.Zones(), Cleanup: s.Cfg.Cleanup(), AppsDomain: s.Cfg.AppsDomain,
 	})
 	s.Consumers = busapi.Consumers{Tx: store.Bind, Log: s.Log}

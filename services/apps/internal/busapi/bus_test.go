@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -51,6 +52,9 @@ func TestBusConsumersRelayAndResponders(t *testing.T) {
 	testinfra.Background(t, "open", func(ctx context.Context) error {
 		return conn.Serve(ctx, appsbus.QueueEnvOpen, busapi.EnvOpen(s.Services.Env))
 	})
+	testinfra.Background(t, "same", func(ctx context.Context) error {
+		return conn.Serve(ctx, appsbus.QueueEnvSame, busapi.EnvSame(s.Services.Env))
+	})
 	testinfra.Background(t, "app lookup", func(ctx context.Context) error {
 		return conn.Serve(ctx, appsbus.QueueAppLookup, busapi.AppLookup(s.Services.Apps))
 	})
@@ -69,6 +73,8 @@ func TestBusConsumersRelayAndResponders(t *testing.T) {
 			return nil
 		})
 	})
+	apptest.WaitQueue(t, cfg, appsbus.QueueEnvSame)
+	apptest.WaitQueue(t, cfg, appsbus.QueueEnvOpen)
 	apptest.WaitQueue(t, cfg, busapi.QueueAccounts)
 	apptest.WaitQueue(t, cfg, busapi.QueueCleanup)
 
@@ -103,6 +109,7 @@ func TestBusConsumersRelayAndResponders(t *testing.T) {
 		t.Fatalf("region from identity's event: %v", app["region"])
 	}
 	appID := app["id"].(string)
+	d1, d2, rollback := uuid.NewString(), uuid.NewString(), uuid.NewString()
 
 	// The lookup answers the owner with the app as apps.app.created carried it, and anyone
 	// else (or a slug nobody has) with nothing.
@@ -121,31 +128,79 @@ func TestBusConsumersRelayAndResponders(t *testing.T) {
 	}
 	s.Must(http.StatusCreated, acct, http.MethodPut, "/api/apps/bus-app/env", map[string]any{"key": "SECRET", "value": "over-the-bus"})
 
-	// env snapshot and open, by request/reply.
+	// env snapshot and open, by request/reply: the zone that hosts the deploy opens its
+	// snapshot, and nobody else does.
 	var snap appsv1.EnvSnapshotReply
-	if err := conn.Request(ctx, appsbus.QueueEnvSnapshot, &appsv1.EnvSnapshotRequest{AppId: appID, DeployId: "d1"}, &snap); err != nil {
+	if err := conn.Request(ctx, appsbus.QueueEnvSnapshot, &appsv1.EnvSnapshotRequest{AppId: appID, DeployId: d1}, &snap); err != nil {
 		t.Fatal(err)
 	}
-	var opened appsv1.EnvOpenReply
-	if err := conn.Request(ctx, appsbus.QueueEnvOpen, &appsv1.EnvOpenRequest{AppId: appID, DeployId: "d1", Sealed: snap.Sealed, KeyId: snap.KeyId}, &opened); err != nil {
-		t.Fatal(err)
-	}
-	if opened.Vars["SECRET"] != "over-the-bus" || len(opened.Vars) != 1 {
-		t.Fatalf("opened %v", opened.Vars)
-	}
-	// A snapshot opens only for its own deploy and app.
-	for _, req := range []*appsv1.EnvOpenRequest{
-		{AppId: appID, DeployId: "d2", Sealed: snap.Sealed, KeyId: snap.KeyId},
-		{AppId: appID, DeployId: "d1", Sealed: append([]byte{}, snap.Sealed[:len(snap.Sealed)-1]...), KeyId: snap.KeyId},
-	} {
+	s.Hosting.Host("local", appID, d1, d1)
+	s.Hosting.Host("local", appID, rollback, d1)
+	s.Hosting.Host("local", appID, d2, d2)
+	open := func(from *bus.Conn, req *appsv1.EnvOpenRequest) (map[string]string, string) {
+		t.Helper()
 		var r appsv1.EnvOpenReply
 		var re *bus.RemoteError
-		if err := conn.Request(ctx, appsbus.QueueEnvOpen, req, &r); !errors.As(err, &re) || re.Code != "invalid_snapshot" {
-			t.Errorf("foreign snapshot: %v", err)
+		err := from.Request(ctx, appsbus.QueueEnvOpen, req, &r)
+		if errors.As(err, &re) {
+			return nil, re.Code
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Vars, ""
+	}
+	zoneLocal, zoneOther, deploys := testinfra.DialBusAs(t, cfg, bus.ZonePrincipal("local"), nil), testinfra.DialBusAs(t, cfg, bus.ZonePrincipal("other"), nil), testinfra.DialBusAs(t, cfg, bus.PrincipalDeploys, nil)
+	sealed := func(deployID, revision string) *appsv1.EnvOpenRequest {
+		return &appsv1.EnvOpenRequest{AppId: appID, DeployId: deployID, RevisionDeployId: revision, Sealed: snap.Sealed, KeyId: snap.KeyId}
+	}
+	for _, c := range []struct {
+		name string
+		from *bus.Conn
+		req  *appsv1.EnvOpenRequest
+		code string
+	}{
+		{"the hosting zone, its deploy", zoneLocal, sealed(d1, d1), ""},
+		{"the hosting zone, a rollback reusing the snapshot", zoneLocal, sealed(d1, rollback), ""},
+		{"the hosting zone, revision unnamed (an older agent)", zoneLocal, sealed(d1, ""), ""},
+		{"another zone", zoneOther, sealed(d1, d1), "forbidden"},
+		{"a service", deploys, sealed(d1, d1), "forbidden"},
+		{"a deploy not hosted", zoneLocal, sealed(d1, uuid.NewString()), "forbidden"},
+		{"a hosted deploy with another deploy's snapshot", zoneLocal, sealed(d1, d2), "forbidden"},
+		{"a snapshot that was not sealed for that deploy", zoneLocal, sealed(d2, d2), "invalid_snapshot"},
+		{"an altered snapshot", zoneLocal, &appsv1.EnvOpenRequest{AppId: appID, DeployId: d1, RevisionDeployId: d1, Sealed: append([]byte{}, snap.Sealed[:len(snap.Sealed)-1]...), KeyId: snap.KeyId}, "invalid_snapshot"},
+	} {
+		vars, code := open(c.from, c.req)
+		if code != c.code {
+			t.Errorf("%s: refusal %q, want %q", c.name, code, c.code)
+			continue
+		}
+		if c.code == "" && (vars["SECRET"] != "over-the-bus" || len(vars) != 1) {
+			t.Errorf("%s: opened %v", c.name, vars)
 		}
 	}
+	// Two snapshots compared for the deploys service, which never sees a value.
+	var again appsv1.EnvSnapshotReply
+	if err := conn.Request(ctx, appsbus.QueueEnvSnapshot, &appsv1.EnvSnapshotRequest{AppId: appID, DeployId: d2}, &again); err != nil {
+		t.Fatal(err)
+	}
+	var same appsv1.EnvSameReply
+	if err := deploys.Request(ctx, appsbus.QueueEnvSame, &appsv1.EnvSameRequest{AppId: appID,
+		A: &appsv1.SealedEnv{DeployId: d1, Sealed: snap.Sealed, KeyId: snap.KeyId},
+		B: &appsv1.SealedEnv{DeployId: d2, Sealed: again.Sealed, KeyId: again.KeyId}}, &same); err != nil || !same.Same {
+		t.Errorf("two snapshots of one environment: same=%v, %v", same.Same, err)
+	}
+	s.Must(http.StatusOK, acct, http.MethodPut, "/api/apps/bus-app/env", map[string]any{"key": "SECRET", "value": "changed"})
+	if err := conn.Request(ctx, appsbus.QueueEnvSnapshot, &appsv1.EnvSnapshotRequest{AppId: appID, DeployId: d2}, &again); err != nil {
+		t.Fatal(err)
+	}
+	if err := deploys.Request(ctx, appsbus.QueueEnvSame, &appsv1.EnvSameRequest{AppId: appID,
+		A: &appsv1.SealedEnv{DeployId: d1, Sealed: snap.Sealed, KeyId: snap.KeyId},
+		B: &appsv1.SealedEnv{DeployId: d2, Sealed: again.Sealed, KeyId: again.KeyId}}, &same); err != nil || same.Same {
+		t.Errorf("snapshots of a changed environment: same=%v, %v", same.Same, err)
+	}
 	var re *bus.RemoteError
-	if err := conn.Request(ctx, appsbus.QueueEnvSnapshot, &appsv1.EnvSnapshotRequest{AppId: "not-an-app", DeployId: "d"}, &snap); !errors.As(err, &re) || re.Code != "not_found" {
+	if err := conn.Request(ctx, appsbus.QueueEnvSnapshot, &appsv1.EnvSnapshotRequest{AppId: uuid.NewString(), DeployId: uuid.NewString()}, &snap); !errors.As(err, &re) || re.Code != "not_found" {
 		t.Errorf("unknown app: %v", err)
 	}
 
@@ -159,7 +214,7 @@ func TestBusConsumersRelayAndResponders(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("apps.app.deleted never reached the bus")
 	}
-	if err := conn.Request(ctx, appsbus.QueueEnvSnapshot, &appsv1.EnvSnapshotRequest{AppId: appID, DeployId: "d3"}, &snap); !errors.As(err, &re) || re.Code != "not_found" {
+	if err := conn.Request(ctx, appsbus.QueueEnvSnapshot, &appsv1.EnvSnapshotRequest{AppId: appID, DeployId: uuid.NewString()}, &snap); !errors.As(err, &re) || re.Code != "not_found" {
 		t.Errorf("snapshot of a deleted app: %v", err)
 	}
 	if got, err := lookup.Lookup(ctx, acct, "bus-app"); err != nil || got != nil {
@@ -196,7 +251,7 @@ func TestPlansAskBillingsQueue(t *testing.T) {
 		apps, domains int64
 	}
 	testinfra.Eventually(t, 10*time.Second, "billing's answer", func() bool {
-		got, err := plans.AccountPlan(context.Background(), "acct-1")
+		got, err := plans.AccountPlan(context.Background(), uuid.NewString())
 		p.name, p.apps, p.domains = got.Name, got.Apps, got.CustomDomains
 		return err == nil
 	})
@@ -211,7 +266,7 @@ func TestPlansUnavailableWithoutBilling(t *testing.T) {
 	t.Parallel()
 	conn := testinfra.DialBus(t, busConfig(t), nil)
 	plans := busapi.Plans{Client: billingbus.PlanClient{Bus: conn, Timeout: 200 * time.Millisecond}}
-	if _, err := plans.AccountPlan(context.Background(), "acct-1"); !errors.Is(err, billingbus.ErrPlanUnavailable) {
+	if _, err := plans.AccountPlan(context.Background(), uuid.NewString()); !errors.Is(err, billingbus.ErrPlanUnavailable) {
 		t.Fatalf("no billing: %v", err)
 	}
 }

@@ -14,6 +14,9 @@ var (
 	ErrAppGone = errors.New("env: app not found")
 	// ErrSealed: a sealed snapshot does not open for this app and deploy.
 	ErrSealed = errors.New("env: snapshot does not open")
+	// ErrNotHosted: the zone asking to open a snapshot does not host that deploy now (not
+	// its zone, or the deploy ended), or the snapshot is not the one that deploy uses.
+	ErrNotHosted = errors.New("env: deploy not hosted by the asking zone")
 	// ErrVarLimit: the app holds MaxVarsPerApp variables already (wrapped in an
 	// *accounts.LimitError, which names the account's plan).
 	ErrVarLimit = errors.New("env: variable limit reached")

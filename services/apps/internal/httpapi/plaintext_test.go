@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/google/uuid"
 	"net/http"
 	"strings"
 	"testing"
@@ -64,7 +65,8 @@ func TestPlaintextNeverStoredLoggedTracedOrReturned(t *testing.T) {
 	do(http.MethodPost, "/api/apps/static-secrets/domains", map[string]any{"hostname": "secrets.example.com"})
 
 	// A deploy's snapshot through the responders, as the bus would call them.
-	snapReply, err := busapi.EnvSnapshot(s.Services.Env)(ctx, delivery(t, &appsv1.EnvSnapshotRequest{AppId: app["id"].(string), DeployId: "deploy-1"}))
+	deployID := uuid.NewString()
+	snapReply, err := busapi.EnvSnapshot(s.Services.Env)(ctx, delivery(t, &appsv1.EnvSnapshotRequest{AppId: app["id"].(string), DeployId: deployID}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,9 +74,10 @@ func TestPlaintextNeverStoredLoggedTracedOrReturned(t *testing.T) {
 	if snap.Count != 2 {
 		t.Fatalf("snapshot of %d variables, want 2", snap.Count)
 	}
-	openReply, err := busapi.EnvOpen(s.Services.Env)(ctx, delivery(t, &appsv1.EnvOpenRequest{
-		AppId: app["id"].(string), DeployId: "deploy-1", Sealed: snap.Sealed, KeyId: snap.KeyId,
-	}))
+	s.Hosting.Host("local", app["id"].(string), deployID, deployID)
+	asZone := delivery(t, &appsv1.EnvOpenRequest{AppId: app["id"].(string), DeployId: deployID, Sealed: snap.Sealed, KeyId: snap.KeyId})
+	asZone.Publisher = bus.ZonePrincipal("local")
+	openReply, err := busapi.EnvOpen(s.Services.Env)(ctx, asZone)
 	if err != nil {
 		t.Fatal(err)
 	}

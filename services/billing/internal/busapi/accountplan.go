@@ -2,6 +2,7 @@ package busapi
 
 import (
 	"context"
+	"errors"
 
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/proto"
@@ -29,7 +30,11 @@ const (
 func AccountPlanResponder(r PlanReader) bus.Responder {
 	return func(ctx context.Context, d bus.Delivery) (proto.Message, error) {
 		var req billingv1.AccountPlanRequest
-		if err := d.Decode(&req); err != nil {
+		err := d.Decode(&req)
+		if errors.Is(err, bus.ErrInvalidID) {
+			return nil, bus.Reject(CodeInvalidAccountID, "account_id must be a UUID")
+		}
+		if err != nil {
 			return nil, bus.Reject(CodeInvalidRequest, "the body is not an AccountPlanRequest")
 		}
 		id, err := accounts.ParseID(req.GetAccountId())

@@ -16,6 +16,7 @@ import (
 	"tori.dev/pkg/telemetry"
 	appsbus "tori.dev/proto/tori/apps/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
+	deploysbus "tori.dev/proto/tori/deploys/v1"
 	"tori.dev/services/deploys/internal/app"
 	"tori.dev/services/deploys/internal/busapi"
 	"tori.dev/services/deploys/internal/config"
@@ -98,6 +99,9 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	for _, sub := range subs {
 		g.Go(sub.Queue, func(ctx context.Context) error { return conn.Consume(ctx, pool, sub) })
 	}
+	g.Go("hosting responder", func(ctx context.Context) error {
+		return conn.Serve(ctx, deploysbus.QueueHosting, bus.OnlyFrom(bus.Is(bus.PrincipalApps), busapi.Hosting(svc)))
+	})
 	g.Go("bus housekeeping", func(ctx context.Context) error { return bus.Housekeep(ctx, pool, time.Hour, log) })
 	for _, job := range sweepJobs(svc, cfg) {
 		g.Every(log, job)

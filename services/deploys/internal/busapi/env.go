@@ -2,7 +2,6 @@ package busapi
 
 import (
 	"context"
-	"maps"
 
 	"tori.dev/pkg/bus"
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
@@ -25,25 +24,16 @@ func (a AppsEnv) Snapshot(ctx context.Context, appID, deployID string) (deploy.S
 	return deploy.Snapshot{Sealed: reply.GetSealed(), KeyID: reply.GetKeyId(), For: deployID}, nil
 }
 
-// Same implements app.EnvSource by opening both snapshots; the variables never leave
-// this function.
+// Same implements app.EnvSource: the apps service compares the two snapshots, so no value
+// ever reaches this service.
 func (a AppsEnv) Same(ctx context.Context, appID string, x, y deploy.Snapshot) (bool, error) {
-	vx, err := a.open(ctx, appID, x)
-	if err != nil {
+	sealed := func(s deploy.Snapshot) *appsv1.SealedEnv {
+		return &appsv1.SealedEnv{DeployId: s.For, Sealed: s.Sealed, KeyId: s.KeyID}
+	}
+	var reply appsv1.EnvSameReply
+	req := &appsv1.EnvSameRequest{AppId: appID, A: sealed(x), B: sealed(y)}
+	if err := a.conn.Request(ctx, appsbus.QueueEnvSame, req, &reply); err != nil {
 		return false, err
 	}
-	vy, err := a.open(ctx, appID, y)
-	if err != nil {
-		return false, err
-	}
-	return maps.Equal(vx, vy), nil
-}
-
-func (a AppsEnv) open(ctx context.Context, appID string, s deploy.Snapshot) (map[string]string, error) {
-	var reply appsv1.EnvOpenReply
-	req := &appsv1.EnvOpenRequest{AppId: appID, DeployId: s.For, Sealed: s.Sealed, KeyId: s.KeyID}
-	if err := a.conn.Request(ctx, appsbus.QueueEnvOpen, req, &reply); err != nil {
-		return nil, err
-	}
-	return reply.GetVars(), nil
+	return reply.GetSame(), nil
 }

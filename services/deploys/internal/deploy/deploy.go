@@ -84,6 +84,10 @@ func (d *Deploy) NewerThan(o *Deploy) bool {
 	return d.ID > o.ID
 }
 
+// Running reports whether d's revision is, or is about to be, on its zone: building,
+// releasing or live. Only then may the zone open its environment.
+func (d *Deploy) Running() bool { return d.Status.Open() || d.Status == Live }
+
 // Rollbackable reports whether a new deploy may roll back to d: only a deploy that was once
 // live has a revision known to work.
 func (d *Deploy) Rollbackable() bool { return d.LiveAt != nil }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/google/uuid"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -119,7 +120,8 @@ func TestAuthRoutesAreLimitedThroughPostgres(t *testing.T) {
 // leaves the running gateway's cache.
 func TestARevokedTokenLeavesTheCache(t *testing.T) {
 	id := newIdentity(t)
-	id.set("svc_alice", &auth.Introspection{AccountID: "acct-a", UserID: "user-a", TokenKind: "api", TokenID: "tokid-a"})
+	tokenID := uuid.NewString()
+	id.set("svc_alice", &auth.Introspection{AccountID: "acct-a", UserID: "user-a", TokenKind: "api", TokenID: tokenID})
 	gw := start(t, map[string]string{"IDENTITY_URL": id.srv.URL, "APPS_URL": id.srv.URL})
 	publish := revoker(t, gw.Env)
 
@@ -129,7 +131,7 @@ func TestARevokedTokenLeavesTheCache(t *testing.T) {
 		return status == 200 && id.calls.Load() == before
 	})
 	id.set("svc_alice", nil)
-	publish("tokid-a")
+	publish(tokenID)
 	testinfra.Eventually(t, 5*time.Second, "the revoked token refused", func() bool {
 		status, _ := call(t, "GET", gw.URL+"/api/apps", "svc_alice")
 		return status == 401
@@ -151,12 +153,12 @@ func revoker(t *testing.T, env map[string]string) func(tokenID string) {
 	if err := pkgconfig.LoadMap(ctx, &cfg, env); err != nil {
 		t.Fatal(err)
 	}
-	conn := testinfra.DialBus(t, cfg, logging.New("revoker", io.Discard))
+	conn := testinfra.DialBusAs(t, cfg, bus.PrincipalIdentity, logging.New("revoker", io.Discard))
 	testinfra.Background(t, "revoker relay", bus.NewRelay(conn, pool, logging.New("revoker", io.Discard)).Run)
 	return func(tokenID string) {
 		t.Helper()
 		err := pgstore.InTx(ctx, pool, func(tx pgx.Tx) error {
-			return bus.Publish(ctx, tx, identitybus.KeyTokenRevoked, &identityv1.TokenRevoked{TokenId: tokenID, AccountId: "acct-a"})
+			return bus.Publish(ctx, tx, identitybus.KeyTokenRevoked, &identityv1.TokenRevoked{TokenId: tokenID, AccountId: uuid.NewString()})
 		})
 		if err != nil {
 			t.Fatal(err)

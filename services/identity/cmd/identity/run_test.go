@@ -130,7 +130,8 @@ func TestServiceOverSMTPAndBus(t *testing.T) {
 			return &billingv1.AccountPlanReply{Plan: "flock", Limits: &billingv1.PlanLimits{CustomDomains: 50, DatabaseConnections: 100, DatabaseBytes: 10737418240}, Version: 1}, nil
 		})
 	})
-	billingOutbox := fakeBillingOutbox(t, svc.Env["DATABASE_URL"], conn)
+	billing := testinfra.DialBusAs(t, cfg.Config, bus.PrincipalBilling, logging.New("test", io.Discard))
+	billingOutbox := fakeBillingOutbox(t, svc.Env["DATABASE_URL"], billing)
 
 	// Sign in over SMTP. The test's listener may still be binding, so sign in until an
 	// account.created arrives (each sign-in of a new address creates one).

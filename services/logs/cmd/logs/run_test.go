@@ -47,7 +47,7 @@ func start(t *testing.T, env map[string]string) *running {
 	maps.Copy(vars, env)
 	r := testinfra.Service{Name: "logs", Serve: serve, Env: vars}.Start(t)
 	db := logstest.OpenDB(t, r.Env["DATABASE_URL"], r.Env["LOGS_DATABASE_URL"])
-	pub := logstest.NewPublisher(t, r.Env["DATABASE_URL"], logstest.BusConfigOf(t, r.Env))
+	pub := logstest.NewPublisher(t, r.Env["DATABASE_URL"], logstest.BusConfigOf(t, r.Env), logstest.ZonePrincipal)
 	logstest.AwaitIngest(t, pub, db)
 	return &running{Running: r, db: db, pub: pub}
 }
@@ -115,28 +115,30 @@ func TestDeletedAppOverTheBus(t *testing.T) {
 		})
 	})
 
-	app := uuid.NewString()
+	app, acc := uuid.NewString(), uuid.NewString()
+	billingPub := logstest.NewPublisher(t, svc.Env["DATABASE_URL"], logstest.BusConfigOf(t, svc.Env), bus.PrincipalBilling)
+	appsPub := logstest.NewPublisher(t, svc.Env["DATABASE_URL"], logstest.BusConfigOf(t, svc.Env), bus.PrincipalApps)
 	// The account's plan copy, as billing's event feeds it: without one (and no billing to
 	// ask) the route answers 503.
-	pub.Publish(t, billingbus.KeyPlanChanged, &billingv1.AccountPlanChanged{
-		AccountId: "acc", Plan: "nestling", Version: 1, Limits: &billingv1.PlanLimits{LogRetentionDays: 1},
+	billingPub.Publish(t, billingbus.KeyPlanChanged, &billingv1.AccountPlanChanged{
+		AccountId: acc, Plan: "nestling", Version: 1, Limits: &billingv1.PlanLimits{LogRetentionDays: 1},
 	})
-	pub.Publish(t, appsbus.KeyAppCreated, &appsv1.AppCreated{AppId: app, AccountId: "acc", Slug: "doomed", Kind: "service", CreatedAt: timestamppb.Now()})
+	appsPub.Publish(t, appsbus.KeyAppCreated, &appsv1.AppCreated{AppId: app, AccountId: acc, Slug: "doomed", Kind: "service", CreatedAt: timestamppb.Now()})
 	for i := range 4 {
 		pub.Publish(t, zonebus.KeyLogBatch, logstest.Batch(app, 500, "line "+strconv.Itoa(i)))
 	}
 	testinfra.Eventually(t, 20*time.Second, "entries stored and readable", func() bool {
-		status, _ := svc.getLogs(t, "acc", "doomed")
+		status, _ := svc.getLogs(t, acc, "doomed")
 		return status == 200 && db.Count(t, app) == 2000
 	})
-	if status, _ := svc.getLogs(t, "other-account", "doomed"); status != 404 {
+	if status, _ := svc.getLogs(t, uuid.NewString(), "doomed"); status != 404 {
 		t.Fatalf("another account reads the app: %d", status)
 	}
 
-	pub.Publish(t, appsbus.KeyAppDeleted, &appsv1.AppDeleted{AppId: app, AccountId: "acc", Slug: "doomed", DeletedAt: timestamppb.Now()})
+	appsPub.Publish(t, appsbus.KeyAppDeleted, &appsv1.AppDeleted{AppId: app, AccountId: acc, Slug: "doomed", DeletedAt: timestamppb.Now()})
 	deletedAt := time.Now()
 	testinfra.Eventually(t, 5*time.Second, "404 after the delete", func() bool {
-		status, _ := svc.getLogs(t, "acc", "doomed")
+		status, _ := svc.getLogs(t, acc, "doomed")
 		return status == 404
 	})
 	t.Logf("route answered 404 %s after the delete was published", time.Since(deletedAt).Round(time.Millisecond))
@@ -178,7 +180,7 @@ func TestKilledWhileIngestingLosesNothing(t *testing.T) {
 	first := startProcess(t, bin, env, logFile, addr)
 
 	db := logstest.OpenDB(t, vars["DATABASE_URL"], vars["LOGS_DATABASE_URL"])
-	pub := logstest.NewPublisher(t, vars["DATABASE_URL"], logstest.BusConfigOf(t, vars))
+	pub := logstest.NewPublisher(t, vars["DATABASE_URL"], logstest.BusConfigOf(t, vars), logstest.ZonePrincipal)
 	logstest.AwaitIngest(t, pub, db)
 
 	const batches, perBatch = 400, 100

@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"errors"
+	"github.com/google/uuid"
 	"io"
 	"log/slog"
 	"testing"
@@ -97,7 +98,7 @@ func TestRetentionAskedOverTheBus(t *testing.T) {
 	})
 	src := plansWith(db, conn)
 	testinfra.Eventually(t, 20*time.Second, "billing answers", func() bool {
-		days, _ := src.RetentionDays(context.Background(), "acc")
+		days, _ := src.RetentionDays(context.Background(), uuid.NewString())
 		return days == 7
 	})
 }

@@ -57,8 +57,8 @@ func TestIngestKeepsGoodEntriesAndDropsBadOnes(t *testing.T) {
 	apps := busapi.NewApps(db.Store, func() time.Time { return now })
 
 	known, unknown, deleted := uuid.NewString(), uuid.NewString(), uuid.NewString()
-	must(t, handle(t, db, apps.Handle, delivery(t, appsbus.KeyAppCreated, &appsv1.AppCreated{AppId: known, AccountId: "acc", Slug: "web"})))
-	must(t, handle(t, db, apps.Handle, delivery(t, appsbus.KeyAppDeleted, &appsv1.AppDeleted{AppId: deleted, AccountId: "acc", Slug: "gone"})))
+	must(t, handle(t, db, apps.Handle, delivery(t, appsbus.KeyAppCreated, &appsv1.AppCreated{AppId: known, AccountId: testAccount, Slug: "web"})))
+	must(t, handle(t, db, apps.Handle, delivery(t, appsbus.KeyAppDeleted, &appsv1.AppDeleted{AppId: deleted, AccountId: testAccount, Slug: "gone"})))
 
 	deploy := uuid.NewString()
 	batch := &logsv1.LogBatch{Entries: []*logsv1.LogEntry{
@@ -112,7 +112,7 @@ func TestDeleteWaitsForIngestInFlight(t *testing.T) {
 	ingest := newIngest(db, now)
 	apps := busapi.NewApps(db.Store, func() time.Time { return now })
 	app := uuid.NewString()
-	must(t, handle(t, db, apps.Handle, delivery(t, appsbus.KeyAppCreated, &appsv1.AppCreated{AppId: app, AccountId: "acc", Slug: "web"})))
+	must(t, handle(t, db, apps.Handle, delivery(t, appsbus.KeyAppCreated, &appsv1.AppCreated{AppId: app, AccountId: testAccount, Slug: "web"})))
 
 	tx, err := db.Pool.Begin(ctx)
 	must(t, err)
@@ -121,7 +121,7 @@ func TestDeleteWaitsForIngestInFlight(t *testing.T) {
 
 	deleted := make(chan error, 1)
 	go func() {
-		deleted <- handle(t, db, apps.Handle, delivery(t, appsbus.KeyAppDeleted, &appsv1.AppDeleted{AppId: app, AccountId: "acc", Slug: "web"}))
+		deleted <- handle(t, db, apps.Handle, delivery(t, appsbus.KeyAppDeleted, &appsv1.AppDeleted{AppId: app, AccountId: testAccount, Slug: "web"}))
 	}()
 	// The delete is seen queued behind the ingest's lock, and has not committed meanwhile.
 	testinfra.Eventually(t, 10*time.Second, "the delete waiting for the ingest lock", func() bool {
@@ -150,13 +150,13 @@ func TestAppDeletedBeforeCreatedStaysDeleted(t *testing.T) {
 	ctx := context.Background()
 	apps := busapi.NewApps(db.Store, time.Now)
 	app := uuid.NewString()
-	must(t, handle(t, db, apps.Handle, delivery(t, appsbus.KeyAppDeleted, &appsv1.AppDeleted{AppId: app, AccountId: "acc", Slug: "web"})))
-	must(t, handle(t, db, apps.Handle, delivery(t, appsbus.KeyAppCreated, &appsv1.AppCreated{AppId: app, AccountId: "acc", Slug: "web", CreatedAt: timestamppb.Now()})))
-	if _, err := db.Store.AppID(ctx, "acc", "web"); !errors.Is(err, logs.ErrNotFound) {
+	must(t, handle(t, db, apps.Handle, delivery(t, appsbus.KeyAppDeleted, &appsv1.AppDeleted{AppId: app, AccountId: testAccount, Slug: "web"})))
+	must(t, handle(t, db, apps.Handle, delivery(t, appsbus.KeyAppCreated, &appsv1.AppCreated{AppId: app, AccountId: testAccount, Slug: "web", CreatedAt: timestamppb.Now()})))
+	if _, err := db.Store.AppID(ctx, testAccount, "web"); !errors.Is(err, logs.ErrNotFound) {
 		t.Fatalf("want not found, got %v", err)
 	}
 
-	err := handle(t, db, apps.Handle, delivery(t, appsbus.KeyAppCreated, &appsv1.AppCreated{AppId: "42", AccountId: "acc", Slug: "x"}))
+	err := handle(t, db, apps.Handle, delivery(t, appsbus.KeyAppCreated, &appsv1.AppCreated{AppId: "42", AccountId: testAccount, Slug: "x"}))
 	if !bus.IsPermanent(err) {
 		t.Fatalf("bad app id: want a permanent error, got %v", err)
 	}
@@ -169,17 +169,17 @@ func TestPlanKeepsTheHighestVersion(t *testing.T) {
 	change := func(version int64, days int64) {
 		t.Helper()
 		must(t, handle(t, db, plans.Handle, delivery(t, billingbus.KeyPlanChanged, &billingv1.AccountPlanChanged{
-			AccountId: "acc", Plan: "p", Version: version, Limits: &billingv1.PlanLimits{LogRetentionDays: days},
+			AccountId: testAccount, Plan: "p", Version: version, Limits: &billingv1.PlanLimits{LogRetentionDays: days},
 		})))
 	}
 	change(2, 7)
 	change(1, 30) // late and older: ignored
-	days, ok, err := db.Store.PlanRetention(ctx, "acc")
+	days, ok, err := db.Store.PlanRetention(ctx, testAccount)
 	if err != nil || !ok || days != 7 {
 		t.Fatalf("after an older event: %d %v %v", days, ok, err)
 	}
 	change(3, 30)
-	if days, _, _ := db.Store.PlanRetention(ctx, "acc"); days != 30 {
+	if days, _, _ := db.Store.PlanRetention(ctx, testAccount); days != 30 {
 		t.Fatalf("after a newer event: %d", days)
 	}
 	if max, _ := db.Store.MaxRetentionDays(ctx); max != 30 {
@@ -197,3 +197,6 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// testAccount is the account the events name: an id as the services send it, a UUID.
+var testAccount = uuid.NewString()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,26 +42,31 @@ func BusConfigOf(t testing.TB, env map[string]string) bus.Config {
 	return cfg
 }
 
-// Publisher stands in for the services that publish what the logs service consumes (the
-// zone agents, apps, billing): an outbox in a schema of its own and a relay.
+// Publisher stands in for one service that publishes what the logs service consumes (a
+// zone agent, apps, billing): an outbox in a schema of its own and a relay connected as that
+// principal's broker user, so the logs service takes its events as the owner's.
 type Publisher struct {
 	Pool *pgxpool.Pool
 	Conn *bus.Conn
 }
 
-// NewPublisher sets up the outbox in the database at adminURL and runs its relay until the
-// test ends.
-func NewPublisher(t testing.TB, adminURL string, cfg bus.Config) *Publisher {
+// ZonePrincipal is the principal of the zone whose log batches the tests publish.
+var ZonePrincipal = bus.ZonePrincipal("local")
+
+// NewPublisher sets up principal's outbox in the database at adminURL and runs its relay
+// until the test ends.
+func NewPublisher(t testing.TB, adminURL string, cfg bus.Config, principal string) *Publisher {
 	t.Helper()
 	ctx := context.Background()
-	svc := pgstore.Service{Schema: "publisher", Role: "tori_test_publisher"}
+	name := "publisher_" + strings.ReplaceAll(principal, ".", "_")
+	svc := pgstore.Service{Schema: name, Role: "tori_test_" + name}
 	pool, err := pgstore.Setup(ctx, adminURL, svc, pgstore.WithMigrations(bus.Migrations))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	conn := testinfra.DialBus(t, cfg, quiet)
+	conn := testinfra.DialBusAs(t, cfg, principal, quiet)
 	testinfra.Background(t, "publisher relay", bus.NewRelay(conn, pool, quiet).Run)
 	return &Publisher{Pool: pool, Conn: conn}
 }

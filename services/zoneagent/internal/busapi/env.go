@@ -16,7 +16,7 @@ type EnvOpener struct{ Conn *bus.Conn }
 // Open implements runner.EnvOpener.
 func (e EnvOpener) Open(ctx context.Context, rev revision.Revision) (map[string]string, error) {
 	var reply appsv1.EnvOpenReply
-	req := &appsv1.EnvOpenRequest{AppId: rev.AppID, DeployId: rev.EnvDeployID, Sealed: rev.EnvSealed, KeyId: rev.EnvKeyID}
+	req := &appsv1.EnvOpenRequest{AppId: rev.AppID, DeployId: rev.EnvDeployID, Sealed: rev.EnvSealed, KeyId: rev.EnvKeyID, RevisionDeployId: rev.DeployID}
 	if req.DeployId == "" {
 		req.DeployId = rev.DeployID
 	}

@@ -57,17 +57,27 @@ func commandHandler(a *app.Agent) bus.TxHandler {
 			if err := d.Decode(&c); err != nil {
 				return bus.Permanent(err)
 			}
-			return a.StartRevision(ctx, t, revisionFrom(&c))
+			rev := revisionFrom(&c)
+			if err := rev.Check(); err != nil {
+				return bus.Permanent(err)
+			}
+			return a.StartRevision(ctx, t, rev)
 		case zonebus.CommandKey(a.Zone(), zonebus.CommandActivate):
 			var c zonev1.ActivateRevision
 			if err := d.Decode(&c); err != nil {
 				return bus.Permanent(err)
+			}
+			if err := requireIDs(c.GetDeployId()); err != nil {
+				return err
 			}
 			return a.ActivateRevision(ctx, t, c.GetDeployId())
 		case zonebus.CommandKey(a.Zone(), zonebus.CommandDiscard):
 			var c zonev1.DiscardRevision
 			if err := d.Decode(&c); err != nil {
 				return bus.Permanent(err)
+			}
+			if err := requireIDs(c.GetDeployId()); err != nil {
+				return err
 			}
 			return a.DiscardRevision(ctx, t, c.GetDeployId())
 		}
@@ -85,11 +95,17 @@ func appsHandler(a *app.Agent) bus.TxHandler {
 			if err := d.Decode(&ev); err != nil {
 				return bus.Permanent(err)
 			}
+			if err := requireIDs(ev.GetAppId()); err != nil {
+				return err
+			}
 			return a.DomainActivated(ctx, t, ev.GetHostname(), ev.GetAppId())
 		case appsbus.KeyDomainRemoved:
 			var ev appsv1.DomainRemoved
 			if err := d.Decode(&ev); err != nil {
 				return bus.Permanent(err)
+			}
+			if err := requireIDs(ev.GetAppId()); err != nil {
+				return err
 			}
 			return a.DomainRemoved(ctx, t, ev.GetHostname(), ev.GetAppId())
 		case appsbus.KeyDomainDeactivated:
@@ -106,8 +122,22 @@ func appsHandler(a *app.Agent) bus.TxHandler {
 		if err := d.Decode(&ev); err != nil {
 			return bus.Permanent(err)
 		}
+		if err := requireIDs(ev.GetAppId()); err != nil {
+			return err
+		}
 		return a.DeleteApp(ctx, t, ev.GetAppId())
 	}
+}
+
+// requireIDs refuses, for good, a command missing an id it needs: Decode has already
+// refused any id that is not a UUID, and an empty one would name a parent folder.
+func requireIDs(ids ...string) error {
+	for _, id := range ids {
+		if !revision.ValidID(id) {
+			return bus.Permanent(fmt.Errorf("%w: a required id is missing", revision.ErrInvalid))
+		}
+	}
+	return nil
 }
 
 func revisionFrom(c *zonev1.StartRevision) revision.Revision {

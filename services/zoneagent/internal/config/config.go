@@ -83,10 +83,11 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s %q is not host:port", name, v))
 		}
 	}
-	// "deploy" and "logs" would collide with the zone's own routing keys (zone.deploy.*,
-	// zone.logs.*).
-	if !zoneRe.MatchString(c.Zone) || c.Zone == "deploy" || c.Zone == "logs" || c.Zone == "app" {
-		errs = append(errs, fmt.Errorf("ZONE_ID %q must be a lower-case name (and not deploy, logs or app)", c.Zone))
+	// A zone named like a group of zones' events (zone.deploy.*, zone.logs.*, zone.app.*,
+	// zone.database.*) would have its commands heard by whoever follows those events.
+	switch {
+	case !zoneRe.MatchString(c.Zone), c.Zone == "deploy", c.Zone == "logs", c.Zone == "app", c.Zone == "database":
+		errs = append(errs, fmt.Errorf("ZONE_ID %q must be a lower-case name (and not deploy, logs, app or database)", c.Zone))
 	}
 	if c.AppsDomain == "" || c.DataDir == "" {
 		errs = append(errs, errors.New("APPS_DOMAIN and DATA_DIR must not be empty"))

@@ -485,15 +485,21 @@ func (x *EnvSnapshotReply) GetCount() int32 {
 	return 0
 }
 
-// Request queue: apps.rpc.env_open. Open a sealed snapshot to start a revision.
+// Request queue: apps.rpc.env_open. Open a sealed snapshot to start a revision. Asked only
+// by a zone's agent, and answered only while that zone hosts revision_deploy_id (pending or
+// live there, as the deploys service knows it).
 type EnvOpenRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
-	DeployId      string                 `protobuf:"bytes,2,opt,name=deploy_id,json=deployId,proto3" json:"deploy_id,omitempty"`
-	Sealed        []byte                 `protobuf:"bytes,3,opt,name=sealed,proto3" json:"sealed,omitempty"`
-	KeyId         string                 `protobuf:"bytes,4,opt,name=key_id,json=keyId,proto3" json:"key_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	AppId string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	// The deploy the snapshot was sealed for.
+	DeployId string `protobuf:"bytes,2,opt,name=deploy_id,json=deployId,proto3" json:"deploy_id,omitempty"`
+	Sealed   []byte `protobuf:"bytes,3,opt,name=sealed,proto3" json:"sealed,omitempty"`
+	KeyId    string `protobuf:"bytes,4,opt,name=key_id,json=keyId,proto3" json:"key_id,omitempty"`
+	// The deploy whose revision the zone starts: deploy_id itself, or a rollback reusing
+	// deploy_id's snapshot.
+	RevisionDeployId string `protobuf:"bytes,5,opt,name=revision_deploy_id,json=revisionDeployId,proto3" json:"revision_deploy_id,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *EnvOpenRequest) Reset() {
@@ -554,8 +560,16 @@ func (x *EnvOpenRequest) GetKeyId() string {
 	return ""
 }
 
-// The snapshot's variables in plaintext. Refusals: not_found (unknown or deleted app),
-// invalid_snapshot (the snapshot was not sealed for this app and deploy, or was altered).
+func (x *EnvOpenRequest) GetRevisionDeployId() string {
+	if x != nil {
+		return x.RevisionDeployId
+	}
+	return ""
+}
+
+// The snapshot's variables in plaintext. Refusals: forbidden (not a zone hosting that
+// deploy), not_found (unknown or deleted app), invalid_snapshot (the snapshot was not sealed
+// for this app and deploy, or was altered).
 type EnvOpenReply struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Vars          map[string]string      `protobuf:"bytes,1,rep,name=vars,proto3" json:"vars,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
@@ -600,6 +614,175 @@ func (x *EnvOpenReply) GetVars() map[string]string {
 	return nil
 }
 
+// A sealed snapshot and the deploy it was sealed for.
+type SealedEnv struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	DeployId      string                 `protobuf:"bytes,1,opt,name=deploy_id,json=deployId,proto3" json:"deploy_id,omitempty"`
+	Sealed        []byte                 `protobuf:"bytes,2,opt,name=sealed,proto3" json:"sealed,omitempty"`
+	KeyId         string                 `protobuf:"bytes,3,opt,name=key_id,json=keyId,proto3" json:"key_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SealedEnv) Reset() {
+	*x = SealedEnv{}
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SealedEnv) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SealedEnv) ProtoMessage() {}
+
+func (x *SealedEnv) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SealedEnv.ProtoReflect.Descriptor instead.
+func (*SealedEnv) Descriptor() ([]byte, []int) {
+	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *SealedEnv) GetDeployId() string {
+	if x != nil {
+		return x.DeployId
+	}
+	return ""
+}
+
+func (x *SealedEnv) GetSealed() []byte {
+	if x != nil {
+		return x.Sealed
+	}
+	return nil
+}
+
+func (x *SealedEnv) GetKeyId() string {
+	if x != nil {
+		return x.KeyId
+	}
+	return ""
+}
+
+// Request queue: apps.rpc.env_same. Do two snapshots of an app hold the same variables?
+// Asked by the deploys service (an image deploy equal to the live one changes nothing), which
+// so never sees a value.
+type EnvSameRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	A             *SealedEnv             `protobuf:"bytes,2,opt,name=a,proto3" json:"a,omitempty"`
+	B             *SealedEnv             `protobuf:"bytes,3,opt,name=b,proto3" json:"b,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EnvSameRequest) Reset() {
+	*x = EnvSameRequest{}
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EnvSameRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EnvSameRequest) ProtoMessage() {}
+
+func (x *EnvSameRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EnvSameRequest.ProtoReflect.Descriptor instead.
+func (*EnvSameRequest) Descriptor() ([]byte, []int) {
+	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *EnvSameRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *EnvSameRequest) GetA() *SealedEnv {
+	if x != nil {
+		return x.A
+	}
+	return nil
+}
+
+func (x *EnvSameRequest) GetB() *SealedEnv {
+	if x != nil {
+		return x.B
+	}
+	return nil
+}
+
+// Refusals as EnvOpenReply's.
+type EnvSameReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Same          bool                   `protobuf:"varint,1,opt,name=same,proto3" json:"same,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EnvSameReply) Reset() {
+	*x = EnvSameReply{}
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EnvSameReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EnvSameReply) ProtoMessage() {}
+
+func (x *EnvSameReply) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EnvSameReply.ProtoReflect.Descriptor instead.
+func (*EnvSameReply) Descriptor() ([]byte, []int) {
+	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *EnvSameReply) GetSame() bool {
+	if x != nil {
+		return x.Same
+	}
+	return false
+}
+
 // Request queue: apps.rpc.app. Does this account own a live app with this slug? Asked by a
 // service that serves a route naming an app it has no copy of yet (its apps.app.created may
 // still be in flight); it keeps the answer exactly as that event would have recorded it.
@@ -613,7 +796,7 @@ type AppLookupRequest struct {
 
 func (x *AppLookupRequest) Reset() {
 	*x = AppLookupRequest{}
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[8]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -625,7 +808,7 @@ func (x *AppLookupRequest) String() string {
 func (*AppLookupRequest) ProtoMessage() {}
 
 func (x *AppLookupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[8]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -638,7 +821,7 @@ func (x *AppLookupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppLookupRequest.ProtoReflect.Descriptor instead.
 func (*AppLookupRequest) Descriptor() ([]byte, []int) {
-	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{8}
+	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *AppLookupRequest) GetAccountId() string {
@@ -666,7 +849,7 @@ type AppLookupReply struct {
 
 func (x *AppLookupReply) Reset() {
 	*x = AppLookupReply{}
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[9]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -678,7 +861,7 @@ func (x *AppLookupReply) String() string {
 func (*AppLookupReply) ProtoMessage() {}
 
 func (x *AppLookupReply) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[9]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -691,7 +874,7 @@ func (x *AppLookupReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppLookupReply.ProtoReflect.Descriptor instead.
 func (*AppLookupReply) Descriptor() ([]byte, []int) {
-	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{9}
+	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *AppLookupReply) GetApp() *AppCreated {
@@ -745,17 +928,28 @@ const file_tori_apps_v1_apps_proto_rawDesc = "" +
 	"\x10EnvSnapshotReply\x12\x16\n" +
 	"\x06sealed\x18\x01 \x01(\fR\x06sealed\x12\x15\n" +
 	"\x06key_id\x18\x02 \x01(\tR\x05keyId\x12\x14\n" +
-	"\x05count\x18\x03 \x01(\x05R\x05count\"s\n" +
+	"\x05count\x18\x03 \x01(\x05R\x05count\"\xa1\x01\n" +
 	"\x0eEnvOpenRequest\x12\x15\n" +
 	"\x06app_id\x18\x01 \x01(\tR\x05appId\x12\x1b\n" +
 	"\tdeploy_id\x18\x02 \x01(\tR\bdeployId\x12\x16\n" +
 	"\x06sealed\x18\x03 \x01(\fR\x06sealed\x12\x15\n" +
-	"\x06key_id\x18\x04 \x01(\tR\x05keyId\"\x81\x01\n" +
+	"\x06key_id\x18\x04 \x01(\tR\x05keyId\x12,\n" +
+	"\x12revision_deploy_id\x18\x05 \x01(\tR\x10revisionDeployId\"\x81\x01\n" +
 	"\fEnvOpenReply\x128\n" +
 	"\x04vars\x18\x01 \x03(\v2$.tori.apps.v1.EnvOpenReply.VarsEntryR\x04vars\x1a7\n" +
 	"\tVarsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"E\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"W\n" +
+	"\tSealedEnv\x12\x1b\n" +
+	"\tdeploy_id\x18\x01 \x01(\tR\bdeployId\x12\x16\n" +
+	"\x06sealed\x18\x02 \x01(\fR\x06sealed\x12\x15\n" +
+	"\x06key_id\x18\x03 \x01(\tR\x05keyId\"u\n" +
+	"\x0eEnvSameRequest\x12\x15\n" +
+	"\x06app_id\x18\x01 \x01(\tR\x05appId\x12%\n" +
+	"\x01a\x18\x02 \x01(\v2\x17.tori.apps.v1.SealedEnvR\x01a\x12%\n" +
+	"\x01b\x18\x03 \x01(\v2\x17.tori.apps.v1.SealedEnvR\x01b\"\"\n" +
+	"\fEnvSameReply\x12\x12\n" +
+	"\x04same\x18\x01 \x01(\bR\x04same\"E\n" +
 	"\x10AppLookupRequest\x12\x1d\n" +
 	"\n" +
 	"account_id\x18\x01 \x01(\tR\taccountId\x12\x12\n" +
@@ -775,7 +969,7 @@ func file_tori_apps_v1_apps_proto_rawDescGZIP() []byte {
 	return file_tori_apps_v1_apps_proto_rawDescData
 }
 
-var file_tori_apps_v1_apps_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_tori_apps_v1_apps_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_tori_apps_v1_apps_proto_goTypes = []any{
 	(*DomainActivated)(nil),           // 0: tori.apps.v1.DomainActivated
 	(*DomainRemoved)(nil),             // 1: tori.apps.v1.DomainRemoved
@@ -785,25 +979,30 @@ var file_tori_apps_v1_apps_proto_goTypes = []any{
 	(*EnvSnapshotReply)(nil),          // 5: tori.apps.v1.EnvSnapshotReply
 	(*EnvOpenRequest)(nil),            // 6: tori.apps.v1.EnvOpenRequest
 	(*EnvOpenReply)(nil),              // 7: tori.apps.v1.EnvOpenReply
-	(*AppLookupRequest)(nil),          // 8: tori.apps.v1.AppLookupRequest
-	(*AppLookupReply)(nil),            // 9: tori.apps.v1.AppLookupReply
-	nil,                               // 10: tori.apps.v1.EnvOpenReply.VarsEntry
-	(*timestamppb.Timestamp)(nil),     // 11: google.protobuf.Timestamp
-	(*AppCreated)(nil),                // 12: tori.apps.v1.AppCreated
+	(*SealedEnv)(nil),                 // 8: tori.apps.v1.SealedEnv
+	(*EnvSameRequest)(nil),            // 9: tori.apps.v1.EnvSameRequest
+	(*EnvSameReply)(nil),              // 10: tori.apps.v1.EnvSameReply
+	(*AppLookupRequest)(nil),          // 11: tori.apps.v1.AppLookupRequest
+	(*AppLookupReply)(nil),            // 12: tori.apps.v1.AppLookupReply
+	nil,                               // 13: tori.apps.v1.EnvOpenReply.VarsEntry
+	(*timestamppb.Timestamp)(nil),     // 14: google.protobuf.Timestamp
+	(*AppCreated)(nil),                // 15: tori.apps.v1.AppCreated
 }
 var file_tori_apps_v1_apps_proto_depIdxs = []int32{
-	11, // 0: tori.apps.v1.DomainActivated.activated_at:type_name -> google.protobuf.Timestamp
-	11, // 1: tori.apps.v1.DomainRemoved.removed_at:type_name -> google.protobuf.Timestamp
-	11, // 2: tori.apps.v1.DomainDeactivated.deactivated_at:type_name -> google.protobuf.Timestamp
-	11, // 3: tori.apps.v1.DomainVerificationFailing.missing_since:type_name -> google.protobuf.Timestamp
-	11, // 4: tori.apps.v1.DomainVerificationFailing.deactivate_at:type_name -> google.protobuf.Timestamp
-	10, // 5: tori.apps.v1.EnvOpenReply.vars:type_name -> tori.apps.v1.EnvOpenReply.VarsEntry
-	12, // 6: tori.apps.v1.AppLookupReply.app:type_name -> tori.apps.v1.AppCreated
-	7,  // [7:7] is the sub-list for method output_type
-	7,  // [7:7] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	14, // 0: tori.apps.v1.DomainActivated.activated_at:type_name -> google.protobuf.Timestamp
+	14, // 1: tori.apps.v1.DomainRemoved.removed_at:type_name -> google.protobuf.Timestamp
+	14, // 2: tori.apps.v1.DomainDeactivated.deactivated_at:type_name -> google.protobuf.Timestamp
+	14, // 3: tori.apps.v1.DomainVerificationFailing.missing_since:type_name -> google.protobuf.Timestamp
+	14, // 4: tori.apps.v1.DomainVerificationFailing.deactivate_at:type_name -> google.protobuf.Timestamp
+	13, // 5: tori.apps.v1.EnvOpenReply.vars:type_name -> tori.apps.v1.EnvOpenReply.VarsEntry
+	8,  // 6: tori.apps.v1.EnvSameRequest.a:type_name -> tori.apps.v1.SealedEnv
+	8,  // 7: tori.apps.v1.EnvSameRequest.b:type_name -> tori.apps.v1.SealedEnv
+	15, // 8: tori.apps.v1.AppLookupReply.app:type_name -> tori.apps.v1.AppCreated
+	9,  // [9:9] is the sub-list for method output_type
+	9,  // [9:9] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_tori_apps_v1_apps_proto_init() }
@@ -818,7 +1017,7 @@ func file_tori_apps_v1_apps_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tori_apps_v1_apps_proto_rawDesc), len(file_tori_apps_v1_apps_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   11,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

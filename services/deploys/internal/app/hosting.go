@@ -1,0 +1,39 @@
+package app
+
+import (
+	"context"
+	"errors"
+
+	"tori.dev/services/deploys/internal/deploy"
+)
+
+// Hosting answers the apps service before it opens an environment snapshot for a zone:
+// whether zone hosts the app's deploy now (the app lives in that zone, and the deploy is
+// building, releasing or live), and which deploy's snapshot the deploy uses.
+func (s *Service) Hosting(ctx context.Context, zone, appID, deployID string) (envDeployID string, hosted bool, err error) {
+	d, err := s.store.Deploy(ctx, deployID)
+	if errors.Is(err, deploy.ErrNotFound) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	if d.AppID != appID || !d.Running() {
+		return "", false, nil
+	}
+	var a App
+	err = s.store.InTx(ctx, func(tx Tx) error {
+		a, err = tx.App(ctx, appID)
+		return err
+	})
+	if errors.Is(err, deploy.ErrAppNotFound) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	if a.Deleted || a.Zone != zone {
+		return "", false, nil
+	}
+	return d.Env.For, true, nil
+}
