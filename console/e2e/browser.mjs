@@ -85,7 +85,6 @@ watch(page)
 const shot = async (name) => {
   for (const [label, size] of [['desktop', desktop], ['phone', phone]]) {
     await page.setViewportSize(size)
-    await page.waitForTimeout(100) // one layout pass at the new width before the capture
     await page.screenshot({ path: join(SHOTS, `${name}-${label}.png`), fullPage: true })
   }
   await page.setViewportSize(desktop)
@@ -145,14 +144,21 @@ try {
     body: JSON.stringify({ error: 'rate_limited', code: 'rate_limited', retryAfter }),
   })
   // A short Retry-After is waited out: the list loads after the notice.
+  // The retry is held until the notice has been seen, so the check never races the wait.
   let listCalls = 0
-  await page.route(API + '/api/apps', (route) => {
-    if (route.request().method() === 'GET' && listCalls++ === 0) return route.fulfill(limited(1))
+  let releaseRetry
+  const retryHeld = new Promise((r) => (releaseRetry = r))
+  await page.route(API + '/api/apps', async (route) => {
+    if (route.request().method() !== 'GET') return route.fallback()
+    if (listCalls++ === 0) return route.fulfill(limited(1))
+    await retryHeld
     return route.fallback()
   })
   await page.reload()
   await visible(page.getByRole('status').filter({ hasText: 'Too many requests: trying again in 1 s' }))
+  releaseRetry()
   await visible(page.getByText('No apps yet'))
+  if ((await page.getByText('Too many requests').count()) !== 0) fail('the notice stayed after the retry')
   if (listCalls < 2) fail('the 429 was not retried')
   await page.unroute(API + '/api/apps')
   // A long one is the error, with its wait.
@@ -198,13 +204,33 @@ try {
 
   step('deploy: the site is served through the edge')
   const edge = new URL(EDGE)
-  const site1 = await context.newPage()
-  await site1.goto(`http://${slug}.${APPS_DOMAIN}:${edge.port}/`)
-  const served = await site1.locator('#marker').innerText()
+  const servedMarker = async () => {
+    const p = await context.newPage()
+    try {
+      await p.goto(`http://${slug}.${APPS_DOMAIN}:${edge.port}/`)
+      const color = await p.locator('#marker').evaluate((el) => getComputedStyle(el).color)
+      if (color !== 'rgb(102, 51, 153)') fail(`assets/site.css not served at its path (color ${color})`)
+      return await p.locator('#marker').innerText()
+    } finally {
+      await p.close()
+    }
+  }
+  const served = await servedMarker()
   if (served !== marker) fail(`the edge served ${served}`)
-  const color = await site1.locator('#marker').evaluate((el) => getComputedStyle(el).color)
-  if (color !== 'rgb(102, 51, 153)') fail(`assets/site.css not served at its path (color ${color})`)
-  await site1.close()
+
+  step('deploy again, then roll back to the first')
+  const firstId = await page.locator('tr[data-deploy]').first().getAttribute('data-deploy')
+  writeFileSync(join(site, 'index.html'), `<!doctype html><title>v2</title><link rel="stylesheet" href="assets/site.css"><h1 id="marker">${marker}-v2</h1>`)
+  await page.locator('#folder-input').setInputFiles(site)
+  const second = page.locator(`tr[data-deploy]:not([data-deploy="${firstId}"])`).first()
+  await visible(second.locator('.badge', { hasText: 'live' }), 90_000)
+  if ((await servedMarker()) !== `${marker}-v2`) fail('the second deploy is not served')
+  const firstRow = page.locator(`tr[data-deploy="${firstId}"]`)
+  await visible(firstRow.locator('.badge', { hasText: 'superseded' }))
+  await firstRow.getByRole('button', { name: 'Roll back to this' }).click()
+  const rollbackRow = page.locator('tr[data-deploy]', { hasText: `rollback of ${firstId.slice(0, 8)}` })
+  await visible(rollbackRow.locator('.badge', { hasText: 'live' }), 90_000)
+  if ((await servedMarker()) !== marker) fail('the rollback does not serve the first deploy')
 
   step('app page: deploys and logs')
   await page.reload()
@@ -265,6 +291,8 @@ try {
   if (!apiToken.startsWith('svc_')) fail(`token secret ${apiToken}`)
   const works = await control('GET', `/token-works?token=${encodeURIComponent(apiToken)}`)
   if (!works.works) fail('the token the console showed does not work')
+  await page.getByLabel('Default region for new apps').selectOption('us')
+  await visible(page.getByRole('status').filter({ hasText: 'Saved.' }))
   const prefixCell = page.locator('tr[data-token] code').first()
   await visible(prefixCell)
   await page.reload()

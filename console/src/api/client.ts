@@ -26,13 +26,18 @@ const MAX_AUTO_WAIT = 10
 
 async function send(req: Request): Promise<Response> {
   for (let attempt = 0; ; attempt++) {
-    const res = await fetch(req.clone())
+    let res: Response
+    try {
+      res = await fetch(req.clone())
+    } finally {
+      // The notice of a waited-out 429 stays until the retry has its answer.
+      if (attempt > 0) notice(null)
+    }
     if (res.status === 429 && attempt === 0) {
       const wait = retryAfterOf(res)
       if (wait !== null && wait <= MAX_AUTO_WAIT) {
         notice(`Too many requests: trying again in ${wait} s`)
         await sleep(wait * 1000)
-        notice(null)
         continue
       }
     }
