@@ -45,6 +45,14 @@ func TestDatabaseRoutesThroughTheGateway(t *testing.T) {
 		}
 		return st == "ready"
 	})
+	// Then the apps service writes DATABASE_URL, masked like every value.
+	harness.Eventually(t, 30*time.Second, "DATABASE_URL in the app's environment", func() bool {
+		v, ok := envValue(t, s, a.Token, svc, "DATABASE_URL")
+		if ok && v != "pos********" {
+			t.Fatalf("DATABASE_URL shown as %q", v)
+		}
+		return ok
+	})
 
 	expectError(t, post(s, t, path(svc), a.Token, nil), http.StatusConflict, "database_exists")
 	expectError(t, post(s, t, path(static), a.Token, nil), http.StatusBadRequest, "service_only")
@@ -72,6 +80,10 @@ func TestDatabaseRoutesThroughTheGateway(t *testing.T) {
 	harness.Eventually(t, 30*time.Second, "the database gone", func() bool {
 		return s.Get(t, path(svc), a.Token).Status == http.StatusNotFound
 	})
+	harness.Eventually(t, 30*time.Second, "DATABASE_URL gone with it", func() bool {
+		_, ok := envValue(t, s, a.Token, svc, "DATABASE_URL")
+		return !ok
+	})
 	if r := post(s, t, path(svc), a.Token, nil); r.Status != http.StatusAccepted {
 		t.Fatalf("create after the delete: %d %s", r.Status, r.Body)
 	}
@@ -81,4 +93,21 @@ func TestDatabaseRoutesThroughTheGateway(t *testing.T) {
 		t.Fatalf("delete app: %d %s", r.Status, r.Body)
 	}
 	expectError(t, s.Get(t, path(svc), a.Token), http.StatusNotFound, "not found")
+}
+
+// envValue is the masked value of the app's variable key, if it is set.
+func envValue(t *testing.T, s *harness.Stack, token, slug, key string) (string, bool) {
+	t.Helper()
+	r := s.Get(t, "/api/apps/"+slug+"/env", token)
+	if r.Status != http.StatusOK {
+		t.Fatalf("env: %d %s", r.Status, r.Body)
+	}
+	var vars []map[string]any
+	r.JSON(t, &vars)
+	for _, v := range vars {
+		if v["key"] == key {
+			return v["value"].(string), true
+		}
+	}
+	return "", false
 }
