@@ -99,7 +99,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	}
 
 	// Registered before /readyz is served, so it is never ready with a consumer unbound.
-	subs := busapi.Consumers{Tx: store.Bind, Log: log}.Subscriptions()
+	subs := busapi.Consumers{Tx: store.Bind, Log: log, CleanupFrom: cfg.Cleanup()}.Subscriptions()
 	// DATABASE_URL follows the app's managed database; its credentials come from the zone.
 	subs["databases consumer"] = busapi.DatabaseConsumer{
 		Tx: store.Bind, URLs: app.DatabaseURLs{Keyring: kr, Now: time.Now, Log: log}, Bus: conn,

@@ -158,7 +158,7 @@ func New(t testing.TB, opts Options) *Service {
 		Store: s.Store, Keyring: s.Keyring, Plans: s.Plans, Hosting: s.Hosting,
 		Zones: s.Cfg.Zones(), Cleanup: s.Cfg.Cleanup(), AppsDomain: s.Cfg.AppsDomain,
 	})
-	s.Consumers = busapi.Consumers{Tx: store.Bind, Log: s.Log}
+	s.Consumers = busapi.Consumers{Tx: store.Bind, Log: s.Log, CleanupFrom: s.Cfg.Cleanup()}
 	s.HTTP = httpapi.New(httpapi.Deps{
 		Apps: s.Services.Apps, Env: s.Services.Env, Domains: s.Services.Domains,
 		AppsDomain: s.Cfg.AppsDomain, SigningKey: []byte(s.Cfg.SigningKey),

@@ -14,10 +14,14 @@ import (
 	"tori.dev/services/apps/internal/app"
 )
 
-// Cleanup collects <service>.app.cleaned confirmations on the durable queue
-// apps.cleanup; the last one awaited reclaims the tombstone and frees its slug.
+// Cleanup collects <service>.app.cleaned confirmations of the CleanupFrom services on the
+// durable queue apps.cleanup; the last one awaited reclaims the tombstone and frees its slug.
 func (c Consumers) Cleanup() bus.Subscription {
-	return bus.Subscription{Queue: QueueCleanup, Keys: []string{KeyCleanupConfirmed}, Handle: c.HandleCleanupConfirmed}
+	keys := make([]string, 0, len(c.CleanupFrom))
+	for _, s := range c.CleanupFrom {
+		keys = append(keys, cleanupKey(s))
+	}
+	return bus.Subscription{Queue: QueueCleanup, Keys: keys, Handle: c.HandleCleanupConfirmed}
 }
 
 // HandleCleanupConfirmed applies one confirmation in tx.
@@ -26,13 +30,11 @@ func (c Consumers) HandleCleanupConfirmed(ctx context.Context, tx pgx.Tx, d bus.
 	if err := d.Decode(&m); err != nil {
 		return bus.Permanent(fmt.Errorf("decode %s: %w", d.RoutingKey, err))
 	}
-	service := m.GetService()
-	if service == "" {
-		// The routing key names the service too: <service>.app.cleaned.
-		service, _, _ = strings.Cut(d.RoutingKey, ".")
-	}
-	if service == "" {
-		return bus.Permanent(fmt.Errorf("%s without a service", d.RoutingKey))
+	// The routing key names the service (<service>.app.cleaned), and only that service may
+	// publish it: a confirmation speaks for its publisher, whatever its body says.
+	service, _, _ := strings.Cut(d.RoutingKey, ".")
+	if service == "" || (m.GetService() != "" && m.GetService() != service) {
+		return bus.Permanent(fmt.Errorf("%s confirms for %q", d.RoutingKey, m.GetService()))
 	}
 	if _, err := uuid.Parse(m.GetAppId()); err != nil {
 		// Not an id this service ever issued: there is no tombstone it could concern.

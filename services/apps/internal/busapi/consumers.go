@@ -19,8 +19,8 @@ const (
 	QueueRevisions = "apps.revisions"
 )
 
-// KeyCleanupConfirmed matches every service's <service>.app.cleaned.
-const KeyCleanupConfirmed = "*.app.cleaned"
+// cleanupKey is the confirmation service publishes once a deleted app is gone from it.
+func cleanupKey(service string) string { return service + ".app.cleaned" }
 
 // Consumers turn messages into use cases, each in the consumer's transaction.
 type Consumers struct {
@@ -28,13 +28,20 @@ type Consumers struct {
 	// that its message was processed.
 	Tx  func(tx pgx.Tx) app.Tx
 	Log *slog.Logger
+	// CleanupFrom are the services whose <service>.app.cleaned a deleted app awaits
+	// (APPS_CLEANUP_SERVICES): each key is bound by name, since the broker lets no one bind a
+	// key that starts with a wildcard.
+	CleanupFrom []string
 }
 
 // Subscriptions are every durable subscription of the service, by name.
 func (c Consumers) Subscriptions() map[string]bus.Subscription {
-	return map[string]bus.Subscription{
+	subs := map[string]bus.Subscription{
 		"accounts consumer":  c.Accounts(),
-		"cleanup consumer":   c.Cleanup(),
 		"revisions consumer": c.Revisions(),
 	}
+	if len(c.CleanupFrom) > 0 {
+		subs["cleanup consumer"] = c.Cleanup()
+	}
+	return subs
 }
