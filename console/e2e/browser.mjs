@@ -227,8 +227,8 @@ try {
   if ((await servedMarker()) !== `${marker}-v2`) fail('the second deploy is not served')
   const firstRow = page.locator(`tr[data-deploy="${firstId}"]`)
   await visible(firstRow.locator('.badge', { hasText: 'superseded' }))
-  await firstRow.getByRole('button', { name: 'Roll back to this' }).click()
-  const rollbackRow = page.locator('tr[data-deploy]', { hasText: `rollback of ${firstId.slice(0, 8)}` })
+  await firstRow.getByRole('button', { name: 'Roll back' }).click()
+  const rollbackRow = page.locator('tr[data-deploy]', { hasText: `rollback of ${firstId.slice(-8)}` })
   await visible(rollbackRow.locator('.badge', { hasText: 'live' }), 90_000)
   if ((await servedMarker()) !== marker) fail('the rollback does not serve the first deploy')
 

@@ -75,3 +75,9 @@ export function bytes(n: number): string {
   if (n < 1024 ** 3) return `${(n / 1024 / 1024).toFixed(1)} MB`
   return `${(n / 1024 ** 3).toFixed(1)} GB`
 }
+
+// shortId is an id's last 8 characters: ids are UUIDv7, whose first characters are a
+// timestamp shared by everything made in the same minute.
+export function shortId(id: string): string {
+  return id.slice(-8)
+}

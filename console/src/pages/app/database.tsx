@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks'
 import { api, ok } from '../../api/client'
 import { ApiError } from '../../api/errors'
 import { useAction, useInterval, useLoad } from '../../hooks'
-import { Badge, bytes, Empty, ErrorBox, Loading, Time } from '../../components/ui'
+import { Badge, bytes, Empty, ErrorBox, Loading, Time, shortId } from '../../components/ui'
 
 export function DatabaseTab({ slug }: { slug: string }) {
   const params = { params: { path: { slug } } }
@@ -26,7 +26,7 @@ export function DatabaseTab({ slug }: { slug: string }) {
   const restore = (dumpId: string) =>
     act.run(async () => {
       const r = await ok(api().POST('/api/apps/{slug}/database/restores', { ...params, body: { dumpId } }))
-      setRestored(`Restore ${r.id.slice(0, 8)} of dump ${dumpId.slice(0, 8)}: ${r.status}`)
+      setRestored(`Restore ${shortId(r.id)} of dump ${shortId(dumpId)}: ${r.status}`)
     })
   if (db.loading && !db.data && !db.error) return <Loading />
   return (

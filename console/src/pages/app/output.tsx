@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { api, ok } from '../../api/client'
 import type { LogEntry } from '../../api/types'
 import { useInterval, useLoad } from '../../hooks'
-import { ErrorBox } from '../../components/ui'
+import { ErrorBox, shortId } from '../../components/ui'
 
 const terminal = new Set(['live', 'failed', 'cancelled', 'superseded'])
 
@@ -44,7 +44,7 @@ export function DeployOutput({ slug, deployId }: { slug: string; deployId: strin
   return (
     <div class="panel" aria-live="polite">
       <h2>
-        Output of <code>{deployId.slice(0, 8)}</code> {deploy.data && <span class="muted small">({deploy.data.status})</span>}
+        Output of <code>{shortId(deployId)}</code> {deploy.data && <span class="muted small">({deploy.data.status})</span>}
       </h2>
       <ErrorBox error={error ?? deploy.error} />
       <pre class="log" data-testid="deploy-output">

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks'
 import { api, ok } from '../../api/client'
 import type { App, Deploy } from '../../api/types'
 import { useAction, useInterval, useLoad } from '../../hooks'
-import { Badge, Empty, ErrorBox, Loading, Time } from '../../components/ui'
+import { Badge, Empty, ErrorBox, Loading, Time, shortId } from '../../components/ui'
 import { DropFolder } from './drop'
 import { DeployOutput } from './output'
 
@@ -30,7 +30,7 @@ export function Overview({ app, onChange }: { app: App; onChange: () => void }) 
         <h2>Current deploy</h2>
         {current ? (
           <p data-testid="current-deploy">
-            <Badge status={current.status} /> <code>{current.id.slice(0, 8)}</code> · {current.kind} · since{' '}
+            <Badge status={current.status} /> <code>{shortId(current.id)}</code> · {current.kind} · since{' '}
             <Time at={current.finishedAt ?? current.updatedAt} />
           </p>
         ) : (
@@ -71,7 +71,9 @@ export function Overview({ app, onChange }: { app: App; onChange: () => void }) 
                 <th>Deploy</th>
                 <th>Status</th>
                 <th class="hide-narrow">Created</th>
-                <th />
+                <th>
+                  <span class="visually-hidden">Actions</span>
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -96,9 +98,9 @@ function DeployRow({ d, slug, current, onWatch, onChange }: { d: Deploy; slug: s
   return (
     <tr data-deploy={d.id}>
       <td>
-        <code>{d.id.slice(0, 8)}</code> <span class="muted small">{d.kind}</span>
+        <code>{shortId(d.id)}</code> <span class="muted small">{d.kind}</span>
         {current && <span class="tag">current</span>}
-        {d.rollbackOf && <span class="muted small"> rollback of {d.rollbackOf.slice(0, 8)}</span>}
+        {d.rollbackOf && <span class="muted small"> rollback of {shortId(d.rollbackOf)}</span>}
         {d.error && <div class="error small">{d.error}</div>}
         <ErrorBox error={error} />
       </td>
@@ -119,7 +121,7 @@ function DeployRow({ d, slug, current, onWatch, onChange }: { d: Deploy; slug: s
         )}
         {wasLive && !current && (
           <button type="button" class="secondary" disabled={busy} onClick={rollback}>
-            Roll back to this
+            Roll back
           </button>
         )}
       </td>
