@@ -35,6 +35,10 @@ func ZoneReports(txs Transactions, dbs *app.Databases) bus.Subscription {
 			if _, err := uuid.Parse(m.GetDatabaseId()); err != nil {
 				return bus.Permanent(fmt.Errorf("busapi: database id %q: %w", m.GetDatabaseId(), err))
 			}
+			// A zone speaks for its own databases only.
+			if zone, ok := bus.ZoneOf(d.Publisher); !ok || zone != m.GetZone() {
+				return bus.Permanent(fmt.Errorf("busapi: a report for zone %q from %q", m.GetZone(), d.Publisher))
+			}
 			return dbs.ZoneReported(ctx, txs.WithTx(tx), app.ZoneReport{
 				Kind: d.RoutingKey, DatabaseID: m.GetDatabaseId(), Zone: m.GetZone(), Message: m.GetMessage(),
 			})

@@ -121,6 +121,14 @@ func TestZoneProvisionsADatabase(t *testing.T) {
 	}
 	conn.Close(ctx)
 
+	// Asked by anyone but the apps service: forbidden.
+	deploys := testinfra.DialBus(t, cfg.WithURL(testinfra.ServiceAMQPURL(t, bus.PrincipalDeploys)), nil)
+	var stolen zonev1.DatabaseCredentialsReply
+	err = deploys.Request(ctx, zonebus.DatabaseCredentialsQueue("local"), &zonev1.DatabaseCredentialsRequest{DatabaseId: id, AppId: app}, &stolen)
+	if re, ok := err.(*bus.RemoteError); !ok || re.Code != "forbidden" || stolen.GetPassword() != "" {
+		t.Fatalf("credentials asked by deploys: %v", err)
+	}
+
 	// An unknown database: not_found.
 	var none zonev1.DatabaseCredentialsReply
 	err = apps.Request(ctx, zonebus.DatabaseCredentialsQueue("local"), &zonev1.DatabaseCredentialsRequest{DatabaseId: uuid.NewString(), AppId: app}, &none)

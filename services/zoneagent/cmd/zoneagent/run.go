@@ -137,7 +137,8 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		})
 	}
 	g.Go("database credentials", func(ctx context.Context) error {
-		return conn.Serve(ctx, zonebus.DatabaseCredentialsQueue(cfg.Zone), busapi.DatabaseCredentials(dbs))
+		// Only the apps service, which writes DATABASE_URL, learns a database's password.
+		return conn.Serve(ctx, zonebus.DatabaseCredentialsQueue(cfg.Zone), bus.OnlyFrom(bus.Is(bus.PrincipalApps), busapi.DatabaseCredentials(dbs)))
 	})
 	for _, sub := range subs {
 		g.Go(sub.Queue, func(ctx context.Context) error { return conn.Consume(ctx, pool, sub) })
