@@ -14,7 +14,7 @@ export TEST_AMQP_URL     ?= amqp://guest:guest@127.0.0.1:5672/
 # The zone's managed-database cluster (scripts/zone-postgres.sh), as its superuser over the socket.
 export TEST_ZONE_POSTGRES_URL ?= postgres://postgres@/postgres?host=/var/run/postgresql&port=5433&sslmode=disable
 
-.PHONY: all tools proto openapi build run test fmt services wrk vault-dev bench-bus bench-gateway bench-apps bench-logs bench-deploys chaos clean
+.PHONY: all tools proto openapi build run test fmt services wrk vault-dev stripe-mock bench-bus bench-gateway bench-apps bench-logs bench-deploys chaos clean
 
 all: build
 
@@ -54,6 +54,10 @@ test: tools
 # Builds Vault v1.13.0 into ~/.cache/tori once (several minutes the first time).
 vault-dev:
 	@scripts/vault-dev-build.sh
+
+# Builds stripe-mock into ~/.cache/tori once, for billing's Stripe tests (STRIPE_MOCK_BIN).
+stripe-mock:
+	@scripts/stripe-mock-build.sh
 
 bench-apps:
 	cd services/apps && go test -run '^$$' -bench . -benchtime 2000x ./internal/httpapi/

@@ -23,6 +23,14 @@ if [ -z "${VAULT_BIN:-}" ]; then
   scripts/vault-dev-build.sh >"$work/vault.path" 2>"$work/vault.log" &
   vault_pid=$!
 fi
+# stripe-mock, for billing's Stripe adapter tests and the billing e2e test: seconds to build
+# the first time, cached after.
+if [ -z "${STRIPE_MOCK_BIN:-}" ]; then
+  if ! STRIPE_MOCK_BIN=$(scripts/stripe-mock-build.sh); then
+    echo "FAILED: building stripe-mock"; exit 1
+  fi
+  export STRIPE_MOCK_BIN
+fi
 needs_vault() { [ "$1" = "services/apps" ]; }
 wait_for_vault() {
   [ -n "${VAULT_BIN:-}" ] && return 0

@@ -20,6 +20,8 @@ type Config struct {
 	// ShutdownTimeout bounds how long in-flight requests may finish after a stop signal.
 	ShutdownTimeout time.Duration `env:"BILLING_SHUTDOWN_TIMEOUT, default=10s"`
 
+	// Stripe is the payment provider; unset, paid plans are off.
+	Stripe
 	Infra
 }
 
@@ -45,6 +47,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("BILLING_SHUTDOWN_TIMEOUT must be positive"))
+	}
+	if err := c.Stripe.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := c.Infra.Validate(); err != nil {
 		errs = append(errs, err)

@@ -1,0 +1,140 @@
+// Package providerfake is a FAKE payment provider: an in-memory app.Provider for the unit
+// tests of the use cases, where no provider runs. It passes the same contract tests as the
+// Stripe adapter (internal/providercontract) and lets a test put subscriptions, invoices and
+// credit notes where sync will read them.
+package providerfake
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"tori.dev/services/billing/internal/app"
+)
+
+// Provider is the fake. The zero value is not usable; call New.
+type Provider struct {
+	mu            sync.Mutex
+	next          int
+	customers     map[string]app.Customer
+	subscriptions map[string][]app.Subscription
+	invoices      map[string][]app.Invoice
+	creditNotes   map[string][]app.CreditNote
+	// Checkouts records every checkout session created, in order.
+	Checkouts []app.NewCheckout
+}
+
+var _ app.Provider = (*Provider)(nil)
+
+// New is an empty fake provider.
+func New() *Provider {
+	return &Provider{
+		customers:     map[string]app.Customer{},
+		subscriptions: map[string][]app.Subscription{},
+		invoices:      map[string][]app.Invoice{},
+		creditNotes:   map[string][]app.CreditNote{},
+	}
+}
+
+func (p *Provider) id(prefix string) string {
+	p.next++
+	return fmt.Sprintf("%s_fake%06d", prefix, p.next)
+}
+
+func (p *Provider) CreateCustomer(_ context.Context, in app.NewCustomer) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	id := p.id("cus")
+	p.customers[id] = app.Customer{ID: id, AccountID: in.AccountID}
+	return id, nil
+}
+
+func (p *Provider) CreateCheckoutSession(_ context.Context, in app.NewCheckout) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.customers[in.CustomerID]; !ok {
+		return "", fmt.Errorf("fake provider: create checkout session: %w", app.ErrProviderNotFound)
+	}
+	p.Checkouts = append(p.Checkouts, in)
+	return "https://checkout.fake-provider.invalid/" + p.id("cs"), nil
+}
+
+func (p *Provider) CreatePortalSession(_ context.Context, customerID, _ string) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.customers[customerID]; !ok {
+		return "", fmt.Errorf("fake provider: create portal session: %w", app.ErrProviderNotFound)
+	}
+	return "https://portal.fake-provider.invalid/" + p.id("bps"), nil
+}
+
+func (p *Provider) Customer(_ context.Context, customerID string) (app.Customer, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c, ok := p.customers[customerID]
+	if !ok {
+		return app.Customer{}, fmt.Errorf("fake provider: read customer: %w", app.ErrProviderNotFound)
+	}
+	return c, nil
+}
+
+func (p *Provider) Subscriptions(_ context.Context, customerID string) ([]app.Subscription, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]app.Subscription(nil), p.subscriptions[customerID]...), nil
+}
+
+func (p *Provider) Invoices(_ context.Context, customerID string) ([]app.Invoice, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]app.Invoice(nil), p.invoices[customerID]...), nil
+}
+
+func (p *Provider) CreditNotes(_ context.Context, invoiceID string) ([]app.CreditNote, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]app.CreditNote(nil), p.creditNotes[invoiceID]...), nil
+}
+
+// SetCustomer replaces a customer's billing details, as a checkout that collected an address
+// and a VAT ID would.
+func (p *Provider) SetCustomer(c app.Customer) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.customers[c.ID] = c
+}
+
+// PutSubscription adds or replaces (by id) a subscription of its customer.
+func (p *Provider) PutSubscription(s app.Subscription) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	list := p.subscriptions[s.CustomerID]
+	for i := range list {
+		if list[i].ID == s.ID {
+			list[i] = s
+			return
+		}
+	}
+	p.subscriptions[s.CustomerID] = append(list, s)
+}
+
+// PutInvoice adds or replaces (by id) an invoice of its customer.
+func (p *Provider) PutInvoice(inv app.Invoice) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	list := p.invoices[inv.CustomerID]
+	for i := range list {
+		if list[i].ID == inv.ID {
+			list[i] = inv
+			return
+		}
+	}
+	p.invoices[inv.CustomerID] = append([]app.Invoice{inv}, list...)
+}
+
+// PutCreditNote adds a credit note against its invoice.
+func (p *Provider) PutCreditNote(cn app.CreditNote) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.creditNotes[cn.InvoiceID] = append(p.creditNotes[cn.InvoiceID], cn)
+}
