@@ -77,7 +77,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	}
 	defer conn.Close()
 
-	svc := app.New(store.New(pool))
+	svc := app.New(store.New(pool), paymentOptions(cfg.Stripe)...)
 	id := health.NewIdentity("billing", version)
 	accounts := busapi.AccountsSubscription(svc, store.Bind)
 	accounts.Ready = id.Await(accounts.Queue)

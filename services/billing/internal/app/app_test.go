@@ -265,12 +265,13 @@ func TestCheckoutChecksTheRequestThenRefuses(t *testing.T) {
 		{"songbird", "week", catalog.ErrUnknownInterval},
 		{"songbird", "", catalog.ErrUnknownInterval},
 	}
+	account := uuid.Must(uuid.NewV7())
 	for _, tc := range cases {
-		if err := svc.Checkout(tc.plan, tc.interval); !errors.Is(err, tc.want) {
-			t.Errorf("Checkout(%q, %q) = %v, want %v", tc.plan, tc.interval, err, tc.want)
+		if url, err := svc.Checkout(ctx, account, tc.plan, tc.interval); !errors.Is(err, tc.want) || url != "" {
+			t.Errorf("Checkout(%q, %q) = %q, %v, want %v", tc.plan, tc.interval, url, err, tc.want)
 		}
 	}
-	if err := svc.Portal(); !errors.Is(err, app.ErrUnavailable) {
-		t.Errorf("Portal() = %v, want ErrUnavailable", err)
+	if url, err := svc.Portal(ctx, account); !errors.Is(err, app.ErrUnavailable) || url != "" {
+		t.Errorf("Portal() = %q, %v, want ErrUnavailable", url, err)
 	}
 }

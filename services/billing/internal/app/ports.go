@@ -2,11 +2,13 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/proto"
 
 	"tori.dev/services/billing/internal/accounts"
+	"tori.dev/services/billing/internal/mirror"
 )
 
 // Store is the persistence the use cases need; internal/store implements it. Lookups that
@@ -16,6 +18,12 @@ type Store interface {
 	Account(ctx context.Context, id uuid.UUID) (accounts.Account, error)
 	// InTx runs fn in one transaction, committed when fn returns nil.
 	InTx(ctx context.Context, fn func(tx Tx) error) error
+	// Customer is the account's customer at the provider; mirror.ErrNotFound when none.
+	Customer(ctx context.Context, accountID uuid.UUID) (mirror.Customer, error)
+	// Subscriptions are the account's subscriptions as the mirror holds them.
+	Subscriptions(ctx context.Context, accountID uuid.UUID) ([]mirror.Subscription, error)
+	// Invoices are the account's invoices, newest first, each with its credit notes.
+	Invoices(ctx context.Context, accountID uuid.UUID) ([]mirror.Invoice, error)
 }
 
 // Tx is the store inside one transaction: a plan change and the event announcing it commit
@@ -28,7 +36,24 @@ type Tx interface {
 	// is accounts.ErrAmbiguous.
 	LockAccount(ctx context.Context, ref accounts.Ref) (accounts.Account, error)
 	UpdateAccount(ctx context.Context, a accounts.Account) error
+	MirrorTx
 	Publisher
+}
+
+// MirrorTx writes the mirror of the provider's objects. The Put methods keep the report
+// observed later: applied is false when the record holds a newer one.
+type MirrorTx interface {
+	// InsertCustomer records the account's customer unless one is recorded already.
+	InsertCustomer(ctx context.Context, c mirror.Customer, now time.Time) (inserted bool, err error)
+	Customer(ctx context.Context, accountID uuid.UUID) (mirror.Customer, error)
+	CustomerByProviderID(ctx context.Context, customerID string) (mirror.Customer, error)
+	UpdateCustomer(ctx context.Context, c mirror.Customer, now time.Time) error
+	Subscriptions(ctx context.Context, accountID uuid.UUID) ([]mirror.Subscription, error)
+	PutSubscription(ctx context.Context, s mirror.Subscription) (applied bool, err error)
+	PutInvoice(ctx context.Context, inv mirror.Invoice) (applied bool, err error)
+	PutCreditNote(ctx context.Context, cn mirror.CreditNote) error
+	// MarkEvent records a provider event as applied; first is false when it was already.
+	MarkEvent(ctx context.Context, eventID, eventType string, now time.Time) (first bool, err error)
 }
 
 // Publisher writes an event to the outbox of the transaction it belongs to.

@@ -7,47 +7,44 @@ import (
 
 	"tori.dev/services/billing/internal/accounts"
 	"tori.dev/services/billing/internal/catalog"
+	"tori.dev/services/billing/internal/mirror"
 )
 
-// State is an account's billing as GET /api/billing shows it. Paid plans are not enabled yet,
-// so there is no payment provider behind it: no subscription, no invoices, no hold, and
-// Configured is false.
+// State is an account's billing as GET /api/billing shows it. While paid plans are off there
+// is no customer, subscription, invoice or hold, and Configured is false.
 type State struct {
-	Account    accounts.Account
-	Catalog    []catalog.Plan
-	Configured bool
+	Account      accounts.Account
+	Catalog      []catalog.Plan
+	Configured   bool
+	Customer     *mirror.Customer
+	Subscription *mirror.Subscription
+	Invoices     []mirror.Invoice
 }
 
-// State reads the account's billing.
+// State reads the account's billing from Tori's mirror.
 func (s *Service) State(ctx context.Context, accountID uuid.UUID) (State, error) {
 	a, err := s.AccountPlan(ctx, accountID)
 	if err != nil {
 		return State{}, err
 	}
-	return State{Account: a, Catalog: catalog.All(), Configured: false}, nil
-}
-
-// Sync refreshes the account's billing from the payment provider and returns it. Without a
-// provider there is nothing to refresh, so it is State.
-func (s *Service) Sync(ctx context.Context, accountID uuid.UUID) (State, error) {
-	return s.State(ctx, accountID)
-}
-
-// Checkout would start buying plan at interval. The request is checked first and a malformed
-// one refused with its own error (catalog.ErrUnknownPlan, ErrNotPurchasable,
-// ErrUnknownInterval): a client's mistake is worth telling whether or not billing is on, and
-// the answer to the same request does not change the day billing is enabled. Every
-// well-formed request then gets ErrUnavailable, as the contract says while paid plans are off.
-func (s *Service) Checkout(plan, interval string) error {
-	if _, err := catalog.Purchasable(plan); err != nil {
-		return err
+	st := State{Account: a, Catalog: catalog.All(), Configured: s.Configured(), Invoices: []mirror.Invoice{}}
+	if !st.Configured {
+		return st, nil
 	}
-	if _, err := catalog.ParseInterval(interval); err != nil {
-		return err
+	if c, err := s.store.Customer(ctx, accountID); err == nil {
+		st.Customer = &c
+	} else if !isNotFound(err) {
+		return State{}, err
 	}
-	return ErrUnavailable
+	subs, err := s.store.Subscriptions(ctx, accountID)
+	if err != nil {
+		return State{}, err
+	}
+	if cur, ok := mirror.Current(subs); ok {
+		st.Subscription = &cur
+	}
+	if st.Invoices, err = s.store.Invoices(ctx, accountID); err != nil {
+		return State{}, err
+	}
+	return st, nil
 }
-
-// Portal would open the payment provider's billing portal: ErrUnavailable while paid plans
-// are off.
-func (s *Service) Portal() error { return ErrUnavailable }

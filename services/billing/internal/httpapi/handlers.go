@@ -49,15 +49,36 @@ type checkoutRequest struct {
 }
 
 func (h handlers) checkout(c *fiber.Ctx) error {
+	id, err := callerAccount(c)
+	if err != nil {
+		return err
+	}
 	var req checkoutRequest
 	if err := json.Unmarshal(c.Body(), &req); err != nil {
 		return errBadBody
 	}
-	return h.billing.Checkout(req.Plan, req.Interval)
+	url, err := h.billing.Checkout(c.UserContext(), id, req.Plan, req.Interval)
+	if err != nil {
+		return err
+	}
+	return c.JSON(urlView{URL: url})
 }
 
 func (h handlers) portal(c *fiber.Ctx) error {
-	return h.billing.Portal()
+	id, err := callerAccount(c)
+	if err != nil {
+		return err
+	}
+	url, err := h.billing.Portal(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(urlView{URL: url})
+}
+
+// urlView is the answer of checkout and the portal: the provider's page to open.
+type urlView struct {
+	URL string `json:"url"`
 }
 
 // callerAccount is the account the gateway signed in as the caller.

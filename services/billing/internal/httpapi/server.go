@@ -21,8 +21,8 @@ import (
 type Billing interface {
 	State(ctx context.Context, accountID uuid.UUID) (app.State, error)
 	Sync(ctx context.Context, accountID uuid.UUID) (app.State, error)
-	Checkout(plan, interval string) error
-	Portal() error
+	Checkout(ctx context.Context, accountID uuid.UUID, plan, interval string) (url string, err error)
+	Portal(ctx context.Context, accountID uuid.UUID) (url string, err error)
 }
 
 // Deps are the handlers' collaborators.

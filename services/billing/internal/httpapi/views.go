@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"encoding/json"
+	"strings"
 	"time"
 
 	"tori.dev/services/billing/internal/app"
@@ -46,10 +48,12 @@ type limitsView struct {
 	LogRetentionDays    int64   `json:"logRetentionDays"`
 }
 
-// billingView is GET /api/billing. Subscription and Hold are null and Invoices empty until
-// paid plans are enabled; their element types fix the shapes the OpenAPI document promises.
+// billingView is GET /api/billing. While paid plans are off Subscription and Hold are null,
+// Invoices empty and Customer absent (the answer stays what it was before billing existed);
+// once on, Customer is present, null until the account has a customer at the provider.
 type billingView struct {
 	Plan         string            `json:"plan"`
+	Customer     *customerField    `json:"customer,omitempty"`
 	Subscription *subscriptionView `json:"subscription"`
 	Invoices     []invoiceView     `json:"invoices"`
 	Catalog      []planView        `json:"catalog"`
@@ -57,26 +61,48 @@ type billingView struct {
 	Hold         *holdView         `json:"hold"`
 }
 
-type subscriptionView struct {
-	Status             string    `json:"status"`
-	Plan               string    `json:"plan"`
-	Interval           string    `json:"interval"`
-	CurrentPeriodStart time.Time `json:"currentPeriodStart"`
-	CurrentPeriodEnd   time.Time `json:"currentPeriodEnd"`
-	CancelAtPeriodEnd  bool      `json:"cancelAtPeriodEnd"`
+// customerField is a present-but-possibly-null customer: omitempty drops a nil pointer to it
+// (unconfigured), while a non-nil one with a nil View renders null.
+type customerField struct{ View *customerView }
+
+func (c customerField) MarshalJSON() ([]byte, error) { return json.Marshal(c.View) }
+
+type customerView struct {
+	Country    *string `json:"country"`
+	VATID      *string `json:"vatId"`
+	Business   bool    `json:"business"`
+	VATIDValid bool    `json:"vatIdValid"`
 }
 
+type subscriptionView struct {
+	Status             string     `json:"status"`
+	Plan               string     `json:"plan"`
+	Interval           string     `json:"interval"`
+	CurrentPeriodStart *time.Time `json:"currentPeriodStart"`
+	CurrentPeriodEnd   *time.Time `json:"currentPeriodEnd"`
+	CancelAtPeriodEnd  bool       `json:"cancelAtPeriodEnd"`
+}
+
+// invoiceView's amounts are in cents, as the provider's invoices state them.
 type invoiceView struct {
-	ID         string    `json:"id"`
-	Number     string    `json:"number"`
-	Status     string    `json:"status"`
-	Total      float64   `json:"total"`
-	Currency   string    `json:"currency"`
-	VATRate    float64   `json:"vatRate"`
-	HostedURL  string    `json:"hostedUrl"`
-	PDFURL     string    `json:"pdfUrl"`
-	CreditNote bool      `json:"creditNote"`
-	CreatedAt  time.Time `json:"createdAt"`
+	ID            string           `json:"id"`
+	Number        string           `json:"number"`
+	Status        string           `json:"status"`
+	Total         int64            `json:"total"`
+	Currency      string           `json:"currency"`
+	VATRate       float64          `json:"vatRate"`
+	ReverseCharge bool             `json:"reverseCharge"`
+	HostedURL     string           `json:"hostedUrl"`
+	PDFURL        string           `json:"pdfUrl"`
+	CreatedAt     time.Time        `json:"createdAt"`
+	CreditNotes   []creditNoteView `json:"creditNotes"`
+}
+
+type creditNoteView struct {
+	ID        string    `json:"id"`
+	Number    string    `json:"number"`
+	Total     int64     `json:"total"`
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 type holdView struct {
@@ -119,12 +145,52 @@ func toPlanViews(plans []catalog.Plan) []planView {
 }
 
 func toBillingView(s app.State) billingView {
-	return billingView{
+	v := billingView{
 		Plan:       string(s.Account.Plan),
 		Invoices:   []invoiceView{},
 		Catalog:    toPlanViews(s.Catalog),
 		Configured: s.Configured,
 	}
+	if !s.Configured {
+		return v
+	}
+	v.Customer = &customerField{}
+	if c := s.Customer; c != nil {
+		v.Customer.View = &customerView{Country: orNull(c.Country), VATID: orNull(c.VATID), Business: c.Business, VATIDValid: c.VATIDValid}
+	}
+	if sub := s.Subscription; sub != nil {
+		v.Subscription = &subscriptionView{
+			Status: sub.Status, Plan: string(sub.Plan), Interval: string(sub.Interval),
+			CurrentPeriodStart: timeOrNull(sub.CurrentPeriodStart), CurrentPeriodEnd: timeOrNull(sub.CurrentPeriodEnd),
+			CancelAtPeriodEnd: sub.CancelAtPeriodEnd,
+		}
+	}
+	for _, inv := range s.Invoices {
+		iv := invoiceView{
+			ID: inv.ID, Number: inv.Number, Status: inv.Status, Total: inv.Total,
+			Currency: strings.ToUpper(inv.Currency), VATRate: inv.VATRate, ReverseCharge: inv.ReverseCharge,
+			HostedURL: inv.HostedURL, PDFURL: inv.PDFURL, CreatedAt: inv.Created, CreditNotes: []creditNoteView{},
+		}
+		for _, cn := range inv.CreditNotes {
+			iv.CreditNotes = append(iv.CreditNotes, creditNoteView{ID: cn.ID, Number: cn.Number, Total: cn.Total, CreatedAt: cn.Created})
+		}
+		v.Invoices = append(v.Invoices, iv)
+	}
+	return v
+}
+
+func orNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func timeOrNull(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
 }
 
 // units turns cents into whole currency units for display.

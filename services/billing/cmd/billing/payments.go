@@ -1,0 +1,28 @@
+package main
+
+import (
+	"strings"
+
+	"tori.dev/services/billing/internal/app"
+	"tori.dev/services/billing/internal/catalog"
+	"tori.dev/services/billing/internal/config"
+	"tori.dev/services/billing/internal/stripepay"
+)
+
+// paymentOptions turns paid plans on when Stripe is configured; unset, the service answers
+// configured: false exactly as before paid plans existed.
+func paymentOptions(s config.Stripe) []app.Option {
+	if !s.Enabled() {
+		return nil
+	}
+	return []app.Option{app.WithPayments(app.Payments{
+		Provider: stripepay.New(stripepay.Config{SecretKey: s.SecretKey, APIURL: s.APIURL}),
+		Prices: app.Prices{
+			{Plan: catalog.Songbird, Interval: catalog.Monthly}: s.PriceSongbirdMonth,
+			{Plan: catalog.Songbird, Interval: catalog.Yearly}:  s.PriceSongbirdYear,
+			{Plan: catalog.Flock, Interval: catalog.Monthly}:    s.PriceFlockMonth,
+			{Plan: catalog.Flock, Interval: catalog.Yearly}:     s.PriceFlockYear,
+		},
+		ConsoleURL: strings.TrimRight(s.ConsoleURL, "/"),
+	})}
+}
