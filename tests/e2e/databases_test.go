@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,4 +112,108 @@ func envValue(t *testing.T, s *harness.Stack, token, slug, key string) (string, 
 		}
 	}
 	return "", false
+}
+
+// dbAppPy is a source app that uses its database through $DATABASE_URL with the host's psql
+// binary (no driver needed), and reports what happened.
+const dbAppPy = `
+import glob, json, os, subprocess
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from urllib.parse import urlsplit, urlunsplit, parse_qs, urlparse
+PSQL = (sorted(glob.glob("/usr/lib/postgresql/*/bin/psql")) + ["psql"])[0]
+URL = os.environ.get("DATABASE_URL", "")
+def psql(url, sql):
+    p = subprocess.run([PSQL, "-X", "-q", "-tA", url, "-c", sql], capture_output=True, text=True, timeout=30)
+    return {"rc": p.returncode, "out": p.stdout.strip(), "err": p.stderr.strip()[-300:]}
+class H(BaseHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def do_GET(self):
+        u = urlparse(self.path)
+        q = parse_qs(u.query)
+        if u.path == "/write":
+            r = psql(URL, "CREATE TABLE IF NOT EXISTS notes (body text); INSERT INTO notes VALUES ('written in the sandbox'); SELECT count(*)")
+        elif u.path == "/slow":
+            r = psql(URL, "SELECT pg_sleep(10)")
+        elif u.path == "/read":
+            r = psql(URL, "SELECT body FROM notes")
+        elif u.path == "/other":
+            parts = urlsplit(URL)
+            r = psql(urlunsplit((parts.scheme, parts.netloc, "/" + q["db"][0], parts.query, "")), "SELECT 1")
+        elif u.path == "/control":
+            r = psql("postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable&connect_timeout=3", "SELECT 1")
+        else:
+            r = {"ok": True, "hasURL": URL != ""}
+        b = json.dumps(r).encode()
+        self.send_response(200); self.send_header("Content-Type", "application/json"); self.end_headers(); self.wfile.write(b)
+HTTPServer(("127.0.0.1", int(os.environ["PORT"])), H).serve_forever()
+`
+
+// A source app in its sandbox reaches its own database with $DATABASE_URL through the zone's
+// pooler, writes and reads, has a statement past the timeout cancelled, and reaches neither
+// another app's database nor the control plane's cluster.
+func TestSourceAppUsesItsDatabase(t *testing.T) {
+	s := harness.Start(t, harness.Options{Env: map[string]string{
+		"AUTH_LIMIT_PER_15MIN": "100000", "DATABASE_STATEMENT_TIMEOUT": "1s",
+	}})
+	a := s.NewAccount(t, "db-app")
+	ready := func(slug string) string {
+		t.Helper()
+		if r := post(s, t, "/api/apps/"+slug+"/database", a.Token, nil); r.Status != http.StatusAccepted {
+			t.Fatalf("create database: %d %s", r.Status, r.Body)
+		}
+		var id string
+		harness.Eventually(t, 30*time.Second, "DATABASE_URL of "+slug, func() bool {
+			r := s.Get(t, "/api/apps/"+slug+"/database", a.Token)
+			id, _ = r.Map(t)["id"].(string)
+			_, ok := envValue(t, s, a.Token, slug, "DATABASE_URL")
+			return ok
+		})
+		return id
+	}
+	slug := createApp(t, s, a.Token, "service")
+	other := createApp(t, s, a.Token, "service")
+	ready(slug)
+	otherID := ready(other)
+
+	// The variable is in the snapshot of a deploy made after it was written.
+	m, _ := json.Marshal(map[string]string{"start": "python3 server.py"})
+	r := deploySource(t, s, a.Token, slug, sourceTarball(t, map[string]string{"tori.json": string(m), "server.py": dbAppPy}), "")
+	if r.Status != http.StatusCreated {
+		t.Fatalf("deploy: %d %s", r.Status, r.Body)
+	}
+	waitStatus(t, s, a.Token, slug, r.Map(t)["id"].(string), "live")
+	if status, body := edgeGet(t, s, slug, "/"); status != http.StatusOK || !strings.Contains(body, `"hasURL": true`) {
+		t.Fatalf("the app: %d %s", status, body)
+	}
+
+	probe := func(path string) map[string]any {
+		t.Helper()
+		status, body := edgeGet(t, s, slug, path)
+		if status != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, status, body)
+		}
+		var out map[string]any
+		if err := json.Unmarshal([]byte(body), &out); err != nil {
+			t.Fatalf("GET %s: %s", path, body)
+		}
+		t.Logf("%s: %s", path, body)
+		return out
+	}
+	if w := probe("/write"); w["rc"] != float64(0) || w["out"] != "1" {
+		t.Fatalf("write through the pooler: %v", w)
+	}
+	if rd := probe("/read"); rd["rc"] != float64(0) || rd["out"] != "written in the sandbox" {
+		t.Fatalf("read through the pooler: %v", rd)
+	}
+	// DATABASE_STATEMENT_TIMEOUT (1 s here, 60 s by default) cancels a longer statement.
+	if sl := probe("/slow"); sl["rc"] == float64(0) || !strings.Contains(sl["err"].(string), "statement timeout") {
+		t.Fatalf("a statement past the timeout: %v", sl)
+	}
+	otherDB := "db_" + strings.ReplaceAll(otherID, "-", "")
+	if o := probe("/other?db=" + otherDB); o["rc"] == float64(0) {
+		t.Fatalf("the app reached another app's database: %v", o)
+	}
+	if c := probe("/control"); c["rc"] == float64(0) {
+		t.Fatalf("the app reached the control plane's cluster: %v", c)
+	}
 }
