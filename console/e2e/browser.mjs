@@ -278,7 +278,7 @@ try {
   await visible(page.getByRole('alert').filter({ hasText: 'domain_limit_reached' }))
   await page.getByRole('link', { name: 'Database' }).click()
   await urlIs(`/apps/${slug}/database`)
-  await visible(page.getByRole('heading', { name: 'Database' }))
+  await visible(page.getByText('Managed databases are for service apps'))
 
   step('tokens: the secret is shown exactly once')
   await page.getByRole('link', { name: 'Account' }).click()
@@ -306,11 +306,17 @@ try {
   await visible(page.locator('.card', { hasText: slug }).locator('.badge', { hasText: 'running' }))
   await shot('apps-list')
 
-  step('delete needs the slug typed')
+  step('a service app: its database; delete needs the slug typed')
   // A second app, so the first stays for the screenshots above.
   await page.getByLabel('Name').fill(`${slug}-x`)
+  await page.getByLabel('Kind').selectOption('service')
   await page.getByRole('button', { name: 'Create app' }).click()
   await urlIs(`/apps/${slug}-x`)
+  await page.getByRole('link', { name: 'Database' }).click()
+  await visible(page.getByText('No database', { exact: true }))
+  await page.getByRole('button', { name: 'Create a database' }).click()
+  await visible(page.getByTestId('database-status').locator('.badge'))
+  await visible(page.getByRole('heading', { name: 'Dumps' }))
   await page.getByRole('link', { name: 'Settings' }).click()
   const del = page.getByRole('button', { name: `Delete ${slug}-x` })
   if (!(await del.isDisabled())) fail('delete is enabled before the slug is typed')

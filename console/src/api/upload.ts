@@ -50,12 +50,14 @@ export function filesFromInput(list: FileList): SiteFile[] {
 }
 
 // filesFromDrop walks dropped folders (and files); a single dropped folder is the site root.
-export async function filesFromDrop(items: DataTransferItemList): Promise<SiteFile[]> {
+export async function filesFromDrop(dt: DataTransfer): Promise<SiteFile[]> {
   const entries: FileSystemEntry[] = []
-  for (const item of Array.from(items)) {
+  for (const item of Array.from(dt.items)) {
     const e = item.webkitGetAsEntry?.()
     if (e) entries.push(e)
   }
+  // A browser without entries for the drop still has its files: each one at the site's top.
+  if (entries.length === 0) return Array.from(dt.files, (file) => ({ path: file.name, file }))
   const out: SiteFile[] = []
   const walk = async (entry: FileSystemEntry, prefix: string): Promise<void> => {
     if (entry.isFile) {

@@ -63,7 +63,7 @@ export function AppPage({ slug, tab }: { slug: string; tab: string }) {
       {tab === 'logs' && <Logs slug={slug} />}
       {tab === 'env' && <Env slug={slug} kind={a.kind} />}
       {tab === 'domains' && <Domains slug={slug} kind={a.kind} />}
-      {tab === 'database' && <DatabaseTab slug={slug} />}
+      {tab === 'database' && <DatabaseTab slug={slug} kind={a.kind} />}
       {tab === 'settings' && <Settings slug={slug} />}
     </section>
   )

@@ -4,7 +4,7 @@ import { ApiError } from '../../api/errors'
 import { useAction, useInterval, useLoad } from '../../hooks'
 import { Badge, bytes, Empty, ErrorBox, Loading, Time, shortId } from '../../components/ui'
 
-export function DatabaseTab({ slug }: { slug: string }) {
+export function DatabaseTab({ slug, kind }: { slug: string; kind: string }) {
   const params = { params: { path: { slug } } }
   // A 404 here means the app has no database yet: that is the empty state, not an error.
   const db = useLoad(
@@ -28,6 +28,13 @@ export function DatabaseTab({ slug }: { slug: string }) {
       const r = await ok(api().POST('/api/apps/{slug}/database/restores', { ...params, body: { dumpId } }))
       setRestored(`Restore ${shortId(r.id)} of dump ${shortId(dumpId)}: ${r.status}`)
     })
+  if (kind !== 'service') {
+    return (
+      <div class="panel">
+        <Empty title="Managed databases are for service apps">A static site runs nothing that could connect to one.</Empty>
+      </div>
+    )
+  }
   if (db.loading && !db.data && !db.error) return <Loading />
   return (
     <div class="stack">
@@ -43,7 +50,7 @@ export function DatabaseTab({ slug }: { slug: string }) {
           </Empty>
         )}
         {db.data && (
-          <p>
+          <p data-testid="database-status">
             <Badge status={db.data.status} /> created <Time at={db.data.createdAt} /> {db.data.message && <span class="muted">· {db.data.message}</span>}
           </p>
         )}

@@ -40,7 +40,7 @@ export function DropFolder({ slug, onDeployed }: { slug: string; onDeployed: (d:
         e.preventDefault()
         setOver(false)
         if (busy || !e.dataTransfer) return
-        deploy(await filesFromDrop(e.dataTransfer.items))
+        deploy(await filesFromDrop(e.dataTransfer))
       }}
     >
       <h2>Deploy a folder</h2>
