@@ -1,12 +1,16 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"tori.dev/pkg/testinfra"
 	"tori.dev/tests/e2e/harness"
 )
 
@@ -86,15 +90,35 @@ func TestDatabaseRoutesThroughTheGateway(t *testing.T) {
 		_, ok := envValue(t, s, a.Token, svc, "DATABASE_URL")
 		return !ok
 	})
-	if r := post(s, t, path(svc), a.Token, nil); r.Status != http.StatusAccepted {
-		t.Fatalf("create after the delete: %d %s", r.Status, r.Body)
+	again := post(s, t, path(svc), a.Token, nil)
+	if again.Status != http.StatusAccepted {
+		t.Fatalf("create after the delete: %d %s", again.Status, again.Body)
 	}
+	name := "db_" + strings.ReplaceAll(again.Map(t)["id"].(string), "-", "")
+	harness.Eventually(t, 30*time.Second, "the second database on the zone's cluster", func() bool { return zoneHasDatabase(t, name) })
 
-	// A deleted app's database is 404 at once.
+	// A deleted app's database is 404 at once, and the zone drops it.
 	if r := s.Do(t, harness.Request{Method: http.MethodDelete, Path: "/api/apps/" + svc, Token: a.Token}); r.Status != http.StatusOK {
 		t.Fatalf("delete app: %d %s", r.Status, r.Body)
 	}
 	expectError(t, s.Get(t, path(svc), a.Token), http.StatusNotFound, "not found")
+	harness.Eventually(t, 30*time.Second, "the deleted app's database dropped", func() bool { return !zoneHasDatabase(t, name) })
+}
+
+// zoneHasDatabase reports whether the zone's managed-database cluster holds database name.
+func zoneHasDatabase(t *testing.T, name string) bool {
+	t.Helper()
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, testinfra.ZonePostgresSuperURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	var n int
+	if err := c.QueryRow(ctx, `SELECT count(*) FROM pg_database WHERE datname = $1`, name).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n == 1
 }
 
 // envValue is the masked value of the app's variable key, if it is set.

@@ -6,4 +6,7 @@ package databasesbus
 const (
 	KeyDatabaseReady   = "databases.database.ready"   // databasesv1.DatabaseChanged
 	KeyDatabaseDeleted = "databases.database.deleted" // databasesv1.DatabaseChanged
+	// KeyAppCleaned: a deleted app's database is gone (or it had none), for the apps
+	// service's cleanup record.
+	KeyAppCleaned = "databases.app.cleaned" // appsv1.AppCleanupConfirmed
 )

@@ -66,8 +66,10 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	id := health.NewIdentity("databases", version)
 	web := httpapi.New(httpapi.Deps{Databases: dbs, SigningKey: []byte(cfg.SigningKey), Identity: id, Log: log})
 	// Registered before /readyz is served, so it is never ready with the consumer unbound.
-	reports := busapi.ZoneReports(st, dbs)
-	reports.Ready = id.Await(reports.Queue)
+	subs := []bus.Subscription{busapi.ZoneReports(st, dbs), busapi.AppDeletions(st, dbs)}
+	for i := range subs {
+		subs[i].Ready = id.Await(subs[i].Queue)
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("databases: listen: %w", err)
@@ -75,7 +77,9 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 
 	g, _ := lifecycle.New(ctx)
 	g.Go("outbox relay", bus.NewRelay(conn, pool, log).Run)
-	g.Go(reports.Queue+" consumer", func(ctx context.Context) error { return conn.Consume(ctx, pool, reports) })
+	for _, sub := range subs {
+		g.Go(sub.Queue+" consumer", func(ctx context.Context) error { return conn.Consume(ctx, pool, sub) })
+	}
 	g.Go("bus housekeeping", func(ctx context.Context) error { return bus.Housekeep(ctx, pool, 0, log) })
 	g.Go("http", func(context.Context) error { return web.Listener(ln) })
 	g.Go("http shutdown", func(ctx context.Context) error {

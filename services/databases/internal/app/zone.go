@@ -83,7 +83,13 @@ func (s *Databases) ZoneReported(ctx context.Context, tx Tx, r ZoneReport) error
 			return err
 		}
 		s.log.InfoContext(ctx, "database deleted", "database_id", d.ID, "app_id", d.AppID)
-		return tx.Publish(ctx, databasesbus.KeyDatabaseDeleted, event)
+		if err := tx.Publish(ctx, databasesbus.KeyDatabaseDeleted, event); err != nil {
+			return err
+		}
+		if d.AppDeleted {
+			return s.cleaned(ctx, tx, d.AppID)
+		}
+		return nil
 	}
 	return fmt.Errorf("app: unknown zone report %q", r.Kind)
 }

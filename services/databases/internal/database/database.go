@@ -68,9 +68,11 @@ type Database struct {
 	Message string
 	Limits  Limits
 	// Name is the database's (and its role's) name on the zone's cluster.
-	Name      string
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	Name string
+	// AppDeleted: the app was deleted, and the database goes with it.
+	AppDeleted bool
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
 }
 
 // Limits are the plan's bounds on one database.

@@ -72,13 +72,13 @@ func (t Tx) Publish(ctx context.Context, routingKey string, msg proto.Message) e
 }
 
 const columns = `id::text, app_id::text, account_id, zone, name, status, coalesce(message, ''),
-	connection_limit, max_bytes, created_at, updated_at`
+	connection_limit, max_bytes, created_at, updated_at, app_deleted`
 
 func scan(row pgx.Row) (database.Database, error) {
 	var d database.Database
 	var status string
 	err := row.Scan(&d.ID, &d.AppID, &d.AccountID, &d.Zone, &d.Name, &status, &d.Message,
-		&d.Limits.Connections, &d.Limits.MaxBytes, &d.CreatedAt, &d.UpdatedAt)
+		&d.Limits.Connections, &d.Limits.MaxBytes, &d.CreatedAt, &d.UpdatedAt, &d.AppDeleted)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return database.Database{}, database.ErrNotFound
 	}
@@ -120,8 +120,8 @@ func (q queries) Insert(ctx context.Context, d database.Database) error {
 
 // Update implements app.Tx.
 func (q queries) Update(ctx context.Context, d database.Database) error {
-	tag, err := q.q.Exec(ctx, `UPDATE databases SET status = $2, message = nullif($3, ''), updated_at = $4 WHERE id = $1`,
-		d.ID, string(d.Status), d.Message, d.UpdatedAt)
+	tag, err := q.q.Exec(ctx, `UPDATE databases SET status = $2, message = nullif($3, ''), updated_at = $4, app_deleted = $5 WHERE id = $1`,
+		d.ID, string(d.Status), d.Message, d.UpdatedAt, d.AppDeleted)
 	if err != nil {
 		return fmt.Errorf("store: update database: %w", err)
 	}
