@@ -44,6 +44,8 @@ const context = await chromium.launchPersistentContext(profile, {
   executablePath: env('CHROMIUM'),
   headless: true,
   viewport: desktop,
+  locale: 'en-US',
+  timezoneId: 'UTC',
   args: [
     '--headless',
     '--no-sandbox',
@@ -299,6 +301,39 @@ try {
   await visible(page.locator('tr[data-token]'))
   if ((await page.content()).includes(apiToken)) fail('the secret is shown again after a reload')
   if ((await page.getByTestId('token-secret').count()) !== 0) fail('a secret box is still there')
+
+  step('billing: the hold banner with its dates, checkout when configured (billing answers stubbed: no payment provider runs here)')
+  const cors = { 'Access-Control-Allow-Origin': new URL(CONSOLE).origin, 'Access-Control-Allow-Credentials': 'true' }
+  await page.route(API + '/api/billing', async (route) => {
+    const real = await route.fetch()
+    const body = await real.json()
+    body.configured = true
+    body.subscription = null
+    body.hold = {
+      since: '2026-03-01T00:00:00.000Z',
+      stage: 'deploys_refused',
+      deploysRefusedFrom: '2026-03-08T00:00:00.000Z',
+      servingStopsFrom: '2026-03-15T00:00:00.000Z',
+      reclaimableFrom: '2026-03-31T00:00:00.000Z',
+    }
+    return route.fulfill({ response: real, json: body })
+  })
+  await page.route(API + '/api/billing/checkout', (route) =>
+    route.fulfill({ status: 200, headers: cors, json: { url: CONSOLE + '/billing-return' } }),
+  )
+  await page.goto(CONSOLE + '/account')
+  const banner = page.locator('.banner').first()
+  await visible(banner)
+  const said = await banner.innerText()
+  for (const d of ['Mar 1, 2026', 'Mar 8, 2026', 'Mar 15, 2026', 'Mar 31, 2026']) if (!said.includes(d)) fail(`the hold banner lacks ${d}: ${said}`)
+  await page.getByLabel('Billed').selectOption('year')
+  const checkout = page.waitForRequest((r) => r.url() === API + '/api/billing/checkout')
+  await page.getByRole('button', { name: 'Choose songbird' }).click()
+  const sent = (await checkout).postDataJSON()
+  if (sent.plan !== 'songbird' || sent.interval !== 'year') fail(`checkout asked for ${JSON.stringify(sent)}`)
+  await urlIs('/billing-return')
+  await page.unroute(API + '/api/billing')
+  await page.unroute(API + '/api/billing/checkout')
 
   step('apps list at desktop and phone widths')
   await page.goto(CONSOLE + '/apps')
