@@ -17,6 +17,7 @@ func paymentOptions(s config.Stripe) []app.Option {
 	}
 	return []app.Option{app.WithPayments(app.Payments{
 		Provider: stripepay.New(stripepay.Config{SecretKey: s.SecretKey, APIURL: s.APIURL}),
+		Events:   stripepay.Events{Secret: s.WebhookSecret},
 		Prices: app.Prices{
 			{Plan: catalog.Songbird, Interval: catalog.Monthly}: s.PriceSongbirdMonth,
 			{Plan: catalog.Songbird, Interval: catalog.Yearly}:  s.PriceSongbirdYear,

@@ -52,6 +52,9 @@ type MirrorTx interface {
 	PutSubscription(ctx context.Context, s mirror.Subscription) (applied bool, err error)
 	PutInvoice(ctx context.Context, inv mirror.Invoice) (applied bool, err error)
 	PutCreditNote(ctx context.Context, cn mirror.CreditNote) error
+	// MarkPaymentFailed records a failed payment attempt of an invoice at: the earliest one
+	// recorded is when the invoice's hold began, whatever order the attempts are told in.
+	MarkPaymentFailed(ctx context.Context, invoiceID string, at time.Time) error
 	// MarkEvent records a provider event as applied; first is false when it was already.
 	MarkEvent(ctx context.Context, eventID, eventType string, now time.Time) (first bool, err error)
 }

@@ -95,11 +95,12 @@ type Invoice struct {
 
 // CreditNote is a refund against an invoice. Amounts are in cents.
 type CreditNote struct {
-	ID        string
-	InvoiceID string
-	Number    string
-	Total     int64
-	Created   time.Time
+	ID         string
+	InvoiceID  string
+	CustomerID string
+	Number     string
+	Total      int64
+	Created    time.Time
 }
 
 // PlanPrice is one plan at one interval.
@@ -125,4 +126,27 @@ func (p Prices) Lookup(priceID string) (PlanPrice, bool) {
 		}
 	}
 	return PlanPrice{}, false
+}
+
+// Events verifies and reads the provider's webhook deliveries.
+type Events interface {
+	// Verify checks payload's signature (the provider's signature header) and reads the
+	// event; ErrInvalidSignature when it does not hold.
+	Verify(payload []byte, signature string) (Event, error)
+}
+
+// ErrInvalidSignature means a webhook delivery's signature does not match its body, is too
+// old, or is missing.
+var ErrInvalidSignature = errors.New("billing: webhook signature does not verify")
+
+// Event is one provider event, with the object it is about in the port's terms (at most one
+// of the object fields is set; none for an event type billing does not follow).
+type Event struct {
+	ID           string
+	Type         string
+	Created      time.Time
+	Subscription *Subscription
+	Invoice      *Invoice
+	CreditNote   *CreditNote
+	Customer     *Customer
 }

@@ -18,6 +18,7 @@ type Service struct {
 // where checkout and the portal send the customer back.
 type Payments struct {
 	Provider   Provider
+	Events     Events
 	Prices     Prices
 	ConsoleURL string
 }

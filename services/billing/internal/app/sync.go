@@ -132,11 +132,12 @@ func (s *Service) settlePlan(ctx context.Context, tx Tx, accountID uuid.UUID) er
 }
 
 // invoiceRecord is a provider invoice as the mirror keeps it. The rate applied is read from
-// the invoice's own amounts, in percent to two decimals.
+// the invoice's own amounts, in percent to one decimal: cents rounding moves the quotient by a
+// few hundredths (156 on 744 is 20.97), and no VAT rate has more than one decimal.
 func invoiceRecord(accountID uuid.UUID, inv Invoice, observed time.Time) mirror.Invoice {
 	rate := 0.0
 	if net := inv.Total - inv.TotalTax; net > 0 && inv.TotalTax > 0 {
-		rate = math.Round(float64(inv.TotalTax)*10000/float64(net)) / 100
+		rate = math.Round(float64(inv.TotalTax)*1000/float64(net)) / 10
 	}
 	return mirror.Invoice{
 		ID: inv.ID, AccountID: accountID, SubscriptionID: inv.SubscriptionID, Number: inv.Number,

@@ -20,6 +20,8 @@ func toHTTP(err error) error {
 		return httperror.New(http.StatusBadRequest, "invalid_plan").WithMessage("plan must be songbird or flock")
 	case errors.Is(err, catalog.ErrUnknownInterval):
 		return httperror.New(http.StatusBadRequest, "invalid_interval").WithMessage("interval must be month or year")
+	case errors.Is(err, app.ErrInvalidSignature):
+		return httperror.New(http.StatusBadRequest, "invalid_signature").WithMessage("the webhook signature does not verify")
 	case errors.Is(err, app.ErrAlreadySubscribed):
 		return httperror.New(http.StatusConflict, "already_subscribed").WithMessage("the account has a subscription; change plans in the billing portal")
 	case errors.Is(err, app.ErrUnavailable):

@@ -85,3 +85,20 @@ type urlView struct {
 func callerAccount(c *fiber.Ctx) (uuid.UUID, error) {
 	return accounts.ParseID(callerid.From(c).AccountID)
 }
+
+// signatureHeader is the header Stripe signs its webhook deliveries in.
+const signatureHeader = "Stripe-Signature"
+
+// webhook hands the body to the use case exactly as it arrived: the signature is over those
+// bytes, so nothing may decode or re-encode them first.
+func (h handlers) webhook(c *fiber.Ctx) error {
+	if err := h.billing.ApplyWebhook(c.UserContext(), c.Request().Body(), c.Get(signatureHeader)); err != nil {
+		return err
+	}
+	return c.JSON(receivedView{Received: true})
+}
+
+// receivedView acknowledges a webhook delivery.
+type receivedView struct {
+	Received bool `json:"received"`
+}

@@ -21,6 +21,7 @@ import (
 	"tori.dev/services/billing/internal/store"
 	"tori.dev/services/billing/internal/stripemock"
 	"tori.dev/services/billing/internal/stripepay"
+	"tori.dev/services/billing/internal/stripepay/stripetest"
 )
 
 // newPaidFixture is billing with paid plans on, its Stripe adapter pointed at stripe-mock.
@@ -35,6 +36,7 @@ func newPaidFixture(t *testing.T) fixture {
 			{Plan: catalog.Flock, Interval: catalog.Monthly}:    "price_flock_month",
 			{Plan: catalog.Flock, Interval: catalog.Yearly}:     "price_flock_year",
 		},
+		Events:     stripepay.Events{Secret: "whsec_tori"},
 		ConsoleURL: "http://console.test",
 	}))
 	app := httpapi.New(httpapi.Deps{
@@ -136,4 +138,54 @@ func TestPaidCheckoutPortalAndSyncAgainstStripeMock(t *testing.T) {
 func do2(t *testing.T, f fixture, method, path, body string, caller callerid.Caller) (int, string) {
 	t.Helper()
 	return do(t, f.app, request(method, path, body, caller, key))
+}
+
+func TestWebhookVerifiesTheRawBodyAndAppliesOnce(t *testing.T) {
+	t.Parallel()
+	f := newPaidFixture(t)
+	id := f.account(t)
+	t0 := time.Now().UTC().Truncate(time.Second)
+	body := stripetest.Event(stripetest.EventID(), "customer.subscription.created", t0,
+		stripetest.Subscription("sub_"+id.String(), "cus_"+id.String(), id, "price_flock_month", "active", false, t0, t0.AddDate(0, 1, 0)))
+	webhook := func(payload []byte, sig string) (int, string) {
+		req := request("POST", "/api/billing/webhook", string(payload), callerid.Caller{}, key)
+		if sig != "" {
+			req.Header.Set("Stripe-Signature", sig)
+		}
+		return do(t, f.app, req)
+	}
+	// Tampered: one byte of whitespace changes nothing a JSON reader sees, yet the signature
+	// no longer holds.
+	status, resp := webhook(append(append([]byte{}, body...), ' '), stripetest.Sign(body, "whsec_tori"))
+	if status != 400 {
+		t.Fatalf("tampered: %d %s", status, resp)
+	}
+	sameJSON(t, resp, `{"error":"invalid_signature","code":"invalid_signature","message":"the webhook signature does not verify"}`)
+	if status, resp = webhook(body, ""); status != 400 {
+		t.Fatalf("unsigned: %d %s", status, resp)
+	}
+	for range 2 {
+		status, resp = webhook(body, stripetest.Sign(body, "whsec_tori"))
+		if status != 200 {
+			t.Fatalf("signed: %d %s", status, resp)
+		}
+		sameJSON(t, resp, `{"received":true}`)
+	}
+	a, err := f.svc.AccountPlan(ctx, id)
+	if err != nil || a.Plan != catalog.Flock || a.Version != 2 {
+		t.Fatalf("account %+v, %v", a, err)
+	}
+}
+
+func TestWebhookWhileBillingIsOffIs503(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	body := stripetest.Event(stripetest.EventID(), "invoice.paid", time.Now(), map[string]any{"id": "in_1", "object": "invoice"})
+	req := request("POST", "/api/billing/webhook", string(body), callerid.Caller{}, key)
+	req.Header.Set("Stripe-Signature", stripetest.Sign(body, "whsec_tori"))
+	status, resp := do(t, f.app, req)
+	if status != 503 {
+		t.Fatalf("status %d: %s", status, resp)
+	}
+	sameJSON(t, resp, `{"error":"billing_unavailable","code":"billing_unavailable","message":"paid plans are not enabled yet"}`)
 }

@@ -23,6 +23,7 @@ type Billing interface {
 	Sync(ctx context.Context, accountID uuid.UUID) (app.State, error)
 	Checkout(ctx context.Context, accountID uuid.UUID, plan, interval string) (url string, err error)
 	Portal(ctx context.Context, accountID uuid.UUID) (url string, err error)
+	ApplyWebhook(ctx context.Context, payload []byte, signature string) error
 }
 
 // Deps are the handlers' collaborators.
@@ -33,8 +34,9 @@ type Deps struct {
 	Log        *slog.Logger
 }
 
-// bodyLimit bounds request bodies: billing's largest is a checkout's two short strings.
-const bodyLimit = 16 << 10
+// bodyLimit bounds request bodies: billing's largest is a provider's webhook event (an
+// invoice with its lines is tens of KiB).
+const bodyLimit = 512 << 10
 
 // New builds the Fiber app with every route.
 func New(d Deps) *fiber.App {
@@ -67,6 +69,9 @@ func New(d Deps) *fiber.App {
 	f.Post("/api/billing/checkout", authed, h.checkout)
 	f.Post("/api/billing/portal", authed, h.portal)
 	f.Post("/api/billing/sync", authed, h.sync)
+	// The provider calls the webhook with no token: the gateway forwards it signed for an
+	// empty caller, and the provider's own signature over the raw body is what is trusted.
+	f.Post("/api/billing/webhook", public, h.webhook)
 	return f
 }
 

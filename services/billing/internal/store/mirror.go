@@ -137,6 +137,16 @@ func (t Tx) PutCreditNote(ctx context.Context, cn mirror.CreditNote) error {
 	return nil
 }
 
+// MarkPaymentFailed keeps the earliest failed payment attempt of the invoice.
+func (t Tx) MarkPaymentFailed(ctx context.Context, invoiceID string, at time.Time) error {
+	_, err := t.tx.Exec(ctx, `UPDATE invoices SET first_failed_at = LEAST(COALESCE(first_failed_at, $2), $2) WHERE invoice_id = $1`,
+		invoiceID, at)
+	if err != nil {
+		return fmt.Errorf("store: mark payment failed: %w", err)
+	}
+	return nil
+}
+
 // MarkEvent records a provider event as applied; first is false when it was applied already.
 func (t Tx) MarkEvent(ctx context.Context, eventID, eventType string, now time.Time) (bool, error) {
 	tag, err := t.tx.Exec(ctx, `INSERT INTO provider_events (event_id, type, applied_at) VALUES ($1, $2, $3)

@@ -255,6 +255,9 @@ func CreditNoteFrom(cn *stripe.CreditNote) app.CreditNote {
 	if cn.Invoice != nil {
 		out.InvoiceID = cn.Invoice.ID
 	}
+	if cn.Customer != nil {
+		out.CustomerID = cn.Customer.ID
+	}
 	return out
 }
 

@@ -78,6 +78,7 @@ func TestPublicOperations(t *testing.T) {
 		"GET /healthz": true, "GET /readyz": true, "GET /api/plans": true, "GET /api/openapi.json": true,
 		"POST /api/auth/magic-link": true, "POST /api/auth/magic-link/verify": true,
 		"POST /api/auth/cli/device": true, "POST /api/auth/cli/token": true,
+		"POST /api/billing/webhook": true,
 	}
 	got := map[string]bool{}
 	for _, r := range All() {

@@ -72,6 +72,9 @@ var table = []Route{
 	{Method: "POST", Template: "/api/billing/checkout", Owner: Billing},
 	{Method: "POST", Template: "/api/billing/portal", Owner: Billing},
 	{Method: "POST", Template: "/api/billing/sync", Owner: Billing},
+	// The payment provider's webhook: no token and no per-account window; billing verifies
+	// the provider's signature over the raw body.
+	{Method: "POST", Template: "/api/billing/webhook", Owner: Billing, Public: true},
 
 	{Method: "GET", Template: "/api/apps", Owner: Apps},
 	{Method: "POST", Template: "/api/apps", Owner: Apps},
