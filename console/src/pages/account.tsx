@@ -2,7 +2,6 @@ import { useState } from 'preact/hooks'
 import { api, ok } from '../api/client'
 import type { Schemas } from '../api/types'
 import { useAction, useLoad } from '../hooks'
-import { HoldBanner } from '../components/hold'
 import { bytes, CopyButton, Empty, ErrorBox, Loading, Time } from '../components/ui'
 
 export function AccountPage() {
@@ -158,7 +157,6 @@ function Billing() {
       <h2>Plan and billing</h2>
       <ErrorBox error={plans.error ?? billing.error ?? act.error} />
       {(plans.loading || billing.loading) && !plans.data && <Loading />}
-      {b?.hold && <HoldBanner hold={b.hold} />}
       {b && (
         <p>
           You are on <strong>{b.plan}</strong>
