@@ -155,7 +155,11 @@ class H(BaseHTTPRequestHandler):
         u = urlparse(self.path)
         q = parse_qs(u.query)
         if u.path == "/write":
-            r = psql(URL, "CREATE TABLE IF NOT EXISTS notes (body text); INSERT INTO notes VALUES ('written in the sandbox'); SELECT count(*)")
+            r = psql(URL, "CREATE TABLE IF NOT EXISTS notes (body text); INSERT INTO notes VALUES ('written in the sandbox'); SELECT count(*) FROM notes")
+        elif u.path == "/fill":
+            r = psql(URL, "CREATE TABLE big (id int, body text); INSERT INTO big SELECT g, md5(g::text) || md5((g+1)::text) FROM generate_series(1, 80000) g")
+        elif u.path == "/recover":
+            r = psql(URL, "BEGIN; SET TRANSACTION READ WRITE; TRUNCATE big; COMMIT")
         elif u.path == "/slow":
             r = psql(URL, "SELECT pg_sleep(10)")
         elif u.path == "/read":
@@ -173,11 +177,14 @@ HTTPServer(("127.0.0.1", int(os.environ["PORT"])), H).serve_forever()
 `
 
 // A source app in its sandbox reaches its own database with $DATABASE_URL through the zone's
-// pooler, writes and reads, has a statement past the timeout cancelled, and reaches neither
-// another app's database nor the control plane's cluster.
+// pooler, writes and reads, goes read-only over its cap and recovers, has a statement past the
+// timeout cancelled, and reaches neither another app's database nor the control plane's
+// cluster.
 func TestSourceAppUsesItsDatabase(t *testing.T) {
 	s := harness.Start(t, harness.Options{Env: map[string]string{
 		"AUTH_LIMIT_PER_15MIN": "100000", "DATABASE_STATEMENT_TIMEOUT": "1s",
+		// Measured five times a second against a cap of 12 MB (an empty database is 7.5 MB).
+		"DATABASE_SIZE_CHECK_INTERVAL": "200ms", "ZONE_DATABASE_MAX_BYTES_OVERRIDE": "12000000",
 	}})
 	a := s.NewAccount(t, "db-app")
 	ready := func(slug string) string {
@@ -232,6 +239,32 @@ func TestSourceAppUsesItsDatabase(t *testing.T) {
 	// DATABASE_STATEMENT_TIMEOUT (1 s here, 60 s by default) cancels a longer statement.
 	if sl := probe("/slow"); sl["rc"] == float64(0) || !strings.Contains(sl["err"].(string), "statement timeout") {
 		t.Fatalf("a statement past the timeout: %v", sl)
+	}
+	// Over the cap: read_only with the usage and the cap, writes refused, reads go on; the
+	// recovery transaction through the pooler brings it under 90 % and writes resume.
+	if f := probe("/fill"); f["rc"] != float64(0) {
+		t.Fatalf("fill: %v", f)
+	}
+	status := func() map[string]any { return s.Get(t, "/api/apps/"+slug+"/database", a.Token).Map(t) }
+	harness.Eventually(t, 30*time.Second, "read_only", func() bool { return status()["status"] == "read_only" })
+	if msg, _ := status()["message"].(string); !strings.Contains(msg, "MB") {
+		t.Fatalf("read_only message %q", msg)
+	}
+	if w := probe("/write"); w["rc"] == float64(0) || !strings.Contains(w["err"].(string), "read-only") {
+		t.Fatalf("a write over the cap: %v", w)
+	}
+	if rd := probe("/read"); rd["rc"] != float64(0) || rd["out"] != "written in the sandbox" {
+		t.Fatalf("a read over the cap: %v", rd)
+	}
+	if rc := probe("/recover"); rc["rc"] != float64(0) {
+		t.Fatalf("the recovery transaction: %v", rc)
+	}
+	harness.Eventually(t, 30*time.Second, "ready again", func() bool { return status()["status"] == "ready" })
+	if st := status(); st["message"] != nil {
+		t.Fatalf("ready again with a message: %v", st)
+	}
+	if w := probe("/write"); w["rc"] != float64(0) || w["out"] != "2" {
+		t.Fatalf("a write under 90 %% of the cap: %v", w)
 	}
 	otherDB := "db_" + strings.ReplaceAll(otherID, "-", "")
 	if o := probe("/other?db=" + otherDB); o["rc"] == float64(0) {

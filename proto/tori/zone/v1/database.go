@@ -9,6 +9,10 @@ const (
 	KeyDatabaseReady   = "zone.database.ready"   // zonev1.DatabaseChanged
 	KeyDatabaseFailed  = "zone.database.failed"  // zonev1.DatabaseChanged
 	KeyDatabaseDropped = "zone.database.dropped" // zonev1.DatabaseChanged
+	// Over its cap the database is made read-only (message: the usage and the cap); under
+	// 90 % of it, writable again.
+	KeyDatabaseReadOnly = "zone.database.read_only" // zonev1.DatabaseChanged
+	KeyDatabaseWritable = "zone.database.writable"  // zonev1.DatabaseChanged
 )
 
 // DatabaseCredentialsQueue is zone's request queue for a database's credentials

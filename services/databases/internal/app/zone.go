@@ -30,7 +30,7 @@ func (s *Databases) dropRequested(ctx context.Context, tx Tx, d database.Databas
 
 // ZoneReport is what a zone said of one of its databases.
 type ZoneReport struct {
-	Kind       string // zonebus.KeyDatabaseReady, KeyDatabaseFailed or KeyDatabaseDropped
+	Kind       string // zonebus.KeyDatabase{Ready,Failed,Dropped,ReadOnly,Writable}
 	DatabaseID string
 	Zone       string
 	Message    string
@@ -74,6 +74,21 @@ func (s *Databases) ZoneReported(ctx context.Context, tx Tx, r ZoneReport) error
 			d.Message = "the database could not be created"
 		}
 		s.log.WarnContext(ctx, "database failed", "database_id", d.ID, "app_id", d.AppID, "message", d.Message)
+		return tx.Update(ctx, d)
+	case zonebus.KeyDatabaseReadOnly, zonebus.KeyDatabaseWritable:
+		from, to := database.StatusReady, database.StatusReadOnly
+		if r.Kind == zonebus.KeyDatabaseWritable {
+			from, to = database.StatusReadOnly, database.StatusReady
+		}
+		if d.Status != from {
+			return nil
+		}
+		d.Status, d.UpdatedAt = to, now
+		d.Message = ""
+		if to == database.StatusReadOnly {
+			d.Message = r.Message
+		}
+		s.log.InfoContext(ctx, "database size crossed its cap", "database_id", d.ID, "status", string(to))
 		return tx.Update(ctx, d)
 	case zonebus.KeyDatabaseDropped:
 		if d.Status != database.StatusDeleting {

@@ -22,11 +22,12 @@ type Transactions interface {
 	WithTx(tx pgx.Tx) app.Tx
 }
 
-// ZoneReports consumes zone.database.{ready,failed,dropped}.
+// ZoneReports consumes zone.database.{ready,failed,dropped,read_only,writable}.
 func ZoneReports(txs Transactions, dbs *app.Databases) bus.Subscription {
 	return bus.Subscription{
 		Queue: QueueZones,
-		Keys:  []string{zonebus.KeyDatabaseReady, zonebus.KeyDatabaseFailed, zonebus.KeyDatabaseDropped},
+		Keys: []string{zonebus.KeyDatabaseReady, zonebus.KeyDatabaseFailed, zonebus.KeyDatabaseDropped,
+			zonebus.KeyDatabaseReadOnly, zonebus.KeyDatabaseWritable},
 		Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
 			var m zonev1.DatabaseChanged
 			if err := d.Decode(&m); err != nil {

@@ -17,14 +17,14 @@ import (
 
 // managedDatabases builds the zone's managed-database use cases and, when the zone hosts
 // databases (ZONE_POSTGRES_ADMIN_URL), the pooler the composition root runs; nil otherwise.
-func managedDatabases(cfg config.Config, log *slog.Logger) (*app.Databases, *managed.Pooler, error) {
+func managedDatabases(cfg config.Config, st app.Store, log *slog.Logger) (*app.Databases, *managed.Pooler, error) {
 	host, portText, err := net.SplitHostPort(cfg.Pooler())
 	if err != nil {
 		return nil, nil, err
 	}
 	port, _ := strconv.Atoi(portText)
 	dbs := &app.Databases{
-		Zone: cfg.Zone, Host: sandboxHost(host), Port: port,
+		Zone: cfg.Zone, Host: sandboxHost(host), Port: port, Store: st,
 		NewPassword: managed.NewPassword, Now: time.Now, Log: log,
 	}
 	if !cfg.Enabled() {
@@ -42,9 +42,19 @@ func managedDatabases(cfg config.Config, log *slog.Logger) (*app.Databases, *man
 	if err := p.Open(); err != nil {
 		return nil, nil, err
 	}
-	dbs.Cluster = managed.Cluster{AdminURL: cfg.PostgresAdminURL, StatementTimeout: cfg.StatementTimeout}
+	cluster := managed.Cluster{AdminURL: cfg.PostgresAdminURL, StatementTimeout: cfg.StatementTimeout}
+	dbs.Cluster = cluster
 	dbs.Pooler = p
+	dbs.Sizes = sizeWatch{cluster, p}
+	dbs.CapOverride = cfg.CapOverride
 	return dbs, p, nil
+}
+
+// sizeWatch is the size check's view of the cluster (sizes, the read-only setting) and the
+// pooler (its record, RECONNECT).
+type sizeWatch struct {
+	managed.Cluster
+	*managed.Pooler
 }
 
 // sandboxHost is the pooler's host as an app's sandbox reaches it: the sandbox's own

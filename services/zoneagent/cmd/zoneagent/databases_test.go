@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"google.golang.org/protobuf/proto"
 
@@ -146,4 +148,67 @@ func TestZoneProvisionsADatabase(t *testing.T) {
 			t.Fatal("a dropped database is still reached")
 		}
 	}
+}
+
+// Over its cap a database turns read-only: writes are refused, reads go on, and the one
+// transaction that begins with SET TRANSACTION READ WRITE may truncate; under 90 % of the cap
+// writes resume. Each flip is reported. The cap is lowered by the test-only setting.
+func TestZoneDatabaseSizeCap(t *testing.T) {
+	poolerAddr := testinfra.FreeAddr(t)
+	z := testinfra.Service{
+		Name: "zoneagent", Serve: serve, AddrVar: "ZONEAGENT_ADDR", ReadyPath: "/readyz",
+		Env: map[string]string{
+			"EDGE_ADDR": testinfra.FreeAddr(t), "ZONE_APPS_DIR": t.TempDir(), "APPS_DOMAIN": "apps.test",
+			"ZONE_POSTGRES_ADMIN_URL": testinfra.ZoneProvisionerURL(t), "ZONE_POOLER_ADDR": poolerAddr,
+			"DATABASE_SIZE_CHECK_INTERVAL": "200ms", "ZONE_DATABASE_MAX_BYTES_OVERRIDE": "12000000",
+		},
+	}.Start(t)
+	ns := z.Env["BUS_NAMESPACE"]
+	id, app := uuid.NewString(), uuid.NewString()
+	name, _ := busapi.DatabaseName(id)
+	publishAs(t, ns, bus.PrincipalDatabases, zonebus.CommandKey("local", zonebus.CommandDatabaseCreate),
+		&zonev1.CreateDatabase{DatabaseId: id, AppId: app, Name: name, ConnectionLimit: 3, MaxBytes: 1 << 28})
+	testinfra.Eventually(t, 30*time.Second, "zone.database.ready", func() bool { return outboxHas(t, z, zonebus.KeyDatabaseReady, id) })
+
+	var cfg bus.Config
+	if err := pkgconfig.LoadMap(context.Background(), &cfg, z.Env); err != nil {
+		t.Fatal(err)
+	}
+	apps := testinfra.DialBus(t, cfg.WithURL(testinfra.ServiceAMQPURL(t, bus.PrincipalApps)), nil)
+	var reply zonev1.DatabaseCredentialsReply
+	if err := apps.Request(context.Background(), zonebus.DatabaseCredentialsQueue("local"), &zonev1.DatabaseCredentialsRequest{DatabaseId: id, AppId: app}, &reply); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://%s:%s@%s/%s?sslmode=disable&default_query_exec_mode=simple_protocol", reply.GetUser(), reply.GetPassword(), poolerAddr, reply.GetDatabase()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	// About 8 MB of rows that do not compress, on an empty database's 7.5 MB.
+	if _, err := conn.Exec(ctx, "CREATE TABLE big (id int, body text); INSERT INTO big SELECT g, md5(g::text) || md5((g+1)::text) FROM generate_series(1, 80000) g"); err != nil {
+		t.Fatal(err)
+	}
+	testinfra.Eventually(t, 30*time.Second, "zone.database.read_only", func() bool { return outboxHas(t, z, zonebus.KeyDatabaseReadOnly, id) })
+
+	if _, err := conn.Exec(ctx, "INSERT INTO big VALUES (0, 'more')"); !isSQLState(err, "25006") {
+		t.Fatalf("a write over the cap: %v", err)
+	}
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM big").Scan(&n); err != nil || n != 80000 {
+		t.Fatalf("a read over the cap: %d, %v", n, err)
+	}
+	// The documented way out, in one transaction through the pooler.
+	if _, err := conn.Exec(ctx, "BEGIN; SET TRANSACTION READ WRITE; TRUNCATE big; COMMIT"); err != nil {
+		t.Fatalf("the recovery transaction: %v", err)
+	}
+	testinfra.Eventually(t, 30*time.Second, "zone.database.writable", func() bool { return outboxHas(t, z, zonebus.KeyDatabaseWritable, id) })
+	if _, err := conn.Exec(ctx, "INSERT INTO big VALUES (1, 'again')"); err != nil {
+		t.Fatalf("a write once under 90 %% of the cap: %v", err)
+	}
+}
+
+func isSQLState(err error, code string) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == code
 }

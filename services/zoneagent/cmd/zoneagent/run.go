@@ -79,7 +79,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		return err
 	}
 
-	dbs, pooler, err := managedDatabases(cfg, log)
+	dbs, pooler, err := managedDatabases(cfg, st, log)
 	if err != nil {
 		return err
 	}
@@ -128,6 +128,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		g.Go("pooler", pooler.Run)
 		// A pooler that does not come up stops the zone, naming it; a database command taken
 		// before it answers fails and is retried by the bus.
+		g.Every(log, lifecycle.Job{Name: "database sizes", Every: cfg.SizeCheckInterval, Run: dbs.CheckSizes})
 		g.Go("pooler start", func(ctx context.Context) error {
 			if err := awaitPooler(ctx, pooler); err != nil {
 				return err

@@ -28,6 +28,8 @@ type DatabaseCluster interface {
 type DatabasePooler interface {
 	Password(name string) (string, bool)
 	Admit(ctx context.Context, name, password string, poolSize int) error
+	// Track records whose database it is and its cap, for the size check.
+	Track(name, databaseID, appID string, maxBytes int64) error
 	Remove(ctx context.Context, name string) error
 }
 
@@ -48,6 +50,11 @@ type Databases struct {
 	NewPassword func() string
 	Now         func() time.Time
 	Log         *slog.Logger
+	// Store publishes the size check's reports; Sizes is what it measures and flips.
+	// CapOverride, when positive, lowers every cap (a test-only setting).
+	Store       Store
+	Sizes       SizeWatch
+	CapOverride int64
 }
 
 func (d *Databases) event(databaseID, appID, message string) *zonev1.DatabaseChanged {
@@ -57,7 +64,7 @@ func (d *Databases) event(databaseID, appID, message string) *zonev1.DatabaseCha
 // Create makes the database (or finds it made by an earlier delivery of the same command,
 // keeping its password), admits it at the pooler and reports it ready, in tx. A failure is
 // returned for the bus to retry; a zone without managed databases reports failed.
-func (d *Databases) Create(ctx context.Context, tx Tx, databaseID, appID, name string, connLimit int) error {
+func (d *Databases) Create(ctx context.Context, tx Tx, databaseID, appID, name string, connLimit int, maxBytes int64) error {
 	if d.Cluster == nil {
 		d.Log.WarnContext(ctx, "database requested, but this zone hosts none (ZONE_POSTGRES_ADMIN_URL is unset)", "database_id", databaseID)
 		return tx.Publish(ctx, zonebus.KeyDatabaseFailed, d.event(databaseID, appID, "managed databases are not available in this app's zone"))
@@ -71,6 +78,9 @@ func (d *Databases) Create(ctx context.Context, tx Tx, databaseID, appID, name s
 	}
 	if err := d.Pooler.Admit(ctx, name, password, connLimit); err != nil {
 		return fmt.Errorf("admit database %s at the pooler: %w", databaseID, err)
+	}
+	if err := d.Pooler.Track(name, databaseID, appID, maxBytes); err != nil {
+		return err
 	}
 	d.Log.InfoContext(ctx, "database ready", "database_id", databaseID, "app_id", appID)
 	return tx.Publish(ctx, zonebus.KeyDatabaseReady, d.event(databaseID, appID, ""))

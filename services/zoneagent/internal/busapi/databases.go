@@ -42,7 +42,10 @@ func DatabaseSubscription(zone string, dbs *app.Databases) bus.Subscription {
 				if c.GetConnectionLimit() < 1 {
 					return bus.Permanent(errors.New("busapi: a database needs a connection limit"))
 				}
-				return dbs.Create(ctx, t, c.GetDatabaseId(), c.GetAppId(), name, int(c.GetConnectionLimit()))
+				if c.GetMaxBytes() < 1 {
+					return bus.Permanent(errors.New("busapi: a database needs a size cap"))
+				}
+				return dbs.Create(ctx, t, c.GetDatabaseId(), c.GetAppId(), name, int(c.GetConnectionLimit()), c.GetMaxBytes())
 			case drop:
 				var c zonev1.DropDatabase
 				if err := d.Decode(&c); err != nil {

@@ -26,6 +26,11 @@ type ManagedDatabases struct {
 	// StatementTimeout cancels a statement running longer (60 s by the contract; tests
 	// shorten it).
 	StatementTimeout time.Duration `env:"DATABASE_STATEMENT_TIMEOUT, default=60s"`
+	// SizeCheckInterval spaces the measures of every database against its cap.
+	SizeCheckInterval time.Duration `env:"DATABASE_SIZE_CHECK_INTERVAL, default=1m"`
+	// CapOverride, for tests only, lowers every database's cap to this many bytes (0: the
+	// plan's databaseBytes), so the cap is reached with a few megabytes.
+	CapOverride int64 `env:"ZONE_DATABASE_MAX_BYTES_OVERRIDE, default=0"`
 }
 
 // Enabled reports whether the zone hosts managed databases.
@@ -63,8 +68,8 @@ func (c *Config) validateDatabases() error {
 	if _, _, err := net.SplitHostPort(c.Pooler()); err != nil {
 		errs = append(errs, errors.New("ZONE_POOLER_ADDR must be host:port"))
 	}
-	if c.QueryWaitTimeout < time.Second || c.StatementTimeout < time.Millisecond {
-		errs = append(errs, errors.New("ZONE_POOLER_QUERY_WAIT_TIMEOUT must be at least 1s and DATABASE_STATEMENT_TIMEOUT positive"))
+	if c.QueryWaitTimeout < time.Second || c.StatementTimeout < time.Millisecond || c.SizeCheckInterval <= 0 || c.CapOverride < 0 {
+		errs = append(errs, errors.New("ZONE_POOLER_QUERY_WAIT_TIMEOUT must be at least 1s, DATABASE_STATEMENT_TIMEOUT and DATABASE_SIZE_CHECK_INTERVAL positive, ZONE_DATABASE_MAX_BYTES_OVERRIDE not negative"))
 	}
 	return errors.Join(errs...)
 }

@@ -154,3 +154,42 @@ func redact(err error, secret string) error {
 	}
 	return errors.New(strings.ReplaceAll(err.Error(), secret, "[redacted]"))
 }
+
+// Size is the database's size on disk (pg_database_size).
+func (c Cluster) Size(ctx context.Context, name string) (int64, error) {
+	if !ValidName(name) {
+		return 0, fmt.Errorf("managed: size %q: invalid name", name)
+	}
+	conn, err := c.connect(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(ctx)
+	var n int64
+	if err := conn.QueryRow(ctx, "SELECT pg_database_size($1)", name).Scan(&n); err != nil {
+		return 0, fmt.Errorf("managed: size of %s: %w", name, err)
+	}
+	return n, nil
+}
+
+// SetReadOnly turns the database's default_transaction_read_only on or off for sessions that
+// start from now on (the pooler's RECONNECT renews the ones it keeps). A transaction that
+// begins with SET TRANSACTION READ WRITE may still write: the way out of being over the cap.
+func (c Cluster) SetReadOnly(ctx context.Context, name string, on bool) error {
+	if !ValidName(name) {
+		return fmt.Errorf("managed: read-only %q: invalid name", name)
+	}
+	conn, err := c.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	stmt := "ALTER DATABASE " + pgx.Identifier{name}.Sanitize() + " SET default_transaction_read_only = on"
+	if !on {
+		stmt = "ALTER DATABASE " + pgx.Identifier{name}.Sanitize() + " RESET default_transaction_read_only"
+	}
+	if _, err := conn.Exec(ctx, stmt); err != nil {
+		return fmt.Errorf("managed: read-only %s: %w", name, err)
+	}
+	return nil
+}

@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"tori.dev/services/zoneagent/internal/app"
 )
 
 // adminUser is the pooler's admin console user, whose password only the agent knows.
@@ -66,6 +68,69 @@ type poolerState struct {
 type pooledDBFile struct {
 	Password string `json:"password"`
 	PoolSize int    `json:"poolSize"`
+	// What the size check needs: whose database it is, its cap, and whether it was made
+	// read-only for being over it.
+	DatabaseID string `json:"databaseId,omitempty"`
+	AppID      string `json:"appId,omitempty"`
+	MaxBytes   int64  `json:"maxBytes,omitempty"`
+	ReadOnly   bool   `json:"readOnly,omitempty"`
+}
+
+// Track records whose database name is and its cap.
+func (p *Pooler) Track(name, databaseID, appID string, maxBytes int64) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	d, ok := p.state.Databases[name]
+	if !ok {
+		return fmt.Errorf("managed: track %s: not admitted", name)
+	}
+	d.DatabaseID, d.AppID, d.MaxBytes = databaseID, appID, maxBytes
+	p.state.Databases[name] = d
+	return p.writeFiles()
+}
+
+// Tracked lists the admitted databases that have a cap, by name.
+func (p *Pooler) Tracked() []app.TrackedDatabase {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]app.TrackedDatabase, 0, len(p.state.Databases))
+	for n, d := range p.state.Databases {
+		if d.MaxBytes > 0 {
+			out = append(out, app.TrackedDatabase{Name: n, DatabaseID: d.DatabaseID, AppID: d.AppID, MaxBytes: d.MaxBytes, ReadOnly: d.ReadOnly})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// MarkReadOnly records whether database name was made read-only.
+func (p *Pooler) MarkReadOnly(name string, on bool) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	d, ok := p.state.Databases[name]
+	if !ok {
+		return nil
+	}
+	d.ReadOnly = on
+	p.state.Databases[name] = d
+	return p.writeFiles()
+}
+
+// Reconnect makes the pooler renew its server connections to database name (each as soon as
+// its transaction ends), so a changed database setting reaches every new transaction.
+func (p *Pooler) Reconnect(ctx context.Context, name string) error {
+	if !ValidName(name) {
+		return fmt.Errorf("managed: reconnect %q: invalid name", name)
+	}
+	conn, err := p.admin(ctx)
+	if err != nil {
+		return fmt.Errorf("managed: pooler admin console: %w", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "RECONNECT "+name); err != nil {
+		return fmt.Errorf("managed: pooler reconnect %s: %w", name, err)
+	}
+	return nil
 }
 
 func (p *Pooler) statePath() string { return filepath.Join(p.Dir, "state.json") }
@@ -119,7 +184,9 @@ func (p *Pooler) Admit(ctx context.Context, name, password string, poolSize int)
 		return fmt.Errorf("managed: admit %q: invalid name, password or pool size", name)
 	}
 	p.mu.Lock()
-	p.state.Databases[name] = pooledDBFile{Password: password, PoolSize: poolSize}
+	d := p.state.Databases[name]
+	d.Password, d.PoolSize = password, poolSize
+	p.state.Databases[name] = d
 	err := p.writeFiles()
 	p.mu.Unlock()
 	if err != nil {
