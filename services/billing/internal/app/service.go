@@ -4,7 +4,11 @@
 // the outbox of the change's transaction.
 package app
 
-import "time"
+import (
+	"time"
+
+	"tori.dev/services/billing/internal/vat"
+)
 
 // Service runs the use cases.
 type Service struct {
@@ -17,8 +21,10 @@ type Service struct {
 // Payments is what paid plans need: the provider, its price for each plan and interval, and
 // where checkout and the portal send the customer back.
 type Payments struct {
-	Provider   Provider
-	Events     Events
+	Provider Provider
+	Events   Events
+	// VIES checks customers' VAT IDs; nil holds them to the format check.
+	VIES       vat.VIES
 	Prices     Prices
 	ConsoleURL string
 }

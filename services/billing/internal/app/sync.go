@@ -46,13 +46,15 @@ func (s *Service) Sync(ctx context.Context, accountID uuid.UUID) (State, error) 
 			return State{}, err
 		}
 	}
+	if c, err = s.customerDetails(ctx, c, pc); err != nil {
+		return State{}, err
+	}
 	// What was just read is as new as anything the provider has said.
 	observed := s.now()
 	err = s.store.InTx(ctx, func(tx Tx) error {
 		if _, err := tx.LockAccount(ctx, accounts.Ref{ID: accountID}); err != nil && !errors.Is(err, accounts.ErrNotFound) {
 			return err
 		}
-		c.Country, c.VATID, c.Business = pc.Country, pc.VATID, pc.Business
 		if err := tx.UpdateCustomer(ctx, c, observed); err != nil {
 			return err
 		}
@@ -62,7 +64,7 @@ func (s *Service) Sync(ctx context.Context, accountID uuid.UUID) (State, error) 
 			}
 		}
 		for _, inv := range invs {
-			if _, err := tx.PutInvoice(ctx, invoiceRecord(accountID, inv, observed)); err != nil {
+			if _, err := tx.PutInvoice(ctx, withVAT(invoiceRecord(accountID, inv, observed), c, true)); err != nil {
 				return err
 			}
 			for _, cn := range notes[inv.ID] {

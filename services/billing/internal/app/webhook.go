@@ -29,12 +29,16 @@ func (s *Service) ApplyWebhook(ctx context.Context, payload []byte, signature st
 	}
 	// A customer's details are read outside the transaction: the event does not carry its
 	// tax ids, and a call to the provider must not hold the account's lock.
-	var fresh *Customer
+	var fresh *mirror.Customer
 	if ev.Customer != nil {
 		c, err := s.pay.Provider.Customer(ctx, ev.Customer.ID)
 		switch {
 		case err == nil:
-			fresh = &c
+			checked, err := s.customerDetails(ctx, mirror.Customer{}, c)
+			if err != nil {
+				return err
+			}
+			fresh = &checked
 		case !errors.Is(err, ErrProviderNotFound):
 			return err
 		}
@@ -58,7 +62,11 @@ func (s *Service) ApplyWebhook(ctx context.Context, payload []byte, signature st
 			}
 			return s.settlePlan(ctx, tx, account)
 		case ev.Invoice != nil:
-			if _, err := tx.PutInvoice(ctx, invoiceRecord(account, *ev.Invoice, ev.Created)); err != nil {
+			c, err := tx.Customer(ctx, account)
+			if err != nil && !isNotFound(err) {
+				return err
+			}
+			if _, err := tx.PutInvoice(ctx, withVAT(invoiceRecord(account, *ev.Invoice, ev.Created), c, err == nil)); err != nil {
 				return err
 			}
 			if ev.Type == eventPaymentFailed {
@@ -70,10 +78,13 @@ func (s *Service) ApplyWebhook(ctx context.Context, payload []byte, signature st
 				Number: cn.Number, Total: cn.Total, Created: cn.Created})
 		case fresh != nil:
 			c, err := tx.Customer(ctx, account)
+			if isNotFound(err) {
+				return nil // a customer billing did not create: not an account's
+			}
 			if err != nil {
 				return err
 			}
-			c.Country, c.VATID, c.Business = fresh.Country, fresh.VATID, fresh.Business
+			c.Country, c.VATID, c.Business, c.VATIDValid = fresh.Country, fresh.VATID, fresh.Business, fresh.VATIDValid
 			return tx.UpdateCustomer(ctx, c, s.now())
 		}
 		return nil

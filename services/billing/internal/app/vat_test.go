@@ -1,0 +1,60 @@
+package app_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"tori.dev/services/billing/internal/app"
+	"tori.dev/services/billing/internal/providerfake"
+	"tori.dev/services/billing/internal/store"
+	"tori.dev/services/billing/internal/vat"
+)
+
+// Sync checks the customer's VAT ID with VIES (a FAKE here) and states reverse charge on an
+// invoice without VAT only when the rules put the customer under it.
+func TestSyncChecksTheVATIDAndStatesReverseCharge(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name        string
+		country     string
+		vatID       string
+		valid       bool
+		wantValid   bool
+		wantReverse bool
+	}{
+		{"German business, VIES confirms", "DE", "DE123456789", true, true, true},
+		{"German business, VIES refuses", "DE", "DE123456789", false, false, false},
+		{"Czech business with a VAT ID", "CZ", "CZ12345678", true, true, false},
+		{"consumer outside the EU", "US", "", false, false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &recorder{}
+			st := recordingStore{store.New(newPool(t)), rec}
+			fake := providerfake.New()
+			vies := vat.FakeVIES{Valid: map[string]bool{}}
+			if tc.valid {
+				vies.Valid[tc.vatID] = true
+			}
+			svc := app.New(st, app.WithPayments(app.Payments{Provider: fake, Prices: testPrices, VIES: vies, ConsoleURL: "http://console.test"}))
+			id := uuid.Must(uuid.NewV7())
+			register(t, svc, st, id, "ada@example.com")
+			if _, err := svc.Portal(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+			c, _ := st.Customer(ctx, id)
+			fake.SetCustomer(app.Customer{ID: c.CustomerID, Country: tc.country, VATID: tc.vatID, Business: tc.vatID != ""})
+			fake.PutInvoice(app.Invoice{ID: "in_" + id.String(), CustomerID: c.CustomerID, Number: "T-1", Status: "paid",
+				Total: 744, Currency: "eur", Created: time.Now().UTC().Truncate(time.Second)})
+			s, err := svc.Sync(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Customer.VATIDValid != tc.wantValid || s.Invoices[0].ReverseCharge != tc.wantReverse {
+				t.Fatalf("customer %+v, invoice %+v", s.Customer, s.Invoices[0])
+			}
+		})
+	}
+}
