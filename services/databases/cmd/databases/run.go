@@ -66,7 +66,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	id := health.NewIdentity("databases", version)
 	web := httpapi.New(httpapi.Deps{Databases: dbs, SigningKey: []byte(cfg.SigningKey), Identity: id, Log: log})
 	// Registered before /readyz is served, so it is never ready with the consumer unbound.
-	subs := []bus.Subscription{busapi.ZoneReports(st, dbs), busapi.AppDeletions(st, dbs)}
+	subs := []bus.Subscription{busapi.ZoneReports(st, dbs), busapi.AppDeletions(st, dbs), busapi.PlanChanges(st, dbs)}
 	for i := range subs {
 		subs[i].Ready = id.Await(subs[i].Queue)
 	}

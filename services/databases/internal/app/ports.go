@@ -41,10 +41,12 @@ type Tx interface {
 	// LockByApp returns the app's database, locked until the transaction ends, or
 	// database.ErrNotFound.
 	LockByApp(ctx context.Context, appID string) (database.Database, error)
+	// LockByAccount returns every database of the account, locked until the transaction ends.
+	LockByAccount(ctx context.Context, accountID string) ([]database.Database, error)
 	// LockByID returns the database, locked until the transaction ends, or
 	// database.ErrNotFound.
 	LockByID(ctx context.Context, id string) (database.Database, error)
-	// Update writes d's status, message and updated time.
+	// Update writes d's status, message, limits and updated time.
 	Update(ctx context.Context, d database.Database) error
 	// Remove deletes d's record (the zone confirmed the database gone).
 	Remove(ctx context.Context, id string) error

@@ -49,6 +49,7 @@ func (b BillingPlans) DatabaseLimits(ctx context.Context, accountID string) (dat
 	l := database.Limits{
 		Connections: int(reply.GetLimits().GetDatabaseConnections()),
 		MaxBytes:    reply.GetLimits().GetDatabaseBytes(),
+		Version:     reply.GetVersion(),
 	}
 	if l.Connections < 1 || l.MaxBytes < 1 {
 		return database.Limits{}, fmt.Errorf("%w: plan %q has no database limits", database.ErrPlanUnavailable, reply.GetPlan())

@@ -75,10 +75,17 @@ type Database struct {
 	UpdatedAt  time.Time
 }
 
-// Limits are the plan's bounds on one database.
+// Limits are the plan's bounds on one database, and the plan version they came from.
 type Limits struct {
 	Connections int
 	MaxBytes    int64
+	Version     int64
+}
+
+// Follows reports whether a plan change of version v replaces limits of a database in
+// status s: a newer plan, for a database that still lives.
+func (l Limits) Follows(v int64, s Status) bool {
+	return v > l.Version && s != StatusDeleting && s != StatusFailed
 }
 
 // NameFor is the database and role name on the zone cluster for a database id: the id's hex,

@@ -58,3 +58,24 @@ func TestNameFor(t *testing.T) {
 		}
 	}
 }
+
+func TestLimitsFollowAPlanChange(t *testing.T) {
+	l := Limits{Connections: 5, MaxBytes: 1, Version: 3}
+	for _, tc := range []struct {
+		v    int64
+		s    Status
+		want bool
+	}{
+		{4, StatusReady, true},
+		{4, StatusReadOnly, true},
+		{4, StatusProvisioning, true},
+		{3, StatusReady, false},
+		{2, StatusReady, false},
+		{4, StatusDeleting, false},
+		{4, StatusFailed, false},
+	} {
+		if got := l.Follows(tc.v, tc.s); got != tc.want {
+			t.Errorf("Follows(%d, %s) = %v, want %v", tc.v, tc.s, got, tc.want)
+		}
+	}
+}

@@ -34,6 +34,7 @@ func Service(password string) pgstore.Service {
 
 type querier interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
@@ -72,13 +73,13 @@ func (t Tx) Publish(ctx context.Context, routingKey string, msg proto.Message) e
 }
 
 const columns = `id::text, app_id::text, account_id, zone, name, status, coalesce(message, ''),
-	connection_limit, max_bytes, created_at, updated_at, app_deleted`
+	connection_limit, max_bytes, created_at, updated_at, app_deleted, plan_version`
 
 func scan(row pgx.Row) (database.Database, error) {
 	var d database.Database
 	var status string
 	err := row.Scan(&d.ID, &d.AppID, &d.AccountID, &d.Zone, &d.Name, &status, &d.Message,
-		&d.Limits.Connections, &d.Limits.MaxBytes, &d.CreatedAt, &d.UpdatedAt, &d.AppDeleted)
+		&d.Limits.Connections, &d.Limits.MaxBytes, &d.CreatedAt, &d.UpdatedAt, &d.AppDeleted, &d.Limits.Version)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return database.Database{}, database.ErrNotFound
 	}
@@ -104,10 +105,10 @@ func (q queries) LockByApp(ctx context.Context, appID string) (database.Database
 func (q queries) Insert(ctx context.Context, d database.Database) error {
 	_, err := q.q.Exec(ctx, `
 		INSERT INTO databases (id, app_id, account_id, zone, name, status, message,
-			connection_limit, max_bytes, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, nullif($7, ''), $8, $9, $10, $11)`,
+			connection_limit, max_bytes, created_at, updated_at, plan_version)
+		VALUES ($1, $2, $3, $4, $5, $6, nullif($7, ''), $8, $9, $10, $11, $12)`,
 		d.ID, d.AppID, d.AccountID, d.Zone, d.Name, string(d.Status), d.Message,
-		d.Limits.Connections, d.Limits.MaxBytes, d.CreatedAt, d.UpdatedAt)
+		d.Limits.Connections, d.Limits.MaxBytes, d.CreatedAt, d.UpdatedAt, d.Limits.Version)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == "databases_one_per_app" {
 		return database.ErrExists
@@ -120,8 +121,11 @@ func (q queries) Insert(ctx context.Context, d database.Database) error {
 
 // Update implements app.Tx.
 func (q queries) Update(ctx context.Context, d database.Database) error {
-	tag, err := q.q.Exec(ctx, `UPDATE databases SET status = $2, message = nullif($3, ''), updated_at = $4, app_deleted = $5 WHERE id = $1`,
-		d.ID, string(d.Status), d.Message, d.UpdatedAt, d.AppDeleted)
+	tag, err := q.q.Exec(ctx, `
+		UPDATE databases SET status = $2, message = nullif($3, ''), updated_at = $4, app_deleted = $5,
+			connection_limit = $6, max_bytes = $7, plan_version = $8
+		WHERE id = $1`,
+		d.ID, string(d.Status), d.Message, d.UpdatedAt, d.AppDeleted, d.Limits.Connections, d.Limits.MaxBytes, d.Limits.Version)
 	if err != nil {
 		return fmt.Errorf("store: update database: %w", err)
 	}
@@ -142,4 +146,22 @@ func (q queries) Remove(ctx context.Context, id string) error {
 		return fmt.Errorf("store: remove database: %w", err)
 	}
 	return nil
+}
+
+// LockByAccount implements app.Tx.
+func (q queries) LockByAccount(ctx context.Context, accountID string) ([]database.Database, error) {
+	rows, err := q.q.Query(ctx, `SELECT `+columns+` FROM databases WHERE account_id = $1 ORDER BY id FOR UPDATE`, accountID)
+	if err != nil {
+		return nil, fmt.Errorf("store: account databases: %w", err)
+	}
+	defer rows.Close()
+	var out []database.Database
+	for rows.Next() {
+		d, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
 }

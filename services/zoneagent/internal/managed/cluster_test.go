@@ -27,10 +27,11 @@ func TestClusterCreateAndDrop(t *testing.T) {
 	ctx := context.Background()
 	c := Cluster{AdminURL: testinfra.ZoneProvisionerURL(t), StatementTimeout: 300 * time.Millisecond}
 	a, b := newName(), newName()
-	if err := c.Create(ctx, a, "pw-a", 2); err != nil {
+	if err := c.Create(ctx, a, "pw-a", 1); err != nil {
 		t.Fatal(err)
 	}
-	// Again, as a redelivered command would: the same state, the password it gives wins.
+	// Again, as a redelivered command or a plan change would: the same state, the password
+	// and the limit it gives win.
 	if err := c.Create(ctx, a, "pw-a2", 2); err != nil {
 		t.Fatal(err)
 	}
