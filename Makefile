@@ -14,7 +14,7 @@ export TEST_AMQP_URL     ?= amqp://guest:guest@127.0.0.1:5672/
 # The zone's managed-database cluster (scripts/zone-postgres.sh), as its superuser over the socket.
 export TEST_ZONE_POSTGRES_URL ?= postgres://postgres@/postgres?host=/var/run/postgresql&port=5433&sslmode=disable
 
-.PHONY: all tools proto openapi build run test fmt services wrk vault-dev stripe-mock bench-bus bench-gateway bench-apps bench-logs bench-deploys chaos clean
+.PHONY: all tools proto openapi build run test fmt services wrk vault-dev stripe-mock bench-bus bench-gateway bench-apps bench-logs bench-databases bench-deploys chaos clean
 
 all: build
 
@@ -64,6 +64,9 @@ bench-apps:
 
 bench-logs:
 	cd services/logs && go run ./cmd/logs-bench
+
+bench-databases:
+	cd tests/e2e && go test -count=1 -run '^$$' -bench BenchmarkDatabaseReady -benchtime 10x .
 
 bench-deploys: build
 	cd tests/e2e && go test -count=1 -run '^$$' -bench BenchmarkStaticDeploy -benchtime 1x .

@@ -274,3 +274,41 @@ func TestSourceAppUsesItsDatabase(t *testing.T) {
 		t.Fatalf("the app reached the control plane's cluster: %v", c)
 	}
 }
+
+// BenchmarkDatabaseReady times POST /api/apps/{slug}/database to the record's ready (target
+// under 2 s) and to DATABASE_URL in the app's environment, on one app whose database is
+// deleted again between rounds (make bench-databases).
+func BenchmarkDatabaseReady(b *testing.B) {
+	s := harness.Start(b, harness.Options{Env: map[string]string{"AUTH_LIMIT_PER_15MIN": "100000"}})
+	a := s.NewAccount(b, "bench-db")
+	slug := createApp(b, s, a.Token, "service")
+	path := "/api/apps/" + slug + "/database"
+	var toReady, toURL time.Duration
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		if r := s.Do(b, harness.Request{Method: http.MethodPost, Path: path, Token: a.Token}); r.Status != http.StatusAccepted {
+			b.Fatalf("create: %d %s", r.Status, r.Body)
+		}
+		harness.Eventually(b, time.Minute, "ready", func() bool { return s.Get(b, path, a.Token).Map(b)["status"] == "ready" })
+		toReady += time.Since(start)
+		harness.Eventually(b, time.Minute, "DATABASE_URL", func() bool {
+			var vars []map[string]any
+			s.Get(b, "/api/apps/"+slug+"/env", a.Token).JSON(b, &vars)
+			return len(vars) == 1 && vars[0]["key"] == "DATABASE_URL"
+		})
+		toURL += time.Since(start)
+		b.StopTimer()
+		if r := s.Do(b, harness.Request{Method: http.MethodDelete, Path: path, Token: a.Token}); r.Status != http.StatusAccepted {
+			b.Fatalf("delete: %d %s", r.Status, r.Body)
+		}
+		harness.Eventually(b, time.Minute, "gone", func() bool { return s.Get(b, path, a.Token).Status == http.StatusNotFound })
+		harness.Eventually(b, time.Minute, "DATABASE_URL gone", func() bool {
+			var vars []map[string]any
+			s.Get(b, "/api/apps/"+slug+"/env", a.Token).JSON(b, &vars)
+			return len(vars) == 0
+		})
+		b.StartTimer()
+	}
+	b.ReportMetric(toReady.Seconds()/float64(b.N), "s-to-ready")
+	b.ReportMetric(toURL.Seconds()/float64(b.N), "s-to-DATABASE_URL")
+}
