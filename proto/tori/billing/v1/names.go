@@ -6,6 +6,7 @@ package billingbus
 // Events (routing keys on the events exchange).
 const (
 	KeyPlanChanged = "billing.account.plan_changed" // billingv1.AccountPlanChanged
+	KeyHoldChanged = "billing.account.hold_changed" // billingv1.AccountHoldChanged
 )
 
 // Requests (queues billing answers).

@@ -27,6 +27,7 @@ var ctx = context.Background()
 type recorder struct {
 	mu     sync.Mutex
 	events []*billingv1.AccountPlanChanged
+	holds  []*billingv1.AccountHoldChanged
 	fail   error
 }
 
@@ -36,11 +37,21 @@ func (r *recorder) publish(key string, msg proto.Message) error {
 	if r.fail != nil {
 		return r.fail
 	}
-	if key != billingbus.KeyPlanChanged {
+	switch key {
+	case billingbus.KeyPlanChanged:
+		r.events = append(r.events, msg.(*billingv1.AccountPlanChanged))
+	case billingbus.KeyHoldChanged:
+		r.holds = append(r.holds, msg.(*billingv1.AccountHoldChanged))
+	default:
 		return errors.New("unexpected routing key " + key)
 	}
-	r.events = append(r.events, msg.(*billingv1.AccountPlanChanged))
 	return nil
+}
+
+func (r *recorder) holdEvents() []*billingv1.AccountHoldChanged {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*billingv1.AccountHoldChanged(nil), r.holds...)
 }
 
 func (r *recorder) published() []*billingv1.AccountPlanChanged {

@@ -24,6 +24,8 @@ type Store interface {
 	Subscriptions(ctx context.Context, accountID uuid.UUID) ([]mirror.Subscription, error)
 	// Invoices are the account's invoices, newest first, each with its credit notes.
 	Invoices(ctx context.Context, accountID uuid.UUID) ([]mirror.Invoice, error)
+	// AccountHold is the account's hold as last announced; zero when it never had one.
+	AccountHold(ctx context.Context, accountID uuid.UUID) (mirror.HoldRecord, error)
 }
 
 // Tx is the store inside one transaction: a plan change and the event announcing it commit
@@ -55,6 +57,11 @@ type MirrorTx interface {
 	// MarkPaymentFailed records a failed payment attempt of an invoice at: the earliest one
 	// recorded is when the invoice's hold began, whatever order the attempts are told in.
 	MarkPaymentFailed(ctx context.Context, invoiceID string, at time.Time) error
+	// HoldSince is the first failed attempt among the account's outstanding invoices; the
+	// zero time when none is outstanding.
+	HoldSince(ctx context.Context, accountID uuid.UUID) (time.Time, error)
+	AccountHold(ctx context.Context, accountID uuid.UUID) (mirror.HoldRecord, error)
+	SetAccountHold(ctx context.Context, accountID uuid.UUID, h mirror.HoldRecord, now time.Time) error
 	// MarkEvent records a provider event as applied; first is false when it was already.
 	MarkEvent(ctx context.Context, eventID, eventType string, now time.Time) (first bool, err error)
 }

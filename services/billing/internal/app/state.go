@@ -7,6 +7,7 @@ import (
 
 	"tori.dev/services/billing/internal/accounts"
 	"tori.dev/services/billing/internal/catalog"
+	"tori.dev/services/billing/internal/hold"
 	"tori.dev/services/billing/internal/mirror"
 )
 
@@ -19,6 +20,10 @@ type State struct {
 	Customer     *mirror.Customer
 	Subscription *mirror.Subscription
 	Invoices     []mirror.Invoice
+	// Hold is the payment-failure hold, nil when nothing is outstanding; Stage is its stage
+	// at the time of reading.
+	Hold  *hold.Hold
+	Stage hold.Stage
 }
 
 // State reads the account's billing from Tori's mirror.
@@ -45,6 +50,14 @@ func (s *Service) State(ctx context.Context, accountID uuid.UUID) (State, error)
 	}
 	if st.Invoices, err = s.store.Invoices(ctx, accountID); err != nil {
 		return State{}, err
+	}
+	h, err := s.store.AccountHold(ctx, accountID)
+	if err != nil {
+		return State{}, err
+	}
+	if !h.Since.IsZero() {
+		held := hold.From(h.Since)
+		st.Hold, st.Stage = &held, held.StageAt(s.now())
 	}
 	return st, nil
 }

@@ -74,6 +74,9 @@ func (s *Service) Sync(ctx context.Context, accountID uuid.UUID) (State, error) 
 				}
 			}
 		}
+		if err := s.settleHold(ctx, tx, accountID); err != nil {
+			return err
+		}
 		return s.settlePlan(ctx, tx, accountID)
 	})
 	if err != nil {

@@ -70,8 +70,11 @@ func (s *Service) ApplyWebhook(ctx context.Context, payload []byte, signature st
 				return err
 			}
 			if ev.Type == eventPaymentFailed {
-				return tx.MarkPaymentFailed(ctx, ev.Invoice.ID, ev.Created)
+				if err := tx.MarkPaymentFailed(ctx, ev.Invoice.ID, ev.Created); err != nil {
+					return err
+				}
 			}
+			return s.settleHold(ctx, tx, account)
 		case ev.CreditNote != nil:
 			cn := ev.CreditNote
 			return tx.PutCreditNote(ctx, mirror.CreditNote{ID: cn.ID, InvoiceID: cn.InvoiceID, AccountID: account,

@@ -189,3 +189,53 @@ func TestWebhookWhileBillingIsOffIs503(t *testing.T) {
 	}
 	sameJSON(t, resp, `{"error":"billing_unavailable","code":"billing_unavailable","message":"paid plans are not enabled yet"}`)
 }
+
+func TestHoldShowsInBillingWithItsDates(t *testing.T) {
+	t.Parallel()
+	f := newPaidFixture(t)
+	id := f.account(t)
+	user := userOf(id)
+	if status, body := do2(t, f, "POST", "/api/billing/portal", "", user); status != 200 {
+		t.Fatalf("portal: %d %s", status, body)
+	}
+	c, err := f.st.Customer(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	since := time.Now().UTC().Add(-8 * 24 * time.Hour).Truncate(time.Second)
+	body := stripetest.Event(stripetest.EventID(), "invoice.payment_failed", since,
+		stripetest.Invoice("in_"+id.String(), c.CustomerID, "sub_1", id, "T-7", "open", 900, 156, since))
+	req := request("POST", "/api/billing/webhook", string(body), callerid.Caller{}, key)
+	req.Header.Set("Stripe-Signature", stripetest.Sign(body, "whsec_tori"))
+	if status, resp := do(t, f.app, req); status != 200 {
+		t.Fatalf("webhook: %d %s", status, resp)
+	}
+	status, resp := do2(t, f, "GET", "/api/billing", "", user)
+	if status != 200 {
+		t.Fatalf("billing: %d %s", status, resp)
+	}
+	var v any
+	_ = json.Unmarshal([]byte(resp), &v)
+	if err := conforms(loadFragment(t), &schema{Ref: "#/components/schemas/BillingState"}, v, "$"); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Hold struct {
+			Since, DeploysRefusedFrom, ServingStopsFrom, ReclaimableFrom time.Time
+			Stage                                                        string
+		}
+		Invoices []struct {
+			Number  string
+			VATRate float64
+		}
+	}
+	_ = json.Unmarshal([]byte(resp), &got)
+	h := got.Hold
+	if !h.Since.Equal(since) || h.Stage != "deploys_refused" || !h.DeploysRefusedFrom.Equal(since.Add(7*24*time.Hour)) ||
+		!h.ServingStopsFrom.Equal(since.Add(14*24*time.Hour)) || !h.ReclaimableFrom.Equal(since.Add(30*24*time.Hour)) {
+		t.Fatalf("hold %+v in %s", h, resp)
+	}
+	if len(got.Invoices) != 1 || got.Invoices[0].Number != "T-7" || got.Invoices[0].VATRate != 21 {
+		t.Fatalf("invoices %+v", got.Invoices)
+	}
+}

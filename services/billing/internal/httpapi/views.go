@@ -165,6 +165,10 @@ func toBillingView(s app.State) billingView {
 			CancelAtPeriodEnd: sub.CancelAtPeriodEnd,
 		}
 	}
+	if h := s.Hold; h != nil {
+		v.Hold = &holdView{Since: h.Since, Stage: string(s.Stage), DeploysRefusedFrom: h.DeploysRefusedFrom,
+			ServingStopsFrom: h.ServingStopsFrom, ReclaimableFrom: h.ReclaimableFrom}
+	}
 	for _, inv := range s.Invoices {
 		iv := invoiceView{
 			ID: inv.ID, Number: inv.Number, Status: inv.Status, Total: inv.Total,

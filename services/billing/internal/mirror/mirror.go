@@ -139,3 +139,10 @@ type CreditNote struct {
 // ErrNotFound means the mirror has no such record (for a customer: billing has not created
 // the account's customer at the provider yet).
 var ErrNotFound = errors.New("mirror: not recorded")
+
+// HoldRecord is an account's payment-failure hold as billing last announced it: when it
+// began (zero: no hold) and the version of that announcement.
+type HoldRecord struct {
+	Since   time.Time
+	Version int64
+}

@@ -220,6 +220,113 @@ func (x *AccountPlanChanged) GetChangedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// Routing key: billing.account.hold_changed. The account's payment-failure hold: it starts at
+// the first failed payment attempt of an invoice (as the payment provider dates it) and ends
+// when the invoice is paid. Each stage applies from its date, so a consumer needs no further
+// event as days pass: new deploys are refused (402 billing_hold) from deploys_refused_from,
+// every hostname of the account stops serving from serving_stops_from, and artifacts are
+// eligible for reclamation from reclaimable_from. `active` false (and no dates) means no hold:
+// everything is undone at once. `version` grows with each change; keep the highest seen.
+type AccountHoldChanged struct {
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	AccountId          string                 `protobuf:"bytes,1,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	Active             bool                   `protobuf:"varint,2,opt,name=active,proto3" json:"active,omitempty"`
+	Since              *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=since,proto3" json:"since,omitempty"`
+	DeploysRefusedFrom *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=deploys_refused_from,json=deploysRefusedFrom,proto3" json:"deploys_refused_from,omitempty"`
+	ServingStopsFrom   *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=serving_stops_from,json=servingStopsFrom,proto3" json:"serving_stops_from,omitempty"`
+	ReclaimableFrom    *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=reclaimable_from,json=reclaimableFrom,proto3" json:"reclaimable_from,omitempty"`
+	Version            int64                  `protobuf:"varint,7,opt,name=version,proto3" json:"version,omitempty"`
+	ChangedAt          *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=changed_at,json=changedAt,proto3" json:"changed_at,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *AccountHoldChanged) Reset() {
+	*x = AccountHoldChanged{}
+	mi := &file_tori_billing_v1_events_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AccountHoldChanged) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AccountHoldChanged) ProtoMessage() {}
+
+func (x *AccountHoldChanged) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_billing_v1_events_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AccountHoldChanged.ProtoReflect.Descriptor instead.
+func (*AccountHoldChanged) Descriptor() ([]byte, []int) {
+	return file_tori_billing_v1_events_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *AccountHoldChanged) GetAccountId() string {
+	if x != nil {
+		return x.AccountId
+	}
+	return ""
+}
+
+func (x *AccountHoldChanged) GetActive() bool {
+	if x != nil {
+		return x.Active
+	}
+	return false
+}
+
+func (x *AccountHoldChanged) GetSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Since
+	}
+	return nil
+}
+
+func (x *AccountHoldChanged) GetDeploysRefusedFrom() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DeploysRefusedFrom
+	}
+	return nil
+}
+
+func (x *AccountHoldChanged) GetServingStopsFrom() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ServingStopsFrom
+	}
+	return nil
+}
+
+func (x *AccountHoldChanged) GetReclaimableFrom() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ReclaimableFrom
+	}
+	return nil
+}
+
+func (x *AccountHoldChanged) GetVersion() int64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *AccountHoldChanged) GetChangedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ChangedAt
+	}
+	return nil
+}
+
 var File_tori_billing_v1_events_proto protoreflect.FileDescriptor
 
 const file_tori_billing_v1_events_proto_rawDesc = "" +
@@ -245,7 +352,18 @@ const file_tori_billing_v1_events_proto_rawDesc = "" +
 	"\x06limits\x18\x03 \x01(\v2\x1b.tori.billing.v1.PlanLimitsR\x06limits\x12\x18\n" +
 	"\aversion\x18\x04 \x01(\x03R\aversion\x129\n" +
 	"\n" +
-	"changed_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tchangedAtB.Z,tori.dev/proto/gen/tori/billing/v1;billingv1b\x06proto3"
+	"changed_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tchangedAt\"\xb1\x03\n" +
+	"\x12AccountHoldChanged\x12\x1d\n" +
+	"\n" +
+	"account_id\x18\x01 \x01(\tR\taccountId\x12\x16\n" +
+	"\x06active\x18\x02 \x01(\bR\x06active\x120\n" +
+	"\x05since\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x12L\n" +
+	"\x14deploys_refused_from\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x12deploysRefusedFrom\x12H\n" +
+	"\x12serving_stops_from\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x10servingStopsFrom\x12E\n" +
+	"\x10reclaimable_from\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x0freclaimableFrom\x12\x18\n" +
+	"\aversion\x18\a \x01(\x03R\aversion\x129\n" +
+	"\n" +
+	"changed_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tchangedAtB.Z,tori.dev/proto/gen/tori/billing/v1;billingv1b\x06proto3"
 
 var (
 	file_tori_billing_v1_events_proto_rawDescOnce sync.Once
@@ -259,20 +377,26 @@ func file_tori_billing_v1_events_proto_rawDescGZIP() []byte {
 	return file_tori_billing_v1_events_proto_rawDescData
 }
 
-var file_tori_billing_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_tori_billing_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_tori_billing_v1_events_proto_goTypes = []any{
 	(*PlanLimits)(nil),            // 0: tori.billing.v1.PlanLimits
 	(*AccountPlanChanged)(nil),    // 1: tori.billing.v1.AccountPlanChanged
-	(*timestamppb.Timestamp)(nil), // 2: google.protobuf.Timestamp
+	(*AccountHoldChanged)(nil),    // 2: tori.billing.v1.AccountHoldChanged
+	(*timestamppb.Timestamp)(nil), // 3: google.protobuf.Timestamp
 }
 var file_tori_billing_v1_events_proto_depIdxs = []int32{
 	0, // 0: tori.billing.v1.AccountPlanChanged.limits:type_name -> tori.billing.v1.PlanLimits
-	2, // 1: tori.billing.v1.AccountPlanChanged.changed_at:type_name -> google.protobuf.Timestamp
-	2, // [2:2] is the sub-list for method output_type
-	2, // [2:2] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	3, // 1: tori.billing.v1.AccountPlanChanged.changed_at:type_name -> google.protobuf.Timestamp
+	3, // 2: tori.billing.v1.AccountHoldChanged.since:type_name -> google.protobuf.Timestamp
+	3, // 3: tori.billing.v1.AccountHoldChanged.deploys_refused_from:type_name -> google.protobuf.Timestamp
+	3, // 4: tori.billing.v1.AccountHoldChanged.serving_stops_from:type_name -> google.protobuf.Timestamp
+	3, // 5: tori.billing.v1.AccountHoldChanged.reclaimable_from:type_name -> google.protobuf.Timestamp
+	3, // 6: tori.billing.v1.AccountHoldChanged.changed_at:type_name -> google.protobuf.Timestamp
+	7, // [7:7] is the sub-list for method output_type
+	7, // [7:7] is the sub-list for method input_type
+	7, // [7:7] is the sub-list for extension type_name
+	7, // [7:7] is the sub-list for extension extendee
+	0, // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_tori_billing_v1_events_proto_init() }
@@ -286,7 +410,7 @@ func file_tori_billing_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tori_billing_v1_events_proto_rawDesc), len(file_tori_billing_v1_events_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

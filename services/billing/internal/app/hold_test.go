@@ -1,0 +1,92 @@
+package app_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"tori.dev/services/billing/internal/app"
+	"tori.dev/services/billing/internal/hold"
+	"tori.dev/services/billing/internal/providerfake"
+	"tori.dev/services/billing/internal/store"
+	"tori.dev/services/billing/internal/stripepay"
+	"tori.dev/services/billing/internal/stripepay/stripetest"
+)
+
+// clock is a clock the test moves.
+type clock struct{ now time.Time }
+
+func (c *clock) Now() time.Time { return c.now }
+
+func TestTheHoldCountsFromTheFirstFailedAttemptAndPaymentUndoesIt(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	st := recordingStore{store.New(newPool(t)), rec}
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	clk := &clock{now: now}
+	svc := app.New(st, app.WithClock(clk.Now), app.WithPayments(app.Payments{
+		Provider: providerfake.New(), Events: stripepay.Events{Secret: whsec}, Prices: testPrices, ConsoleURL: "http://console.test",
+	}))
+	id := uuid.Must(uuid.NewV7())
+	register(t, svc, st, id, "ada@example.com")
+	if _, err := svc.Portal(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := st.Customer(ctx, id)
+	inv := func(invID, status string) map[string]any {
+		return stripetest.Invoice(invID, c.CustomerID, "sub_1", id, "T-1", status, 900, 156, now.Add(-40*24*time.Hour))
+	}
+	deliver := func(typ string, at time.Time, object map[string]any) {
+		t.Helper()
+		body := stripetest.Event(stripetest.EventID(), typ, at, object)
+		if err := svc.ApplyWebhook(ctx, body, stripetest.Sign(body, whsec)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := now.Add(-10 * 24 * time.Hour)
+	// The retry of day 3 is told before the first attempt: the hold still starts at the first.
+	deliver("invoice.payment_failed", first.Add(3*24*time.Hour), inv("in_1", "open"))
+	deliver("invoice.payment_failed", first, inv("in_1", "open"))
+
+	state := func() app.State {
+		t.Helper()
+		s, err := svc.State(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := state()
+	if s.Hold == nil || !s.Hold.Since.Equal(first) || s.Stage != hold.DeploysRefused {
+		t.Fatalf("hold %+v at stage %s", s.Hold, s.Stage)
+	}
+	holds := rec.holdEvents()
+	if len(holds) != 2 || !holds[1].GetActive() || !holds[1].GetSince().AsTime().Equal(first) ||
+		!holds[1].GetServingStopsFrom().AsTime().Equal(first.Add(14*24*time.Hour)) || holds[1].GetVersion() != 2 {
+		t.Fatalf("hold events %v", holds)
+	}
+	for _, step := range []struct {
+		at   time.Duration
+		want hold.Stage
+	}{{-10 * 24 * time.Hour, hold.Notified}, {4 * 24 * time.Hour, hold.ServingStopped}, {20 * 24 * time.Hour, hold.Reclaimable}} {
+		clk.now = now.Add(step.at)
+		if s := state(); s.Stage != step.want {
+			t.Fatalf("at %v: stage %s, want %s", step.at, s.Stage, step.want)
+		}
+	}
+	// Paying the invoice undoes the hold at once, and says so once.
+	deliver("invoice.paid", now.Add(time.Hour), inv("in_1", "paid"))
+	if s := state(); s.Hold != nil {
+		t.Fatalf("hold after payment: %+v", s.Hold)
+	}
+	holds = rec.holdEvents()
+	if len(holds) != 3 || holds[2].GetActive() || holds[2].GetSince() != nil || holds[2].GetVersion() != 3 {
+		t.Fatalf("hold events %v", holds)
+	}
+	// A late, older failure changes nothing: the invoice is paid.
+	deliver("invoice.payment_failed", first.Add(5*24*time.Hour), inv("in_1", "open"))
+	if s := state(); s.Hold != nil || len(rec.holdEvents()) != 3 {
+		t.Fatalf("a late failure reopened the hold: %+v", s.Hold)
+	}
+}
