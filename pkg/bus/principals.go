@@ -117,7 +117,7 @@ func TopicWrite(principal string) string {
 		return `^(?:deploys\..*|zone\.[^.]+\.(?:deploy|activate|discard))$`
 	}
 	if principal == PrincipalDatabases {
-		return `^(?:databases\..*|zone\.[^.]+\.(?:database_create|database_drop))$`
+		return `^(?:databases\..*|zone\.[^.]+\.(?:database_create|database_drop|database_dump))$`
 	}
 	return `^` + regexp.QuoteMeta(principal) + `\..*$`
 }
@@ -150,7 +150,7 @@ func TopicRead(principal string) string {
 // databases the managed databases.
 var zoneCommands = map[string]string{
 	"deploy": PrincipalDeploys, "activate": PrincipalDeploys, "discard": PrincipalDeploys,
-	"database_create": PrincipalDatabases, "database_drop": PrincipalDatabases,
+	"database_create": PrincipalDatabases, "database_drop": PrincipalDatabases, "database_dump": PrincipalDatabases,
 }
 
 // MayPublish reports whether principal owns routing key: the first segment of the key names

@@ -20,6 +20,8 @@ func TestZoneCommandsAndEventsHaveOneOwner(t *testing.T) {
 		{"zone.local.discard", bus.PrincipalDeploys},
 		{"zone.local.database_create", bus.PrincipalDatabases},
 		{"zone.local.database_drop", bus.PrincipalDatabases},
+		{"zone.local.database_dump", bus.PrincipalDatabases},
+		{"zone.database.dumped", zone},
 		{"zone.database.ready", zone},
 		{"zone.database.failed", zone},
 		{"zone.database.dropped", zone},

@@ -5,6 +5,7 @@ package zonebus
 const (
 	CommandDatabaseCreate = "database_create" // zonev1.CreateDatabase
 	CommandDatabaseDrop   = "database_drop"   // zonev1.DropDatabase
+	CommandDatabaseDump   = "database_dump"   // zonev1.DumpDatabase
 
 	KeyDatabaseReady   = "zone.database.ready"   // zonev1.DatabaseChanged
 	KeyDatabaseFailed  = "zone.database.failed"  // zonev1.DatabaseChanged
@@ -13,6 +14,7 @@ const (
 	// 90 % of it, writable again.
 	KeyDatabaseReadOnly = "zone.database.read_only" // zonev1.DatabaseChanged
 	KeyDatabaseWritable = "zone.database.writable"  // zonev1.DatabaseChanged
+	KeyDatabaseDumped   = "zone.database.dumped"    // zonev1.DatabaseDumped
 )
 
 // DatabaseCredentialsQueue is zone's request queue for a database's credentials

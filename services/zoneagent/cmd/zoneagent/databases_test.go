@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -138,6 +142,25 @@ func TestZoneProvisionsADatabase(t *testing.T) {
 		t.Fatalf("credentials of an unknown database: %v", err)
 	}
 
+	// A dump in pg_dump's custom format lands in object storage, readable by pg_restore.
+	dumpID := uuid.NewString()
+	key := "dumps/" + id + "/" + dumpID + ".dump"
+	publishAs(t, ns, bus.PrincipalDatabases, zonebus.CommandKey("local", zonebus.CommandDatabaseDump),
+		&zonev1.DumpDatabase{DatabaseId: id, AppId: app, Name: name, DumpId: dumpID, ObjectKey: key})
+	var dumped zonev1.DatabaseDumped
+	testinfra.Eventually(t, 60*time.Second, "zone.database.dumped", func() bool {
+		b, ok := outboxBody(t, z, zonebus.KeyDatabaseDumped)
+		return ok && proto.Unmarshal(b, &dumped) == nil && dumped.GetDumpId() == dumpID
+	})
+	file := filepath.Join(z.Env["DATA_DIR"], "objects", key)
+	fi, err := os.Stat(file)
+	if !dumped.GetOk() || err != nil || fi.Size() != dumped.GetSizeBytes() {
+		t.Fatalf("dump %v, file %v", &dumped, err)
+	}
+	if out, err := exec.Command("pg_restore", "--list", file).CombinedOutput(); err != nil || !strings.Contains(string(out), "TABLE DATA public notes") {
+		t.Fatalf("pg_restore --list: %v\n%s", err, out)
+	}
+
 	publishAs(t, ns, bus.PrincipalDatabases, zonebus.CommandKey("local", zonebus.CommandDatabaseDrop),
 		&zonev1.DropDatabase{DatabaseId: id, AppId: app, Name: name})
 	testinfra.Eventually(t, 30*time.Second, "zone.database.dropped", func() bool { return outboxHas(t, z, zonebus.KeyDatabaseDropped, id) })
@@ -211,4 +234,18 @@ func TestZoneDatabaseSizeCap(t *testing.T) {
 func isSQLState(err error, code string) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == code
+}
+
+// outboxBody is the body of the zone's newest published event of key.
+func outboxBody(t *testing.T, z *testinfra.Running, key string) ([]byte, bool) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, z.Env["ZONEAGENT_DATABASE_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var b []byte
+	err = conn.QueryRow(ctx, `SELECT body FROM outbox WHERE routing_key = $1 AND sent_at IS NOT NULL ORDER BY id DESC LIMIT 1`, key).Scan(&b)
+	return b, err == nil
 }

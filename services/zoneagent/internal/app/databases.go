@@ -55,6 +55,34 @@ type Databases struct {
 	Store       Store
 	Sizes       SizeWatch
 	CapOverride int64
+	// Dumps writes a database's dump into object storage.
+	Dumps DatabaseDumper
+}
+
+// DatabaseDumper dumps a database (pg_dump's custom format) to an object key.
+type DatabaseDumper interface {
+	Dump(ctx context.Context, name, password, key string) (int64, error)
+}
+
+// Dump dumps the database to key and reports how it went, in tx. A failed dump is reported
+// (never retried: the next one is another dump), with a sentence a customer may read.
+func (d *Databases) Dump(ctx context.Context, tx Tx, databaseID, dumpID, name, key string) error {
+	report := &zonev1.DatabaseDumped{DatabaseId: databaseID, DumpId: dumpID, Zone: d.Zone}
+	pw, ok := "", false
+	if d.Cluster != nil {
+		pw, ok = d.Pooler.Password(name)
+	}
+	if !ok || d.Dumps == nil {
+		report.Message = "the database is not in this zone"
+	} else if size, err := d.Dumps.Dump(ctx, name, pw, key); err != nil {
+		d.Log.WarnContext(ctx, "database dump failed", "database_id", databaseID, "dump_id", dumpID, "err", err.Error())
+		report.Message = "the dump failed"
+	} else {
+		report.Ok, report.SizeBytes = true, size
+		d.Log.InfoContext(ctx, "database dumped", "database_id", databaseID, "dump_id", dumpID, "bytes", size)
+	}
+	report.At = timestamppb.New(d.Now())
+	return tx.Publish(ctx, zonebus.KeyDatabaseDumped, report)
 }
 
 func (d *Databases) event(databaseID, appID, message string) *zonev1.DatabaseChanged {

@@ -24,9 +24,10 @@ func databasesQueue(zone string) string { return "zoneagent." + zone + ".databas
 // DatabaseSubscription consumes the databases service's commands to this zone.
 func DatabaseSubscription(zone string, dbs *app.Databases) bus.Subscription {
 	create, drop := zonebus.CommandKey(zone, zonebus.CommandDatabaseCreate), zonebus.CommandKey(zone, zonebus.CommandDatabaseDrop)
+	dump := zonebus.CommandKey(zone, zonebus.CommandDatabaseDump)
 	return bus.Subscription{
 		Queue: databasesQueue(zone),
-		Keys:  []string{create, drop},
+		Keys:  []string{create, drop, dump},
 		Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
 			t := store.WithTx(tx)
 			switch d.RoutingKey {
@@ -56,6 +57,20 @@ func DatabaseSubscription(zone string, dbs *app.Databases) bus.Subscription {
 					return err
 				}
 				return dbs.Drop(ctx, t, c.GetDatabaseId(), c.GetAppId(), name)
+			case dump:
+				var c zonev1.DumpDatabase
+				if err := d.Decode(&c); err != nil {
+					return bus.Permanent(err)
+				}
+				name, err := databaseName(c.GetDatabaseId(), c.GetAppId(), c.GetName())
+				if err != nil {
+					return err
+				}
+				dumpID, err := uuid.Parse(c.GetDumpId())
+				if err != nil || dumpID.String() != c.GetDumpId() || c.GetObjectKey() != "dumps/"+c.GetDatabaseId()+"/"+c.GetDumpId()+".dump" {
+					return bus.Permanent(errors.New("busapi: a dump command with a bad dump id or key"))
+				}
+				return dbs.Dump(ctx, t, c.GetDatabaseId(), c.GetDumpId(), name, c.GetObjectKey())
 			}
 			return bus.Permanent(fmt.Errorf("busapi: unexpected routing key %q", d.RoutingKey))
 		},

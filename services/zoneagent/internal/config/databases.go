@@ -31,6 +31,8 @@ type ManagedDatabases struct {
 	// CapOverride, for tests only, lowers every database's cap to this many bytes (0: the
 	// plan's databaseBytes), so the cap is reached with a few megabytes.
 	CapOverride int64 `env:"ZONE_DATABASE_MAX_BYTES_OVERRIDE, default=0"`
+	// PgDump is the pg_dump binary the zone dumps databases with.
+	PgDump string `env:"ZONE_PG_DUMP, default=pg_dump"`
 }
 
 // Enabled reports whether the zone hosts managed databases.

@@ -382,6 +382,179 @@ func (x *DatabaseCredentialsReply) GetPort() int32 {
 	return 0
 }
 
+// Routing key: zone.<zone>.database_dump, from the databases service. Dump the database with
+// pg_dump --format=custom into object storage at object_key (a path under the objects root),
+// then report zone.database.dumped.
+type DumpDatabase struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	DatabaseId    string                 `protobuf:"bytes,1,opt,name=database_id,json=databaseId,proto3" json:"database_id,omitempty"`
+	AppId         string                 `protobuf:"bytes,2,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	Name          string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	DumpId        string                 `protobuf:"bytes,4,opt,name=dump_id,json=dumpId,proto3" json:"dump_id,omitempty"`
+	ObjectKey     string                 `protobuf:"bytes,5,opt,name=object_key,json=objectKey,proto3" json:"object_key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DumpDatabase) Reset() {
+	*x = DumpDatabase{}
+	mi := &file_tori_zone_v1_database_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DumpDatabase) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DumpDatabase) ProtoMessage() {}
+
+func (x *DumpDatabase) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_zone_v1_database_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DumpDatabase.ProtoReflect.Descriptor instead.
+func (*DumpDatabase) Descriptor() ([]byte, []int) {
+	return file_tori_zone_v1_database_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *DumpDatabase) GetDatabaseId() string {
+	if x != nil {
+		return x.DatabaseId
+	}
+	return ""
+}
+
+func (x *DumpDatabase) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *DumpDatabase) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *DumpDatabase) GetDumpId() string {
+	if x != nil {
+		return x.DumpId
+	}
+	return ""
+}
+
+func (x *DumpDatabase) GetObjectKey() string {
+	if x != nil {
+		return x.ObjectKey
+	}
+	return ""
+}
+
+// Routing key: zone.database.dumped. ok false: the dump failed (message says why, for a
+// customer); nothing is left at object_key then.
+type DatabaseDumped struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	DatabaseId    string                 `protobuf:"bytes,1,opt,name=database_id,json=databaseId,proto3" json:"database_id,omitempty"`
+	DumpId        string                 `protobuf:"bytes,2,opt,name=dump_id,json=dumpId,proto3" json:"dump_id,omitempty"`
+	Zone          string                 `protobuf:"bytes,3,opt,name=zone,proto3" json:"zone,omitempty"`
+	Ok            bool                   `protobuf:"varint,4,opt,name=ok,proto3" json:"ok,omitempty"`
+	SizeBytes     int64                  `protobuf:"varint,5,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	Message       string                 `protobuf:"bytes,6,opt,name=message,proto3" json:"message,omitempty"`
+	At            *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DatabaseDumped) Reset() {
+	*x = DatabaseDumped{}
+	mi := &file_tori_zone_v1_database_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DatabaseDumped) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DatabaseDumped) ProtoMessage() {}
+
+func (x *DatabaseDumped) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_zone_v1_database_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DatabaseDumped.ProtoReflect.Descriptor instead.
+func (*DatabaseDumped) Descriptor() ([]byte, []int) {
+	return file_tori_zone_v1_database_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *DatabaseDumped) GetDatabaseId() string {
+	if x != nil {
+		return x.DatabaseId
+	}
+	return ""
+}
+
+func (x *DatabaseDumped) GetDumpId() string {
+	if x != nil {
+		return x.DumpId
+	}
+	return ""
+}
+
+func (x *DatabaseDumped) GetZone() string {
+	if x != nil {
+		return x.Zone
+	}
+	return ""
+}
+
+func (x *DatabaseDumped) GetOk() bool {
+	if x != nil {
+		return x.Ok
+	}
+	return false
+}
+
+func (x *DatabaseDumped) GetSizeBytes() int64 {
+	if x != nil {
+		return x.SizeBytes
+	}
+	return 0
+}
+
+func (x *DatabaseDumped) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *DatabaseDumped) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
 var File_tori_zone_v1_database_proto protoreflect.FileDescriptor
 
 const file_tori_zone_v1_database_proto_rawDesc = "" +
@@ -415,7 +588,25 @@ const file_tori_zone_v1_database_proto_rawDesc = "" +
 	"\bpassword\x18\x02 \x01(\tR\bpassword\x12\x1a\n" +
 	"\bdatabase\x18\x03 \x01(\tR\bdatabase\x12\x12\n" +
 	"\x04host\x18\x04 \x01(\tR\x04host\x12\x12\n" +
-	"\x04port\x18\x05 \x01(\x05R\x04portB(Z&tori.dev/proto/gen/tori/zone/v1;zonev1b\x06proto3"
+	"\x04port\x18\x05 \x01(\x05R\x04port\"\x92\x01\n" +
+	"\fDumpDatabase\x12\x1f\n" +
+	"\vdatabase_id\x18\x01 \x01(\tR\n" +
+	"databaseId\x12\x15\n" +
+	"\x06app_id\x18\x02 \x01(\tR\x05appId\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x17\n" +
+	"\adump_id\x18\x04 \x01(\tR\x06dumpId\x12\x1d\n" +
+	"\n" +
+	"object_key\x18\x05 \x01(\tR\tobjectKey\"\xd3\x01\n" +
+	"\x0eDatabaseDumped\x12\x1f\n" +
+	"\vdatabase_id\x18\x01 \x01(\tR\n" +
+	"databaseId\x12\x17\n" +
+	"\adump_id\x18\x02 \x01(\tR\x06dumpId\x12\x12\n" +
+	"\x04zone\x18\x03 \x01(\tR\x04zone\x12\x0e\n" +
+	"\x02ok\x18\x04 \x01(\bR\x02ok\x12\x1d\n" +
+	"\n" +
+	"size_bytes\x18\x05 \x01(\x03R\tsizeBytes\x12\x18\n" +
+	"\amessage\x18\x06 \x01(\tR\amessage\x12*\n" +
+	"\x02at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x02atB(Z&tori.dev/proto/gen/tori/zone/v1;zonev1b\x06proto3"
 
 var (
 	file_tori_zone_v1_database_proto_rawDescOnce sync.Once
@@ -429,22 +620,25 @@ func file_tori_zone_v1_database_proto_rawDescGZIP() []byte {
 	return file_tori_zone_v1_database_proto_rawDescData
 }
 
-var file_tori_zone_v1_database_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_tori_zone_v1_database_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_tori_zone_v1_database_proto_goTypes = []any{
 	(*CreateDatabase)(nil),             // 0: tori.zone.v1.CreateDatabase
 	(*DropDatabase)(nil),               // 1: tori.zone.v1.DropDatabase
 	(*DatabaseChanged)(nil),            // 2: tori.zone.v1.DatabaseChanged
 	(*DatabaseCredentialsRequest)(nil), // 3: tori.zone.v1.DatabaseCredentialsRequest
 	(*DatabaseCredentialsReply)(nil),   // 4: tori.zone.v1.DatabaseCredentialsReply
-	(*timestamppb.Timestamp)(nil),      // 5: google.protobuf.Timestamp
+	(*DumpDatabase)(nil),               // 5: tori.zone.v1.DumpDatabase
+	(*DatabaseDumped)(nil),             // 6: tori.zone.v1.DatabaseDumped
+	(*timestamppb.Timestamp)(nil),      // 7: google.protobuf.Timestamp
 }
 var file_tori_zone_v1_database_proto_depIdxs = []int32{
-	5, // 0: tori.zone.v1.DatabaseChanged.at:type_name -> google.protobuf.Timestamp
-	1, // [1:1] is the sub-list for method output_type
-	1, // [1:1] is the sub-list for method input_type
-	1, // [1:1] is the sub-list for extension type_name
-	1, // [1:1] is the sub-list for extension extendee
-	0, // [0:1] is the sub-list for field type_name
+	7, // 0: tori.zone.v1.DatabaseChanged.at:type_name -> google.protobuf.Timestamp
+	7, // 1: tori.zone.v1.DatabaseDumped.at:type_name -> google.protobuf.Timestamp
+	2, // [2:2] is the sub-list for method output_type
+	2, // [2:2] is the sub-list for method input_type
+	2, // [2:2] is the sub-list for extension type_name
+	2, // [2:2] is the sub-list for extension extendee
+	0, // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_tori_zone_v1_database_proto_init() }
@@ -458,7 +652,7 @@ func file_tori_zone_v1_database_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tori_zone_v1_database_proto_rawDesc), len(file_tori_zone_v1_database_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
