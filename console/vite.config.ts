@@ -1,6 +1,7 @@
 import { defineConfig } from 'vite'
 
-// Preact's JSX through Vite's own transform: no framework plugin, nothing else to install.
+// Preact's JSX through Vite's own esbuild transform: no framework plugin. Vite 7, not 8: Vite 8
+// does not install where the machine's npm is still 10 (its upgrade to 11 can fail at start).
 export default defineConfig({
   plugins: [
     {
@@ -14,7 +15,7 @@ export default defineConfig({
       },
     },
   ],
-  oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  esbuild: { jsx: 'automatic', jsxImportSource: 'preact' },
   build: {
     target: 'es2022',
     outDir: 'dist',

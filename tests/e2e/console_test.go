@@ -39,7 +39,7 @@ func TestConsole(t *testing.T) {
 	if err := os.MkdirAll(shots, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", filepath.Join(harness.ConsoleDir(), "e2e", "browser.mjs"))
 	cmd.Dir = harness.ConsoleDir()
