@@ -53,6 +53,8 @@ func TestServesTheApp(t *testing.T) {
 		{"GET", "/favicon.svg", 200, "<svg/>", "image/svg+xml"},
 		{"GET", "/assets/gone-2b.js", 404, "", ""},
 		{"GET", "/config.json", 200, `{"baseUrl":"http://api.test:8080"}`, "application/json"},
+		{"GET", "/readyz", 200, `{"ready":true}`, "application/json"},
+		{"HEAD", "/apps", 200, "", "text/html"},
 		{"POST", "/", 405, "", ""},
 	}
 	for _, c := range cases {
