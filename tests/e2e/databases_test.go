@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"tori.dev/pkg/testinfra"
@@ -266,6 +270,30 @@ func TestSourceAppUsesItsDatabase(t *testing.T) {
 	if w := probe("/write"); w["rc"] != float64(0) || w["out"] != "2" {
 		t.Fatalf("a write under 90 %% of the cap: %v", w)
 	}
+	// A dump taken now: running, then succeeded; downloaded, pg_restore reads it back into a
+	// database of the test's own with the same rows.
+	if r := post(s, t, "/api/apps/"+slug+"/database/dumps", a.Token, nil); r.Status != http.StatusAccepted || r.Map(t)["status"] != "running" {
+		t.Fatalf("take a dump: %d %s", r.Status, r.Body)
+	}
+	var dumps []map[string]any
+	harness.Eventually(t, 60*time.Second, "the dump succeeded", func() bool {
+		s.Get(t, "/api/apps/"+slug+"/database/dumps", a.Token).JSON(t, &dumps)
+		if len(dumps) != 1 || dumps[0]["status"] == "failed" {
+			t.Fatalf("dumps %v", dumps)
+		}
+		return dumps[0]["status"] == "succeeded"
+	})
+	for _, d := range dumps {
+		expectKeys(t, "dump", d, "id", "createdAt", "sizeBytes", "status")
+	}
+	dl := s.Get(t, "/api/apps/"+slug+"/database/dumps/"+dumps[0]["id"].(string)+"/download", a.Token)
+	if dl.Status != http.StatusOK || int64(len(dl.Body)) != int64(dumps[0]["sizeBytes"].(float64)) {
+		t.Fatalf("download: %d, %d bytes of %v", dl.Status, len(dl.Body), dumps[0]["sizeBytes"])
+	}
+	if rows := restoredNotes(t, dl.Body); rows != 2 {
+		t.Fatalf("the restored dump holds %d notes, want 2", rows)
+	}
+	expectError(t, s.Get(t, "/api/apps/"+slug+"/database/dumps/"+uuid.NewString()+"/download", a.Token), http.StatusNotFound, "not found")
 	otherDB := "db_" + strings.ReplaceAll(otherID, "-", "")
 	if o := probe("/other?db=" + otherDB); o["rc"] == float64(0) {
 		t.Fatalf("the app reached another app's database: %v", o)
@@ -311,4 +339,29 @@ func BenchmarkDatabaseReady(b *testing.B) {
 	}
 	b.ReportMetric(toReady.Seconds()/float64(b.N), "s-to-ready")
 	b.ReportMetric(toURL.Seconds()/float64(b.N), "s-to-DATABASE_URL")
+}
+
+// restoredNotes restores a downloaded dump with pg_restore into a fresh database on the test
+// server and counts its notes.
+func restoredNotes(t *testing.T, dump []byte) int {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "app.dump")
+	if err := os.WriteFile(file, dump, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	target := testinfra.NewDatabase(t, "restore", func(context.Context, string) error { return nil })
+	if out, err := exec.Command("pg_restore", "--no-owner", "--no-privileges", "--dbname", target, file).CombinedOutput(); err != nil {
+		t.Fatalf("pg_restore: %v\n%s", err, out)
+	}
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	var n int
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM notes").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

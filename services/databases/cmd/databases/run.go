@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"time"
 
 	"tori.dev/pkg/bus"
@@ -21,6 +22,7 @@ import (
 	"tori.dev/services/databases/internal/busapi"
 	"tori.dev/services/databases/internal/config"
 	"tori.dev/services/databases/internal/httpapi"
+	"tori.dev/services/databases/internal/objects"
 	"tori.dev/services/databases/internal/store"
 )
 
@@ -62,7 +64,9 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	dbs := app.NewDatabases(st,
 		busapi.AppsLookup{Client: appsbus.AppClient{Bus: conn, Timeout: cfg.AppLookupTimeout}},
 		busapi.BillingPlans{Client: billingbus.PlanClient{Bus: conn, Timeout: cfg.PlanLookupTimeout}},
+		objects.Store{Root: filepath.Join(cfg.DataDir, "objects")},
 		time.Now, log)
+	dbs.DumpHour = cfg.DumpHour
 	id := health.NewIdentity("databases", version)
 	web := httpapi.New(httpapi.Deps{Databases: dbs, SigningKey: []byte(cfg.SigningKey), Identity: id, Log: log})
 	// Registered before /readyz is served, so it is never ready with the consumer unbound.
@@ -81,6 +85,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		g.Go(sub.Queue+" consumer", func(ctx context.Context) error { return conn.Consume(ctx, pool, sub) })
 	}
 	g.Go("bus housekeeping", func(ctx context.Context) error { return bus.Housekeep(ctx, pool, 0, log) })
+	g.Every(log, lifecycle.Job{Name: "nightly dumps", Every: cfg.DumpCheckInterval, Run: dbs.NightlyDumps})
 	g.Go("http", func(context.Context) error { return web.Listener(ln) })
 	g.Go("http shutdown", func(ctx context.Context) error {
 		<-ctx.Done()

@@ -13,16 +13,19 @@ import (
 
 // Databases are the use cases behind /api/apps/{slug}/database.
 type Databases struct {
-	store Store
-	apps  AppSource
-	plans PlanSource
-	now   func() time.Time
-	log   *slog.Logger
+	store   Store
+	apps    AppSource
+	plans   PlanSource
+	objects Objects
+	now     func() time.Time
+	log     *slog.Logger
+	// DumpHour is the hour (UTC) the nightly dumps start (DATABASE_DUMP_HOUR).
+	DumpHour int
 }
 
 // NewDatabases builds the use cases.
-func NewDatabases(store Store, apps AppSource, plans PlanSource, now func() time.Time, log *slog.Logger) *Databases {
-	return &Databases{store: store, apps: apps, plans: plans, now: now, log: log}
+func NewDatabases(store Store, apps AppSource, plans PlanSource, objects Objects, now func() time.Time, log *slog.Logger) *Databases {
+	return &Databases{store: store, apps: apps, plans: plans, objects: objects, now: now, log: log}
 }
 
 // app is the caller's live app named slug, asked of the apps service each time: a deleted

@@ -5,6 +5,7 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -50,6 +51,13 @@ type Tx interface {
 	Update(ctx context.Context, d database.Database) error
 	// Remove deletes d's record (the zone confirmed the database gone).
 	Remove(ctx context.Context, id string) error
+	InsertDump(ctx context.Context, d database.Dump) error
+	// LockDump returns the dump, locked until the transaction ends, or database.ErrNotFound.
+	LockDump(ctx context.Context, id string) (database.Dump, error)
+	FinishDump(ctx context.Context, d database.Dump, at time.Time) error
+	// Dumps lists a database's dumps, newest first.
+	Dumps(ctx context.Context, databaseID string) ([]database.Dump, error)
+	DeleteDumps(ctx context.Context, ids []string) error
 	// Publish writes an event to the outbox, published once the transaction commits.
 	Publish(ctx context.Context, routingKey string, msg proto.Message) error
 }
@@ -58,5 +66,10 @@ type Tx interface {
 type Store interface {
 	// ByApp returns the app's database or database.ErrNotFound.
 	ByApp(ctx context.Context, appID string) (database.Database, error)
+	// Dumps lists a database's dumps, newest first; Dump is one, or database.ErrNotFound.
+	Dumps(ctx context.Context, databaseID string) ([]database.Dump, error)
+	Dump(ctx context.Context, id string) (database.Dump, error)
+	// NightlyCandidates are the ready and read-only databases with their newest dump's time.
+	NightlyCandidates(ctx context.Context) ([]Candidate, error)
 	InTx(ctx context.Context, fn func(tx Tx) error) error
 }

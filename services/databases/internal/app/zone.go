@@ -94,6 +94,10 @@ func (s *Databases) ZoneReported(ctx context.Context, tx Tx, r ZoneReport) error
 		if d.Status != database.StatusDeleting {
 			return nil
 		}
+		// Its dumps go with it (their records by the foreign key).
+		if err := s.objects.RemoveDatabase(d.ID); err != nil {
+			return err
+		}
 		if err := tx.Remove(ctx, d.ID); err != nil {
 			return err
 		}

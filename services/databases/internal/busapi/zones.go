@@ -22,13 +22,16 @@ type Transactions interface {
 	WithTx(tx pgx.Tx) app.Tx
 }
 
-// ZoneReports consumes zone.database.{ready,failed,dropped,read_only,writable}.
+// ZoneReports consumes zone.database.{ready,failed,dropped,read_only,writable,dumped}.
 func ZoneReports(txs Transactions, dbs *app.Databases) bus.Subscription {
 	return bus.Subscription{
 		Queue: QueueZones,
 		Keys: []string{zonebus.KeyDatabaseReady, zonebus.KeyDatabaseFailed, zonebus.KeyDatabaseDropped,
-			zonebus.KeyDatabaseReadOnly, zonebus.KeyDatabaseWritable},
+			zonebus.KeyDatabaseReadOnly, zonebus.KeyDatabaseWritable, zonebus.KeyDatabaseDumped},
 		Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+			if d.RoutingKey == zonebus.KeyDatabaseDumped {
+				return dumped(ctx, txs, dbs, tx, d)
+			}
 			var m zonev1.DatabaseChanged
 			if err := d.Decode(&m); err != nil {
 				return bus.Permanent(fmt.Errorf("busapi: decode DatabaseChanged: %w", err))
@@ -45,4 +48,19 @@ func ZoneReports(txs Transactions, dbs *app.Databases) bus.Subscription {
 			})
 		},
 	}
+}
+
+func dumped(ctx context.Context, txs Transactions, dbs *app.Databases, tx pgx.Tx, d bus.Delivery) error {
+	var m zonev1.DatabaseDumped
+	if err := d.Decode(&m); err != nil {
+		return bus.Permanent(fmt.Errorf("busapi: decode DatabaseDumped: %w", err))
+	}
+	if _, err := uuid.Parse(m.GetDumpId()); err != nil {
+		return bus.Permanent(fmt.Errorf("busapi: dump id %q: %w", m.GetDumpId(), err))
+	}
+	zone, ok := bus.ZoneOf(d.Publisher)
+	if !ok || zone != m.GetZone() {
+		return bus.Permanent(fmt.Errorf("busapi: a dump report for zone %q from %q", m.GetZone(), d.Publisher))
+	}
+	return dbs.DumpReported(ctx, txs.WithTx(tx), zone, m.GetDumpId(), m.GetOk(), m.GetSizeBytes())
 }

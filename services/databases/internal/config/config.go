@@ -26,6 +26,12 @@ type Config struct {
 	AppLookupTimeout time.Duration `env:"DATABASES_APP_LOOKUP_TIMEOUT, default=2s"`
 	// PlanLookupTimeout bounds asking billing for the account's plan on a create.
 	PlanLookupTimeout time.Duration `env:"DATABASES_PLAN_LOOKUP_TIMEOUT, default=2s"`
+	// DataDir holds object storage (DATA_DIR/objects), where the zones write dumps.
+	DataDir string `env:"DATA_DIR, default=./var"`
+	// DumpHour is the hour (UTC) the nightly dumps start.
+	DumpHour int `env:"DATABASE_DUMP_HOUR, default=3"`
+	// DumpCheckInterval is how often the nightly job looks for databases due for their dump.
+	DumpCheckInterval time.Duration `env:"DATABASES_DUMP_CHECK_INTERVAL, default=1m"`
 	// ShutdownTimeout bounds how long requests in flight may take to finish at a stop.
 	ShutdownTimeout time.Duration `env:"DATABASES_SHUTDOWN_TIMEOUT, default=10s"`
 }
@@ -49,10 +55,17 @@ func (c *Config) Validate() error {
 		{"DATABASES_APP_LOOKUP_TIMEOUT", c.AppLookupTimeout},
 		{"DATABASES_PLAN_LOOKUP_TIMEOUT", c.PlanLookupTimeout},
 		{"DATABASES_SHUTDOWN_TIMEOUT", c.ShutdownTimeout},
+		{"DATABASES_DUMP_CHECK_INTERVAL", c.DumpCheckInterval},
 	} {
 		if f.d <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, not %s", f.name, f.d))
 		}
+	}
+	if c.DumpHour < 0 || c.DumpHour > 23 {
+		errs = append(errs, fmt.Errorf("DATABASE_DUMP_HOUR must be an hour from 0 to 23, not %d", c.DumpHour))
+	}
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("DATA_DIR must not be empty"))
 	}
 	if err := c.BusConfig().Validate(); err != nil {
 		errs = append(errs, err)

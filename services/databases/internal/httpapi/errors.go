@@ -20,6 +20,9 @@ func toHTTP(err error) error {
 	case errors.Is(err, database.ErrExists):
 		return httperror.New(http.StatusConflict, "database_exists").
 			WithMessage("the app already has its database")
+	case errors.Is(err, database.ErrNotReady):
+		return httperror.New(http.StatusConflict, "database_not_ready").
+			WithMessage("the database is not ready (being made, failed or being deleted)")
 	case errors.Is(err, database.ErrTransition):
 		return httperror.New(http.StatusConflict, "invalid_state").
 			WithMessage("the database cannot do that in its current status")

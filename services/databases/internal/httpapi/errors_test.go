@@ -18,6 +18,7 @@ func TestErrorsMapToTheContract(t *testing.T) {
 		{database.ErrNotFound, 404, ""},
 		{database.ErrServiceOnly, 400, "service_only"},
 		{database.ErrExists, 409, "database_exists"},
+		{database.ErrNotReady, 409, "database_not_ready"},
 		{fmt.Errorf("x: %w", database.ErrTransition), 409, "invalid_state"},
 		{fmt.Errorf("%w: down", database.ErrAppUnavailable), 503, "service_unavailable"},
 		{fmt.Errorf("%w: down", database.ErrPlanUnavailable), 503, "service_unavailable"},

@@ -42,5 +42,8 @@ func New(d Deps) *fiber.App {
 	api.Post("/apps/:slug/database", h.create)
 	api.Get("/apps/:slug/database", h.get)
 	api.Delete("/apps/:slug/database", h.delete)
+	api.Get("/apps/:slug/database/dumps", h.listDumps)
+	api.Post("/apps/:slug/database/dumps", h.takeDump)
+	api.Get("/apps/:slug/database/dumps/:id/download", h.download)
 	return app
 }

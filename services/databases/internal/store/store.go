@@ -8,6 +8,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -162,6 +163,105 @@ func (q queries) LockByAccount(ctx context.Context, accountID string) ([]databas
 			return nil, err
 		}
 		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+const dumpColumns = `id::text, database_id::text, status, size_bytes, object_key, created_at`
+
+func scanDump(row pgx.Row) (database.Dump, error) {
+	var d database.Dump
+	var status string
+	err := row.Scan(&d.ID, &d.DatabaseID, &status, &d.SizeBytes, &d.ObjectKey, &d.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return database.Dump{}, database.ErrNotFound
+	}
+	if err != nil {
+		return database.Dump{}, fmt.Errorf("store: read dump: %w", err)
+	}
+	d.Status, d.CreatedAt = database.DumpStatus(status), d.CreatedAt.UTC()
+	return d, nil
+}
+
+// InsertDump implements app.Tx.
+func (q queries) InsertDump(ctx context.Context, d database.Dump) error {
+	_, err := q.q.Exec(ctx, `INSERT INTO dumps (id, database_id, status, size_bytes, object_key, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+		d.ID, d.DatabaseID, string(d.Status), d.SizeBytes, d.ObjectKey, d.CreatedAt)
+	if err != nil {
+		return fmt.Errorf("store: insert dump: %w", err)
+	}
+	return nil
+}
+
+// Dumps implements app.Store and app.Tx: a database's dumps, newest first.
+func (q queries) Dumps(ctx context.Context, databaseID string) ([]database.Dump, error) {
+	rows, err := q.q.Query(ctx, `SELECT `+dumpColumns+` FROM dumps WHERE database_id = $1 ORDER BY created_at DESC, id DESC`, databaseID)
+	if err != nil {
+		return nil, fmt.Errorf("store: dumps: %w", err)
+	}
+	defer rows.Close()
+	var out []database.Dump
+	for rows.Next() {
+		d, err := scanDump(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// Dump implements app.Store.
+func (q queries) Dump(ctx context.Context, id string) (database.Dump, error) {
+	return scanDump(q.q.QueryRow(ctx, `SELECT `+dumpColumns+` FROM dumps WHERE id = $1`, id))
+}
+
+// LockDump implements app.Tx.
+func (q queries) LockDump(ctx context.Context, id string) (database.Dump, error) {
+	return scanDump(q.q.QueryRow(ctx, `SELECT `+dumpColumns+` FROM dumps WHERE id = $1 FOR UPDATE`, id))
+}
+
+// FinishDump implements app.Tx.
+func (q queries) FinishDump(ctx context.Context, d database.Dump, at time.Time) error {
+	_, err := q.q.Exec(ctx, `UPDATE dumps SET status = $2, size_bytes = $3, finished_at = $4 WHERE id = $1`, d.ID, string(d.Status), d.SizeBytes, at)
+	if err != nil {
+		return fmt.Errorf("store: finish dump: %w", err)
+	}
+	return nil
+}
+
+// DeleteDumps implements app.Tx.
+func (q queries) DeleteDumps(ctx context.Context, ids []string) error {
+	if _, err := q.q.Exec(ctx, `DELETE FROM dumps WHERE id = ANY($1::uuid[])`, ids); err != nil {
+		return fmt.Errorf("store: delete dumps: %w", err)
+	}
+	return nil
+}
+
+// NightlyCandidates implements app.Store: every ready or read-only database with the time
+// of its newest dump (zero when none).
+func (q queries) NightlyCandidates(ctx context.Context) ([]app.Candidate, error) {
+	rows, err := q.q.Query(ctx, `
+		SELECT d.id::text, d.app_id::text, d.account_id, d.zone, d.name, d.status, coalesce(d.message, ''),
+			d.connection_limit, d.max_bytes, d.created_at, d.updated_at, d.app_deleted, d.plan_version,
+			coalesce(max(u.created_at), 'epoch'::timestamptz)
+		FROM databases d LEFT JOIN dumps u ON u.database_id = d.id
+		WHERE d.status IN ('ready', 'read_only')
+		GROUP BY d.id ORDER BY d.id`)
+	if err != nil {
+		return nil, fmt.Errorf("store: nightly candidates: %w", err)
+	}
+	defer rows.Close()
+	var out []app.Candidate
+	for rows.Next() {
+		var c app.Candidate
+		var status string
+		if err := rows.Scan(&c.Database.ID, &c.Database.AppID, &c.Database.AccountID, &c.Database.Zone, &c.Database.Name, &status, &c.Database.Message,
+			&c.Database.Limits.Connections, &c.Database.Limits.MaxBytes, &c.Database.CreatedAt, &c.Database.UpdatedAt, &c.Database.AppDeleted, &c.Database.Limits.Version, &c.LastDump); err != nil {
+			return nil, fmt.Errorf("store: nightly candidates: %w", err)
+		}
+		c.Database.Status = database.Status(status)
+		out = append(out, c)
 	}
 	return out, rows.Err()
 }

@@ -44,6 +44,8 @@ func TestFind(t *testing.T) {
 		// Unlisted paths go to the prefix's owner, counted as unknown.
 		{"GET", "/api/apps/b/deploys/d1/logs", "GET unknown", Deploys, false, NoBucket},
 		{"GET", "/api/apps/b/database/dumps/x", "GET unknown", Databases, false, NoBucket},
+		{"GET", "/api/apps/b/database/dumps/x/download", "GET /api/apps/{slug}/database/dumps/{id}/download", Databases, false, NoBucket},
+		{"POST", "/api/apps/b/database/dumps", "POST /api/apps/{slug}/database/dumps", Databases, false, NoBucket},
 		{"GET", "/api/apps/b/env/KEY", "GET unknown", Apps, false, NoBucket},
 		{"POST", "/api/auth/new-thing", "POST unknown", Identity, false, NoBucket},
 		// Nobody owns these: the gateway answers 404.

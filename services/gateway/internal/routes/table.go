@@ -99,6 +99,8 @@ var table = []Route{
 	{Method: "POST", Template: "/api/apps/{slug}/database", Owner: Databases},
 	{Method: "DELETE", Template: "/api/apps/{slug}/database", Owner: Databases},
 	{Method: "GET", Template: "/api/apps/{slug}/database/dumps", Owner: Databases},
+	{Method: "POST", Template: "/api/apps/{slug}/database/dumps", Owner: Databases},
+	{Method: "GET", Template: "/api/apps/{slug}/database/dumps/{id}/download", Owner: Databases},
 	{Method: "POST", Template: "/api/apps/{slug}/database/restores", Owner: Databases},
 }
 

@@ -1,0 +1,73 @@
+package database
+
+import (
+	"errors"
+	"sort"
+	"time"
+)
+
+// DumpStatus is where a dump is.
+type DumpStatus string
+
+const (
+	DumpRunning   DumpStatus = "running"
+	DumpSucceeded DumpStatus = "succeeded"
+	DumpFailed    DumpStatus = "failed"
+)
+
+// KeepDumps is how many succeeded dumps a database keeps (decisions.md).
+const KeepDumps = 7
+
+// Dump is one dump of a database.
+type Dump struct {
+	ID         string
+	DatabaseID string
+	Status     DumpStatus
+	SizeBytes  int64
+	ObjectKey  string
+	CreatedAt  time.Time
+}
+
+// DumpKey is a dump's object key.
+func DumpKey(databaseID, dumpID string) string { return "dumps/" + databaseID + "/" + dumpID + ".dump" }
+
+// Pruned is what goes once a dump finished: the succeeded ones past the newest KeepDumps,
+// and the failed ones older than the oldest succeeded one kept. A failed dump never counts,
+// so it never displaces a good one; running ones are left alone.
+func Pruned(dumps []Dump) []Dump {
+	sorted := append([]Dump(nil), dumps...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].CreatedAt.After(sorted[j].CreatedAt) })
+	var out []Dump
+	good := 0
+	var oldestKept time.Time
+	for _, d := range sorted {
+		if d.Status != DumpSucceeded {
+			continue
+		}
+		good++
+		if good <= KeepDumps {
+			oldestKept = d.CreatedAt
+			continue
+		}
+		out = append(out, d)
+	}
+	if good >= KeepDumps {
+		for _, d := range sorted {
+			if d.Status == DumpFailed && d.CreatedAt.Before(oldestKept) {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+// DueNightly reports whether a database last dumped at last (zero: never) is due for its
+// nightly dump at now, with the nightly dumps taken from hour (UTC) on.
+func DueNightly(now, last time.Time, hour int) bool {
+	now = now.UTC()
+	start := time.Date(now.Year(), now.Month(), now.Day(), hour, 0, 0, 0, time.UTC)
+	return !now.Before(start) && last.Before(start)
+}
+
+// ErrNotReady: the database cannot be dumped in its status (not yet made, or going).
+var ErrNotReady = errors.New("database_not_ready")
