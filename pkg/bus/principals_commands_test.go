@@ -21,6 +21,8 @@ func TestZoneCommandsAndEventsHaveOneOwner(t *testing.T) {
 		{"zone.local.database_create", bus.PrincipalDatabases},
 		{"zone.local.database_drop", bus.PrincipalDatabases},
 		{"zone.local.database_dump", bus.PrincipalDatabases},
+		{"zone.local.database_restore", bus.PrincipalDatabases},
+		{"zone.database.restored", zone},
 		{"zone.database.dumped", zone},
 		{"zone.database.ready", zone},
 		{"zone.database.failed", zone},

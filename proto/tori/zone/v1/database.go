@@ -6,6 +6,9 @@ const (
 	CommandDatabaseCreate = "database_create" // zonev1.CreateDatabase
 	CommandDatabaseDrop   = "database_drop"   // zonev1.DropDatabase
 	CommandDatabaseDump   = "database_dump"   // zonev1.DumpDatabase
+	// CommandDatabaseRestore makes a new database from a dump; database_drop (with the
+	// restore's id and name) takes it away again.
+	CommandDatabaseRestore = "database_restore" // zonev1.RestoreDatabase
 
 	KeyDatabaseReady   = "zone.database.ready"   // zonev1.DatabaseChanged
 	KeyDatabaseFailed  = "zone.database.failed"  // zonev1.DatabaseChanged
@@ -15,6 +18,7 @@ const (
 	KeyDatabaseReadOnly = "zone.database.read_only" // zonev1.DatabaseChanged
 	KeyDatabaseWritable = "zone.database.writable"  // zonev1.DatabaseChanged
 	KeyDatabaseDumped   = "zone.database.dumped"    // zonev1.DatabaseDumped
+	KeyDatabaseRestored = "zone.database.restored"  // zonev1.DatabaseRestored
 )
 
 // DatabaseCredentialsQueue is zone's request queue for a database's credentials

@@ -47,7 +47,7 @@ func managedDatabases(cfg config.Config, st app.Store, log *slog.Logger) (*app.D
 	dbs.Pooler = p
 	dbs.Sizes = sizeWatch{cluster, p}
 	dbs.CapOverride = cfg.CapOverride
-	dbs.Dumps = managed.Dumper{Bin: cfg.PgDump, AdminURL: cfg.PostgresAdminURL, Objects: cfg.Objects()}
+	dbs.Dumps = managed.Dumper{Bin: cfg.PgDump, RestoreBin: cfg.PgRestore, AdminURL: cfg.PostgresAdminURL, Objects: cfg.Objects()}
 	return dbs, p, nil
 }
 

@@ -161,6 +161,36 @@ func TestZoneProvisionsADatabase(t *testing.T) {
 		t.Fatalf("pg_restore --list: %v\n%s", err, out)
 	}
 
+	// Restored into a database of its own, reached through the pooler with its own
+	// credentials, with the dumped rows.
+	restoreID := uuid.NewString()
+	restoreName, _ := busapi.DatabaseName(restoreID)
+	publishAs(t, ns, bus.PrincipalDatabases, zonebus.CommandKey("local", zonebus.CommandDatabaseRestore),
+		&zonev1.RestoreDatabase{RestoreId: restoreID, AppId: app, Name: restoreName, ObjectKey: key, ConnectionLimit: 3, MaxBytes: 1 << 28})
+	var restored zonev1.DatabaseRestored
+	testinfra.Eventually(t, 60*time.Second, "zone.database.restored", func() bool {
+		b, ok := outboxBody(t, z, zonebus.KeyDatabaseRestored)
+		return ok && proto.Unmarshal(b, &restored) == nil && restored.GetRestoreId() == restoreID
+	})
+	if !restored.GetOk() {
+		t.Fatalf("restore: %v", &restored)
+	}
+	var rc zonev1.DatabaseCredentialsReply
+	if err := apps.Request(ctx, zonebus.DatabaseCredentialsQueue("local"), &zonev1.DatabaseCredentialsRequest{DatabaseId: restoreID, AppId: app}, &rc); err != nil {
+		t.Fatal(err)
+	}
+	rconn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://%s:%s@%s/%s?sslmode=disable&default_query_exec_mode=simple_protocol", rc.GetUser(), rc.GetPassword(), poolerAddr, rc.GetDatabase()))
+	if err != nil {
+		t.Fatalf("the restored database through the pooler: %v", err)
+	}
+	if err := rconn.QueryRow(ctx, "SELECT body FROM notes").Scan(&body); err != nil || body != "kept" {
+		t.Fatalf("restored rows: %q (%v)", body, err)
+	}
+	rconn.Close(ctx)
+	publishAs(t, ns, bus.PrincipalDatabases, zonebus.CommandKey("local", zonebus.CommandDatabaseDrop),
+		&zonev1.DropDatabase{DatabaseId: restoreID, AppId: app, Name: restoreName})
+	testinfra.Eventually(t, 30*time.Second, "the restore dropped", func() bool { return outboxHas(t, z, zonebus.KeyDatabaseDropped, restoreID) })
+
 	publishAs(t, ns, bus.PrincipalDatabases, zonebus.CommandKey("local", zonebus.CommandDatabaseDrop),
 		&zonev1.DropDatabase{DatabaseId: id, AppId: app, Name: name})
 	testinfra.Eventually(t, 30*time.Second, "zone.database.dropped", func() bool { return outboxHas(t, z, zonebus.KeyDatabaseDropped, id) })

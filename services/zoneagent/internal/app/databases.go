@@ -59,9 +59,47 @@ type Databases struct {
 	Dumps DatabaseDumper
 }
 
-// DatabaseDumper dumps a database (pg_dump's custom format) to an object key.
+// DatabaseDumper dumps a database (pg_dump's custom format) to an object key, and restores
+// such a dump into a database.
 type DatabaseDumper interface {
 	Dump(ctx context.Context, name, password, key string) (int64, error)
+	Restore(ctx context.Context, name, password, key string) error
+}
+
+// Restore makes database name (a new one, as for a create) from the dump at key and reports
+// how it went, in tx. A command taken again for a database already restored reports the
+// same; a failed restore leaves nothing behind.
+func (d *Databases) Restore(ctx context.Context, tx Tx, restoreID, appID, name, key string, connLimit int, maxBytes int64) error {
+	report := &zonev1.DatabaseRestored{RestoreId: restoreID, Zone: d.Zone}
+	if err := d.restore(ctx, restoreID, appID, name, key, connLimit, maxBytes); err != nil {
+		d.Log.WarnContext(ctx, "database restore failed", "restore_id", restoreID, "err", err.Error())
+		report.Message = "the dump could not be restored"
+	} else {
+		report.Ok = true
+		d.Log.InfoContext(ctx, "database restored", "restore_id", restoreID, "app_id", appID)
+	}
+	report.At = timestamppb.New(d.Now())
+	return tx.Publish(ctx, zonebus.KeyDatabaseRestored, report)
+}
+
+func (d *Databases) restore(ctx context.Context, restoreID, appID, name, key string, connLimit int, maxBytes int64) error {
+	if d.Cluster == nil || d.Dumps == nil {
+		return errors.New("managed databases are not hosted in this zone")
+	}
+	if _, done := d.Pooler.Password(name); done {
+		return nil
+	}
+	password := d.NewPassword()
+	if err := d.Cluster.Create(ctx, name, password, connLimit); err != nil {
+		return err
+	}
+	if err := d.Dumps.Restore(ctx, name, password, key); err != nil {
+		return errors.Join(err, d.Cluster.Drop(ctx, name))
+	}
+	if err := d.Pooler.Admit(ctx, name, password, connLimit); err != nil {
+		return err
+	}
+	return d.Pooler.Track(name, restoreID, appID, maxBytes)
 }
 
 // Dump dumps the database to key and reports how it went, in tx. A failed dump is reported

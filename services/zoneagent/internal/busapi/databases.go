@@ -24,10 +24,10 @@ func databasesQueue(zone string) string { return "zoneagent." + zone + ".databas
 // DatabaseSubscription consumes the databases service's commands to this zone.
 func DatabaseSubscription(zone string, dbs *app.Databases) bus.Subscription {
 	create, drop := zonebus.CommandKey(zone, zonebus.CommandDatabaseCreate), zonebus.CommandKey(zone, zonebus.CommandDatabaseDrop)
-	dump := zonebus.CommandKey(zone, zonebus.CommandDatabaseDump)
+	dump, restore := zonebus.CommandKey(zone, zonebus.CommandDatabaseDump), zonebus.CommandKey(zone, zonebus.CommandDatabaseRestore)
 	return bus.Subscription{
 		Queue: databasesQueue(zone),
-		Keys:  []string{create, drop, dump},
+		Keys:  []string{create, drop, dump, restore},
 		Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
 			t := store.WithTx(tx)
 			switch d.RoutingKey {
@@ -71,6 +71,20 @@ func DatabaseSubscription(zone string, dbs *app.Databases) bus.Subscription {
 					return bus.Permanent(errors.New("busapi: a dump command with a bad dump id or key"))
 				}
 				return dbs.Dump(ctx, t, c.GetDatabaseId(), c.GetDumpId(), name, c.GetObjectKey())
+			case restore:
+				var c zonev1.RestoreDatabase
+				if err := d.Decode(&c); err != nil {
+					return bus.Permanent(err)
+				}
+				// The restore's database is named after the restore, like any other.
+				name, err := databaseName(c.GetRestoreId(), c.GetAppId(), c.GetName())
+				if err != nil {
+					return err
+				}
+				if !strings.HasPrefix(c.GetObjectKey(), "dumps/") || !strings.HasSuffix(c.GetObjectKey(), ".dump") || c.GetConnectionLimit() < 1 || c.GetMaxBytes() < 1 {
+					return bus.Permanent(errors.New("busapi: a restore command with a bad key or limits"))
+				}
+				return dbs.Restore(ctx, t, c.GetRestoreId(), c.GetAppId(), name, c.GetObjectKey(), int(c.GetConnectionLimit()), c.GetMaxBytes())
 			}
 			return bus.Permanent(fmt.Errorf("busapi: unexpected routing key %q", d.RoutingKey))
 		},

@@ -32,7 +32,8 @@ type ManagedDatabases struct {
 	// plan's databaseBytes), so the cap is reached with a few megabytes.
 	CapOverride int64 `env:"ZONE_DATABASE_MAX_BYTES_OVERRIDE, default=0"`
 	// PgDump is the pg_dump binary the zone dumps databases with.
-	PgDump string `env:"ZONE_PG_DUMP, default=pg_dump"`
+	PgDump    string `env:"ZONE_PG_DUMP, default=pg_dump"`
+	PgRestore string `env:"ZONE_PG_RESTORE, default=pg_restore"`
 }
 
 // Enabled reports whether the zone hosts managed databases.

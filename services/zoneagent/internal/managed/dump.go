@@ -21,9 +21,10 @@ func ValidDumpKey(key string) bool { return dumpKey.MatchString(key) }
 
 // Dumper runs pg_dump against the zone's cluster as a database's own role.
 type Dumper struct {
-	Bin      string // pg_dump (Debian's wrapper picks the newest, never older than the cluster)
-	AdminURL string // the cluster's address is taken from it
-	Objects  string // the objects root
+	Bin        string // pg_dump (Debian's wrapper picks the newest, never older than the cluster)
+	RestoreBin string // pg_restore
+	AdminURL   string // the cluster's address is taken from it
+	Objects    string // the objects root
 }
 
 // Dump writes database name in pg_dump's custom format to key under the objects root (a
@@ -74,4 +75,29 @@ func (d Dumper) Dump(ctx context.Context, name, password, key string) (int64, er
 		return 0, err
 	}
 	return fi.Size(), nil
+}
+
+// Restore loads the dump at key into database name as its own role, in one transaction
+// (pg_restore --single-transaction --exit-on-error): the database holds all of it or none.
+func (d Dumper) Restore(ctx context.Context, name, password, key string) error {
+	if !ValidName(name) || !ValidDumpKey(key) || password == "" {
+		return errors.New("managed: restore: invalid name or key")
+	}
+	u, err := url.Parse(d.AdminURL)
+	if err != nil {
+		return fmt.Errorf("managed: restore: %w", err)
+	}
+	host, port, err := net.SplitHostPort(u.Host)
+	if err != nil {
+		return fmt.Errorf("managed: restore: cluster address: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, d.RestoreBin, "--no-owner", "--no-privileges", "--single-transaction", "--exit-on-error",
+		"--host", host, "--port", port, "--username", name, "--dbname", name, filepath.Join(d.Objects, filepath.FromSlash(key)))
+	cmd.Env = []string{"PGPASSWORD=" + password, "PGSSLMODE=disable", "PATH=/usr/bin:/bin"}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("managed: pg_restore %s: %v: %s", name, err, bytes.TrimSpace(stderr.Bytes()))
+	}
+	return nil
 }

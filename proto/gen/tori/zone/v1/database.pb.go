@@ -555,6 +555,171 @@ func (x *DatabaseDumped) GetAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// Routing key: zone.<zone>.database_restore, from the databases service. Make a new database
+// and role named name (as for a create) and pg_restore the dump at object_key into it; the
+// database the dump came from is never touched. Then report zone.database.restored.
+type RestoreDatabase struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	RestoreId       string                 `protobuf:"bytes,1,opt,name=restore_id,json=restoreId,proto3" json:"restore_id,omitempty"`
+	AppId           string                 `protobuf:"bytes,2,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	Name            string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	ObjectKey       string                 `protobuf:"bytes,4,opt,name=object_key,json=objectKey,proto3" json:"object_key,omitempty"`
+	ConnectionLimit int32                  `protobuf:"varint,5,opt,name=connection_limit,json=connectionLimit,proto3" json:"connection_limit,omitempty"`
+	MaxBytes        int64                  `protobuf:"varint,6,opt,name=max_bytes,json=maxBytes,proto3" json:"max_bytes,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *RestoreDatabase) Reset() {
+	*x = RestoreDatabase{}
+	mi := &file_tori_zone_v1_database_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RestoreDatabase) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RestoreDatabase) ProtoMessage() {}
+
+func (x *RestoreDatabase) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_zone_v1_database_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RestoreDatabase.ProtoReflect.Descriptor instead.
+func (*RestoreDatabase) Descriptor() ([]byte, []int) {
+	return file_tori_zone_v1_database_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *RestoreDatabase) GetRestoreId() string {
+	if x != nil {
+		return x.RestoreId
+	}
+	return ""
+}
+
+func (x *RestoreDatabase) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *RestoreDatabase) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *RestoreDatabase) GetObjectKey() string {
+	if x != nil {
+		return x.ObjectKey
+	}
+	return ""
+}
+
+func (x *RestoreDatabase) GetConnectionLimit() int32 {
+	if x != nil {
+		return x.ConnectionLimit
+	}
+	return 0
+}
+
+func (x *RestoreDatabase) GetMaxBytes() int64 {
+	if x != nil {
+		return x.MaxBytes
+	}
+	return 0
+}
+
+// Routing key: zone.database.restored. ok false: the restore failed (message says why) and
+// the new database was dropped again.
+type DatabaseRestored struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RestoreId     string                 `protobuf:"bytes,1,opt,name=restore_id,json=restoreId,proto3" json:"restore_id,omitempty"`
+	Zone          string                 `protobuf:"bytes,2,opt,name=zone,proto3" json:"zone,omitempty"`
+	Ok            bool                   `protobuf:"varint,3,opt,name=ok,proto3" json:"ok,omitempty"`
+	Message       string                 `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	At            *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DatabaseRestored) Reset() {
+	*x = DatabaseRestored{}
+	mi := &file_tori_zone_v1_database_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DatabaseRestored) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DatabaseRestored) ProtoMessage() {}
+
+func (x *DatabaseRestored) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_zone_v1_database_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DatabaseRestored.ProtoReflect.Descriptor instead.
+func (*DatabaseRestored) Descriptor() ([]byte, []int) {
+	return file_tori_zone_v1_database_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *DatabaseRestored) GetRestoreId() string {
+	if x != nil {
+		return x.RestoreId
+	}
+	return ""
+}
+
+func (x *DatabaseRestored) GetZone() string {
+	if x != nil {
+		return x.Zone
+	}
+	return ""
+}
+
+func (x *DatabaseRestored) GetOk() bool {
+	if x != nil {
+		return x.Ok
+	}
+	return false
+}
+
+func (x *DatabaseRestored) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *DatabaseRestored) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
 var File_tori_zone_v1_database_proto protoreflect.FileDescriptor
 
 const file_tori_zone_v1_database_proto_rawDesc = "" +
@@ -606,7 +771,23 @@ const file_tori_zone_v1_database_proto_rawDesc = "" +
 	"\n" +
 	"size_bytes\x18\x05 \x01(\x03R\tsizeBytes\x12\x18\n" +
 	"\amessage\x18\x06 \x01(\tR\amessage\x12*\n" +
-	"\x02at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x02atB(Z&tori.dev/proto/gen/tori/zone/v1;zonev1b\x06proto3"
+	"\x02at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x02at\"\xc2\x01\n" +
+	"\x0fRestoreDatabase\x12\x1d\n" +
+	"\n" +
+	"restore_id\x18\x01 \x01(\tR\trestoreId\x12\x15\n" +
+	"\x06app_id\x18\x02 \x01(\tR\x05appId\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1d\n" +
+	"\n" +
+	"object_key\x18\x04 \x01(\tR\tobjectKey\x12)\n" +
+	"\x10connection_limit\x18\x05 \x01(\x05R\x0fconnectionLimit\x12\x1b\n" +
+	"\tmax_bytes\x18\x06 \x01(\x03R\bmaxBytes\"\x9b\x01\n" +
+	"\x10DatabaseRestored\x12\x1d\n" +
+	"\n" +
+	"restore_id\x18\x01 \x01(\tR\trestoreId\x12\x12\n" +
+	"\x04zone\x18\x02 \x01(\tR\x04zone\x12\x0e\n" +
+	"\x02ok\x18\x03 \x01(\bR\x02ok\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\x12*\n" +
+	"\x02at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x02atB(Z&tori.dev/proto/gen/tori/zone/v1;zonev1b\x06proto3"
 
 var (
 	file_tori_zone_v1_database_proto_rawDescOnce sync.Once
@@ -620,7 +801,7 @@ func file_tori_zone_v1_database_proto_rawDescGZIP() []byte {
 	return file_tori_zone_v1_database_proto_rawDescData
 }
 
-var file_tori_zone_v1_database_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_tori_zone_v1_database_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_tori_zone_v1_database_proto_goTypes = []any{
 	(*CreateDatabase)(nil),             // 0: tori.zone.v1.CreateDatabase
 	(*DropDatabase)(nil),               // 1: tori.zone.v1.DropDatabase
@@ -629,16 +810,19 @@ var file_tori_zone_v1_database_proto_goTypes = []any{
 	(*DatabaseCredentialsReply)(nil),   // 4: tori.zone.v1.DatabaseCredentialsReply
 	(*DumpDatabase)(nil),               // 5: tori.zone.v1.DumpDatabase
 	(*DatabaseDumped)(nil),             // 6: tori.zone.v1.DatabaseDumped
-	(*timestamppb.Timestamp)(nil),      // 7: google.protobuf.Timestamp
+	(*RestoreDatabase)(nil),            // 7: tori.zone.v1.RestoreDatabase
+	(*DatabaseRestored)(nil),           // 8: tori.zone.v1.DatabaseRestored
+	(*timestamppb.Timestamp)(nil),      // 9: google.protobuf.Timestamp
 }
 var file_tori_zone_v1_database_proto_depIdxs = []int32{
-	7, // 0: tori.zone.v1.DatabaseChanged.at:type_name -> google.protobuf.Timestamp
-	7, // 1: tori.zone.v1.DatabaseDumped.at:type_name -> google.protobuf.Timestamp
-	2, // [2:2] is the sub-list for method output_type
-	2, // [2:2] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	9, // 0: tori.zone.v1.DatabaseChanged.at:type_name -> google.protobuf.Timestamp
+	9, // 1: tori.zone.v1.DatabaseDumped.at:type_name -> google.protobuf.Timestamp
+	9, // 2: tori.zone.v1.DatabaseRestored.at:type_name -> google.protobuf.Timestamp
+	3, // [3:3] is the sub-list for method output_type
+	3, // [3:3] is the sub-list for method input_type
+	3, // [3:3] is the sub-list for extension type_name
+	3, // [3:3] is the sub-list for extension extendee
+	0, // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_tori_zone_v1_database_proto_init() }
@@ -652,7 +836,7 @@ func file_tori_zone_v1_database_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tori_zone_v1_database_proto_rawDesc), len(file_tori_zone_v1_database_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
