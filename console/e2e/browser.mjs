@@ -122,6 +122,14 @@ try {
   const result = await control('GET', '/device/result')
   if (!result.approved) fail(`the polling client was not let in: ${result.error}`)
 
+  step('device sign-in: deny, and the polling client is refused')
+  const denied = await control('POST', '/device')
+  await page.goto(denied.verificationUriComplete)
+  await page.getByRole('button', { name: 'Deny' }).click()
+  await visible(page.getByText('Sign-in denied'))
+  const refused = await control('GET', '/device/result')
+  if (refused.approved || !String(refused.error).includes('access_denied')) fail(`after deny the client got ${JSON.stringify(refused)}`)
+
   step('loopback sign-in: authorize and return to the command line')
   const loop = await control('POST', '/loopback')
   await page.goto(loop.url)

@@ -61,7 +61,7 @@ func TestConsole(t *testing.T) {
 	if !strings.Contains(string(out), "console e2e: all steps passed") {
 		t.Fatal("browser script ended without passing every step")
 	}
-	ctl.mustHaveSeen(t, "mail", "device-approved", "token-works", "session-revoked", "loopback")
+	ctl.mustHaveSeen(t, "mail", "device-approved", "device-denied", "token-works", "session-revoked", "loopback")
 }
 
 // consoleControl is the test's side of the browser script's questions.
@@ -180,6 +180,9 @@ func (c *consoleControl) startDevice(w http.ResponseWriter, r *http.Request) {
 				c.mark("device-approved")
 				c.device <- deviceResult{Approved: true}
 				return
+			}
+			if strings.Contains(string(tr.Body), "access_denied") {
+				c.mark("device-denied")
 			}
 			if !strings.Contains(string(tr.Body), "authorization_pending") && !strings.Contains(string(tr.Body), "slow_down") {
 				c.device <- deviceResult{Error: string(tr.Body)}
