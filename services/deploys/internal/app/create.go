@@ -31,6 +31,9 @@ func (s *Service) precheck(ctx context.Context, accountID, slug string, wantServ
 	if (app.Kind == "service") != wantService {
 		return App{}, Plan{}, fmt.Errorf("%w: the app is %s", deploy.ErrKindMismatch, app.Kind)
 	}
+	if err := s.holdCheck(ctx, accountID); err != nil {
+		return App{}, Plan{}, err
+	}
 	plan, err := s.planFor(ctx, accountID)
 	if err != nil {
 		return App{}, Plan{}, err
@@ -65,6 +68,9 @@ func (s *Service) CreateImage(ctx context.Context, accountID, slug string, in Im
 	}
 	if app.Kind != "service" {
 		return nil, false, fmt.Errorf("%w: the app is %s", deploy.ErrKindMismatch, app.Kind)
+	}
+	if err := s.holdCheck(ctx, accountID); err != nil {
+		return nil, false, err
 	}
 	id := s.newID()
 	snap, err := s.snapshot(ctx, app.ID, id)

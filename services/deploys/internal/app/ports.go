@@ -49,6 +49,8 @@ type Tx interface {
 	SaveApp(ctx context.Context, a App, createdAt time.Time) error
 	MarkAppDeleted(ctx context.Context, appID string, at time.Time) error
 	SavePlan(ctx context.Context, accountID string, p Plan) error
+	// SaveHold keeps the account's hold copy with the highest version.
+	SaveHold(ctx context.Context, accountID string, h deploy.Hold) error
 	// PurgeApp deletes the app's deploys and marks the app cleaned.
 	PurgeApp(ctx context.Context, appID string, at time.Time) error
 	Publisher
@@ -65,6 +67,8 @@ type Store interface {
 	InTx(ctx context.Context, fn func(Tx) error) error
 	AppBySlug(ctx context.Context, accountID, slug string) (App, error)
 	Plan(ctx context.Context, accountID string) (Plan, bool, error)
+	// Hold is the account's payment-failure hold copy; found is false when there is none.
+	Hold(ctx context.Context, accountID string) (h deploy.Hold, found bool, err error)
 	CountOpen(ctx context.Context, accountID string) (int64, error)
 	Deploy(ctx context.Context, id string) (*deploy.Deploy, error)
 	Live(ctx context.Context, appID string) (*deploy.Deploy, error)

@@ -34,6 +34,7 @@ func Subscriptions(svc *app.Service, bind BindTx) []bus.Subscription {
 	return []bus.Subscription{
 		{Queue: QueueApps, Keys: []string{appsbus.KeyAppCreated, appsbus.KeyAppDeleted}, Handle: appsHandler(svc, bind)},
 		{Queue: QueuePlans, Keys: []string{billingbus.KeyPlanChanged}, Handle: plansHandler(svc, bind)},
+		{Queue: QueueHolds, Keys: []string{billingbus.KeyHoldChanged}, Handle: holdsHandler(svc, bind)},
 		{Queue: QueueZoneReports, Keys: []string{zonebus.KeyDeployProgressed}, Handle: progressHandler(svc, bind)},
 	}
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"errors"
 	"net/http"
+	"time"
 
 	"tori.dev/pkg/httperror"
 	"tori.dev/services/deploys/internal/deploy"
@@ -21,6 +22,14 @@ func toHTTP(err error) error {
 			return httperror.New(http.StatusTooManyRequests, "deploy_limit_reached").WithLimit(le.Limit, le.Plan).
 				WithRetryAfter(le.RetryAfter).WithMessage("the %s plan allows %d deploys under way at once", le.Plan, le.Limit)
 		}
+	}
+	var he *deploy.HoldError
+	if errors.As(err, &he) {
+		e := httperror.New(http.StatusPaymentRequired, "billing_hold").
+			WithMessage("new deploys are refused until the outstanding invoice is paid; rollbacks still work")
+		e.Body.Hold = holdView{Since: he.Hold.Since, Stage: he.Stage, DeploysRefusedFrom: he.Hold.DeploysRefusedFrom,
+			ServingStopsFrom: he.Hold.ServingStopsFrom, ReclaimableFrom: he.Hold.ReclaimableFrom}
+		return e
 	}
 	var pe *deploy.ParamError
 	if errors.As(err, &pe) {
@@ -58,4 +67,13 @@ func toHTTP(err error) error {
 		return httperror.New(http.StatusServiceUnavailable, "service_unavailable").WithMessage("the account's plan could not be read from billing; try again")
 	}
 	return err
+}
+
+// holdView is the hold a 402 billing_hold carries, in GET /api/billing's shape.
+type holdView struct {
+	Since              time.Time `json:"since"`
+	Stage              string    `json:"stage"`
+	DeploysRefusedFrom time.Time `json:"deploysRefusedFrom"`
+	ServingStopsFrom   time.Time `json:"servingStopsFrom"`
+	ReclaimableFrom    time.Time `json:"reclaimableFrom"`
 }

@@ -92,3 +92,47 @@ func (t *txStore) SavePlan(ctx context.Context, accountID string, p app.Plan) er
 	}
 	return nil
 }
+
+// Hold is the account's payment-failure hold as last announced; found is false when billing
+// never announced one.
+func (s *Store) Hold(ctx context.Context, accountID string) (h deploy.Hold, found bool, err error) {
+	var since, refused, stops, reclaim *time.Time
+	err = s.pool.QueryRow(ctx, `SELECT active, since, deploys_refused_from, serving_stops_from, reclaimable_from, version
+		FROM billing_holds WHERE account_id = $1`, accountID).Scan(&h.Active, &since, &refused, &stops, &reclaim, &h.Version)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return deploy.Hold{}, false, nil
+	}
+	if err != nil {
+		return deploy.Hold{}, false, fmt.Errorf("store: load hold: %w", err)
+	}
+	for _, f := range []struct {
+		src *time.Time
+		dst *time.Time
+	}{{since, &h.Since}, {refused, &h.DeploysRefusedFrom}, {stops, &h.ServingStopsFrom}, {reclaim, &h.ReclaimableFrom}} {
+		if f.src != nil {
+			*f.dst = f.src.UTC()
+		}
+	}
+	return h, true, nil
+}
+
+// SaveHold keeps the copy with the highest version; an equal version rewrites nothing.
+func (t *txStore) SaveHold(ctx context.Context, accountID string, h deploy.Hold) error {
+	opt := func(v time.Time) *time.Time {
+		if !h.Active || v.IsZero() {
+			return nil
+		}
+		return &v
+	}
+	_, err := t.tx.Exec(ctx, `INSERT INTO billing_holds (account_id, active, since, deploys_refused_from, serving_stops_from, reclaimable_from, version)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (account_id) DO UPDATE SET active = EXCLUDED.active, since = EXCLUDED.since,
+			deploys_refused_from = EXCLUDED.deploys_refused_from, serving_stops_from = EXCLUDED.serving_stops_from,
+			reclaimable_from = EXCLUDED.reclaimable_from, version = EXCLUDED.version
+		WHERE billing_holds.version < EXCLUDED.version`,
+		accountID, h.Active, opt(h.Since), opt(h.DeploysRefusedFrom), opt(h.ServingStopsFrom), opt(h.ReclaimableFrom), h.Version)
+	if err != nil {
+		return fmt.Errorf("store: save hold: %w", err)
+	}
+	return nil
+}
