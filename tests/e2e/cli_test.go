@@ -200,7 +200,9 @@ func TestCLI(t *testing.T) {
 	}
 	var first string
 	t.Run("source deploy streams its build output and exits 0", func(t *testing.T) {
-		code, out, errs := c.run("", "deploy", source("1"), "--app", svc.Slug, "--release", "true")
+		// The release lasts long enough for the CLI's half-second poll to see it: a step it
+		// never observes it cannot show.
+		code, out, errs := c.run("", "deploy", source("1"), "--app", svc.Slug, "--release", "sleep 2")
 		if code != 0 {
 			t.Fatalf("deploy exited %d\nstdout: %s\nstderr: %s", code, out, errs)
 		}
