@@ -47,12 +47,13 @@ func (s *Service) StartDevice(ctx context.Context, clientName string) (DeviceSta
 		if !created {
 			continue
 		}
-		page := s.console + "/cli"
+		// The console's device page, as decisions.md names it.
+		page := s.console + "/device"
 		return DeviceStart{
 			DeviceCode:              deviceCode,
 			UserCode:                userCode,
 			VerificationURI:         page,
-			VerificationURIComplete: page + "?code=" + url.QueryEscape(userCode),
+			VerificationURIComplete: page + "?user_code=" + url.QueryEscape(userCode),
 			ExpiresIn:               int(auth.DeviceCodeLifetime.Seconds()),
 			Interval:                int(g.Interval.Seconds()),
 		}, nil

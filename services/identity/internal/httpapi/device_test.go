@@ -36,7 +36,7 @@ func TestDeviceFlow(t *testing.T) {
 	if !regexp.MustCompile(`^[A-Z2-9]{4}-[A-Z2-9]{4}$`).MatchString(userCode) {
 		t.Fatalf("userCode %q", userCode)
 	}
-	if d["verificationUri"] != consoleURL+"/cli" || d["verificationUriComplete"] != consoleURL+"/cli?code="+userCode ||
+	if d["verificationUri"] != consoleURL+"/device" || d["verificationUriComplete"] != consoleURL+"/device?user_code="+userCode ||
 		d["expiresIn"] != float64(600) || d["interval"] != float64(5) {
 		t.Fatalf("device answer %v", d)
 	}
