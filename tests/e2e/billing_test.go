@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -47,6 +48,23 @@ func accountID(t *testing.T, s *harness.Stack, email string) string {
 		return err == nil
 	})
 	return id
+}
+
+// holdCopy waits until the deploys service's copy of the account's hold is active (or not):
+// billing announces it over the bus, and the copy is where a deploy is refused.
+func holdCopy(t *testing.T, s *harness.Stack, account string, active bool) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, s.Env["DATABASE_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	harness.Eventually(t, 15*time.Second, fmt.Sprintf("deploys' hold copy to be active=%v", active), func() bool {
+		var got bool
+		err := conn.QueryRow(ctx, `SELECT active FROM deploys.billing_holds WHERE account_id = $1`, account).Scan(&got)
+		return err == nil && got == active
+	})
 }
 
 type stripeEvent struct {
@@ -171,8 +189,32 @@ func TestBillingWithStripeMock(t *testing.T) {
 	})
 
 	t.Run("a failed payment holds the account with its dates, and payment lifts it", func(t *testing.T) {
+		// A live static site, to roll back to under the hold.
+		slug := createApp(t, s, a.Token, "static")
+		r := deployFiles(t, s, a.Token, slug, sitePart{"index.html", "v1"})
+		if r.Status != http.StatusCreated {
+			t.Fatalf("deploy: %d %s", r.Status, r.Body)
+		}
+		v1 := r.Map(t)["id"].(string)
+		waitStatus(t, s, a.Token, slug, v1, "live")
+
 		since := time.Now().Add(-8 * 24 * time.Hour).Truncate(time.Second)
 		send(t, s, stripeEvent{ID: "evt_fail_" + id, Type: "invoice.payment_failed", Created: since, Object: invoiceObject(id, "open", since)})
+		holdCopy(t, s, id, true)
+		r = deployFiles(t, s, a.Token, slug, sitePart{"index.html", "v2"})
+		e := expectError(t, r, http.StatusPaymentRequired, "billing_hold")
+		var withHold struct{ Hold map[string]any }
+		r.JSON(t, &withHold)
+		if e.Code != "billing_hold" || withHold.Hold["stage"] != "deploys_refused" || withHold.Hold["since"] != since.UTC().Format(time.RFC3339) ||
+			withHold.Hold["servingStopsFrom"] != since.Add(14*24*time.Hour).UTC().Format(time.RFC3339) {
+			t.Fatalf("402: %s", r.Body)
+		}
+		r = s.Do(t, harness.Request{Method: http.MethodPost, Path: "/api/apps/" + slug + "/deploys/" + v1 + "/rollback", Token: a.Token})
+		if r.Status != http.StatusCreated {
+			t.Fatalf("rollback under hold: %d %s", r.Status, r.Body)
+		}
+		waitStatus(t, s, a.Token, slug, r.Map(t)["id"].(string), "live")
+
 		bm := s.Get(t, "/api/billing", a.Token).Map(t)
 		h, _ := bm["hold"].(map[string]any)
 		if h == nil || h["stage"] != "deploys_refused" || h["since"] != since.UTC().Format(time.RFC3339) ||
@@ -192,6 +234,10 @@ func TestBillingWithStripeMock(t *testing.T) {
 		send(t, s, stripeEvent{ID: "evt_paid_" + id, Type: "invoice.paid", Created: time.Now(), Object: invoiceObject(id, "paid", since)})
 		if bm := s.Get(t, "/api/billing", a.Token).Map(t); bm["hold"] != nil {
 			t.Fatalf("hold after payment: %v", bm["hold"])
+		}
+		holdCopy(t, s, id, false)
+		if r := deployFiles(t, s, a.Token, slug, sitePart{"index.html", "v3"}); r.Status != http.StatusCreated {
+			t.Fatalf("deploy after payment: %d %s", r.Status, r.Body)
 		}
 	})
 }
