@@ -294,6 +294,41 @@ func TestSourceAppUsesItsDatabase(t *testing.T) {
 		t.Fatalf("the restored dump holds %d notes, want 2", rows)
 	}
 	expectError(t, s.Get(t, "/api/apps/"+slug+"/database/dumps/"+uuid.NewString()+"/download", a.Token), http.StatusNotFound, "not found")
+
+	// The dump restored into a database of its own: the same rows there, DATABASE_RESTORE_URL
+	// written; one restore at a time; deleting it takes the variable away.
+	restores := "/api/apps/" + slug + "/database/restores"
+	rs := post(s, t, restores, a.Token, map[string]string{"dumpId": dumps[0]["id"].(string)})
+	if rs.Status != http.StatusAccepted || rs.Map(t)["status"] != "restoring" || rs.Map(t)["dumpId"] != dumps[0]["id"] {
+		t.Fatalf("restore: %d %s", rs.Status, rs.Body)
+	}
+	restoreID := rs.Map(t)["id"].(string)
+	expectError(t, post(s, t, restores, a.Token, map[string]string{"dumpId": dumps[0]["id"].(string)}), http.StatusConflict, "restore_exists")
+	expectError(t, post(s, t, restores, a.Token, map[string]string{"dumpId": uuid.NewString()}), http.StatusBadRequest, "invalid_dump")
+	harness.Eventually(t, 60*time.Second, "the restore ready with its variable", func() bool {
+		var list []map[string]any
+		s.Get(t, restores, a.Token).JSON(t, &list)
+		if len(list) != 1 || list[0]["status"] == "failed" {
+			t.Fatalf("restores %v", list)
+		}
+		_, ok := envValue(t, s, a.Token, slug, "DATABASE_RESTORE_URL")
+		return list[0]["status"] == "ready" && ok
+	})
+	if n := zoneCount(t, "db_"+strings.ReplaceAll(restoreID, "-", ""), "SELECT count(*) FROM notes"); n != 2 {
+		t.Fatalf("the restore holds %d notes, want 2", n)
+	}
+	if _, ok := envValue(t, s, a.Token, slug, "DATABASE_URL"); !ok {
+		t.Fatal("DATABASE_URL went with the restore")
+	}
+	if r := s.Do(t, harness.Request{Method: http.MethodDelete, Path: restores + "/" + restoreID, Token: a.Token}); r.Status != http.StatusAccepted || r.Map(t)["status"] != "deleting" {
+		t.Fatalf("delete the restore: %d %s", r.Status, r.Body)
+	}
+	harness.Eventually(t, 60*time.Second, "the restore and its variable gone", func() bool {
+		var list []map[string]any
+		s.Get(t, restores, a.Token).JSON(t, &list)
+		_, ok := envValue(t, s, a.Token, slug, "DATABASE_RESTORE_URL")
+		return len(list) == 0 && !ok
+	})
 	otherDB := "db_" + strings.ReplaceAll(otherID, "-", "")
 	if o := probe("/other?db=" + otherDB); o["rc"] == float64(0) {
 		t.Fatalf("the app reached another app's database: %v", o)
@@ -361,6 +396,27 @@ func restoredNotes(t *testing.T, dump []byte) int {
 	defer c.Close(ctx)
 	var n int
 	if err := c.QueryRow(ctx, "SELECT count(*) FROM notes").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// zoneCount runs a count query in database name of the zone's cluster, as its superuser.
+func zoneCount(t *testing.T, name, query string) int {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := pgx.ParseConfig(testinfra.ZonePostgresSuperURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Database = name
+	c, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	var n int
+	if err := c.QueryRow(ctx, query).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n

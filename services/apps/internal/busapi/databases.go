@@ -26,7 +26,8 @@ type Requester interface {
 	Request(ctx context.Context, queue string, req, reply proto.Message) error
 }
 
-// DatabaseConsumer writes and removes DATABASE_URL as the managed database comes and goes.
+// DatabaseConsumer writes and removes DATABASE_URL as the managed database comes and goes,
+// and DATABASE_RESTORE_URL as a restore of it does.
 // The credentials are asked of the database's zone in a request whose reply is the only
 // place they cross the bus; the event names the database alone.
 type DatabaseConsumer struct {
@@ -35,11 +36,12 @@ type DatabaseConsumer struct {
 	Bus  Requester
 }
 
-// Subscription is the durable consumer of databases.database.{ready,deleted}.
+// Subscription is the durable consumer of databases.{database,restore}.{ready,deleted}.
 func (c DatabaseConsumer) Subscription() bus.Subscription {
 	return bus.Subscription{
 		Queue: QueueDatabases,
-		Keys:  []string{databasesbus.KeyDatabaseReady, databasesbus.KeyDatabaseDeleted},
+		Keys: []string{databasesbus.KeyDatabaseReady, databasesbus.KeyDatabaseDeleted,
+			databasesbus.KeyRestoreReady, databasesbus.KeyRestoreDeleted},
 		Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
 			var m databasesv1.DatabaseChanged
 			if err := d.Decode(&m); err != nil {
@@ -51,8 +53,12 @@ func (c DatabaseConsumer) Subscription() bus.Subscription {
 				return bus.Permanent(fmt.Errorf("busapi: a database event with bad ids or zone"))
 			}
 			role := "db_" + strings.ReplaceAll(dbID.String(), "-", "")
+			key := env.DatabaseURLKey
+			if d.RoutingKey == databasesbus.KeyRestoreReady || d.RoutingKey == databasesbus.KeyRestoreDeleted {
+				key = env.DatabaseRestoreURLKey
+			}
 			switch d.RoutingKey {
-			case databasesbus.KeyDatabaseReady:
+			case databasesbus.KeyDatabaseReady, databasesbus.KeyRestoreReady:
 				var reply zonev1.DatabaseCredentialsReply
 				if err := c.Bus.Request(ctx, zonebus.DatabaseCredentialsQueue(m.GetZone()), &zonev1.DatabaseCredentialsRequest{
 					DatabaseId: dbID.String(), AppId: appID.String(),
@@ -63,12 +69,12 @@ func (c DatabaseConsumer) Subscription() bus.Subscription {
 				if reply.GetUser() != role || reply.GetDatabase() != role || reply.GetPassword() == "" || reply.GetPort() < 1 {
 					return bus.Permanent(fmt.Errorf("busapi: the zone answered credentials for another database than %s", dbID))
 				}
-				return c.URLs.Ready(ctx, c.Tx(tx), appID.String(), env.DatabaseCredentials{
+				return c.URLs.Ready(ctx, c.Tx(tx), appID.String(), key, env.DatabaseCredentials{
 					User: reply.GetUser(), Password: reply.GetPassword(), Database: reply.GetDatabase(),
 					Host: reply.GetHost(), Port: int(reply.GetPort()),
 				})
-			case databasesbus.KeyDatabaseDeleted:
-				return c.URLs.Deleted(ctx, c.Tx(tx), appID.String(), role)
+			case databasesbus.KeyDatabaseDeleted, databasesbus.KeyRestoreDeleted:
+				return c.URLs.Deleted(ctx, c.Tx(tx), appID.String(), key, role)
 			}
 			return bus.Permanent(fmt.Errorf("busapi: unexpected routing key %q on %s", d.RoutingKey, QueueDatabases))
 		},

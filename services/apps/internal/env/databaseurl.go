@@ -6,9 +6,12 @@ import (
 	"strconv"
 )
 
-// DatabaseURLKey is the variable the managed database writes (decisions.md, "Managed
-// database").
-const DatabaseURLKey = "DATABASE_URL"
+// The variables the managed database writes (decisions.md, "Managed database"): the live
+// database's, and a restore's.
+const (
+	DatabaseURLKey        = "DATABASE_URL"
+	DatabaseRestoreURLKey = "DATABASE_RESTORE_URL"
+)
 
 // DatabaseCredentials are a managed database's connection parts, the pooler as an app's
 // sandbox reaches it.

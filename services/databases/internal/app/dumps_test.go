@@ -168,3 +168,13 @@ func TestNightlyDumpsKeepSevenGood(t *testing.T) {
 		t.Fatalf("a report from another zone: %v %v", m.dumps[last].Status, err)
 	}
 }
+
+func (m *memory) InsertRestore(context.Context, database.Restore) error { return nil }
+func (m *memory) LockRestore(context.Context, string) (database.Restore, error) {
+	return database.Restore{}, database.ErrNotFound
+}
+func (m *memory) UpdateRestore(context.Context, database.Restore) error { return nil }
+func (m *memory) RemoveRestore(context.Context, string) error           { return nil }
+func (m *memory) Restores(context.Context, string) ([]database.Restore, error) {
+	return nil, nil
+}

@@ -58,6 +58,12 @@ type Tx interface {
 	// Dumps lists a database's dumps, newest first.
 	Dumps(ctx context.Context, databaseID string) ([]database.Dump, error)
 	DeleteDumps(ctx context.Context, ids []string) error
+	// InsertRestore records a restore; database.ErrRestoreExists when the database has one.
+	InsertRestore(ctx context.Context, r database.Restore) error
+	// LockRestore returns the restore, locked, or database.ErrNotFound.
+	LockRestore(ctx context.Context, id string) (database.Restore, error)
+	UpdateRestore(ctx context.Context, r database.Restore) error
+	RemoveRestore(ctx context.Context, id string) error
 	// Publish writes an event to the outbox, published once the transaction commits.
 	Publish(ctx context.Context, routingKey string, msg proto.Message) error
 }
@@ -71,5 +77,7 @@ type Store interface {
 	Dump(ctx context.Context, id string) (database.Dump, error)
 	// NightlyCandidates are the ready and read-only databases with their newest dump's time.
 	NightlyCandidates(ctx context.Context) ([]Candidate, error)
+	// Restores lists a database's restores.
+	Restores(ctx context.Context, databaseID string) ([]database.Restore, error)
 	InTx(ctx context.Context, fn func(tx Tx) error) error
 }

@@ -40,6 +40,11 @@ type ZoneReport struct {
 // host, or one its status has moved past (a ready after a delete was asked), changes
 // nothing; a redelivered one neither.
 func (s *Databases) ZoneReported(ctx context.Context, tx Tx, r ZoneReport) error {
+	if r.Kind == zonebus.KeyDatabaseDropped {
+		if handled, err := s.restoreDropped(ctx, tx, r.Zone, r.DatabaseID); handled || err != nil {
+			return err
+		}
+	}
 	d, err := tx.LockByID(ctx, r.DatabaseID)
 	if err != nil {
 		if err == database.ErrNotFound {

@@ -22,15 +22,18 @@ type Transactions interface {
 	WithTx(tx pgx.Tx) app.Tx
 }
 
-// ZoneReports consumes zone.database.{ready,failed,dropped,read_only,writable,dumped}.
+// ZoneReports consumes zone.database.{ready,failed,dropped,read_only,writable,dumped,restored}.
 func ZoneReports(txs Transactions, dbs *app.Databases) bus.Subscription {
 	return bus.Subscription{
 		Queue: QueueZones,
 		Keys: []string{zonebus.KeyDatabaseReady, zonebus.KeyDatabaseFailed, zonebus.KeyDatabaseDropped,
-			zonebus.KeyDatabaseReadOnly, zonebus.KeyDatabaseWritable, zonebus.KeyDatabaseDumped},
+			zonebus.KeyDatabaseReadOnly, zonebus.KeyDatabaseWritable, zonebus.KeyDatabaseDumped, zonebus.KeyDatabaseRestored},
 		Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
-			if d.RoutingKey == zonebus.KeyDatabaseDumped {
+			switch d.RoutingKey {
+			case zonebus.KeyDatabaseDumped:
 				return dumped(ctx, txs, dbs, tx, d)
+			case zonebus.KeyDatabaseRestored:
+				return restored(ctx, txs, dbs, tx, d)
 			}
 			var m zonev1.DatabaseChanged
 			if err := d.Decode(&m); err != nil {
@@ -63,4 +66,19 @@ func dumped(ctx context.Context, txs Transactions, dbs *app.Databases, tx pgx.Tx
 		return bus.Permanent(fmt.Errorf("busapi: a dump report for zone %q from %q", m.GetZone(), d.Publisher))
 	}
 	return dbs.DumpReported(ctx, txs.WithTx(tx), zone, m.GetDumpId(), m.GetOk(), m.GetSizeBytes())
+}
+
+func restored(ctx context.Context, txs Transactions, dbs *app.Databases, tx pgx.Tx, d bus.Delivery) error {
+	var m zonev1.DatabaseRestored
+	if err := d.Decode(&m); err != nil {
+		return bus.Permanent(fmt.Errorf("busapi: decode DatabaseRestored: %w", err))
+	}
+	if _, err := uuid.Parse(m.GetRestoreId()); err != nil {
+		return bus.Permanent(fmt.Errorf("busapi: restore id %q: %w", m.GetRestoreId(), err))
+	}
+	zone, ok := bus.ZoneOf(d.Publisher)
+	if !ok || zone != m.GetZone() {
+		return bus.Permanent(fmt.Errorf("busapi: a restore report for zone %q from %q", m.GetZone(), d.Publisher))
+	}
+	return dbs.RestoreReported(ctx, txs.WithTx(tx), zone, m.GetRestoreId(), m.GetOk(), m.GetMessage())
 }

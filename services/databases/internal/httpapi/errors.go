@@ -23,6 +23,12 @@ func toHTTP(err error) error {
 	case errors.Is(err, database.ErrNotReady):
 		return httperror.New(http.StatusConflict, "database_not_ready").
 			WithMessage("the database is not ready (being made, failed or being deleted)")
+	case errors.Is(err, database.ErrRestoreExists):
+		return httperror.New(http.StatusConflict, "restore_exists").
+			WithMessage("one restore at a time: delete the existing one first")
+	case errors.Is(err, database.ErrBadDump):
+		return httperror.New(http.StatusBadRequest, "invalid_dump").
+			WithMessage("dumpId must name a succeeded dump of this app's database")
 	case errors.Is(err, database.ErrTransition):
 		return httperror.New(http.StatusConflict, "invalid_state").
 			WithMessage("the database cannot do that in its current status")

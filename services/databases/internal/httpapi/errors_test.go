@@ -19,6 +19,8 @@ func TestErrorsMapToTheContract(t *testing.T) {
 		{database.ErrServiceOnly, 400, "service_only"},
 		{database.ErrExists, 409, "database_exists"},
 		{database.ErrNotReady, 409, "database_not_ready"},
+		{database.ErrRestoreExists, 409, "restore_exists"},
+		{database.ErrBadDump, 400, "invalid_dump"},
 		{fmt.Errorf("x: %w", database.ErrTransition), 409, "invalid_state"},
 		{fmt.Errorf("%w: down", database.ErrAppUnavailable), 503, "service_unavailable"},
 		{fmt.Errorf("%w: down", database.ErrPlanUnavailable), 503, "service_unavailable"},

@@ -45,5 +45,8 @@ func New(d Deps) *fiber.App {
 	api.Get("/apps/:slug/database/dumps", h.listDumps)
 	api.Post("/apps/:slug/database/dumps", h.takeDump)
 	api.Get("/apps/:slug/database/dumps/:id/download", h.download)
+	api.Get("/apps/:slug/database/restores", h.listRestores)
+	api.Post("/apps/:slug/database/restores", h.createRestore)
+	api.Delete("/apps/:slug/database/restores/:id", h.deleteRestore)
 	return app
 }

@@ -265,3 +265,72 @@ func (q queries) NightlyCandidates(ctx context.Context) ([]app.Candidate, error)
 	}
 	return out, rows.Err()
 }
+
+const restoreColumns = `id::text, database_id::text, dump_id::text, name, status, coalesce(message, ''), created_at`
+
+func scanRestore(row pgx.Row) (database.Restore, error) {
+	var r database.Restore
+	var status string
+	err := row.Scan(&r.ID, &r.DatabaseID, &r.DumpID, &r.Name, &status, &r.Message, &r.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return database.Restore{}, database.ErrNotFound
+	}
+	if err != nil {
+		return database.Restore{}, fmt.Errorf("store: read restore: %w", err)
+	}
+	r.Status, r.CreatedAt = database.RestoreStatus(status), r.CreatedAt.UTC()
+	return r, nil
+}
+
+// InsertRestore implements app.Tx; database.ErrRestoreExists when the database has one.
+func (q queries) InsertRestore(ctx context.Context, r database.Restore) error {
+	_, err := q.q.Exec(ctx, `INSERT INTO restores (id, database_id, dump_id, name, status, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+		r.ID, r.DatabaseID, r.DumpID, r.Name, string(r.Status), r.CreatedAt)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == "restores_one_per_database" {
+		return database.ErrRestoreExists
+	}
+	if err != nil {
+		return fmt.Errorf("store: insert restore: %w", err)
+	}
+	return nil
+}
+
+// Restores implements app.Store: a database's restores (at most one).
+func (q queries) Restores(ctx context.Context, databaseID string) ([]database.Restore, error) {
+	rows, err := q.q.Query(ctx, `SELECT `+restoreColumns+` FROM restores WHERE database_id = $1 ORDER BY created_at DESC`, databaseID)
+	if err != nil {
+		return nil, fmt.Errorf("store: restores: %w", err)
+	}
+	defer rows.Close()
+	var out []database.Restore
+	for rows.Next() {
+		r, err := scanRestore(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// LockRestore implements app.Tx.
+func (q queries) LockRestore(ctx context.Context, id string) (database.Restore, error) {
+	return scanRestore(q.q.QueryRow(ctx, `SELECT `+restoreColumns+` FROM restores WHERE id = $1 FOR UPDATE`, id))
+}
+
+// UpdateRestore implements app.Tx.
+func (q queries) UpdateRestore(ctx context.Context, r database.Restore) error {
+	if _, err := q.q.Exec(ctx, `UPDATE restores SET status = $2, message = nullif($3, '') WHERE id = $1`, r.ID, string(r.Status), r.Message); err != nil {
+		return fmt.Errorf("store: update restore: %w", err)
+	}
+	return nil
+}
+
+// RemoveRestore implements app.Tx.
+func (q queries) RemoveRestore(ctx context.Context, id string) error {
+	if _, err := q.q.Exec(ctx, `DELETE FROM restores WHERE id = $1`, id); err != nil {
+		return fmt.Errorf("store: remove restore: %w", err)
+	}
+	return nil
+}

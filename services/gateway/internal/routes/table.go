@@ -101,7 +101,9 @@ var table = []Route{
 	{Method: "GET", Template: "/api/apps/{slug}/database/dumps", Owner: Databases},
 	{Method: "POST", Template: "/api/apps/{slug}/database/dumps", Owner: Databases},
 	{Method: "GET", Template: "/api/apps/{slug}/database/dumps/{id}/download", Owner: Databases},
+	{Method: "GET", Template: "/api/apps/{slug}/database/restores", Owner: Databases},
 	{Method: "POST", Template: "/api/apps/{slug}/database/restores", Owner: Databases},
+	{Method: "DELETE", Template: "/api/apps/{slug}/database/restores/{id}", Owner: Databases},
 }
 
 func init() {
