@@ -7,6 +7,7 @@ package billingbus
 const (
 	KeyPlanChanged = "billing.account.plan_changed" // billingv1.AccountPlanChanged
 	KeyHoldChanged = "billing.account.hold_changed" // billingv1.AccountHoldChanged
+	KeyHoldNotice  = "billing.account.hold_notice"  // billingv1.AccountHoldNotice
 )
 
 // Requests (queues billing answers).

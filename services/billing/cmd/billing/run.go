@@ -108,6 +108,15 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	g.Go("account plan responder", func(ctx context.Context) error {
 		return conn.Serve(ctx, billingbus.QueueAccountPlan, busapi.AccountPlanResponder(svc))
 	})
+	if svc.Configured() {
+		// Holds follow the clock: the notices (mails) of day 0 and before days 7 and 14.
+		g.Every(log, lifecycle.Job{
+			Name:        "hold notices",
+			Every:       cfg.HoldNoticeEvery,
+			Immediately: true,
+			Run:         svc.SendHoldNotices,
+		})
+	}
 	// Keeps the outbox and processed-message tables from growing without end.
 	g.Every(log, lifecycle.Job{
 		Name:        "bus housekeeping",

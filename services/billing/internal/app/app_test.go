@@ -25,10 +25,11 @@ var ctx = context.Background()
 // recorder stands in for the outbox: it keeps what was published, and can be told to fail so
 // that a test sees the change roll back with its event.
 type recorder struct {
-	mu     sync.Mutex
-	events []*billingv1.AccountPlanChanged
-	holds  []*billingv1.AccountHoldChanged
-	fail   error
+	mu      sync.Mutex
+	events  []*billingv1.AccountPlanChanged
+	holds   []*billingv1.AccountHoldChanged
+	notices []*billingv1.AccountHoldNotice
+	fail    error
 }
 
 func (r *recorder) publish(key string, msg proto.Message) error {
@@ -42,10 +43,18 @@ func (r *recorder) publish(key string, msg proto.Message) error {
 		r.events = append(r.events, msg.(*billingv1.AccountPlanChanged))
 	case billingbus.KeyHoldChanged:
 		r.holds = append(r.holds, msg.(*billingv1.AccountHoldChanged))
+	case billingbus.KeyHoldNotice:
+		r.notices = append(r.notices, msg.(*billingv1.AccountHoldNotice))
 	default:
 		return errors.New("unexpected routing key " + key)
 	}
 	return nil
+}
+
+func (r *recorder) noticeEvents() []*billingv1.AccountHoldNotice {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*billingv1.AccountHoldNotice(nil), r.notices...)
 }
 
 func (r *recorder) holdEvents() []*billingv1.AccountHoldChanged {

@@ -26,6 +26,8 @@ type Store interface {
 	Invoices(ctx context.Context, accountID uuid.UUID) ([]mirror.Invoice, error)
 	// AccountHold is the account's hold as last announced; zero when it never had one.
 	AccountHold(ctx context.Context, accountID uuid.UUID) (mirror.HoldRecord, error)
+	// ActiveHolds are the accounts whose hold is on.
+	ActiveHolds(ctx context.Context) ([]mirror.ActiveHold, error)
 }
 
 // Tx is the store inside one transaction: a plan change and the event announcing it commit
@@ -62,6 +64,8 @@ type MirrorTx interface {
 	HoldSince(ctx context.Context, accountID uuid.UUID) (time.Time, error)
 	AccountHold(ctx context.Context, accountID uuid.UUID) (mirror.HoldRecord, error)
 	SetAccountHold(ctx context.Context, accountID uuid.UUID, h mirror.HoldRecord, now time.Time) error
+	// RecordNotice records a hold's notice as announced; first is false when it was already.
+	RecordNotice(ctx context.Context, accountID uuid.UUID, since time.Time, notice string, now time.Time) (first bool, err error)
 	// MarkEvent records a provider event as applied; first is false when it was already.
 	MarkEvent(ctx context.Context, eventID, eventType string, now time.Time) (first bool, err error)
 }

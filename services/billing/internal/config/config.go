@@ -19,6 +19,9 @@ type Config struct {
 	SigningKey string `env:"GATEWAY_SIGNING_KEY" secret:"true"`
 	// ShutdownTimeout bounds how long in-flight requests may finish after a stop signal.
 	ShutdownTimeout time.Duration `env:"BILLING_SHUTDOWN_TIMEOUT, default=10s"`
+	// HoldNoticeEvery is how often the payment-failure holds are checked for notices (mails)
+	// that are due.
+	HoldNoticeEvery time.Duration `env:"BILLING_HOLD_NOTICE_EVERY, default=1m"`
 
 	// Stripe is the payment provider; unset, paid plans are off.
 	Stripe
@@ -47,6 +50,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("BILLING_SHUTDOWN_TIMEOUT must be positive"))
+	}
+	if c.HoldNoticeEvery <= 0 {
+		errs = append(errs, errors.New("BILLING_HOLD_NOTICE_EVERY must be positive"))
 	}
 	if err := c.Stripe.Validate(); err != nil {
 		errs = append(errs, err)

@@ -64,3 +64,35 @@ func (h Hold) StageAt(now time.Time) Stage {
 // Outstanding reports whether an invoice in status still holds the account: open (being
 // retried) or uncollectible (every retry failed). Paid or void, it holds nothing.
 func Outstanding(status string) bool { return status == "open" || status == "uncollectible" }
+
+// Notice is a message to the account's owner about its hold.
+type Notice string
+
+const (
+	// NoticePaymentFailed goes out on day 0.
+	NoticePaymentFailed Notice = "payment_failed"
+	// NoticeDeploysRefusedSoon goes out on day 6, before new deploys are refused.
+	NoticeDeploysRefusedSoon Notice = "deploys_refused_soon"
+	// NoticeServingStopsSoon goes out on day 13, before serving stops.
+	NoticeServingStopsSoon Notice = "serving_stops_soon"
+)
+
+// Due are the notices the hold calls for at now, in the order to send them: day 0's from day
+// 0 until the hold reaches its last stage (late rather than never, should billing learn of
+// the failure late), and each warning during the day before its step. A warning whose day
+// passed is not sent late: the step it warned of has happened.
+func (h Hold) Due(now time.Time) []Notice {
+	if now.Before(h.Since) || !now.Before(h.ReclaimableFrom) {
+		return nil
+	}
+	due := []Notice{NoticePaymentFailed}
+	for _, w := range []struct {
+		notice Notice
+		step   time.Time
+	}{{NoticeDeploysRefusedSoon, h.DeploysRefusedFrom}, {NoticeServingStopsSoon, h.ServingStopsFrom}} {
+		if !now.Before(w.step.Add(-day)) && now.Before(w.step) {
+			due = append(due, w.notice)
+		}
+	}
+	return due
+}

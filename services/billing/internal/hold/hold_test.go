@@ -1,6 +1,7 @@
 package hold
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -36,6 +37,34 @@ func TestOutstanding(t *testing.T) {
 	for status, want := range map[string]bool{"open": true, "uncollectible": true, "paid": false, "void": false, "draft": false} {
 		if Outstanding(status) != want {
 			t.Errorf("%s: %v", status, !want)
+		}
+	}
+}
+
+func TestNoticesAreDueOnDayZeroAndTheDayBeforeEachStep(t *testing.T) {
+	since := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	h := From(since)
+	d := 24 * time.Hour
+	pf, dr, ss := NoticePaymentFailed, NoticeDeploysRefusedSoon, NoticeServingStopsSoon
+	cases := []struct {
+		at   time.Duration
+		want []Notice
+	}{
+		{-time.Second, nil},
+		{0, []Notice{pf}},
+		{6*d - time.Second, []Notice{pf}},
+		{6 * d, []Notice{pf, dr}},
+		{7*d - time.Second, []Notice{pf, dr}},
+		{7 * d, []Notice{pf}},
+		{13 * d, []Notice{pf, ss}},
+		{14*d - time.Second, []Notice{pf, ss}},
+		{14 * d, []Notice{pf}},
+		{30*d - time.Second, []Notice{pf}},
+		{30 * d, nil},
+	}
+	for _, tc := range cases {
+		if got := h.Due(since.Add(tc.at)); !slices.Equal(got, tc.want) {
+			t.Errorf("at %v: %v, want %v", tc.at, got, tc.want)
 		}
 	}
 }

@@ -146,3 +146,9 @@ type HoldRecord struct {
 	Since   time.Time
 	Version int64
 }
+
+// ActiveHold is an account whose payment-failure hold is on.
+type ActiveHold struct {
+	AccountID uuid.UUID
+	Since     time.Time
+}

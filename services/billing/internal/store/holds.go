@@ -58,3 +58,28 @@ func (t Tx) SetAccountHold(ctx context.Context, accountID uuid.UUID, h mirror.Ho
 	}
 	return nil
 }
+
+// ActiveHolds are the accounts whose hold is on, with when each began.
+func (s *Store) ActiveHolds(ctx context.Context) ([]mirror.ActiveHold, error) {
+	rows, err := s.pool.Query(ctx, `SELECT account_id, since FROM account_holds WHERE since IS NOT NULL ORDER BY since`)
+	if err != nil {
+		return nil, fmt.Errorf("store: list holds: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (mirror.ActiveHold, error) {
+		var h mirror.ActiveHold
+		err := r.Scan(&h.AccountID, &h.Since)
+		h.Since = h.Since.UTC()
+		return h, err
+	})
+}
+
+// RecordNotice records that a notice of the hold that began at since was announced; first is
+// false when it was already.
+func (t Tx) RecordNotice(ctx context.Context, accountID uuid.UUID, since time.Time, notice string, now time.Time) (bool, error) {
+	tag, err := t.tx.Exec(ctx, `INSERT INTO hold_notices (account_id, since, notice, sent_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT DO NOTHING`, accountID, since, notice, now)
+	if err != nil {
+		return false, fmt.Errorf("store: record notice: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}

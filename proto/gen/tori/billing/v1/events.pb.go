@@ -327,6 +327,86 @@ func (x *AccountHoldChanged) GetChangedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// Routing key: billing.account.hold_notice. Time to tell the account's owner about its
+// payment-failure hold: `notice` is `payment_failed` (day 0), `deploys_refused_soon` (before
+// day 7) or `serving_stops_soon` (before day 14). Each is published once per hold; identity
+// writes the mail, since it knows the owner's address.
+type AccountHoldNotice struct {
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	AccountId          string                 `protobuf:"bytes,1,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	Notice             string                 `protobuf:"bytes,2,opt,name=notice,proto3" json:"notice,omitempty"`
+	Since              *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=since,proto3" json:"since,omitempty"`
+	DeploysRefusedFrom *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=deploys_refused_from,json=deploysRefusedFrom,proto3" json:"deploys_refused_from,omitempty"`
+	ServingStopsFrom   *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=serving_stops_from,json=servingStopsFrom,proto3" json:"serving_stops_from,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *AccountHoldNotice) Reset() {
+	*x = AccountHoldNotice{}
+	mi := &file_tori_billing_v1_events_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AccountHoldNotice) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AccountHoldNotice) ProtoMessage() {}
+
+func (x *AccountHoldNotice) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_billing_v1_events_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AccountHoldNotice.ProtoReflect.Descriptor instead.
+func (*AccountHoldNotice) Descriptor() ([]byte, []int) {
+	return file_tori_billing_v1_events_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *AccountHoldNotice) GetAccountId() string {
+	if x != nil {
+		return x.AccountId
+	}
+	return ""
+}
+
+func (x *AccountHoldNotice) GetNotice() string {
+	if x != nil {
+		return x.Notice
+	}
+	return ""
+}
+
+func (x *AccountHoldNotice) GetSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Since
+	}
+	return nil
+}
+
+func (x *AccountHoldNotice) GetDeploysRefusedFrom() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DeploysRefusedFrom
+	}
+	return nil
+}
+
+func (x *AccountHoldNotice) GetServingStopsFrom() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ServingStopsFrom
+	}
+	return nil
+}
+
 var File_tori_billing_v1_events_proto protoreflect.FileDescriptor
 
 const file_tori_billing_v1_events_proto_rawDesc = "" +
@@ -363,7 +443,14 @@ const file_tori_billing_v1_events_proto_rawDesc = "" +
 	"\x10reclaimable_from\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x0freclaimableFrom\x12\x18\n" +
 	"\aversion\x18\a \x01(\x03R\aversion\x129\n" +
 	"\n" +
-	"changed_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tchangedAtB.Z,tori.dev/proto/gen/tori/billing/v1;billingv1b\x06proto3"
+	"changed_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tchangedAt\"\x94\x02\n" +
+	"\x11AccountHoldNotice\x12\x1d\n" +
+	"\n" +
+	"account_id\x18\x01 \x01(\tR\taccountId\x12\x16\n" +
+	"\x06notice\x18\x02 \x01(\tR\x06notice\x120\n" +
+	"\x05since\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x12L\n" +
+	"\x14deploys_refused_from\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x12deploysRefusedFrom\x12H\n" +
+	"\x12serving_stops_from\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x10servingStopsFromB.Z,tori.dev/proto/gen/tori/billing/v1;billingv1b\x06proto3"
 
 var (
 	file_tori_billing_v1_events_proto_rawDescOnce sync.Once
@@ -377,26 +464,30 @@ func file_tori_billing_v1_events_proto_rawDescGZIP() []byte {
 	return file_tori_billing_v1_events_proto_rawDescData
 }
 
-var file_tori_billing_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_tori_billing_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_tori_billing_v1_events_proto_goTypes = []any{
 	(*PlanLimits)(nil),            // 0: tori.billing.v1.PlanLimits
 	(*AccountPlanChanged)(nil),    // 1: tori.billing.v1.AccountPlanChanged
 	(*AccountHoldChanged)(nil),    // 2: tori.billing.v1.AccountHoldChanged
-	(*timestamppb.Timestamp)(nil), // 3: google.protobuf.Timestamp
+	(*AccountHoldNotice)(nil),     // 3: tori.billing.v1.AccountHoldNotice
+	(*timestamppb.Timestamp)(nil), // 4: google.protobuf.Timestamp
 }
 var file_tori_billing_v1_events_proto_depIdxs = []int32{
-	0, // 0: tori.billing.v1.AccountPlanChanged.limits:type_name -> tori.billing.v1.PlanLimits
-	3, // 1: tori.billing.v1.AccountPlanChanged.changed_at:type_name -> google.protobuf.Timestamp
-	3, // 2: tori.billing.v1.AccountHoldChanged.since:type_name -> google.protobuf.Timestamp
-	3, // 3: tori.billing.v1.AccountHoldChanged.deploys_refused_from:type_name -> google.protobuf.Timestamp
-	3, // 4: tori.billing.v1.AccountHoldChanged.serving_stops_from:type_name -> google.protobuf.Timestamp
-	3, // 5: tori.billing.v1.AccountHoldChanged.reclaimable_from:type_name -> google.protobuf.Timestamp
-	3, // 6: tori.billing.v1.AccountHoldChanged.changed_at:type_name -> google.protobuf.Timestamp
-	7, // [7:7] is the sub-list for method output_type
-	7, // [7:7] is the sub-list for method input_type
-	7, // [7:7] is the sub-list for extension type_name
-	7, // [7:7] is the sub-list for extension extendee
-	0, // [0:7] is the sub-list for field type_name
+	0,  // 0: tori.billing.v1.AccountPlanChanged.limits:type_name -> tori.billing.v1.PlanLimits
+	4,  // 1: tori.billing.v1.AccountPlanChanged.changed_at:type_name -> google.protobuf.Timestamp
+	4,  // 2: tori.billing.v1.AccountHoldChanged.since:type_name -> google.protobuf.Timestamp
+	4,  // 3: tori.billing.v1.AccountHoldChanged.deploys_refused_from:type_name -> google.protobuf.Timestamp
+	4,  // 4: tori.billing.v1.AccountHoldChanged.serving_stops_from:type_name -> google.protobuf.Timestamp
+	4,  // 5: tori.billing.v1.AccountHoldChanged.reclaimable_from:type_name -> google.protobuf.Timestamp
+	4,  // 6: tori.billing.v1.AccountHoldChanged.changed_at:type_name -> google.protobuf.Timestamp
+	4,  // 7: tori.billing.v1.AccountHoldNotice.since:type_name -> google.protobuf.Timestamp
+	4,  // 8: tori.billing.v1.AccountHoldNotice.deploys_refused_from:type_name -> google.protobuf.Timestamp
+	4,  // 9: tori.billing.v1.AccountHoldNotice.serving_stops_from:type_name -> google.protobuf.Timestamp
+	10, // [10:10] is the sub-list for method output_type
+	10, // [10:10] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_tori_billing_v1_events_proto_init() }
@@ -410,7 +501,7 @@ func file_tori_billing_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tori_billing_v1_events_proto_rawDesc), len(file_tori_billing_v1_events_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   3,
+			NumMessages:   4,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
