@@ -87,6 +87,8 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	plans.Ready = id.Await(plans.Queue)
 	hostnames := busapi.HostnameMailConsumer{Repo: store.TxRepo, Service: svc, Log: log}.Subscription()
 	hostnames.Ready = id.Await(hostnames.Queue)
+	holds := busapi.HoldMailConsumer{Repo: store.TxRepo, Service: svc, Log: log}.Subscription()
+	holds.Ready = id.Await(holds.Queue)
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", cfg.Addr, err)
@@ -104,6 +106,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	g.Go("outbox relay", bus.NewRelay(conn, pool, log).Run)
 	g.Go("plans consumer", func(ctx context.Context) error { return conn.Consume(ctx, pool, plans) })
 	g.Go("hostname mail consumer", func(ctx context.Context) error { return conn.Consume(ctx, pool, hostnames) })
+	g.Go("hold mail consumer", func(ctx context.Context) error { return conn.Consume(ctx, pool, holds) })
 	g.Go("bus housekeeping", func(ctx context.Context) error { return bus.Housekeep(ctx, pool, 0, log) })
 	g.Every(log, lifecycle.Job{Name: "prune sign-ins", Every: pruneEvery, Run: svc.PruneSignIns})
 	log.InfoContext(gctx, "listening", "addr", ln.Addr().String())
