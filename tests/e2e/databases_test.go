@@ -336,6 +336,21 @@ func TestSourceAppUsesItsDatabase(t *testing.T) {
 	if c := probe("/control"); c["rc"] == float64(0) {
 		t.Fatalf("the app reached the control plane's cluster: %v", c)
 	}
+
+	// Deleting the app takes its database and a restore of it off the zone's cluster.
+	again := post(s, t, restores, a.Token, map[string]string{"dumpId": dumps[0]["id"].(string)})
+	if again.Status != http.StatusAccepted {
+		t.Fatalf("second restore: %d %s", again.Status, again.Body)
+	}
+	restoreDB := "db_" + strings.ReplaceAll(again.Map(t)["id"].(string), "-", "")
+	harness.Eventually(t, 60*time.Second, "the second restore made", func() bool { return zoneHasDatabase(t, restoreDB) })
+	liveDB := "db_" + strings.ReplaceAll(s.Get(t, "/api/apps/"+slug+"/database", a.Token).Map(t)["id"].(string), "-", "")
+	if r := s.Do(t, harness.Request{Method: http.MethodDelete, Path: "/api/apps/" + slug, Token: a.Token}); r.Status != http.StatusOK {
+		t.Fatalf("delete app: %d %s", r.Status, r.Body)
+	}
+	harness.Eventually(t, 60*time.Second, "the app's databases dropped", func() bool {
+		return !zoneHasDatabase(t, restoreDB) && !zoneHasDatabase(t, liveDB)
+	})
 }
 
 // BenchmarkDatabaseReady times POST /api/apps/{slug}/database to the record's ready (target

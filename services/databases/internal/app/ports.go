@@ -64,6 +64,8 @@ type Tx interface {
 	LockRestore(ctx context.Context, id string) (database.Restore, error)
 	UpdateRestore(ctx context.Context, r database.Restore) error
 	RemoveRestore(ctx context.Context, id string) error
+	// Restores lists a database's restores.
+	Restores(ctx context.Context, databaseID string) ([]database.Restore, error)
 	// Publish writes an event to the outbox, published once the transaction commits.
 	Publish(ctx context.Context, routingKey string, msg proto.Message) error
 }

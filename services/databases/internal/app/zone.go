@@ -21,8 +21,27 @@ func (s *Databases) requested(ctx context.Context, tx Tx, d database.Database) e
 	})
 }
 
-// dropRequested tells the zone to drop d, in the transaction that marks it deleting.
+// dropRequested tells the zone to drop d and every restore of it, in the transaction that
+// marks it deleting.
 func (s *Databases) dropRequested(ctx context.Context, tx Tx, d database.Database) error {
+	restores, err := tx.Restores(ctx, d.ID)
+	if err != nil {
+		return err
+	}
+	for _, r := range restores {
+		if r.Status == database.RestoreDeleting {
+			continue
+		}
+		r.Status = database.RestoreDeleting
+		if err := tx.UpdateRestore(ctx, r); err != nil {
+			return err
+		}
+		if err := tx.Publish(ctx, zonebus.CommandKey(d.Zone, zonebus.CommandDatabaseDrop), &zonev1.DropDatabase{
+			DatabaseId: r.ID, AppId: d.AppID, Name: r.Name,
+		}); err != nil {
+			return err
+		}
+	}
 	return tx.Publish(ctx, zonebus.CommandKey(d.Zone, zonebus.CommandDatabaseDrop), &zonev1.DropDatabase{
 		DatabaseId: d.ID, AppId: d.AppID, Name: d.Name,
 	})
@@ -99,9 +118,22 @@ func (s *Databases) ZoneReported(ctx context.Context, tx Tx, r ZoneReport) error
 		if d.Status != database.StatusDeleting {
 			return nil
 		}
-		// Its dumps go with it (their records by the foreign key).
+		// Its dumps go with it (their records by the foreign key), and so do the records of
+		// its restores, whose databases the zone was told to drop with it: their variables
+		// go now.
 		if err := s.objects.RemoveDatabase(d.ID); err != nil {
 			return err
+		}
+		restores, err := tx.Restores(ctx, d.ID)
+		if err != nil {
+			return err
+		}
+		for _, rs := range restores {
+			if err := tx.Publish(ctx, databasesbus.KeyRestoreDeleted, &databasesv1.DatabaseChanged{
+				DatabaseId: rs.ID, AppId: d.AppID, AccountId: d.AccountID, Zone: d.Zone, At: timestamppb.New(now),
+			}); err != nil {
+				return err
+			}
 		}
 		if err := tx.Remove(ctx, d.ID); err != nil {
 			return err
