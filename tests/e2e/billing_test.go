@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,6 +23,7 @@ func paidStack(t *testing.T) *harness.Stack {
 	mock := harness.StripeMock(t)
 	return harness.Start(t, harness.Options{Env: map[string]string{
 		"AUTH_LIMIT_PER_15MIN":        "100000",
+		"BILLING_HOLD_NOTICE_EVERY":   "200ms",
 		"STRIPE_SECRET_KEY":           "sk_test_e2e",
 		"STRIPE_WEBHOOK_SECRET":       e2eWebhookSecret,
 		"STRIPE_API_URL":              mock,
@@ -198,9 +200,15 @@ func TestBillingWithStripeMock(t *testing.T) {
 		v1 := r.Map(t)["id"].(string)
 		waitStatus(t, s, a.Token, slug, v1, "live")
 
+		mails := s.SMTP.Count(a.Email)
 		since := time.Now().Add(-8 * 24 * time.Hour).Truncate(time.Second)
 		send(t, s, stripeEvent{ID: "evt_fail_" + id, Type: "invoice.payment_failed", Created: since, Object: invoiceObject(id, "open", since)})
 		holdCopy(t, s, id, true)
+		// Day 0's mail, late rather than never: billing learnt of the failure on day 8.
+		m, ok := s.SMTP.WaitFor(a.Email, mails, 30*time.Second)
+		if !ok || !strings.Contains(m.Data, "a payment failed") || !strings.Contains(m.Data, since.UTC().Format("2006-01-02 15:04 UTC")) {
+			t.Fatalf("no day-0 mail (ok %v): %s", ok, m.Data)
+		}
 		r = deployFiles(t, s, a.Token, slug, sitePart{"index.html", "v2"})
 		e := expectError(t, r, http.StatusPaymentRequired, "billing_hold")
 		var withHold struct{ Hold map[string]any }
