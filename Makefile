@@ -11,6 +11,7 @@ PROTOC_GEN_GO_VERSION := v1.36.12
 # Tests run against the local servers; testcontainers is the path where these are unset.
 export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 export TEST_AMQP_URL     ?= amqp://guest:guest@127.0.0.1:5672/
+export TEST_REDIS_URL    ?= redis://127.0.0.1:6379/0
 # The zone's managed-database cluster (scripts/zone-postgres.sh), as its superuser over the socket.
 export TEST_ZONE_POSTGRES_URL ?= postgres://postgres@/postgres?host=/var/run/postgresql&port=5433&sslmode=disable
 

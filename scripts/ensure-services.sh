@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Makes sure the local Postgres and RabbitMQ are up, starting them if not, and waits until
-# both answer.
+# Makes sure the local Postgres, RabbitMQ and Redis are up, starting them if not, and waits
+# until all answer.
 set -euo pipefail
 
 # The zone agent's sandbox (services/zoneagent/README.md, "The sandbox"): bubblewrap for the
@@ -35,6 +35,13 @@ sandbox_tools
 
 pg_up() { pg_isready -q -h 127.0.0.1 -p 5432; }
 rabbit_up() { rabbitmq-diagnostics -q check_port_connectivity >/dev/null 2>&1; }
+# The gateways' shared rate-limit windows (RATE_LIMIT_STORE=redis) and their tests. Plain bash,
+# so checking needs no redis-cli.
+redis_up() {
+  local reply
+  reply=$( (exec 3<>/dev/tcp/127.0.0.1/6379 && printf 'PING\r\n' >&3 && IFS= read -r -t 2 line <&3 && printf '%s' "$line") 2>/dev/null) || return 1
+  [[ "$reply" == +PONG* ]]
+}
 
 if ! pg_up; then
   echo "starting Postgres"
@@ -51,12 +58,23 @@ if ! rabbit_up; then
     rabbitmq-server -detached || true
   fi
 fi
+if ! redis_up; then
+  echo "starting Redis"
+  if ! command -v redis-server >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server >/dev/null ||
+      { apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server >/dev/null; } || true
+  fi
+  mkdir -p /var/lib/redis /var/log/redis
+  redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
+    --dir /var/lib/redis --logfile /var/log/redis/ci.log || true
+fi
 for i in $(seq 1 120); do
-  if pg_up && rabbit_up; then
+  if pg_up && rabbit_up && redis_up; then
     exit 0
   fi
   sleep 1
 done
 pg_up || echo "Postgres does not answer on 127.0.0.1:5432" >&2
 rabbit_up || echo "RabbitMQ does not answer on 127.0.0.1:5672" >&2
+redis_up || echo "Redis does not answer on 127.0.0.1:6379" >&2
 exit 1

@@ -17,3 +17,7 @@ func startPostgres(context.Context) (string, error) {
 func startRabbitMQ(context.Context) (string, error) {
 	return "", errors.New("TEST_AMQP_URL is not set; set it or build with -tags testcontainers and a Docker engine")
 }
+
+func startRedis(context.Context) (string, error) {
+	return "", errors.New("TEST_REDIS_URL is not set; set it or build with -tags testcontainers and a Docker engine")
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/testcontainers/testcontainers-go/modules/postgres"
 	"github.com/testcontainers/testcontainers-go/modules/rabbitmq"
+	"github.com/testcontainers/testcontainers-go/modules/redis"
 )
 
 // The containers live for the whole test process; testcontainers' reaper removes them after.
@@ -30,4 +31,12 @@ func startRabbitMQ(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return c.AmqpURL(ctx)
+}
+
+func startRedis(ctx context.Context) (string, error) {
+	c, err := redis.Run(ctx, "redis:7-alpine")
+	if err != nil {
+		return "", err
+	}
+	return c.ConnectionString(ctx)
 }

@@ -62,6 +62,29 @@ func AMQPURL(t testing.TB) string {
 	return amqpURL
 }
 
+var (
+	redisOnce sync.Once
+	redisURL  string
+	redisErr  error
+)
+
+// RedisURL is the test Redis (TEST_REDIS_URL, or a container with -tags testcontainers).
+// Tests share it: each keeps its keys under a prefix of its own.
+func RedisURL(t testing.TB) string {
+	t.Helper()
+	redisOnce.Do(func() {
+		if u := os.Getenv("TEST_REDIS_URL"); u != "" {
+			redisURL = u
+			return
+		}
+		redisURL, redisErr = startRedis(context.Background())
+	})
+	if redisErr != nil {
+		t.Fatalf("testinfra: no Redis: %v", redisErr)
+	}
+	return redisURL
+}
+
 var nonIdent = regexp.MustCompile(`[^a-z0-9]+`)
 
 // Namespace is a short name unique to this test run, for exchanges, queues and other names

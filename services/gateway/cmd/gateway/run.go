@@ -68,7 +68,12 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	cache := auth.NewCache()
 	revocations := auth.NewRevocations(conn, cache, log)
 	authenticator := auth.NewAuthenticator(auth.NewIdentityClient(trimBase(cfg.IdentityURL), key, transport), cache, revocations, cfg.TokenCacheTTL)
-	limiter := ratelimit.NewPostgres(pool)
+	limiter, closeLimiter, err := openLimiter(cfg)
+	if err != nil {
+		return err
+	}
+	defer closeLimiter()
+	// Memory counters prune themselves; Redis expires each with its window.
 	keys := idempotency.NewPostgres(pool)
 	proxies, err := cfg.Proxies()
 	if err != nil {
@@ -116,7 +121,6 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	g.Go("revocation listener", revocations.Listen)
 	g.Go("revocation watch", revocations.Watch)
 	g.Every(log, cache.SweepJob())
-	g.Every(log, limiter.PruneJob())
 	g.Every(log, idempotency.PruneJob(keys))
 	log.InfoContext(ctx, "listening", "addr", ln.Addr().String())
 

@@ -51,6 +51,15 @@ type Config struct {
 	DBMaxConns    int32         `env:"GATEWAY_DB_MAX_CONNS, default=16"`
 	TokenCacheTTL time.Duration `env:"TOKEN_CACHE_TTL, default=30s"`
 
+	// RateLimitStore keeps the rate-limit counters: "memory" for one gateway, "redis" (with
+	// REDIS_URL) wherever several gateways share the limits.
+	RateLimitStore string `env:"RATE_LIMIT_STORE, default=memory"`
+	// RedisURL is redis://[:password@]host:port/db; it may hold a password.
+	RedisURL string `env:"REDIS_URL" secret:"true"`
+	// RateLimitPrefix starts every counter's key in Redis, so gateways of different
+	// installations (or tests) sharing one Redis never count together.
+	RateLimitPrefix string `env:"RATE_LIMIT_PREFIX, default=tori:rl:"`
+
 	// MaxConnsPerIP bounds concurrent connections from one peer address; a client past it is
 	// answered 429 and closed, so one address cannot exhaust the gateway's sockets.
 	MaxConnsPerIP int `env:"GATEWAY_MAX_CONNS_PER_IP, default=256"`
@@ -150,6 +159,15 @@ func (c Config) Validate() error {
 	}
 	if _, err := c.Proxies(); err != nil {
 		errs = append(errs, err)
+	}
+	switch c.RateLimitStore {
+	case "memory":
+	case "redis":
+		if c.RedisURL == "" {
+			errs = append(errs, errors.New("RATE_LIMIT_STORE=redis needs REDIS_URL"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("RATE_LIMIT_STORE must be memory or redis, not %q", c.RateLimitStore))
 	}
 	if c.AuthLimitPer15Min < 1 {
 		errs = append(errs, errors.New("AUTH_LIMIT_PER_15MIN must be at least 1"))
