@@ -26,6 +26,18 @@ const (
 	StepDiscarded        = zonev1.DeployStep_DEPLOY_STEP_DISCARDED
 )
 
+// stepLines are the system log lines a customer reads for each step (in their logs, the
+// console and `tori deploy`), instead of the enum's name.
+var stepLines = map[Step]string{
+	StepBuildStarted:     "Build started",
+	StepReleaseStarted:   "Release command started",
+	StepReleaseSucceeded: "Release command succeeded",
+	StepReady:            "Revision ready",
+	StepFailed:           "Deploy failed",
+	StepActivated:        "Live: the edge serves this revision",
+	StepDiscarded:        "Revision discarded",
+}
+
 // progress builds a report; code is the failure's machine code.
 func (a *Agent) progress(r revision.Revision, step Step, code, message string) *zonev1.DeployProgress {
 	return &zonev1.DeployProgress{
@@ -39,7 +51,10 @@ func (a *Agent) publishStep(ctx context.Context, tx Tx, r revision.Revision, ste
 	if err := tx.Publish(ctx, zonebus.KeyDeployProgressed, a.progress(r, step, code, message)); err != nil {
 		return err
 	}
-	line := step.String()
+	line := stepLines[step]
+	if line == "" {
+		line = step.String()
+	}
 	if message != "" {
 		line += ": " + message
 	}
