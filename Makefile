@@ -15,7 +15,7 @@ export TEST_REDIS_URL    ?= redis://127.0.0.1:6379/0
 # The zone's managed-database cluster (scripts/zone-postgres.sh), as its superuser over the socket.
 export TEST_ZONE_POSTGRES_URL ?= postgres://postgres@/postgres?host=/var/run/postgresql&port=5433&sslmode=disable
 
-.PHONY: all tools proto openapi build run test fmt services wrk vault-dev stripe-mock bench-bus bench-gateway bench-apps bench-logs bench-databases bench-deploys chaos clean
+.PHONY: all tools proto openapi build run test fmt services wrk vault-dev stripe-mock bench-bus bench-gateway bench-apps bench-logs bench-databases bench-databases-dump bench-deploys chaos clean
 
 all: build
 
@@ -68,6 +68,10 @@ bench-logs:
 
 bench-databases:
 	cd tests/e2e && go test -count=1 -run '^$$' -bench BenchmarkDatabaseReady -benchtime 10x .
+
+# Dump and restore of a 1 GB database (DATABASE_BENCH_BYTES) against bare pg_dump/pg_restore.
+bench-databases-dump:
+	cd services/zoneagent && go test -count=1 -timeout 1h -run '^$$' -bench BenchmarkDumpRestore -benchtime 1x ./internal/managed/
 
 bench-deploys: build
 	cd tests/e2e && go test -count=1 -run '^$$' -bench BenchmarkStaticDeploy -benchtime 1x .
