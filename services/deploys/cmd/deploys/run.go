@@ -113,7 +113,8 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	return err
 }
 
-// sweepJobs close overdue deploys, clean deleted apps and remove unreferenced artifacts, each
+// sweepJobs close overdue deploys, clean deleted apps, remove unreferenced artifacts and
+// redeploy running services after a plan change, each
 // on its own every DEPLOYS_SWEEP_EVERY and once at start, so a restart catches up at once.
 func sweepJobs(svc *app.Service, cfg config.Config) []lifecycle.Job {
 	return []lifecycle.Job{
@@ -122,5 +123,6 @@ func sweepJobs(svc *app.Service, cfg config.Config) []lifecycle.Job {
 		{Name: "sweep unreferenced artifacts", Every: cfg.SweepEvery, Immediately: true, Run: func(ctx context.Context) (int64, error) {
 			return svc.SweepArtifacts(ctx, cfg.ArtifactGrace)
 		}},
+		{Name: "redeploy for plan changes", Every: cfg.SweepEvery, Immediately: true, Run: svc.RedeployForPlans},
 	}
 }

@@ -222,6 +222,9 @@ func (s *Service) insert(ctx context.Context, app App, plan Plan, d *deploy.Depl
 		if err := s.publishCreated(ctx, tx, d); err != nil {
 			return err
 		}
+		if err := tx.RecordRevisionPlan(ctx, d.ID, plan.Version); err != nil {
+			return err
+		}
 		return s.startRevision(ctx, tx, app, plan, d, releaseGiven)
 	})
 }

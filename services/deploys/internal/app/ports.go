@@ -51,6 +51,8 @@ type Tx interface {
 	SavePlan(ctx context.Context, accountID string, p Plan) error
 	// SaveHold keeps the account's hold copy with the highest version.
 	SaveHold(ctx context.Context, accountID string, h deploy.Hold) error
+	// RecordRevisionPlan records the plan version a revision starts with.
+	RecordRevisionPlan(ctx context.Context, deployID string, version int64) error
 	// PurgeApp deletes the app's deploys and marks the app cleaned.
 	PurgeApp(ctx context.Context, appID string, at time.Time) error
 	Publisher
@@ -69,6 +71,9 @@ type Store interface {
 	Plan(ctx context.Context, accountID string) (Plan, bool, error)
 	// Hold is the account's payment-failure hold copy; found is false when there is none.
 	Hold(ctx context.Context, accountID string) (h deploy.Hold, found bool, err error)
+	// StalePlanRevisions are live service revisions started under an older plan version than
+	// their account's copy, whose app has no deploy under way.
+	StalePlanRevisions(ctx context.Context, limit int) ([]StaleRevision, error)
 	CountOpen(ctx context.Context, accountID string) (int64, error)
 	Deploy(ctx context.Context, id string) (*deploy.Deploy, error)
 	Live(ctx context.Context, appID string) (*deploy.Deploy, error)
