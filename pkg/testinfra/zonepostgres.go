@@ -11,16 +11,18 @@ import (
 	"tori.dev/pkg/pgstore"
 )
 
-// ZonePostgresSuperURL is a superuser URL of the zone's managed-database cluster
-// (scripts/zone-postgres.sh): TEST_ZONE_POSTGRES_URL, which `make test` sets to postgres over
-// the Unix socket of the cluster on port 5433.
+// defaultZonePostgres is the cluster scripts/zone-postgres.sh makes, as its superuser over
+// the Unix socket (root may log in as postgres there).
+const defaultZonePostgres = "postgres://postgres@/postgres?host=/var/run/postgresql&port=5433&sslmode=disable"
+
+// ZonePostgresSuperURL is a superuser URL of the zone's managed-database cluster:
+// TEST_ZONE_POSTGRES_URL (the Makefile sets it), else that cluster over its socket.
 func ZonePostgresSuperURL(t testing.TB) string {
 	t.Helper()
-	u := os.Getenv("TEST_ZONE_POSTGRES_URL")
-	if u == "" {
-		t.Fatal("testinfra: TEST_ZONE_POSTGRES_URL is not set (the Makefile sets it; scripts/zone-postgres.sh makes the cluster)")
+	if u := os.Getenv("TEST_ZONE_POSTGRES_URL"); u != "" {
+		return u
 	}
-	return u
+	return defaultZonePostgres
 }
 
 // ZoneProvisionerURL makes a provisioning role of this test's own on the zone cluster (LOGIN
