@@ -19,9 +19,9 @@ const e2eWebhookSecret = "whsec_e2e_tori"
 // paidStack is the control plane with paid plans on, billing's Stripe client pointed at
 // stripe-mock. stripe-mock sends no webhooks: the test writes and signs the events Stripe
 // would send.
-func paidStack(t *testing.T) *harness.Stack {
+func paidStack(t *testing.T, extra ...string) *harness.Stack {
 	mock := harness.StripeMock(t)
-	return harness.Start(t, harness.Options{Env: map[string]string{
+	env := map[string]string{
 		"AUTH_LIMIT_PER_15MIN":        "100000",
 		"BILLING_HOLD_NOTICE_EVERY":   "200ms",
 		"STRIPE_SECRET_KEY":           "sk_test_e2e",
@@ -31,7 +31,11 @@ func paidStack(t *testing.T) *harness.Stack {
 		"STRIPE_PRICE_SONGBIRD_YEAR":  "price_songbird_year",
 		"STRIPE_PRICE_FLOCK_MONTH":    "price_flock_month",
 		"STRIPE_PRICE_FLOCK_YEAR":     "price_flock_year",
-	}})
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		env[extra[i]] = extra[i+1]
+	}
+	return harness.Start(t, harness.Options{Env: env})
 }
 
 // accountID reads the account's id from billing's own table: the API does not show it, and
@@ -248,4 +252,41 @@ func TestBillingWithStripeMock(t *testing.T) {
 			t.Fatalf("deploy after payment: %d %s", r.Status, r.Body)
 		}
 	})
+}
+
+// A subscription's plan change redeploys a running service: a new revision of the same source,
+// started with the new plan's resources, goes live in place of the old one.
+func TestPaidPlanChangeRedeploysRunningServices(t *testing.T) {
+	s := paidStack(t, "DEPLOYS_SWEEP_EVERY", "1s")
+	a := s.NewAccount(t, "redeploy")
+	id := accountID(t, s, a.Email)
+	slug := createApp(t, s, a.Token, "service")
+	manifest, _ := json.Marshal(map[string]string{"start": "node server.js"})
+	r := deploySource(t, s, a.Token, slug, sourceTarball(t, map[string]string{"tori.json": string(manifest), "server.js": nodeServer, "version.json": `{"v":"p"}`}), "")
+	if r.Status != http.StatusCreated {
+		t.Fatalf("deploy: %d %s", r.Status, r.Body)
+	}
+	v1 := r.Map(t)["id"].(string)
+	waitStatus(t, s, a.Token, slug, v1, "live")
+
+	start := time.Now().Add(-time.Minute)
+	send(t, s, stripeEvent{ID: "evt_up_" + id, Type: "customer.subscription.created", Created: start,
+		Object: subscriptionObject(id, "price_songbird_month", "active", start)})
+	var redeploy map[string]any
+	harness.Eventually(t, 90*time.Second, "a new revision to go live after the plan change", func() bool {
+		var list []map[string]any
+		s.Get(t, "/api/apps/"+slug+"/deploys", a.Token).JSON(t, &list)
+		if len(list) < 2 || list[0]["id"] == v1 || list[0]["status"] != "live" {
+			return false
+		}
+		redeploy = list[0]
+		return true
+	})
+	if redeploy["rollbackOf"] != nil || redeploy["kind"] != "source" {
+		t.Fatalf("redeploy %v", redeploy)
+	}
+	if got := s.Get(t, "/api/apps/"+slug+"/deploys/"+v1, a.Token).Map(t)["status"]; got != "superseded" {
+		t.Fatalf("the old revision is %v", got)
+	}
+	waitEdge(t, s, slug, "/", "none unreleased p")
 }
