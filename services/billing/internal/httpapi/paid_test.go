@@ -19,7 +19,6 @@ import (
 	"tori.dev/services/billing/internal/httpapi"
 	"tori.dev/services/billing/internal/mirror"
 	"tori.dev/services/billing/internal/store"
-	"tori.dev/services/billing/internal/stripemock"
 	"tori.dev/services/billing/internal/stripepay"
 	"tori.dev/services/billing/internal/stripepay/stripetest"
 )
@@ -29,7 +28,7 @@ func newPaidFixture(t *testing.T) fixture {
 	t.Helper()
 	st := store.New(testinfra.ServicePool(t, store.Service(""), bus.Migrations, store.Migrations))
 	svc := app.New(st, app.WithPayments(app.Payments{
-		Provider: stripepay.New(stripepay.Config{SecretKey: "sk_test_tori", APIURL: stripemock.Start(t)}),
+		Provider: stripepay.New(stripepay.Config{SecretKey: "sk_test_tori", APIURL: testinfra.StripeMock(t)}),
 		Prices: app.Prices{
 			{Plan: catalog.Songbird, Interval: catalog.Monthly}: "price_songbird_month",
 			{Plan: catalog.Songbird, Interval: catalog.Yearly}:  "price_songbird_year",

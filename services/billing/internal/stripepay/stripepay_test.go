@@ -3,20 +3,20 @@ package stripepay_test
 import (
 	"testing"
 
+	"tori.dev/pkg/testinfra"
 	"tori.dev/services/billing/internal/providercontract"
-	"tori.dev/services/billing/internal/stripemock"
 	"tori.dev/services/billing/internal/stripepay"
 )
 
 func TestStripeAdapterKeepsTheProviderContractAgainstStripeMock(t *testing.T) {
-	url := stripemock.Start(t)
+	url := testinfra.StripeMock(t)
 	providercontract.Run(t, stripepay.New(stripepay.Config{SecretKey: "sk_test_tori", APIURL: url}))
 }
 
 // stripe-mock answers every list with one fixture object: the adapter must read the fields
 // billing relies on out of the API version it is pinned to.
 func TestStripeAdapterReadsTheFieldsBillingUses(t *testing.T) {
-	c := stripepay.New(stripepay.Config{SecretKey: "sk_test_tori", APIURL: stripemock.Start(t)})
+	c := stripepay.New(stripepay.Config{SecretKey: "sk_test_tori", APIURL: testinfra.StripeMock(t)})
 	ctx := t.Context()
 	subs, err := c.Subscriptions(ctx, "cus_tori")
 	if err != nil || len(subs) == 0 {

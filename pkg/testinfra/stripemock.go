@@ -1,7 +1,4 @@
-// Package stripemock starts stripe-mock for tests: Stripe's own mock of its API, built once by
-// scripts/stripe-mock-build.sh. It keeps no state and sends no webhooks; tests use it to check
-// that billing's requests are ones Stripe's API accepts and that its answers are read right.
-package stripemock
+package testinfra
 
 import (
 	"net"
@@ -13,10 +10,11 @@ import (
 	"time"
 )
 
-// Start runs the binary STRIPE_MOCK_BIN names on a free port and returns its URL, for
-// STRIPE_API_URL. Without STRIPE_MOCK_BIN the test fails: the Stripe path must never pass by
-// being skipped.
-func Start(t testing.TB) string {
+// StripeMock runs stripe-mock (Stripe's own mock of its API, built once by
+// scripts/stripe-mock-build.sh and named by STRIPE_MOCK_BIN) on a free port until the test
+// ends, and returns its URL, for STRIPE_API_URL. It keeps no state and sends no webhooks.
+// Without STRIPE_MOCK_BIN the test fails: the Stripe path must never pass by being skipped.
+func StripeMock(t testing.TB) string {
 	t.Helper()
 	bin := os.Getenv("STRIPE_MOCK_BIN")
 	if bin == "" {
@@ -25,7 +23,12 @@ func Start(t testing.TB) string {
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("STRIPE_MOCK_BIN=%s: %v; run scripts/stripe-mock-build.sh", bin, err)
 	}
-	addr := freeAddr(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
 	logf, err := os.CreateTemp(t.TempDir(), "stripe-mock-*.log")
 	if err != nil {
 		t.Fatal(err)
@@ -49,31 +52,15 @@ func Start(t testing.TB) string {
 		logf.Close()
 	})
 	url := "http://" + addr
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		req, _ := http.NewRequest("GET", url+"/v1/balance", nil)
+	Eventually(t, 30*time.Second, "stripe-mock to answer", func() bool {
+		req, _ := http.NewRequest(http.MethodGet, url+"/v1/balance", nil)
 		req.SetBasicAuth("sk_test_stripemock", "")
 		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return url
-			}
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(logf.Name())
-			t.Fatalf("stripe-mock did not answer: %v\n%s", err, b)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	return url
 }
