@@ -4,13 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"tori.dev/services/billing/internal/app"
 	"tori.dev/services/billing/internal/hold"
-	"tori.dev/services/billing/internal/providerfake"
-	"tori.dev/services/billing/internal/store"
-	"tori.dev/services/billing/internal/stripepay"
 	"tori.dev/services/billing/internal/stripepay/stripetest"
 )
 
@@ -21,33 +16,21 @@ func (c *clock) Now() time.Time { return c.now }
 
 func TestTheHoldCountsFromTheFirstFailedAttemptAndPaymentUndoesIt(t *testing.T) {
 	t.Parallel()
-	rec := &recorder{}
-	st := recordingStore{store.New(newPool(t)), rec}
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	clk := &clock{now: now}
-	svc := app.New(st, app.WithClock(clk.Now), app.WithPayments(app.Payments{
-		Provider: providerfake.New(), Events: stripepay.Events{Secret: whsec}, Prices: testPrices, ConsoleURL: "http://console.test",
-	}))
-	id := uuid.Must(uuid.NewV7())
-	register(t, svc, st, id, "ada@example.com")
-	if _, err := svc.Portal(ctx, id); err != nil {
-		t.Fatal(err)
-	}
-	c, _ := st.Customer(ctx, id)
-	inv := func(invID, status string) map[string]any {
-		return stripetest.Invoice(invID, c.CustomerID, "sub_1", id, "T-1", status, 900, 156, now.Add(-40*24*time.Hour))
-	}
+	f := newWebhookFixture(t, app.WithClock(clk.Now))
+	svc, rec, id := f.svc, f.rec, f.account
+	inv := func(status string) map[string]any { return f.invoice(status, now.Add(-40*24*time.Hour)) }
 	deliver := func(typ string, at time.Time, object map[string]any) {
 		t.Helper()
-		body := stripetest.Event(stripetest.EventID(), typ, at, object)
-		if err := svc.ApplyWebhook(ctx, body, stripetest.Sign(body, whsec)); err != nil {
+		if err := f.deliver(t, stripetest.EventID(), typ, at, object); err != nil {
 			t.Fatal(err)
 		}
 	}
 	first := now.Add(-10 * 24 * time.Hour)
 	// The retry of day 3 is told before the first attempt: the hold still starts at the first.
-	deliver("invoice.payment_failed", first.Add(3*24*time.Hour), inv("in_1", "open"))
-	deliver("invoice.payment_failed", first, inv("in_1", "open"))
+	deliver("invoice.payment_failed", first.Add(3*24*time.Hour), inv("open"))
+	deliver("invoice.payment_failed", first, inv("open"))
 
 	state := func() app.State {
 		t.Helper()
@@ -76,7 +59,7 @@ func TestTheHoldCountsFromTheFirstFailedAttemptAndPaymentUndoesIt(t *testing.T) 
 		}
 	}
 	// Paying the invoice undoes the hold at once, and says so once.
-	deliver("invoice.paid", now.Add(time.Hour), inv("in_1", "paid"))
+	deliver("invoice.paid", now.Add(time.Hour), inv("paid"))
 	if s := state(); s.Hold != nil {
 		t.Fatalf("hold after payment: %+v", s.Hold)
 	}
@@ -85,7 +68,7 @@ func TestTheHoldCountsFromTheFirstFailedAttemptAndPaymentUndoesIt(t *testing.T) 
 		t.Fatalf("hold events %v", holds)
 	}
 	// A late, older failure changes nothing: the invoice is paid.
-	deliver("invoice.payment_failed", first.Add(5*24*time.Hour), inv("in_1", "open"))
+	deliver("invoice.payment_failed", first.Add(5*24*time.Hour), inv("open"))
 	if s := state(); s.Hold != nil || len(rec.holdEvents()) != 3 {
 		t.Fatalf("a late failure reopened the hold: %+v", s.Hold)
 	}

@@ -4,34 +4,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"tori.dev/services/billing/internal/app"
-	"tori.dev/services/billing/internal/providerfake"
-	"tori.dev/services/billing/internal/store"
-	"tori.dev/services/billing/internal/stripepay"
 	"tori.dev/services/billing/internal/stripepay/stripetest"
 )
 
 func TestHoldNoticesGoOutOnDayZeroAndBeforeDaysSevenAndFourteenOnce(t *testing.T) {
 	t.Parallel()
-	rec := &recorder{}
-	st := recordingStore{store.New(newPool(t)), rec}
 	since := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	clk := &clock{now: since.Add(time.Hour)}
-	svc := app.New(st, app.WithClock(clk.Now), app.WithPayments(app.Payments{
-		Provider: providerfake.New(), Events: stripepay.Events{Secret: whsec}, Prices: testPrices, ConsoleURL: "http://console.test",
-	}))
-	id := uuid.Must(uuid.NewV7())
-	register(t, svc, st, id, "ada@example.com")
-	if _, err := svc.Portal(ctx, id); err != nil {
-		t.Fatal(err)
-	}
-	c, _ := st.Customer(ctx, id)
+	f := newWebhookFixture(t, app.WithClock(clk.Now))
+	svc, rec, id := f.svc, f.rec, f.account
 	deliver := func(typ string, at time.Time, status string) {
 		t.Helper()
-		body := stripetest.Event(stripetest.EventID(), typ, at, stripetest.Invoice("in_"+id.String(), c.CustomerID, "sub_1", id, "T-1", status, 900, 156, since))
-		if err := svc.ApplyWebhook(ctx, body, stripetest.Sign(body, whsec)); err != nil {
+		if err := f.deliver(t, stripetest.EventID(), typ, at, f.invoice(status, since)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -27,13 +27,14 @@ type webhookFixture struct {
 	customer string
 }
 
-func newWebhookFixture(t *testing.T) webhookFixture {
+func newWebhookFixture(t *testing.T, opts ...app.Option) webhookFixture {
 	t.Helper()
 	rec := &recorder{}
 	st := recordingStore{store.New(newPool(t)), rec}
-	svc := app.New(st, app.WithPayments(app.Payments{
+	opts = append(opts, app.WithPayments(app.Payments{
 		Provider: providerfake.New(), Events: stripepay.Events{Secret: whsec}, Prices: testPrices, ConsoleURL: "http://console.test",
 	}))
+	svc := app.New(st, opts...)
 	id := uuid.Must(uuid.NewV7())
 	register(t, svc, st, id, "ada@example.com")
 	if _, err := svc.Portal(ctx, id); err != nil { // creates the customer
@@ -44,6 +45,11 @@ func newWebhookFixture(t *testing.T) webhookFixture {
 		t.Fatal(err)
 	}
 	return webhookFixture{svc: svc, st: st, rec: rec, account: id, customer: c.CustomerID}
+}
+
+// invoice is the account's invoice object, in status.
+func (f webhookFixture) invoice(status string, created time.Time) map[string]any {
+	return stripetest.Invoice("in_"+f.account.String(), f.customer, "sub_1", f.account, "T-1", status, 900, 156, created)
 }
 
 func (f webhookFixture) deliver(t *testing.T, eventID, eventType string, created time.Time, object map[string]any) error {
