@@ -66,7 +66,7 @@ type Config struct {
 	// CleanupServices lists the services that keep data of an app and must confirm its
 	// cleanup (<service>.app.cleaned) before a deleted app's slug is reclaimed, separated by
 	// commas or spaces (a space in the default: the tag itself is comma-separated).
-	CleanupServices string `env:"APPS_CLEANUP_SERVICES, default=logs deploys"`
+	CleanupServices string `env:"APPS_CLEANUP_SERVICES, default=logs deploys databases"`
 
 	// ZoneEU and ZoneUS are each region's default zone, given to new apps.
 	ZoneEU string `env:"ZONE_EU, default=local"`

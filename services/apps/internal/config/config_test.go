@@ -23,7 +23,7 @@ func TestDefaults(t *testing.T) {
 	if c.Addr != "127.0.0.1:8103" || c.AppsDomain != "apps.localhost" || c.DataDir != "./var" ||
 		c.VaultTransitKey != "tori-env" || c.VaultTransitMount != "transit" || c.UseVault() ||
 		c.ZoneEU != "local" || c.ZoneUS != "local" || c.DomainCheckInterval != 30*time.Second ||
-		strings.Join(c.Cleanup(), ",") != "logs,deploys" || c.DNSResolver != "" || c.BusConfig().URL == "" {
+		strings.Join(c.Cleanup(), ",") != "logs,deploys,databases" || c.DNSResolver != "" || c.BusConfig().URL == "" {
 		t.Fatalf("defaults %+v", c)
 	}
 	if c.DomainPendingTTL != 7*24*time.Hour || c.DomainRecheckInterval != 24*time.Hour || c.DomainMissingGrace != 72*time.Hour ||
