@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +22,14 @@ const e2eWebhookSecret = "whsec_e2e_tori"
 // would send.
 func paidStack(t *testing.T, extra ...string) *harness.Stack {
 	mock := harness.StripeMock(t)
+	// A FAKE VIES: nothing in the tests reaches the real one. It confirms no VAT ID.
+	vies := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"valid":false}`))
+	}))
+	t.Cleanup(vies.Close)
 	env := map[string]string{
+		"VIES_URL":                    vies.URL,
 		"AUTH_LIMIT_PER_15MIN":        "100000",
 		"BILLING_HOLD_NOTICE_EVERY":   "200ms",
 		"STRIPE_SECRET_KEY":           "sk_test_e2e",

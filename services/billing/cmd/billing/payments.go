@@ -7,6 +7,7 @@ import (
 	"tori.dev/services/billing/internal/catalog"
 	"tori.dev/services/billing/internal/config"
 	"tori.dev/services/billing/internal/stripepay"
+	"tori.dev/services/billing/internal/vies"
 )
 
 // paymentOptions turns paid plans on when Stripe is configured; unset, the service answers
@@ -18,6 +19,7 @@ func paymentOptions(s config.Stripe) []app.Option {
 	return []app.Option{app.WithPayments(app.Payments{
 		Provider: stripepay.New(stripepay.Config{SecretKey: s.SecretKey, APIURL: s.APIURL}),
 		Events:   stripepay.Events{Secret: s.WebhookSecret},
+		VIES:     vies.New(s.VIESURL, s.VIESTimeout),
 		Prices: app.Prices{
 			{Plan: catalog.Songbird, Interval: catalog.Monthly}: s.PriceSongbirdMonth,
 			{Plan: catalog.Songbird, Interval: catalog.Yearly}:  s.PriceSongbirdYear,

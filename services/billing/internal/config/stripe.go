@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // Stripe is the payment provider's configuration. Billing is configured (paid plans on) only
@@ -19,6 +20,10 @@ type Stripe struct {
 	PriceSongbirdYear  string `env:"STRIPE_PRICE_SONGBIRD_YEAR"`
 	PriceFlockMonth    string `env:"STRIPE_PRICE_FLOCK_MONTH"`
 	PriceFlockYear     string `env:"STRIPE_PRICE_FLOCK_YEAR"`
+	// VIESURL is the VIES check-vat-number endpoint VAT IDs are checked with.
+	VIESURL string `env:"VIES_URL, default=https://ec.europa.eu/taxation_customs/vies/rest-api/check-vat-number"`
+	// VIESTimeout bounds one VIES check; past it the format check stands in.
+	VIESTimeout time.Duration `env:"VIES_TIMEOUT, default=10s"`
 	// ConsoleURL is where checkout and the portal send the customer back.
 	ConsoleURL string `env:"CONSOLE_URL, default=http://127.0.0.1:5173"`
 }
@@ -53,6 +58,12 @@ func (s Stripe) Validate() error {
 		if !strings.HasPrefix(v, "price_") {
 			errs = append(errs, fmt.Errorf("%s must be a Stripe price id (price_...) when billing is enabled", name))
 		}
+	}
+	if u, err := url.Parse(s.VIESURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, errors.New("VIES_URL must be an http(s) URL"))
+	}
+	if s.VIESTimeout <= 0 {
+		errs = append(errs, errors.New("VIES_TIMEOUT must be positive"))
 	}
 	if u, err := url.Parse(s.ConsoleURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs = append(errs, errors.New("CONSOLE_URL must be an http(s) URL"))

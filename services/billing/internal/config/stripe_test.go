@@ -53,6 +53,7 @@ func TestStripeSettingsAreCheckedAtStart(t *testing.T) {
 		"bad API URL":                       {map[string]string{"STRIPE_API_URL": "stripe-mock:12111"}, "STRIPE_API_URL"},
 		"missing price":                     {map[string]string{"STRIPE_PRICE_FLOCK_YEAR": ""}, "STRIPE_PRICE_FLOCK_YEAR"},
 		"product instead of price":          {map[string]string{"STRIPE_PRICE_SONGBIRD_MONTH": "prod_x"}, "STRIPE_PRICE_SONGBIRD_MONTH"},
+		"bad VIES URL":                      {map[string]string{"VIES_URL": "ec.europa.eu"}, "VIES_URL"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
