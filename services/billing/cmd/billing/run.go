@@ -116,6 +116,8 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 			Immediately: true,
 			Run:         svc.SendHoldNotices,
 		})
+		// VAT IDs judged by their format while VIES was down are asked about again.
+		g.Every(log, lifecycle.Job{Name: "recheck VAT IDs", Every: cfg.VATRecheckEvery, Run: svc.RecheckVATIDs})
 	}
 	// Keeps the outbox and processed-message tables from growing without end.
 	g.Every(log, lifecycle.Job{

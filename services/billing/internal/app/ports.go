@@ -26,6 +26,8 @@ type Store interface {
 	Invoices(ctx context.Context, accountID uuid.UUID) ([]mirror.Invoice, error)
 	// AccountHold is the account's hold as last announced; zero when it never had one.
 	AccountHold(ctx context.Context, accountID uuid.UUID) (mirror.HoldRecord, error)
+	// FormatOnlyCustomers are customers whose VAT ID awaits VIES's answer.
+	FormatOnlyCustomers(ctx context.Context, limit int) ([]mirror.Customer, error)
 	// ActiveHolds are the accounts whose hold is on.
 	ActiveHolds(ctx context.Context) ([]mirror.ActiveHold, error)
 }

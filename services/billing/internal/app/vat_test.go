@@ -58,3 +58,39 @@ func TestSyncChecksTheVATIDAndStatesReverseCharge(t *testing.T) {
 		})
 	}
 }
+
+// While VIES is down the format check stands in and says so; a later round asks VIES again
+// and records its verdict.
+func TestVATIDsJudgedByFormatAreCheckedAgain(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	st := recordingStore{store.New(newPool(t)), rec}
+	fake := providerfake.New()
+	vies := &vat.FakeVIES{Down: true, Valid: map[string]bool{}}
+	svc := app.New(st, app.WithPayments(app.Payments{Provider: fake, Prices: testPrices, VIES: vies, ConsoleURL: "http://console.test"}))
+	id := uuid.Must(uuid.NewV7())
+	register(t, svc, st, id, "ada@example.com")
+	if _, err := svc.Portal(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := st.Customer(ctx, id)
+	fake.SetCustomer(app.Customer{ID: c.CustomerID, Country: "DE", VATID: "DE123456789", Business: true})
+	s, err := svc.Sync(ctx, id)
+	if err != nil || !s.Customer.VATIDValid || !s.Customer.VATIDFormatOnly {
+		t.Fatalf("while VIES is down: %+v, %v", s.Customer, err)
+	}
+	recheck := func(want int64) {
+		t.Helper()
+		if n, err := svc.RecheckVATIDs(ctx); err != nil || n != want {
+			t.Fatalf("rechecked %d, %v; want %d", n, err, want)
+		}
+	}
+	recheck(0) // still down
+	vies.Down = false
+	recheck(1)
+	recheck(0)
+	got, _ := st.Customer(ctx, id)
+	if got.VATIDValid || got.VATIDFormatOnly {
+		t.Fatalf("after VIES refused the ID: %+v", got)
+	}
+}

@@ -87,7 +87,7 @@ func (s *Service) ApplyWebhook(ctx context.Context, payload []byte, signature st
 			if err != nil {
 				return err
 			}
-			c.Country, c.VATID, c.Business, c.VATIDValid = fresh.Country, fresh.VATID, fresh.Business, fresh.VATIDValid
+			c.Country, c.VATID, c.Business, c.VATIDValid, c.VATIDFormatOnly = fresh.Country, fresh.VATID, fresh.Business, fresh.VATIDValid, fresh.VATIDFormatOnly
 			return tx.UpdateCustomer(ctx, c, s.now())
 		}
 		return nil

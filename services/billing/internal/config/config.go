@@ -22,6 +22,8 @@ type Config struct {
 	// HoldNoticeEvery is how often the payment-failure holds are checked for notices (mails)
 	// that are due.
 	HoldNoticeEvery time.Duration `env:"BILLING_HOLD_NOTICE_EVERY, default=1m"`
+	// VATRecheckEvery is how often VAT IDs VIES could not check are asked about again.
+	VATRecheckEvery time.Duration `env:"BILLING_VAT_RECHECK_EVERY, default=1h"`
 
 	// Stripe is the payment provider; unset, paid plans are off.
 	Stripe
@@ -53,6 +55,9 @@ func (c *Config) Validate() error {
 	}
 	if c.HoldNoticeEvery <= 0 {
 		errs = append(errs, errors.New("BILLING_HOLD_NOTICE_EVERY must be positive"))
+	}
+	if c.VATRecheckEvery <= 0 {
+		errs = append(errs, errors.New("BILLING_VAT_RECHECK_EVERY must be positive"))
 	}
 	if err := c.Stripe.Validate(); err != nil {
 		errs = append(errs, err)

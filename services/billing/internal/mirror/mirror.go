@@ -21,6 +21,9 @@ type Customer struct {
 	VATID      string // "" when none
 	Business   bool
 	VATIDValid bool
+	// VATIDFormatOnly is true while VATIDValid is the format check's verdict, VIES not having
+	// answered: the ID is checked again later.
+	VATIDFormatOnly bool
 }
 
 // Subscription is one subscription of an account.

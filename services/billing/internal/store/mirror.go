@@ -21,11 +21,11 @@ type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-const customerColumns = `account_id, customer_id, country, vat_id, business, vat_id_valid`
+const customerColumns = `account_id, customer_id, country, vat_id, business, vat_id_valid, vat_id_format_only`
 
 func scanCustomer(row pgx.Row) (mirror.Customer, error) {
 	var c mirror.Customer
-	err := row.Scan(&c.AccountID, &c.CustomerID, &c.Country, &c.VATID, &c.Business, &c.VATIDValid)
+	err := row.Scan(&c.AccountID, &c.CustomerID, &c.Country, &c.VATID, &c.Business, &c.VATIDValid, &c.VATIDFormatOnly)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return mirror.Customer{}, mirror.ErrNotFound
 	}
@@ -38,6 +38,15 @@ func scanCustomer(row pgx.Row) (mirror.Customer, error) {
 // Customer is the account's customer; mirror.ErrNotFound when none was created.
 func (s *Store) Customer(ctx context.Context, accountID uuid.UUID) (mirror.Customer, error) {
 	return scanCustomer(s.pool.QueryRow(ctx, `SELECT `+customerColumns+` FROM customers WHERE account_id = $1`, accountID))
+}
+
+// FormatOnlyCustomers are the customers whose VAT ID was judged by its format alone.
+func (s *Store) FormatOnlyCustomers(ctx context.Context, limit int) ([]mirror.Customer, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+customerColumns+` FROM customers WHERE vat_id_format_only ORDER BY updated_at LIMIT $1`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: list format-only customers: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (mirror.Customer, error) { return scanCustomer(r) })
 }
 
 // Subscriptions are the account's subscriptions.
@@ -54,8 +63,8 @@ func (s *Store) Invoices(ctx context.Context, accountID uuid.UUID) ([]mirror.Inv
 // tells which.
 func (t Tx) InsertCustomer(ctx context.Context, c mirror.Customer, now time.Time) (bool, error) {
 	tag, err := t.tx.Exec(ctx, `INSERT INTO customers (`+customerColumns+`, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $7) ON CONFLICT (account_id) DO NOTHING`,
-		c.AccountID, c.CustomerID, c.Country, c.VATID, c.Business, c.VATIDValid, now)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) ON CONFLICT (account_id) DO NOTHING`,
+		c.AccountID, c.CustomerID, c.Country, c.VATID, c.Business, c.VATIDValid, c.VATIDFormatOnly, now)
 	if err != nil {
 		return false, fmt.Errorf("store: insert customer: %w", err)
 	}
@@ -74,8 +83,9 @@ func (t Tx) CustomerByProviderID(ctx context.Context, customerID string) (mirror
 
 // UpdateCustomer writes the customer's billing details.
 func (t Tx) UpdateCustomer(ctx context.Context, c mirror.Customer, now time.Time) error {
-	_, err := t.tx.Exec(ctx, `UPDATE customers SET country = $2, vat_id = $3, business = $4, vat_id_valid = $5, updated_at = $6
-		WHERE account_id = $1`, c.AccountID, c.Country, c.VATID, c.Business, c.VATIDValid, now)
+	_, err := t.tx.Exec(ctx, `UPDATE customers SET country = $2, vat_id = $3, business = $4, vat_id_valid = $5,
+		vat_id_format_only = $6, updated_at = $7 WHERE account_id = $1`,
+		c.AccountID, c.Country, c.VATID, c.Business, c.VATIDValid, c.VATIDFormatOnly, now)
 	if err != nil {
 		return fmt.Errorf("store: update customer: %w", err)
 	}
