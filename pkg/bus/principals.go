@@ -117,7 +117,7 @@ func TopicWrite(principal string) string {
 		return `^(?:deploys\..*|zone\.[^.]+\.(?:deploy|activate|discard))$`
 	}
 	if principal == PrincipalDatabases {
-		return `^(?:databases\..*|zone\.[^.]+\.(?:database_create|database_drop|database_dump|database_restore))$`
+		return `^(?:databases\..*|zone\.[^.]+\.(?:database_create|database_drop|database_dump|database_restore|database_rotate|database_retire))$`
 	}
 	return `^` + regexp.QuoteMeta(principal) + `\..*$`
 }
@@ -151,7 +151,7 @@ func TopicRead(principal string) string {
 var zoneCommands = map[string]string{
 	"deploy": PrincipalDeploys, "activate": PrincipalDeploys, "discard": PrincipalDeploys,
 	"database_create": PrincipalDatabases, "database_drop": PrincipalDatabases, "database_dump": PrincipalDatabases,
-	"database_restore": PrincipalDatabases,
+	"database_restore": PrincipalDatabases, "database_rotate": PrincipalDatabases, "database_retire": PrincipalDatabases,
 }
 
 // MayPublish reports whether principal owns routing key: the first segment of the key names

@@ -9,6 +9,10 @@ const (
 	// CommandDatabaseRestore makes a new database from a dump; database_drop (with the
 	// restore's id and name) takes it away again.
 	CommandDatabaseRestore = "database_restore" // zonev1.RestoreDatabase
+	// CommandDatabaseRotate gives the database a new password while the current one goes on
+	// working; CommandDatabaseRetire makes the one a rotation replaced stop working.
+	CommandDatabaseRotate = "database_rotate" // zonev1.DropDatabase (the database's ids and name)
+	CommandDatabaseRetire = "database_retire" // zonev1.DropDatabase (the database's ids and name)
 
 	KeyDatabaseReady   = "zone.database.ready"   // zonev1.DatabaseChanged
 	KeyDatabaseFailed  = "zone.database.failed"  // zonev1.DatabaseChanged
@@ -19,6 +23,8 @@ const (
 	KeyDatabaseWritable = "zone.database.writable"  // zonev1.DatabaseChanged
 	KeyDatabaseDumped   = "zone.database.dumped"    // zonev1.DatabaseDumped
 	KeyDatabaseRestored = "zone.database.restored"  // zonev1.DatabaseRestored
+	// The new password works (the apps service asks for it and rewrites DATABASE_URL).
+	KeyDatabaseRotated = "zone.database.rotated" // zonev1.DatabaseChanged
 )
 
 // DatabaseCredentialsQueue is zone's request queue for a database's credentials

@@ -25,7 +25,7 @@ func managedDatabases(cfg config.Config, st app.Store, log *slog.Logger) (*app.D
 	port, _ := strconv.Atoi(portText)
 	dbs := &app.Databases{
 		Zone: cfg.Zone, Host: sandboxHost(host), Port: port, Store: st,
-		NewPassword: managed.NewPassword, Now: time.Now, Log: log,
+		NewPassword: managed.NewPassword, OtherLogin: managed.OtherLogin, Now: time.Now, Log: log,
 	}
 	if !cfg.Enabled() {
 		return dbs, nil, nil

@@ -21,6 +21,9 @@ var ErrNoDatabase = errors.New("no such database")
 type DatabaseCluster interface {
 	Create(ctx context.Context, name, password string, connLimit int) error
 	Drop(ctx context.Context, name string) error
+	// SetLogin and Retire are the two logins of a rotation (rotate.go).
+	SetLogin(ctx context.Context, name, login, password string, connLimit int) error
+	Retire(ctx context.Context, name, login string) error
 }
 
 // DatabasePooler is the pooler in front of the cluster, and the zone's record of each
@@ -31,6 +34,13 @@ type DatabasePooler interface {
 	// Track records whose database it is and its cap, for the size check.
 	Track(name, databaseID, appID string, maxBytes int64) error
 	Remove(ctx context.Context, name string) error
+	// Login is who the current password logs in as; Rotate moves to another login, keeping
+	// the one it replaces (OldLogin) admitted until RetireOld.
+	Login(name string) (login, password string, ok bool)
+	Rotate(ctx context.Context, name, login, password string) error
+	OldLogin(name string) (string, bool)
+	RetireOld(ctx context.Context, name string) error
+	PoolSize(name string) int
 }
 
 // Credentials are what an app's sandbox connects with: the pooler as the sandbox reaches it.
@@ -57,12 +67,14 @@ type Databases struct {
 	CapOverride int64
 	// Dumps writes a database's dump into object storage.
 	Dumps DatabaseDumper
+	// OtherLogin is the login a rotation moves to from current (managed.OtherLogin).
+	OtherLogin func(name, current string) string
 }
 
 // DatabaseDumper dumps a database (pg_dump's custom format) to an object key, and restores
 // such a dump into a database.
 type DatabaseDumper interface {
-	Dump(ctx context.Context, name, password, key string) (int64, error)
+	Dump(ctx context.Context, name, login, password, key string) (int64, error)
 	Restore(ctx context.Context, name, password, key string) error
 }
 
@@ -106,13 +118,13 @@ func (d *Databases) restore(ctx context.Context, restoreID, appID, name, key str
 // (never retried: the next one is another dump), with a sentence a customer may read.
 func (d *Databases) Dump(ctx context.Context, tx Tx, databaseID, dumpID, name, key string) error {
 	report := &zonev1.DatabaseDumped{DatabaseId: databaseID, DumpId: dumpID, Zone: d.Zone}
-	pw, ok := "", false
+	login, pw, ok := "", "", false
 	if d.Cluster != nil {
-		pw, ok = d.Pooler.Password(name)
+		login, pw, ok = d.Pooler.Login(name)
 	}
 	if !ok || d.Dumps == nil {
 		report.Message = "the database is not in this zone"
-	} else if size, err := d.Dumps.Dump(ctx, name, pw, key); err != nil {
+	} else if size, err := d.Dumps.Dump(ctx, name, login, pw, key); err != nil {
 		d.Log.WarnContext(ctx, "database dump failed", "database_id", databaseID, "dump_id", dumpID, "err", err.Error())
 		report.Message = "the dump failed"
 	} else {
@@ -135,11 +147,17 @@ func (d *Databases) Create(ctx context.Context, tx Tx, databaseID, appID, name s
 		d.Log.WarnContext(ctx, "database requested, but this zone hosts none (ZONE_POSTGRES_ADMIN_URL is unset)", "database_id", databaseID)
 		return tx.Publish(ctx, zonebus.KeyDatabaseFailed, d.event(databaseID, appID, "managed databases are not available in this app's zone"))
 	}
-	password, ok := d.Pooler.Password(name)
+	login, password, ok := d.Pooler.Login(name)
 	if !ok {
 		password = d.NewPassword()
 	}
-	if err := d.Cluster.Create(ctx, name, password, connLimit); err != nil {
+	if ok && login != name {
+		// Rotated to the second login (a plan change): the database exists; the owner
+		// stays NOLOGIN and the login in use gets the limit.
+		if err := d.Cluster.SetLogin(ctx, name, login, password, connLimit); err != nil {
+			return fmt.Errorf("update database %s: %w", databaseID, err)
+		}
+	} else if err := d.Cluster.Create(ctx, name, password, connLimit); err != nil {
 		return fmt.Errorf("create database %s: %w", databaseID, err)
 	}
 	if err := d.Pooler.Admit(ctx, name, password, connLimit); err != nil {
@@ -172,9 +190,9 @@ func (d *Databases) Credentials(name string) (Credentials, error) {
 	if d.Cluster == nil {
 		return Credentials{}, ErrNoDatabase
 	}
-	pw, ok := d.Pooler.Password(name)
+	login, pw, ok := d.Pooler.Login(name)
 	if !ok {
 		return Credentials{}, ErrNoDatabase
 	}
-	return Credentials{User: name, Password: pw, Database: name, Host: d.Host, Port: d.Port}, nil
+	return Credentials{User: login, Password: pw, Database: name, Host: d.Host, Port: d.Port}, nil
 }

@@ -25,9 +25,10 @@ func databasesQueue(zone string) string { return "zoneagent." + zone + ".databas
 func DatabaseSubscription(zone string, dbs *app.Databases) bus.Subscription {
 	create, drop := zonebus.CommandKey(zone, zonebus.CommandDatabaseCreate), zonebus.CommandKey(zone, zonebus.CommandDatabaseDrop)
 	dump, restore := zonebus.CommandKey(zone, zonebus.CommandDatabaseDump), zonebus.CommandKey(zone, zonebus.CommandDatabaseRestore)
+	rotate, retire := zonebus.CommandKey(zone, zonebus.CommandDatabaseRotate), zonebus.CommandKey(zone, zonebus.CommandDatabaseRetire)
 	return bus.Subscription{
 		Queue: databasesQueue(zone),
-		Keys:  []string{create, drop, dump, restore},
+		Keys:  []string{create, drop, dump, restore, rotate, retire},
 		Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
 			t := store.WithTx(tx)
 			switch d.RoutingKey {
@@ -57,6 +58,19 @@ func DatabaseSubscription(zone string, dbs *app.Databases) bus.Subscription {
 					return err
 				}
 				return dbs.Drop(ctx, t, c.GetDatabaseId(), c.GetAppId(), name)
+			case rotate, retire:
+				var c zonev1.DropDatabase
+				if err := d.Decode(&c); err != nil {
+					return bus.Permanent(err)
+				}
+				name, err := databaseName(c.GetDatabaseId(), c.GetAppId(), c.GetName())
+				if err != nil {
+					return err
+				}
+				if d.RoutingKey == rotate {
+					return dbs.Rotate(ctx, t, c.GetDatabaseId(), c.GetAppId(), name)
+				}
+				return dbs.RetireOld(ctx, c.GetDatabaseId(), c.GetAppId(), name)
 			case dump:
 				var c zonev1.DumpDatabase
 				if err := d.Decode(&c); err != nil {

@@ -57,7 +57,7 @@ func BenchmarkDumpRestore(b *testing.B) {
 	var ours, theirs, oursRestore, theirsRestore time.Duration
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
-		if _, err := d.Dump(ctx, name, "pw", key); err != nil {
+		if _, err := d.Dump(ctx, name, name, "pw", key); err != nil {
 			b.Fatal(err)
 		}
 		ours += time.Since(start)

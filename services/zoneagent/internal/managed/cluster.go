@@ -110,7 +110,7 @@ func (c Cluster) SetConnectionLimit(ctx context.Context, name string, connLimit 
 	return err
 }
 
-// Drop removes the database (ending its sessions) and its role; what is already gone is
+// Drop removes the database (ending its sessions) and its roles; what is already gone is
 // not an error.
 func (c Cluster) Drop(ctx context.Context, name string) error {
 	if !ValidName(name) {
@@ -124,6 +124,10 @@ func (c Cluster) Drop(ctx context.Context, name string) error {
 	ident := pgx.Identifier{name}.Sanitize()
 	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+ident+" WITH (FORCE)"); err != nil {
 		return fmt.Errorf("managed: drop database %s: %w", name, err)
+	}
+	// The second login first: it is a member of the owner.
+	if _, err := conn.Exec(ctx, "DROP ROLE IF EXISTS "+pgx.Identifier{SecondLogin(name)}.Sanitize()); err != nil {
+		return fmt.Errorf("managed: drop role %s: %w", SecondLogin(name), err)
 	}
 	if _, err := conn.Exec(ctx, "DROP ROLE IF EXISTS "+ident); err != nil {
 		return fmt.Errorf("managed: drop role %s: %w", name, err)

@@ -29,9 +29,10 @@ type Dumper struct {
 
 // Dump writes database name in pg_dump's custom format to key under the objects root (a
 // temporary file renamed into place, so a reader never sees half of one) and returns its
-// size. On failure nothing is left at key.
-func (d Dumper) Dump(ctx context.Context, name, password, key string) (int64, error) {
-	if !ValidName(name) || !ValidDumpKey(key) || password == "" {
+// size, logged in as login (one of the database's, logins.go). On failure nothing is left
+// at key.
+func (d Dumper) Dump(ctx context.Context, name, login, password, key string) (int64, error) {
+	if !ValidLogin(name, login) || !ValidDumpKey(key) || password == "" {
 		return 0, errors.New("managed: dump: invalid name or key")
 	}
 	u, err := url.Parse(d.AdminURL)
@@ -54,7 +55,7 @@ func (d Dumper) Dump(ctx context.Context, name, password, key string) (int64, er
 	// Without owners and grants: the dump restores into any database as any role, as a
 	// customer's pg_restore or our own restore needs.
 	cmd := exec.CommandContext(ctx, d.Bin, "--format=custom", "--no-owner", "--no-privileges",
-		"--host", host, "--port", port, "--username", name, "--dbname", name)
+		"--host", host, "--port", port, "--username", login, "--dbname", name)
 	cmd.Env = []string{"PGPASSWORD=" + password, "PGSSLMODE=disable", "PATH=/usr/bin:/bin"}
 	cmd.Stdout = tmp
 	var stderr bytes.Buffer

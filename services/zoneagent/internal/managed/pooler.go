@@ -66,8 +66,13 @@ type poolerState struct {
 }
 
 type pooledDBFile struct {
+	// Login is who Password logs in as (logins.go): the database's own name when empty.
+	Login    string `json:"login,omitempty"`
 	Password string `json:"password"`
-	PoolSize int    `json:"poolSize"`
+	// OldLogin and OldPassword: the login a rotation moved from, admitted until retired.
+	OldLogin    string `json:"oldLogin,omitempty"`
+	OldPassword string `json:"oldPassword,omitempty"`
+	PoolSize    int    `json:"poolSize"`
 	// What the size check needs: whose database it is, its cap, and whether it was made
 	// read-only for being over it.
 	DatabaseID string `json:"databaseId,omitempty"`
@@ -234,7 +239,10 @@ func (p *Pooler) writeFiles() error {
 	for _, n := range names {
 		d := p.state.Databases[n]
 		fmt.Fprintf(&ini, "%s = host=%s port=%s dbname=%s pool_size=%d max_db_connections=%d\n", n, chost, cport, n, d.PoolSize, d.PoolSize)
-		fmt.Fprintf(&users, "%q %q\n", n, d.Password)
+		fmt.Fprintf(&users, "%q %q\n", d.login(n), d.Password)
+		if d.OldLogin != "" && d.OldLogin != d.login(n) {
+			fmt.Fprintf(&users, "%q %q\n", d.OldLogin, d.OldPassword)
+		}
 	}
 	ini.WriteString("\n[pgbouncer]\n")
 	for _, kv := range [][2]string{

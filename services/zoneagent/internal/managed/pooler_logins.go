@@ -1,0 +1,80 @@
+package managed
+
+import (
+	"context"
+	"fmt"
+)
+
+func (d pooledDBFile) login(name string) string {
+	if d.Login == "" {
+		return name
+	}
+	return d.Login
+}
+
+// Login is who database name's current password logs in as, and that password, when the
+// pooler admits it.
+func (p *Pooler) Login(name string) (login, password string, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	d, ok := p.state.Databases[name]
+	return d.login(name), d.Password, ok
+}
+
+// Rotate makes login with password database name's current credentials and keeps the ones
+// it replaces admitted (until RetireOld), then reloads the running pooler. A login the
+// pooler still admitted as the old one is replaced: its earlier password stops here.
+func (p *Pooler) Rotate(ctx context.Context, name, login, password string) error {
+	if !ValidLogin(name, login) || password == "" {
+		return fmt.Errorf("managed: rotate %q: invalid login or password", login)
+	}
+	p.mu.Lock()
+	d, ok := p.state.Databases[name]
+	if !ok {
+		p.mu.Unlock()
+		return fmt.Errorf("managed: rotate %s: not admitted", name)
+	}
+	d.OldLogin, d.OldPassword = d.login(name), d.Password
+	d.Login, d.Password = login, password
+	p.state.Databases[name] = d
+	err := p.writeFiles()
+	p.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return p.reload(ctx)
+}
+
+// OldLogin is the login a rotation moved database name from, while the pooler still
+// admits it.
+func (p *Pooler) OldLogin(name string) (string, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	d := p.state.Databases[name]
+	return d.OldLogin, d.OldLogin != ""
+}
+
+// RetireOld stops admitting database name's old login and reloads the running pooler.
+func (p *Pooler) RetireOld(ctx context.Context, name string) error {
+	p.mu.Lock()
+	d, ok := p.state.Databases[name]
+	if !ok || d.OldLogin == "" {
+		p.mu.Unlock()
+		return nil
+	}
+	d.OldLogin, d.OldPassword = "", ""
+	p.state.Databases[name] = d
+	err := p.writeFiles()
+	p.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return p.reload(ctx)
+}
+
+// PoolSize is database name's pool size, the plan's connections (0 when not admitted).
+func (p *Pooler) PoolSize(name string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.state.Databases[name].PoolSize
+}
