@@ -36,11 +36,12 @@ type DatabaseConsumer struct {
 	Bus  Requester
 }
 
-// Subscription is the durable consumer of databases.{database,restore}.{ready,deleted}.
+// Subscription is the durable consumer of databases.{database,restore}.{ready,deleted} and
+// databases.database.rotated.
 func (c DatabaseConsumer) Subscription() bus.Subscription {
 	return bus.Subscription{
 		Queue: QueueDatabases,
-		Keys: []string{databasesbus.KeyDatabaseReady, databasesbus.KeyDatabaseDeleted,
+		Keys: []string{databasesbus.KeyDatabaseReady, databasesbus.KeyDatabaseRotated, databasesbus.KeyDatabaseDeleted,
 			databasesbus.KeyRestoreReady, databasesbus.KeyRestoreDeleted},
 		Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
 			var m databasesv1.DatabaseChanged
@@ -58,7 +59,9 @@ func (c DatabaseConsumer) Subscription() bus.Subscription {
 				key = env.DatabaseRestoreURLKey
 			}
 			switch d.RoutingKey {
-			case databasesbus.KeyDatabaseReady, databasesbus.KeyRestoreReady:
+			// A rotation is a ready database with a new password: the same rewrite, which keeps
+			// the customer's query parameters and leaves a URL to another host alone.
+			case databasesbus.KeyDatabaseReady, databasesbus.KeyDatabaseRotated, databasesbus.KeyRestoreReady:
 				var reply zonev1.DatabaseCredentialsReply
 				if err := c.Bus.Request(ctx, zonebus.DatabaseCredentialsQueue(m.GetZone()), &zonev1.DatabaseCredentialsRequest{
 					DatabaseId: dbID.String(), AppId: appID.String(),
@@ -66,7 +69,7 @@ func (c DatabaseConsumer) Subscription() bus.Subscription {
 					// Retried by the bus: the zone may be restarting.
 					return fmt.Errorf("busapi: credentials of database %s: %w", dbID, err)
 				}
-				if reply.GetUser() != role || reply.GetDatabase() != role || reply.GetPassword() == "" || reply.GetPort() < 1 {
+				if !env.IsDatabaseLogin(reply.GetUser(), role) || reply.GetDatabase() != role || reply.GetPassword() == "" || reply.GetPort() < 1 {
 					return bus.Permanent(fmt.Errorf("busapi: the zone answered credentials for another database than %s", dbID))
 				}
 				return c.URLs.Ready(ctx, c.Tx(tx), appID.String(), key, env.DatabaseCredentials{

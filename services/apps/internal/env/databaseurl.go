@@ -56,5 +56,10 @@ func RewriteDatabaseURL(current string, has bool, c DatabaseCredentials) (value 
 // deleted), which goes with it; any other value stays.
 func RemovesDatabaseURL(current, role string) bool {
 	u, err := url.Parse(current)
-	return err == nil && u.User != nil && u.User.Username() == role
+	return err == nil && u.User != nil && IsDatabaseLogin(u.User.Username(), role)
 }
+
+// IsDatabaseLogin reports whether user is one of the two logins of the database whose role
+// is role: the role itself, or the one credential rotations take turns with (<role>_b; the
+// zone's managed/logins.go).
+func IsDatabaseLogin(user, role string) bool { return user == role || user == role+"_b" }

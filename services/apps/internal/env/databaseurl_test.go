@@ -20,6 +20,8 @@ func TestRewriteDatabaseURL(t *testing.T) {
 		{"another host", "postgres://u:p@db.example.com:5432/app", true, "", false},
 		{"another port of the same host", "postgres://u:p@127.0.0.1:5432/app", true, "", false},
 		{"not a URL", "%zz", true, "", false},
+		{"rotated to the second login", "postgres://db_ab_b:old@127.0.0.1:6432/db_ab?sslmode=disable&application_name=web", true,
+			"postgres://db_ab:new@127.0.0.1:6432/db_ab?application_name=web&sslmode=disable", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, write := RewriteDatabaseURL(tc.current, tc.has, c)
@@ -36,7 +38,9 @@ func TestRemovesDatabaseURL(t *testing.T) {
 		want    bool
 	}{
 		{"postgres://db_ab:p@127.0.0.1:6432/db_ab?sslmode=disable&x=1", true},
+		{"postgres://db_ab_b:p@127.0.0.1:6432/db_ab?sslmode=disable", true},
 		{"postgres://db_cd:p@127.0.0.1:6432/db_cd", false},
+		{"postgres://db_ab_c:p@127.0.0.1:6432/db_ab", false},
 		{"postgres://u:p@db.example.com/app", false},
 		{"", false},
 	} {
