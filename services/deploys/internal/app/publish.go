@@ -39,7 +39,7 @@ func (s *Service) saveTransition(ctx context.Context, tx Tx, d *deploy.Deploy, p
 // startRevision tells the app's zone to prepare the deploy's revision.
 func (s *Service) startRevision(ctx context.Context, tx Tx, app App, plan Plan, d *deploy.Deploy, releaseGiven bool) error {
 	return tx.Publish(ctx, zonebus.CommandKey(app.Zone, zonebus.CommandDeploy), &zonev1.StartRevision{
-		DeployId: d.ID, AppId: d.AppID, Slug: app.Slug, Kind: string(d.Kind), ArtifactKey: d.ArtifactKey,
+		DeployId: d.ID, AppId: d.AppID, AccountId: app.AccountID, Slug: app.Slug, Kind: string(d.Kind), ArtifactKey: d.ArtifactKey,
 		Image: d.Image, Release: d.Release, EnvSealed: d.Env.Sealed, EnvKeyId: d.Env.KeyID, EnvDeployId: d.Env.For, BuildMinutes: plan.BuildMinutes,
 		MinScale: plan.MinScale, Cpu: plan.CPU, Deadline: timestamppb.New(d.DeadlineAt()), ReleaseGiven: releaseGiven,
 	})

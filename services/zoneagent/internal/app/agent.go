@@ -125,6 +125,10 @@ func (a *Agent) reloadRoutes(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	paused, err := a.store.PausedApps(ctx)
+	if err != nil {
+		return err
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	out := make([]edge.Route, 0, len(routes))
@@ -138,6 +142,7 @@ func (a *Agent) reloadRoutes(ctx context.Context) error {
 		hosts[d.Hostname] = d.AppID
 	}
 	a.table.Replace(out, hosts)
+	a.table.Pause(paused)
 	return nil
 }
 

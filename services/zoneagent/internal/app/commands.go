@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"tori.dev/services/zoneagent/internal/revision"
 )
@@ -47,6 +48,20 @@ func (a *Agent) DomainRemoved(ctx context.Context, tx Tx, hostname, appID string
 func (a *Agent) DomainDeactivated(ctx context.Context, tx Tx, hostname, appID string) error {
 	defer a.Poke()
 	return tx.RemoveDomain(ctx, hostname, appID)
+}
+
+// NoteAccount records whose app it is, from the deploy command, so a hold on the account
+// reaches it.
+func (a *Agent) NoteAccount(ctx context.Context, tx Tx, appID, accountID string) error {
+	return tx.SetAppAccount(ctx, appID, accountID)
+}
+
+// HoldChanged keeps billing's latest word on an account's payment-failure hold: from
+// stopsFrom every app of the account answers with the paused page (nil lifts it). The edge
+// follows within one pass.
+func (a *Agent) HoldChanged(ctx context.Context, tx Tx, accountID string, stopsFrom *time.Time, version int64) error {
+	defer a.Poke()
+	return tx.SaveHold(ctx, accountID, stopsFrom, version)
 }
 
 // DeleteApp stops serving the app before the record commits: the delete is a fact, and

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -36,6 +37,11 @@ type Tx interface {
 	SetDomain(ctx context.Context, hostname, appID string) error
 	// RemoveDomain forgets a hostname of an app (not one another app has claimed since).
 	RemoveDomain(ctx context.Context, hostname, appID string) error
+	// SetAppAccount records the account an app belongs to.
+	SetAppAccount(ctx context.Context, appID, accountID string) error
+	// SaveHold keeps an account's payment-failure hold (stopsFrom nil: none) unless a
+	// version as new is kept.
+	SaveHold(ctx context.Context, accountID string, stopsFrom *time.Time, version int64) error
 }
 
 // Store is the zone's record. Methods on the Store itself read outside any transaction.
@@ -45,6 +51,8 @@ type Store interface {
 	Work(ctx context.Context) ([]revision.Revision, error)
 	Routes(ctx context.Context) ([]revision.Route, error)
 	Domains(ctx context.Context) ([]Domain, error)
+	// PausedApps maps each app whose account is under a hold to when its serving stops.
+	PausedApps(ctx context.Context) (map[string]time.Time, error)
 	Revision(ctx context.Context, deployID string) (revision.Revision, error)
 }
 

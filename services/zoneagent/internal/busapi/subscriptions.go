@@ -13,8 +13,10 @@ import (
 
 	"tori.dev/pkg/bus"
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
+	billingv1 "tori.dev/proto/gen/tori/billing/v1"
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
 	appsbus "tori.dev/proto/tori/apps/v1"
+	billingbus "tori.dev/proto/tori/billing/v1"
 	zonebus "tori.dev/proto/tori/zone/v1"
 	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/revision"
@@ -24,6 +26,7 @@ import (
 // The zone's own durable queues; they carry the zone id, so every zone has its own.
 func commandsQueue(zone string) string { return "zoneagent." + zone + ".commands" }
 func appsQueue(zone string) string     { return "zoneagent." + zone + ".apps" }
+func holdsQueue(zone string) string    { return "zoneagent." + zone + ".holds" }
 
 // Subscriptions are the zone's durable consumers.
 func Subscriptions(a *app.Agent) []bus.Subscription {
@@ -37,6 +40,11 @@ func Subscriptions(a *app.Agent) []bus.Subscription {
 				zonebus.CommandKey(z, zonebus.CommandDiscard),
 			},
 			Handle: commandHandler(a),
+		},
+		{
+			Queue:  holdsQueue(z),
+			Keys:   []string{billingbus.KeyHoldChanged},
+			Handle: holdsHandler(a),
 		},
 		{
 			Queue:  appsQueue(z),
@@ -61,6 +69,11 @@ func commandHandler(a *app.Agent) bus.TxHandler {
 			if err := rev.Check(); err != nil {
 				return bus.Permanent(err)
 			}
+			if c.GetAccountId() != "" {
+				if err := a.NoteAccount(ctx, t, rev.AppID, c.GetAccountId()); err != nil {
+					return err
+				}
+			}
 			return a.StartRevision(ctx, t, rev)
 		case zonebus.CommandKey(a.Zone(), zonebus.CommandActivate):
 			var c zonev1.ActivateRevision
@@ -83,6 +96,26 @@ func commandHandler(a *app.Agent) bus.TxHandler {
 		}
 		a.Poke()
 		return nil
+	}
+}
+
+// holdsHandler keeps each account's payment-failure hold; the edge pauses the account's apps
+// from the hold's serving_stops_from.
+func holdsHandler(a *app.Agent) bus.TxHandler {
+	return func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+		var ev billingv1.AccountHoldChanged
+		if err := d.Decode(&ev); err != nil {
+			return bus.Permanent(err)
+		}
+		if err := requireIDs(ev.GetAccountId()); err != nil {
+			return err
+		}
+		var stopsFrom *time.Time
+		if ev.GetActive() && ev.GetServingStopsFrom() != nil {
+			t := ev.GetServingStopsFrom().AsTime()
+			stopsFrom = &t
+		}
+		return a.HoldChanged(ctx, store.WithTx(tx), ev.GetAccountId(), stopsFrom, ev.GetVersion())
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Services proxies a request to a live service's process, waking it if it naps.
@@ -28,6 +29,10 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	route, ok := e.route(r.Host)
 	if !ok {
 		notFound(w)
+		return
+	}
+	if e.Table.Paused(route.AppID, time.Now()) {
+		paused(w)
 		return
 	}
 	if route.Kind.Static() {
@@ -110,6 +115,25 @@ func (e *Edge) serveStatic(w http.ResponseWriter, r *http.Request, route Route) 
 	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	http.ServeContent(w, r, info.Name(), info.ModTime(), f)
+}
+
+// pausedPage says the site is paused and nothing about why: a visitor is not told about the
+// owner's bill.
+const pausedPage = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Site paused</title></head>
+<body style="font-family: system-ui, sans-serif; max-width: 32rem; margin: 20vh auto; padding: 0 1rem; color: #222">
+<h1 style="font-size: 1.5rem">This site is paused</h1>
+<p>It is not available right now. Please try again later.</p>
+</body></html>
+`
+
+func paused(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Retry-After", "3600")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	w.Write([]byte(pausedPage))
 }
 
 func notFound(w http.ResponseWriter) {

@@ -5,6 +5,7 @@ package edge
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"tori.dev/services/zoneagent/internal/revision"
 )
@@ -22,6 +23,9 @@ type Route struct {
 type Table struct {
 	mu sync.Mutex // serializes writers
 	p  atomic.Pointer[tables]
+	// paused maps an app to when it stops being served (its account's payment-failure
+	// hold); apart from the routes, so a switch during a hold keeps it.
+	paused atomic.Pointer[map[string]time.Time]
 }
 
 // tables is one immutable version of the routing table.
@@ -35,6 +39,21 @@ func NewTable() *Table {
 	t := &Table{}
 	t.p.Store(&tables{bySlug: map[string]Route{}, byHost: map[string]Route{}})
 	return t
+}
+
+// Pause installs the apps under a hold, each with the moment its serving stops.
+func (t *Table) Pause(from map[string]time.Time) {
+	t.paused.Store(&from)
+}
+
+// Paused reports whether the app's serving has stopped at now.
+func (t *Table) Paused(appID string, now time.Time) bool {
+	m := t.paused.Load()
+	if m == nil {
+		return false
+	}
+	from, ok := (*m)[appID]
+	return ok && !now.Before(from)
 }
 
 // Lookup finds the live app with slug.

@@ -128,8 +128,11 @@ type StartRevision struct {
 	ReleaseGiven bool `protobuf:"varint,13,opt,name=release_given,json=releaseGiven,proto3" json:"release_given,omitempty"`
 	// The key the snapshot was sealed with, and the deploy it was sealed for (a rollback reuses
 	// the snapshot of the deploy it rolls back to); both go with env_sealed to apps.rpc.env_open.
-	EnvKeyId      string `protobuf:"bytes,14,opt,name=env_key_id,json=envKeyId,proto3" json:"env_key_id,omitempty"`
-	EnvDeployId   string `protobuf:"bytes,15,opt,name=env_deploy_id,json=envDeployId,proto3" json:"env_deploy_id,omitempty"`
+	EnvKeyId    string `protobuf:"bytes,14,opt,name=env_key_id,json=envKeyId,proto3" json:"env_key_id,omitempty"`
+	EnvDeployId string `protobuf:"bytes,15,opt,name=env_deploy_id,json=envDeployId,proto3" json:"env_deploy_id,omitempty"`
+	// The app's account: the zone stops serving every app of an account whose payment-failure
+	// hold reaches serving_stops_from (billing.account.hold_changed).
+	AccountId     string `protobuf:"bytes,16,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -265,6 +268,13 @@ func (x *StartRevision) GetEnvKeyId() string {
 func (x *StartRevision) GetEnvDeployId() string {
 	if x != nil {
 		return x.EnvDeployId
+	}
+	return ""
+}
+
+func (x *StartRevision) GetAccountId() string {
+	if x != nil {
+		return x.AccountId
 	}
 	return ""
 }
@@ -555,7 +565,7 @@ var File_tori_zone_v1_zone_proto protoreflect.FileDescriptor
 
 const file_tori_zone_v1_zone_proto_rawDesc = "" +
 	"\n" +
-	"\x17tori/zone/v1/zone.proto\x12\ftori.zone.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd0\x03\n" +
+	"\x17tori/zone/v1/zone.proto\x12\ftori.zone.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xef\x03\n" +
 	"\rStartRevision\x12\x1b\n" +
 	"\tdeploy_id\x18\x01 \x01(\tR\bdeployId\x12\x15\n" +
 	"\x06app_id\x18\x02 \x01(\tR\x05appId\x12\x12\n" +
@@ -574,7 +584,9 @@ const file_tori_zone_v1_zone_proto_rawDesc = "" +
 	"\rrelease_given\x18\r \x01(\bR\freleaseGiven\x12\x1c\n" +
 	"\n" +
 	"env_key_id\x18\x0e \x01(\tR\benvKeyId\x12\"\n" +
-	"\renv_deploy_id\x18\x0f \x01(\tR\venvDeployId\"Z\n" +
+	"\renv_deploy_id\x18\x0f \x01(\tR\venvDeployId\x12\x1d\n" +
+	"\n" +
+	"account_id\x18\x10 \x01(\tR\taccountId\"Z\n" +
 	"\x10ActivateRevision\x12\x1b\n" +
 	"\tdeploy_id\x18\x01 \x01(\tR\bdeployId\x12\x15\n" +
 	"\x06app_id\x18\x02 \x01(\tR\x05appId\x12\x12\n" +
