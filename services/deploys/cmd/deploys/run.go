@@ -124,5 +124,6 @@ func sweepJobs(svc *app.Service, cfg config.Config) []lifecycle.Job {
 			return svc.SweepArtifacts(ctx, cfg.ArtifactGrace)
 		}},
 		{Name: "redeploy for plan changes", Every: cfg.SweepEvery, Immediately: true, Run: svc.RedeployForPlans},
+		{Name: "mark reclaimable artifacts", Every: cfg.SweepEvery, Immediately: true, Run: svc.MarkReclaimable},
 	}
 }

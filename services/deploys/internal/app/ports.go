@@ -84,6 +84,9 @@ type Store interface {
 	ArtifactReferenced(ctx context.Context, key string) (bool, error)
 	// AppsToClean returns deleted apps whose cleanup has not finished.
 	AppsToClean(ctx context.Context, limit int) ([]string, error)
+	// MarkReclaimable marks the artifacts of accounts whose hold reached its reclaimable
+	// date by now and clears the rest, returning how many deploys changed.
+	MarkReclaimable(ctx context.Context, now time.Time) (int64, error)
 	// ArtifactsOf returns the artifact keys of every deploy of the app.
 	ArtifactsOf(ctx context.Context, appID string) ([]string, error)
 }

@@ -69,3 +69,9 @@ func (s *Service) SweepArtifacts(ctx context.Context, grace time.Duration) (int6
 	})
 	return swept, err
 }
+
+// MarkReclaimable follows each account's payment-failure hold to day 30: from then its
+// artifacts are marked eligible for reclamation (nothing is deleted), until the hold ends.
+func (s *Service) MarkReclaimable(ctx context.Context) (int64, error) {
+	return s.store.MarkReclaimable(ctx, s.clock())
+}
