@@ -26,6 +26,9 @@ import (
 	"tori.dev/services/databases/internal/store"
 )
 
+// clock is the service's time; tests move it (the 24 hours of a rotated-out password).
+var clock = time.Now
+
 func run(ctx context.Context) error {
 	return serve(ctx, pkgconfig.Environ(), os.Stderr)
 }
@@ -65,12 +68,12 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		busapi.AppsLookup{Client: appsbus.AppClient{Bus: conn, Timeout: cfg.AppLookupTimeout}},
 		busapi.BillingPlans{Client: billingbus.PlanClient{Bus: conn, Timeout: cfg.PlanLookupTimeout}},
 		objects.Store{Root: filepath.Join(cfg.DataDir, "objects")},
-		time.Now, log)
+		clock, log)
 	dbs.DumpHour = cfg.DumpHour
 	id := health.NewIdentity("databases", version)
 	web := httpapi.New(httpapi.Deps{Databases: dbs, SigningKey: []byte(cfg.SigningKey), Identity: id, Log: log})
 	// Registered before /readyz is served, so it is never ready with the consumer unbound.
-	subs := []bus.Subscription{busapi.ZoneReports(st, dbs), busapi.AppDeletions(st, dbs), busapi.PlanChanges(st, dbs)}
+	subs := []bus.Subscription{busapi.ZoneReports(st, dbs), busapi.AppDeletions(st, dbs), busapi.PlanChanges(st, dbs), busapi.Deploys(st, dbs)}
 	for i := range subs {
 		subs[i].Ready = id.Await(subs[i].Queue)
 	}
@@ -86,6 +89,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	}
 	g.Go("bus housekeeping", func(ctx context.Context) error { return bus.Housekeep(ctx, pool, 0, log) })
 	g.Every(log, lifecycle.Job{Name: "nightly dumps", Every: cfg.DumpCheckInterval, Run: dbs.NightlyDumps})
+	g.Every(log, lifecycle.Job{Name: "rotation expiry", Every: cfg.RotationCheckInterval, Run: dbs.ExpireRotations})
 	g.Go("http", func(context.Context) error { return web.Listener(ln) })
 	g.Go("http shutdown", func(ctx context.Context) error {
 		<-ctx.Done()

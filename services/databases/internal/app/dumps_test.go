@@ -21,6 +21,11 @@ type memory struct {
 	dumps    map[string]database.Dump
 	commands []*zonev1.DumpDatabase
 	removed  []string
+	// rotations_test.go: the pending rotations, the deploys noted for them, and every
+	// routing key published.
+	rotations       map[string]database.Rotation
+	rotationDeploys map[string]string
+	keys            []string
 }
 
 func (m *memory) ByApp(_ context.Context, appID string) (database.Database, error) {
@@ -95,7 +100,8 @@ func (m *memory) DeleteDumps(_ context.Context, ids []string) error {
 	}
 	return nil
 }
-func (m *memory) Publish(_ context.Context, _ string, msg proto.Message) error {
+func (m *memory) Publish(_ context.Context, key string, msg proto.Message) error {
+	m.keys = append(m.keys, key)
 	if c, ok := msg.(*zonev1.DumpDatabase); ok {
 		m.commands = append(m.commands, c)
 	}

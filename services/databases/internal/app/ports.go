@@ -66,6 +66,16 @@ type Tx interface {
 	RemoveRestore(ctx context.Context, id string) error
 	// Restores lists a database's restores.
 	Restores(ctx context.Context, databaseID string) ([]database.Restore, error)
+	// PutRotation records a pending rotation (replacing one); the Lock* return one, locked,
+	// or database.ErrNotFound; ConfirmRotation sets its RotatedAt; AddRotationDeploy notes a
+	// deploy whose going live retires the old password.
+	PutRotation(ctx context.Context, r database.Rotation) error
+	LockRotation(ctx context.Context, databaseID string) (database.Rotation, error)
+	LockRotationByApp(ctx context.Context, appID string) (database.Rotation, error)
+	LockRotationOfDeploy(ctx context.Context, deployID string) (database.Rotation, error)
+	ConfirmRotation(ctx context.Context, databaseID string, at time.Time) error
+	AddRotationDeploy(ctx context.Context, databaseID, deployID string) error
+	RemoveRotation(ctx context.Context, databaseID string) error
 	// Publish writes an event to the outbox, published once the transaction commits.
 	Publish(ctx context.Context, routingKey string, msg proto.Message) error
 }
@@ -81,5 +91,7 @@ type Store interface {
 	NightlyCandidates(ctx context.Context) ([]Candidate, error)
 	// Restores lists a database's restores.
 	Restores(ctx context.Context, databaseID string) ([]database.Restore, error)
+	// ConfirmedRotations are the pending rotations the zone has put in place.
+	ConfirmedRotations(ctx context.Context) ([]database.Rotation, error)
 	InTx(ctx context.Context, fn func(tx Tx) error) error
 }

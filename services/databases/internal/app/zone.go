@@ -49,7 +49,7 @@ func (s *Databases) dropRequested(ctx context.Context, tx Tx, d database.Databas
 
 // ZoneReport is what a zone said of one of its databases.
 type ZoneReport struct {
-	Kind       string // zonebus.KeyDatabase{Ready,Failed,Dropped,ReadOnly,Writable}
+	Kind       string // zonebus.KeyDatabase{Ready,Failed,Dropped,ReadOnly,Writable,Rotated}
 	DatabaseID string
 	Zone       string
 	Message    string
@@ -114,6 +114,8 @@ func (s *Databases) ZoneReported(ctx context.Context, tx Tx, r ZoneReport) error
 		}
 		s.log.InfoContext(ctx, "database size crossed its cap", "database_id", d.ID, "status", string(to))
 		return tx.Update(ctx, d)
+	case zonebus.KeyDatabaseRotated:
+		return s.rotated(ctx, tx, d, now)
 	case zonebus.KeyDatabaseDropped:
 		if d.Status != database.StatusDeleting {
 			return nil

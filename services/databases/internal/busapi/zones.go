@@ -22,12 +22,13 @@ type Transactions interface {
 	WithTx(tx pgx.Tx) app.Tx
 }
 
-// ZoneReports consumes zone.database.{ready,failed,dropped,read_only,writable,dumped,restored}.
+// ZoneReports consumes zone.database.{ready,failed,dropped,read_only,writable,dumped,restored,rotated}.
 func ZoneReports(txs Transactions, dbs *app.Databases) bus.Subscription {
 	return bus.Subscription{
 		Queue: QueueZones,
 		Keys: []string{zonebus.KeyDatabaseReady, zonebus.KeyDatabaseFailed, zonebus.KeyDatabaseDropped,
-			zonebus.KeyDatabaseReadOnly, zonebus.KeyDatabaseWritable, zonebus.KeyDatabaseDumped, zonebus.KeyDatabaseRestored},
+			zonebus.KeyDatabaseReadOnly, zonebus.KeyDatabaseWritable, zonebus.KeyDatabaseDumped, zonebus.KeyDatabaseRestored,
+			zonebus.KeyDatabaseRotated},
 		Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
 			switch d.RoutingKey {
 			case zonebus.KeyDatabaseDumped:

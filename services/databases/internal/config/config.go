@@ -32,6 +32,9 @@ type Config struct {
 	DumpHour int `env:"DATABASE_DUMP_HOUR, default=3"`
 	// DumpCheckInterval is how often the nightly job looks for databases due for their dump.
 	DumpCheckInterval time.Duration `env:"DATABASES_DUMP_CHECK_INTERVAL, default=1m"`
+	// RotationCheckInterval is how often the job looks for rotated-out passwords whose 24
+	// hours are up.
+	RotationCheckInterval time.Duration `env:"DATABASES_ROTATION_CHECK_INTERVAL, default=1m"`
 	// ShutdownTimeout bounds how long requests in flight may take to finish at a stop.
 	ShutdownTimeout time.Duration `env:"DATABASES_SHUTDOWN_TIMEOUT, default=10s"`
 }
@@ -56,6 +59,7 @@ func (c *Config) Validate() error {
 		{"DATABASES_PLAN_LOOKUP_TIMEOUT", c.PlanLookupTimeout},
 		{"DATABASES_SHUTDOWN_TIMEOUT", c.ShutdownTimeout},
 		{"DATABASES_DUMP_CHECK_INTERVAL", c.DumpCheckInterval},
+		{"DATABASES_ROTATION_CHECK_INTERVAL", c.RotationCheckInterval},
 	} {
 		if f.d <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, not %s", f.name, f.d))

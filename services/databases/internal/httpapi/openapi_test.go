@@ -45,8 +45,8 @@ func TestOpenAPIFragmentMatchesTheRoutes(t *testing.T) {
 			t.Errorf("%s %s is served but not in openapi-fragment.json", r.Method, p)
 		}
 	}
-	if served != 9 {
-		t.Fatalf("%d /api routes served, want 9", served)
+	if served != 10 {
+		t.Fatalf("%d /api routes served, want 10", served)
 	}
 
 	b, err := json.Marshal(toJSON(database.Database{ID: "i", AppID: "a", CreatedAt: time.Now(), Status: database.StatusReady}))

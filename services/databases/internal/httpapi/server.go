@@ -42,6 +42,7 @@ func New(d Deps) *fiber.App {
 	api.Post("/apps/:slug/database", h.create)
 	api.Get("/apps/:slug/database", h.get)
 	api.Delete("/apps/:slug/database", h.delete)
+	api.Post("/apps/:slug/database/credentials/rotate", h.rotate)
 	api.Get("/apps/:slug/database/dumps", h.listDumps)
 	api.Post("/apps/:slug/database/dumps", h.takeDump)
 	api.Get("/apps/:slug/database/dumps/:id/download", h.download)

@@ -98,6 +98,7 @@ var table = []Route{
 	{Method: "GET", Template: "/api/apps/{slug}/database", Owner: Databases},
 	{Method: "POST", Template: "/api/apps/{slug}/database", Owner: Databases},
 	{Method: "DELETE", Template: "/api/apps/{slug}/database", Owner: Databases},
+	{Method: "POST", Template: "/api/apps/{slug}/database/credentials/rotate", Owner: Databases},
 	{Method: "GET", Template: "/api/apps/{slug}/database/dumps", Owner: Databases},
 	{Method: "POST", Template: "/api/apps/{slug}/database/dumps", Owner: Databases},
 	{Method: "GET", Template: "/api/apps/{slug}/database/dumps/{id}/download", Owner: Databases},
