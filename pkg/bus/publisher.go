@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -53,12 +54,15 @@ func (c *Conn) mayAsk(publisher string) bool {
 	return c.cfg.AcceptAnyPublisher || publisher != ""
 }
 
+// CodeForbidden is the refusal of a request its publisher may not make.
+const CodeForbidden = "forbidden"
+
 // OnlyFrom answers only requests whose publisher allow accepts; others are refused with
-// code "forbidden" before handle sees them.
+// CodeForbidden before handle sees them.
 func OnlyFrom(allow func(publisher string) bool, handle Responder) Responder {
 	return func(ctx context.Context, d Delivery) (proto.Message, error) {
 		if !allow(d.Publisher) {
-			return nil, Reject("forbidden", "this principal may not ask that")
+			return nil, Reject(CodeForbidden, "this principal may not ask that")
 		}
 		return handle(ctx, d)
 	}
@@ -72,14 +76,7 @@ func IsZone(publisher string) bool {
 
 // Is accepts exactly the principals named.
 func Is(principals ...string) func(string) bool {
-	return func(p string) bool {
-		for _, q := range principals {
-			if p == q {
-				return true
-			}
-		}
-		return false
-	}
+	return func(p string) bool { return slices.Contains(principals, p) }
 }
 
 // checkIDs makes sure every identifier a message carries is a UUID before anything uses it

@@ -103,7 +103,7 @@ func (c *Conn) answer(ctx context.Context, ch *amqp.Channel, queue string, d amq
 		msg, err = callResponder(rctx, handle, Delivery{ID: d.MessageId, RoutingKey: queue, Type: d.Type, Body: d.Body, Attempt: 1, Publisher: publisher})
 	} else {
 		log.WarnContext(rctx, "bus request from no principal refused", "user_id", d.UserId)
-		err = Reject("forbidden", "requests are answered only for the control plane's principals")
+		err = Reject(CodeForbidden, "requests are answered only for the control plane's principals")
 	}
 	var body []byte
 	if err == nil && msg != nil {

@@ -39,7 +39,7 @@ func EnvOpen(svc *app.Env) bus.Responder {
 	return func(ctx context.Context, d bus.Delivery) (proto.Message, error) {
 		zone, ok := bus.ZoneOf(d.Publisher)
 		if !ok {
-			return nil, bus.Reject("forbidden", "only a zone opens a snapshot")
+			return nil, bus.Reject(bus.CodeForbidden, "only a zone opens a snapshot")
 		}
 		var req appsv1.EnvOpenRequest
 		if err := d.Decode(&req); err != nil {
@@ -77,7 +77,7 @@ func EnvSame(svc *app.Env) bus.Responder {
 func envRefusal(err error) error {
 	switch {
 	case errors.Is(err, env.ErrNotHosted):
-		return bus.Reject("forbidden", "this zone does not host that deploy")
+		return bus.Reject(bus.CodeForbidden, "this zone does not host that deploy")
 	case errors.Is(err, env.ErrAppGone):
 		return bus.Reject("not_found", "no live app with that id")
 	case errors.Is(err, env.ErrSealed):
