@@ -23,6 +23,11 @@ func (s *Service) OnProgress(ctx context.Context, tx Tx, p *zonev1.DeployProgres
 	if err != nil {
 		return err
 	}
+	if p.GetZone() != app.Zone {
+		// Any zone may report progress; only the app's own speaks for its deploys.
+		s.log.WarnContext(ctx, "a zone reported on a deploy it does not host", "deploy", d.ID, "zone", p.GetZone())
+		return nil
+	}
 	switch p.GetStep() {
 	case zonev1.DeployStep_DEPLOY_STEP_RELEASE_STARTED, zonev1.DeployStep_DEPLOY_STEP_RELEASE_SUCCEEDED:
 		err = s.toReleasing(ctx, tx, d)

@@ -79,6 +79,10 @@ func progressHandler(svc *app.Service, bind BindTx) bus.TxHandler {
 		if err := d.Decode(&ev); err != nil {
 			return bus.Permanent(err)
 		}
+		// The zone that published it, which the broker vouches for, not the one it names.
+		if zone, ok := bus.ZoneOf(d.Publisher); ok {
+			ev.Zone = zone
+		}
 		return svc.OnProgress(ctx, bind(tx), &ev)
 	}
 }

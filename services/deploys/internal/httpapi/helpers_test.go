@@ -230,7 +230,7 @@ func (e *env) outboxKeys() []string {
 func (e *env) report(deployID string, step zonev1.DeployStep, code string) {
 	e.t.Helper()
 	err := e.svc.Store().InTx(context.Background(), func(tx app.Tx) error {
-		return e.svc.OnProgress(context.Background(), tx, &zonev1.DeployProgress{DeployId: deployID, Step: step, Error: code})
+		return e.svc.OnProgress(context.Background(), tx, &zonev1.DeployProgress{DeployId: deployID, Zone: "local", Step: step, Error: code})
 	})
 	if err != nil {
 		e.t.Fatal(err)

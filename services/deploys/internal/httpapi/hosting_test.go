@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+
+	zonev1 "tori.dev/proto/gen/tori/zone/v1"
+	"tori.dev/services/deploys/internal/app"
 )
 
 // Whether a zone hosts a deploy, as the apps service asks before it opens a snapshot: only
@@ -65,5 +68,23 @@ func TestHostingIsTheAppsZoneWhileTheDeployRuns(t *testing.T) {
 	e.goLive(building)
 	if _, hosted, _ := e.svc.Hosting(ctx, "local", appID, first); hosted {
 		t.Error("a superseded deploy is still hosted")
+	}
+}
+
+// Any zone may publish progress, but only the app's own zone moves its deploys: a report from
+// another zone changes nothing.
+func TestOnlyTheAppsZoneReportsOnItsDeploys(t *testing.T) {
+	e := newEnv(t, testPlan)
+	e.addApp(e.account, "site", "static")
+	id := e.deployStatic("site", "a")
+	err := e.svc.Store().InTx(context.Background(), func(tx app.Tx) error {
+		return e.svc.OnProgress(context.Background(), tx, &zonev1.DeployProgress{DeployId: id, Zone: "eu-1", Step: stepFailed, Error: "build_failed"})
+	})
+	if err != nil || e.status(id) != "building" {
+		t.Fatalf("a report from another zone: %v, status %s", err, e.status(id))
+	}
+	e.report(id, stepFailed, "build_failed")
+	if e.status(id) != "failed" {
+		t.Fatalf("the app's zone's report: status %s", e.status(id))
 	}
 }
