@@ -37,7 +37,8 @@ type DatabasePooler interface {
 	// Login is who the current password logs in as; Rotate moves to another login, keeping
 	// the one it replaces (OldLogin) admitted until RetireOld.
 	Login(name string) (login, password string, ok bool)
-	Rotate(ctx context.Context, name, login, password string) error
+	Rotate(ctx context.Context, name, login, password, rotation string) error
+	LastRotation(name string) string
 	OldLogin(name string) (string, bool)
 	RetireOld(ctx context.Context, name string) error
 	PoolSize(name string) int

@@ -11,8 +11,9 @@ import (
 // current one goes on working, and reports zone.database.rotated, in tx: the apps service
 // then asks for the credentials and rewrites DATABASE_URL. A login still admitted from an
 // earlier rotation is retired first (its sessions ended), so only the two newest passwords
-// ever work. Taken again, it rotates again: only the newest password is handed out.
-func (d *Databases) Rotate(ctx context.Context, tx Tx, databaseID, appID, name string) error {
+// ever work. rotationID is the command's message id: the same command taken again only
+// reports again, so a redelivery never cuts the old password short.
+func (d *Databases) Rotate(ctx context.Context, tx Tx, databaseID, appID, name, rotationID string) error {
 	if d.Cluster == nil {
 		d.Log.WarnContext(ctx, "rotation asked, but this zone hosts no databases", "database_id", databaseID)
 		return nil
@@ -21,6 +22,9 @@ func (d *Databases) Rotate(ctx context.Context, tx Tx, databaseID, appID, name s
 	if !ok {
 		d.Log.WarnContext(ctx, "rotation of a database this zone does not admit", "database_id", databaseID)
 		return nil
+	}
+	if rotationID != "" && d.Pooler.LastRotation(name) == rotationID {
+		return tx.Publish(ctx, zonebus.KeyDatabaseRotated, d.event(databaseID, appID, ""))
 	}
 	next := d.OtherLogin(name, current)
 	if old, pending := d.Pooler.OldLogin(name); pending && old == next {
@@ -32,7 +36,7 @@ func (d *Databases) Rotate(ctx context.Context, tx Tx, databaseID, appID, name s
 	if err := d.Cluster.SetLogin(ctx, name, next, password, max(1, d.Pooler.PoolSize(name))); err != nil {
 		return fmt.Errorf("rotate database %s: %w", databaseID, err)
 	}
-	if err := d.Pooler.Rotate(ctx, name, next, password); err != nil {
+	if err := d.Pooler.Rotate(ctx, name, next, password, rotationID); err != nil {
 		return fmt.Errorf("rotate database %s at the pooler: %w", databaseID, err)
 	}
 	d.Log.InfoContext(ctx, "database credentials rotated", "database_id", databaseID, "app_id", appID)

@@ -68,7 +68,7 @@ func DatabaseSubscription(zone string, dbs *app.Databases) bus.Subscription {
 					return err
 				}
 				if d.RoutingKey == rotate {
-					return dbs.Rotate(ctx, t, c.GetDatabaseId(), c.GetAppId(), name)
+					return dbs.Rotate(ctx, t, c.GetDatabaseId(), c.GetAppId(), name, d.ID)
 				}
 				return dbs.RetireOld(ctx, c.GetDatabaseId(), c.GetAppId(), name)
 			case dump:

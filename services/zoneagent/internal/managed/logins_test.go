@@ -65,10 +65,10 @@ func TestRotationKeepsBothUntilRetired(t *testing.T) {
 	if err := c.SetLogin(ctx, n, next, "pw-2", 3); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Rotate(ctx, n, next, "pw-2"); err != nil {
+	if err := p.Rotate(ctx, n, next, "pw-2", "r1"); err != nil {
 		t.Fatal(err)
 	}
-	if l, pw, ok := p.Login(n); !ok || l != next || pw != "pw-2" {
+	if l, pw, ok := p.Login(n); !ok || l != next || pw != "pw-2" || p.LastRotation(n) != "r1" {
 		t.Fatalf("current login %q", l)
 	}
 	newConn, err := connect(next, "pw-2")
@@ -123,7 +123,7 @@ func TestRotationKeepsBothUntilRetired(t *testing.T) {
 	if err := c.SetLogin(ctx, n, back, "pw-3", 3); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Rotate(ctx, n, back, "pw-3"); err != nil {
+	if err := p.Rotate(ctx, n, back, "pw-3", "r2"); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ login, pw string }{{back, "pw-3"}, {next, "pw-2"}} {

@@ -72,7 +72,9 @@ type pooledDBFile struct {
 	// OldLogin and OldPassword: the login a rotation moved from, admitted until retired.
 	OldLogin    string `json:"oldLogin,omitempty"`
 	OldPassword string `json:"oldPassword,omitempty"`
-	PoolSize    int    `json:"poolSize"`
+	// Rotation is the id of the rotate command last applied, so a redelivery rotates no more.
+	Rotation string `json:"rotation,omitempty"`
+	PoolSize int    `json:"poolSize"`
 	// What the size check needs: whose database it is, its cap, and whether it was made
 	// read-only for being over it.
 	DatabaseID string `json:"databaseId,omitempty"`

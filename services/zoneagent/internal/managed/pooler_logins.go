@@ -24,7 +24,8 @@ func (p *Pooler) Login(name string) (login, password string, ok bool) {
 // Rotate makes login with password database name's current credentials and keeps the ones
 // it replaces admitted (until RetireOld), then reloads the running pooler. A login the
 // pooler still admitted as the old one is replaced: its earlier password stops here.
-func (p *Pooler) Rotate(ctx context.Context, name, login, password string) error {
+// rotation is the command's id (LastRotation).
+func (p *Pooler) Rotate(ctx context.Context, name, login, password, rotation string) error {
 	if !ValidLogin(name, login) || password == "" {
 		return fmt.Errorf("managed: rotate %q: invalid login or password", login)
 	}
@@ -35,7 +36,7 @@ func (p *Pooler) Rotate(ctx context.Context, name, login, password string) error
 		return fmt.Errorf("managed: rotate %s: not admitted", name)
 	}
 	d.OldLogin, d.OldPassword = d.login(name), d.Password
-	d.Login, d.Password = login, password
+	d.Login, d.Password, d.Rotation = login, password, rotation
 	p.state.Databases[name] = d
 	err := p.writeFiles()
 	p.mu.Unlock()
@@ -77,4 +78,11 @@ func (p *Pooler) PoolSize(name string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.state.Databases[name].PoolSize
+}
+
+// LastRotation is the id of the rotate command database name last applied.
+func (p *Pooler) LastRotation(name string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.state.Databases[name].Rotation
 }

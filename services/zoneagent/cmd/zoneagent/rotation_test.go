@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	amqp "github.com/rabbitmq/amqp091-go"
+	"google.golang.org/protobuf/proto"
+
+	"tori.dev/pkg/bus"
+	"tori.dev/pkg/bus/brokeradmin"
+	pkgconfig "tori.dev/pkg/config"
+	"tori.dev/pkg/testinfra"
+	zonev1 "tori.dev/proto/gen/tori/zone/v1"
+	zonebus "tori.dev/proto/tori/zone/v1"
+	"tori.dev/services/zoneagent/internal/busapi"
+)
+
+// commandAs publishes a zone command as the databases service with a message id of the
+// test's choosing (the same id again is a redelivery).
+func commandAs(t *testing.T, ns, messageID, key string, msg proto.Message) {
+	t.Helper()
+	ac, err := amqp.Dial(testinfra.ServiceAMQPURL(t, bus.PrincipalDatabases))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ac.Close()
+	ch, err := ac.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := proto.Marshal(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ch.PublishWithContext(context.Background(), ns+"tori.events", key, false, false, amqp.Publishing{
+		MessageId: messageID, UserId: bus.UserName(brokeradmin.TestPrefix, bus.PrincipalDatabases),
+		Type: string(msg.ProtoReflect().Descriptor().FullName()), Body: body,
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// outboxCount is how many events of key for databaseID the zone has published.
+func outboxCount(t *testing.T, z *testinfra.Running, key, databaseID string) int {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, z.Env["ZONEAGENT_DATABASE_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT body FROM outbox WHERE routing_key = $1 AND sent_at IS NOT NULL`, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bodies, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, b := range bodies {
+		var m zonev1.DatabaseChanged
+		if proto.Unmarshal(b, &m) == nil && m.GetDatabaseId() == databaseID {
+			n++
+		}
+	}
+	return n
+}
+
+// A rotation through the running zone agent, its cluster and its pooler, as the databases
+// service commands it: after database_rotate both the old and the new password work through
+// the pooler; after database_retire (what the next
+// deploy going live, or 24 hours, sends) the old one is refused and the new one works, on
+// the data the old one wrote.
+func TestZoneRotatesADatabasePassword(t *testing.T) {
+	poolerAddr := testinfra.FreeAddr(t)
+	z := testinfra.Service{
+		Name: "zoneagent", Serve: serve, AddrVar: "ZONEAGENT_ADDR", ReadyPath: "/readyz",
+		Env: map[string]string{
+			"EDGE_ADDR": testinfra.FreeAddr(t), "ZONE_APPS_DIR": t.TempDir(), "APPS_DOMAIN": "apps.test",
+			"ZONE_POSTGRES_ADMIN_URL": testinfra.ZoneProvisionerURL(t), "ZONE_POOLER_ADDR": poolerAddr,
+			// An open session of a retired password fails at its next transaction, once the
+			// pooler gives up logging in as the retired login.
+			"ZONE_POOLER_QUERY_WAIT_TIMEOUT": "2s",
+		},
+	}.Start(t)
+	ns := z.Env["BUS_NAMESPACE"]
+	id, app := uuid.NewString(), uuid.NewString()
+	name, _ := busapi.DatabaseName(id)
+	ids := &zonev1.DropDatabase{DatabaseId: id, AppId: app, Name: name}
+	commandAs(t, ns, uuid.NewString(), zonebus.CommandKey("local", zonebus.CommandDatabaseCreate),
+		&zonev1.CreateDatabase{DatabaseId: id, AppId: app, Name: name, ConnectionLimit: 3, MaxBytes: 1 << 28})
+	testinfra.Eventually(t, 30*time.Second, "zone.database.ready", func() bool { return outboxCount(t, z, zonebus.KeyDatabaseReady, id) == 1 })
+	t.Cleanup(func() {
+		commandAs(t, ns, uuid.NewString(), zonebus.CommandKey("local", zonebus.CommandDatabaseDrop), ids)
+		testinfra.Eventually(t, 30*time.Second, "zone.database.dropped", func() bool { return outboxCount(t, z, zonebus.KeyDatabaseDropped, id) == 1 })
+	})
+
+	var cfg bus.Config
+	if err := pkgconfig.LoadMap(context.Background(), &cfg, z.Env); err != nil {
+		t.Fatal(err)
+	}
+	apps := testinfra.DialBus(t, cfg.WithURL(testinfra.ServiceAMQPURL(t, bus.PrincipalApps)), nil)
+	ctx := context.Background()
+	creds := func() *zonev1.DatabaseCredentialsReply {
+		var reply zonev1.DatabaseCredentialsReply
+		if err := apps.Request(ctx, zonebus.DatabaseCredentialsQueue("local"), &zonev1.DatabaseCredentialsRequest{DatabaseId: id, AppId: app}, &reply); err != nil {
+			t.Fatal(err)
+		}
+		return &reply
+	}
+	connect := func(c *zonev1.DatabaseCredentialsReply) (*pgx.Conn, error) {
+		return pgx.Connect(ctx, fmt.Sprintf("postgres://%s:%s@%s/%s?sslmode=disable&default_query_exec_mode=simple_protocol",
+			c.GetUser(), c.GetPassword(), poolerAddr, c.GetDatabase()))
+	}
+	old := creds()
+	oldConn, err := connect(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oldConn.Close(ctx)
+	if _, err := oldConn.Exec(ctx, "CREATE TABLE notes (body text); INSERT INTO notes VALUES ('before')"); err != nil {
+		t.Fatal(err)
+	}
+
+	commandAs(t, ns, uuid.NewString(), zonebus.CommandKey("local", zonebus.CommandDatabaseRotate), ids)
+	testinfra.Eventually(t, 30*time.Second, "zone.database.rotated", func() bool { return outboxCount(t, z, zonebus.KeyDatabaseRotated, id) == 1 })
+	fresh := creds()
+	if fresh.GetPassword() == old.GetPassword() || fresh.GetUser() == old.GetUser() || fresh.GetDatabase() != name {
+		t.Fatalf("after the rotation the credentials are %s on %s (before: %s)", fresh.GetUser(), fresh.GetDatabase(), old.GetUser())
+	}
+	for _, c := range []*zonev1.DatabaseCredentialsReply{old, fresh} {
+		conn, err := connect(c)
+		if err != nil {
+			t.Fatalf("%s after the rotation: %v", c.GetUser(), err)
+		}
+		if _, err := conn.Exec(ctx, "INSERT INTO notes VALUES ('during')"); err != nil {
+			t.Fatalf("%s writes after the rotation: %v", c.GetUser(), err)
+		}
+		conn.Close(ctx)
+	}
+
+	commandAs(t, ns, uuid.NewString(), zonebus.CommandKey("local", zonebus.CommandDatabaseRetire), ids)
+	testinfra.Eventually(t, 30*time.Second, "the old password refused", func() bool {
+		conn, err := connect(old)
+		if err != nil {
+			return true
+		}
+		conn.Close(ctx)
+		return false
+	})
+	if _, err := oldConn.Exec(ctx, "SELECT 1"); err == nil {
+		t.Fatal("a session of the old password goes on after it was retired")
+	}
+	conn, err := connect(fresh)
+	if err != nil {
+		t.Fatalf("the new password after the old one was retired: %v", err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM notes").Scan(&n); err != nil || n != 3 {
+		t.Fatalf("the new login reads %d notes (%v), want 3", n, err)
+	}
+}
