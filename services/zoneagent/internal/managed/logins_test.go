@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"tori.dev/pkg/testinfra"
@@ -111,6 +112,11 @@ func TestRotationKeepsBothUntilRetired(t *testing.T) {
 	var count int
 	if err := newConn.QueryRow(ctx, "SELECT count(*) FROM t").Scan(&count); err != nil || count != 2 {
 		t.Fatalf("the new password after the retirement: %d rows (%v)", count, err)
+	}
+	// A dump runs as the login in use, the owner's login being retired.
+	d := Dumper{Bin: "pg_dump", RestoreBin: "pg_restore", AdminURL: c.AdminURL, Objects: t.TempDir()}
+	if size, err := d.Dump(ctx, n, next, "pw-2", "dumps/"+uuid.NewString()+"/"+uuid.NewString()+".dump"); err != nil || size == 0 {
+		t.Fatalf("a dump as the second login: %d bytes (%v)", size, err)
 	}
 	direct, err := pgx.Connect(ctx, dbURL(c.AdminURL, n, "pw-1", n))
 	if err == nil {
