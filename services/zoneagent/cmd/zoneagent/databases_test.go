@@ -54,27 +54,7 @@ func publishAs(t *testing.T, ns, principal, key string, msg proto.Message) {
 // outboxHas reports whether the zone's outbox holds a published event of key for databaseID.
 func outboxHas(t *testing.T, z *testinfra.Running, key, databaseID string) bool {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, z.Env["ZONEAGENT_DATABASE_URL"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, `SELECT body FROM outbox WHERE routing_key = $1 AND sent_at IS NOT NULL`, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bodies, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range bodies {
-		var m zonev1.DatabaseChanged
-		if proto.Unmarshal(b, &m) == nil && m.GetDatabaseId() == databaseID {
-			return true
-		}
-	}
-	return false
+	return outboxCount(t, z, key, databaseID) > 0
 }
 
 // The databases service's command makes a database the app reaches through the zone's

@@ -8,42 +8,15 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	amqp "github.com/rabbitmq/amqp091-go"
 	"google.golang.org/protobuf/proto"
 
 	"tori.dev/pkg/bus"
-	"tori.dev/pkg/bus/brokeradmin"
 	pkgconfig "tori.dev/pkg/config"
 	"tori.dev/pkg/testinfra"
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
 	zonebus "tori.dev/proto/tori/zone/v1"
 	"tori.dev/services/zoneagent/internal/busapi"
 )
-
-// commandAs publishes a zone command as the databases service with a message id of the
-// test's choosing (the same id again is a redelivery).
-func commandAs(t *testing.T, ns, messageID, key string, msg proto.Message) {
-	t.Helper()
-	ac, err := amqp.Dial(testinfra.ServiceAMQPURL(t, bus.PrincipalDatabases))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ac.Close()
-	ch, err := ac.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := proto.Marshal(msg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ch.PublishWithContext(context.Background(), ns+"tori.events", key, false, false, amqp.Publishing{
-		MessageId: messageID, UserId: bus.UserName(brokeradmin.TestPrefix, bus.PrincipalDatabases),
-		Type: string(msg.ProtoReflect().Descriptor().FullName()), Body: body,
-	}); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // outboxCount is how many events of key for databaseID the zone has published.
 func outboxCount(t *testing.T, z *testinfra.Running, key, databaseID string) int {
@@ -93,11 +66,11 @@ func TestZoneRotatesADatabasePassword(t *testing.T) {
 	id, app := uuid.NewString(), uuid.NewString()
 	name, _ := busapi.DatabaseName(id)
 	ids := &zonev1.DropDatabase{DatabaseId: id, AppId: app, Name: name}
-	commandAs(t, ns, uuid.NewString(), zonebus.CommandKey("local", zonebus.CommandDatabaseCreate),
+	publishAs(t, ns, bus.PrincipalDatabases, zonebus.CommandKey("local", zonebus.CommandDatabaseCreate),
 		&zonev1.CreateDatabase{DatabaseId: id, AppId: app, Name: name, ConnectionLimit: 3, MaxBytes: 1 << 28})
 	testinfra.Eventually(t, 30*time.Second, "zone.database.ready", func() bool { return outboxCount(t, z, zonebus.KeyDatabaseReady, id) == 1 })
 	t.Cleanup(func() {
-		commandAs(t, ns, uuid.NewString(), zonebus.CommandKey("local", zonebus.CommandDatabaseDrop), ids)
+		publishAs(t, ns, bus.PrincipalDatabases, zonebus.CommandKey("local", zonebus.CommandDatabaseDrop), ids)
 		testinfra.Eventually(t, 30*time.Second, "zone.database.dropped", func() bool { return outboxCount(t, z, zonebus.KeyDatabaseDropped, id) == 1 })
 	})
 
@@ -128,7 +101,7 @@ func TestZoneRotatesADatabasePassword(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	commandAs(t, ns, uuid.NewString(), zonebus.CommandKey("local", zonebus.CommandDatabaseRotate), ids)
+	publishAs(t, ns, bus.PrincipalDatabases, zonebus.CommandKey("local", zonebus.CommandDatabaseRotate), ids)
 	testinfra.Eventually(t, 30*time.Second, "zone.database.rotated", func() bool { return outboxCount(t, z, zonebus.KeyDatabaseRotated, id) == 1 })
 	fresh := creds()
 	if fresh.GetPassword() == old.GetPassword() || fresh.GetUser() == old.GetUser() || fresh.GetDatabase() != name {
@@ -145,7 +118,7 @@ func TestZoneRotatesADatabasePassword(t *testing.T) {
 		conn.Close(ctx)
 	}
 
-	commandAs(t, ns, uuid.NewString(), zonebus.CommandKey("local", zonebus.CommandDatabaseRetire), ids)
+	publishAs(t, ns, bus.PrincipalDatabases, zonebus.CommandKey("local", zonebus.CommandDatabaseRetire), ids)
 	testinfra.Eventually(t, 30*time.Second, "the old password refused", func() bool {
 		conn, err := connect(old)
 		if err != nil {
