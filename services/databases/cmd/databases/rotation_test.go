@@ -33,8 +33,8 @@ func (c *movedClock) Move(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// outboxCount is how many messages under key the service has published.
-func outboxCount(t *testing.T, r *testinfra.Running, key string) int {
+// count is the service's answer to a count(*) query with one argument.
+func count(t *testing.T, r *testinfra.Running, query, arg string) int {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, r.Env["DATABASES_DATABASE_URL"])
@@ -43,10 +43,15 @@ func outboxCount(t *testing.T, r *testinfra.Running, key string) int {
 	}
 	defer conn.Close(ctx)
 	var n int
-	if err := conn.QueryRow(ctx, `SELECT count(*) FROM outbox WHERE routing_key = $1`, key).Scan(&n); err != nil {
+	if err := conn.QueryRow(ctx, query, arg).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// outboxCount is how many messages under key the service has published.
+func outboxCount(t *testing.T, r *testinfra.Running, key string) int {
+	return count(t, r, `SELECT count(*) FROM outbox WHERE routing_key = $1`, key)
 }
 
 // The rotation route and what retires the old password, through the running service on the
@@ -141,17 +146,7 @@ func TestRotationRouteAndItsExpiry(t *testing.T) {
 	marker := uuid.NewString()
 	deploy(deploysbus.KeyDeployCreated, marker, clk.Now(), "")
 	testinfra.Eventually(t, 20*time.Second, "the marker deploy noted", func() bool {
-		ctx := context.Background()
-		conn, err := pgx.Connect(ctx, r.Env["DATABASES_DATABASE_URL"])
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close(ctx)
-		var n int
-		if err := conn.QueryRow(ctx, `SELECT count(*) FROM rotation_deploys WHERE deploy_id = $1`, marker).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n == 1
+		return count(t, r, `SELECT count(*) FROM rotation_deploys WHERE deploy_id = $1`, marker) == 1
 	})
 	if n := outboxCount(t, r, retireKey); n != 1 {
 		t.Fatalf("retired before 24 hours: %d retire commands", n)

@@ -29,18 +29,28 @@ func (p *Pooler) Rotate(ctx context.Context, name, login, password, rotation str
 	if !ValidLogin(name, login) || password == "" {
 		return fmt.Errorf("managed: rotate %q: invalid login or password", login)
 	}
+	return p.change(ctx, name, func(d *pooledDBFile, ok bool) (bool, error) {
+		if !ok {
+			return false, fmt.Errorf("managed: rotate %s: not admitted", name)
+		}
+		d.OldLogin, d.OldPassword = d.login(name), d.Password
+		d.Login, d.Password, d.Rotation = login, password, rotation
+		return true, nil
+	})
+}
+
+// change applies fn to database name's record (ok: the pooler admits it); when fn changed
+// it, the files are written and the running pooler reloads them.
+func (p *Pooler) change(ctx context.Context, name string, fn func(d *pooledDBFile, ok bool) (bool, error)) error {
 	p.mu.Lock()
 	d, ok := p.state.Databases[name]
-	if !ok {
-		p.mu.Unlock()
-		return fmt.Errorf("managed: rotate %s: not admitted", name)
+	changed, err := fn(&d, ok)
+	if changed && err == nil {
+		p.state.Databases[name] = d
+		err = p.writeFiles()
 	}
-	d.OldLogin, d.OldPassword = d.login(name), d.Password
-	d.Login, d.Password, d.Rotation = login, password, rotation
-	p.state.Databases[name] = d
-	err := p.writeFiles()
 	p.mu.Unlock()
-	if err != nil {
+	if !changed || err != nil {
 		return err
 	}
 	return p.reload(ctx)
@@ -57,20 +67,13 @@ func (p *Pooler) OldLogin(name string) (string, bool) {
 
 // RetireOld stops admitting database name's old login and reloads the running pooler.
 func (p *Pooler) RetireOld(ctx context.Context, name string) error {
-	p.mu.Lock()
-	d, ok := p.state.Databases[name]
-	if !ok || d.OldLogin == "" {
-		p.mu.Unlock()
-		return nil
-	}
-	d.OldLogin, d.OldPassword = "", ""
-	p.state.Databases[name] = d
-	err := p.writeFiles()
-	p.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	return p.reload(ctx)
+	return p.change(ctx, name, func(d *pooledDBFile, ok bool) (bool, error) {
+		if !ok || d.OldLogin == "" {
+			return false, nil
+		}
+		d.OldLogin, d.OldPassword = "", ""
+		return true, nil
+	})
 }
 
 // PoolSize is database name's pool size, the plan's connections (0 when not admitted).
