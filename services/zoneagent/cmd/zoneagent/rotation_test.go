@@ -139,4 +139,36 @@ func TestZoneRotatesADatabasePassword(t *testing.T) {
 	if err := conn.QueryRow(ctx, "SELECT count(*) FROM notes").Scan(&n); err != nil || n != 3 {
 		t.Fatalf("the new login reads %d notes (%v), want 3", n, err)
 	}
+
+	// A plan change afterwards (the create command again) gives the login in use the new
+	// limit and leaves the retired one retired.
+	publishAs(t, ns, bus.PrincipalDatabases, zonebus.CommandKey("local", zonebus.CommandDatabaseCreate),
+		&zonev1.CreateDatabase{DatabaseId: id, AppId: app, Name: name, ConnectionLimit: 7, MaxBytes: 1 << 28})
+	testinfra.Eventually(t, 30*time.Second, "the plan change applied", func() bool { return outboxCount(t, z, zonebus.KeyDatabaseReady, id) == 2 })
+	super, err := pgx.Connect(ctx, testinfra.ZonePostgresSuperURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer super.Close(ctx)
+	logins := map[string]bool{}
+	limits := map[string]int{}
+	rows, err := super.Query(ctx, "SELECT rolname, rolcanlogin, rolconnlimit FROM pg_roles WHERE rolname IN ($1, $2)", old.GetUser(), fresh.GetUser())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var role string
+		var canLogin bool
+		var limit int
+		if err := rows.Scan(&role, &canLogin, &limit); err != nil {
+			t.Fatal(err)
+		}
+		logins[role], limits[role] = canLogin, limit
+	}
+	if rows.Err() != nil || logins[old.GetUser()] || !logins[fresh.GetUser()] || limits[fresh.GetUser()] != 7 {
+		t.Fatalf("after the plan change: logins %v, limits %v (%v)", logins, limits, rows.Err())
+	}
+	if again := creds(); again.GetUser() != fresh.GetUser() || again.GetPassword() != fresh.GetPassword() {
+		t.Fatal("a plan change changed the credentials")
+	}
 }
