@@ -47,6 +47,13 @@ var (
 	OpDeviceToken   = &Operation{Method: "POST", Path: "/api/auth/cli/token", Public: true, Request: DeviceTokenRequest{}, Response: CLIToken{}}
 	OpLoopbackToken = &Operation{Method: "POST", Path: "/api/auth/cli/token", Public: true, Request: LoopbackTokenRequest{}, Response: CLIToken{}}
 	OpBilling       = &Operation{Method: "GET", Path: "/api/billing", Response: BillingState{}}
+	OpCreateDB      = &Operation{Method: "POST", Path: "/api/apps/{slug}/database", Response: Database{}}
+	OpGetDB         = &Operation{Method: "GET", Path: "/api/apps/{slug}/database", Response: Database{}}
+	OpDeleteDB      = &Operation{Method: "DELETE", Path: "/api/apps/{slug}/database", Response: Database{}}
+	OpRotateDB      = &Operation{Method: "POST", Path: "/api/apps/{slug}/database/credentials/rotate", Response: Database{}}
+	OpListDumps     = &Operation{Method: "GET", Path: "/api/apps/{slug}/database/dumps", Response: []Dump{}}
+	OpTakeDump      = &Operation{Method: "POST", Path: "/api/apps/{slug}/database/dumps", Response: Dump{}}
+	OpRestoreDump   = &Operation{Method: "POST", Path: "/api/apps/{slug}/database/restores", Request: RestoreCreate{}, Response: Restore{}}
 	OpPlans         = &Operation{Method: "GET", Path: "/api/plans", Public: true, Response: PlanCatalog{}}
 )
 
@@ -55,7 +62,8 @@ var Operations = []*Operation{
 	OpGetAccount, OpListApps, OpCreateApp, OpGetApp, OpDeleteApp, OpListDeploys, OpCreateImage,
 	OpUpload, OpGetDeploy, OpCancelDeploy, OpRollback, OpLogs, OpListEnv, OpPutEnv, OpDeleteEnv,
 	OpListDomains, OpAddDomain, OpRemoveDomain, OpListTokens, OpRevokeToken, OpDevice,
-	OpDeviceToken, OpLoopbackToken, OpBilling, OpPlans,
+	OpDeviceToken, OpLoopbackToken, OpBilling, OpPlans, OpCreateDB, OpGetDB, OpDeleteDB, OpRotateDB,
+	OpListDumps, OpTakeDump, OpRestoreDump,
 }
 
 func (c *Client) Account(ctx context.Context) (Account, Raw, error) {
@@ -150,6 +158,23 @@ func (c *Client) AddDomain(ctx context.Context, slug, hostname string) (Domain, 
 func (c *Client) RemoveDomain(ctx context.Context, slug, hostname string) error {
 	_, _, err := call[struct{}](ctx, c, req{op: OpRemoveDomain, params: []string{slug, hostname}})
 	return err
+}
+
+// Database calls the database operation op of the app (create, get, delete, rotate).
+func (c *Client) Database(ctx context.Context, op *Operation, slug string) (Database, Raw, error) {
+	return call[Database](ctx, c, req{op: op, params: []string{slug}})
+}
+
+func (c *Client) ListDumps(ctx context.Context, slug string) ([]Dump, Raw, error) {
+	return call[[]Dump](ctx, c, req{op: OpListDumps, params: []string{slug}})
+}
+
+func (c *Client) TakeDump(ctx context.Context, slug string) (Dump, Raw, error) {
+	return call[Dump](ctx, c, req{op: OpTakeDump, params: []string{slug}})
+}
+
+func (c *Client) RestoreDump(ctx context.Context, slug, dumpID string) (Restore, Raw, error) {
+	return call[Restore](ctx, c, req{op: OpRestoreDump, params: []string{slug}, body: RestoreCreate{DumpID: dumpID}})
 }
 
 func (c *Client) ListTokens(ctx context.Context) ([]APIToken, Raw, error) {

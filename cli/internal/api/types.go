@@ -110,6 +110,33 @@ type Domain struct {
 	CreatedAt    string             `json:"createdAt"`
 }
 
+// Database is an app's managed Postgres; its credentials never appear in an answer.
+type Database struct {
+	ID        string  `json:"id"`
+	AppID     string  `json:"appId"`
+	Status    string  `json:"status"`
+	Message   *string `json:"message"`
+	CreatedAt string  `json:"createdAt"`
+}
+
+type Dump struct {
+	ID        string `json:"id"`
+	Status    string `json:"status"`
+	SizeBytes int64  `json:"sizeBytes"`
+	CreatedAt string `json:"createdAt"`
+}
+
+type Restore struct {
+	ID        string `json:"id"`
+	DumpID    string `json:"dumpId"`
+	Status    string `json:"status"`
+	CreatedAt string `json:"createdAt"`
+}
+
+type RestoreCreate struct {
+	DumpID string `json:"dumpId"`
+}
+
 type DomainCreate struct {
 	Hostname string `json:"hostname"`
 }

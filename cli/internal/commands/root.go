@@ -92,7 +92,7 @@ func (s *state) root() *cobra.Command {
 	pf.BoolVarP(&s.yes, "yes", "y", false, "skip confirmations")
 	root.AddCommand(
 		s.loginCmd(), s.logoutCmd(), s.whoamiCmd(),
-		s.appsCmd(), s.deployCmd(), s.deploysCmd(), s.logsCmd(), s.envCmd(), s.domainsCmd(),
+		s.appsCmd(), s.deployCmd(), s.deploysCmd(), s.logsCmd(), s.envCmd(), s.domainsCmd(), s.dbCmd(),
 		s.tokensCmd(), s.billingCmd(), s.plansCmd(), s.initCmd(), s.openCmd(),
 	)
 	// Made now rather than at Execute so they carry examples like every other command.
