@@ -1,7 +1,9 @@
 import { defineConfig } from 'vite'
 
-// Preact's JSX through Vite's own esbuild transform: no framework plugin. Vite 7, not 8: Vite 8
-// does not install where the machine's npm is still 10 (its upgrade to 11 can fail at start).
+// Preact's JSX through Vite's own transform: no framework plugin, nothing else to install.
+// Vite 8 (rolldown): Vite 7's rollup lists platform packages this machine's npm registry does
+// not serve, and `npm ci` then refuses its lockfile. Vite 8 needs npm 11, which
+// scripts/build.sh makes sure of.
 export default defineConfig({
   plugins: [
     {
@@ -15,7 +17,7 @@ export default defineConfig({
       },
     },
   ],
-  esbuild: { jsx: 'automatic', jsxImportSource: 'preact' },
+  oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
   build: {
     target: 'es2022',
     outDir: 'dist',

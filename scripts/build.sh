@@ -14,6 +14,11 @@ done
 # The console's page first, so bin/console embeds it. npm ci reinstalls only when the lockfile
 # is newer than the last install.
 if command -v npm >/dev/null; then
+  # Vite 8 installs only with npm 11; a machine whose npm upgrade failed at start has 10.
+  if [ "$(npm --version | cut -d. -f1)" -lt 11 ]; then
+    echo "npm $(npm --version) is too old for the console's Vite 8: installing npm 11" >&2
+    npm install -g --no-audit --no-fund npm@11 >/dev/null
+  fi
   (
     cd console
     if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
