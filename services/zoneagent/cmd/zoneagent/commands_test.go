@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,10 +9,8 @@ import (
 
 	"github.com/google/uuid"
 	amqp "github.com/rabbitmq/amqp091-go"
-	"google.golang.org/protobuf/proto"
 
 	"tori.dev/pkg/bus"
-	"tori.dev/pkg/bus/brokeradmin"
 	"tori.dev/pkg/testinfra"
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
 	zonebus "tori.dev/proto/tori/zone/v1"
@@ -28,37 +25,14 @@ func TestUntrustworthyCommandsAreDeadLetteredWithoutTouchingFiles(t *testing.T) 
 	appsDir := z.Env["ZONE_APPS_DIR"]
 	escape := "escape-" + uuid.NewString()[:8]
 
-	publishAs := func(principal, key string, msg proto.Message) {
-		t.Helper()
-		ac, err := amqp.Dial(testinfra.ServiceAMQPURL(t, principal))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ac.Close()
-		ch, err := ac.Channel()
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, err := proto.Marshal(msg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = ch.PublishWithContext(context.Background(), ns+"tori.events", key, false, false, amqp.Publishing{
-			MessageId: uuid.NewString(), UserId: bus.UserName(brokeradmin.TestPrefix, principal),
-			Type: string(msg.ProtoReflect().Descriptor().FullName()), Body: body,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
 	deployKey := zonebus.CommandKey("local", zonebus.CommandDeploy)
-	publishAs(bus.PrincipalDeploys, deployKey, &zonev1.StartRevision{
+	publishAs(t, ns, bus.PrincipalDeploys, deployKey, &zonev1.StartRevision{
 		DeployId: uuid.NewString(), AppId: "../../../" + escape, Slug: "x", Kind: "static", ArtifactKey: "objects/x.tar.gz"})
-	publishAs(bus.PrincipalDeploys, deployKey, &zonev1.StartRevision{
+	publishAs(t, ns, bus.PrincipalDeploys, deployKey, &zonev1.StartRevision{
 		DeployId: "../" + escape, AppId: uuid.NewString(), Slug: "x", Kind: "static", ArtifactKey: "objects/x.tar.gz"})
-	publishAs(bus.PrincipalDeploys, zonebus.CommandKey("local", zonebus.CommandDiscard), &zonev1.DiscardRevision{})
+	publishAs(t, ns, bus.PrincipalDeploys, zonebus.CommandKey("local", zonebus.CommandDiscard), &zonev1.DiscardRevision{})
 	// A valid command, but from a zone, which never sends commands.
-	publishAs(bus.ZonePrincipal("other"), deployKey, &zonev1.StartRevision{
+	publishAs(t, ns, bus.ZonePrincipal("other"), deployKey, &zonev1.StartRevision{
 		DeployId: uuid.NewString(), AppId: uuid.NewString(), Slug: "x", Kind: "static", ArtifactKey: "objects/x.tar.gz"})
 
 	admin, err := amqp.Dial(testinfra.AMQPURL(t))
