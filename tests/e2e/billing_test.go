@@ -68,17 +68,23 @@ func accountID(t *testing.T, s *harness.Stack, email string) string {
 // billing announces it over the bus, and the copy is where a deploy is refused.
 func holdCopy(t *testing.T, s *harness.Stack, account string, active bool) {
 	t.Helper()
+	waitFact(t, s, 15*time.Second, fmt.Sprintf("deploys' hold copy to be active=%v", active), func(ctx context.Context, conn *pgx.Conn) bool {
+		var got bool
+		err := conn.QueryRow(ctx, `SELECT active FROM deploys.billing_holds WHERE account_id = $1`, account).Scan(&got)
+		return err == nil && got == active
+	})
+}
+
+// waitFact waits up to within until check, reading the stack's database as its admin, holds.
+func waitFact(t *testing.T, s *harness.Stack, within time.Duration, what string, check func(context.Context, *pgx.Conn) bool) {
+	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, s.Env["DATABASE_URL"])
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	harness.Eventually(t, 15*time.Second, fmt.Sprintf("deploys' hold copy to be active=%v", active), func() bool {
-		var got bool
-		err := conn.QueryRow(ctx, `SELECT active FROM deploys.billing_holds WHERE account_id = $1`, account).Scan(&got)
-		return err == nil && got == active
-	})
+	harness.Eventually(t, within, what, func() bool { return check(ctx, conn) })
 }
 
 type stripeEvent struct {

@@ -63,13 +63,7 @@ func TestAHeldAccountsSitesArePausedFromDay14(t *testing.T) {
 // waitReclaimable waits until the deploys service's mark on the deploy's artifact is want.
 func waitReclaimable(t *testing.T, s *harness.Stack, deployID string, want bool) {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, s.Env["DATABASE_URL"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	harness.Eventually(t, 20*time.Second, fmt.Sprintf("the artifact marked reclaimable=%v", want), func() bool {
+	waitFact(t, s, 20*time.Second, fmt.Sprintf("the artifact marked reclaimable=%v", want), func(ctx context.Context, conn *pgx.Conn) bool {
 		var marked bool
 		err := conn.QueryRow(ctx, `SELECT reclaimable_since IS NOT NULL FROM deploys.deploys WHERE id = $1`, deployID).Scan(&marked)
 		return err == nil && marked == want
