@@ -118,6 +118,8 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		})
 		// VAT IDs judged by their format while VIES was down are asked about again.
 		g.Every(log, lifecycle.Job{Name: "recheck VAT IDs", Every: cfg.VATRecheckEvery, Run: svc.RecheckVATIDs})
+		// The provider charges what the VAT rules say for each customer now.
+		g.Every(log, lifecycle.Job{Name: "apply VAT terms", Every: cfg.VATTermsEvery, Immediately: true, Run: svc.ApplyVATTerms})
 	}
 	// Keeps the outbox and processed-message tables from growing without end.
 	g.Every(log, lifecycle.Job{

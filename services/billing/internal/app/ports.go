@@ -30,6 +30,11 @@ type Store interface {
 	FormatOnlyCustomers(ctx context.Context, limit int) ([]mirror.Customer, error)
 	// ActiveHolds are the accounts whose hold is on.
 	ActiveHolds(ctx context.Context) ([]mirror.ActiveHold, error)
+	// TermsCandidates are the subscriptions still charging whose customer's country is
+	// known, each with the VAT terms applied to it last ("" never), oldest first.
+	TermsCandidates(ctx context.Context, limit int) ([]TermsCandidate, error)
+	// SetAppliedTerms records the terms applied at the provider to a subscription.
+	SetAppliedTerms(ctx context.Context, subscriptionID, key string) error
 }
 
 // Tx is the store inside one transaction: a plan change and the event announcing it commit

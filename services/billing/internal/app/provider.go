@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"tori.dev/services/billing/internal/catalog"
+	"tori.dev/services/billing/internal/vat"
 )
 
 // Provider is the payment provider as billing uses it: it creates the customer, the hosted
@@ -34,6 +35,18 @@ type Provider interface {
 	Invoices(ctx context.Context, customerID string) ([]Invoice, error)
 	// CreditNotes lists the credit notes issued against an invoice.
 	CreditNotes(ctx context.Context, invoiceID string) ([]CreditNote, error)
+	// ApplyTerms makes the provider charge a subscription as the VAT rules say: the terms'
+	// rate included in the price on its invoices (none when 0), its customer marked for
+	// reverse charge or not, and under reverse charge DiscountCents (in currency) taken off
+	// each invoice. Applying the same terms again changes nothing.
+	ApplyTerms(ctx context.Context, sub TermsTarget, terms vat.Terms) error
+}
+
+// TermsTarget is the subscription the terms apply to.
+type TermsTarget struct {
+	SubscriptionID string
+	CustomerID     string
+	Currency       string // ISO 4217, lower case ("eur")
 }
 
 // ErrProviderNotFound means the provider has no object with that id.

@@ -24,6 +24,9 @@ type Config struct {
 	HoldNoticeEvery time.Duration `env:"BILLING_HOLD_NOTICE_EVERY, default=1m"`
 	// VATRecheckEvery is how often VAT IDs VIES could not check are asked about again.
 	VATRecheckEvery time.Duration `env:"BILLING_VAT_RECHECK_EVERY, default=1h"`
+	// VATTermsEvery is how often subscriptions whose VAT terms changed (the customer's
+	// country or VAT ID, the plan) have them applied at the provider.
+	VATTermsEvery time.Duration `env:"BILLING_VAT_TERMS_EVERY, default=1m"`
 
 	// Stripe is the payment provider; unset, paid plans are off.
 	Stripe
@@ -55,6 +58,9 @@ func (c *Config) Validate() error {
 	}
 	if c.HoldNoticeEvery <= 0 {
 		errs = append(errs, errors.New("BILLING_HOLD_NOTICE_EVERY must be positive"))
+	}
+	if c.VATTermsEvery <= 0 {
+		errs = append(errs, errors.New("BILLING_VAT_TERMS_EVERY must be positive"))
 	}
 	if c.VATRecheckEvery <= 0 {
 		errs = append(errs, errors.New("BILLING_VAT_RECHECK_EVERY must be positive"))

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"tori.dev/services/billing/internal/app"
+	"tori.dev/services/billing/internal/vat"
 )
 
 // Run checks p against the contract.
@@ -52,6 +53,19 @@ func Run(t *testing.T, p app.Provider) {
 		for _, s := range subs {
 			if s.ID == "" || s.Status == "" || s.CustomerID == "" {
 				t.Fatalf("subscription %+v", s)
+			}
+		}
+	})
+	t.Run("VAT terms apply, and apply again", func(t *testing.T) {
+		target := app.TermsTarget{SubscriptionID: "sub_contract", CustomerID: customerID, Currency: "eur"}
+		for _, terms := range []vat.Terms{
+			{Kind: vat.EUConsumer, Country: "DE", RateBasis: 1900},
+			{Kind: vat.ReverseCharge, Country: "DE", DiscountCents: 503},
+			{Kind: vat.OutsideEU, Country: "US"},
+			{Kind: vat.EUConsumer, Country: "DE", RateBasis: 1900},
+		} {
+			if err := p.ApplyTerms(ctx, target, terms); err != nil {
+				t.Fatalf("ApplyTerms(%s): %v", terms.Key(), err)
 			}
 		}
 	})

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"tori.dev/services/billing/internal/app"
+	"tori.dev/services/billing/internal/vat"
 )
 
 // Provider is the fake. The zero value is not usable; call New.
@@ -22,6 +23,7 @@ type Provider struct {
 	creditNotes   map[string][]app.CreditNote
 	// Checkouts records every checkout session created, in order.
 	Checkouts []app.NewCheckout
+	terms     map[string]vat.Terms // applied last, by subscription id
 }
 
 var _ app.Provider = (*Provider)(nil)
@@ -33,6 +35,7 @@ func New() *Provider {
 		subscriptions: map[string][]app.Subscription{},
 		invoices:      map[string][]app.Invoice{},
 		creditNotes:   map[string][]app.CreditNote{},
+		terms:         map[string]vat.Terms{},
 	}
 }
 
@@ -94,6 +97,24 @@ func (p *Provider) CreditNotes(_ context.Context, invoiceID string) ([]app.Credi
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]app.CreditNote(nil), p.creditNotes[invoiceID]...), nil
+}
+
+func (p *Provider) ApplyTerms(_ context.Context, sub app.TermsTarget, terms vat.Terms) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.customers[sub.CustomerID]; !ok {
+		return fmt.Errorf("fake provider: apply terms: %w", app.ErrProviderNotFound)
+	}
+	p.terms[sub.SubscriptionID] = terms
+	return nil
+}
+
+// AppliedTerms is what ApplyTerms recorded last for a subscription.
+func (p *Provider) AppliedTerms(subscriptionID string) (vat.Terms, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t, ok := p.terms[subscriptionID]
+	return t, ok
 }
 
 // SetCustomer replaces a customer's billing details, as a checkout that collected an address

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -27,6 +28,8 @@ type Config struct {
 // Client is app.Provider on Stripe.
 type Client struct {
 	sc *stripe.Client
+	// made remembers the tax rates and coupons ApplyTerms found or made, by their name.
+	made sync.Map
 }
 
 var _ app.Provider = (*Client)(nil)
