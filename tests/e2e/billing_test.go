@@ -179,11 +179,25 @@ func TestBillingWithStripeMock(t *testing.T) {
 	})
 
 	t.Run("a subscription moves the plan and its limits", func(t *testing.T) {
+		// On nestling: no custom hostname, logs kept a day.
+		site := createApp(t, s, a.Token, "static")
+		domains := "/api/apps/" + site + "/domains"
+		expectError(t, post(s, t, domains, a.Token, map[string]string{"hostname": site + ".example.com"}), http.StatusForbidden, "domain_limit_reached")
+		retention := func() any { return s.Get(t, "/api/apps/"+site+"/logs", a.Token).Map(t)["retentionDays"] }
+		if r := retention(); r != float64(1) {
+			t.Fatalf("nestling's retention %v", r)
+		}
 		send(t, s, subscribed)
 		harness.Eventually(t, 15*time.Second, "flock to reach the account", func() bool {
 			acc := s.Get(t, "/api/account", a.Token).Map(t)
 			return acc["plan"] == "flock" && acc["limits"].(map[string]any)["maxCustomDomains"] == float64(50)
 		})
+		// The new limits hold in the other services' copies too: apps (custom hostnames)
+		// and logs (retention).
+		harness.Eventually(t, 15*time.Second, "the apps service to allow a custom hostname", func() bool {
+			return post(s, t, domains, a.Token, map[string]string{"hostname": site + ".example.com"}).Status == http.StatusCreated
+		})
+		harness.Eventually(t, 15*time.Second, "the logs service to keep flock's 30 days", func() bool { return retention() == float64(30) })
 		bm := s.Get(t, "/api/billing", a.Token).Map(t)
 		sub, _ := bm["subscription"].(map[string]any)
 		if bm["plan"] != "flock" || sub == nil || sub["plan"] != "flock" || sub["status"] != "active" || sub["interval"] != "month" {
