@@ -38,15 +38,30 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+# As `make run` does: the bootstrap alone reads the admin URLs, and each service runs with its
+# own role and broker user from DATA_DIR/secrets/<name>.env.
+bin/bootstrap >/dev/null
+unset DATABASE_URL AMQP_URL
+with_creds() {
+  local svc=$1
+  shift
+  (
+    set -a
+    # shellcheck disable=SC1090
+    . "$DATA_DIR/secrets/$svc.env"
+    set +a
+    exec "$@"
+  )
+}
 for svc in identity billing apps logs gateway; do
   [ -x "bin/$svc" ] || continue
-  "bin/$svc" >"$work/$svc.log" 2>&1 &
+  with_creds "$svc" "bin/$svc" >"$work/$svc.log" 2>&1 &
   pids+=("$!")
 done
 # Each service is ready once its consumers' queues are bound; the gateway once it answers.
 for url in http://$IDENTITY_ADDR/readyz http://$BILLING_ADDR/readyz http://$APPS_ADDR/readyz http://$LOGS_ADDR/readyz http://$GATEWAY_ADDR/healthz; do
   for i in $(seq 1 120); do curl -fs "$url" >/dev/null && break; sleep 0.5; done
-  curl -fs "$url" >/dev/null || { echo "$url did not answer"; tail -20 "$work"/*.log; exit 1; }
+  curl -fs "$url" >/dev/null || { echo "$url did not answer"; tail -n 20 "$work"/*.log; exit 1; }
 done
 
 echo "signing in $ACCOUNTS accounts…" >&2
@@ -103,7 +118,7 @@ while read -r tok; do
   echo "$tok $slug" >>"$work/envtargets"
 done <"$work/tokens"
 head -n "$FLOCK_ACCOUNTS" "$work/emails" | while read -r email; do
-  bin/billing set-plan -account "$email" -plan flock >/dev/null
+  with_creds billing bin/billing set-plan -account "$email" -plan flock >/dev/null
 done
 head -n "$FLOCK_ACCOUNTS" "$work/tokens" >"$work/flock-tokens"
 last=$(tail -1 "$work/flock-tokens")
