@@ -26,7 +26,13 @@ func benchIngest(ctx context.Context, db *scratch, o options) (err error) {
 		return err
 	}
 	defer func() { svc.stop(err != nil) }()
-	pub, err := startPublisher(ctx, db, busCfg)
+	// The zone's side, as the zone's own broker user: the logs service takes log batches
+	// only from a zone.
+	zoneURL, err := principalURL(ctx, o.amqpURL, bus.ZonePrincipal("local"))
+	if err != nil {
+		return err
+	}
+	pub, err := startPublisher(ctx, db, busCfg.WithURL(zoneURL))
 	if err != nil {
 		return err
 	}

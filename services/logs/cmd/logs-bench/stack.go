@@ -125,8 +125,8 @@ func (s *stack) configure(db *scratch, o options, services []string) error {
 		"AUTH_LIMIT_PER_15MIN": "100000",
 		"LOG_LEVEL":            "warn",
 	}
-	// What bin/bootstrap does: each service its own role on the scratch database. The bench
-	// keeps the broker URL it was given for every service.
+	// What bin/bootstrap does: each service its own role on the scratch database and its own
+	// broker user (the test users, with the permissions bootstrap gives the real ones).
 	for _, name := range services {
 		schema := name
 		if name == "zoneagent" {
@@ -141,7 +141,11 @@ func (s *stack) configure(db *scratch, o options, services []string) error {
 			return err
 		}
 		s.env[strings.ToUpper(name)+"_DATABASE_URL"] = own
-		s.env[strings.ToUpper(name)+"_AMQP_URL"] = o.amqpURL
+		broker, err := principalURL(context.Background(), o.amqpURL, principalOf(name))
+		if err != nil {
+			return err
+		}
+		s.env[strings.ToUpper(name)+"_AMQP_URL"] = broker
 	}
 	for _, name := range services {
 		addr, err := freeAddr()
