@@ -55,7 +55,14 @@ with_creds() {
 }
 for svc in identity billing apps logs gateway; do
   [ -x "bin/$svc" ] || continue
-  with_creds "$svc" "bin/$svc" >"$work/$svc.log" 2>&1 &
+  # One subshell that execs the service, so $! is the service's own pid for cleanup.
+  (
+    set -a
+    # shellcheck disable=SC1090
+    . "$DATA_DIR/secrets/$svc.env"
+    set +a
+    exec "bin/$svc"
+  ) >"$work/$svc.log" 2>&1 &
   pids+=("$!")
 done
 # Each service is ready once its consumers' queues are bound; the gateway once it answers.
