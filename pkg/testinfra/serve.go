@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -159,18 +160,31 @@ func (s Service) Start(t testing.TB) *Running {
 	}
 }
 
+var (
+	handedMu sync.Mutex
+	handed   = map[int]bool{} // ports FreeAddr has handed out in this process
+)
+
 // FreeAddr is a loopback address with a port nothing listens on now. Ports are picked below
 // the kernel's ephemeral range (32768 and up on Linux), so no outgoing connection takes one
-// between the pick and the service binding it.
+// between the pick and the service binding it, and never twice in one test process, so two
+// stacks started side by side cannot both be handed a port before either binds it.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
+	handedMu.Lock()
+	defer handedMu.Unlock()
 	for range 200 {
-		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", 20000+mrand.IntN(12000)))
+		port := 20000 + mrand.IntN(12000)
+		if handed[port] {
+			continue
+		}
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err != nil {
 			continue
 		}
 		addr := ln.Addr().String()
 		ln.Close()
+		handed[port] = true
 		return addr
 	}
 	t.Fatal("testinfra: no free port after 200 tries")

@@ -1,7 +1,6 @@
 package testinfra
 
 import (
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,12 +22,9 @@ func StripeMock(t testing.TB) string {
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("STRIPE_MOCK_BIN=%s: %v; run scripts/stripe-mock-build.sh", bin, err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	// Not a port of the ephemeral range: an outgoing connection could take it before
+	// stripe-mock binds it, and stripe-mock would exit while the test waits.
+	addr := FreeAddr(t)
 	logf, err := os.CreateTemp(t.TempDir(), "stripe-mock-*.log")
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +48,8 @@ func StripeMock(t testing.TB) string {
 		logf.Close()
 	})
 	url := "http://" + addr
-	Eventually(t, 30*time.Second, "stripe-mock to answer", func() bool {
+	// It reads Stripe's whole OpenAPI description at start: seconds on a busy machine.
+	Eventually(t, 60*time.Second, "stripe-mock to answer", func() bool {
 		req, _ := http.NewRequest(http.MethodGet, url+"/v1/balance", nil)
 		req.SetBasicAuth("sk_test_stripemock", "")
 		resp, err := http.DefaultClient.Do(req)
