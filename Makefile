@@ -96,7 +96,7 @@ bench-bus:
 wrk:
 	@command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk)
 
-bench-gateway: build wrk
+bench-gateway: build wrk services
 	scripts/bench-gateway.sh
 
 clean:

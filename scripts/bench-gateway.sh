@@ -6,6 +6,8 @@
 #
 # Starts its own control plane on spare ports against a fresh database; needs wrk
 # (`make bench-gateway` installs it). Tunables: ACCOUNTS, DURATION, CONNECTIONS, THREADS.
+# PROFILE_DIR=dir also writes, during the /api/account run, CPU, block and mutex profiles of the
+# gateway and identity (their PROFILE_ADDR) and a system-wide `perf` profile (Postgres's share).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ACCOUNTS=${ACCOUNTS:-600}
@@ -53,6 +55,9 @@ with_creds() {
     exec "$@"
   )
 }
+PROFILE_DIR=${PROFILE_DIR:-}
+declare -A profile_addr=([gateway]=127.0.0.1:18190 [identity]=127.0.0.1:18191)
+declare -A pid_of=()
 for svc in identity billing apps logs gateway; do
   [ -x "bin/$svc" ] || continue
   # One subshell that execs the service, so $! is the service's own pid for cleanup.
@@ -60,10 +65,14 @@ for svc in identity billing apps logs gateway; do
     set -a
     # shellcheck disable=SC1090
     . "$DATA_DIR/secrets/$svc.env"
+    if [ -n "$PROFILE_DIR" ] && [ -n "${profile_addr[$svc]:-}" ]; then
+      PROFILE_ADDR=${profile_addr[$svc]} PROFILE_BLOCK_RATE=10000 PROFILE_MUTEX_FRACTION=10
+    fi
     set +a
     exec "bin/$svc"
   ) >"$work/$svc.log" 2>&1 &
   pids+=("$!")
+  pid_of[$svc]=$!
 done
 # Each service is ready once its consumers' queues are bound; the gateway once it answers.
 for url in http://$IDENTITY_ADDR/readyz http://$BILLING_ADDR/readyz http://$APPS_ADDR/readyz http://$LOGS_ADDR/readyz http://$GATEWAY_ADDR/healthz; do
@@ -115,7 +124,44 @@ LUA
 # Warm the token cache and the connection pools before measuring.
 wrk -t"$THREADS" -c"$CONNECTIONS" -d3s -s "$work/rotate.lua" "$gw" >/dev/null
 health=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s "$work/plain.lua" "$gw/healthz" | grep RESULT)
+# CPU time (clock ticks) each part of the machine spends during the /api/account run, so the
+# cost of a request shows by process.
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+pg_ticks() { local t=0 p; for p in $(pgrep -x postgres); do t=$((t + $(ticks "$p"))); done; echo "$t"; }
+declare -A before=()
+for svc in gateway identity; do before[$svc]=$(ticks "${pid_of[$svc]}"); done
+before[postgres]=$(pg_ticks)
+profilers=()
+if [ -n "$PROFILE_DIR" ]; then
+  mkdir -p "$PROFILE_DIR"
+  secs=$(( ${DURATION%s} - 3 ))
+  for svc in gateway identity; do
+    curl -fs -o "$PROFILE_DIR/$svc.cpu.pprof" "http://${profile_addr[$svc]}/debug/pprof/profile?seconds=$secs" &
+    profilers+=("$!")
+  done
+  if command -v perf >/dev/null; then
+    perf record -q -F 199 -a -g -o "$PROFILE_DIR/perf.data" -- sleep "$secs" >/dev/null 2>&1 &
+    profilers+=("$!")
+  fi
+fi
 account=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s "$work/rotate.lua" "$gw" | grep RESULT)
+account_requests=$(( $(echo "$account" | sed -E 's/.*rps=([0-9]+).*/\1/') * ${DURATION%s} ))
+cpu_split=""
+for svc in gateway identity postgres; do
+  if [ "$svc" = postgres ]; then now=$(pg_ticks); else now=$(ticks "${pid_of[$svc]}"); fi
+  used=$(( now - before[$svc] ))
+  cpu_split+="$(awk -v t="$used" -v n="$account_requests" -v hz="$(getconf CLK_TCK)" -v s="$svc" \
+    'BEGIN { printf "%s %.1f µs", s, t / hz / n * 1e6 }'), "
+done
+if [ -n "$PROFILE_DIR" ]; then
+  wait "${profilers[@]}" || true
+  for svc in gateway identity; do
+    for kind in block mutex; do
+      curl -fs -o "$PROFILE_DIR/$svc.$kind.pprof" "http://${profile_addr[$svc]}/debug/pprof/$kind" || true
+    done
+  done
+  echo "profiles in $PROFILE_DIR (go tool pprof -top bin/gateway $PROFILE_DIR/gateway.cpu.pprof; perf report -i $PROFILE_DIR/perf.data --sort comm)" >&2
+fi
 # Writes. Every account gets one app for environment writes; the first FLOCK_ACCOUNTS are
 # moved to the largest plan (the operator command) for app creates.
 echo "creating one app per account, moving $FLOCK_ACCOUNTS accounts to flock…" >&2
@@ -177,5 +223,6 @@ echo "wrk -t$THREADS -c$CONNECTIONS -d$DURATION, $ACCOUNTS accounts, $(nproc) co
 echo "GET /healthz               $health"
 echo "GET /api/account (auth'd)  $account"
 awk -v a="$(rps "$account")" -v h="$(rps "$health")" 'BEGIN { printf "ratio account/healthz throughput = %.2f\n", a / h }'
+echo "CPU per /api/account request: ${cpu_split%, }"
 echo "POST /api/apps             $creates"
 echo "PUT /api/apps/{slug}/env   $envs"

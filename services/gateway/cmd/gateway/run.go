@@ -15,6 +15,7 @@ import (
 	"tori.dev/pkg/lifecycle"
 	"tori.dev/pkg/logging"
 	"tori.dev/pkg/pgstore"
+	"tori.dev/pkg/profiling"
 	"tori.dev/pkg/telemetry"
 	"tori.dev/services/gateway"
 	"tori.dev/services/gateway/internal/auth"
@@ -119,6 +120,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		return nil
 	})
 	g.Go("revocation listener", revocations.Listen)
+	g.Go("profiles", func(ctx context.Context) error { return profiling.Serve(ctx, cfg.Profiling, log) })
 	g.Go("revocation watch", revocations.Watch)
 	g.Every(log, cache.SweepJob())
 	g.Every(log, idempotency.PruneJob(keys))

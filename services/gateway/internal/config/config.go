@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"tori.dev/pkg/bus"
+	"tori.dev/pkg/profiling"
 )
 
 // Config is everything the gateway reads at start.
@@ -68,6 +69,8 @@ type Config struct {
 	ShutdownTimeout time.Duration `env:"GATEWAY_SHUTDOWN_TIMEOUT, default=10s"`
 
 	bus.Config
+	// Profiles for profiling under load (PROFILE_ADDR, loopback only); off by default.
+	Profiling profiling.Config
 }
 
 // Upstreams are the services the gateway routes to, by name.
@@ -192,6 +195,9 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("GATEWAY_SHUTDOWN_TIMEOUT must be positive"))
 	}
 	if err := c.BusConfig().Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Profiling.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -16,6 +16,7 @@ import (
 	"tori.dev/pkg/lifecycle"
 	"tori.dev/pkg/logging"
 	"tori.dev/pkg/pgstore"
+	"tori.dev/pkg/profiling"
 	"tori.dev/pkg/telemetry"
 	billingbus "tori.dev/proto/tori/billing/v1"
 	"tori.dev/services/identity/internal/app"
@@ -104,6 +105,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		return nil
 	})
 	g.Go("outbox relay", bus.NewRelay(conn, pool, log).Run)
+	g.Go("profiles", func(ctx context.Context) error { return profiling.Serve(ctx, cfg.Profiling, log) })
 	g.Go("plans consumer", func(ctx context.Context) error { return conn.Consume(ctx, pool, plans) })
 	g.Go("hostname mail consumer", func(ctx context.Context) error { return conn.Consume(ctx, pool, hostnames) })
 	g.Go("hold mail consumer", func(ctx context.Context) error { return conn.Consume(ctx, pool, holds) })

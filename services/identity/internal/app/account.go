@@ -88,7 +88,20 @@ func (s *Service) planFor(ctx context.Context, accountID string) (account.Plan, 
 
 // ApplyPlanChange keeps billing's plan for the account unless a newer one is kept already.
 // It runs in the bus consumer's transaction, so the copy and the processed-message record
-// commit together.
+// commit together. A kept plan changes what GET /api/account shows, so it is announced as
+// identity.account.updated (with the account's settings as they are): a gateway's copy of
+// the account is dropped only once identity itself has the new plan, never before.
 func ApplyPlanChange(ctx context.Context, tx Repo, accountID string, p account.Plan) (saved bool, err error) {
-	return tx.SavePlan(ctx, accountID, p)
+	saved, err = tx.SavePlan(ctx, accountID, p)
+	if err != nil || !saved {
+		return saved, err
+	}
+	a, _, err := tx.Account(ctx, accountID)
+	if errors.Is(err, account.ErrNotFound) {
+		return true, nil // billing heard of the account first; its creation is announced anyway
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, tx.Publish(ctx, identitybus.KeyAccountUpdated, accountUpdated(a))
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"tori.dev/pkg/bus"
+	"tori.dev/pkg/profiling"
 )
 
 // Config is everything the identity service reads from its environment.
@@ -40,6 +41,8 @@ type Config struct {
 	ShutdownTimeout time.Duration `env:"IDENTITY_SHUTDOWN_TIMEOUT, default=10s"`
 
 	bus.Config
+	// Profiles for profiling under load (PROFILE_ADDR, loopback only); off by default.
+	Profiling profiling.Config
 }
 
 // Validate checks what the defaults cannot guarantee.
@@ -74,6 +77,9 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("IDENTITY_SHUTDOWN_TIMEOUT must be positive"))
 	}
 	if err := c.BusConfig().Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Profiling.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -1,10 +1,12 @@
 package httpapi_test
 
 import (
+	"context"
 	"testing"
 
 	identityv1 "tori.dev/proto/gen/tori/identity/v1"
 	"tori.dev/services/identity/internal/account"
+	"tori.dev/services/identity/internal/app"
 )
 
 func TestAccountShapeAndPlanSources(t *testing.T) {
@@ -135,5 +137,49 @@ func TestAccountsAreSeparate(t *testing.T) {
 	m := h.do("GET", "/api/account", nil, bob).json(t)
 	if m["defaultRegion"] != "eu" || m["user"].(map[string]any)["email"] != "bob@example.com" || ada.AccountID == bob.AccountID {
 		t.Fatalf("bob's account %v", m)
+	}
+}
+
+// A plan change identity keeps is announced as identity.account.updated, with the account's
+// settings as they are, after the copy is saved: gateways drop their copy of the account on
+// it, so they never drop it before identity has the plan. An older plan announces nothing.
+func TestAKeptPlanChangeAnnouncesTheAccount(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	_, ada := h.signIn("ada@example.com")
+	updates := func() int {
+		n := 0
+		for _, k := range h.events() {
+			if k == "identity.account.updated" {
+				n++
+			}
+		}
+		return n
+	}
+	apply := func(p account.Plan) bool {
+		var saved bool
+		err := h.store.InTx(context.Background(), func(tx app.Repo) error {
+			var err error
+			saved, err = app.ApplyPlanChange(context.Background(), tx, ada.AccountID, p)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return saved
+	}
+	if !apply(account.Plan{Name: "flock", Limits: account.Limits{MaxCustomDomains: 50}, Version: 3}) || updates() != 1 {
+		t.Fatalf("a newer plan: %d account.updated events, want 1", updates())
+	}
+	var ev identityv1.AccountUpdated
+	h.lastEvent("identity.account.updated", &ev)
+	if ev.GetAccountId() != ada.AccountID || ev.GetDefaultRegion() != "eu" {
+		t.Fatalf("event %v", &ev)
+	}
+	if m := h.do("GET", "/api/account", nil, ada).json(t); m["plan"] != "flock" {
+		t.Fatalf("plan after the change: %v", m["plan"])
+	}
+	if apply(account.Plan{Name: "songbird", Version: 2}) || updates() != 1 {
+		t.Fatalf("an older plan must be ignored and announce nothing: %d events", updates())
 	}
 }

@@ -113,6 +113,7 @@ type harness struct {
 	mailer *fakeMailer
 	plans  *fakePlans
 	pool   *pgxpool.Pool
+	store  app.Store
 	logs   *testinfra.LogBuffer
 }
 
@@ -125,6 +126,7 @@ func newHarness(t *testing.T) *harness {
 		mailer: &fakeMailer{},
 		plans:  &fakePlans{plan: &nestling},
 		pool:   pool,
+		store:  st,
 		logs:   &testinfra.LogBuffer{},
 	}
 	log := logging.New("identity", h.logs)

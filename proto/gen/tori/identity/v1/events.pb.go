@@ -110,7 +110,8 @@ func (x *AccountCreated) GetCreatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
-// Routing key: identity.account.updated. Carries the account's writable settings after a change.
+// Routing key: identity.account.updated. Carries the account's writable settings after a change
+// to them or to the plan identity keeps for the account (what GET /api/account shows changed).
 type AccountUpdated struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	AccountId     string                 `protobuf:"bytes,1,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`

@@ -1,0 +1,71 @@
+package profiling
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+)
+
+func TestOnlyLoopbackAddressesServeProfiles(t *testing.T) {
+	for _, tc := range []struct {
+		addr string
+		ok   bool
+	}{
+		{"", true},
+		{"127.0.0.1:6060", true},
+		{"[::1]:6060", true},
+		{"localhost:6060", true},
+		{"0.0.0.0:6060", false},
+		{":6060", false},
+		{"10.0.0.1:6060", false},
+		{"example.com:6060", false},
+		{"127.0.0.1", false},
+	} {
+		err := Config{ProfileAddr: tc.addr}.Validate()
+		if (err == nil) != tc.ok {
+			t.Errorf("%q: err %v, want ok=%v", tc.addr, err, tc.ok)
+		}
+	}
+	if err := (Config{ProfileAddr: "0.0.0.0:1"}).Validate(); !errors.Is(err, ErrNotLoopback) {
+		t.Fatalf("err %v, want ErrNotLoopback", err)
+	}
+}
+
+func TestServeAnswersProfilesUntilStopped(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, Config{ProfileAddr: addr}, slog.New(slog.DiscardHandler)) }()
+	var body []byte
+	for i := 0; i < 100; i++ {
+		resp, err := http.Get("http://" + addr + "/debug/pprof/goroutine?debug=1")
+		if err == nil {
+			body, _ = io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(body) == 0 {
+		t.Fatal("no goroutine profile served")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return after its context ended")
+	}
+}
