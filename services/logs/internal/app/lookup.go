@@ -30,25 +30,25 @@ func NewAppFinder(store Store, source AppSource, log *slog.Logger) *AppFinder {
 	return &AppFinder{store: store, source: source, log: log}
 }
 
-// AppID implements AppReader.
-func (f *AppFinder) AppID(ctx context.Context, accountID, slug string) (string, error) {
-	id, err := f.store.AppID(ctx, accountID, slug)
+// Target implements AppReader.
+func (f *AppFinder) Target(ctx context.Context, accountID, slug string) (Target, error) {
+	t, err := f.store.Target(ctx, accountID, slug)
 	if !errors.Is(err, logs.ErrNotFound) || accountID == "" {
-		return id, err
+		return t, err
 	}
 	a, createdAt, ok, err := f.source.LookupApp(ctx, accountID, slug)
 	if err != nil {
-		return "", err
+		return Target{}, err
 	}
 	if !ok {
-		return "", logs.ErrNotFound
+		return Target{}, logs.ErrNotFound
 	}
 	// The same write as the created event's consumer: a repeat changes nothing and a delete
 	// recorded first keeps the app deleted, so the event arriving later is harmless.
 	if err := f.store.InTx(ctx, func(tx Tx) error { return (Apps{}).AppCreated(ctx, tx, a, createdAt) }); err != nil {
-		return "", err
+		return Target{}, err
 	}
 	f.log.InfoContext(ctx, "app copied from the apps service ahead of its event", "app_id", a.ID)
 	// Read back rather than trust the answer: a delete that committed meanwhile wins.
-	return f.store.AppID(ctx, accountID, slug)
+	return f.store.Target(ctx, accountID, slug)
 }

@@ -40,9 +40,9 @@ func TestAppFinderAsksTheOwnerOnceAndKeepsTheAnswer(t *testing.T) {
 	f := app.NewAppFinder(db.Store, owner, slog.New(slog.DiscardHandler))
 
 	for range 3 {
-		id, err := f.AppID(ctx, "acc", "fresh")
-		if err != nil || id != fresh.ID {
-			t.Fatalf("AppID = %q, %v", id, err)
+		got, err := f.Target(ctx, "acc", "fresh")
+		if id := got.AppID; err != nil || id != fresh.ID {
+			t.Fatalf("Target = %q, %v", id, err)
 		}
 	}
 	if owner.asked != 1 {
@@ -50,11 +50,11 @@ func TestAppFinderAsksTheOwnerOnceAndKeepsTheAnswer(t *testing.T) {
 	}
 	// The created event, late: the same write, harmless.
 	db.SaveApp(t, fresh)
-	if id, err := f.AppID(ctx, "acc", "fresh"); err != nil || id != fresh.ID {
-		t.Fatalf("after the late event: %q, %v", id, err)
+	if got, err := f.Target(ctx, "acc", "fresh"); err != nil || got.AppID != fresh.ID {
+		t.Fatalf("after the late event: %q, %v", got.AppID, err)
 	}
 	db.MarkAppDeleted(t, fresh, time.Now())
-	if _, err := f.AppID(ctx, "acc", "fresh"); !errors.Is(err, logs.ErrNotFound) {
+	if _, err := f.Target(ctx, "acc", "fresh"); !errors.Is(err, logs.ErrNotFound) {
 		t.Fatalf("deleted app: %v", err)
 	}
 	if owner.asked != 2 {
@@ -82,13 +82,35 @@ func TestAppFinderAnswers(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := app.NewAppFinder(db.Store, tc.owner, slog.New(slog.DiscardHandler))
-			_, err := f.AppID(ctx, tc.account, "raced")
+			_, err := f.Target(ctx, tc.account, "raced")
 			if !errors.Is(err, tc.want) || tc.owner.asked != tc.asked {
-				t.Fatalf("AppID: %v after %d questions; want %v after %d", err, tc.owner.asked, tc.want, tc.asked)
+				t.Fatalf("Target: %v after %d questions; want %v after %d", err, tc.owner.asked, tc.want, tc.asked)
 			}
 			if tc.want == logs.ErrAppUnavailable && errors.Is(err, logs.ErrNotFound) {
 				t.Fatal("an unanswered lookup must not read as not found")
 			}
 		})
+	}
+}
+
+// The store's target carries the account's plan copy, 0 without one, and follows its changes.
+func TestTargetCarriesThePlanCopy(t *testing.T) {
+	db := logstest.NewDB(t)
+	ctx := context.Background()
+	web := logs.App{ID: uuid.NewString(), AccountID: "acc", Slug: "web"}
+	db.SaveApp(t, web)
+	if got, err := db.Store.Target(ctx, "acc", "web"); err != nil || got.AppID != web.ID || got.RetentionDays != 0 {
+		t.Fatalf("without a copy: %+v, %v", got, err)
+	}
+	db.SavePlan(t, "acc", 7)
+	if got, err := db.Store.Target(ctx, "acc", "web"); err != nil || got.AppID != web.ID || got.RetentionDays != 7 {
+		t.Fatalf("with a copy of 7 days: %+v, %v", got, err)
+	}
+	db.SavePlanVersion(t, logs.Plan{AccountID: "acc", Name: "flock", RetentionDays: 30, Version: 99})
+	if got, _ := db.Store.Target(ctx, "acc", "web"); got.RetentionDays != 30 {
+		t.Fatalf("after a plan change: %+v", got)
+	}
+	if _, err := db.Store.Target(ctx, "other", "web"); !errors.Is(err, logs.ErrNotFound) {
+		t.Fatalf("another account's slug: %v", err)
 	}
 }

@@ -13,10 +13,20 @@ import (
 	"tori.dev/services/logs/internal/logs"
 )
 
+// Target is what a read learns before it reads entries: the app, and the retention of the
+// account's plan copy.
+type Target struct {
+	AppID string
+	// RetentionDays is the account's plan copy's, 0 when the service has no copy yet.
+	RetentionDays int
+}
+
 // AppReader resolves the caller's apps from the service's own copy of them.
 type AppReader interface {
-	// AppID returns the id of accountID's live app named slug, or logs.ErrNotFound.
-	AppID(ctx context.Context, accountID, slug string) (string, error)
+	// Target returns accountID's live app named slug, with the retention of the account's
+	// plan copy read in the same statement (one round trip where two were), or
+	// logs.ErrNotFound.
+	Target(ctx context.Context, accountID, slug string) (Target, error)
 }
 
 // EntryReader reads stored entries.

@@ -31,7 +31,7 @@ func NewReader(apps AppReader, entries EntryReader, plans Retention, now func() 
 // Read resolves slug for accountID, validates raw and returns one page.
 func (r *Reader) Read(ctx context.Context, accountID, slug string, raw logs.RawQuery) (Page, error) {
 	// The app first: an unknown, foreign or deleted app is 404 whatever the query says.
-	appID, err := r.apps.AppID(ctx, accountID, slug)
+	target, err := r.apps.Target(ctx, accountID, slug)
 	if err != nil {
 		return Page{}, err
 	}
@@ -40,15 +40,18 @@ func (r *Reader) Read(ctx context.Context, accountID, slug string, raw logs.RawQ
 	if err != nil {
 		return Page{}, err
 	}
-	days, err := r.plans.RetentionDays(ctx, accountID)
-	if err != nil {
-		return Page{}, err
+	// The plan copy came with the app; without one, the plans' policy (billing's answer).
+	days := target.RetentionDays
+	if days <= 0 {
+		if days, err = r.plans.RetentionDays(ctx, accountID); err != nil {
+			return Page{}, err
+		}
 	}
 	if q, err = logs.ApplyRetention(q, now, days); err != nil {
 		return Page{}, err
 	}
 	// One extra row tells whether a next page exists without a second query.
-	rows, err := r.entries.Entries(ctx, appID, q.Start, q.End, q.After, q.Limit+1)
+	rows, err := r.entries.Entries(ctx, target.AppID, q.Start, q.End, q.After, q.Limit+1)
 	if err != nil {
 		return Page{}, err
 	}

@@ -11,13 +11,20 @@ import (
 
 var testNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
-type fakeApps map[string]string // account/slug -> app id
+type fakeApps map[string]string // account/slug -> app id, no plan copy
 
-func (f fakeApps) AppID(_ context.Context, account, slug string) (string, error) {
+func (f fakeApps) Target(_ context.Context, account, slug string) (Target, error) {
 	if id, ok := f[account+"/"+slug]; ok {
-		return id, nil
+		return Target{AppID: id}, nil
 	}
-	return "", logs.ErrNotFound
+	return Target{}, logs.ErrNotFound
+}
+
+// copiedPlan finds every app, with a plan copy of its days.
+type copiedPlan int
+
+func (d copiedPlan) Target(context.Context, string, string) (Target, error) {
+	return Target{AppID: "app", RetentionDays: int(d)}, nil
 }
 
 // fakeEntries serves a fixed, ordered slice like the store would.
@@ -43,6 +50,14 @@ func (f fakeEntries) Entries(_ context.Context, _ string, from, to time.Time, af
 type fixedPlans int
 
 func (p fixedPlans) RetentionDays(context.Context, string) (int, error) { return int(p), nil }
+
+// refusedPlans is the plans' policy with neither a copy nor billing's answer.
+type refusedPlans struct{ asked *int }
+
+func (p refusedPlans) RetentionDays(context.Context, string) (int, error) {
+	*p.asked++
+	return 0, logs.ErrPlanUnavailable
+}
 
 func TestReaderPagesToTheEnd(t *testing.T) {
 	var all fakeEntries
@@ -89,5 +104,26 @@ func TestReaderFindsTheAppBeforeCheckingParameters(t *testing.T) {
 	}
 	if _, err := r.Read(context.Background(), "acc", "nope", logs.RawQuery{}); !errors.Is(err, logs.ErrNotFound) {
 		t.Fatalf("want not found, got %v", err)
+	}
+}
+
+// The plan copy read with the app is the retention; the plans' policy (billing) is asked only
+// when there is no copy.
+func TestReaderUsesThePlanCopyReadWithTheApp(t *testing.T) {
+	all := fakeEntries{{ID: 1, Timestamp: testNow.Add(-time.Minute)}}
+	asked := 0
+	r := NewReader(copiedPlan(3), all, refusedPlans{&asked}, func() time.Time { return testNow })
+	p, err := r.Read(context.Background(), "acc", "web", logs.RawQuery{})
+	if err != nil || p.RetentionDays != 3 || asked != 0 {
+		t.Fatalf("with a copy: retention %d, %v, plans asked %d times", p.RetentionDays, err, asked)
+	}
+	old := testNow.Add(-4 * 24 * time.Hour)
+	q := logs.RawQuery{Start: old.Format(time.RFC3339), End: old.Add(time.Hour).Format(time.RFC3339)}
+	if _, err := r.Read(context.Background(), "acc", "web", q); !errors.Is(err, logs.ErrBeyondRetention) {
+		t.Fatalf("a start older than the copy's 3 days: want beyond retention, got %v", err)
+	}
+	r = NewReader(fakeApps{"acc/web": "app"}, all, refusedPlans{&asked}, func() time.Time { return testNow })
+	if _, err := r.Read(context.Background(), "acc", "web", logs.RawQuery{}); !errors.Is(err, logs.ErrPlanUnavailable) || asked != 1 {
+		t.Fatalf("without a copy: %v after asking the plans %d times", err, asked)
 	}
 }

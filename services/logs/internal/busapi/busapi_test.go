@@ -152,7 +152,7 @@ func TestAppDeletedBeforeCreatedStaysDeleted(t *testing.T) {
 	app := uuid.NewString()
 	must(t, handle(t, db, apps.Handle, delivery(t, appsbus.KeyAppDeleted, &appsv1.AppDeleted{AppId: app, AccountId: testAccount, Slug: "web"})))
 	must(t, handle(t, db, apps.Handle, delivery(t, appsbus.KeyAppCreated, &appsv1.AppCreated{AppId: app, AccountId: testAccount, Slug: "web", CreatedAt: timestamppb.Now()})))
-	if _, err := db.Store.AppID(ctx, testAccount, "web"); !errors.Is(err, logs.ErrNotFound) {
+	if _, err := db.Store.Target(ctx, testAccount, "web"); !errors.Is(err, logs.ErrNotFound) {
 		t.Fatalf("want not found, got %v", err)
 	}
 

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"tori.dev/services/logs/internal/app"
 	"tori.dev/services/logs/internal/logs"
 )
 
@@ -39,21 +40,26 @@ func (d queries) MarkAppDeleted(ctx context.Context, a logs.App, deletedAt time.
 	return nil
 }
 
-// AppID resolves accountID's live app named slug. Should an out-of-order pair of events leave
-// two live rows, the newest app wins.
-func (s *Store) AppID(ctx context.Context, accountID, slug string) (string, error) {
-	var id uuid.UUID
+// Target implements app.AppReader: accountID's live app named slug and, in the same
+// statement, the retention of the account's plan copy (0 without one). Should an
+// out-of-order pair of events leave two live rows, the newest app wins.
+func (s *Store) Target(ctx context.Context, accountID, slug string) (app.Target, error) {
+	var (
+		id   uuid.UUID
+		days int
+	)
 	err := s.pool.QueryRow(ctx, `
-		SELECT app_id FROM apps
-		WHERE account_id = $1 AND slug = $2 AND deleted_at IS NULL
-		ORDER BY created_at DESC NULLS LAST LIMIT 1`, accountID, slug).Scan(&id)
+		SELECT a.app_id, COALESCE(p.log_retention_days, 0) FROM apps a
+		LEFT JOIN account_plans p ON p.account_id = a.account_id
+		WHERE a.account_id = $1 AND a.slug = $2 AND a.deleted_at IS NULL
+		ORDER BY a.created_at DESC NULLS LAST LIMIT 1`, accountID, slug).Scan(&id, &days)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", logs.ErrNotFound
+		return app.Target{}, logs.ErrNotFound
 	}
 	if err != nil {
-		return "", fmt.Errorf("store: resolve app: %w", err)
+		return app.Target{}, fmt.Errorf("store: resolve app: %w", err)
 	}
-	return id.String(), nil
+	return app.Target{AppID: id.String(), RetentionDays: days}, nil
 }
 
 // DeletedAmong returns which of ids are apps marked deleted, by their canonical string.
