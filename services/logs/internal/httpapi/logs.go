@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"sync"
+
 	"github.com/gofiber/fiber/v2"
 
 	"tori.dev/pkg/callerid"
@@ -11,6 +13,13 @@ import (
 type logsHandler struct {
 	reader *app.Reader
 }
+
+// pageBuffers hold encoded pages between requests: a full page is about 120 kB, which
+// would otherwise be a fresh large allocation (and garbage) per read.
+var pageBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+// maxPooledPage keeps an outsized page's buffer (long messages) from being held forever.
+const maxPooledPage = 1 << 20
 
 // get serves GET /api/apps/{slug}/logs.
 func (h *logsHandler) get(c *fiber.Ctx) error {
@@ -24,5 +33,13 @@ func (h *logsHandler) get(c *fiber.Ctx) error {
 	if err != nil {
 		return toHTTP(err)
 	}
-	return c.JSON(pageToJSON(page))
+	buf := pageBuffers.Get().(*[]byte)
+	*buf = appendPage((*buf)[:0], page)
+	// SetBody copies into the response's own pooled buffer, so ours can go back at once.
+	c.Response().SetBody(*buf)
+	c.Response().Header.SetContentType(fiber.MIMEApplicationJSON)
+	if cap(*buf) <= maxPooledPage {
+		pageBuffers.Put(buf)
+	}
+	return nil
 }
