@@ -94,26 +94,45 @@ func (s *Store) Entries(ctx context.Context, appID string, from, to time.Time, a
 		return nil, fmt.Errorf("store: read entries: %w", err)
 	}
 	defer rows.Close()
+	// A page is up to 500 rows: each is scanned straight into its place in out, the stream
+	// is one of the contract's constants rather than a fresh string, and a deploy id's
+	// string is made once per run of rows of the same deploy (a page rarely spans two).
 	out := make([]logs.Entry, 0, limit)
+	var (
+		deploy         pgtype.UUID
+		lastDeploy     pgtype.UUID
+		lastDeployText string
+	)
+	dest := []any{nil, nil, nil, &deploy, nil} // stream (nil) is read raw below
 	for rows.Next() {
-		var (
-			e      logs.Entry
-			stream string
-			deploy pgtype.UUID
-		)
-		if err := rows.Scan(&e.ID, &e.Timestamp, &stream, &deploy, &e.Message); err != nil {
+		out = append(out, logs.Entry{AppID: appID})
+		e := &out[len(out)-1]
+		dest[0], dest[1], dest[4] = &e.ID, &e.Timestamp, &e.Message
+		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("store: read entries: %w", err)
 		}
-		e.AppID = appID
-		e.Stream = logs.Stream(stream)
+		e.Stream = streamOf(rows.RawValues()[2])
 		e.Timestamp = e.Timestamp.UTC()
 		if deploy.Valid {
-			e.DeployID = uuid.UUID(deploy.Bytes).String()
+			if deploy != lastDeploy {
+				lastDeploy, lastDeployText = deploy, uuid.UUID(deploy.Bytes).String()
+			}
+			e.DeployID = lastDeployText
 		}
-		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: read entries: %w", err)
 	}
 	return out, nil
+}
+
+// streamOf is the stream of a row's raw stream column (text reads the same in either wire
+// format). The table's check admits only the contract's streams; anything else is copied.
+func streamOf(raw []byte) logs.Stream {
+	for _, s := range logs.Streams {
+		if string(raw) == string(s) {
+			return s
+		}
+	}
+	return logs.Stream(raw)
 }
