@@ -28,7 +28,8 @@ const defaultPrefetch = 16
 // one. So handlers must not commit or roll back tx, must not rely on the order of events
 // (which retries and several service copies break anyway), and may be called again for a
 // message whose earlier call's effect was rolled back. Prefetch 1 handles one message at a
-// time, in queue order.
+// time, in queue order. The batch's messages are recorded as processed in one statement, and
+// a run of handled deliveries is acknowledged with one multiple ack (see acker).
 // It returns nil when ctx ends, ErrClosed when the Conn closes, and an error at once when the
 // broker refuses the queue (declared before with other arguments, or no permission).
 func (c *Conn) Consume(ctx context.Context, pool *pgxpool.Pool, sub Subscription) error {
@@ -56,9 +57,11 @@ type consumer struct {
 	log   *slog.Logger
 }
 
-// consumeWorkers bounds the transactions one subscription has open at once; past a few, more
-// would only queue for the pool's connections.
-const consumeWorkers = 4
+// consumeWorkers bounds the transactions one subscription has open at once. Two already keep
+// the database busy, one handling its batch while the other waits for its commit to reach the
+// disk; more would take connections the service needs for other work, and split what has
+// arrived into smaller batches, so more commits for the same messages.
+const consumeWorkers = 2
 
 // session subscribes on ch and handles deliveries until ch closes or ctx ends.
 func (k *consumer) session(ctx context.Context, ch *amqp.Channel) error {
@@ -84,7 +87,7 @@ func (k *consumer) session(ctx context.Context, ch *amqp.Channel) error {
 		k.sub.Ready()
 	}
 
-	s := &consumeSession{consumer: k, stop: make(chan struct{}), dl: &confirmChannel{conn: c}}
+	s := &consumeSession{consumer: k, stop: make(chan struct{}), dl: &confirmChannel{conn: c}, acks: newAcker(ch, k.log)}
 	defer s.dl.close()
 	// amqp091 hands deliveries over one at a time on an unbuffered channel, so nothing would
 	// ever be waiting to batch; this buffer (never fuller than Prefetch) is where they wait.
@@ -93,13 +96,14 @@ func (k *consumer) session(ctx context.Context, ch *amqp.Channel) error {
 	wg.Go(func() {
 		defer close(arrived)
 		for d := range deliveries {
+			s.acks.track(d.DeliveryTag) // here, in the order of their tags
 			arrived <- d
 		}
 	})
 	for range min(k.sub.Prefetch, consumeWorkers) {
 		wg.Go(func() {
 			for d := range arrived {
-				s.handle(ctx, gather(d, arrived, k.sub.Prefetch))
+				s.handleNext(ctx, d, arrived)
 			}
 		})
 	}
@@ -113,6 +117,19 @@ func (k *consumer) session(ctx context.Context, ch *amqp.Channel) error {
 	ch.Close() // ends deliveries; whatever is unacknowledged goes back to the queue
 	wg.Wait()
 	return end
+}
+
+// handleNext handles first and whatever else has arrived by the time a database connection is
+// free. Taking the connection before gathering matters under load: a worker that waits for one
+// then finds a batch waiting too, instead of each worker queueing for a connection with a
+// single message while the rest pile up.
+func (s *consumeSession) handleNext(ctx context.Context, first amqp.Delivery, more <-chan amqp.Delivery) {
+	conn, err := s.pool.Acquire(ctx)
+	batch := gather(first, more, s.sub.Prefetch)
+	if err != nil {
+		conn = nil
+	}
+	s.handle(ctx, conn, err, batch)
 }
 
 // gather adds to first whatever else has already arrived, up to max: under load a worker
@@ -139,6 +156,7 @@ type consumeSession struct {
 	*consumer
 	stop chan struct{} // closed when the channel is gone: acks would be lost, so stop retrying
 	dl   *confirmChannel
+	acks *acker
 }
 
 // infraError is a failure of the bus's own bookkeeping (the database is away), not of the
@@ -154,91 +172,118 @@ type message struct {
 	publisher string
 	ctx       context.Context // the handler's: carries the span
 	span      trace.Span
-	log       *slog.Logger
+	base      *slog.Logger // the session's; log adds the message to it
+}
+
+// log is the message's logger, made only when something is logged: most messages never are,
+// and a logger With attributes costs a few allocations each.
+func (m *message) log() *slog.Logger {
+	return m.base.With("message_id", m.d.MessageId, "routing_key", m.key)
 }
 
 func (m *message) delivery(attempt int) Delivery {
 	return Delivery{ID: m.d.MessageId, RoutingKey: m.key, Type: m.d.Type, Body: m.d.Body, Attempt: attempt, Publisher: m.publisher}
 }
 
-func (m *message) ack() {
-	if err := m.d.Ack(false); err != nil {
-		// The channel is gone; the broker redelivers and processed_messages absorbs it.
-		m.log.DebugContext(m.ctx, "bus ack failed", "err", err)
+// handle takes batch to an end: first all in one transaction on conn (acquired for it, or nil
+// after acquireErr), then, if that fails, one by one. It releases conn.
+func (s *consumeSession) handle(ctx context.Context, conn *pgxpool.Conn, acquireErr error, batch []amqp.Delivery) {
+	release := func() {
+		if conn != nil {
+			conn.Release()
+			conn = nil
+		}
 	}
-}
-
-func (s *consumeSession) handle(ctx context.Context, batch []amqp.Delivery) {
+	defer release()
 	if s.stopped() {
 		return // their channel is gone: the broker redelivers them, acks would be lost
 	}
 	msgs := make([]*message, 0, len(batch))
+	var refused []*message
+	var reasons []error
 	for _, d := range batch {
 		key := originalRoutingKey(d)
 		hctx, span := startSpan(extractTable(ctx, d.Headers), "consume "+key, trace.SpanKindConsumer, s.queue, d.MessageId)
 		defer span.End()
-		m := &message{d: d, key: key, publisher: publisherOf(d.UserId), ctx: hctx, span: span,
-			log: s.log.With("message_id", d.MessageId, "routing_key", key)}
-		if d.MessageId == "" {
-			s.deadLetter(m, errors.New("message has no id"), 0)
-			continue
-		}
-		if !s.conn.owns(m.publisher, key) {
+		m := &message{d: d, key: key, publisher: publisherOf(d.UserId), ctx: hctx, span: span, base: s.log}
+		switch {
+		case d.MessageId == "":
+			refused, reasons = append(refused, m), append(reasons, errors.New("message has no id"))
+		case !s.conn.owns(m.publisher, key):
 			// Forged, or sent by a service through the default exchange: nobody but the
 			// key's owner speaks for it.
-			s.deadLetter(m, fmt.Errorf("publisher %q (user %q) does not own routing key %q", m.publisher, d.UserId, key), 0)
-			continue
+			refused, reasons = append(refused, m), append(reasons,
+				fmt.Errorf("publisher %q (user %q) does not own routing key %q", m.publisher, d.UserId, key))
+		default:
+			msgs = append(msgs, m)
 		}
-		msgs = append(msgs, m)
 	}
-	if len(msgs) > 1 {
-		failed, err := s.attemptBatch(ctx, msgs)
-		if err == nil {
-			for _, m := range msgs {
-				m.ack()
-			}
-			return
-		}
-		if ctx.Err() != nil {
-			return
-		}
-		// One by one, now: only the message whose handler failed has used an attempt.
-		s.log.DebugContext(ctx, "bus batch failed; handling its messages one by one", "size", len(msgs), "err", err)
-		for i, m := range msgs {
-			if i == failed {
-				s.settle(ctx, m, 1, err)
-			} else {
-				s.settle(ctx, m, 0, nil)
-			}
-		}
+	failed, err := -1, error(nil)
+	switch {
+	case len(msgs) == 0:
+	case conn == nil:
+		err = infraError{fmt.Errorf("bus: acquire a connection: %w", acquireErr)}
+	default:
+		failed, err = s.attemptBatch(ctx, conn, msgs)
+	}
+	// The connection goes back before anything below can wait: parking a message, a retry.
+	release()
+	for i, m := range refused {
+		s.deadLetter(m, reasons[i], 0)
+	}
+	if len(msgs) == 0 {
 		return
 	}
-	for _, m := range msgs {
-		s.settle(ctx, m, 0, nil)
+	if err == nil {
+		tags := make([]uint64, len(msgs))
+		for i, m := range msgs {
+			tags[i] = m.d.DeliveryTag
+		}
+		s.acks.ack(tags...)
+		return
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	// One by one, now: only the message whose handler failed has used an attempt.
+	if len(msgs) > 1 {
+		s.log.DebugContext(ctx, "bus batch failed; handling its messages one by one", "size", len(msgs), "err", err)
+	}
+	for i, m := range msgs {
+		if i == failed {
+			s.settle(ctx, m, 1, err)
+		} else {
+			s.settle(ctx, m, 0, nil)
+		}
 	}
 }
 
 // attemptBatch handles msgs in one transaction, each handler's effect committed with its
 // processed record. On a handler's error it rolls everything back and returns that message's
 // index; on any other error, -1.
-func (s *consumeSession) attemptBatch(ctx context.Context, msgs []*message) (int, error) {
+func (s *consumeSession) attemptBatch(ctx context.Context, conn *pgxpool.Conn, msgs []*message) (int, error) {
 	// In message id order, so that batches racing over copies of the same messages take
 	// their processed_messages locks in one order and never deadlock; ids are UUIDv7, so this
 	// is also roughly the order of publishing.
 	slices.SortFunc(msgs, func(a, b *message) int { return strings.Compare(a.d.MessageId, b.d.MessageId) })
-	tx, err := s.pool.Begin(ctx)
+	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return -1, infraError{fmt.Errorf("bus: begin: %w", err)}
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
+	ids := make([]string, len(msgs))
 	for i, m := range msgs {
-		fresh, err := recordProcessed(m.ctx, tx, s.queue, m.d.MessageId)
-		if err != nil {
-			return -1, err
+		ids[i] = m.d.MessageId
+	}
+	fresh, err := recordProcessedAll(ctx, tx, s.queue, ids)
+	if err != nil {
+		return -1, err
+	}
+	for i, m := range msgs {
+		if !fresh[m.d.MessageId] {
+			continue // processed before, or a second copy in this batch
 		}
-		if !fresh {
-			continue
-		}
+		delete(fresh, m.d.MessageId)
 		if err := callHandler(m.ctx, s.sub.Handle, tx, m.delivery(1)); err != nil {
 			return i, err
 		}
@@ -261,8 +306,8 @@ func (s *consumeSession) settle(ctx context.Context, m *message, failed int, err
 				return
 			}
 			delay := retryDelay(s.conn.cfg.BaseBackoff, attempt)
-			m.log.InfoContext(m.ctx, "bus handler failed; retrying", "attempt", attempt, "retry_in", delay, "err", err)
-			if !s.sleep(ctx, delay) {
+			m.log().InfoContext(m.ctx, "bus handler failed; retrying", "attempt", attempt, "retry_in", delay, "err", err)
+			if !s.sleep(ctx, m, delay) {
 				return
 			}
 		}
@@ -273,13 +318,13 @@ func (s *consumeSession) settle(ctx context.Context, m *message, failed int, err
 			if !errors.As(err, &ie) {
 				break
 			}
-			m.log.WarnContext(m.ctx, "bus consumer cannot record message; retrying", "err", err)
-			if !s.pause(ctx, &infra) {
+			m.log().WarnContext(m.ctx, "bus consumer cannot record message; retrying", "err", err)
+			if !s.pause(ctx, m, &infra) {
 				return
 			}
 		}
 		if err == nil {
-			m.ack()
+			s.acks.ack(m.d.DeliveryTag)
 			return
 		}
 		if ctx.Err() != nil {
@@ -321,6 +366,25 @@ func recordProcessed(ctx context.Context, tx pgx.Tx, queue, id string) (bool, er
 	return tag.RowsAffected() == 1, nil
 }
 
+// recordProcessedAll is recordProcessed for many ids in one statement, one round trip instead
+// of one each; it returns the ids recorded now. Its locks are taken in the order of ids.
+func recordProcessedAll(ctx context.Context, tx pgx.Tx, queue string, ids []string) (map[string]bool, error) {
+	rows, _ := tx.Query(ctx, `
+		INSERT INTO processed_messages (queue, message_id)
+		SELECT $1, id FROM unnest($2::text[]) WITH ORDINALITY AS m(id, n) ORDER BY n
+		ON CONFLICT DO NOTHING
+		RETURNING message_id`, queue, ids)
+	recorded, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, infraError{fmt.Errorf("bus: record processed: %w", err)}
+	}
+	fresh := make(map[string]bool, len(recorded))
+	for _, id := range recorded {
+		fresh[id] = true
+	}
+	return fresh, nil
+}
+
 func callHandler(ctx context.Context, h TxHandler, tx pgx.Tx, d Delivery) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -330,15 +394,21 @@ func callHandler(ctx context.Context, h TxHandler, tx pgx.Tx, d Delivery) (err e
 	return h(ctx, tx, d)
 }
 
-func (s *consumeSession) pause(ctx context.Context, b *backoff) bool {
+// pause waits out b's next delay before m is tried again; false if the session or ctx ended.
+func (s *consumeSession) pause(ctx context.Context, m *message, b *backoff) bool {
 	ctx, cancel := s.untilStop(ctx)
 	defer cancel()
+	s.acks.wait(m.d.DeliveryTag, true)
+	defer s.acks.wait(m.d.DeliveryTag, false)
 	return b.sleep(ctx)
 }
 
-func (s *consumeSession) sleep(ctx context.Context, d time.Duration) bool {
+// sleep waits d before m is tried again; false if the session or ctx ended.
+func (s *consumeSession) sleep(ctx context.Context, m *message, d time.Duration) bool {
 	ctx, cancel := s.untilStop(ctx)
 	defer cancel()
+	s.acks.wait(m.d.DeliveryTag, true)
+	defer s.acks.wait(m.d.DeliveryTag, false)
 	return sleepCtx(ctx, d)
 }
 

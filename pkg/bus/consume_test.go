@@ -3,6 +3,7 @@ package bus_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"tori.dev/pkg/bus"
+	busv1 "tori.dev/proto/gen/tori/bus/v1"
 )
 
 // The same message id delivered again, also while its first copy is still being handled,
@@ -119,4 +121,63 @@ func TestQuorumQueues(t *testing.T) {
 		return n == 10
 	})
 	eventually(t, 20*time.Second, "poison dead-lettered", func() bool { return queueDepth(t, cfg.Namespace+"tori.dead-letter") == 1 })
+}
+
+// Under a burst the consumer handles many deliveries in one transaction. One that fails there
+// costs the others nothing: the batch is rolled back and its messages handled one by one, so
+// every other event has exactly one effect, the failing ones are retried or dead-lettered,
+// and every delivery is acknowledged (the queue ends empty).
+func TestFailureInABatchCostsTheOthersNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := newPool(t)
+	cfg := testConfig(t)
+	conn := dial(t, cfg)
+	var calls atomic.Int64
+	var flakyFailed sync.Map // seq → true once it has failed
+	effect := recordEffect("batch", &calls)
+	handle := func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+		var ev busv1.TestEvent
+		if err := d.Decode(&ev); err != nil {
+			return bus.Permanent(err)
+		}
+		switch {
+		case ev.Seq == 100:
+			return bus.Permanent(errors.New("never"))
+		case ev.Seq%50 == 7:
+			if _, failed := flakyFailed.LoadOrStore(ev.Seq, true); !failed {
+				return errors.New("flaky: fails once")
+			}
+		}
+		return effect(ctx, tx, d)
+	}
+	run(t, "relay", bus.NewRelay(conn, pool, nil).Run)
+	ready := newReadiness()
+	c := startConsumer(t, func(ctx context.Context) error {
+		return conn.Consume(ctx, pool, bus.Subscription{Ready: ready.fire, Queue: "batch.effects", Keys: []string{"test.batch.*"}, Handle: handle, Prefetch: 64})
+	})
+	ready.wait(t)
+	const total = 400
+	if err := publishEvents(ctx, pool, "test.batch.event", 0, total, 200); err != nil {
+		t.Fatal(err)
+	}
+	dlq := cfg.Namespace + "tori.dead-letter"
+	eventually(t, 30*time.Second, "all but one consumed, one dead-lettered", func() bool {
+		n, _ := countEffects(t, pool, "batch")
+		return n >= total-1 && queueDepth(t, dlq) == 1
+	})
+	c.settle(cfg.Namespace + "batch.effects")
+	n, distinct := countEffects(t, pool, "batch")
+	if n != total-1 || distinct != total-1 {
+		t.Fatalf("effects: %d rows for %d distinct events, want %d and %d", n, distinct, total-1, total-1)
+	}
+	var flaky int
+	flakyFailed.Range(func(_, _ any) bool { flaky++; return true })
+	if flaky != total/50 {
+		t.Fatalf("%d flaky events failed once, want %d", flaky, total/50)
+	}
+	// More calls than effects: the batches a failure rolled back ran their handlers again.
+	if calls.Load() < int64(total-1) {
+		t.Fatalf("%d handler calls for %d effects", calls.Load(), total-1)
+	}
 }

@@ -25,7 +25,7 @@ const maxReasonLen = 2000
 // will be tried again; it is never dropped.
 func (s *consumeSession) deadLetter(m *message, reason error, attempts int) {
 	ctx, d, key := m.ctx, m.d, m.key
-	log := m.log.With("attempts", attempts)
+	log := m.log().With("attempts", attempts)
 	if s.stopped() {
 		// The ack could not follow: the broker will redeliver it and it is tried afresh,
 		// rather than parked twice.
@@ -53,14 +53,14 @@ func (s *consumeSession) deadLetter(m *message, reason error, attempts int) {
 	})
 	if err != nil {
 		log.ErrorContext(ctx, "bus dead-letter failed; returning message to its queue", "err", err, "reason", text)
-		s.sleep(ctx, retryDelay(s.conn.cfg.BaseBackoff, s.conn.cfg.MaxAttempts))
-		if err := d.Nack(false, true); err != nil {
+		s.sleep(ctx, m, retryDelay(s.conn.cfg.BaseBackoff, s.conn.cfg.MaxAttempts))
+		if err := s.acks.settle(d.DeliveryTag, func() error { return d.Nack(false, true) }); err != nil {
 			log.DebugContext(ctx, "bus nack failed", "err", err)
 		}
 		return
 	}
 	log.WarnContext(ctx, "bus message dead-lettered", "reason", text)
-	if err := d.Ack(false); err != nil {
+	if err := s.acks.settle(d.DeliveryTag, func() error { return d.Ack(false) }); err != nil {
 		// Redelivered, then dead-lettered again: a duplicate in the dead-letter queue, which
 		// a replay delivers once thanks to processed_messages.
 		log.DebugContext(ctx, "bus ack failed", "err", err)
