@@ -36,6 +36,13 @@ type EntryReader interface {
 	Entries(ctx context.Context, appID string, from, to time.Time, after *logs.Cursor, limit int) ([]logs.Entry, error)
 }
 
+// CheckedEntryReader reads a page of appID, an app assumed to be accountID's slug, and in
+// the same round trip what accountID's slug resolves to now (logs.ErrNotFound when
+// nothing), so that a repeated read costs one round trip and is still checked.
+type CheckedEntryReader interface {
+	TargetAndEntries(ctx context.Context, accountID, slug, appID string, from, to time.Time, after *logs.Cursor, limit int) (Target, []logs.Entry, error)
+}
+
 // Retention tells how many days of logs an account's plan keeps.
 type Retention interface {
 	RetentionDays(ctx context.Context, accountID string) (int, error)

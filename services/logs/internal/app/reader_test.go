@@ -127,3 +127,59 @@ func TestReaderUsesThePlanCopyReadWithTheApp(t *testing.T) {
 		t.Fatalf("without a copy: %v after asking the plans %d times", err, asked)
 	}
 }
+
+// checkedStore is a store that can check a guess in the same trip, counting its trips.
+type checkedStore struct {
+	target  Target
+	entries fakeEntries
+	trips   int
+}
+
+func (s *checkedStore) Target(context.Context, string, string) (Target, error) {
+	s.trips++
+	return s.target, nil
+}
+
+func (s *checkedStore) Entries(ctx context.Context, appID string, from, to time.Time, after *logs.Cursor, limit int) ([]logs.Entry, error) {
+	s.trips++
+	return s.entries.Entries(ctx, appID, from, to, after, limit)
+}
+
+func (s *checkedStore) TargetAndEntries(ctx context.Context, _, _, appID string, from, to time.Time, after *logs.Cursor, limit int) (Target, []logs.Entry, error) {
+	s.trips++
+	rows, _ := s.entries.Entries(ctx, appID, from, to, after, limit)
+	return s.target, rows, nil
+}
+
+// The first read of a slug takes two trips (target, then page); the next ones one, while
+// the guess holds; a changed target costs the full read again, and is what is answered.
+func TestReaderRepeatedReadTakesOneTrip(t *testing.T) {
+	st := &checkedStore{target: Target{AppID: "app", RetentionDays: 7}, entries: fakeEntries{{ID: 1, Timestamp: testNow.Add(-time.Minute)}}}
+	r := NewReader(st, st, fixedPlans(99), func() time.Time { return testNow })
+	read := func() Page {
+		t.Helper()
+		p, err := r.Read(context.Background(), "acc", "web", logs.RawQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	read()
+	if st.trips != 2 {
+		t.Fatalf("first read: %d trips, want 2", st.trips)
+	}
+	for range 3 {
+		read()
+	}
+	if st.trips != 5 {
+		t.Fatalf("three more reads: %d trips in all, want 5", st.trips)
+	}
+	st.target.RetentionDays = 1
+	if p := read(); p.RetentionDays != 1 || st.trips != 8 {
+		t.Fatalf("after a plan change: retention %d, %d trips in all (want 1 and 8)", p.RetentionDays, st.trips)
+	}
+	st.target.AppID = "other"
+	if p := read(); len(p.Entries) != 1 || st.trips != 11 {
+		t.Fatalf("after the slug moved: %d entries, %d trips in all (want 1 and 11)", len(p.Entries), st.trips)
+	}
+}

@@ -258,3 +258,51 @@ func TestLogsPlanUnavailableIsServiceUnavailable(t *testing.T) {
 		t.Fatalf("unknown app with billing down: %d %s", r.Status, r.Raw)
 	}
 }
+
+// A read repeated by the same caller is answered in one round trip from what the slug
+// resolved to before, checked in that same trip: a plan change, a replaced app and a delete
+// each show on the very next read.
+func TestRepeatedReadsSeeEveryChange(t *testing.T) {
+	e := newEnv(t)
+	first := e.newApp(t, "acc-r", "web")
+	e.db.SavePlan(t, "acc-r", 7)
+	e.db.Seed(t, entriesAt(first.ID, testNow.Add(-time.Minute), 2))
+	for i := range 3 {
+		if r := e.get(t, "acc-r", "web", nil); r.Status != 200 || len(r.Body["entries"].([]any)) != 2 || r.Body["retentionDays"] != float64(7) {
+			t.Fatalf("read %d: %d %s", i, r.Status, r.Raw)
+		}
+	}
+	twoDaysAgo := url.Values{"start": {rfc(testNow.Add(-48 * time.Hour))}, "end": {rfc(testNow.Add(-47 * time.Hour))}}
+	if r := e.get(t, "acc-r", "web", twoDaysAgo); r.Status != 200 {
+		t.Fatalf("two days back on a 7-day plan: %d %s", r.Status, r.Raw)
+	}
+
+	e.db.SavePlanVersion(t, logs.Plan{AccountID: "acc-r", Name: "free", RetentionDays: 1, Version: 2})
+	if r := e.get(t, "acc-r", "web", twoDaysAgo); r.Status != 410 {
+		t.Fatalf("two days back after the plan shrank to one day: %d %s", r.Status, r.Raw)
+	}
+	if r := e.get(t, "acc-r", "web", nil); r.Status != 200 || r.Body["retentionDays"] != float64(1) {
+		t.Fatalf("after the plan change: %d %s", r.Status, r.Raw)
+	}
+
+	e.db.MarkAppDeleted(t, first, testNow)
+	second := e.newApp(t, "acc-r", "web")
+	e.db.Seed(t, entriesAt(second.ID, testNow.Add(-time.Minute), 1))
+	if r := e.get(t, "acc-r", "web", nil); r.Status != 200 || len(r.Body["entries"].([]any)) != 1 {
+		t.Fatalf("the slug's new app: %d %s", r.Status, r.Raw)
+	}
+	if r := e.get(t, "acc-r", "web", nil); r.Status != 200 || len(r.Body["entries"].([]any)) != 1 {
+		t.Fatalf("the slug's new app again: %d %s", r.Status, r.Raw)
+	}
+
+	e.db.MarkAppDeleted(t, second, testNow)
+	if r := e.get(t, "acc-r", "web", nil); r.Status != 404 {
+		t.Fatalf("after the delete: %d %s", r.Status, r.Raw)
+	}
+	if r := e.get(t, "acc-r", "web", url.Values{"limit": {"0"}}); r.Status != 404 {
+		t.Fatalf("a bad parameter on the deleted app: %d %s", r.Status, r.Raw)
+	}
+	if r := e.get(t, "other", "web", nil); r.Status != 404 {
+		t.Fatalf("another account: %d %s", r.Status, r.Raw)
+	}
+}

@@ -40,19 +40,26 @@ func (d queries) MarkAppDeleted(ctx context.Context, a logs.App, deletedAt time.
 	return nil
 }
 
-// Target implements app.AppReader: accountID's live app named slug and, in the same
-// statement, the retention of the account's plan copy (0 without one). Should an
-// out-of-order pair of events leave two live rows, the newest app wins.
+// targetSQL finds accountID's ($1) live app named slug ($2) and the retention of the
+// account's plan copy (0 without one). Should an out-of-order pair of events leave two live
+// rows, the newest app wins.
+const targetSQL = `
+		SELECT a.app_id, COALESCE(p.log_retention_days, 0) FROM apps a
+		LEFT JOIN account_plans p ON p.account_id = a.account_id
+		WHERE a.account_id = $1 AND a.slug = $2 AND a.deleted_at IS NULL
+		ORDER BY a.created_at DESC NULLS LAST LIMIT 1`
+
+// Target implements app.AppReader: the app and its account's plan copy in one statement.
 func (s *Store) Target(ctx context.Context, accountID, slug string) (app.Target, error) {
+	return scanTarget(s.pool.QueryRow(ctx, targetSQL, accountID, slug))
+}
+
+func scanTarget(row pgx.Row) (app.Target, error) {
 	var (
 		id   uuid.UUID
 		days int
 	)
-	err := s.pool.QueryRow(ctx, `
-		SELECT a.app_id, COALESCE(p.log_retention_days, 0) FROM apps a
-		LEFT JOIN account_plans p ON p.account_id = a.account_id
-		WHERE a.account_id = $1 AND a.slug = $2 AND a.deleted_at IS NULL
-		ORDER BY a.created_at DESC NULLS LAST LIMIT 1`, accountID, slug).Scan(&id, &days)
+	err := row.Scan(&id, &days)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return app.Target{}, logs.ErrNotFound
 	}

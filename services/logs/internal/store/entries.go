@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"tori.dev/services/logs/internal/app"
 	"tori.dev/services/logs/internal/logs"
 )
 
@@ -83,20 +84,51 @@ const (
 
 // Entries implements app.EntryReader.
 func (s *Store) Entries(ctx context.Context, appID string, from, to time.Time, after *logs.Cursor, limit int) ([]logs.Entry, error) {
-	var rows pgx.Rows
-	var err error
-	if after == nil {
-		rows, err = s.pool.Query(ctx, PageFirstSQL, appID, from, to, limit)
-	} else {
-		rows, err = s.pool.Query(ctx, pageAfter, appID, from, to, limit, after.Timestamp, after.ID)
-	}
+	sql, args := pageQuery(appID, from, to, after, limit)
+	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: read entries: %w", err)
 	}
+	return scanEntries(rows, appID, limit)
+}
+
+// TargetAndEntries implements app.CheckedEntryReader: the target lookup and the page query
+// go out as one pipelined batch, one round trip, the lookup first.
+func (s *Store) TargetAndEntries(ctx context.Context, accountID, slug, appID string, from, to time.Time, after *logs.Cursor, limit int) (app.Target, []logs.Entry, error) {
+	b := &pgx.Batch{}
+	b.Queue(targetSQL, accountID, slug)
+	sql, args := pageQuery(appID, from, to, after, limit)
+	b.Queue(sql, args...)
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	target, err := scanTarget(br.QueryRow())
+	if err != nil {
+		return app.Target{}, nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return app.Target{}, nil, fmt.Errorf("store: read entries: %w", err)
+	}
+	entries, err := scanEntries(rows, appID, limit)
+	if err != nil {
+		return app.Target{}, nil, err
+	}
+	return target, entries, nil
+}
+
+func pageQuery(appID string, from, to time.Time, after *logs.Cursor, limit int) (string, []any) {
+	if after == nil {
+		return PageFirstSQL, []any{appID, from, to, limit}
+	}
+	return pageAfter, []any{appID, from, to, limit, after.Timestamp, after.ID}
+}
+
+// scanEntries reads a page's rows and closes them. A page is up to 500 rows: each is
+// scanned straight into its place in the result, the stream is one of the contract's
+// constants rather than a fresh string, and a deploy id's string is made once per run of
+// rows of the same deploy (a page rarely spans two).
+func scanEntries(rows pgx.Rows, appID string, limit int) ([]logs.Entry, error) {
 	defer rows.Close()
-	// A page is up to 500 rows: each is scanned straight into its place in out, the stream
-	// is one of the contract's constants rather than a fresh string, and a deploy id's
-	// string is made once per run of rows of the same deploy (a page rarely spans two).
 	out := make([]logs.Entry, 0, limit)
 	var (
 		deploy         pgtype.UUID

@@ -56,6 +56,9 @@ type Store struct {
 
 var _ app.Store = (*Store)(nil)
 
+// The reader takes the one-trip path only with a store that can check its guess.
+var _ app.CheckedEntryReader = (*Store)(nil)
+
 // New wraps a pool connected as the logs role.
 func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
 	cfg := pool.Config()
