@@ -18,6 +18,7 @@ import (
 	"tori.dev/pkg/profiling"
 	"tori.dev/pkg/telemetry"
 	"tori.dev/services/gateway"
+	"tori.dev/services/gateway/internal/accountview"
 	"tori.dev/services/gateway/internal/auth"
 	"tori.dev/services/gateway/internal/clientip"
 	"tori.dev/services/gateway/internal/config"
@@ -68,6 +69,11 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 
 	cache := auth.NewCache()
 	revocations := auth.NewRevocations(conn, cache, log)
+	var accounts *httpapi.AccountViews
+	if cfg.AccountCacheTTL > 0 {
+		accounts = &httpapi.AccountViews{Cache: accountview.New(cfg.AccountCacheTTL), Trusted: revocations.Trusted}
+		revocations.KeepAccounts(accounts.Cache)
+	}
 	authenticator := auth.NewAuthenticator(auth.NewIdentityClient(trimBase(cfg.IdentityURL), key, transport), cache, revocations, cfg.TokenCacheTTL)
 	limiter, closeLimiter, err := openLimiter(cfg)
 	if err != nil {
@@ -97,6 +103,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		Proxy:     proxy.New(transport, key, httpapi.MaxBody),
 		Ready:     readiness.New(transport, cfg.ReadyTargets(), cfg.ReadyCacheTTL),
 
+		Accounts:    accounts,
 		Idempotency: keys,
 	})
 
@@ -123,6 +130,9 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	g.Go("profiles", func(ctx context.Context) error { return profiling.Serve(ctx, cfg.Profiling, log) })
 	g.Go("revocation watch", revocations.Watch)
 	g.Every(log, cache.SweepJob())
+	if accounts != nil {
+		g.Every(log, accounts.Cache.SweepJob())
+	}
 	g.Every(log, idempotency.PruneJob(keys))
 	log.InfoContext(ctx, "listening", "addr", ln.Addr().String())
 

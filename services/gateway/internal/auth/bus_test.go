@@ -10,12 +10,14 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/protobuf/proto"
 
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/pgstore"
 	"tori.dev/pkg/testinfra"
 	identityv1 "tori.dev/proto/gen/tori/identity/v1"
 	identitybus "tori.dev/proto/tori/identity/v1"
+	"tori.dev/services/gateway/internal/accountview"
 )
 
 // These tests run the real bus: identity's side is an outbox and relay in a schema of the
@@ -32,6 +34,16 @@ func dialBus(t *testing.T, cfg bus.Config) *bus.Conn {
 
 // publisher is identity's half: it publishes revocations through the outbox.
 func publisher(t *testing.T, cfg bus.Config) func(tokenID string) {
+	t.Helper()
+	publish := outbox(t, cfg)
+	return func(tokenID string) {
+		t.Helper()
+		publish(identitybus.KeyTokenRevoked, &identityv1.TokenRevoked{TokenId: tokenID, AccountId: "acct-a"})
+	}
+}
+
+// outbox publishes any of identity's events through an outbox and relay.
+func outbox(t *testing.T, cfg bus.Config) func(key string, m proto.Message) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -54,32 +66,69 @@ func publisher(t *testing.T, cfg bus.Config) func(tokenID string) {
 	t.Cleanup(pool.Close)
 	conn := dialBus(t, cfg)
 	go func() { _ = bus.NewRelay(conn, pool, quiet).Run(ctx) }()
-	return func(tokenID string) {
+	return func(key string, m proto.Message) {
 		t.Helper()
-		if err := publish(ctx, pool, tokenID); err != nil {
+		if err := publish(ctx, pool, key, m); err != nil {
 			t.Fatal(err)
 		}
 	}
 }
 
-func publish(ctx context.Context, pool *pgxpool.Pool, tokenID string) error {
-	return pgstore.InTx(ctx, pool, func(tx pgx.Tx) error {
-		return bus.Publish(ctx, tx, identitybus.KeyTokenRevoked, &identityv1.TokenRevoked{TokenId: tokenID, AccountId: "acct-a"})
-	})
+func publish(ctx context.Context, pool *pgxpool.Pool, key string, m proto.Message) error {
+	return pgstore.InTx(ctx, pool, func(tx pgx.Tx) error { return bus.Publish(ctx, tx, key, m) })
 }
 
 type instance struct {
-	cache *Cache
-	rev   *Revocations
-	auth  *Authenticator
+	cache    *Cache
+	accounts *accountview.Cache
+	rev      *Revocations
+	auth     *Authenticator
 }
 
 func newInstance(t *testing.T, conn *bus.Conn, id *fakeIdentity, tm timings) *instance {
 	cache := NewCache()
+	accounts := accountview.New(time.Minute)
 	rev := NewRevocations(conn, cache, quiet)
+	rev.KeepAccounts(accounts)
 	rev.timings = tm
 	runRevocations(t, rev)
-	return &instance{cache: cache, rev: rev, auth: NewAuthenticator(id.client(), cache, rev, time.Minute)}
+	return &instance{cache: cache, accounts: accounts, rev: rev, auth: NewAuthenticator(id.client(), cache, rev, time.Minute)}
+}
+
+// keeps reports whether the instance holds a view of accountID.
+func (in *instance) keeps(accountID string) bool {
+	_, ok := in.accounts.Get(accountID, time.Now())
+	return ok
+}
+
+func (in *instance) keep(accountID string) {
+	in.accounts.Put(accountID, accountview.View{ContentType: "application/json", Body: []byte(`{"plan":"nestling"}`)}, time.Now(), in.accounts.Generation())
+}
+
+// identity.account.updated (a change of region or plan) drops that account's view at every
+// instance within a second, and no other account's.
+func TestAccountUpdateDropsTheViewAtEveryInstance(t *testing.T) {
+	cfg := busConfig(t)
+	publish := outbox(t, cfg)
+	id := newFakeIdentity(t)
+	const a, b = "0190f5e4-0000-7000-8000-00000000000a", "0190f5e4-0000-7000-8000-00000000000b"
+	instances := []*instance{
+		newInstance(t, dialBus(t, cfg), id, defaultTimings),
+		newInstance(t, dialBus(t, cfg), id, defaultTimings),
+	}
+	for _, in := range instances {
+		testinfra.Eventually(t, 10*time.Second, "instance trusts its caches", func() bool { return in.rev.Trusted(time.Now()) })
+		in.keep(a)
+		in.keep(b)
+	}
+	publish(identitybus.KeyAccountUpdated, &identityv1.AccountUpdated{AccountId: a, DefaultRegion: "us"})
+	start := time.Now()
+	for _, in := range instances {
+		testinfra.Eventually(t, time.Second-time.Since(start), "account update drops the view", func() bool { return !in.keeps(a) })
+		if !in.keeps(b) {
+			t.Fatal("another account's view dropped")
+		}
+	}
 }
 
 func (in *instance) cached(token string) bool {
@@ -146,10 +195,14 @@ func TestConnectionLossDropsTheCache(t *testing.T) {
 		t.Fatalf("not cached: %v", err)
 	}
 
+	in.keep("0190f5e4-0000-7000-8000-00000000000a")
 	proxy.Down()
 	testinfra.Eventually(t, 5*time.Second, "untrusted while the broker is away", func() bool { return !in.rev.Trusted(time.Now()) })
 	if in.cache.Len() != 0 {
 		t.Fatal("cache kept while revocations cannot arrive")
+	}
+	if in.keeps("0190f5e4-0000-7000-8000-00000000000a") {
+		t.Fatal("account view kept while account updates cannot arrive")
 	}
 	calls := id.calls.Load()
 	if _, err := in.auth.Authenticate(ctx, "Bearer svc_alice"); err != nil || id.calls.Load() != calls+1 {

@@ -36,11 +36,14 @@ const never = math.MaxInt64
 // Revocations evicts revoked tokens from the cache and says when the cache can be trusted:
 // only while this instance is connected to the bus and listening, because only then does it
 // hear every revocation. On any doubt the cache is flushed and every token re-introspected.
+// With KeepAccounts it does the same for the gateway's copies of accounts, on
+// identity.account.updated.
 type Revocations struct {
-	bus     Bus
-	cache   *Cache
-	log     *slog.Logger
-	timings timings
+	bus      Bus
+	cache    *Cache
+	accounts Accounts
+	log      *slog.Logger
+	timings  timings
 
 	listening   atomic.Bool
 	trustedFrom atomic.Int64 // unix nanoseconds; never while in doubt
@@ -52,6 +55,17 @@ func NewRevocations(b Bus, cache *Cache, log *slog.Logger) *Revocations {
 	r.trustedFrom.Store(never)
 	return r
 }
+
+// Accounts is the gateway's copy of accounts (accountview.Cache), which the same events and
+// the same doubts clear.
+type Accounts interface {
+	Evict(accountID string)
+	Flush()
+}
+
+// KeepAccounts makes the listener also hear identity.account.updated and evict the account it
+// names from a, and flush a with the token cache. Call it before Listen.
+func (r *Revocations) KeepAccounts(a Accounts) { r.accounts = a }
 
 // Trusted reports whether cached answers may be used at now.
 func (r *Revocations) Trusted(now time.Time) bool {
@@ -68,7 +82,7 @@ func (r *Revocations) Trusted(now time.Time) bool {
 func (r *Revocations) Listen(ctx context.Context) error {
 	for {
 		r.listening.Store(true)
-		err := r.bus.Listen(ctx, []string{identitybus.KeyTokenRevoked}, r.handle)
+		err := r.bus.Listen(ctx, r.keys(), r.handle)
 		r.listening.Store(false)
 		r.distrust()
 		if ctx.Err() != nil {
@@ -81,7 +95,17 @@ func (r *Revocations) Listen(ctx context.Context) error {
 	}
 }
 
+func (r *Revocations) keys() []string {
+	if r.accounts == nil {
+		return []string{identitybus.KeyTokenRevoked}
+	}
+	return []string{identitybus.KeyTokenRevoked, identitybus.KeyAccountUpdated}
+}
+
 func (r *Revocations) handle(ctx context.Context, d bus.Delivery) error {
+	if d.RoutingKey == identitybus.KeyAccountUpdated {
+		return r.accountUpdated(ctx, d)
+	}
 	var ev identityv1.TokenRevoked
 	if err := d.Decode(&ev); err != nil {
 		// Unreadable: the token it named cannot be found, so drop everything to be safe.
@@ -91,6 +115,28 @@ func (r *Revocations) handle(ctx context.Context, d bus.Delivery) error {
 	}
 	r.cache.Evict(ev.GetTokenId())
 	return nil
+}
+
+func (r *Revocations) accountUpdated(ctx context.Context, d bus.Delivery) error {
+	if r.accounts == nil {
+		return nil
+	}
+	var ev identityv1.AccountUpdated
+	if err := d.Decode(&ev); err != nil {
+		r.log.ErrorContext(ctx, "undecodable account update; flushing account views", "err", err.Error())
+		r.accounts.Flush()
+		return nil
+	}
+	r.accounts.Evict(ev.GetAccountId())
+	return nil
+}
+
+// flush drops everything cached: tokens and, when kept, accounts.
+func (r *Revocations) flush() {
+	r.cache.Flush()
+	if r.accounts != nil {
+		r.accounts.Flush()
+	}
 }
 
 // Watch flushes the cache as soon as the connection is lost, and trusts it again a grace
@@ -110,7 +156,7 @@ func (r *Revocations) check() {
 		return
 	}
 	if r.trustedFrom.Load() == never {
-		r.cache.Flush()
+		r.flush()
 		r.trustedFrom.CompareAndSwap(never, time.Now().Add(r.timings.grace).UnixNano())
 	}
 }
@@ -130,7 +176,7 @@ func pause(ctx context.Context, d time.Duration) bool {
 // distrust stops cache use and drops what it holds, once per loss.
 func (r *Revocations) distrust() {
 	if r.trustedFrom.Swap(never) != never {
-		r.cache.Flush()
+		r.flush()
 	}
 }
 

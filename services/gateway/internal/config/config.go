@@ -51,6 +51,9 @@ type Config struct {
 	AMQPURL       string        `env:"GATEWAY_AMQP_URL"`
 	DBMaxConns    int32         `env:"GATEWAY_DB_MAX_CONNS, default=16"`
 	TokenCacheTTL time.Duration `env:"TOKEN_CACHE_TTL, default=30s"`
+	// AccountCacheTTL is how long identity's answer to GET /api/account is kept and served by
+	// the gateway (dropped sooner on identity.account.updated); 0 forwards every read.
+	AccountCacheTTL time.Duration `env:"ACCOUNT_CACHE_TTL, default=30s"`
 
 	// RateLimitStore keeps the rate-limit counters: "memory" for one gateway, "redis" (with
 	// REDIS_URL) wherever several gateways share the limits.
@@ -187,6 +190,9 @@ func (c Config) Validate() error {
 	}
 	if c.TokenCacheTTL < 0 {
 		errs = append(errs, errors.New("TOKEN_CACHE_TTL must not be negative (0 disables the cache)"))
+	}
+	if c.AccountCacheTTL < 0 {
+		errs = append(errs, errors.New("ACCOUNT_CACHE_TTL must not be negative (0 disables the copy)"))
 	}
 	if c.MaxConnsPerIP < 1 {
 		errs = append(errs, errors.New("GATEWAY_MAX_CONNS_PER_IP must be at least 1"))

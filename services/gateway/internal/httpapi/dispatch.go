@@ -68,6 +68,20 @@ func (s *Server) dispatch(ctx context.Context, c *fiber.Ctx, m routes.Match) err
 		proxy.Discard(c)
 		return errNoRoute
 	}
+	var obs proxy.Observer
+	if s.Accounts != nil && accountRoute(m) {
+		if c.Method() == fiber.MethodGet {
+			if s.fromAccountCopy(c, caller.AccountID) {
+				return nil
+			}
+			obs = s.keepAccount(caller.AccountID)
+		} else {
+			// A change of the account through this gateway: once identity has answered, it
+			// committed, so the copy goes and the caller reads its own write at once (other
+			// gateways drop theirs on identity.account.updated).
+			defer s.Accounts.Cache.Evict(caller.AccountID)
+		}
+	}
 	var (
 		res proxy.Result
 		err error
@@ -75,7 +89,7 @@ func (s *Server) dispatch(ctx context.Context, c *fiber.Ctx, m routes.Match) err
 	if key := c.Get(idempotency.Header); key != "" && c.Method() == fiber.MethodPost && s.Idempotency != nil {
 		res, err = s.forwardOnce(ctx, c, m, base, caller, addr, key)
 	} else {
-		res, err = s.Proxy.Forward(ctx, c, base, caller, nil)
+		res, err = s.Proxy.Forward(ctx, c, base, caller, obs)
 	}
 	if errors.Is(err, proxy.ErrUpstream) {
 		return &unavailable{owner: m.Owner, err: err}

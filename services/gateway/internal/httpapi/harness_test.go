@@ -21,6 +21,7 @@ import (
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/logging"
 	"tori.dev/pkg/testinfra"
+	"tori.dev/services/gateway/internal/accountview"
 	"tori.dev/services/gateway/internal/auth"
 	"tori.dev/services/gateway/internal/clientip"
 	"tori.dev/services/gateway/internal/cors"
@@ -63,6 +64,12 @@ type upstream struct {
 	credentials atomic.Int64
 	// introspections counts token checks identity was asked for.
 	introspections atomic.Int64
+
+	// accountReads counts GET /api/account that reached identity; accountVersion is what
+	// identity answers there, advanced by each PATCH /api/account.
+	accountReads   atomic.Int64
+	accountVersion atomic.Int64
+	accountStatus  atomic.Int64 // when set, GET /api/account answers this status
 
 	readyProbes atomic.Int64
 	acted       atomic.Int64  // POSTs with ?status= that reached the service
@@ -145,6 +152,17 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	segs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	switch {
+	case r.URL.Path == "/api/account":
+		if r.Method == http.MethodPatch {
+			u.accountVersion.Add(1)
+		} else {
+			u.accountReads.Add(1)
+		}
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		if status := u.accountStatus.Load(); status != 0 && r.Method == http.MethodGet {
+			w.WriteHeader(int(status))
+		}
+		_, _ = fmt.Fprintf(w, `{"account":%q,"version":%d,"query":%q}`, caller.AccountID, u.accountVersion.Load(), r.URL.RawQuery)
 	case r.URL.Path == "/api/auth/cli/token":
 		b, _ := io.ReadAll(r.Body)
 		if bytes.Contains(b, []byte("unknown")) {
@@ -217,6 +235,7 @@ type options struct {
 	down      []string          // owners whose service is not running
 	override  map[string]string // owner -> base URL of another upstream
 	cache     bool              // trust the token cache, as a connected instance does
+	accounts  bool              // keep identity's GET /api/account answers (trusted as cache)
 	timeouts  httpapi.Timeouts
 	maxConns  int
 }
@@ -228,6 +247,7 @@ type harness struct {
 	logs   *testinfra.LogBuffer
 	client *http.Client
 	clk    *clock
+	views  *accountview.Cache // nil unless options.accounts
 }
 
 func start(t testing.TB, o options) *harness {
@@ -260,6 +280,10 @@ func start(t testing.TB, o options) *harness {
 	t.Cleanup(transport.CloseIdleConnections)
 	clk := &clock{t: base}
 	keys := idempotency.NewMemory(clk.now)
+	var accounts *httpapi.AccountViews
+	if o.accounts {
+		accounts = &httpapi.AccountViews{Cache: accountview.New(time.Minute), Trusted: trust(o.cache).Trusted}
+	}
 	app := httpapi.New(httpapi.Deps{
 		Log:       log,
 		Identity:  health.NewIdentity("gateway", "test"),
@@ -272,6 +296,7 @@ func start(t testing.TB, o options) *harness {
 		Proxy:     proxy.New(transport, key, httpapi.MaxBody),
 		Ready:     readiness.New(transport, upstreams, time.Second),
 
+		Accounts:    accounts,
 		Idempotency: keys,
 		Timeouts:    o.timeouts,
 	})
@@ -288,7 +313,11 @@ func start(t testing.TB, o options) *harness {
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, DisableCompression: true}}
 	t.Cleanup(client.CloseIdleConnections)
-	return &harness{t: t, url: "http://" + ln.Addr().String(), up: up, logs: logs, client: client, clk: clk}
+	h := &harness{t: t, url: "http://" + ln.Addr().String(), up: up, logs: logs, client: client, clk: clk}
+	if accounts != nil {
+		h.views = accounts.Cache
+	}
+	return h
 }
 
 // response is a finished exchange with the gateway.

@@ -138,7 +138,7 @@ func TestHopByHopHeadersStayBehind(t *testing.T) {
 
 func TestServiceHeadersAreFiltered(t *testing.T) {
 	h := start(t, options{})
-	r := h.do("GET", "/api/account", "svc_alice", nil)
+	r := h.do("GET", "/api/apps", "svc_alice", nil)
 	expect(t, r, 200, "")
 	noRateLimitHeaders(t, r)
 	for k := range r.Header {

@@ -73,6 +73,8 @@ type Deps struct {
 	CORS      *cors.Policy
 	Proxy     *proxy.Proxy
 	Ready     Readiness
+	// Accounts is the copy of identity's GET /api/account answers; nil forwards every read.
+	Accounts *AccountViews
 	// Idempotency keeps Idempotency-Key records; nil turns the header off.
 	Idempotency idempotency.Store
 	// Timeouts of client connections; a zero field takes DefaultTimeouts'.

@@ -1,0 +1,115 @@
+// Package accountview keeps identity's answer to GET /api/account for each account, so the
+// gateway answers the most frequent authenticated read without a hop to identity and a
+// Postgres read. Identity stays the owner: the gateway keeps only what identity answered,
+// keyed by the account the caller's token resolved to, and drops it when identity says the
+// account changed (identity.account.updated, on a change of region or of plan), when this
+// gateway forwards a change of the account, and whenever it may have missed an event.
+package accountview
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"tori.dev/pkg/lifecycle"
+)
+
+// MaxBody is the largest answer kept; an account is a few hundred bytes.
+const MaxBody = 16 << 10
+
+// maxEntries bounds the memory held (well under 1 KiB an entry); past it, accounts are read
+// from identity until the sweeper makes room.
+const maxEntries = 100_000
+
+// View is one kept answer.
+type View struct {
+	ContentType string
+	Body        []byte
+}
+
+// Cache holds views briefly. As with the token cache, every eviction advances a generation,
+// and a read of identity that began in an older generation is not kept: a change announced
+// while identity's older answer was in flight would otherwise be undone by keeping it.
+type Cache struct {
+	mu    sync.RWMutex
+	gen   uint64
+	ttl   time.Duration
+	views map[string]entry
+}
+
+type entry struct {
+	view  View
+	until time.Time
+}
+
+// New keeps each view for ttl at most; 0 keeps nothing.
+func New(ttl time.Duration) *Cache { return &Cache{ttl: ttl, views: map[string]entry{}} }
+
+// Get returns the view kept for accountID, if still fresh at now.
+func (c *Cache) Get(accountID string, now time.Time) (View, bool) {
+	c.mu.RLock()
+	e, ok := c.views[accountID]
+	c.mu.RUnlock()
+	if !ok || !now.Before(e.until) {
+		return View{}, false
+	}
+	return e.view, true
+}
+
+// Generation is read before asking identity and passed to Put.
+func (c *Cache) Generation() uint64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.gen
+}
+
+// Put keeps v for accountID from now, unless anything was evicted since gen was read.
+func (c *Cache) Put(accountID string, v View, now time.Time, gen uint64) {
+	if c.ttl <= 0 || len(v.Body) > MaxBody {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gen || len(c.views) >= maxEntries {
+		return
+	}
+	c.views[accountID] = entry{view: v, until: now.Add(c.ttl)}
+}
+
+// Evict drops the view of accountID.
+func (c *Cache) Evict(accountID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	delete(c.views, accountID)
+}
+
+// Flush drops every view, for when a change may have been missed.
+func (c *Cache) Flush() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	clear(c.views)
+}
+
+// Sweep drops views that are no longer fresh at now, returning how many.
+func (c *Cache) Sweep(now time.Time) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for id, e := range c.views {
+		if !now.Before(e.until) {
+			delete(c.views, id)
+			n++
+		}
+	}
+	return n
+}
+
+// SweepJob drops stale views every minute: they are never served (Get checks the time), so
+// sweeping only bounds the memory they hold.
+func (c *Cache) SweepJob() lifecycle.Job {
+	return lifecycle.Job{Name: "sweep account views", Every: time.Minute, Run: func(context.Context) (int64, error) {
+		return int64(c.Sweep(time.Now())), nil
+	}}
+}
