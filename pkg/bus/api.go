@@ -122,10 +122,14 @@ type TxHandler func(ctx context.Context, tx pgx.Tx, d Delivery) error
 
 // Subscription is a durable consumer of events.
 type Subscription struct {
-	Queue    string   // durable queue name, e.g. "identity.plans"; Namespace is prefixed
-	Keys     []string // routing-key patterns on the events exchange, e.g. "billing.account.*"
-	Handle   TxHandler
-	Prefetch int // unacknowledged messages in flight; default 16
+	Queue  string   // durable queue name, e.g. "identity.plans"; Namespace is prefixed
+	Keys   []string // routing-key patterns on the events exchange, e.g. "billing.account.*"
+	Handle TxHandler
+	// Prefetch is how many unacknowledged messages may be in flight; default 16. The broker
+	// stops delivering at that many, and each stays unacknowledged until its batch commits,
+	// so a consumer that must keep up with bursts wants a window that covers the rate times
+	// a commit's wait (bench-bus uses 512). 1 handles messages one at a time, in order.
+	Prefetch int
 	// Ready, when set, is called each time the queue, its bindings and the consumer are in
 	// place (after every resubscribe too). An event published before its queue is bound is
 	// routed nowhere, so whoever must not miss the first events waits for this.

@@ -90,7 +90,11 @@ func benchOutbox(b *testing.B, publish func(ctx context.Context, pool *pgxpool.P
 	}
 	run(b, "relay", bus.NewRelay(conn, pool, nil).Run)
 	run(b, "consume", func(ctx context.Context) error {
-		return conn.Consume(ctx, pool, bus.Subscription{Queue: "bench.effects", Keys: []string{"test.bench.*"}, Handle: handle, Prefetch: 64})
+		// A window wide enough for the burst: the broker stops delivering while Prefetch
+		// messages are unacknowledged, and each waits for its batch's commit to reach the disk
+		// (several milliseconds when others write too). At 64 the consumer fell behind the
+		// publishers; see the package README.
+		return conn.Consume(ctx, pool, bus.Subscription{Queue: "bench.effects", Keys: []string{"test.bench.*"}, Handle: handle, Prefetch: 512})
 	})
 	waitQueue(b, cfg.Namespace+"bench.effects")
 

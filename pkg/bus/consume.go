@@ -23,7 +23,7 @@ const defaultPrefetch = 16
 // reconnects. A message is acknowledged only after its transaction commits.
 //
 // A few workers handle deliveries at once, and under load a worker handles what has already
-// arrived (up to Prefetch) in one transaction, each effect committing with its processed
+// arrived (up to Prefetch, at most maxBatch) in one transaction, each effect committing with its processed
 // record; when a handler fails, the batch is rolled back and its messages are handled one by
 // one. So handlers must not commit or roll back tx, must not rely on the order of events
 // (which retries and several service copies break anyway), and may be called again for a
@@ -57,11 +57,11 @@ type consumer struct {
 	log   *slog.Logger
 }
 
-// consumeWorkers bounds the transactions one subscription has open at once. Two already keep
-// the database busy, one handling its batch while the other waits for its commit to reach the
-// disk; more would take connections the service needs for other work, and split what has
-// arrived into smaller batches, so more commits for the same messages.
-const consumeWorkers = 2
+// consumeWorkers bounds the transactions one subscription has open at once; past a few, more
+// would only queue for the pool's connections. Fewer would not do: a handler that does real
+// work (the logs service's COPY of a batch) needs a few at once to keep both the database's
+// cores and its disk busy.
+const consumeWorkers = 4
 
 // session subscribes on ch and handles deliveries until ch closes or ctx ends.
 func (k *consumer) session(ctx context.Context, ch *amqp.Channel) error {
@@ -125,12 +125,17 @@ func (k *consumer) session(ctx context.Context, ch *amqp.Channel) error {
 // single message while the rest pile up.
 func (s *consumeSession) handleNext(ctx context.Context, first amqp.Delivery, more <-chan amqp.Delivery) {
 	conn, err := s.pool.Acquire(ctx)
-	batch := gather(first, more, s.sub.Prefetch)
+	batch := gather(first, more, min(s.sub.Prefetch, maxBatch))
 	if err != nil {
 		conn = nil
 	}
 	s.handle(ctx, conn, err, batch)
 }
+
+// maxBatch bounds the messages handled in one transaction. Past a hundred a commit's cost is
+// already spread thin, and a failing handler sends fewer messages back to be handled one by
+// one.
+const maxBatch = 100
 
 // gather adds to first whatever else has already arrived, up to max: under load a worker
 // handles a batch in one transaction (one commit, one fsync, instead of one each); when idle
