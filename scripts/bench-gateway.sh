@@ -6,7 +6,8 @@
 #
 # Starts its own control plane on spare ports against a fresh database; needs wrk
 # (`make bench-gateway` installs it). Tunables: ACCOUNTS (enough that no window of 600 fills
-# at the rates measured), ENV_ACCOUNTS, FLOCK_ACCOUNTS, DURATION, CONNECTIONS, THREADS.
+# at the rates measured), ENV_ACCOUNTS, FLOCK_ACCOUNTS, DURATION, CONNECTIONS, THREADS; WRITES=0
+# skips the app creates and env writes.
 # PROFILE_DIR=dir also writes, during the /api/account run, CPU, block and mutex profiles of the
 # gateway and identity (their PROFILE_ADDR) and a system-wide `perf` profile (Postgres's share).
 set -euo pipefail
@@ -178,6 +179,8 @@ if [ -n "$PROFILE_DIR" ]; then
 fi
 # Writes. Every account gets one app for environment writes; the first FLOCK_ACCOUNTS are
 # moved to the largest plan (the operator command) for app creates.
+creates="skipped (WRITES=0)" envs="skipped (WRITES=0)"
+if [ "${WRITES:-1}" != 0 ]; then
 echo "creating one app for each of $ENV_ACCOUNTS accounts, moving $FLOCK_ACCOUNTS accounts to flock…" >&2
 export empty='{}' # xargs would replace a literal {} in the command
 head -n "$ENV_ACCOUNTS" "$work/tokens" |
@@ -230,6 +233,7 @@ LUA
 # Creates are capped by the plan (50 apps each): keep the run short enough to stay under it.
 creates=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"${CREATE_DURATION:-5s}" -s "$work/create.lua" "$gw" | grep RESULT)
 envs=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s "$work/env.lua" "$gw" | grep RESULT)
+fi
 
 rps() { echo "$1" | sed -E 's/.*rps=([0-9]+).*/\1/'; }
 echo "wrk -t$THREADS -c$CONNECTIONS -d$DURATION, $ACCOUNTS accounts, $(nproc) cores"
