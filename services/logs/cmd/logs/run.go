@@ -14,6 +14,7 @@ import (
 	"tori.dev/pkg/lifecycle"
 	"tori.dev/pkg/logging"
 	"tori.dev/pkg/pgstore"
+	"tori.dev/pkg/profiling"
 	"tori.dev/pkg/telemetry"
 	appsbus "tori.dev/proto/tori/apps/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
@@ -103,6 +104,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		g.Go(sub.Queue+" consumer", func(ctx context.Context) error { return conn.Consume(ctx, pool, sub) })
 	}
 	g.Go("outbox relay", bus.NewRelay(conn, pool, log).Run)
+	g.Go("profiles", func(ctx context.Context) error { return profiling.Serve(ctx, cfg.Profiling, log) })
 	g.Every(log, lifecycle.Job{Name: "partition maintenance", Every: cfg.MaintenanceInterval, Run: partitions.Upkeep})
 	g.Every(log, lifecycle.Job{
 		Name: "deleted-app cleanup", Every: cfg.CleanupInterval,

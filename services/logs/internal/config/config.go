@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"tori.dev/pkg/bus"
+	"tori.dev/pkg/profiling"
 )
 
 // Config is every setting of the logs service.
@@ -47,6 +48,9 @@ type Config struct {
 	ProcessedRetention time.Duration `env:"LOGS_PROCESSED_RETENTION, default=72h"`
 	// ShutdownTimeout bounds how long requests in flight may take to finish at a stop.
 	ShutdownTimeout time.Duration `env:"LOGS_SHUTDOWN_TIMEOUT, default=10s"`
+
+	// Profiles for profiling under load (PROFILE_ADDR, loopback only); off by default.
+	Profiling profiling.Config
 }
 
 // Validate checks the configuration.
@@ -92,6 +96,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	if err := c.BusConfig().Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Profiling.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

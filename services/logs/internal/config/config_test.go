@@ -36,6 +36,7 @@ func TestValidateRefusesNonsense(t *testing.T) {
 		{"LOGS_INGEST_PREFETCH": "0"},
 		{"LOGS_CLEANUP_INTERVAL": "0s"},
 		{"LOGS_PARTITIONS_AHEAD": "-1"},
+		{"PROFILE_ADDR": "0.0.0.0:6060"},
 	} {
 		env["GATEWAY_SIGNING_KEY"] = "k"
 		var cfg Config
