@@ -156,3 +156,26 @@ func BenchmarkEncodingJSONPage(b *testing.B) {
 		refEncode(b, p)
 	}
 }
+
+func BenchmarkAppendString(b *testing.B) {
+	s := benchPage().Entries[7].Message
+	buf := make([]byte, 0, 256)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		buf = appendString(buf[:0], s)
+	}
+}
+
+// Every byte that needs an escape is found in every lane of the eight-byte scan.
+func TestAppendStringFindsEscapesInEveryLane(t *testing.T) {
+	base := strings.Repeat("abcdefgh", 5)
+	for _, special := range []string{`"`, `\`, "<", ">", "&", "\x00", "\x1f", " ", "~", "\x7f", "\x80", "é", "\u2028", "\u2029", "\xff"} {
+		for p := 0; p <= len(base); p++ {
+			s := base[:p] + special + base[p:]
+			want, _ := json.Marshal(s)
+			if got := appendString(nil, s); !bytes.Equal(got, want) {
+				t.Fatalf("appendString(%q) = %s, encoding/json %s", s, got, want)
+			}
+		}
+	}
+}

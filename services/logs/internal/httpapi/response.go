@@ -109,6 +109,15 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Most of a log line needs no escape: pass it eight bytes at a time.
+		for ; i+8 <= len(s); i += 8 {
+			if unsafe8(load8(s[i : i+8])) {
+				break
+			}
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if jsonSafe[c] {
@@ -153,4 +162,25 @@ func appendString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+const (
+	lsbs = 0x0101010101010101
+	msbs = 0x8080808080808080
+)
+
+// load8 is s[0:8] as a little-endian word (one load).
+func load8(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// unsafe8 marks with its lane's top bit the bytes of x that are not jsonSafe (a control
+// character, ", \\, <, >, & or part of a multi-byte sequence), and returns whether any
+// is. The tests for a byte below n and for a zero byte, (x - n·lsbs) &^ x, may mark the
+// wrong lane but never miss one, and only whether any lane is marked is used.
+func unsafe8(x uint64) bool {
+	q, bs, lt, gt, amp := x^'"'*lsbs, x^'\\'*lsbs, x^'<'*lsbs, x^'>'*lsbs, x^'&'*lsbs
+	return (x|(x-' '*lsbs)&^x|(q-lsbs)&^q|(bs-lsbs)&^bs|(lt-lsbs)&^lt|(gt-lsbs)&^gt|(amp-lsbs)&^amp)&msbs != 0
 }
