@@ -16,7 +16,7 @@ ACCOUNTS=${ACCOUNTS:-2000}
 DURATION=${DURATION:-15s}
 CONNECTIONS=${CONNECTIONS:-64}
 THREADS=${THREADS:-2}
-FLOCK_ACCOUNTS=${FLOCK_ACCOUNTS:-100}
+FLOCK_ACCOUNTS=${FLOCK_ACCOUNTS:-300}
 ENV_ACCOUNTS=${ENV_ACCOUNTS:-600}
 
 work=$(mktemp -d)
@@ -186,15 +186,19 @@ export empty='{}' # xargs would replace a literal {} in the command
 head -n "$ENV_ACCOUNTS" "$work/tokens" |
   xargs -P 8 -I{} sh -c 'printf "%s %s\n" {} "$(curl -fs -X POST "$gw/api/apps" -H "Authorization: Bearer {}" -H "Content-Type: application/json" -d "$empty" | jq -r .slug)"' >"$work/envtargets"
 if awk 'NF != 2 || $2 == "null"' "$work/envtargets" | grep -q .; then echo "app creates failed"; exit 1; fi
+n=0
 head -n "$FLOCK_ACCOUNTS" "$work/emails" | while read -r email; do
-  with_creds billing bin/billing set-plan -account "$email" -plan flock >/dev/null
+  with_creds billing bin/billing set-plan -account "$email" -plan flock >/dev/null &
+  if (( ++n % 8 == 0 )); then wait; fi
 done
+wait
 head -n "$FLOCK_ACCOUNTS" "$work/tokens" >"$work/flock-tokens"
-last=$(tail -1 "$work/flock-tokens")
-for _ in $(seq 1 100); do
-  [ "$(curl -fs "$gw/api/account" -H "Authorization: Bearer $last" | jq -r .plan)" = flock ] && break
-  sleep 0.1
-done
+while read -r tok; do
+  for _ in $(seq 1 100); do
+    [ "$(curl -fs "$gw/api/account" -H "Authorization: Bearer $tok" | jq -r .plan)" = flock ] && break
+    sleep 0.1
+  done
+done <"$work/flock-tokens"
 
 result_fn='done = function(summary, latency, requests)
   io.write(string.format("RESULT rps=%.0f p50_ms=%.2f p99_ms=%.2f errors=%d non2xx=%d\n",
@@ -233,6 +237,9 @@ LUA
 # Creates are capped by the plan (50 apps each): keep the run short enough to stay under it.
 creates=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"${CREATE_DURATION:-5s}" -s "$work/create.lua" "$gw" | grep RESULT)
 envs=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s "$work/env.lua" "$gw" | grep RESULT)
+for r in "$creates" "$envs"; do
+  case "$r" in *" errors=0 non2xx=0"*) ;; *) echo "not every write was answered 2xx: $r (raise FLOCK_ACCOUNTS?)" >&2; exit 1 ;; esac
+done
 fi
 
 rps() { echo "$1" | sed -E 's/.*rps=([0-9]+).*/\1/'; }

@@ -8,6 +8,7 @@ package accountview
 
 import (
 	"context"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -73,7 +74,8 @@ func (c *Cache) Put(accountID string, v View, now time.Time, gen uint64) {
 	if gen != c.gen || len(c.views) >= maxEntries {
 		return
 	}
-	c.views[accountID] = entry{view: v, until: now.Add(c.ttl)}
+	// Less up to a fifth at random, so views kept together do not all expire together.
+	c.views[accountID] = entry{view: v, until: now.Add(c.ttl - rand.N(c.ttl/5+1))}
 }
 
 // Evict drops the view of accountID.

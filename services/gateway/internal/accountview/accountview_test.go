@@ -1,6 +1,7 @@
 package accountview
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +12,7 @@ func TestViewsLiveTheirTimeAndNoLonger(t *testing.T) {
 	c := New(30 * time.Second)
 	v := View{ContentType: "application/json", Body: []byte(`{"plan":"nestling"}`)}
 	c.Put("a", v, now, c.Generation())
-	if got, ok := c.Get("a", now.Add(29*time.Second)); !ok || string(got.Body) != string(v.Body) || got.ContentType != v.ContentType {
+	if got, ok := c.Get("a", now.Add(23*time.Second)); !ok || string(got.Body) != string(v.Body) || got.ContentType != v.ContentType {
 		t.Fatalf("fresh view: %+v %v", got, ok)
 	}
 	if _, ok := c.Get("a", now.Add(30*time.Second)); ok {
@@ -22,6 +23,34 @@ func TestViewsLiveTheirTimeAndNoLonger(t *testing.T) {
 	}
 	if n := c.Sweep(now.Add(31 * time.Second)); n != 1 {
 		t.Fatalf("swept %d, want 1", n)
+	}
+}
+
+// Views kept at the same moment end over the last fifth of their time, not all at once, so a
+// burst of first reads does not come back to identity as one burst.
+func TestViewsKeptTogetherExpireSpread(t *testing.T) {
+	now := time.Date(2026, 11, 24, 6, 0, 0, 0, time.UTC)
+	c := New(30 * time.Second)
+	for i := range 200 {
+		c.Put(strconv.Itoa(i), View{Body: []byte("{}")}, now, c.Generation())
+	}
+	alive := func(at time.Duration) int {
+		n := 0
+		for i := range 200 {
+			if _, ok := c.Get(strconv.Itoa(i), now.Add(at)); ok {
+				n++
+			}
+		}
+		return n
+	}
+	if n := alive(24*time.Second - time.Millisecond); n != 200 {
+		t.Fatalf("%d of 200 alive before the last fifth", n)
+	}
+	if n := alive(27 * time.Second); n == 0 || n == 200 {
+		t.Fatalf("%d of 200 alive in the middle of the last fifth: not spread", n)
+	}
+	if n := alive(30 * time.Second); n != 0 {
+		t.Fatalf("%d of 200 alive past their time", n)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"math/rand/v2"
 	"time"
 
 	"tori.dev/pkg/callerid"
@@ -63,7 +64,9 @@ func (a *Authenticator) Authenticate(ctx context.Context, authorization string) 
 	caller := in.Caller()
 	if useCache && a.trust.Trusted(a.now()) {
 		// Never past the token's own end: an expired session must not live on in the cache.
-		until := now.Add(a.ttl)
+		// Less up to a fifth at random: tokens cached together (a burst of sign-ins, a
+		// restart) then expire over a spread instead of all asking identity at once.
+		until := now.Add(a.ttl - rand.N(a.ttl/5+1))
 		if in.ExpiresAt != nil && in.ExpiresAt.Before(until) {
 			until = *in.ExpiresAt
 		}

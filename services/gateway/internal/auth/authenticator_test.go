@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"testing"
@@ -266,5 +267,37 @@ func TestSweepJobReportsWhatItDropped(t *testing.T) {
 	job := c.SweepJob()
 	if n, err := job.Run(context.Background()); n != 1 || err != nil || c.Len() != 0 {
 		t.Fatalf("%s: %d, %v, %d left", job.Name, n, err, c.Len())
+	}
+}
+
+// Tokens cached at the same moment expire over the last fifth of the TTL, not all together,
+// so a burst of sign-ins does not return to identity as one burst.
+func TestTokensCachedTogetherExpireSpread(t *testing.T) {
+	id := newFakeIdentity(t)
+	for i := range 100 {
+		id.set(fmt.Sprintf("svc_t%d", i), Introspection{AccountID: "acct-a", UserID: "u", TokenKind: "api", TokenID: fmt.Sprintf("t%d", i)})
+	}
+	a := NewAuthenticator(id.client(), NewCache(), trustAlways(true), 30*time.Second)
+	now := time.Now()
+	clock := now
+	a.now = func() time.Time { return clock }
+	askedAt := func(at time.Duration) int64 {
+		clock = now.Add(at)
+		before := id.calls.Load()
+		for i := range 100 {
+			if _, err := a.Authenticate(context.Background(), fmt.Sprintf("Bearer svc_t%d", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return id.calls.Load() - before
+	}
+	if n := askedAt(0); n != 100 {
+		t.Fatalf("first round asked identity %d times", n)
+	}
+	if n := askedAt(24*time.Second - time.Millisecond); n != 0 {
+		t.Fatalf("%d tokens expired before the last fifth of the TTL", n)
+	}
+	if n := askedAt(27 * time.Second); n == 0 || n == 100 {
+		t.Fatalf("%d of 100 tokens expired together at 27 s: not spread", n)
 	}
 }
