@@ -186,16 +186,21 @@ export empty='{}' # xargs would replace a literal {} in the command
 head -n "$ENV_ACCOUNTS" "$work/tokens" |
   xargs -P 8 -I{} sh -c 'printf "%s %s\n" {} "$(curl -fs -X POST "$gw/api/apps" -H "Authorization: Bearer {}" -H "Content-Type: application/json" -d "$empty" | jq -r .slug)"' >"$work/envtargets"
 if awk 'NF != 2 || $2 == "null"' "$work/envtargets" | grep -q .; then echo "app creates failed"; exit 1; fi
-n=0
-head -n "$FLOCK_ACCOUNTS" "$work/emails" | while read -r email; do
-  with_creds billing bin/billing set-plan -account "$email" -plan flock >/dev/null &
-  if (( ++n % 8 == 0 )); then wait; fi
-done
-wait
+# Eight at a time; the waits are the pipe's subshell's, never the services' (children of this
+# shell).
+head -n "$FLOCK_ACCOUNTS" "$work/emails" | {
+  n=0
+  while read -r email; do
+    with_creds billing bin/billing set-plan -account "$email" -plan flock >/dev/null &
+    if (( ++n % 8 == 0 )); then wait; fi
+  done
+  wait
+}
 head -n "$FLOCK_ACCOUNTS" "$work/tokens" >"$work/flock-tokens"
 while read -r tok; do
-  for _ in $(seq 1 100); do
+  for i in $(seq 1 100); do
     [ "$(curl -fs "$gw/api/account" -H "Authorization: Bearer $tok" | jq -r .plan)" = flock ] && break
+    [ "$i" = 100 ] && { echo "an account did not reach flock" >&2; exit 1; }
     sleep 0.1
   done
 done <"$work/flock-tokens"
