@@ -9,10 +9,10 @@ package accountview
 import (
 	"context"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"tori.dev/pkg/lifecycle"
+	"tori.dev/services/gateway/internal/fresh"
 )
 
 // MaxBody is the largest answer kept; an account is a few hundred bytes.
@@ -28,85 +28,41 @@ type View struct {
 	Body        []byte
 }
 
-// Cache holds views briefly. As with the token cache, every eviction advances a generation,
-// and a read of identity that began in an older generation is not kept: a change announced
-// while identity's older answer was in flight would otherwise be undone by keeping it.
+// Cache holds views briefly. As with the token cache, a read of identity that began before
+// an eviction is not kept (fresh.Map's generation).
 type Cache struct {
-	mu    sync.RWMutex
-	gen   uint64
 	ttl   time.Duration
-	views map[string]entry
-}
-
-type entry struct {
-	view  View
-	until time.Time
+	views *fresh.Map[string, View]
 }
 
 // New keeps each view for ttl at most; 0 keeps nothing.
-func New(ttl time.Duration) *Cache { return &Cache{ttl: ttl, views: map[string]entry{}} }
+func New(ttl time.Duration) *Cache {
+	return &Cache{ttl: ttl, views: fresh.New[string, View](maxEntries)}
+}
 
 // Get returns the view kept for accountID, if still fresh at now.
-func (c *Cache) Get(accountID string, now time.Time) (View, bool) {
-	c.mu.RLock()
-	e, ok := c.views[accountID]
-	c.mu.RUnlock()
-	if !ok || !now.Before(e.until) {
-		return View{}, false
-	}
-	return e.view, true
-}
+func (c *Cache) Get(accountID string, now time.Time) (View, bool) { return c.views.Get(accountID, now) }
 
 // Generation is read before asking identity and passed to Put.
-func (c *Cache) Generation() uint64 {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.gen
-}
+func (c *Cache) Generation() uint64 { return c.views.Generation() }
 
 // Put keeps v for accountID from now, unless anything was evicted since gen was read.
 func (c *Cache) Put(accountID string, v View, now time.Time, gen uint64) {
 	if c.ttl <= 0 || len(v.Body) > MaxBody {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if gen != c.gen || len(c.views) >= maxEntries {
-		return
-	}
 	// Less up to a fifth at random, so views kept together do not all expire together.
-	c.views[accountID] = entry{view: v, until: now.Add(c.ttl - rand.N(c.ttl/5+1))}
+	c.views.Put(accountID, v, now.Add(c.ttl-rand.N(c.ttl/5+1)), gen, nil)
 }
 
 // Evict drops the view of accountID.
-func (c *Cache) Evict(accountID string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.gen++
-	delete(c.views, accountID)
-}
+func (c *Cache) Evict(accountID string) { c.views.Evict(accountID) }
 
 // Flush drops every view, for when a change may have been missed.
-func (c *Cache) Flush() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.gen++
-	clear(c.views)
-}
+func (c *Cache) Flush() { c.views.Flush() }
 
 // Sweep drops views that are no longer fresh at now, returning how many.
-func (c *Cache) Sweep(now time.Time) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := 0
-	for id, e := range c.views {
-		if !now.Before(e.until) {
-			delete(c.views, id)
-			n++
-		}
-	}
-	return n
-}
+func (c *Cache) Sweep(now time.Time) int { return c.views.Sweep(now, nil) }
 
 // SweepJob drops stale views every minute: they are never served (Get checks the time), so
 // sweeping only bounds the memory they hold.

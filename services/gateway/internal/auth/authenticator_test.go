@@ -32,7 +32,7 @@ func TestValidTokenIsCachedByHash(t *testing.T) {
 	if n := id.calls.Load(); n != 1 {
 		t.Fatalf("%d introspections, want 1", n)
 	}
-	if _, ok := cache.byHash[sha256.Sum256([]byte("svc_alice"))]; !ok || cache.Len() != 1 {
+	if _, ok := cache.Get(sha256.Sum256([]byte("svc_alice")), time.Now()); !ok || cache.Len() != 1 {
 		t.Fatal("the cache is keyed by the token's SHA-256")
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/lifecycle"
+	"tori.dev/services/gateway/internal/fresh"
 )
 
 // Hash is a token's SHA-256. The cache never holds a token itself, so a heap dump of the
@@ -17,55 +18,36 @@ type Hash = [32]byte
 // introspected every time until the sweeper makes room.
 const maxEntries = 200_000
 
-// Cache remembers valid tokens briefly. Every eviction and flush advances a generation, and an
-// introspection that began in an older generation is not cached: otherwise a revocation
-// arriving while identity's "valid" answer was in flight would be undone by caching it.
+// Cache remembers valid tokens briefly, by hash, and which hash each token id has, so a
+// revocation (which names the id) finds its entry. As fresh.Map does for every eviction, an
+// introspection that began before a revocation is not cached.
 type Cache struct {
-	mu     sync.RWMutex
-	gen    uint64
-	byHash map[Hash]entry
-	byID   map[string]Hash
-}
-
-type entry struct {
-	caller callerid.Caller
-	until  time.Time
+	mu      sync.Mutex // guards byID, and keeps it in step with callers
+	callers *fresh.Map[Hash, callerid.Caller]
+	byID    map[string]Hash
 }
 
 // NewCache makes an empty cache.
 func NewCache() *Cache {
-	return &Cache{byHash: map[Hash]entry{}, byID: map[string]Hash{}}
+	return &Cache{callers: fresh.New[Hash, callerid.Caller](maxEntries), byID: map[string]Hash{}}
 }
 
 // Get returns the caller cached for h, if still fresh at now.
-func (c *Cache) Get(h Hash, now time.Time) (callerid.Caller, bool) {
-	c.mu.RLock()
-	e, ok := c.byHash[h]
-	c.mu.RUnlock()
-	if !ok || !now.Before(e.until) {
-		return callerid.Caller{}, false
-	}
-	return e.caller, true
-}
+func (c *Cache) Get(h Hash, now time.Time) (callerid.Caller, bool) { return c.callers.Get(h, now) }
 
 // Generation is read before introspecting and passed to Put.
-func (c *Cache) Generation() uint64 {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.gen
-}
+func (c *Cache) Generation() uint64 { return c.callers.Generation() }
 
 // Put caches caller for h until until, unless anything was evicted since gen was read.
 func (c *Cache) Put(h Hash, caller callerid.Caller, until time.Time, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if gen != c.gen || len(c.byHash) >= maxEntries {
+	if !c.callers.Put(h, caller, until, gen, nil) {
 		return
 	}
 	if old, ok := c.byID[caller.TokenID]; ok && old != h {
-		delete(c.byHash, old)
+		c.callers.Delete(old)
 	}
-	c.byHash[h] = entry{caller: caller, until: until}
 	c.byID[caller.TokenID] = h
 }
 
@@ -73,19 +55,20 @@ func (c *Cache) Put(h Hash, caller callerid.Caller, until time.Time, gen uint64)
 func (c *Cache) Evict(tokenID string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.gen++
-	if h, ok := c.byID[tokenID]; ok {
-		delete(c.byHash, h)
-		delete(c.byID, tokenID)
+	h, ok := c.byID[tokenID]
+	if !ok {
+		c.callers.Evict() // nothing cached, but an introspection in flight must not be
+		return
 	}
+	delete(c.byID, tokenID)
+	c.callers.Evict(h)
 }
 
 // Flush drops everything, for when revocations may have been missed.
 func (c *Cache) Flush() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.gen++
-	clear(c.byHash)
+	c.callers.Flush()
 	clear(c.byID)
 }
 
@@ -93,17 +76,11 @@ func (c *Cache) Flush() {
 func (c *Cache) Sweep(now time.Time) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n := 0
-	for h, e := range c.byHash {
-		if !now.Before(e.until) {
-			delete(c.byHash, h)
-			if c.byID[e.caller.TokenID] == h {
-				delete(c.byID, e.caller.TokenID)
-			}
-			n++
+	return c.callers.Sweep(now, func(h Hash, caller callerid.Caller) {
+		if c.byID[caller.TokenID] == h {
+			delete(c.byID, caller.TokenID)
 		}
-	}
-	return n
+	})
 }
 
 // SweepEvery is how often stale entries are dropped: they are never served (Get checks the
@@ -118,8 +95,4 @@ func (c *Cache) SweepJob() lifecycle.Job {
 }
 
 // Len is the number of cached tokens.
-func (c *Cache) Len() int {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return len(c.byHash)
-}
+func (c *Cache) Len() int { return c.callers.Len() }

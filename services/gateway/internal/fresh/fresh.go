@@ -1,0 +1,118 @@
+// Package fresh is the gateway's short-lived memory of other services' answers: a map whose
+// entries live until a given time, bounded in size, with a generation that every eviction
+// advances. An answer read from its owner while an eviction happened is not kept: otherwise
+// a revocation or change announced while the older answer was in flight would be undone by
+// keeping it. The token cache and the account copy are built on it.
+package fresh
+
+import (
+	"sync"
+	"time"
+)
+
+// Map holds values by key until their time.
+type Map[K comparable, V any] struct {
+	mu      sync.RWMutex
+	gen     uint64
+	max     int
+	entries map[K]entry[V]
+}
+
+type entry[V any] struct {
+	value V
+	until time.Time
+}
+
+// New makes an empty map of at most max entries; past it, Put keeps nothing until Sweep
+// makes room.
+func New[K comparable, V any](max int) *Map[K, V] {
+	return &Map[K, V]{max: max, entries: map[K]entry[V]{}}
+}
+
+// Get returns the value kept for k, if still fresh at now.
+func (m *Map[K, V]) Get(k K, now time.Time) (V, bool) {
+	m.mu.RLock()
+	e, ok := m.entries[k]
+	m.mu.RUnlock()
+	if !ok || !now.Before(e.until) {
+		var zero V
+		return zero, false
+	}
+	return e.value, true
+}
+
+// Generation is read before asking the owner and passed to Put.
+func (m *Map[K, V]) Generation() uint64 {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.gen
+}
+
+// Put keeps v for k until until, unless anything was evicted since gen was read or the map
+// is full; it reports whether v was kept. replaced, when not nil, is called (under the map's
+// lock) with the value v takes the place of.
+func (m *Map[K, V]) Put(k K, v V, until time.Time, gen uint64, replaced func(old V)) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if gen != m.gen || len(m.entries) >= m.max {
+		return false
+	}
+	if old, ok := m.entries[k]; ok && replaced != nil {
+		replaced(old.value)
+	}
+	m.entries[k] = entry[V]{value: v, until: until}
+	return true
+}
+
+// Delete drops k without advancing the generation: for an entry superseded, not revoked.
+func (m *Map[K, V]) Delete(k K) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.entries, k)
+}
+
+// Evict drops keys and advances the generation, even when it names none that is kept: a
+// read of the owner in flight must not be kept after it either.
+func (m *Map[K, V]) Evict(keys ...K) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.gen++
+	for _, k := range keys {
+		delete(m.entries, k)
+	}
+}
+
+// Flush drops everything and advances the generation, for when an eviction may have been
+// missed.
+func (m *Map[K, V]) Flush() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.gen++
+	clear(m.entries)
+}
+
+// Sweep drops entries no longer fresh at now, calling dropped (when not nil, under the map's
+// lock) for each, and returns how many went. Stale entries are never served (Get checks the
+// time), so sweeping only bounds the memory they hold.
+func (m *Map[K, V]) Sweep(now time.Time, dropped func(k K, v V)) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for k, e := range m.entries {
+		if !now.Before(e.until) {
+			delete(m.entries, k)
+			if dropped != nil {
+				dropped(k, e.value)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// Len is the number of entries, fresh or not yet swept.
+func (m *Map[K, V]) Len() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.entries)
+}
