@@ -33,9 +33,12 @@ func TestAccountReadsAreAnsweredFromTheCopy(t *testing.T) {
 	}
 	// A query is not the URL the copy answers: identity sees it.
 	expect(t, h.do("GET", "/api/account?x=1", "svc_alice", nil), 200, `{"account":"acct-a","version":0,"query":"x=1"}`)
-	// HEAD is identity's to answer as well.
+	// HEAD is identity's to answer as well, and leaves the copy in place.
 	if r := h.do("HEAD", "/api/account", "svc_alice", nil); r.Status != 200 || len(r.Body) != 0 {
 		t.Fatalf("HEAD: %d %q", r.Status, r.Body)
+	}
+	if _, ok := h.views.Get("acct-a", time.Now()); !ok {
+		t.Fatal("HEAD dropped the copy")
 	}
 	if n := h.up.accountReads.Load(); n != 4 {
 		t.Fatalf("identity read accounts %d times, want 4", n)

@@ -70,12 +70,14 @@ func (s *Server) dispatch(ctx context.Context, c *fiber.Ctx, m routes.Match) err
 	}
 	var obs proxy.Observer
 	if s.Accounts != nil && accountRoute(m) {
-		if c.Method() == fiber.MethodGet {
+		switch c.Method() {
+		case fiber.MethodGet:
 			if s.fromAccountCopy(c, caller.AccountID) {
 				return nil
 			}
 			obs = s.keepAccount(caller.AccountID)
-		} else {
+		case fiber.MethodHead: // identity's to answer; it changes nothing
+		default:
 			// A change of the account through this gateway: once identity has answered, it
 			// committed, so the copy goes and the caller reads its own write at once (other
 			// gateways drop theirs on identity.account.updated).
