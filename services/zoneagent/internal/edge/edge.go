@@ -79,7 +79,15 @@ func (e *Edge) serveStatic(w http.ResponseWriter, r *http.Request, route Route) 
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	root, err := os.OpenRoot(filepath.Join(e.SitesDir, route.AppID, "current"))
+	// The live revision is resolved once, so the file served and its validator below name the
+	// same one.
+	appDir := filepath.Join(e.SitesDir, route.AppID)
+	deployID, err := os.Readlink(filepath.Join(appDir, "current"))
+	if err != nil || !filepath.IsLocal(deployID) {
+		notFound(w)
+		return
+	}
+	root, err := os.OpenRoot(filepath.Join(appDir, deployID))
 	if err != nil {
 		notFound(w)
 		return
@@ -114,7 +122,14 @@ func (e *Edge) serveStatic(w http.ResponseWriter, r *http.Request, route Route) 
 		}
 	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	http.ServeContent(w, r, info.Name(), info.ModTime(), f)
+	// The validator is the revision, not the file's time: two deploys within one second (or
+	// of files with the same reproducible mtime) would share a Last-Modified, and a browser
+	// revalidating with it would be told its copy of the old site is current. A URL's content
+	// never changes within a revision, so the revision is an exact strong ETag. no-cache: a
+	// browser always asks, and a 304 keeps that cheap.
+	w.Header().Set("ETag", `"`+deployID+`"`)
+	w.Header().Set("Cache-Control", "no-cache")
+	http.ServeContent(w, r, info.Name(), time.Time{}, f)
 }
 
 // pausedPage says the site is paused and nothing about why: a visitor is not told about the

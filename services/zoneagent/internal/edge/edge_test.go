@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"tori.dev/services/zoneagent/internal/revision"
 )
@@ -93,5 +94,53 @@ func TestTableSet(t *testing.T) {
 	}
 	if r, ok := tb.LookupHost("www.blog.test"); !ok || r.DeployID != "d2" {
 		t.Errorf("hostname: %+v %v", r, ok)
+	}
+}
+
+// A browser revalidating its copy of a page gets the new revision's content whenever the live
+// revision changed, even when both revisions' files have the same modification time (two
+// deploys within one second, or reproducible builds), and a 304 while it did not.
+func TestRevalidationFollowsTheRevision(t *testing.T) {
+	sites := t.TempDir()
+	same := time.Date(2026, 11, 24, 7, 0, 0, 0, time.UTC)
+	for rev, body := range map[string]string{"d1": "first", "d2": "second"} {
+		dir := filepath.Join(sites, "app1", rev)
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, "index.html"), []byte(body), 0o644)
+		os.Chtimes(filepath.Join(dir, "index.html"), same, same)
+	}
+	link := func(rev string) {
+		os.Remove(filepath.Join(sites, "app1", "current"))
+		os.Symlink(rev, filepath.Join(sites, "app1", "current"))
+	}
+	table := NewTable()
+	table.Replace([]Route{{AppID: "app1", Slug: "site", DeployID: "d1", Kind: revision.KindStatic}}, nil)
+	e := &Edge{Domain: "apps.test", SitesDir: sites, Table: table}
+	get := func(headers ...string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("GET", "/", nil)
+		req.Host = "site.apps.test"
+		for i := 0; i+1 < len(headers); i += 2 {
+			req.Header.Set(headers[i], headers[i+1])
+		}
+		w := httptest.NewRecorder()
+		e.ServeHTTP(w, req)
+		return w
+	}
+
+	link("d1")
+	first := get()
+	etag := first.Header().Get("ETag")
+	if first.Code != 200 || first.Body.String() != "first" || etag == "" || first.Header().Get("Cache-Control") != "no-cache" {
+		t.Fatalf("first: %d %q etag %q cache %q", first.Code, first.Body.String(), etag, first.Header().Get("Cache-Control"))
+	}
+	lastModified := same.Format(http.TimeFormat)
+	if w := get("If-None-Match", etag, "If-Modified-Since", lastModified); w.Code != http.StatusNotModified {
+		t.Fatalf("same revision revalidated: %d, want 304", w.Code)
+	}
+	link("d2")
+	for _, h := range [][]string{{"If-None-Match", etag}, {"If-Modified-Since", lastModified}, {"If-None-Match", etag, "If-Modified-Since", lastModified}} {
+		if w := get(h...); w.Code != 200 || w.Body.String() != "second" {
+			t.Fatalf("after the switch, revalidating with %v: %d %q, want the second revision", h, w.Code, w.Body.String())
+		}
 	}
 }
