@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -29,35 +30,49 @@ func StripeMock(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-http-addr", addr)
+	// stripe-mock also serves HTTPS, on port 12112 unless told otherwise, even with
+	// -http-addr: a second stripe-mock on the machine (another package's test) would find
+	// that port taken and exit. A socket of the test's own keeps every instance apart.
+	httpsSocket := filepath.Join(t.TempDir(), "https.sock")
+	cmd := exec.Command(bin, "-http-addr", addr, "-https-unix", httpsSocket)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start stripe-mock: %v", err)
 	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
 		select {
-		case <-done:
+		case <-exited:
 		case <-time.After(10 * time.Second):
 			_ = cmd.Process.Kill()
-			<-done
+			<-exited
 		}
 		logf.Close()
 	})
 	url := "http://" + addr
 	// It reads Stripe's whole OpenAPI description at start: seconds on a busy machine.
-	Eventually(t, 60*time.Second, "stripe-mock to answer", func() bool {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
 		req, _ := http.NewRequest(http.MethodGet, url+"/v1/balance", nil)
 		req.SetBasicAuth("sk_test_stripemock", "")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return false
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return url
+			}
 		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
-	return url
+		select {
+		case <-exited:
+			out, _ := os.ReadFile(logf.Name())
+			t.Fatalf("stripe-mock exited before answering:\n%s", out)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			out, _ := os.ReadFile(logf.Name())
+			t.Fatalf("stripe-mock did not answer within 60s:\n%s", out)
+		}
+	}
 }
