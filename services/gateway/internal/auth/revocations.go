@@ -117,10 +117,8 @@ func (r *Revocations) handle(ctx context.Context, d bus.Delivery) error {
 	return nil
 }
 
+// accountUpdated is only subscribed with KeepAccounts (keys), so r.accounts is set.
 func (r *Revocations) accountUpdated(ctx context.Context, d bus.Delivery) error {
-	if r.accounts == nil {
-		return nil
-	}
 	var ev identityv1.AccountUpdated
 	if err := d.Decode(&ev); err != nil {
 		r.log.ErrorContext(ctx, "undecodable account update; flushing account views", "err", err.Error())

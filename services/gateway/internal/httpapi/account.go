@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -48,45 +47,23 @@ func (s *Server) fromAccountCopy(c *fiber.Ctx, accountID string) bool {
 // unless a change was announced since the read began (the generation) or the copy may not be
 // used any more.
 type accountKeeper struct {
+	capture   // the answer, up to accountview.MaxBody
 	views     *AccountViews
 	accountID string
 	gen       uint64
-
-	mu          sync.Mutex
-	status      int
-	contentType string
-	body        []byte
-	tooLarge    bool
 }
 
 func (s *Server) keepAccount(accountID string) *accountKeeper {
-	return &accountKeeper{views: s.Accounts, accountID: accountID, gen: s.Accounts.Cache.Generation()}
+	return &accountKeeper{capture: capture{max: accountview.MaxBody}, views: s.Accounts, accountID: accountID, gen: s.Accounts.Cache.Generation()}
 }
 
 func (k *accountKeeper) RequestBody([]byte) {}
 
-func (k *accountKeeper) Response(status int, h http.Header) {
-	k.mu.Lock()
-	k.status, k.contentType = status, h.Get("Content-Type")
-	k.mu.Unlock()
-}
-
-func (k *accountKeeper) ResponseBody(p []byte) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.tooLarge || len(k.body)+len(p) > accountview.MaxBody {
-		k.tooLarge, k.body = true, nil
-		return
-	}
-	k.body = append(k.body, p...)
-}
-
 func (k *accountKeeper) Done(_, responseComplete bool, err error) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
+	status, contentType, body, tooLarge := k.answer()
 	now := time.Now()
-	if err != nil || !responseComplete || k.status != http.StatusOK || k.tooLarge || len(k.body) == 0 || !k.views.Trusted(now) {
+	if err != nil || !responseComplete || status != http.StatusOK || tooLarge || len(body) == 0 || !k.views.Trusted(now) {
 		return
 	}
-	k.views.Cache.Put(k.accountID, accountview.View{ContentType: k.contentType, Body: k.body}, now, k.gen)
+	k.views.Cache.Put(k.accountID, accountview.View{ContentType: contentType, Body: body}, now, k.gen)
 }

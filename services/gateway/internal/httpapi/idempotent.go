@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net/http"
 	"sync"
 	"time"
 
@@ -53,7 +52,8 @@ func (s *Server) forwardOnce(ctx context.Context, c *fiber.Ctx, m routes.Match, 
 		return proxy.Result{}, s.answerAgain(c, rec, target)
 	}
 
-	k := &keeper{store: s.Idempotency, claim: claim, fp: idempotency.NewFingerprint(c.Method(), target), log: s}
+	k := &keeper{store: s.Idempotency, claim: claim, fp: idempotency.NewFingerprint(c.Method(), target), log: s,
+		capture: capture{max: idempotency.MaxResponse}}
 	k.renewing(ctx)
 	return s.Proxy.Forward(ctx, c, base, caller, k)
 }
@@ -131,13 +131,11 @@ type keeper struct {
 	fp    *idempotency.Fingerprint
 	log   warner
 
-	mu          sync.Mutex
-	status      int
-	contentType string
-	body        []byte
-	tooLarge    bool
-	done        bool
-	stop        chan struct{}
+	capture // the answer, up to idempotency.MaxResponse
+
+	mu   sync.Mutex // guards fp and done
+	done bool
+	stop chan struct{}
 }
 
 // renewing renews the lease every third of it until the request ends, so a long upload keeps
@@ -167,25 +165,6 @@ func (k *keeper) RequestBody(p []byte) {
 	k.mu.Unlock()
 }
 
-func (k *keeper) Response(status int, h http.Header) {
-	k.mu.Lock()
-	k.status, k.contentType = status, h.Get("Content-Type")
-	k.mu.Unlock()
-}
-
-func (k *keeper) ResponseBody(p []byte) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.tooLarge {
-		return
-	}
-	if len(k.body)+len(p) > idempotency.MaxResponse {
-		k.tooLarge, k.body = true, nil
-		return
-	}
-	k.body = append(k.body, p...)
-}
-
 func (k *keeper) Done(requestComplete, responseComplete bool, err error) {
 	k.mu.Lock()
 	if k.done {
@@ -194,8 +173,10 @@ func (k *keeper) Done(requestComplete, responseComplete bool, err error) {
 	}
 	k.done = true
 	close(k.stop)
-	a := idempotency.Answer{RequestHash: k.fp.Sum(), Status: k.status, ContentType: k.contentType, Body: k.body, TooLarge: k.tooLarge}
+	sum := k.fp.Sum()
 	k.mu.Unlock()
+	a := idempotency.Answer{RequestHash: sum}
+	a.Status, a.ContentType, a.Body, a.TooLarge = k.answer()
 
 	// The answer has been sent; what is left must not depend on the client.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
