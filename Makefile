@@ -90,7 +90,7 @@ fmt:
 	gofmt -w $$(git ls-files -co --exclude-standard -- '*.go')
 
 bench-bus:
-	cd pkg && go test -run '^$$' -bench BenchmarkOutboxToConsumer -benchtime 20000x ./bus/
+	cd pkg && go test -run '^$$' -bench 'BenchmarkOutboxToConsumer|BenchmarkBurstFloor' -benchtime 20000x ./bus/
 
 # Debian's wrk: it takes a Lua script, so each request can carry another account's token.
 wrk:

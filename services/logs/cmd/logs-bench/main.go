@@ -7,7 +7,8 @@
 //     built from this workspace unless -bin names them) and 10 million entries seeded by
 //     COPY across 200 apps and 7 days, the latency of a 500-entry read of the busiest hour of
 //     a customer's app through the gateway, next to the same statement as plain SQL, and the
-//     logs service's own route (signed as the gateway signs) for the service's share.
+//     logs service's own route (signed as the gateway signs) for the service's share, and
+//     the floor (floor.go): the page's bytes from a bare server and through a bare relay.
 //
 // It works in a database of its own, created on the given server and dropped at the end;
 // the services it starts are stopped before that.
@@ -39,6 +40,13 @@ type options struct {
 }
 
 func main() {
+	if helper, err := runFloorRole(); helper {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "logs-bench floor:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var o options
 	flag.StringVar(&o.adminURL, "postgres", envOr("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"), "admin URL of the Postgres server; a scratch database is made on it")
 	flag.StringVar(&o.amqpURL, "amqp", envOr("TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/"), "RabbitMQ URL")

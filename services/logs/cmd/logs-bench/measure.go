@@ -12,6 +12,9 @@ type readPaths struct {
 	gateway *pageReader
 	service *pageReader
 	sql     func() (time.Duration, error)
+	// The floor (floor.go): the page's bytes from a bare server, directly and through a
+	// bare TCP relay.
+	bare, relayed *pageReader
 }
 
 // measure reads the page samples times per path after a warm-up of a tenth as many,
@@ -21,7 +24,7 @@ func measure(ctx context.Context, p readPaths, samples int) error {
 		return err
 	}
 	warmup := samples / 10
-	var viaGateway, viaService, viaSQL []time.Duration
+	var viaGateway, viaService, viaSQL, viaBare, viaRelay []time.Duration
 	for i := range warmup + samples {
 		dg, _, err := p.gateway.once(ctx)
 		if err != nil {
@@ -35,10 +38,20 @@ func measure(ctx context.Context, p readPaths, samples int) error {
 		if err != nil {
 			return err
 		}
+		db, _, err := p.bare.once(ctx)
+		if err != nil {
+			return err
+		}
+		dr, _, err := p.relayed.once(ctx)
+		if err != nil {
+			return err
+		}
 		if i >= warmup { // the warm-up fills caches, the token cache and connection pools
 			viaGateway = append(viaGateway, dg)
 			viaService = append(viaService, ds)
 			viaSQL = append(viaSQL, dq)
+			viaBare = append(viaBare, db)
+			viaRelay = append(viaRelay, dr)
 		}
 	}
 	fmt.Printf("  %d samples per path after %d warm-up, sequential, one account (the gateway allows it 600 reads a minute); 429 answers waited out: %d\n",
@@ -52,6 +65,14 @@ func measure(ctx context.Context, p readPaths, samples int) error {
 	row("ratio gateway / SQL", ratio(g50, s50), ratio(g99, s99))
 	row("logs service's route alone (signed, no gateway)", ms(h50), ms(h99))
 	row("ratio service alone / SQL", ratio(h50, s50), ratio(h99, s99))
+	// What any answer after the statement pays at least: the same bytes over HTTP with no
+	// work, and a hop that does nothing but copy them.
+	b50, b99 := percentile(viaBare, 50), percentile(viaBare, 99)
+	r50, r99 := percentile(viaRelay, 50), percentile(viaRelay, 99)
+	row("floor: the page's bytes from a bare server", ms(b50), ms(b99))
+	row("floor: the same through a bare TCP relay", ms(r50), ms(r99))
+	row("floor ratio (SQL + bytes via the relay) / SQL",
+		ratio(s50+r50, s50), ratio(s99+r99, s99))
 	return nil
 }
 

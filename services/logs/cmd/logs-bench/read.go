@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -60,6 +61,17 @@ func benchRead(ctx context.Context, db *scratch, o options) (err error) {
 		service: newPageReader(s.logs, w.path(), signed(s.key, accountID)),
 		sql:     func() (time.Duration, error) { return sqlPage(ctx, pool, w) },
 	}
+	// The floor serves the very bytes the route answers.
+	_, page, err := paths.gateway.once(ctx)
+	if err != nil {
+		return err
+	}
+	f, err := startFloor(ctx, bytes.Clone(page), w.path())
+	if err != nil {
+		return err
+	}
+	defer f.stop()
+	paths.bare, paths.relayed = f.bare, f.relayed
 	return measure(ctx, paths, o.samples)
 }
 
