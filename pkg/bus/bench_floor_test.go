@@ -18,12 +18,12 @@ import (
 )
 
 // BenchmarkBurstFloor runs only the statements BenchmarkOutboxToConsumer/burst's workload
-// itself makes, with no relay, broker or consumer bookkeeping (`make bench-bus` runs it after the burst): two
-// publishers commit bus.Publish in transactions of 100, and meanwhile four writers insert
-// one effect row per event in transactions of 100, as the burst's handler does. Its events/s
-// is a ceiling for the burst on this machine, and the CPU it prints per event is what the
-// bus has left to spend of the machine's budget at a given rate (two cores at 10,000
-// events/s: 200 µs an event).
+// itself makes, with no relay, broker or consumer bookkeeping (`make bench-bus` runs both):
+// two publishers commit bus.Publish in transactions of 100, and meanwhile four writers
+// insert one effect row per event in transactions of 100, as the burst's handler does. Its
+// events/s is a ceiling for the burst on this machine, and the CPU it prints per event,
+// taken from the machine's budget at a given rate (two cores at 10,000 events/s: 200 µs an
+// event), is what the relay, the broker and the consumer have left to spend.
 func BenchmarkBurstFloor(b *testing.B) {
 	ctx := context.Background()
 	pool := newPool(b)
