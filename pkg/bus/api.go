@@ -3,7 +3,9 @@
 //   - Events are facts, published to a durable topic exchange through a transactional outbox:
 //     Publish writes the event in the caller's pgx transaction, and a Relay publishes committed
 //     rows with publisher confirms, marking them sent only once confirmed. Unconfirmed or nacked
-//     rows are published again, so delivery is at least once.
+//     rows are published again, so delivery is at least once. A run of consecutive events with
+//     one routing key travels as one AMQP message, a bundle (bundle.go), which consumers and
+//     listeners unpack: each event keeps its own id, attempts and dead letter.
 //   - Consumers are idempotent: Consume runs the handler in a transaction that also records the
 //     message id in processed_messages; a redelivered message commits nothing twice.
 //   - A failing handler is retried with exponential backoff up to Config.MaxAttempts, then the
@@ -125,10 +127,11 @@ type Subscription struct {
 	Queue  string   // durable queue name, e.g. "identity.plans"; Namespace is prefixed
 	Keys   []string // routing-key patterns on the events exchange, e.g. "billing.account.*"
 	Handle TxHandler
-	// Prefetch is how many unacknowledged messages may be in flight; default 16. The broker
-	// stops delivering at that many, and each stays unacknowledged until its batch commits,
-	// so a consumer that must keep up with bursts wants a window that covers the rate times
-	// a commit's wait (bench-bus uses 512). 1 handles messages one at a time, in order.
+	// Prefetch is how many unacknowledged messages (a bundle is one) may be in flight;
+	// default 16. The broker stops delivering at that many, and each stays unacknowledged
+	// until its batch commits, so a consumer that must keep up with bursts wants a window that
+	// covers the rate times a commit's wait (bench-bus uses 512). 1 handles messages one at a
+	// time, in order (a bundle's events in one transaction, in order).
 	Prefetch int
 	// Ready, when set, is called each time the queue, its bindings and the consumer are in
 	// place (after every resubscribe too). An event published before its queue is bound is

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -22,14 +21,16 @@ const defaultPrefetch = 16
 // Consume declares sub's queue and bindings and handles messages until ctx ends, across
 // reconnects. A message is acknowledged only after its transaction commits.
 //
-// A few workers handle deliveries at once, and under load a worker handles what has already
-// arrived (up to Prefetch, at most maxBatch) in one transaction, each effect committing with its processed
-// record; when a handler fails, the batch is rolled back and its messages are handled one by
-// one. So handlers must not commit or roll back tx, must not rely on the order of events
-// (which retries and several service copies break anyway), and may be called again for a
-// message whose earlier call's effect was rolled back. Prefetch 1 handles one message at a
-// time, in queue order. The batch's messages are recorded as processed in one statement, and
-// a run of handled deliveries is acknowledged with one multiple ack (see acker).
+// Every event is handled as if it had come alone, also when the relay sent it in a bundle
+// (bundle.go): its own id, attempts and dead letter. A few workers handle deliveries at once,
+// and under load a worker handles what has already arrived (up to Prefetch deliveries, about
+// maxBatch events) in one transaction, each effect committing with its processed record; when
+// a handler fails, the batch is rolled back and its events are handled one by one. So
+// handlers must not commit or roll back tx, must not rely on the order of events (which
+// retries and several service copies break anyway), and may be called again for an event
+// whose earlier call's effect was rolled back. Prefetch 1 handles one delivery at a time, its
+// events in queue order. The batch's events are recorded as processed in one statement, and a
+// run of handled deliveries is acknowledged with one multiple ack (see acker).
 // It returns nil when ctx ends, ErrClosed when the Conn closes, and an error at once when the
 // broker refuses the queue (declared before with other arguments, or no permission).
 func (c *Conn) Consume(ctx context.Context, pool *pgxpool.Pool, sub Subscription) error {
@@ -90,14 +91,16 @@ func (k *consumer) session(ctx context.Context, ch *amqp.Channel) error {
 	s := &consumeSession{consumer: k, stop: make(chan struct{}), dl: &confirmChannel{conn: c}, acks: newAcker(ch, k.log)}
 	defer s.dl.close()
 	// amqp091 hands deliveries over one at a time on an unbuffered channel, so nothing would
-	// ever be waiting to batch; this buffer (never fuller than Prefetch) is where they wait.
-	arrived := make(chan amqp.Delivery, k.sub.Prefetch)
+	// ever be waiting to batch; this buffer (never fuller than Prefetch) is where they wait,
+	// already unpacked into their events.
+	arrived := make(chan received, k.sub.Prefetch)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		defer close(arrived)
 		for d := range deliveries {
 			s.acks.track(d.DeliveryTag) // here, in the order of their tags
-			arrived <- d
+			events, err := eventsOf(d)
+			arrived <- received{d: d, events: events, err: err}
 		}
 	})
 	for range min(k.sub.Prefetch, consumeWorkers) {
@@ -119,11 +122,21 @@ func (k *consumer) session(ctx context.Context, ch *amqp.Channel) error {
 	return end
 }
 
+// received is a delivery unpacked into its events: one, or a bundle's (bundle.go).
+type received struct {
+	d      amqp.Delivery
+	events []event
+	err    error // a bundle that cannot be read
+}
+
+// size is how many events r brings to a batch; an unreadable bundle counts as one.
+func (r received) size() int { return max(1, len(r.events)) }
+
 // handleNext handles first and whatever else has arrived by the time a database connection is
 // free. Taking the connection before gathering matters under load: a worker that waits for one
 // then finds a batch waiting too, instead of each worker queueing for a connection with a
 // single message while the rest pile up.
-func (s *consumeSession) handleNext(ctx context.Context, first amqp.Delivery, more <-chan amqp.Delivery) {
+func (s *consumeSession) handleNext(ctx context.Context, first received, more <-chan received) {
 	conn, err := s.pool.Acquire(ctx)
 	batch := gather(first, more, min(s.sub.Prefetch, maxBatch))
 	if err != nil {
@@ -132,23 +145,25 @@ func (s *consumeSession) handleNext(ctx context.Context, first amqp.Delivery, mo
 	s.handle(ctx, conn, err, batch)
 }
 
-// maxBatch bounds the messages handled in one transaction. Past a hundred a commit's cost is
-// already spread thin, and a failing handler sends fewer messages back to be handled one by
-// one.
+// maxBatch bounds the events a batch gathers for one transaction. Past a hundred a commit's
+// cost is already spread thin, and a failing handler sends fewer events back to be handled
+// one by one. A bundle is never split, so a batch may go past it by one bundle's events.
 const maxBatch = 100
 
-// gather adds to first whatever else has already arrived, up to max: under load a worker
-// handles a batch in one transaction (one commit, one fsync, instead of one each); when idle
-// it handles single messages at once.
-func gather(first amqp.Delivery, more <-chan amqp.Delivery, max int) []amqp.Delivery {
-	batch := []amqp.Delivery{first}
-	for len(batch) < max {
+// gather adds to first whatever else has already arrived, up to max deliveries and maxBatch
+// events: under load a worker handles a batch in one transaction (one commit, one fsync,
+// instead of one each); when idle it handles single messages at once.
+func gather(first received, more <-chan received, max int) []received {
+	batch := []received{first}
+	events := first.size()
+	for len(batch) < max && events < maxBatch {
 		select {
-		case d, ok := <-more:
+		case r, ok := <-more:
 			if !ok {
 				return batch
 			}
-			batch = append(batch, d)
+			batch = append(batch, r)
+			events += r.size()
 		default:
 			return batch
 		}
@@ -170,9 +185,10 @@ type infraError struct{ error }
 
 func (e infraError) Unwrap() error { return e.error }
 
-// message is one delivery being handled, with its consumer span.
+// message is one event being handled, with its consumer span.
 type message struct {
-	d         amqp.Delivery
+	ev        event
+	carrier   *carrier
 	key       string
 	publisher string
 	ctx       context.Context // the handler's: carries the span
@@ -183,16 +199,61 @@ type message struct {
 // log is the message's logger, made only when something is logged: most messages never are,
 // and a logger With attributes costs a few allocations each.
 func (m *message) log() *slog.Logger {
-	return m.base.With("message_id", m.d.MessageId, "routing_key", m.key)
+	return m.base.With("message_id", m.ev.id, "routing_key", m.key)
 }
 
 func (m *message) delivery(attempt int) Delivery {
-	return Delivery{ID: m.d.MessageId, RoutingKey: m.key, Type: m.d.Type, Body: m.d.Body, Attempt: attempt, Publisher: m.publisher}
+	return Delivery{ID: m.ev.id, RoutingKey: m.key, Type: m.ev.typ, Body: m.ev.body, Attempt: attempt, Publisher: m.publisher}
 }
 
-// handle takes batch to an end: first all in one transaction on conn (acquired for it, or nil
-// after acquireErr), then, if that fails, one by one. It releases conn.
-func (s *consumeSession) handle(ctx context.Context, conn *pgxpool.Conn, acquireErr error, batch []amqp.Delivery) {
+// carrier is the delivery that brought one or more events (a bundle). Each event comes to an
+// end on its own, handled or parked in the dead-letter queue; the delivery is acknowledged
+// once all of them have.
+type carrier struct {
+	d        amqp.Delivery
+	open     int  // events not yet at an end
+	returned bool // the dead-letter queue refused one: the delivery goes back to its queue
+	left     bool // one was left unfinished (shutdown): the broker redelivers the delivery
+}
+
+// outcome is how one event's handling ended.
+type outcome uint8
+
+const (
+	ended     outcome = iota // handled (or a duplicate), or parked in the dead-letter queue
+	notParked                // due for the dead-letter queue, which would not take it
+	left                     // the session or ctx ended first
+)
+
+// end notes that m's event has come to o. When it was its delivery's last, it returns the
+// delivery's tag for the caller to acknowledge, or, when an event could not be parked, puts
+// the whole delivery back in its queue after a pause (its handled events are deduplicated on
+// redelivery), or, when one was left, leaves it for the broker to redeliver.
+func (s *consumeSession) end(ctx context.Context, m *message, o outcome) (uint64, bool) {
+	c := m.carrier
+	switch o {
+	case notParked:
+		c.returned = true
+	case left:
+		c.left = true
+	}
+	if c.open--; c.open > 0 || c.left {
+		return 0, false
+	}
+	if c.returned {
+		// The pause keeps a broken broker from being hammered with the same message.
+		s.sleep(ctx, c, retryDelay(s.conn.cfg.BaseBackoff, s.conn.cfg.MaxAttempts))
+		if err := s.acks.settle(c.d.DeliveryTag, func() error { return c.d.Nack(false, true) }); err != nil {
+			m.log().DebugContext(m.ctx, "bus nack failed", "err", err)
+		}
+		return 0, false
+	}
+	return c.d.DeliveryTag, true
+}
+
+// handle takes batch to an end: first all its events in one transaction on conn (acquired for
+// it, or nil after acquireErr), then, if that fails, one by one. It releases conn.
+func (s *consumeSession) handle(ctx context.Context, conn *pgxpool.Conn, acquireErr error, batch []received) {
 	release := func() {
 		if conn != nil {
 			conn.Release()
@@ -203,24 +264,34 @@ func (s *consumeSession) handle(ctx context.Context, conn *pgxpool.Conn, acquire
 	if s.stopped() {
 		return // their channel is gone: the broker redelivers them, acks would be lost
 	}
-	msgs := make([]*message, 0, len(batch))
-	var refused []*message
+	var msgs, refused []*message
 	var reasons []error
-	for _, d := range batch {
+	for _, r := range batch {
+		d, events, readErr := r.d, r.events, r.err
+		if readErr != nil {
+			events = []event{wholeDelivery(d)}
+		}
+		c := &carrier{d: d, open: len(events)}
 		key := originalRoutingKey(d)
-		hctx, span := startSpan(extractTable(ctx, d.Headers), "consume "+key, trace.SpanKindConsumer, s.queue, d.MessageId)
-		defer span.End()
-		m := &message{d: d, key: key, publisher: publisherOf(d.UserId), ctx: hctx, span: span, base: s.log}
-		switch {
-		case d.MessageId == "":
-			refused, reasons = append(refused, m), append(reasons, errors.New("message has no id"))
-		case !s.conn.owns(m.publisher, key):
-			// Forged, or sent by a service through the default exchange: nobody but the
-			// key's owner speaks for it.
-			refused, reasons = append(refused, m), append(reasons,
-				fmt.Errorf("publisher %q (user %q) does not own routing key %q", m.publisher, d.UserId, key))
-		default:
-			msgs = append(msgs, m)
+		publisher := publisherOf(d.UserId)
+		owned := s.conn.owns(publisher, key)
+		for _, ev := range events {
+			hctx, span := startSpan(extractTable(ctx, ev.headers), "consume "+key, trace.SpanKindConsumer, s.queue, ev.id)
+			defer span.End()
+			m := &message{ev: ev, carrier: c, key: key, publisher: publisher, ctx: hctx, span: span, base: s.log}
+			switch {
+			case readErr != nil:
+				refused, reasons = append(refused, m), append(reasons, readErr)
+			case ev.id == "":
+				refused, reasons = append(refused, m), append(reasons, errors.New("message has no id"))
+			case !owned:
+				// Forged, or sent by a service through the default exchange: nobody but the
+				// key's owner speaks for it.
+				refused, reasons = append(refused, m), append(reasons,
+					fmt.Errorf("publisher %q (user %q) does not own routing key %q", publisher, d.UserId, key))
+			default:
+				msgs = append(msgs, m)
+			}
 		}
 	}
 	failed, err := -1, error(nil)
@@ -233,32 +304,38 @@ func (s *consumeSession) handle(ctx context.Context, conn *pgxpool.Conn, acquire
 	}
 	// The connection goes back before anything below can wait: parking a message, a retry.
 	release()
+	var done []uint64 // deliveries whose events have all ended: one ack call for all
 	for i, m := range refused {
-		s.deadLetter(m, reasons[i], 0)
-	}
-	if len(msgs) == 0 {
-		return
+		if tag, ok := s.end(ctx, m, s.deadLetter(m, reasons[i], 0)); ok {
+			done = append(done, tag)
+		}
 	}
 	if err == nil {
-		tags := make([]uint64, len(msgs))
-		for i, m := range msgs {
-			tags[i] = m.d.DeliveryTag
+		for _, m := range msgs {
+			if tag, ok := s.end(ctx, m, ended); ok {
+				done = append(done, tag)
+			}
 		}
-		s.acks.ack(tags...)
+	}
+	if len(done) > 0 {
+		s.acks.ack(done...)
+	}
+	if err == nil || ctx.Err() != nil {
 		return
 	}
-	if ctx.Err() != nil {
-		return
-	}
-	// One by one, now: only the message whose handler failed has used an attempt.
+	// One by one, now: only the event whose handler failed has used an attempt.
 	if len(msgs) > 1 {
-		s.log.DebugContext(ctx, "bus batch failed; handling its messages one by one", "size", len(msgs), "err", err)
+		s.log.DebugContext(ctx, "bus batch failed; handling its events one by one", "size", len(msgs), "err", err)
 	}
 	for i, m := range msgs {
+		var o outcome
 		if i == failed {
-			s.settle(ctx, m, 1, err)
+			o = s.settle(ctx, m, 1, err)
 		} else {
-			s.settle(ctx, m, 0, nil)
+			o = s.settle(ctx, m, 0, nil)
+		}
+		if tag, ok := s.end(ctx, m, o); ok {
+			s.acks.ack(tag)
 		}
 	}
 }
@@ -267,28 +344,28 @@ func (s *consumeSession) handle(ctx context.Context, conn *pgxpool.Conn, acquire
 // processed record. On a handler's error it rolls everything back and returns that message's
 // index; on any other error, -1.
 func (s *consumeSession) attemptBatch(ctx context.Context, conn *pgxpool.Conn, msgs []*message) (int, error) {
-	// In message id order, so that batches racing over copies of the same messages take
-	// their processed_messages locks in one order and never deadlock; ids are UUIDv7, so this
-	// is also roughly the order of publishing.
-	slices.SortFunc(msgs, func(a, b *message) int { return strings.Compare(a.d.MessageId, b.d.MessageId) })
 	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return -1, infraError{fmt.Errorf("bus: begin: %w", err)}
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
+	// Recorded in id order, so that batches racing over copies of the same events take their
+	// processed_messages locks in one order and never deadlock; handled in the order they
+	// came, which for a bundle (and for Prefetch 1) is the order of the outbox.
 	ids := make([]string, len(msgs))
 	for i, m := range msgs {
-		ids[i] = m.d.MessageId
+		ids[i] = m.ev.id
 	}
+	slices.Sort(ids)
 	fresh, err := recordProcessedAll(ctx, tx, s.queue, ids)
 	if err != nil {
 		return -1, err
 	}
 	for i, m := range msgs {
-		if !fresh[m.d.MessageId] {
+		if !fresh[m.ev.id] {
 			continue // processed before, or a second copy in this batch
 		}
-		delete(fresh, m.d.MessageId)
+		delete(fresh, m.ev.id)
 		if err := callHandler(m.ctx, s.sub.Handle, tx, m.delivery(1)); err != nil {
 			return i, err
 		}
@@ -296,10 +373,10 @@ func (s *consumeSession) attemptBatch(ctx context.Context, conn *pgxpool.Conn, m
 	return -1, tx.Commit(ctx)
 }
 
-// settle takes m to an end on its own: handled and acknowledged, dead-lettered, or left
-// unacknowledged for redelivery when the session or ctx ends. failed attempts have already
-// failed, the last with err.
-func (s *consumeSession) settle(ctx context.Context, m *message, failed int, err error) {
+// settle takes m's event to an end on its own: handled, dead-lettered (or due to be), or left
+// for redelivery when the session or ctx ends. failed attempts have already failed, the last
+// with err.
+func (s *consumeSession) settle(ctx context.Context, m *message, failed int, err error) outcome {
 	infra := backoff{base: s.conn.cfg.BaseBackoff, max: maxRetryDelay}
 	attempt := failed
 	for {
@@ -307,13 +384,12 @@ func (s *consumeSession) settle(ctx context.Context, m *message, failed int, err
 			m.span.RecordError(err)
 			if IsPermanent(err) || attempt >= s.conn.cfg.MaxAttempts {
 				m.span.SetStatus(codes.Error, "dead-lettered")
-				s.deadLetter(m, err, attempt)
-				return
+				return s.deadLetter(m, err, attempt)
 			}
 			delay := retryDelay(s.conn.cfg.BaseBackoff, attempt)
 			m.log().InfoContext(m.ctx, "bus handler failed; retrying", "attempt", attempt, "retry_in", delay, "err", err)
-			if !s.sleep(ctx, m, delay) {
-				return
+			if !s.sleep(ctx, m.carrier, delay) {
+				return left
 			}
 		}
 		attempt++
@@ -324,16 +400,15 @@ func (s *consumeSession) settle(ctx context.Context, m *message, failed int, err
 				break
 			}
 			m.log().WarnContext(m.ctx, "bus consumer cannot record message; retrying", "err", err)
-			if !s.pause(ctx, m, &infra) {
-				return
+			if !s.pause(ctx, m.carrier, &infra) {
+				return left
 			}
 		}
 		if err == nil {
-			s.acks.ack(m.d.DeliveryTag)
-			return
+			return ended
 		}
 		if ctx.Err() != nil {
-			return // shutting down: unacknowledged, so redelivered to whoever runs next
+			return left // shutting down: unacknowledged, so redelivered to whoever runs next
 		}
 	}
 }
@@ -346,7 +421,7 @@ func (s *consumeSession) attempt(ctx context.Context, m *message, attempt int) e
 		return infraError{fmt.Errorf("bus: begin: %w", err)}
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	fresh, err := recordProcessed(ctx, tx, s.queue, m.d.MessageId)
+	fresh, err := recordProcessed(ctx, tx, s.queue, m.ev.id)
 	if err != nil || !fresh {
 		return err
 	}
@@ -399,21 +474,22 @@ func callHandler(ctx context.Context, h TxHandler, tx pgx.Tx, d Delivery) (err e
 	return h(ctx, tx, d)
 }
 
-// pause waits out b's next delay before m is tried again; false if the session or ctx ended.
-func (s *consumeSession) pause(ctx context.Context, m *message, b *backoff) bool {
+// pause waits out b's next delay before an event of c is tried again; false if the session
+// or ctx ended.
+func (s *consumeSession) pause(ctx context.Context, c *carrier, b *backoff) bool {
 	ctx, cancel := s.untilStop(ctx)
 	defer cancel()
-	s.acks.wait(m.d.DeliveryTag, true)
-	defer s.acks.wait(m.d.DeliveryTag, false)
+	s.acks.wait(c.d.DeliveryTag, true)
+	defer s.acks.wait(c.d.DeliveryTag, false)
 	return b.sleep(ctx)
 }
 
-// sleep waits d before m is tried again; false if the session or ctx ended.
-func (s *consumeSession) sleep(ctx context.Context, m *message, d time.Duration) bool {
+// sleep waits d before an event of c is tried again; false if the session or ctx ended.
+func (s *consumeSession) sleep(ctx context.Context, c *carrier, d time.Duration) bool {
 	ctx, cancel := s.untilStop(ctx)
 	defer cancel()
-	s.acks.wait(m.d.DeliveryTag, true)
-	defer s.acks.wait(m.d.DeliveryTag, false)
+	s.acks.wait(c.d.DeliveryTag, true)
+	defer s.acks.wait(c.d.DeliveryTag, false)
 	return sleepCtx(ctx, d)
 }
 

@@ -20,51 +20,44 @@ const (
 // maxReasonLen keeps a runaway error text (a whole SQL statement, a stack) out of the headers.
 const maxReasonLen = 2000
 
-// deadLetter parks d in the dead-letter queue and acknowledges it. When the broker will not
-// take it, d goes back to its queue (after a pause, so a broken broker is not hammered) and
-// will be tried again; it is never dropped.
-func (s *consumeSession) deadLetter(m *message, reason error, attempts int) {
-	ctx, d, key := m.ctx, m.d, m.key
+// deadLetter parks m's event in the dead-letter queue, as a message of its own even when it
+// came in a bundle: ended once the broker has it, notParked when the broker will not take it
+// (the caller returns its delivery to the queue, to be tried again: nothing is dropped), left
+// when the session has ended.
+func (s *consumeSession) deadLetter(m *message, reason error, attempts int) outcome {
+	ctx, ev, key := m.ctx, m.ev, m.key
 	log := m.log().With("attempts", attempts)
 	if s.stopped() {
 		// The ack could not follow: the broker will redeliver it and it is tried afresh,
 		// rather than parked twice.
-		return
+		return left
 	}
 	text := reason.Error()
 	if len(text) > maxReasonLen {
 		text = strings.ToValidUTF8(text[:maxReasonLen], "")
 	}
-	headers := userHeaders(d.Headers)
+	headers := userHeaders(ev.headers)
 	headers[hdrReason] = text
 	headers[hdrQueue] = s.queue
 	headers[hdrRoutingKey] = key
 	headers[hdrAttempts] = int32(attempts)
-	headers[hdrPublisher] = d.UserId
+	headers[hdrPublisher] = m.carrier.d.UserId
 	err := s.dl.publish(ctx, s.conn.names.deadLetterX(), key, amqp.Publishing{
 		DeliveryMode: amqp.Persistent,
-		ContentType:  d.ContentType,
-		MessageId:    d.MessageId,
+		ContentType:  ev.contentType,
+		MessageId:    ev.id,
 		UserId:       s.conn.user,
-		Type:         d.Type,
-		Timestamp:    d.Timestamp,
+		Type:         ev.typ,
+		Timestamp:    ev.timestamp,
 		Headers:      headers,
-		Body:         d.Body,
+		Body:         ev.body,
 	})
 	if err != nil {
 		log.ErrorContext(ctx, "bus dead-letter failed; returning message to its queue", "err", err, "reason", text)
-		s.sleep(ctx, m, retryDelay(s.conn.cfg.BaseBackoff, s.conn.cfg.MaxAttempts))
-		if err := s.acks.settle(d.DeliveryTag, func() error { return d.Nack(false, true) }); err != nil {
-			log.DebugContext(ctx, "bus nack failed", "err", err)
-		}
-		return
+		return notParked
 	}
 	log.WarnContext(ctx, "bus message dead-lettered", "reason", text)
-	if err := s.acks.settle(d.DeliveryTag, func() error { return d.Ack(false) }); err != nil {
-		// Redelivered, then dead-lettered again: a duplicate in the dead-letter queue, which
-		// a replay delivers once thanks to processed_messages.
-		log.DebugContext(ctx, "bus ack failed", "err", err)
-	}
+	return ended
 }
 
 // userHeaders copies the application's headers (trace context and the like), leaving out the

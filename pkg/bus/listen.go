@@ -61,40 +61,53 @@ func (c *Conn) Listen(ctx context.Context, keys []string, fn func(ctx context.Co
 	})
 }
 
+// listenOne hands each event of d (one, or a bundle's) to fn in order, then acknowledges d.
 func (c *Conn) listenOne(ctx context.Context, d amqp.Delivery, fn func(context.Context, Delivery) error) {
 	key := originalRoutingKey(d)
-	hctx := extractTable(ctx, d.Headers)
-	hctx, span := startSpan(hctx, "listen "+key, trace.SpanKindConsumer, key, d.MessageId)
-	defer span.End()
 	log := c.log.With("message_id", d.MessageId, "routing_key", key)
 	publisher := publisherOf(d.UserId)
-	if !c.owns(publisher, key) {
-		log.WarnContext(hctx, "bus listener refused a message its publisher does not own", "user_id", d.UserId)
-		if err := d.Ack(false); err != nil {
-			log.DebugContext(hctx, "bus ack failed", "err", err)
+	events, err := eventsOf(d)
+	switch {
+	case err != nil:
+		log.ErrorContext(ctx, "bus listener dropped a message it cannot read", "err", err)
+	case !c.owns(publisher, key):
+		log.WarnContext(ctx, "bus listener refused a message its publisher does not own", "user_id", d.UserId)
+	default:
+		for _, ev := range events {
+			if !c.listenEvent(ctx, ev, key, publisher, fn) {
+				return // unacknowledged; the queue goes with the connection anyway
+			}
 		}
-		return
 	}
+	if err := d.Ack(false); err != nil {
+		log.DebugContext(ctx, "bus ack failed", "err", err)
+	}
+}
+
+// listenEvent calls fn for one event until it succeeds or is given up on; false when ctx
+// ended first.
+func (c *Conn) listenEvent(ctx context.Context, ev event, key, publisher string, fn func(context.Context, Delivery) error) bool {
+	hctx := extractTable(ctx, ev.headers)
+	hctx, span := startSpan(hctx, "listen "+key, trace.SpanKindConsumer, key, ev.id)
+	defer span.End()
+	log := c.log.With("message_id", ev.id, "routing_key", key)
 	for attempt := 1; ; attempt++ {
-		err := callListener(hctx, fn, Delivery{ID: d.MessageId, RoutingKey: key, Type: d.Type, Body: d.Body, Attempt: attempt, Publisher: publisher})
+		err := callListener(hctx, fn, Delivery{ID: ev.id, RoutingKey: key, Type: ev.typ, Body: ev.body, Attempt: attempt, Publisher: publisher})
 		if err == nil {
-			break
+			return true
 		}
 		if ctx.Err() != nil {
-			return // unacknowledged; the queue goes with the connection anyway
+			return false
 		}
 		span.RecordError(err)
 		if IsPermanent(err) || attempt >= c.cfg.MaxAttempts {
 			log.ErrorContext(hctx, "bus listener gave up on message", "attempts", attempt, "err", err)
-			break
+			return true
 		}
 		log.InfoContext(hctx, "bus listener failed; retrying", "attempt", attempt, "err", err)
 		if !sleepCtx(ctx, retryDelay(c.cfg.BaseBackoff, attempt)) {
-			return
+			return false
 		}
-	}
-	if err := d.Ack(false); err != nil {
-		log.DebugContext(hctx, "bus ack failed", "err", err)
 	}
 }
 

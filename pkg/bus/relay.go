@@ -14,12 +14,13 @@ import (
 
 // Relay publishes committed outbox rows of one service's schema.
 //
-// Each round claims the oldest unsent rows with FOR UPDATE SKIP LOCKED, publishes them all,
-// waits once for the broker's confirms and marks the confirmed rows sent in the same
-// transaction. A row whose publish is nacked or whose confirm never comes (a lost connection)
-// stays unsent and is published again next round: delivery is at least once, and consumers
-// deduplicate by message id. SKIP LOCKED lets several relays (copies of a service) share an
-// outbox without publishing a row twice in the normal case.
+// Each round claims the oldest unsent rows with FOR UPDATE SKIP LOCKED, publishes them all
+// (each run of consecutive rows with one routing key as one bundle, bundle.go), waits once
+// for the broker's confirms and marks the confirmed rows sent in the same transaction. A row
+// whose publish is nacked or whose confirm never comes (a lost connection) stays unsent and is
+// published again next round: delivery is at least once, and consumers deduplicate by message
+// id. SKIP LOCKED lets several relays (copies of a service) share an outbox without
+// publishing a row twice in the normal case.
 type Relay struct {
 	conn *Conn
 	pool *pgxpool.Pool
@@ -153,28 +154,19 @@ func (r *Relay) round(ctx context.Context, pub *confirmChannel) (int, error) {
 		return 0, tx.Commit(ctx)
 	}
 
+	// One message per run of consecutive rows with the same key: a bundle (bundle.go), or the
+	// event alone.
 	exchange := r.conn.names.events()
-	pending := make([]*amqp.DeferredConfirmation, 0, len(batch))
+	groups := runs(batch)
+	pending := make([]*amqp.DeferredConfirmation, 0, len(groups))
 	var publishErr error
-	for _, m := range batch {
-		headers := make(amqp.Table, len(m.Headers))
-		for k, v := range m.Headers {
-			// Publish writes only strings; anything else (a hand-written row) is dropped
-			// rather than allowed to stall the outbox.
-			if sv, ok := v.(string); ok {
-				headers[k] = sv
-			}
+	for _, run := range groups {
+		msg, err := publishing(run, r.conn.user)
+		if err != nil {
+			publishErr = err
+			break
 		}
-		dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, exchange, m.RoutingKey, false, false, amqp.Publishing{
-			DeliveryMode: amqp.Persistent,
-			ContentType:  "application/x-protobuf",
-			MessageId:    m.ID,
-			UserId:       r.conn.user,
-			Type:         m.Type,
-			Timestamp:    m.CreatedAt,
-			Headers:      headers,
-			Body:         m.Body,
-		})
+		dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, exchange, run[0].RoutingKey, false, false, msg)
 		if err != nil {
 			publishErr = fmt.Errorf("bus: relay publish: %w", err)
 			pub.drop(ch)
@@ -185,7 +177,7 @@ func (r *Relay) round(ctx context.Context, pub *confirmChannel) (int, error) {
 
 	waitCtx, cancel := context.WithTimeout(ctx, r.confirmTimeout)
 	defer cancel()
-	sent := make([]int64, 0, len(pending))
+	sent := make([]int64, 0, len(batch))
 	nacked := 0
 	for i, dc := range pending {
 		ok, err := dc.WaitContext(waitCtx)
@@ -194,15 +186,17 @@ func (r *Relay) round(ctx context.Context, pub *confirmChannel) (int, error) {
 			pub.drop(ch)
 			break
 		}
-		if ok {
-			sent = append(sent, batch[i].Seq)
-		} else {
+		if !ok {
 			nacked++
+			continue
+		}
+		for _, row := range groups[i] {
+			sent = append(sent, row.Seq)
 		}
 	}
 	if nacked > 0 {
 		// Also what a lost connection looks like: amqp091 nacks every outstanding confirm.
-		publishErr = errors.Join(publishErr, fmt.Errorf("bus: relay: %d of %d not confirmed", nacked, len(pending)))
+		publishErr = errors.Join(publishErr, fmt.Errorf("bus: relay: %d of %d messages not confirmed", nacked, len(pending)))
 	}
 	if len(sent) > 0 {
 		// The commit need not wait for its WAL to reach the disk, which under a burst is a
