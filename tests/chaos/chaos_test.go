@@ -36,6 +36,7 @@ type load struct {
 	s     *harness.Stack
 	token string
 	http  *http.Client
+	zone  publisher // the stack's zone on the broker, which alone may ship log batches
 
 	mu   sync.Mutex
 	apps []*loadApp
@@ -126,7 +127,7 @@ func (l *load) step(t *testing.T, n int) {
 		}
 		// A zone's batch, confirmed by the broker; while the broker is down it is not sent
 		// (and not counted as sent), as a zone's outbox would hold it.
-		err := publish(l.s, "zone.logs.batch", &logsv1.LogBatch{Entries: entries})
+		err := l.zone.publish(l.s, "zone.logs.batch", &logsv1.LogBatch{Entries: entries})
 		l.count(err == nil)
 		if err == nil {
 			l.mu.Lock()
@@ -145,7 +146,7 @@ func TestChaos(t *testing.T) {
 	if out, err := s.Command("billing", "set-plan", "-account", acct.Email, "-plan", "flock"); err != nil {
 		t.Fatalf("set-plan: %v %s", err, out)
 	}
-	l := &load{s: s, token: acct.Token, http: &http.Client{Timeout: 20 * time.Second}}
+	l := &load{s: s, token: acct.Token, http: &http.Client{Timeout: 20 * time.Second}, zone: zonePublisher(t, s)}
 
 	stop := make(chan struct{})
 	var wg sync.WaitGroup

@@ -16,6 +16,9 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 	"google.golang.org/protobuf/proto"
 
+	"tori.dev/pkg/bus"
+	"tori.dev/pkg/bus/brokeradmin"
+	"tori.dev/pkg/testinfra"
 	"tori.dev/tests/e2e/harness"
 )
 
@@ -222,12 +225,30 @@ func (l *load) checkLogs(a *loadApp, r *report) {
 
 // publish puts one event on the stack's exchange as a zone's relay would, and reports
 // whether the broker confirmed it.
-func publish(s *harness.Stack, routingKey string, msg proto.Message) error {
+// publisher is a broker user of the stack's, as the services know it.
+type publisher struct {
+	url  string // connects as that user
+	user string // the user_id the broker vouches for
+}
+
+// zonePublisher is the stack's zone: its log batches are the only ones the logs service takes
+// (a message names its publisher, and a batch from anyone else is refused).
+func zonePublisher(t *testing.T, s *harness.Stack) publisher {
+	zone := s.Env["ZONE_ID"]
+	if zone == "" {
+		zone = "local"
+	}
+	principal := bus.ZonePrincipal(zone)
+	return publisher{url: testinfra.ServiceAMQPURL(t, principal), user: bus.UserName(brokeradmin.TestPrefix, principal)}
+}
+
+// publish sends one event as p, confirmed by the broker; an error while the broker is down.
+func (p publisher) publish(s *harness.Stack, routingKey string, msg proto.Message) error {
 	body, err := proto.Marshal(msg)
 	if err != nil {
 		return err
 	}
-	conn, err := amqp.Dial(s.Env["AMQP_URL"])
+	conn, err := amqp.Dial(p.url)
 	if err != nil {
 		return err
 	}
@@ -243,6 +264,7 @@ func publish(s *harness.Stack, routingKey string, msg proto.Message) error {
 	defer cancel()
 	conf, err := ch.PublishWithDeferredConfirmWithContext(ctx, s.Env["BUS_NAMESPACE"]+"tori.events", routingKey, true, false, amqp.Publishing{
 		MessageId:    uuid.NewString(),
+		UserId:       p.user,
 		Type:         string(msg.ProtoReflect().Descriptor().FullName()),
 		DeliveryMode: amqp.Persistent,
 		Body:         body,

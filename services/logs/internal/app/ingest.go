@@ -23,8 +23,17 @@ const (
 // by reason.
 type Batch struct {
 	MessageID string
-	Entries   []logs.Entry
-	Rejected  map[string]int
+	// Zone is the zone whose agent published the batch, as the broker vouches for it; ""
+	// when the publisher is no zone (only a test's bus lets such a batch through).
+	Zone     string
+	Entries  []logs.Entry
+	Rejected map[string]int
+}
+
+// Known is what the service knows of an app a batch names.
+type Known struct {
+	Deleted bool
+	Zone    string // the zone that hosts it; "" when not known
 }
 
 // Ingest stores the zones' log batches.
@@ -42,9 +51,11 @@ func NewIngest(st Store, log *slog.Logger, now func() time.Time, maxDays func() 
 	return &Ingest{store: st, log: log, now: now, maxDays: maxDays}
 }
 
-// Store stores one batch in tx. Lines of apps already deleted are dropped; lines of apps not
-// known yet are kept, since a zone may ship an app's first lines before apps.app.created
-// arrives here, and reads only ever reach them through a known app.
+// Store stores one batch in tx. Lines of apps already deleted are dropped, and so are lines
+// of an app from any zone but the one hosting it: a zone's agent runs customer code beside
+// it and must not be able to write into another zone's apps. Lines of apps not known yet
+// are kept, since a zone may ship an app's first lines before apps.app.created arrives
+// here, and reads only ever reach them through a known app.
 func (in *Ingest) Store(ctx context.Context, tx Tx, b Batch) error {
 	entries := in.accept(ctx, b)
 	if len(entries) == 0 {
@@ -57,18 +68,24 @@ func (in *Ingest) Store(ctx context.Context, tx Tx, b Batch) error {
 		return err
 	}
 	// Read after the lock: a delete that committed before it is seen here.
-	deleted, err := tx.DeletedAmong(ctx, appIDs(entries))
+	known, err := tx.KnownAmong(ctx, appIDs(entries))
 	if err != nil {
 		return err
 	}
-	if len(deleted) > 0 {
-		kept := entries[:0]
-		for _, e := range entries {
-			if !deleted[e.AppID] {
-				kept = append(kept, e)
-			}
+	kept, foreign := entries[:0], 0
+	for _, e := range entries {
+		k := known[e.AppID]
+		switch {
+		case k.Deleted:
+		case k.Zone != "" && k.Zone != b.Zone:
+			foreign++
+		default:
+			kept = append(kept, e)
 		}
-		entries = kept
+	}
+	entries = kept
+	if foreign > 0 {
+		in.log.WarnContext(ctx, "log entries for apps another zone hosts dropped", "message_id", b.MessageID, "zone", b.Zone, "dropped", foreign)
 	}
 	if len(entries) == 0 {
 		return nil

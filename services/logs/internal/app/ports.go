@@ -63,8 +63,8 @@ type Tx interface {
 	// waits for every ingest in flight and every later ingest sees the app deleted.
 	LockIngestShared(ctx context.Context) error
 	LockIngestExclusive(ctx context.Context) error
-	// DeletedAmong returns which of appIDs are apps marked deleted.
-	DeletedAmong(ctx context.Context, appIDs []string) (map[string]bool, error)
+	// KnownAmong returns what is known of those of appIDs the service has heard of.
+	KnownAmong(ctx context.Context, appIDs []string) (map[string]Known, error)
 	// CopyEntries stores entries; their days' partitions must exist.
 	CopyEntries(ctx context.Context, entries []logs.Entry) (int64, error)
 

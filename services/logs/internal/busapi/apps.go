@@ -40,7 +40,7 @@ func (a *Apps) Handle(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
 		if err := d.Decode(&m); err != nil {
 			return bus.Permanent(fmt.Errorf("busapi: decode AppCreated: %w", err))
 		}
-		ap, err := appFrom(m.GetAppId(), m.GetAccountId(), m.GetSlug())
+		ap, err := appFrom(m.GetAppId(), m.GetAccountId(), m.GetSlug(), m.GetZone())
 		if err != nil {
 			return err
 		}
@@ -50,7 +50,7 @@ func (a *Apps) Handle(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
 		if err := d.Decode(&m); err != nil {
 			return bus.Permanent(fmt.Errorf("busapi: decode AppDeleted: %w", err))
 		}
-		ap, err := appFrom(m.GetAppId(), m.GetAccountId(), m.GetSlug())
+		ap, err := appFrom(m.GetAppId(), m.GetAccountId(), m.GetSlug(), "")
 		if err != nil {
 			return err
 		}
@@ -59,12 +59,12 @@ func (a *Apps) Handle(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
 	return bus.Permanent(fmt.Errorf("busapi: unexpected routing key %q on %s", d.RoutingKey, QueueApps))
 }
 
-func appFrom(id, account, slug string) (logs.App, error) {
+func appFrom(id, account, slug, zone string) (logs.App, error) {
 	u, err := uuid.Parse(id)
 	if err != nil {
 		return logs.App{}, bus.Permanent(fmt.Errorf("busapi: app id %q: %w", id, err))
 	}
-	return logs.App{ID: u.String(), AccountID: account, Slug: slug}, nil
+	return logs.App{ID: u.String(), AccountID: account, Slug: slug, Zone: zone}, nil
 }
 
 func timeOr(t time.Time, set bool, fallback time.Time) time.Time {

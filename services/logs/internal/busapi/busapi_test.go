@@ -50,6 +50,64 @@ func wireEntry(app string, ts time.Time, msg string) *logsv1.LogEntry {
 	return &logsv1.LogEntry{AppId: app, Stream: "stdout", Timestamp: timestamppb.New(ts), Message: msg}
 }
 
+// A zone's agent writes only into the apps its zone hosts: lines it ships for an app another
+// zone hosts are dropped, whoever published them; lines of an app whose zone is not known
+// (not heard of yet, or recorded without one) are kept, as before.
+func TestIngestTakesAnAppsLinesOnlyFromItsZone(t *testing.T) {
+	db := logstest.NewDB(t)
+	now := time.Now().UTC()
+	ingest := newIngest(db, now)
+	apps := busapi.NewApps(db.Store, func() time.Time { return now })
+
+	inEU, inUS, zoneless, unknown := uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString()
+	must(t, handle(t, db, apps.Handle, delivery(t, appsbus.KeyAppCreated, &appsv1.AppCreated{AppId: inEU, AccountId: testAccount, Slug: "eu", Zone: "eu-1"})))
+	must(t, handle(t, db, apps.Handle, delivery(t, appsbus.KeyAppCreated, &appsv1.AppCreated{AppId: inUS, AccountId: testAccount, Slug: "us", Zone: "us-1"})))
+	must(t, handle(t, db, apps.Handle, delivery(t, appsbus.KeyAppCreated, &appsv1.AppCreated{AppId: zoneless, AccountId: testAccount, Slug: "old"})))
+
+	from := func(publisher string, apps ...string) {
+		t.Helper()
+		batch := &logsv1.LogBatch{}
+		for _, a := range apps {
+			batch.Entries = append(batch.Entries, wireEntry(a, now.Add(-time.Minute), "from "+publisher))
+		}
+		d := delivery(t, zonebus.KeyLogBatch, batch)
+		d.Publisher = publisher
+		must(t, handle(t, db, ingest.Handle, d))
+	}
+	from(bus.ZonePrincipal("eu-1"), inEU, inUS, zoneless, unknown)
+	from(bus.ZonePrincipal("us-1"), inEU, inUS)
+	from(bus.PrincipalApps, inEU, zoneless) // no zone at all: only a test's bus lets it through
+
+	for _, c := range []struct {
+		name string
+		app  string
+		want int
+	}{
+		{"eu-1's app: its own zone's line only", inEU, 1},
+		{"us-1's app: its own zone's line only", inUS, 1},
+		{"an app with no zone recorded: every line", zoneless, 2},
+		{"an app not heard of yet: kept", unknown, 1},
+	} {
+		if n := db.Count(t, c.app); n != c.want {
+			t.Errorf("%s: %d entries, want %d", c.name, n, c.want)
+		}
+	}
+	var foreign int
+	must(t, db.Pool.QueryRow(context.Background(),
+		`SELECT count(*) FROM log_entries WHERE (app_id = $1 AND message <> 'from zone.eu-1') OR (app_id = $2 AND message <> 'from zone.us-1')`,
+		inEU, inUS).Scan(&foreign))
+	if foreign != 0 {
+		t.Fatalf("%d lines stored from a zone that does not host their app", foreign)
+	}
+
+	// A repeat of the created event without a zone does not erase the one recorded.
+	must(t, handle(t, db, apps.Handle, delivery(t, appsbus.KeyAppCreated, &appsv1.AppCreated{AppId: inEU, AccountId: testAccount, Slug: "eu"})))
+	from(bus.ZonePrincipal("us-1"), inEU)
+	if n := db.Count(t, inEU); n != 1 {
+		t.Fatalf("eu-1's app after a zoneless repeat of its event: %d entries, want 1", n)
+	}
+}
+
 func TestIngestKeepsGoodEntriesAndDropsBadOnes(t *testing.T) {
 	db := logstest.NewDB(t)
 	now := time.Now().UTC()

@@ -36,7 +36,8 @@ func (in *Ingest) Handle(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
 	if err := d.DecodeEach(&batch); err != nil {
 		return bus.Permanent(fmt.Errorf("busapi: decode LogBatch: %w", err))
 	}
-	b := app.Batch{MessageID: d.ID, Entries: make([]logs.Entry, 0, len(batch.GetEntries()))}
+	zone, _ := bus.ZoneOf(d.Publisher)
+	b := app.Batch{MessageID: d.ID, Zone: zone, Entries: make([]logs.Entry, 0, len(batch.GetEntries()))}
 	for _, w := range batch.GetEntries() {
 		e, reason := entryFromWire(w)
 		if reason != "" {

@@ -24,7 +24,7 @@ func (l AppsLookup) LookupApp(ctx context.Context, accountID, slug string) (logs
 	if m == nil {
 		return logs.App{}, time.Time{}, false, nil
 	}
-	a, err := appFrom(m.GetAppId(), m.GetAccountId(), m.GetSlug())
+	a, err := appFrom(m.GetAppId(), m.GetAccountId(), m.GetSlug(), m.GetZone())
 	if err != nil {
 		return logs.App{}, time.Time{}, false, fmt.Errorf("%w: %w", logs.ErrAppUnavailable, err)
 	}

@@ -42,11 +42,12 @@ func Day(t time.Time) time.Time {
 	return t.UTC().Truncate(24 * time.Hour)
 }
 
-// App is the service's copy of an app: who owns which slug.
+// App is the service's copy of an app: who owns which slug, and which zone hosts it.
 type App struct {
 	ID        string
 	AccountID string
 	Slug      string
+	Zone      string // "" when not known
 }
 
 // Plan is the part of an account's plan the logs service needs. Version ranks copies: a

@@ -13,13 +13,15 @@ import (
 	"tori.dev/services/logs/internal/logs"
 )
 
-// SaveApp records a created app. A delete that arrived first keeps the app deleted.
+// SaveApp records a created app. A delete that arrived first keeps the app deleted; a zone
+// not given keeps the one recorded.
 func (d queries) SaveApp(ctx context.Context, a logs.App, createdAt time.Time) error {
 	_, err := d.q.Exec(ctx, `
-		INSERT INTO apps (app_id, account_id, slug, created_at) VALUES ($1, $2, $3, $4)
+		INSERT INTO apps (app_id, account_id, slug, created_at, zone) VALUES ($1, $2, $3, $4, NULLIF($5, ''))
 		ON CONFLICT (app_id) DO UPDATE
-		SET account_id = EXCLUDED.account_id, slug = EXCLUDED.slug, created_at = EXCLUDED.created_at`,
-		a.ID, a.AccountID, a.Slug, createdAt)
+		SET account_id = EXCLUDED.account_id, slug = EXCLUDED.slug, created_at = EXCLUDED.created_at,
+		    zone = COALESCE(EXCLUDED.zone, apps.zone)`,
+		a.ID, a.AccountID, a.Slug, createdAt, a.Zone)
 	if err != nil {
 		return fmt.Errorf("store: save app: %w", err)
 	}
@@ -69,8 +71,9 @@ func scanTarget(row pgx.Row) (app.Target, error) {
 	return app.Target{AppID: id.String(), RetentionDays: days}, nil
 }
 
-// DeletedAmong returns which of ids are apps marked deleted, by their canonical string.
-func (d queries) DeletedAmong(ctx context.Context, appIDs []string) (map[string]bool, error) {
+// KnownAmong returns what the service knows of those of appIDs it has heard of, by their
+// canonical string.
+func (d queries) KnownAmong(ctx context.Context, appIDs []string) (map[string]app.Known, error) {
 	ids := make([]uuid.UUID, len(appIDs))
 	for i, id := range appIDs {
 		u, err := uuid.Parse(id)
@@ -79,22 +82,25 @@ func (d queries) DeletedAmong(ctx context.Context, appIDs []string) (map[string]
 		}
 		ids[i] = u
 	}
-	rows, err := d.q.Query(ctx, `SELECT app_id FROM apps WHERE app_id = ANY($1) AND deleted_at IS NOT NULL`, ids)
+	rows, err := d.q.Query(ctx, `SELECT app_id, deleted_at IS NOT NULL, COALESCE(zone, '') FROM apps WHERE app_id = ANY($1)`, ids)
 	if err != nil {
-		return nil, fmt.Errorf("store: deleted apps: %w", err)
+		return nil, fmt.Errorf("store: known apps: %w", err)
 	}
-	deleted := map[string]bool{}
+	known := map[string]app.Known{}
 	for rows.Next() {
-		var id uuid.UUID
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("store: deleted apps: %w", err)
+		var (
+			id uuid.UUID
+			k  app.Known
+		)
+		if err := rows.Scan(&id, &k.Deleted, &k.Zone); err != nil {
+			return nil, fmt.Errorf("store: known apps: %w", err)
 		}
-		deleted[id.String()] = true
+		known[id.String()] = k
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: deleted apps: %w", err)
+		return nil, fmt.Errorf("store: known apps: %w", err)
 	}
-	return deleted, nil
+	return known, nil
 }
 
 // PendingCleanups lists deleted apps whose entries are not yet confirmed gone, oldest first.
