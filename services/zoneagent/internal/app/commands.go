@@ -32,22 +32,22 @@ func (a *Agent) DiscardRevision(ctx context.Context, tx Tx, deployID string) err
 }
 
 // DomainActivated adds an app's custom hostname; the edge follows within one pass.
-func (a *Agent) DomainActivated(ctx context.Context, tx Tx, hostname, appID string) error {
+func (a *Agent) DomainActivated(ctx context.Context, tx Tx, hostname, appID string, at time.Time) error {
 	defer a.Poke()
-	return tx.SetDomain(ctx, hostname, appID)
+	return tx.SetDomain(ctx, hostname, appID, at)
 }
 
 // DomainRemoved removes an app's custom hostname.
-func (a *Agent) DomainRemoved(ctx context.Context, tx Tx, hostname, appID string) error {
+func (a *Agent) DomainRemoved(ctx context.Context, tx Tx, hostname, appID string, at time.Time) error {
 	defer a.Poke()
-	return tx.RemoveDomain(ctx, hostname, appID)
+	return tx.RemoveDomain(ctx, hostname, appID, at)
 }
 
 // DomainDeactivated stops serving a hostname whose TXT record went missing: apps keeps the
 // claim (pending again), but until it is verified anew the edge must not route it.
-func (a *Agent) DomainDeactivated(ctx context.Context, tx Tx, hostname, appID string) error {
+func (a *Agent) DomainDeactivated(ctx context.Context, tx Tx, hostname, appID string, at time.Time) error {
 	defer a.Poke()
-	return tx.RemoveDomain(ctx, hostname, appID)
+	return tx.RemoveDomain(ctx, hostname, appID, at)
 }
 
 // NoteAccount records whose app it is, from the deploy command, so a hold on the account
@@ -66,10 +66,10 @@ func (a *Agent) HoldChanged(ctx context.Context, tx Tx, accountID string, stopsF
 
 // DeleteApp stops serving the app before the record commits: the delete is a fact, and
 // stopping twice on a redelivery is harmless.
-func (a *Agent) DeleteApp(ctx context.Context, tx Tx, appID string) error {
+func (a *Agent) DeleteApp(ctx context.Context, tx Tx, appID string, deletedAt time.Time) error {
 	defer a.Poke()
 	if err := a.ForgetApp(ctx, appID); err != nil {
 		return err
 	}
-	return tx.DeleteApp(ctx, appID)
+	return tx.DeleteApp(ctx, appID, deletedAt)
 }

@@ -97,3 +97,65 @@ func TestDeactivationWithABadAppIDIsPermanent(t *testing.T) {
 		}
 	}
 }
+
+// Domain events change a hostname in the order they happened at the apps service, whatever
+// order they arrive in (a consumer's workers commit concurrently, a retried event comes late):
+// an older activation never brings back a hostname removed after it, nor takes it from the
+// app that claimed it since; and a deleted app's hostnames stay gone.
+func TestDomainEventsApplyInTheOrderTheyHappened(t *testing.T) {
+	z := newZone(t)
+	a, b, gone := uuid.NewString(), uuid.NewString(), uuid.NewString()
+	t0 := time.Now().Add(-time.Hour)
+	at := func(minutes int) *timestamppb.Timestamp {
+		return timestamppb.New(t0.Add(time.Duration(minutes) * time.Minute))
+	}
+	activated := func(app, host string, minute int) {
+		z.deliverAppsEvent(appsbus.KeyDomainActivated, &appsv1.DomainActivated{AppId: app, Slug: "s", Hostname: host, ActivatedAt: at(minute)})
+	}
+	removed := func(app, host string, minute int) {
+		z.deliverAppsEvent(appsbus.KeyDomainRemoved, &appsv1.DomainRemoved{AppId: app, Slug: "s", Hostname: host, RemovedAt: at(minute)})
+	}
+	deactivated := func(app, host string, minute int) {
+		z.deliverAppsEvent(appsbus.KeyDomainDeactivated, &appsv1.DomainDeactivated{AppId: app, Slug: "s", Hostname: host, DeactivatedAt: at(minute)})
+	}
+
+	// Removed at 2, its activation at 1 arrives after: not served.
+	removed(a, "late.example.com", 2)
+	activated(a, "late.example.com", 1)
+	// a had it (1), gave it up (2), b claimed it (3); a's events arrive last: b's.
+	activated(b, "moved.example.com", 3)
+	activated(a, "moved.example.com", 1)
+	removed(a, "moved.example.com", 2)
+	// Deactivated at 5 after an activation at 4 arriving in order, then re-verified at 6
+	// arriving before a stale copy of the deactivation's time: served.
+	activated(a, "back.example.com", 4)
+	deactivated(a, "back.example.com", 5)
+	activated(a, "back.example.com", 6)
+	deactivated(a, "back.example.com", 5)
+	// In order, as ever: served.
+	activated(a, "plain.example.com", 1)
+	// The app deleted at 8: its hostname goes, and neither an older activation nor one for
+	// the deleted app arriving later brings it back.
+	activated(gone, "deleted.example.com", 7)
+	z.deliverAppsEvent(appsbus.KeyAppDeleted, &appsv1.AppDeleted{AppId: gone, Slug: "s", DeletedAt: at(8)})
+	activated(gone, "deleted.example.com", 7)
+	activated(gone, "after.example.com", 9)
+
+	got, err := z.st.Domains(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := map[string]string{}
+	for _, d := range got {
+		served[d.Hostname] = d.AppID
+	}
+	want := map[string]string{"moved.example.com": b, "back.example.com": a, "plain.example.com": a}
+	if len(served) != len(want) {
+		t.Fatalf("served %v, want %v", served, want)
+	}
+	for host, app := range want {
+		if served[host] != app {
+			t.Errorf("%s served for %q, want %q (all: %v)", host, served[host], app, served)
+		}
+	}
+}

@@ -22,8 +22,9 @@ type Tx interface {
 	AddRevision(ctx context.Context, r revision.Revision) (bool, error)
 	// Want marks a revision to be activated (true) or discarded (false).
 	Want(ctx context.Context, deployID string, activate bool) error
-	// DeleteApp forgets the app's route and hostnames and marks its revisions discarded.
-	DeleteApp(ctx context.Context, appID string) error
+	// DeleteApp forgets the app's route and hostnames (as of deletedAt) and marks its
+	// revisions discarded.
+	DeleteApp(ctx context.Context, appID string, deletedAt time.Time) error
 	// SetState records a move the state machine allowed; it fails when the record is no
 	// longer in state from (another change won), so a stale read never overwrites.
 	SetState(ctx context.Context, deployID string, from, to revision.State) error
@@ -33,10 +34,13 @@ type Tx interface {
 	// ReleaseJob returns the named Job's state, or "" when it never ran.
 	ReleaseJob(ctx context.Context, name string) (revision.JobState, error)
 	SetReleaseJob(ctx context.Context, name, deployID string, state revision.JobState) error
-	// SetDomain records an active hostname; a hostname moves to the app that activated it last.
-	SetDomain(ctx context.Context, hostname, appID string) error
-	// RemoveDomain forgets a hostname of an app (not one another app has claimed since).
-	RemoveDomain(ctx context.Context, hostname, appID string) error
+	// SetDomain records a hostname active for appID as of at: a hostname goes to the app
+	// that activated it last, by the apps service's clock, whatever order the events came
+	// in; a deleted app gets none.
+	SetDomain(ctx context.Context, hostname, appID string, at time.Time) error
+	// RemoveDomain records a hostname no longer served for appID as of at, unless a later
+	// change to it (another app's claim among them) is recorded already.
+	RemoveDomain(ctx context.Context, hostname, appID string, at time.Time) error
 	// SetAppAccount records the account an app belongs to.
 	SetAppAccount(ctx context.Context, appID, accountID string) error
 	// SaveHold keeps an account's payment-failure hold (stopsFrom nil: none) unless a

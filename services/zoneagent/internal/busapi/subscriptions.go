@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"tori.dev/pkg/bus"
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
@@ -131,7 +132,7 @@ func appsHandler(a *app.Agent) bus.TxHandler {
 			if err := requireIDs(ev.GetAppId()); err != nil {
 				return err
 			}
-			return a.DomainActivated(ctx, t, ev.GetHostname(), ev.GetAppId())
+			return a.DomainActivated(ctx, t, ev.GetHostname(), ev.GetAppId(), eventTime(ev.GetActivatedAt()))
 		case appsbus.KeyDomainRemoved:
 			var ev appsv1.DomainRemoved
 			if err := d.Decode(&ev); err != nil {
@@ -140,7 +141,7 @@ func appsHandler(a *app.Agent) bus.TxHandler {
 			if err := requireIDs(ev.GetAppId()); err != nil {
 				return err
 			}
-			return a.DomainRemoved(ctx, t, ev.GetHostname(), ev.GetAppId())
+			return a.DomainRemoved(ctx, t, ev.GetHostname(), ev.GetAppId(), eventTime(ev.GetRemovedAt()))
 		case appsbus.KeyDomainDeactivated:
 			var ev appsv1.DomainDeactivated
 			if err := d.Decode(&ev); err != nil {
@@ -149,7 +150,7 @@ func appsHandler(a *app.Agent) bus.TxHandler {
 			if uuid.Validate(ev.GetAppId()) != nil || ev.GetHostname() == "" {
 				return bus.Permanent(fmt.Errorf("domain deactivated %s: no valid app id or hostname", d.ID))
 			}
-			return a.DomainDeactivated(ctx, t, ev.GetHostname(), ev.GetAppId())
+			return a.DomainDeactivated(ctx, t, ev.GetHostname(), ev.GetAppId(), eventTime(ev.GetDeactivatedAt()))
 		}
 		var ev appsv1.AppDeleted
 		if err := d.Decode(&ev); err != nil {
@@ -158,8 +159,18 @@ func appsHandler(a *app.Agent) bus.TxHandler {
 		if err := requireIDs(ev.GetAppId()); err != nil {
 			return err
 		}
-		return a.DeleteApp(ctx, t, ev.GetAppId())
+		return a.DeleteApp(ctx, t, ev.GetAppId(), eventTime(ev.GetDeletedAt()))
 	}
+}
+
+// eventTime is when the apps service says a change happened, which orders the changes to one
+// hostname whatever order their events arrive in. An event without one (none is published
+// so) counts as happening now.
+func eventTime(ts *timestamppb.Timestamp) time.Time {
+	if ts == nil {
+		return time.Now()
+	}
+	return ts.AsTime()
 }
 
 // requireIDs refuses, for good, a command missing an id it needs: Decode has already

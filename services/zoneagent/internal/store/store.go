@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -98,15 +99,18 @@ func (t Tx) Want(ctx context.Context, deployID string, activate bool) error {
 	return err
 }
 
-// DeleteApp forgets the app's route and marks its revisions discarded.
-func (t Tx) DeleteApp(ctx context.Context, appID string) error {
+// DeleteApp forgets the app's route, stops serving its hostnames as of deletedAt (kept as
+// inactive, so that none of their older events can bring them back) and marks its revisions
+// discarded.
+func (t Tx) DeleteApp(ctx context.Context, appID string, deletedAt time.Time) error {
 	if _, err := t.tx.Exec(ctx, `INSERT INTO deleted_apps (app_id) VALUES ($1) ON CONFLICT DO NOTHING`, appID); err != nil {
 		return err
 	}
 	if _, err := t.tx.Exec(ctx, `DELETE FROM live WHERE app_id = $1`, appID); err != nil {
 		return err
 	}
-	if _, err := t.tx.Exec(ctx, `DELETE FROM domains WHERE app_id = $1`, appID); err != nil {
+	if _, err := t.tx.Exec(ctx, `UPDATE domains SET active = false, changed_at = greatest(changed_at, $2)
+		WHERE app_id = $1`, appID, deletedAt); err != nil {
 		return err
 	}
 	_, err := t.tx.Exec(ctx, `UPDATE revisions SET discard_wanted = true, updated_at = now() WHERE app_id = $1`, appID)
