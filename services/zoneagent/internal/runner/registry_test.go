@@ -203,9 +203,9 @@ func TestImagePullSpeaksHTTPSOnly(t *testing.T) {
 	defer srv.Close()
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	cli := eng.cli
-	cli.Registry = RegistryPuller{Resolver: testResolver{"registry.local": "127.0.0.1"},
+	cli.Registry = RegistryPuller{Resolver: testResolver{"registry.localhost": "127.0.0.1"},
 		Allow: func(string, netip.Addr) bool { return true }}
-	err := cli.Pull(context.Background(), "registry.local:"+port+"/shop@sha256:"+strings.Repeat("a", 64), io.Discard)
+	err := cli.Pull(context.Background(), "registry.localhost:"+port+"/shop@sha256:"+strings.Repeat("a", 64), io.Discard)
 	if err == nil || plain.Load() != 0 {
 		t.Fatalf("pull over plain http: %v, %d requests served", err, plain.Load())
 	}
@@ -277,4 +277,21 @@ func tlsServer(h http.Handler) (*httptest.Server, error) {
 		},
 	}
 	return s, nil
+}
+
+// Through the agent's deploy path: an image on a registry whose name resolves to loopback
+// fails its deploy with image_pull_failed, saying why, and nothing runs.
+func TestImageDeployFromALoopbackRegistryFails(t *testing.T) {
+	r, eng := imageRig(t)
+	strict := eng.cli
+	strict.Registry = strictTestPuller()
+	r.l.Containers = strict
+	rev := imageRevision(uuid.NewString(), "loopback", []string{"true"})
+	err := r.l.Prepare(context.Background(), rev, r.jobs)
+	if failCode(err) != CodeImagePullFailed || !strings.Contains(err.Error(), "a loopback address") {
+		t.Fatalf("got %v", err)
+	}
+	if runs := eng.callsStarting("run"); len(runs) != 0 || len(eng.callsStarting("load")) != 0 {
+		t.Fatalf("the engine was used: %q", eng.calls())
+	}
 }
