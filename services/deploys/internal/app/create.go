@@ -69,6 +69,10 @@ func (s *Service) CreateImage(ctx context.Context, accountID, slug string, in Im
 	if app.Kind != "service" {
 		return nil, false, fmt.Errorf("%w: the app is %s", deploy.ErrKindMismatch, app.Kind)
 	}
+	// After the ownership check: a name is looked up only for its app's owner.
+	if err := s.images.CheckResolved(ctx, in.Image); err != nil {
+		return nil, false, err
+	}
 	if err := s.holdCheck(ctx, accountID); err != nil {
 		return nil, false, err
 	}

@@ -13,6 +13,8 @@ import (
 // the platform's network, and an image reference must not be a way to reach it.
 type Registries struct {
 	allowed map[string]bool // host or host:port, lowercase; empty: any public name
+	// Resolver looks registry names up for CheckResolved; nil: the system's.
+	Resolver Resolver
 }
 
 // NewRegistries reads a list of registry hosts (host or host:port).

@@ -119,6 +119,12 @@ func TestCreateRefusalsLeaveNothingBehind(t *testing.T) {
 		{"private registry", func() (int, map[string]any, http.Header) {
 			return e.postJSON(e.account, "/api/apps/svc/deploys", `{"image":"10.1.2.3/a/b@sha256:`+digest()+`"}`)
 		}, 400, "invalid_image"},
+		{"registry named publicly, resolving to loopback", func() (int, map[string]any, http.Header) {
+			return e.postJSON(e.account, "/api/apps/svc/deploys", `{"image":"127.0.0.1.nip.io:8101/x@sha256:`+digest()+`"}`)
+		}, 400, "invalid_image"},
+		{"registry named publicly, resolving to link-local", func() (int, map[string]any, http.Header) {
+			return e.postJSON(e.account, "/api/apps/svc/deploys", `{"image":"metadata.example.com/a/b@sha256:`+digest()+`"}`)
+		}, 400, "invalid_image"},
 		{"missing image", func() (int, map[string]any, http.Header) {
 			return e.postJSON(e.account, "/api/apps/svc/deploys", `{"release":"x"}`)
 		}, 400, "invalid_image"},
@@ -294,4 +300,21 @@ func (s *switchablePlans) AccountPlan(context.Context, string) (app.Plan, error)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.p, s.err
+}
+
+// A registry is judged by the addresses its name resolves to, not by how the name reads:
+// 127.0.0.1.nip.io is refused at deploy time, saying why, and nothing is recorded.
+func TestImageRegistryResolvingToLoopbackIsRefused(t *testing.T) {
+	e := newEnv(t, testPlan)
+	e.addApp(e.account, "svc", "service")
+	status, body, _ := e.postJSON(e.account, "/api/apps/svc/deploys", `{"image":"127.0.0.1.nip.io:8101/x@sha256:`+digest()+`"}`)
+	msg, _ := body["message"].(string)
+	if status != 400 || body["code"] != "invalid_image" || !strings.Contains(msg, "registry 127.0.0.1.nip.io:8101 resolves to a loopback address") {
+		t.Fatalf("status %d %v", status, body)
+	}
+	e.assertNothingBehind(0)
+	// A public answer passes.
+	if status, body, _ := e.postJSON(e.account, "/api/apps/svc/deploys", `{"image":"ghcr.io/a/b@sha256:`+digest()+`"}`); status != 201 {
+		t.Fatalf("public registry: %d %v", status, body)
+	}
 }

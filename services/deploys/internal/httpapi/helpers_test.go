@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,9 +103,27 @@ func newEnvWithPlans(t *testing.T, source app.PlanSource) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, pool: pool, objDir: dir, clock: &clock{t: time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)}, env: &fakeEnv{vars: "A=1"}, account: uuid.NewString()}
-	e.svc = app.New(app.Deps{Store: store.New(pool), Objects: objs, Plans: source, Env: e.env, Now: e.clock.Now})
+	e.svc = app.New(app.Deps{Store: store.New(pool), Objects: objs, Plans: source, Env: e.env, Now: e.clock.Now,
+		Registries: deploy.Registries{Resolver: testResolver{}}})
 	e.app = httpapi.New(httpapi.Deps{Deploys: e.svc, SigningKey: signingKey, Health: health.NewIdentity("deploys", "test")})
 	return e
+}
+
+// testResolver stands in for DNS: a few public-looking names that resolve to the host's
+// loopback or a private address (as 127.0.0.1.nip.io does), and "no such host" for the
+// rest, so no test depends on the machine's resolver.
+type testResolver struct{}
+
+func (testResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	switch host {
+	case "127.0.0.1.nip.io":
+		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+	case "metadata.example.com":
+		return []netip.Addr{netip.MustParseAddr("169.254.169.254")}, nil
+	case "ghcr.io":
+		return []netip.Addr{netip.MustParseAddr("140.82.112.33")}, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 }
 
 // addApp records an app as apps.app.created would.

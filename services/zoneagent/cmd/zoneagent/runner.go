@@ -3,12 +3,17 @@ package main
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/config"
@@ -39,7 +44,7 @@ func newRunner(ctx context.Context, cfg config.Config, st *store.Store, env runn
 		log.InfoContext(ctx, "service sandbox", "appsDir", appsDir, "bwrap", sandbox.Bwrap, "pasta", sandbox.Pasta,
 			"cgroupV2", sandbox.Cgroups.V2, "imageRuntime", cfg.ImageRuntime)
 	}
-	containers, err := containerRuntime(cfg.ImageRuntime)
+	containers, err := containerRuntime(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -72,17 +77,62 @@ func newRunner(ctx context.Context, cfg config.Config, st *store.Store, env runn
 }
 
 // containerRuntime is the CLI ZONE_IMAGE_RUNTIME names (docker, podman or a path), or nil
-// when it is unset. A name the host cannot find stops the agent at start rather than
-// failing every image deploy later.
-func containerRuntime(name string) (runner.ContainerRuntime, error) {
-	if name == "" {
+// when it is unset. A name the host cannot find, or containers' forward rules that cannot
+// be loaded, stop the agent at start rather than failing every image deploy later or
+// running containers without the network promise.
+func containerRuntime(cfg config.Config) (runner.ContainerRuntime, error) {
+	if cfg.ImageRuntime == "" {
 		return nil, nil
 	}
-	path, err := exec.LookPath(name)
+	path, err := exec.LookPath(cfg.ImageRuntime)
 	if err != nil {
 		return nil, fmt.Errorf("ZONE_IMAGE_RUNTIME: %w", err)
 	}
-	return runner.CLI{Path: path}, nil
+	fw := runner.ContainerFirewall{Nft: cfg.Nft, Table: "tori_" + strings.ReplaceAll(cfg.Zone, "-", "_") + "_images"}
+	if err := fw.Apply(); err != nil {
+		return nil, fmt.Errorf("ZONE_IMAGE_RUNTIME: the containers' network rules: %w", err)
+	}
+	puller, err := registryPuller(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return runner.CLI{Path: path, Env: runner.RuntimeEnv(os.Getenv), Registry: puller}, nil
+}
+
+// registryPuller is the zone's registry client: the full deny list, but for the tests'
+// registry name (ZONE_TEST_REGISTRY_HOST, .test only) on loopback.
+func registryPuller(cfg config.Config) (runner.RegistryPuller, error) {
+	if cfg.TestRegistryHost == "" {
+		return runner.RegistryPuller{}, nil
+	}
+	pem, err := os.ReadFile(cfg.TestRegistryCA)
+	if err != nil {
+		return runner.RegistryPuller{}, fmt.Errorf("ZONE_TEST_REGISTRY_CA: %w", err)
+	}
+	roots, err := x509.SystemCertPool()
+	if err != nil {
+		roots = x509.NewCertPool()
+	}
+	if !roots.AppendCertsFromPEM(pem) {
+		return runner.RegistryPuller{}, errors.New("ZONE_TEST_REGISTRY_CA holds no certificate")
+	}
+	host := cfg.TestRegistryHost
+	return runner.RegistryPuller{
+		Resolver: testRegistryResolver{host: host},
+		Allow:    func(h string, a netip.Addr) bool { return h == host && a.IsLoopback() },
+		RootCAs:  roots,
+	}, nil
+}
+
+// testRegistryResolver answers 127.0.0.1 for the tests' registry name and asks the system
+// for every other.
+type testRegistryResolver struct{ host string }
+
+func (r testRegistryResolver) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	if host == r.host {
+		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+	}
+	return net.DefaultResolver.LookupNetIP(ctx, network, host)
 }
 
 // appsDir is where customer trees live. Under root with per-app users, it must be reachable

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 
 	"tori.dev/pkg/bus"
@@ -40,6 +41,12 @@ type Config struct {
 	// ImageRuntime names the docker-compatible CLI (docker, podman or a path) image deploys
 	// run through; empty means none, and image deploys fail with image_runtime_unavailable.
 	ImageRuntime string `env:"ZONE_IMAGE_RUNTIME"`
+	// TestRegistryHost and TestRegistryCA are for tests only (no registry runs where they
+	// run): a registry name, ending in .test (which DNS never resolves), that the zone's
+	// pull resolves to 127.0.0.1 and lets past its deny list, and the PEM file of that
+	// registry's certificate. Every other name gets the deny list in full.
+	TestRegistryHost string `env:"ZONE_TEST_REGISTRY_HOST"`
+	TestRegistryCA   string `env:"ZONE_TEST_REGISTRY_CA"`
 	// The sandbox (README "The sandbox"): its tools, the apps' uid range, and each app's
 	// limits.
 	Bwrap       string `env:"ZONE_BWRAP, default=bwrap"`
@@ -106,6 +113,9 @@ func (c *Config) Validate() error {
 	}
 	if c.PoolerPort < 0 || c.PoolerPort > 65535 {
 		errs = append(errs, errors.New("ZONE_POOLER_PORT must be a port or 0"))
+	}
+	if c.TestRegistryHost != "" && (!strings.HasSuffix(c.TestRegistryHost, ".test") || c.TestRegistryCA == "") {
+		errs = append(errs, errors.New("ZONE_TEST_REGISTRY_HOST must end in .test and come with ZONE_TEST_REGISTRY_CA (tests only)"))
 	}
 	if c.EdgeMaxConnsPerIP < 1 {
 		errs = append(errs, errors.New("EDGE_MAX_CONNS_PER_IP must be at least 1"))

@@ -18,12 +18,20 @@ func TestDefaultsAndValidation(t *testing.T) {
 	}
 	for _, env := range []map[string]string{
 		{"ZONE_ID": "logs"}, {"ZONE_ID": "Bad Zone"}, {"EDGE_ADDR": "nope"}, {"ZONE_PROCESS_MAX_FILES": "0"},
+		// The tests' registry name must be one DNS never answers, and come with its certificate.
+		{"ZONE_TEST_REGISTRY_HOST": "ghcr.io", "ZONE_TEST_REGISTRY_CA": "/tmp/ca.pem"},
+		{"ZONE_TEST_REGISTRY_HOST": "registry.test"},
 	} {
 		var c Config
 		err := pkgconfig.LoadMap(context.Background(), &c, withCredentials(env))
 		if err == nil {
 			t.Errorf("%v accepted", env)
 		}
+	}
+	var tests Config
+	if err := pkgconfig.LoadMap(context.Background(), &tests, withCredentials(map[string]string{
+		"ZONE_TEST_REGISTRY_HOST": "registry.test", "ZONE_TEST_REGISTRY_CA": "/tmp/ca.pem"})); err != nil {
+		t.Fatalf("a .test registry with its certificate: %v", err)
 	}
 	if d := pkgconfig.Describe(&Config{DatabaseURL: "postgres://z:hunter2hunter2@h/db"}); strings.Contains(d["ZONEAGENT_DATABASE_URL"], "hunter2") {
 		t.Fatal("secret printed")

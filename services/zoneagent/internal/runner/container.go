@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -16,8 +18,13 @@ import (
 // CLI is the real one (docker or podman); the tests drive it with a named fake CLI
 // (fakeruntime), since no engine runs on the machine the tests run on.
 type ContainerRuntime interface {
-	// Pull fetches an image; its progress goes to out.
+	// Pull fetches an image and loads it into the engine under LocalImage(image); its
+	// progress goes to out. The engine itself never dials a registry.
 	Pull(ctx context.Context, image string, out io.Writer) error
+	// EnsureNetwork makes an app's own network when it does not exist yet.
+	EnsureNetwork(ctx context.Context, n AppNetwork) error
+	// RemoveNetwork removes an app's network; one that does not exist is not an error.
+	RemoveNetwork(ctx context.Context, n AppNetwork) error
 	// Run runs a container to completion and removes it (the release Job); a non-zero exit
 	// is an *exec.ExitError carrying the container's status.
 	Run(ctx context.Context, c Container, out io.Writer) error
@@ -39,9 +46,12 @@ type ContainerRuntime interface {
 // read-only root with one writable folder and a private /tmp.
 type Container struct {
 	Name  string
-	Image string
-	Args  []string          // the command; empty runs the image's own
-	Env   map[string]string // written to an env-file, never onto the command line
+	Image string // as loaded into the engine: LocalImage of the deploy's reference
+	// Network is the app's own network (AppNetwork.Name); never the host's nor the engine's
+	// shared default bridge.
+	Network string
+	Args    []string          // the command; empty runs the image's own
+	Env     map[string]string // written to an env-file, never onto the command line
 	// Port is the host port, on 127.0.0.1 only, that the edge reaches the container's
 	// ContainerPort ($PORT inside) through; 0: none (the release Job).
 	Port int
@@ -63,16 +73,14 @@ const (
 	// AppVolume is where a container's one writable folder is mounted; the rest of its root
 	// is read-only, /tmp aside.
 	AppVolume = "/data"
-	// containerNetwork is the engine's default bridge: a network namespace of the
-	// container's own, which reaches the host only through its published port.
-	containerNetwork = "bridge"
 )
 
 // errUnconfined refuses a container that would run without part of the sandbox.
-var errUnconfined = errors.New("refusing to run a container without its user, volume and limits")
+var errUnconfined = errors.New("refusing to run a container without its network, user, volume and limits")
 
 func (ct Container) check() error {
-	if ct.UID == 0 || ct.GID == 0 || ct.Volume == "" || ct.MemoryBytes <= 0 || ct.CPUs <= 0 || ct.PidsLimit <= 0 || ct.TmpBytes <= 0 {
+	if ct.UID == 0 || ct.GID == 0 || ct.Volume == "" || ct.MemoryBytes <= 0 || ct.CPUs <= 0 || ct.PidsLimit <= 0 || ct.TmpBytes <= 0 ||
+		!strings.HasPrefix(ct.Network, appNetworkPrefix) {
 		return fmt.Errorf("%w: %s", errUnconfined, ct.Name)
 	}
 	return nil
@@ -81,24 +89,90 @@ func (ct Container) check() error {
 // CLI drives a docker-compatible container CLI (docker, podman) named by ZONE_IMAGE_RUNTIME.
 type CLI struct {
 	Path string
-	// EnvDir is where private env-file folders are made; empty: the system temp dir.
+	// EnvDir is where private env-file folders and image tarballs are made; empty: the
+	// system temp dir.
 	EnvDir string
+	// Env is the CLI's whole environment; nil: RuntimeEnv of the agent's.
+	Env []string
+	// Registry fetches images; the engine only loads them.
+	Registry RegistryPuller
 }
 
 var _ ContainerRuntime = CLI{}
 
+// runtimeEnvKeys are what a docker or podman CLI needs of the agent's environment to find
+// its engine. Nothing else of it (the agent's secrets) reaches the CLI.
+var runtimeEnvKeys = []string{"HOME", "XDG_RUNTIME_DIR", "DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG",
+	"DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY", "CONTAINER_HOST", "CONTAINER_CONNECTION", "CONTAINERS_CONF"}
+
+// RuntimeEnv is the fixed environment the runtime's CLI runs with: a PATH of the system's
+// folders and, from getenv, only the variables that locate the engine.
+func RuntimeEnv(getenv func(string) string) []string {
+	env := []string{"PATH=" + basePath}
+	for _, k := range runtimeEnvKeys {
+		if v := getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
 func (c CLI) command(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, c.Path, args...)
+	cmd.Env = c.Env
+	if cmd.Env == nil {
+		cmd.Env = RuntimeEnv(os.Getenv)
+	}
 	// A CLI that leaves a child holding its output pipes must not block Wait for ever.
 	cmd.WaitDelay = 5 * time.Second
 	return cmd
 }
 
-// Pull runs `<rt> pull <image>`; the digest in the reference pins what is fetched.
+// Pull fetches the image with the zone's own registry client (RegistryPuller: public
+// addresses only, the digest verified) into a private tarball, then `<rt> load -i` it, so
+// the engine never dials a registry. The tarball is removed once loaded.
 func (c CLI) Pull(ctx context.Context, image string, out io.Writer) error {
-	cmd := c.command(ctx, "pull", image)
+	dir, err := os.MkdirTemp(c.EnvDir, "tori-image-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	path, err := c.Registry.Fetch(ctx, image, dir, out)
+	if err != nil {
+		return err
+	}
+	cmd := c.command(ctx, "load", "-i", path)
 	cmd.Stdout, cmd.Stderr = out, out
-	return cmd.Run()
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s load: %w", filepath.Base(c.Path), err)
+	}
+	return nil
+}
+
+// EnsureNetwork runs `<rt> network create` for the app's network, its bridge named
+// n.Bridge so the zone's forward rules (ContainerFirewall) know its traffic; one that
+// exists already is kept.
+func (c CLI) EnsureNetwork(ctx context.Context, n AppNetwork) error {
+	args := []string{"network", "create", "--driver", "bridge"}
+	if strings.Contains(filepath.Base(c.Path), "podman") {
+		args = append(args, "--interface-name", n.Bridge)
+	} else {
+		args = append(args, "--opt", "com.docker.network.bridge.name="+n.Bridge)
+	}
+	out, err := c.command(ctx, append(args, n.Name)...).CombinedOutput()
+	if err != nil && !strings.Contains(strings.ToLower(string(out)), "already exists") {
+		return fmt.Errorf("%s network create %s: %w: %s", c.Path, n.Name, err, firstLine(string(out)))
+	}
+	return nil
+}
+
+// RemoveNetwork runs `<rt> network rm <name>`.
+func (c CLI) RemoveNetwork(ctx context.Context, n AppNetwork) error {
+	out, err := c.command(ctx, "network", "rm", n.Name).CombinedOutput()
+	if err != nil && !strings.Contains(strings.ToLower(string(out)), "not found") && !strings.Contains(strings.ToLower(string(out)), "no such network") {
+		return fmt.Errorf("%s network rm %s: %w: %s", c.Path, n.Name, err, firstLine(string(out)))
+	}
+	return nil
 }
 
 // Run runs `<rt> run --rm …` in the foreground.
@@ -137,8 +211,10 @@ func (c CLI) run(ctx context.Context, ct Container, detached bool, stdout, stder
 	return cmd.Run()
 }
 
-// runArgs is the `run` command line. The container gets a network namespace of its own
-// (never the host's: it would reach every port on the host's loopback), reached only
+// runArgs is the `run` command line. The image is the one Pull loaded (`--pull never`: the
+// engine dials no registry). The container gets a network namespace of its own on the
+// app's own network (never the host's: it would reach every port on the host's loopback;
+// never the shared default bridge: it would reach other apps' containers), reached only
 // through 127.0.0.1:<Port> → $PORT; the app's uid; no capabilities and no_new_privs, so
 // no setuid binary of the image gains any; a read-only root with one writable folder and a
 // sized tmpfs /tmp; memory (swap included), CPU and process limits; then the image and its
@@ -149,7 +225,8 @@ func runArgs(ct Container, detached bool, envFile string) []string {
 		args = []string{"run", "-d"}
 	}
 	args = append(args, "--name", ct.Name,
-		"--network", containerNetwork,
+		"--pull", "never",
+		"--network", ct.Network,
 		"--user", fmt.Sprintf("%d:%d", ct.UID, ct.GID),
 		"--cap-drop", "ALL",
 		"--security-opt", "no-new-privileges",

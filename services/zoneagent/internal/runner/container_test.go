@@ -31,14 +31,19 @@ func hostNetwork(argv []string) bool {
 	return false
 }
 
-// leftover is a service container as an earlier agent left it, fully sandboxed.
-func leftover(t *testing.T, name, image string) Container {
+// leftover is a service container as an earlier agent left it, fully sandboxed, on a
+// network of its own.
+func leftover(t *testing.T, cli CLI, name, image string) Container {
 	t.Helper()
 	port, err := freePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Container{Name: name, Image: image, Port: port, UID: 1000, GID: 1000, Volume: t.TempDir(),
+	network := appNetworkOf("leftover")
+	if err := cli.EnsureNetwork(context.Background(), network); err != nil {
+		t.Fatal(err)
+	}
+	return Container{Name: name, Image: LocalImage(image), Network: network.Name, Port: port, UID: 1000, GID: 1000, Volume: t.TempDir(),
 		MemoryBytes: 1 << 20, CPUs: 1, PidsLimit: 10, TmpBytes: 1 << 20}
 }
 
@@ -60,7 +65,8 @@ func checkSandboxedRun(t *testing.T, r *rig, got []string, rev revision.Revision
 	}
 	volume := filepath.Join(r.l.AppsDir, rev.AppID, rev.DeployID, "volumes", name)
 	want := []string{"run", mode, "--name", name,
-		"--network", "bridge",
+		"--pull", "never",
+		"--network", "tori-app-" + rev.AppID,
 		"--user", strconv.Itoa(int(uid)) + ":" + strconv.Itoa(int(gid)),
 		"--cap-drop", "ALL",
 		"--security-opt", "no-new-privileges",
@@ -71,7 +77,7 @@ func checkSandboxedRun(t *testing.T, r *rig, got []string, rev revision.Revision
 	if port > 0 {
 		want = append(want, "-e", "PORT=8080", "-p", "127.0.0.1:"+strconv.Itoa(port)+":8080")
 	}
-	want = append(want, "--memory", "1073741824", "--memory-swap", "1073741824", "--cpus", "0.5", "--pids-limit", "256", rev.Image)
+	want = append(want, "--memory", "1073741824", "--memory-swap", "1073741824", "--cpus", "0.5", "--pids-limit", "256", LocalImage(rev.Image))
 	want = append(want, args...)
 	i := slices.Index(got, "--env-file")
 	if i < 0 || i+1 >= len(got) || !strings.HasPrefix(got[i+1], r.l.Containers.(CLI).EnvDir+"/") {
@@ -93,15 +99,18 @@ func checkSandboxedRun(t *testing.T, r *rig, got []string, rev revision.Revision
 // A container missing any part of the sandbox is never run: the CLI is not even called.
 func TestContainerWithoutItsSandboxIsRefused(t *testing.T) {
 	eng := newFakeEngine(t)
-	full := Container{Name: "c", Image: "img", UID: 1000, GID: 1000, Volume: t.TempDir(), MemoryBytes: 1 << 20, CPUs: 1, PidsLimit: 10, TmpBytes: 1 << 20}
+	full := Container{Name: "c", Image: "img", Network: "tori-app-x", UID: 1000, GID: 1000, Volume: t.TempDir(), MemoryBytes: 1 << 20, CPUs: 1, PidsLimit: 10, TmpBytes: 1 << 20}
 	for name, mutate := range map[string]func(*Container){
-		"root uid":     func(c *Container) { c.UID = 0 },
-		"root gid":     func(c *Container) { c.GID = 0 },
-		"no volume":    func(c *Container) { c.Volume = "" },
-		"no memory":    func(c *Container) { c.MemoryBytes = 0 },
-		"no cpu":       func(c *Container) { c.CPUs = 0 },
-		"no pids":      func(c *Container) { c.PidsLimit = 0 },
-		"no tmp limit": func(c *Container) { c.TmpBytes = 0 },
+		"root uid":      func(c *Container) { c.UID = 0 },
+		"root gid":      func(c *Container) { c.GID = 0 },
+		"no volume":     func(c *Container) { c.Volume = "" },
+		"no memory":     func(c *Container) { c.MemoryBytes = 0 },
+		"no cpu":        func(c *Container) { c.CPUs = 0 },
+		"no pids":       func(c *Container) { c.PidsLimit = 0 },
+		"no tmp limit":  func(c *Container) { c.TmpBytes = 0 },
+		"no network":    func(c *Container) { c.Network = "" },
+		"the host's":    func(c *Container) { c.Network = "host" },
+		"shared bridge": func(c *Container) { c.Network = "bridge" },
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := full
@@ -119,13 +128,35 @@ func TestContainerWithoutItsSandboxIsRefused(t *testing.T) {
 	}
 }
 
-// The fake engine fails a container put on the host's network, as the zone must never ask.
+// The fake engine fails a container put on the host's network or the shared default
+// bridge, as the zone must never ask, and one it would have to pull.
 func TestFakeRuntimeRefusesHostNetwork(t *testing.T) {
 	eng := newFakeEngine(t)
-	if err := eng.cli.Pull(context.Background(), "img", io.Discard); err != nil {
+	image := pushTestImage("host-network", "")
+	if err := eng.cli.Pull(context.Background(), image, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(eng.cli.Path, "run", "-d", "--name", "x", "--network", "host", "-p", "127.0.0.1:1:8080", "img").CombinedOutput()
+	img := LocalImage(image)
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"--network", "bridge", "--pull", "never"}, "--network bridge"},
+		{[]string{"--network", "tori-app-unknown", "--pull", "never"}, "not found"},
+		{[]string{"--pull", "never"}, "needs --network"},
+	} {
+		args := append(append([]string{"run", "-d", "--name", "x"}, tc.args...), "-p", "127.0.0.1:1:8080", img)
+		out, err := exec.Command(eng.cli.Path, args...).CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 125 || !strings.Contains(string(out), tc.says) {
+			t.Fatalf("%q: %v: %s", tc.args, err, out)
+		}
+	}
+	if out, err := exec.Command(eng.cli.Path, "pull", image).CombinedOutput(); err == nil || !strings.Contains(string(out), "never dials a registry") {
+		t.Fatalf("pull: %v: %s", err, out)
+	}
+	os.Remove(filepath.Join(eng.state, "argv.log"))
+	out, err := exec.Command(eng.cli.Path, "run", "-d", "--name", "x", "--network", "host", "--pull", "never", "-p", "127.0.0.1:1:8080", img).CombinedOutput()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 125 || !strings.Contains(string(out), "--network host") {
 		t.Fatalf("%v: %s", err, out)

@@ -102,7 +102,7 @@ func (l *Local) runReleaseContainer(ctx context.Context, rev revision.Revision, 
 	if err := l.Containers.Remove(ctx, name); err != nil {
 		return -1, err
 	}
-	ct, err := l.container(rev, name, vars, 0, rev.Release)
+	ct, err := l.container(ctx, rev, name, vars, 0, rev.Release)
 	if err != nil {
 		return -1, err
 	}
@@ -116,9 +116,14 @@ func (l *Local) runReleaseContainer(ctx context.Context, rev revision.Revision, 
 }
 
 // container describes a container of the revision with the sandbox's limits, the plan's
-// CPU ceiling, the app's identity and a fresh writable folder: like a process's tree, what
-// a container writes does not outlive it (a restart, a nap, a deploy).
-func (l *Local) container(rev revision.Revision, name string, vars map[string]string, port int, args []string) (Container, error) {
+// CPU ceiling, the app's identity, the app's own network (made when missing) and a fresh
+// writable folder: like a process's tree, what a container writes does not outlive it (a
+// restart, a nap, a deploy).
+func (l *Local) container(ctx context.Context, rev revision.Revision, name string, vars map[string]string, port int, args []string) (Container, error) {
+	network := appNetworkOf(rev.AppID)
+	if err := l.Containers.EnsureNetwork(ctx, network); err != nil {
+		return Container{}, err
+	}
 	uid, gid := l.containerUser(rev.AppID)
 	volume, err := l.containerVolume(rev, name, uid, gid)
 	if err != nil {
@@ -128,7 +133,7 @@ func (l *Local) container(rev revision.Revision, name string, vars map[string]st
 	if cpus <= 0 {
 		cpus = minContainerCPUs
 	}
-	return Container{Name: name, Image: rev.Image, Args: args, Env: vars, Port: port, UID: uid, GID: gid, Volume: volume,
+	return Container{Name: name, Image: LocalImage(rev.Image), Network: network.Name, Args: args, Env: vars, Port: port, UID: uid, GID: gid, Volume: volume,
 		MemoryBytes: l.Sandbox.MemoryBytes, CPUs: cpus, PidsLimit: l.Sandbox.MaxProcesses, TmpBytes: ContainerTmpBytes}, nil
 }
 
@@ -189,7 +194,7 @@ func (l *Local) startContainer(ctx context.Context, rev revision.Revision, vars 
 	if err := rt.Remove(ctx, name); err != nil {
 		return nil, err
 	}
-	ct, err := l.container(rev, name, vars, port, nil)
+	ct, err := l.container(ctx, rev, name, vars, port, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -220,6 +225,16 @@ func (l *Local) startContainer(ctx context.Context, rev revision.Revision, vars 
 		return nil, err
 	}
 	return p, nil
+}
+
+// removeAppNetwork removes a deleted app's container network, once its containers are gone.
+func (l *Local) removeAppNetwork(ctx context.Context, appID string) {
+	if l.Containers == nil {
+		return
+	}
+	if err := l.Containers.RemoveNetwork(ctx, appNetworkOf(appID)); err != nil {
+		l.Log.WarnContext(ctx, "remove an app's container network", "app", appID, "err", err.Error())
+	}
 }
 
 // removeContainer removes a container (by name or id) after the work that ran it has

@@ -115,17 +115,17 @@ func TestImageDeployThroughTheAgentSurvivesARestart(t *testing.T) {
 	z.waitState(rev.DeployID, revision.StateReady)
 	z.do(func(ctx context.Context, tx agentapp.Tx) error { return tx.Want(ctx, rev.DeployID, true) })
 	z.waitState(rev.DeployID, revision.StateActive)
-	waitFor(t, "the edge to route the app", func() bool { return strings.HasPrefix(through(z.front, "/"), "image="+rev.Image) })
+	waitFor(t, "the edge to route the app", func() bool { return strings.HasPrefix(through(z.front, "/"), served(rev)) })
 
 	// The agent dies; its container and a release Job of a deploy in flight stay behind.
 	z.stop()
-	if _, err := eng.cli.RunDetached(context.Background(), leftover(t, "release-"+uuid.NewString(), rev.Image)); err != nil {
+	if _, err := eng.cli.RunDetached(context.Background(), leftover(t, eng.cli, "release-"+uuid.NewString(), rev.Image)); err != nil {
 		t.Fatal(err)
 	}
 	second := newImageLocal(r, eng.cli)
 	t.Cleanup(second.StopAll)
 	again := startImageZone(t, pool, sites, second)
-	waitFor(t, "the live revision to be back", func() bool { return strings.HasPrefix(through(again.front, "/"), "image="+rev.Image) })
+	waitFor(t, "the live revision to be back", func() bool { return strings.HasPrefix(through(again.front, "/"), served(rev)) })
 	if got := eng.containers(); !slices.Equal(got, []string{"tori-" + rev.DeployID}) {
 		t.Fatalf("containers after the restart: %v", got)
 	}
@@ -140,7 +140,7 @@ func TestImageDeployWithoutRuntimeFails(t *testing.T) {
 	r := newRig(t)
 	l := newImageLocal(r, nil)
 	z := startImageZone(t, storetest.NewPool(t), filepath.Join(t.TempDir(), "sites"), l)
-	rev := imageRevision(uuid.NewString(), "8", nil)
+	rev := imageRevisionOf(uuid.NewString(), "registry.test/shop@sha256:"+strings.Repeat("8", 64), nil)
 	z.do(func(ctx context.Context, tx agentapp.Tx) error { _, err := tx.AddRevision(ctx, rev); return err })
 	z.waitState(rev.DeployID, revision.StateFailed)
 	code, msg := z.failure(rev.DeployID)

@@ -42,8 +42,11 @@ func newFakeEngine(t *testing.T) *fakeEngine {
 	if out, err := exec.Command("go", "build", "-o", bin, "./fakeruntime").CombinedOutput(); err != nil {
 		t.Fatalf("build the fake container runtime: %v\n%s", err, out)
 	}
-	e := &fakeEngine{t: t, state: t.TempDir(), cli: CLI{Path: bin, EnvDir: t.TempDir()}}
-	t.Setenv("FAKE_CONTAINER_STATE", e.state)
+	e := &fakeEngine{t: t, state: t.TempDir(), cli: CLI{Path: bin, EnvDir: t.TempDir(), Registry: relaxedTestPuller()}}
+	// The CLI runs with a fixed environment: the fake finds its state through this file.
+	if err := os.WriteFile(bin+".state", []byte(e.state), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	// Registered after the folders, so it runs before they go: no "container" outlives the
 	// test, and no test's containers ever shared the host's network.
 	t.Cleanup(func() {
@@ -111,6 +114,31 @@ func (e *fakeEngine) containers() []string {
 	return names
 }
 
+// networks maps each network the engine holds to its bridge interface.
+func (e *fakeEngine) networks() map[string]string {
+	out := map[string]string{}
+	entries, _ := os.ReadDir(filepath.Join(e.state, "networks"))
+	for _, en := range entries {
+		b, _ := os.ReadFile(filepath.Join(e.state, "networks", en.Name()))
+		out[en.Name()] = string(b)
+	}
+	return out
+}
+
+// cliEnvNames is every variable name any invocation of the CLI had in its environment.
+func (e *fakeEngine) cliEnvNames() map[string]bool {
+	b, _ := os.ReadFile(filepath.Join(e.state, "cliEnv.log"))
+	out := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var names []string
+		json.Unmarshal([]byte(line), &names)
+		for _, n := range names {
+			out[n] = true
+		}
+	}
+	return out
+}
+
 func (e *fakeEngine) envFiles() []map[string]string {
 	b, _ := os.ReadFile(filepath.Join(e.state, "envfiles.log"))
 	var out []map[string]string
@@ -131,10 +159,20 @@ func imageRig(t *testing.T) (*rig, *fakeEngine) {
 	return r, e
 }
 
-func imageRevision(appID, digestSeed string, release []string) revision.Revision {
-	digest := strings.Repeat(digestSeed, 64)[:64]
+// imageRevision is a revision of an image pushed to the test registry, labelled with seed.
+func imageRevision(appID, seed string, release []string) revision.Revision {
+	return imageRevisionOf(appID, pushTestImage(seed, ""), release)
+}
+
+func imageRevisionOf(appID, image string, release []string) revision.Revision {
 	return revision.Revision{DeployID: uuid.Must(uuid.NewV7()).String(), AppID: appID, Slug: "shop", Kind: revision.KindImage,
-		Image: "registry.test/shop@sha256:" + digest, Release: release, EnvSealed: []byte("sealed"), MinScale: 1, CPU: 0.5}
+		Image: image, Release: release, EnvSealed: []byte("sealed"), MinScale: 1, CPU: 0.5}
+}
+
+// served is the start of what the fake engine's service answers for rev: its image as
+// loaded and its app's own network.
+func served(rev revision.Revision) string {
+	return "image=" + LocalImage(rev.Image) + " network=tori-app-" + rev.AppID + " "
 }
 
 // through sends a request to the edge, as a customer's browser would.
@@ -175,7 +213,7 @@ func TestImageRevisionGoesLiveBehindTheEdge(t *testing.T) {
 	table.Replace([]edge.Route{{AppID: app, Slug: "shop", DeployID: rev.DeployID, Kind: revision.KindImage}}, nil)
 	front := &edge.Edge{Domain: "apps.test", Table: table, Services: r.l}
 	body := through(front, "/")
-	if !strings.HasPrefix(body, "image="+rev.Image+" ") || !strings.Contains(body, "SECRET_TOKEN") || !strings.Contains(body, "PORT") {
+	if !strings.HasPrefix(body, served(rev)) || !strings.Contains(body, "SECRET_TOKEN") || !strings.Contains(body, "PORT") {
 		t.Fatalf("edge answered %q", body)
 	}
 	if strings.Contains(body, "TORI_CANARY") {
@@ -189,7 +227,7 @@ func TestImageRevisionGoesLiveBehindTheEdge(t *testing.T) {
 	// The CLI saw the commands of the contract, each container sandboxed flag for flag, and
 	// no environment value on any of them.
 	name := "release-" + rev.DeployID
-	pulls := eng.callsStarting("pull", rev.Image)
+	pulls := eng.callsStarting("load", "-i")
 	jobRuns := eng.callsStarting("run", "--rm", "--name", name)
 	starts := eng.callsStarting("run", "-d", "--name", "tori-"+rev.DeployID)
 	if len(pulls) != 1 || len(jobRuns) != 1 || len(starts) != 1 {
@@ -201,6 +239,17 @@ func TestImageRevisionGoesLiveBehindTheEdge(t *testing.T) {
 	for _, c := range eng.calls() {
 		if strings.Contains(strings.Join(c, " "), secret) {
 			t.Fatalf("an environment value reached a command line: %q", c)
+		}
+	}
+	// The CLI itself ran with the fixed environment: nothing of the agent's but what finds
+	// the engine.
+	allowed := map[string]bool{"PATH": true}
+	for _, k := range runtimeEnvKeys {
+		allowed[k] = true
+	}
+	for n := range eng.cliEnvNames() {
+		if !allowed[n] {
+			t.Fatalf("the runtime's CLI got %s from the agent's environment", n)
 		}
 	}
 	// The env-files existed, 0600, while `run` read them, and are gone since.
@@ -240,7 +289,7 @@ func TestImageRevisionGoesLiveBehindTheEdge(t *testing.T) {
 	}
 	r.l.Activate(ctx, rev, "")
 	// The retry's container took the name over; the earlier one's removal left it running.
-	if body := through(front, "/"); !strings.HasPrefix(body, "image="+rev.Image) {
+	if body := through(front, "/"); !strings.HasPrefix(body, served(rev)) {
 		t.Fatalf("after a retry: %q", body)
 	}
 	if got := eng.containers(); !slices.Equal(got, []string{"tori-" + rev.DeployID}) {
@@ -254,7 +303,7 @@ func TestImageRevisionGoesLiveBehindTheEdge(t *testing.T) {
 	}
 	r.l.Activate(ctx, next, rev.DeployID)
 	table.Replace([]edge.Route{{AppID: app, Slug: "shop", DeployID: next.DeployID, Kind: revision.KindImage}}, nil)
-	if body := through(front, "/"); !strings.HasPrefix(body, "image="+next.Image) {
+	if body := through(front, "/"); !strings.HasPrefix(body, served(next)) {
 		t.Fatalf("after the switch: %q", body)
 	}
 	if got := eng.containers(); !slices.Equal(got, []string{"tori-" + next.DeployID}) {
@@ -289,18 +338,16 @@ func TestImageReleaseFailureKeepsThePreviousRevision(t *testing.T) {
 	if len(eng.callsStarting("run", "-d", "--name", "tori-"+bad.DeployID)) != 0 || r.l.prepared[bad.DeployID] != nil {
 		t.Fatal("the failed revision was started")
 	}
-	if got := r.get(app, live.DeployID, "/"); !strings.HasPrefix(got, "image="+live.Image) {
+	if got := r.get(app, live.DeployID, "/"); !strings.HasPrefix(got, served(live)) {
 		t.Fatalf("the previous revision stopped serving: %q", got)
 	}
 
 	// An image that cannot be pulled fails its Job; one that crashes fails its health check.
-	unpullable := imageRevision(app, "3", []string{"true"})
-	unpullable.Image = "pullfail.test/shop@sha256:" + strings.Repeat("3", 64)
+	unpullable := imageRevisionOf(app, testRegistryHost()+"/shop@sha256:"+strings.Repeat("3", 64), []string{"true"})
 	if err := r.l.Prepare(ctx, unpullable, r.jobs); failCode(err) != CodeImagePullFailed || r.jobs.states["release-"+unpullable.DeployID] != revision.JobFailed {
 		t.Fatalf("unpullable image: %v %v", err, r.jobs.states)
 	}
-	crashing := imageRevision(app, "4", nil)
-	crashing.Image = "crash.test/shop@sha256:" + strings.Repeat("4", 64)
+	crashing := imageRevisionOf(app, pushTestImage("4", "crash"), nil)
 	if err := r.l.Prepare(ctx, crashing, r.jobs); failCode(err) != CodeHealthFailed {
 		t.Fatalf("crashing image: %v", err)
 	}
@@ -348,7 +395,7 @@ func TestImageReleaseTimeoutIncludesThePull(t *testing.T) {
 	}
 	clock.mu.Lock()
 	defer clock.mu.Unlock()
-	if !slices.Equal(clock.asked, []time.Duration{ReleaseLimit}) || len(eng.callsStarting("pull", rev.Image)) != 1 {
+	if !slices.Equal(clock.asked, []time.Duration{ReleaseLimit}) || len(eng.callsStarting("load", "-i")) != 1 {
 		t.Fatalf("limits asked: %v (want one for pull and release)", clock.asked)
 	}
 	// Killing the CLI leaves a container running; the Job's is removed by name.
@@ -396,7 +443,7 @@ func TestImageNapWakeAndDelete(t *testing.T) {
 	if len(napped) != 1 || !napped[0] || len(eng.containers()) != 0 {
 		t.Fatalf("not napped: %v %v", napped, eng.containers())
 	}
-	if got := r.get(app, rev.DeployID, "/"); !strings.HasPrefix(got, "image="+rev.Image) {
+	if got := r.get(app, rev.DeployID, "/"); !strings.HasPrefix(got, served(rev)) {
 		t.Fatalf("wake: %q", got)
 	}
 	if len(napped) != 2 || napped[1] || len(eng.containers()) != 1 {
@@ -408,7 +455,7 @@ func TestImageNapWakeAndDelete(t *testing.T) {
 	eng.kill("tori-" + rev.DeployID)
 	waitFor(t, "the agent to see the container die", func() bool { return !dead.alive() })
 	for range 2 {
-		if got := r.get(app, rev.DeployID, "/"); !strings.HasPrefix(got, "image="+rev.Image) {
+		if got := r.get(app, rev.DeployID, "/"); !strings.HasPrefix(got, served(rev)) {
 			t.Fatalf("after a crash: %q", got)
 		}
 	}
@@ -417,6 +464,9 @@ func TestImageNapWakeAndDelete(t *testing.T) {
 	}
 	if got := eng.containers(); len(got) != 0 {
 		t.Fatalf("containers of a deleted app: %v", got)
+	}
+	if got := eng.networks(); len(got) != 0 {
+		t.Fatalf("networks of a deleted app: %v", got)
 	}
 }
 
@@ -436,7 +486,7 @@ func TestRecoverContainersAfterRestart(t *testing.T) {
 	// What a crashed agent left: its live services, an old one, a release Job, and a
 	// container that is none of the zone's business.
 	for _, name := range []string{"tori-" + live.DeployID, "tori-" + napper.DeployID, "tori-" + stale.DeployID, "release-" + stale.DeployID, "someone-else"} {
-		if _, err := eng.cli.RunDetached(ctx, leftover(t, name, live.Image)); err != nil {
+		if _, err := eng.cli.RunDetached(ctx, leftover(t, eng.cli, name, live.Image)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -455,11 +505,11 @@ func TestRecoverContainersAfterRestart(t *testing.T) {
 	if got := eng.containers(); !slices.Equal(got, []string{"someone-else", "tori-" + live.DeployID}) {
 		t.Fatalf("containers: %v", got)
 	}
-	if got := r.get(app, live.DeployID, "/"); !strings.HasPrefix(got, "image="+live.Image) {
+	if got := r.get(app, live.DeployID, "/"); !strings.HasPrefix(got, served(live)) {
 		t.Fatalf("after recovery: %q", got)
 	}
 	eng.cli.Pull(ctx, napper.Image, io.Discard)
-	if got := r.get(sleepy, napper.DeployID, "/"); !strings.HasPrefix(got, "image="+napper.Image) {
+	if got := r.get(sleepy, napper.DeployID, "/"); !strings.HasPrefix(got, served(napper)) {
 		t.Fatalf("a napping revision on its first request: %q", got)
 	}
 }
@@ -471,5 +521,48 @@ func TestEnvFileRefusesLineBreaks(t *testing.T) {
 	err := r.l.Prepare(context.Background(), imageRevision(uuid.NewString(), "9", nil), r.jobs)
 	if failCode(err) != CodeEnvUnavailable || !strings.Contains(err.Error(), "CERT") || strings.Contains(err.Error(), "secret-body") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// Each app's containers are on a network of their own, with a bridge the zone's forward
+// rules match, and never on another app's.
+func TestImageAppsGetNetworksOfTheirOwn(t *testing.T) {
+	r, eng := imageRig(t)
+	ctx := context.Background()
+	first, second := imageRevision(uuid.NewString(), "n1", []string{"true"}), imageRevision(uuid.NewString(), "n2", nil)
+	for _, rev := range []revision.Revision{first, second} {
+		if err := r.l.Prepare(ctx, rev, r.jobs); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.l.Activate(ctx, rev, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nets := eng.networks()
+	a, b := nets["tori-app-"+first.AppID], nets["tori-app-"+second.AppID]
+	if len(nets) != 2 || !strings.HasPrefix(a, bridgePrefix) || !strings.HasPrefix(b, bridgePrefix) || a == b || len(a) > 15 {
+		t.Fatalf("networks: %v", nets)
+	}
+	// Asked before every container (the release Job's and the service's): one that exists
+	// is kept.
+	creates := eng.callsStarting("network", "create")
+	if len(creates) != 3 {
+		t.Fatalf("network create: %q", creates)
+	}
+	for _, c := range creates {
+		name := c[len(c)-1]
+		if !slices.Equal(c, []string{"network", "create", "--driver", "bridge", "--opt", "com.docker.network.bridge.name=" + nets[name], name}) {
+			t.Fatalf("network create: %q", c)
+		}
+	}
+	for _, rev := range []revision.Revision{first, second} {
+		for _, c := range eng.callsStarting("run") {
+			if slices.Contains(c, LocalImage(rev.Image)) && !slices.Contains(c, "tori-app-"+rev.AppID) {
+				t.Fatalf("%s ran off its app's network: %q", rev.Image, c)
+			}
+		}
+		if got := r.get(rev.AppID, rev.DeployID, "/"); !strings.HasPrefix(got, served(rev)) {
+			t.Fatalf("%q", got)
+		}
 	}
 }

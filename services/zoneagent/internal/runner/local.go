@@ -308,6 +308,7 @@ func (l *Local) StopApp(ctx context.Context, appID string) error {
 	for _, p := range stop {
 		p.stop()
 	}
+	l.removeAppNetwork(ctx, appID)
 	l.Sandbox.ReleaseNetwork(appID)
 	if l.Sandbox.Cgroups != nil {
 		l.Sandbox.Cgroups.Remove(appID) // anything left, then the group
