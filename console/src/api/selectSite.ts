@@ -32,7 +32,8 @@ class IgnoreFiles {
   private byDir = new Map<string, Ignore>() // '' is the top
 
   add(dir: string, text: string) {
-    this.byDir.set(dir, ignore().add(text))
+    // Case-sensitive, as git is on Linux and as `tori deploy` matches.
+    this.byDir.set(dir, ignore({ ignorecase: false }).add(text))
   }
 
   // test is the deepest verdict on path ('a/b', or 'a/b/' for a folder): 'out', 'in' when a
