@@ -4,7 +4,8 @@
 // matched by the `ignore` package. The drop loads this module when a folder arrives, so the
 // first page load does not carry it.
 import ignore, { type Ignore } from 'ignore'
-import { NEVER_ENTERED, type SiteFile } from './upload'
+import { NEVER_ENTERED } from './neverEntered'
+import type { SiteFile } from './upload'
 
 export type LeftOut = { path: string; reason: string }
 export type SiteSelection = { files: SiteFile[]; leftOut: LeftOut[] }

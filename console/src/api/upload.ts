@@ -4,11 +4,9 @@
 import { ApiError, retryAfterOf } from './errors'
 import { apiBase, authHeaders, handleUnauthorized, idempotencyKey } from './client'
 import type { Deploy } from './types'
+import { NEVER_ENTERED } from './neverEntered'
 
 export type SiteFile = { path: string; file: File }
-
-// Folders the drop does not even enter (filesFromDrop): never sent (selectSite), often large.
-export const NEVER_ENTERED = new Set(['.git', '.hg', '.svn'])
 
 export function uploadSite(slug: string, files: SiteFile[], onProgress: (sent: number, total: number) => void): Promise<Deploy> {
   const form = new FormData()
