@@ -193,6 +193,20 @@ try {
   mkdirSync(join(site, 'assets'))
   writeFileSync(join(site, 'index.html'), `<!doctype html><title>${marker}</title><link rel="stylesheet" href="assets/site.css"><h1 id="marker">${marker}</h1>`)
   writeFileSync(join(site, 'assets', 'site.css'), 'h1 { color: rebeccapurple }')
+  // What a site's folder holds besides its pages: secrets, its repository, dependencies, a
+  // .gitignore'd draft. Only .well-known/ of the dot paths is published.
+  const securityTxt = 'Contact: mailto:security@example.com\n'
+  for (const [name, body] of [
+    ['.env', 'SECRET=from-the-console'],
+    ['.git/config', '[core]\n'],
+    ['.well-known/security.txt', securityTxt],
+    ['.gitignore', 'drafts/\n'],
+    ['drafts/next.html', 'not yet'],
+    ['node_modules/lib/index.js', 'dep'],
+  ]) {
+    mkdirSync(join(site, name, '..'), { recursive: true })
+    writeFileSync(join(site, name), body)
+  }
   // The upload is held at the browser's edge until its progress bar has been seen.
   let release
   const held = new Promise((r) => (release = r))
@@ -203,7 +217,11 @@ try {
   })
   await page.locator('#folder-input').setInputFiles(site)
   await visible(page.getByLabel('Upload progress'))
-  await visible(page.getByText('Uploading 2 files'))
+  await visible(page.getByText('Uploading 3 files'))
+  const leftOut = page.getByTestId('left-out')
+  await visible(leftOut)
+  await leftOut.locator('summary').click()
+  for (const p of ['.env', '.git/', '.gitignore', 'drafts/', 'node_modules/']) await visible(leftOut.locator('li code').getByText(p, { exact: true }))
   release()
   const row = page.locator('tr[data-deploy]').first()
   await visible(row)
@@ -227,6 +245,23 @@ try {
   }
   const served = await servedMarker()
   if (served !== marker) fail(`the edge served ${served}`)
+  const edgeStatus = async (path) => {
+    const p = await context.newPage()
+    try {
+      const res = await p.goto(`http://${slug}.${APPS_DOMAIN}:${edge.port}${path}`)
+      return [res.status(), await res.text()]
+    } finally {
+      await p.close()
+    }
+  }
+  {
+    const [status, body] = await edgeStatus('/.well-known/security.txt')
+    if (status !== 200 || body !== securityTxt) fail(`.well-known/security.txt: ${status} ${body}`)
+  }
+  for (const path of ['/.env', '/.git/config', '/drafts/next.html', '/node_modules/lib/index.js']) {
+    const [status] = await edgeStatus(path)
+    if (status !== 404) fail(`${path} answered ${status}, want 404`)
+  }
 
   step('deploy again, then roll back to the first')
   const firstId = await page.locator('tr[data-deploy]').first().getAttribute('data-deploy')

@@ -1,5 +1,5 @@
 // Package bundle turns a folder into a deploy's upload: a static site's files, one part each,
-// or a service's source as one .tar.gz.
+// or a service's source as one .tar.gz. Select decides which files (selection.go).
 package bundle
 
 import (
@@ -9,10 +9,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 
 	"tori.dev/cli/internal/api"
@@ -20,58 +17,6 @@ import (
 
 // Manifest is the folder's tori.json.
 const Manifest = "tori.json"
-
-// File is one file of a folder, by its slash-separated path inside it.
-type File struct {
-	Path string
-	Abs  string
-	Size int64
-}
-
-// skipped are never part of a deploy: version control and editor droppings.
-func skipped(name string, dir bool) bool {
-	if dir {
-		return name == ".git" || name == ".hg" || name == ".svn"
-	}
-	return name == ".DS_Store"
-}
-
-// Walk lists dir's regular files (symbolic links followed to files), sorted by path.
-func Walk(dir string) ([]File, error) {
-	var out []File
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p == dir {
-			return nil
-		}
-		if skipped(d.Name(), d.IsDir()) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			return nil
-		}
-		info, err := os.Stat(p)
-		if err != nil {
-			return err
-		}
-		if !info.Mode().IsRegular() {
-			return nil
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		out = append(out, File{Path: filepath.ToSlash(rel), Abs: p, Size: info.Size()})
-		return nil
-	})
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out, err
-}
 
 func boundary() string {
 	b := make([]byte, 16)
@@ -141,39 +86,42 @@ func writeParts(w io.Writer, parts []part, closing string) error {
 	return err
 }
 
-// Static is a static site's upload: every file of dir but its tori.json, a part named files
-// whose filename is the path in the site.
-func Static(dir string) (*api.Upload, []File, error) {
-	all, err := Walk(dir)
-	if err != nil {
-		return nil, nil, err
+// Static is a static site's upload of sel's files (Select with StaticSite): a part named
+// files each, whose filename is the path in the site.
+func Static(dir string, sel Selection) (*api.Upload, error) {
+	if len(sel.Files) == 0 {
+		return nil, fmt.Errorf("%s has no files to deploy", dir)
 	}
-	var files []File
-	var parts []part
-	for _, f := range all {
-		if f.Path == Manifest {
-			continue
-		}
-		files = append(files, f)
+	parts := make([]part, 0, len(sel.Files))
+	for _, f := range sel.Files {
 		parts = append(parts, part{
 			header: fmt.Sprintf("Content-Disposition: form-data; name=\"files\"; filename=\"%s\"\r\nContent-Type: application/octet-stream\r\n", quote.Replace(f.Path)),
 			file:   f.Abs, size: f.Size,
 		})
 	}
-	if len(files) == 0 {
-		return nil, nil, fmt.Errorf("%s has no files to deploy", dir)
-	}
-	return formUpload(parts), files, nil
+	return formUpload(parts), nil
 }
 
-// Source packs dir as a .tar.gz in a temporary file (removed by cleanup) and returns the
-// service's upload, with release as its release part when set.
-func Source(dir, release string) (up *api.Upload, size int64, cleanup func(), err error) {
-	if _, err := os.Stat(filepath.Join(dir, Manifest)); err != nil {
-		return nil, 0, nil, fmt.Errorf("%s has no %s: a service's source needs one (start, and optionally build and release)", dir, Manifest)
+// CheckSource refuses a service's selection without its tori.json.
+func CheckSource(dir string, sel Selection) error {
+	for _, f := range sel.Files {
+		if f.Path == Manifest {
+			return nil
+		}
 	}
-	files, err := Walk(dir)
-	if err != nil {
+	for _, l := range sel.LeftOut {
+		if l.Path == Manifest {
+			return fmt.Errorf("%s's %s is left out (%s): a service's source needs it", dir, Manifest, l.Reason)
+		}
+	}
+	return fmt.Errorf("%s has no %s: a service's source needs one (start, and optionally build and release)", dir, Manifest)
+}
+
+// Source packs sel's files (Select with ServiceSource) as a .tar.gz in a temporary file
+// (removed by cleanup) and returns the service's upload, with release as its release part
+// when set.
+func Source(dir string, sel Selection, release string) (up *api.Upload, size int64, cleanup func(), err error) {
+	if err := CheckSource(dir, sel); err != nil {
 		return nil, 0, nil, err
 	}
 	tmp, err := os.CreateTemp("", "tori-source-*.tar.gz")
@@ -181,7 +129,7 @@ func Source(dir, release string) (up *api.Upload, size int64, cleanup func(), er
 		return nil, 0, nil, err
 	}
 	cleanup = func() { os.Remove(tmp.Name()) }
-	if err := Tar(tmp, dir, files); err != nil {
+	if err := Tar(tmp, sel.Files); err != nil {
 		tmp.Close()
 		cleanup()
 		return nil, 0, nil, err
@@ -202,8 +150,8 @@ func Source(dir, release string) (up *api.Upload, size int64, cleanup func(), er
 	return formUpload(parts), info.Size(), cleanup, nil
 }
 
-// Tar writes files (from Walk of dir) as a gzipped tarball, keeping executable bits.
-func Tar(w io.Writer, dir string, files []File) error {
+// Tar writes files (from Select) as a gzipped tarball, keeping executable bits.
+func Tar(w io.Writer, files []File) error {
 	zw := gzip.NewWriter(w)
 	tw := tar.NewWriter(zw)
 	for _, f := range files {

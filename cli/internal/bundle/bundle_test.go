@@ -24,12 +24,16 @@ func tree(t *testing.T, files map[string]string) string {
 
 func TestStaticUploadHasOnePartPerFileWithItsPath(t *testing.T) {
 	dir := tree(t, map[string]string{"index.html": "<h1>hi</h1>", "assets/app.js": "x()", "tori.json": `{"app":"a"}`, ".git/HEAD": "ref"})
-	up, files, err := Static(dir)
+	sel, err := Select(dir, StaticSite)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 2 {
-		t.Fatalf("files %v", files)
+	if len(sel.Files) != 2 {
+		t.Fatalf("files %v", sel.Files)
+	}
+	up, err := Static(dir, sel)
+	if err != nil {
+		t.Fatal(err)
 	}
 	body, _ := up.Open()
 	raw, _ := io.ReadAll(body)
@@ -63,11 +67,22 @@ func TestStaticUploadHasOnePartPerFileWithItsPath(t *testing.T) {
 }
 
 func TestSourceNeedsAManifestAndPacksTheFolder(t *testing.T) {
-	if _, _, _, err := Source(tree(t, map[string]string{"a": "b"}), ""); err == nil || !strings.Contains(err.Error(), "tori.json") {
-		t.Fatalf("err %v", err)
+	for _, files := range []map[string]string{{"a": "b"}, {"tori.json": "{}", ".toriignore": "tori.json"}} {
+		dir := tree(t, files)
+		sel, err := Select(dir, ServiceSource)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, _, err := Source(dir, sel, ""); err == nil || !strings.Contains(err.Error(), "tori.json") {
+			t.Fatalf("%v: err %v", files, err)
+		}
 	}
-	dir := tree(t, map[string]string{"tori.json": `{"start":"x"}`, "src/main.py": "print(1)"})
-	up, size, cleanup, err := Source(dir, "python3 migrate.py")
+	dir := tree(t, map[string]string{"tori.json": `{"start":"x"}`, "src/main.py": "print(1)", ".env": "SECRET=1"})
+	sel, err := Select(dir, ServiceSource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, size, cleanup, err := Source(dir, sel, "python3 migrate.py")
 	if err != nil {
 		t.Fatal(err)
 	}

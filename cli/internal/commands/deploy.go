@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"text/tabwriter"
 	"time"
 
@@ -19,15 +18,19 @@ import (
 
 func (s *state) deployCmd() *cobra.Command {
 	var image, release string
-	var forceRestart, detach bool
+	var forceRestart, detach, dryRun bool
 	c := &cobra.Command{
 		Use:   "deploy [DIR]",
 		Short: "Deploy a folder (static files, or a service's source with its tori.json) or an image",
 		Long: "A static app gets DIR's files as one upload; a service app gets DIR as a .tar.gz with its\n" +
 			"tori.json, or --image. tori then shows the deploy's steps and its build and release output\n" +
-			"until it is live (exit 0), failed or cancelled (exit 1). --detach returns once accepted.",
+			"until it is live (exit 0), failed or cancelled (exit 1). --detach returns once accepted.\n\n" +
+			"A folder is sent the way git sees it: .gitignore, .dockerignore and .toriignore are\n" +
+			"honoured; .git, .env* and a static site's node_modules and dotfiles (but .well-known) are\n" +
+			"left out; a symbolic link out of the folder is refused. --dry-run lists what would be sent.",
 		Example: "  tori deploy ./public --app my-site\n  tori deploy . --release \"python3 migrate.py\"\n" +
-			"  tori deploy --image ghcr.io/acme/web@sha256:<digest> --app my-api\n  tori deploy --detach",
+			"  tori deploy --image ghcr.io/acme/web@sha256:<digest> --app my-api\n  tori deploy --detach\n" +
+			"  tori deploy ./public --dry-run",
 		Args:    cobra.MaximumNArgs(1),
 		PreRunE: s.signedIn,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -42,6 +45,12 @@ func (s *state) deployCmd() *cobra.Command {
 			slug, err := s.slug(dir)
 			if err != nil {
 				return err
+			}
+			if dryRun {
+				if image != "" {
+					return errors.New("--dry-run lists a folder's files; an --image deploy sends none")
+				}
+				return s.dryRun(ctx, slug, dir)
 			}
 			var d api.Deploy
 			var raw api.Raw
@@ -61,27 +70,21 @@ func (s *state) deployCmd() *cobra.Command {
 	f.StringVar(&release, "release", "", "release command, run before traffic moves (wins over tori.json's)")
 	f.BoolVar(&forceRestart, "force-restart", false, "with --image: a new revision even when nothing changed")
 	f.BoolVar(&detach, "detach", false, "return once the deploy is accepted")
+	f.BoolVar(&dryRun, "dry-run", false, "list the files a deploy of the folder would send (stdout) and what it leaves out (stderr); send nothing")
 	return c
 }
 
 // upload sends dir as the app's kind wants it, with a progress bar on a terminal.
 func (s *state) upload(ctx context.Context, slug, dir, release string) (api.Deploy, api.Raw, error) {
-	info, err := os.Stat(dir)
-	if err != nil {
-		return api.Deploy{}, nil, err
-	}
-	if !info.IsDir() {
-		return api.Deploy{}, nil, fmt.Errorf("%s is not a folder", dir)
-	}
-	app, _, err := s.client.GetApp(ctx, slug)
+	_, kind, sel, err := s.selectFolder(ctx, slug, dir)
 	if err != nil {
 		return api.Deploy{}, nil, err
 	}
 	var up *api.Upload
 	var label string
-	if app.Kind == "service" {
+	if kind == bundle.ServiceSource {
 		var cleanup func()
-		up, _, cleanup, err = bundle.Source(dir, release)
+		up, _, cleanup, err = bundle.Source(dir, sel, release)
 		if err != nil {
 			return api.Deploy{}, nil, err
 		}
@@ -91,12 +94,14 @@ func (s *state) upload(ctx context.Context, slug, dir, release string) (api.Depl
 		if release != "" {
 			return api.Deploy{}, nil, errors.New("--release is for service apps")
 		}
-		var files []bundle.File
-		up, files, err = bundle.Static(dir)
+		up, err = bundle.Static(dir, sel)
 		if err != nil {
 			return api.Deploy{}, nil, err
 		}
-		label = fmt.Sprintf("Uploading %d files", len(files))
+		label = fmt.Sprintf("Uploading %d files", len(sel.Files))
+	}
+	if note := leftOutNote(sel); note != "" && !s.json {
+		fmt.Fprintln(s.env.Stderr, note)
 	}
 	var bar *ui.Progress
 	if !s.json {

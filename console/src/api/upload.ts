@@ -4,6 +4,7 @@
 import { ApiError, retryAfterOf } from './errors'
 import { apiBase, authHeaders, handleUnauthorized, idempotencyKey } from './client'
 import type { Deploy } from './types'
+import { NEVER_ENTERED } from './neverEntered'
 
 export type SiteFile = { path: string; file: File }
 
@@ -50,39 +51,43 @@ export function filesFromInput(list: FileList): SiteFile[] {
 }
 
 // filesFromDrop walks dropped folders (and files); a single dropped folder is the site root.
-export async function filesFromDrop(dt: DataTransfer): Promise<SiteFile[]> {
+// It does not enter version-control folders (NEVER_ENTERED: never sent, often large) and
+// names them in notEntered.
+export async function filesFromDrop(dt: DataTransfer): Promise<{ files: SiteFile[]; notEntered: string[] }> {
   const entries: FileSystemEntry[] = []
   for (const item of Array.from(dt.items)) {
     const e = item.webkitGetAsEntry?.()
     if (e) entries.push(e)
   }
   // A browser without entries for the drop still has its files: each one at the site's top.
-  if (entries.length === 0) return Array.from(dt.files, (file) => ({ path: file.name, file }))
+  if (entries.length === 0) return { files: Array.from(dt.files, (file) => ({ path: file.name, file })), notEntered: [] }
   const out: SiteFile[] = []
+  const notEntered: string[] = []
+  const children = async (dir: FileSystemDirectoryEntry, prefix: string) => {
+    const reader = dir.createReader()
+    // readEntries answers in batches until it answers none.
+    for (;;) {
+      const batch = await new Promise<FileSystemEntry[]>((res, rej) => reader.readEntries(res, rej))
+      if (batch.length === 0) break
+      for (const child of batch) await walk(child, prefix)
+    }
+  }
   const walk = async (entry: FileSystemEntry, prefix: string): Promise<void> => {
     if (entry.isFile) {
       const file = await new Promise<File>((res, rej) => (entry as FileSystemFileEntry).file(res, rej))
       out.push({ path: prefix + entry.name, file })
       return
     }
-    const reader = (entry as FileSystemDirectoryEntry).createReader()
-    // readEntries answers in batches until it answers none.
-    for (;;) {
-      const batch = await new Promise<FileSystemEntry[]>((res, rej) => reader.readEntries(res, rej))
-      if (batch.length === 0) break
-      for (const child of batch) await walk(child, prefix + entry.name + '/')
+    if (NEVER_ENTERED.has(entry.name)) {
+      notEntered.push(prefix + entry.name)
+      return
     }
+    await children(entry as FileSystemDirectoryEntry, prefix + entry.name + '/')
   }
   if (entries.length === 1 && entries[0].isDirectory) {
-    const root = entries[0] as FileSystemDirectoryEntry
-    const reader = root.createReader()
-    for (;;) {
-      const batch = await new Promise<FileSystemEntry[]>((res, rej) => reader.readEntries(res, rej))
-      if (batch.length === 0) break
-      for (const child of batch) await walk(child, '')
-    }
+    await children(entries[0] as FileSystemDirectoryEntry, '')
   } else {
     for (const e of entries) await walk(e, '')
   }
-  return out
+  return { files: out, notEntered }
 }

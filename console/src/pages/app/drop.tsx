@@ -1,5 +1,6 @@
 import { useRef, useState } from 'preact/hooks'
 import { filesFromDrop, filesFromInput, uploadSite, type SiteFile } from '../../api/upload'
+import type { LeftOut } from '../../api/selectSite'
 import type { Deploy } from '../../api/types'
 import { useAction } from '../../hooks'
 import { bytes, ErrorBox } from '../../components/ui'
@@ -9,12 +10,17 @@ export function DropFolder({ slug, onDeployed }: { slug: string; onDeployed: (d:
   const [over, setOver] = useState(false)
   const [progress, setProgress] = useState<{ sent: number; total: number } | null>(null)
   const [picked, setPicked] = useState<SiteFile[] | null>(null)
+  const [leftOut, setLeftOut] = useState<LeftOut[]>([])
   const { busy, error, run } = useAction()
   const input = useRef<HTMLInputElement>(null)
 
-  const deploy = (files: SiteFile[]) =>
+  const deploy = (all: SiteFile[], notEntered: string[] = []) =>
     run(async () => {
-      if (files.length === 0) throw new Error('The folder is empty: nothing to deploy.')
+      if (all.length === 0) throw new Error('The folder is empty: nothing to deploy.')
+      const { selectSite } = await import('../../api/selectSite')
+      const { files, leftOut } = await selectSite(all, notEntered)
+      setLeftOut(leftOut)
+      if (files.length === 0) throw new Error('Nothing to deploy: every file of the folder is left out (see below).')
       setPicked(files)
       setProgress({ sent: 0, total: files.reduce((n, f) => n + f.file.size, 0) })
       try {
@@ -40,7 +46,8 @@ export function DropFolder({ slug, onDeployed }: { slug: string; onDeployed: (d:
         e.preventDefault()
         setOver(false)
         if (busy || !e.dataTransfer) return
-        deploy(await filesFromDrop(e.dataTransfer))
+        const { files, notEntered } = await filesFromDrop(e.dataTransfer)
+        deploy(files, notEntered)
       }}
     >
       <h2>Deploy a folder</h2>
@@ -75,6 +82,32 @@ export function DropFolder({ slug, onDeployed }: { slug: string; onDeployed: (d:
         </div>
       )}
       <ErrorBox error={error} />
+      {leftOut.length > 0 && <LeftOutNote leftOut={leftOut} />}
     </div>
+  )
+}
+
+// LeftOutNote says what the last folder's deploy did not send, and why: a site publishes
+// neither its secrets nor its repository.
+function LeftOutNote({ leftOut }: { leftOut: LeftOut[] }) {
+  return (
+    <details class="small" data-testid="left-out">
+      <summary>
+        Left out {leftOut.length} path{leftOut.length === 1 ? '' : 's'}: {leftOut.slice(0, 4).map((l) => l.path).join(', ')}
+        {leftOut.length > 4 ? ', …' : ''}
+      </summary>
+      <p class="muted">
+        Dotfiles (but <code>.well-known/</code>), <code>.env*</code>, <code>.git/</code>, <code>node_modules/</code> and{' '}
+        <code>tori.json</code> are not published, nor what <code>.gitignore</code> or <code>.toriignore</code> lists; a{' '}
+        <code>!pattern</code> in <code>.toriignore</code> keeps a file.
+      </p>
+      <ul>
+        {leftOut.map((l) => (
+          <li key={l.path}>
+            <code>{l.path}</code> <span class="muted">({l.reason})</span>
+          </li>
+        ))}
+      </ul>
+    </details>
   )
 }

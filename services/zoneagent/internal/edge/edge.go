@@ -74,7 +74,8 @@ func (e *Edge) slugOf(host string) (string, bool) {
 // serveStatic serves a file of the app's live revision. The revision folder is opened as an
 // os.Root through the `current` link at request time, so a switch (an atomic rename of the
 // link) takes effect between requests and no request path or link inside the site can reach
-// outside it.
+// outside it. Dotfiles are answered as missing (hidden). A service's paths are its own
+// business: this rule is for the files the edge itself serves.
 func (e *Edge) serveStatic(w http.ResponseWriter, r *http.Request, route Route) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
@@ -95,7 +96,13 @@ func (e *Edge) serveStatic(w http.ResponseWriter, r *http.Request, route Route) 
 		return
 	}
 	defer root.Close()
+	// URL.Path is already percent-decoded (`/%2Eenv` is `/.env`), and the dot rule reads the
+	// cleaned path, so `/a/../.env` and `/.well-known/../.git/config` are caught too.
 	name := strings.TrimPrefix(path.Clean("/"+r.URL.Path), "/")
+	if hidden(name) {
+		notFound(w)
+		return
+	}
 	if name == "" {
 		name = "."
 	}
