@@ -138,6 +138,31 @@ func TestAppVariablesActOnlyInsideTheSandbox(t *testing.T) {
 			t.Fatalf("the sandbox can read its tree's host path:\n%s", line)
 		}
 	}
+
+	// The sandbox's first process's memory is readable to a process of the same uid:
+	// bubblewrap's own init held its arguments and the host's mount table there. (Without
+	// the variables above, which hold the host path themselves.)
+	memory := `
+needle = ` + strconv.Quote(reverse(r.l.AppsDir)) + `[::-1].encode()  # not in this command line as it is
+found = []
+with open("/proc/1/mem", "rb") as mem:
+    for line in open("/proc/1/maps").read().splitlines():
+        lo, hi = [int(x, 16) for x in line.split()[0].split("-")]
+        try:
+            mem.seek(lo); data = mem.read(hi - lo)
+        except (OSError, ValueError, OverflowError):
+            continue
+        if needle in data:
+            found.append(line)
+print("pid1mem:", found)
+`
+	out.Reset()
+	if sb, err = r.l.Sandbox.Start(ctx, Spec{AppID: app, Dir: dir, Argv: []string{"/usr/bin/python3", "-c", memory}, Env: Environ(nil, 0), Stdout: &out, Stderr: &out}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.Wait(); err != nil || !strings.Contains(out.String(), "pid1mem: []") {
+		t.Fatalf("the sandbox's first process holds its tree's host path in its memory (%v):\n%s", err, out.String())
+	}
 }
 
 // bubblewrap's info descriptor is written by a process of the app's uid. A false child pid
@@ -228,4 +253,12 @@ func TestFalseChildPidIsRefused(t *testing.T) {
 	if err := sb.Wait(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func reverse(s string) string {
+	b := []byte(s)
+	for i, j := 0, len(b)-1; i < j; i, j = i+1, j-1 {
+		b[i], b[j] = b[j], b[i]
+	}
+	return string(b)
 }

@@ -36,8 +36,11 @@ type Sandbox struct {
 	Unavailable string
 
 	Bwrap, Pasta, Prlimit, Nsenter string // tool paths
-	Cgroups                        *Cgroups
-	Seccomp                        []byte // compiled filter (SeccompProgram)
+	// Init is the sandbox's first process (tini): a program freshly executed, where
+	// bubblewrap's own would be pid 1 with bubblewrap's memory (host paths) readable to the app.
+	Init    string
+	Cgroups *Cgroups
+	Seccomp []byte // compiled filter (SeccompProgram)
 
 	MemoryBytes  int64 // per app: its cgroup's memory limit
 	MaxProcesses int64 // per app: its cgroup's pids limit
@@ -318,6 +321,9 @@ func (s *Sandbox) bwrapOptions(uid uint32, spec Spec) []string {
 		"--info-fd", "3", "--block-fd", "4", "--seccomp", "5",
 		"--clearenv",
 	}
+	if s.Init != "" {
+		a = append(a, "--as-pid-1") // the init is the command's first word (command)
+	}
 	for _, kv := range spec.Env {
 		if k, v, ok := strings.Cut(kv, "="); ok {
 			a = append(a, "--setenv", k, v)
@@ -353,11 +359,18 @@ func (s *Sandbox) bwrapOptions(uid uint32, spec Spec) []string {
 	)
 }
 
-// command is what bwrap executes inside: the app's argv, behind prlimit. It stays on
-// bwrap's command line (bubblewrap 0.8 reads only options from --args), so it holds no
-// host path and no variable's value.
+// command is what bwrap executes inside: tini as the namespace's first process (pid 1,
+// --as-pid-1: it reaps orphans and passes signals on), then prlimit, then the app's argv.
+// bubblewrap's own first process would hold bubblewrap's memory, its arguments and the
+// host's mount table among it, readable through /proc/1/mem to a process of the same uid;
+// tini is executed afresh and knows nothing of the host. The command stays on bwrap's
+// command line (bubblewrap 0.8 reads only options from --args), so it holds no host path
+// and no variable's value.
 func (s *Sandbox) command(spec Spec) []string {
 	var a []string
+	if s.Init != "" {
+		a = append(a, s.Init, "--")
+	}
 	// Inside, as the app: the agent's root lacks CAP_SYS_RESOURCE on some hosts (this
 	// project's among them), so it cannot set another uid's limits from outside.
 	if s.Prlimit != "" {
