@@ -13,6 +13,8 @@ sandbox_tools() {
   command -v nft >/dev/null 2>&1 || [ -x /usr/sbin/nft ] || missing+=(nftables)
   command -v mkfs.ext4 >/dev/null 2>&1 || [ -x /usr/sbin/mkfs.ext4 ] || missing+=(e2fsprogs)
   { command -v prlimit && command -v nsenter; } >/dev/null 2>&1 || missing+=(util-linux)
+  # The sandbox's first process, so bubblewrap's own (with its memory) is not.
+  command -v tini-static >/dev/null 2>&1 || command -v tini >/dev/null 2>&1 || missing+=(tini)
   # The sandbox's own tests: test hosts in network namespaces, and a probe app in Python.
   command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || missing+=(iproute2)
   [ -x /usr/bin/python3 ] || missing+=(python3)

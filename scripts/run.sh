@@ -49,8 +49,11 @@ stop() {
 trap 'stop; exit 0' INT TERM
 
 # start runs service $1 with its own credentials (and nobody else's) added to its environment.
+# The zone agent serves no signed route: it gets no signing key (docs/conventions.md, "Who
+# holds which secret").
 start() {
   (
+    if [ "$1" = zoneagent ]; then unset GATEWAY_SIGNING_KEY; fi
     set -a
     # shellcheck disable=SC1090
     if [ -f "$DATA_DIR/secrets/$1.env" ]; then . "$DATA_DIR/secrets/$1.env"; fi

@@ -150,12 +150,13 @@ func (s *Stack) start(name string) {
 }
 
 // environ is service name's environment: the stack's settings and its own credentials, never
-// the admin URLs (DATABASE_URL, AMQP_URL stay with the test) nor another service's.
+// the admin URLs (DATABASE_URL, AMQP_URL stay with the test) nor another service's. The
+// zone agent serves no signed route, so it gets no signing key (as under scripts/run.sh).
 func (s *Stack) environ(name string) []string {
 	// Only what a service needs from the parent: tools and the home for Go's caches.
 	out := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
 	for k, v := range s.Env {
-		if k == "DATABASE_URL" || k == "AMQP_URL" {
+		if k == "DATABASE_URL" || k == "AMQP_URL" || (name == "zoneagent" && k == "GATEWAY_SIGNING_KEY") {
 			continue
 		}
 		out = append(out, k+"="+v)

@@ -322,6 +322,8 @@ func chownTo(path, name string) error {
 // stops on its own, so the zone stops with its pooler rather than limp on without it.
 func (p *Pooler) Run(ctx context.Context) error {
 	cmd := exec.Command(p.Bin, filepath.Join(p.RuntimeDir, "pgbouncer.ini"))
+	// A fixed environment: nothing of the agent's (its database URLs, keys) reaches it.
+	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"}
 	// Killed with the agent, even by SIGKILL, so a restarted agent finds its port free.
 	// Started as RunAs rather than told to drop root itself: a process changing its own
 	// user loses its parent-death signal.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -43,7 +42,7 @@ func (d *Disks) Ensure(appID, dir string, uid uint32) error {
 		}
 	}
 	// nodev, nosuid: a file the app makes in its tree can never be a device or gain rights.
-	if out, err := exec.Command("mount", "-o", "loop,nosuid,nodev", img, dir).CombinedOutput(); err != nil {
+	if out, err := hostCommand("mount", "-o", "loop,nosuid,nodev", img, dir).CombinedOutput(); err != nil {
 		return fmt.Errorf("mount the app's disk: %v: %s", err, strings.TrimSpace(string(out)))
 	}
 	return nil
@@ -61,7 +60,7 @@ func (d *Disks) makeImage(img string, uid uint32) error {
 	}
 	owner := strconv.FormatUint(uint64(uid), 10)
 	// No reserved blocks: the quota is the app's to use whole.
-	if out, err := exec.Command(d.Mkfs, "-q", "-F", "-m", "0", "-E", "root_owner="+owner+":"+owner, img).CombinedOutput(); err != nil {
+	if out, err := hostCommand(d.Mkfs, "-q", "-F", "-m", "0", "-E", "root_owner="+owner+":"+owner, img).CombinedOutput(); err != nil {
 		return fmt.Errorf("make the app's disk: %v: %s", err, strings.TrimSpace(string(out)))
 	}
 	return nil

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"fmt"
-	"os/exec"
 	"strings"
 )
 
@@ -48,7 +47,7 @@ func (f Firewall) Ruleset() string {
 
 // Apply loads the table.
 func (f Firewall) Apply() error {
-	cmd := exec.Command(f.Nft, "-f", "-")
+	cmd := hostCommand(f.Nft, "-f", "-")
 	cmd.Stdin = strings.NewReader(f.Ruleset())
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("nft: %v: %s", err, strings.TrimSpace(string(out)))

@@ -86,10 +86,13 @@ type Local struct {
 }
 
 // UIDTable allocates each app a uid of its own in [lo, hi], the same on every call, until
-// it is freed when the app is deleted.
+// it is freed when the app is deleted. A freed uid waits in quarantine (with its last
+// owner's app id) until released: no app gets it meanwhile (see SweepUIDs).
 type UIDTable interface {
 	AllocateUID(ctx context.Context, appID string, lo, hi uint32) (uint32, error)
 	FreeUID(ctx context.Context, appID string) error
+	QuarantinedUIDs(ctx context.Context) (map[uint32]string, error)
+	ReleaseUID(ctx context.Context, uid uint32) error
 }
 
 var _ app.Runner = (*Local)(nil)
@@ -248,6 +251,10 @@ func (l *Local) identity(ctx context.Context, appID string) error {
 	}
 	if l.UIDs == nil {
 		return fmt.Errorf("no uid table")
+	}
+	// Uids whose last owner has left nothing behind become free first.
+	if _, err := l.SweepUIDs(ctx); err != nil {
+		slog.WarnContext(ctx, "uid quarantine not swept", "err", err.Error())
 	}
 	uid, err := l.UIDs.AllocateUID(ctx, appID, l.UIDBase+1, l.UIDBase+l.UIDCount-1)
 	if err != nil {

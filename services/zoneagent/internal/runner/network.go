@@ -131,9 +131,7 @@ func (s *Sandbox) makeNetwork(ctx context.Context, appID string, cred *syscall.C
 		"--uid", id, "--gid", id, "--die-with-parent", "--new-session", "--cap-drop", "ALL",
 		"--info-fd", "3", "--seccomp", "4", "--ro-bind", "/usr", "/usr"}
 	args = append(append(args, systemLinks()...), "--proc", "/proc", "--remount-ro", "/", "--", "/usr/bin/sleep", "infinity")
-	cmd := exec.Command(s.Bwrap, args...)
-	cmd.Dir = "/"
-	cmd.Env = []string{"PATH=" + basePath}
+	cmd := hostCommand(s.Bwrap, args...)
 	cmd.ExtraFiles = []*os.File{infoW, secR}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
 	var stderr strings.Builder
@@ -164,17 +162,25 @@ func (s *Sandbox) makeNetwork(ctx context.Context, appID string, cred *syscall.C
 		<-n.done
 		return fail(fmt.Errorf("the network namespace did not start: %s", strings.TrimSpace(stderr.String())))
 	}
-	n.holderPID = info.ChildPID
-	for _, pid := range []int{cmd.Process.Pid, info.ChildPID} {
+	// Written by a process of the app's uid: checked to be the holder's own first process
+	// (in namespaces of its own) before root moves it into a cgroup, hands its namespaces
+	// to pasta or enters them.
+	child, err := verifyChild(info.ChildPID, sandboxChild{bwrap: cmd.Process.Pid, uid: cred.Uid})
+	if err != nil {
+		return fail(err)
+	}
+	defer child.close()
+	n.holderPID, n.netNS = child.pid, child.netNS
+	for _, pid := range []int{cmd.Process.Pid, child.pid} {
 		if err := s.Cgroups.Add(appID, pid); err != nil {
 			return fail(err)
 		}
 	}
-	if n.userNS, err = os.Open(fmt.Sprintf("/proc/%d/ns/user", info.ChildPID)); err != nil {
+	if n.userNS, err = os.Open(fmt.Sprintf("/proc/%d/ns/user", child.pid)); err != nil {
 		return fail(err)
 	}
-	if n.netNS, err = os.Open(fmt.Sprintf("/proc/%d/ns/net", info.ChildPID)); err != nil {
-		return fail(err)
+	if !child.alive() {
+		return fail(errors.New("the network namespace's holder ended during its set-up"))
 	}
 	if n.pastaPID, n.pastaDone, err = s.startPasta(ctx, cred, appID, n); err != nil {
 		return fail(fmt.Errorf("network: %w", err))
@@ -223,10 +229,8 @@ func (s *Sandbox) startPasta(ctx context.Context, cred *syscall.Credential, appI
 		"--no-dhcp", "--no-ndp", "--no-ra", "--no-dhcpv6",
 		"--tcp-ports", "none", "--udp-ports", "none", "--tcp-ns", pooler, "--udp-ns", "none",
 		"--pid", pidPath, "--userns", "/proc/self/fd/3", "--netns", "/proc/self/fd/4"}
-	cmd := exec.Command(s.Pasta, args...)
+	cmd := hostCommand(s.Pasta, args...)
 	cmd.ExtraFiles = []*os.File{n.userNS, n.netNS}
-	cmd.Dir = "/"
-	cmd.Env = []string{"PATH=" + basePath}
 	var out syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}

@@ -60,6 +60,13 @@ func (s *Sandbox) setup(ctx context.Context, c SandboxConfig) error {
 	if c.Prlimit != "" {
 		s.Prlimit, _ = exec.LookPath(c.Prlimit) // optional: only RLIMIT_NOFILE and core dumps
 	}
+	// The sandbox's first process (see Sandbox.command): tini-static, which the app's loader
+	// variables cannot touch, or tini.
+	if s.Init, err = exec.LookPath("tini-static"); err != nil {
+		if s.Init, err = exec.LookPath("tini"); err != nil {
+			return fmt.Errorf("tini not found: %v", err)
+		}
+	}
 	if s.Nsenter, err = exec.LookPath("nsenter"); err != nil {
 		return fmt.Errorf("nsenter (util-linux) not found: %v", err)
 	}

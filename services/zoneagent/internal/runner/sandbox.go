@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // CodeSandboxUnavailable fails a source deploy on a host that cannot confine it.
@@ -34,8 +36,11 @@ type Sandbox struct {
 	Unavailable string
 
 	Bwrap, Pasta, Prlimit, Nsenter string // tool paths
-	Cgroups                        *Cgroups
-	Seccomp                        []byte // compiled filter (SeccompProgram)
+	// Init is the sandbox's first process (tini): a program freshly executed, where
+	// bubblewrap's own would be pid 1 with bubblewrap's memory (host paths) readable to the app.
+	Init    string
+	Cgroups *Cgroups
+	Seccomp []byte // compiled filter (SeccompProgram)
 
 	MemoryBytes  int64 // per app: its cgroup's memory limit
 	MaxProcesses int64 // per app: its cgroup's pids limit
@@ -168,18 +173,29 @@ func (s *Sandbox) Start(ctx context.Context, spec Spec) (*Sandboxed, error) {
 		blockR.Close()
 		return nil, err
 	}
+	// Everything bwrap is told, the app's variables and the host paths of its tree among
+	// them, travels in a descriptor it reads (--args): nothing of it is on a command line
+	// (ps on the host shows every user the arguments; /proc/1/cmdline inside showed them
+	// to the app) nor in the environment of a host program.
+	argsR, err := bwrapArgsFile(s.bwrapOptions(cred.Uid, spec))
+	if err != nil {
+		infoW.Close()
+		blockR.Close()
+		secR.Close()
+		return nil, err
+	}
 	// bwrap runs in the app's user and network namespaces (nsenter, as the app's uid, the
-	// owner of both), and makes its own nested user namespace and the others inside.
+	// owner of both), and makes its own nested user namespace and the others inside. Both
+	// run with the fixed host environment: the app's variables are set by bwrap itself
+	// (--clearenv, --setenv) and reach only the command it executes inside the sandbox.
 	holder := strconv.Itoa(network.holderPID)
-	args := append([]string{"--target", holder, "--user", "--net", "--preserve-credentials", "--", s.Bwrap}, s.bwrapArgs(cred.Uid, spec)...)
-	cmd := exec.Command(s.Nsenter, args...)
-	cmd.Dir = "/"
-	cmd.Env = spec.Env
+	args := append([]string{"--target", holder, "--user", "--net", "--preserve-credentials", "--", s.Bwrap, "--args", "6", "--"}, s.command(spec)...)
+	cmd := hostCommand(s.Nsenter, args...)
 	// bwrap's own complaints (a folder it cannot bind, say) come before the app runs: kept to
 	// say why a sandbox did not start, and passed on to the app's log as they were.
 	diag := &startDiag{w: spec.Stderr}
 	cmd.Stdout, cmd.Stderr = spec.Stdout, diag
-	cmd.ExtraFiles = []*os.File{infoW, blockR, secR} // fds 3, 4, 5
+	cmd.ExtraFiles = []*os.File{infoW, blockR, secR, argsR} // fds 3, 4, 5, 6
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Setpgid:    true,
 		Pdeathsig:  syscall.SIGKILL,
@@ -190,6 +206,7 @@ func (s *Sandbox) Start(ctx context.Context, spec Spec) (*Sandboxed, error) {
 	infoW.Close()
 	blockR.Close()
 	secR.Close()
+	argsR.Close()
 	if err != nil {
 		return nil, err
 	}
@@ -212,15 +229,29 @@ func (s *Sandbox) Start(ctx context.Context, spec Spec) (*Sandboxed, error) {
 	if err := json.NewDecoder(infoR).Decode(&info); err != nil || info.ChildPID <= 0 {
 		return nil, didNotStart(err)
 	}
+	// The info descriptor is written by a process of the app's uid: the pid it names is
+	// checked to be this sandbox's first process before root moves it into a cgroup or
+	// enters its network namespace.
+	child, err := verifyChild(info.ChildPID, sandboxChild{bwrap: cmd.Process.Pid, uid: cred.Uid, net: network.netNS})
+	if err != nil {
+		// bwrap ending during its set-up takes its child along before the check: its own
+		// reason then says more than the check's. Nothing was done to the pid either way.
+		if p.Kill(); diag.text() != "" {
+			return nil, didNotStart(err)
+		}
+		return nil, err
+	}
+	defer child.close()
+	p.netNS = child.netNS
 	// Both bwrap and the namespace's first process join the group before anything of the
 	// app runs: whatever they start is born inside it.
-	for _, pid := range []int{cmd.Process.Pid, info.ChildPID} {
+	for _, pid := range []int{cmd.Process.Pid, child.pid} {
 		if err := s.Cgroups.Add(spec.AppID, pid); err != nil {
 			return nil, didNotStart(err)
 		}
 	}
-	if p.netNS, err = os.Open(fmt.Sprintf("/proc/%d/ns/net", info.ChildPID)); err != nil {
-		return nil, didNotStart(err)
+	if !child.alive() {
+		return nil, didNotStart(errors.New("its first process ended during its set-up"))
 	}
 	// A write to a pipe whose reader is gone: bwrap ended during its set-up.
 	if _, err := blockW.Write([]byte{1}); err != nil {
@@ -279,16 +310,26 @@ func (s *Sandbox) seccompFD() (*os.File, error) {
 	return r, nil
 }
 
-// bwrapArgs lays out what the sandbox sees.
-func (s *Sandbox) bwrapArgs(uid uint32, spec Spec) []string {
+// bwrapOptions lays out what the sandbox sees, and its whole environment; they are read
+// from a descriptor (bwrapArgsFile), never from a command line.
+func (s *Sandbox) bwrapOptions(uid uint32, spec Spec) []string {
 	id := strconv.FormatUint(uint64(uid), 10)
 	a := []string{
 		"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 		"--uid", id, "--gid", id, "--hostname", "app",
 		"--die-with-parent", "--new-session", "--cap-drop", "ALL",
 		"--info-fd", "3", "--block-fd", "4", "--seccomp", "5",
-		"--ro-bind", "/usr", "/usr",
+		"--clearenv",
 	}
+	if s.Init != "" {
+		a = append(a, "--as-pid-1") // the init is the command's first word (command)
+	}
+	for _, kv := range spec.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			a = append(a, "--setenv", k, v)
+		}
+	}
+	a = append(a, "--ro-bind", "/usr", "/usr")
 	a = append(a, systemLinks()...)
 	for _, f := range etcFiles {
 		a = append(a, "--ro-bind-try", f, f)
@@ -303,7 +344,7 @@ func (s *Sandbox) bwrapArgs(uid uint32, spec Spec) []string {
 		a = append(a, "--dev-bind", "/dev/"+d, "/dev/"+d)
 	}
 	size := strconv.FormatInt(s.DiskBytes, 10)
-	a = append(a,
+	return append(a,
 		"--symlink", "/proc/self/fd", "/dev/fd",
 		"--symlink", "/proc/self/fd/0", "/dev/stdin",
 		"--symlink", "/proc/self/fd/1", "/dev/stdout",
@@ -315,14 +356,51 @@ func (s *Sandbox) bwrapArgs(uid uint32, spec Spec) []string {
 		// to its tree, /tmp and /dev/shm.
 		"--remount-ro", "/",
 		"--chdir", AppRoot,
-		"--",
 	)
+}
+
+// command is what bwrap executes inside: tini as the namespace's first process (pid 1,
+// --as-pid-1: it reaps orphans and passes signals on), then prlimit, then the app's argv.
+// bubblewrap's own first process would hold bubblewrap's memory, its arguments and the
+// host's mount table among it, readable through /proc/1/mem to a process of the same uid;
+// tini is executed afresh and knows nothing of the host. The command stays on bwrap's
+// command line (bubblewrap 0.8 reads only options from --args), so it holds no host path
+// and no variable's value.
+func (s *Sandbox) command(spec Spec) []string {
+	var a []string
+	if s.Init != "" {
+		a = append(a, s.Init, "--")
+	}
 	// Inside, as the app: the agent's root lacks CAP_SYS_RESOURCE on some hosts (this
 	// project's among them), so it cannot set another uid's limits from outside.
 	if s.Prlimit != "" {
 		a = append(a, s.Prlimit, "--nofile="+strconv.FormatInt(s.MaxOpenFiles, 10), "--core=0", "--")
 	}
 	return append(a, spec.Argv...)
+}
+
+// bwrapArgsFile is an anonymous memory file holding args NUL-separated, at offset 0, for
+// bwrap's --args: no size limit as a pipe has, and no name on any filesystem.
+func bwrapArgsFile(args []string) (*os.File, error) {
+	fd, err := unix.MemfdCreate("tori-sandbox-args", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), "tori-sandbox-args")
+	var b strings.Builder
+	for _, a := range args {
+		b.WriteString(a)
+		b.WriteByte(0)
+	}
+	if _, err := f.WriteString(b.String()); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // etcFiles are the parts of /etc common runtimes read (the dynamic loader, name

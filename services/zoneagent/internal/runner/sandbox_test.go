@@ -38,13 +38,16 @@ func testSandbox(t *testing.T) Sandbox {
 	return sandboxMade
 }
 
-// memUIDs is the uid table in memory.
+// memUIDs is the uid table in memory, with its quarantine.
 type memUIDs struct {
-	mu   sync.Mutex
-	byID map[string]uint32
+	mu         sync.Mutex
+	byID       map[string]uint32
+	quarantine map[uint32]string
 }
 
-func newMemUIDs() *memUIDs { return &memUIDs{byID: map[string]uint32{}} }
+func newMemUIDs() *memUIDs {
+	return &memUIDs{byID: map[string]uint32{}, quarantine: map[uint32]string{}}
+}
 
 func (m *memUIDs) AllocateUID(_ context.Context, appID string, lo, hi uint32) (uint32, error) {
 	m.mu.Lock()
@@ -54,6 +57,9 @@ func (m *memUIDs) AllocateUID(_ context.Context, appID string, lo, hi uint32) (u
 	}
 	used := map[uint32]bool{}
 	for _, u := range m.byID {
+		used[u] = true
+	}
+	for u := range m.quarantine {
 		used[u] = true
 	}
 	for u := lo; u <= hi; u++ {
@@ -67,7 +73,27 @@ func (m *memUIDs) AllocateUID(_ context.Context, appID string, lo, hi uint32) (u
 
 func (m *memUIDs) FreeUID(_ context.Context, appID string) error {
 	m.mu.Lock()
+	if uid, ok := m.byID[appID]; ok {
+		m.quarantine[uid] = appID
+	}
 	delete(m.byID, appID)
+	m.mu.Unlock()
+	return nil
+}
+
+func (m *memUIDs) QuarantinedUIDs(context.Context) (map[uint32]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[uint32]string{}
+	for u, a := range m.quarantine {
+		out[u] = a
+	}
+	return out, nil
+}
+
+func (m *memUIDs) ReleaseUID(_ context.Context, uid uint32) error {
+	m.mu.Lock()
+	delete(m.quarantine, uid)
 	m.mu.Unlock()
 	return nil
 }

@@ -13,7 +13,9 @@ import (
 var ErrNoFreeUID = errors.New("no free uid in the zone's range")
 
 // AllocateUID returns the app's uid, giving it the lowest free one in [lo, hi] the first
-// time. Two agents racing for the same free uid meet the unique index; the loser retries.
+// time: neither another app's nor one waiting in quarantine for its last owner's processes
+// and files to be gone. Two agents racing for the same free uid meet the unique index; the
+// loser retries.
 func (s *Store) AllocateUID(ctx context.Context, appID string, lo, hi uint32) (uint32, error) {
 	for attempt := 0; attempt < 5; attempt++ {
 		var uid int64
@@ -25,12 +27,13 @@ func (s *Store) AllocateUID(ctx context.Context, appID string, lo, hi uint32) (u
 			return 0, err
 		}
 		err = s.pool.QueryRow(ctx, `
+			WITH taken AS (SELECT uid FROM app_uids UNION ALL SELECT uid FROM app_uid_quarantine)
 			INSERT INTO app_uids (app_id, uid)
 			SELECT $1, c FROM (
-				SELECT $2::bigint AS c WHERE NOT EXISTS (SELECT 1 FROM app_uids WHERE uid = $2)
+				SELECT $2::bigint AS c WHERE NOT EXISTS (SELECT 1 FROM taken WHERE uid = $2)
 				UNION ALL
-				SELECT u.uid + 1 FROM app_uids u
-				WHERE u.uid >= $2 AND u.uid < $3 AND NOT EXISTS (SELECT 1 FROM app_uids n WHERE n.uid = u.uid + 1)
+				SELECT u.uid + 1 FROM taken u
+				WHERE u.uid >= $2 AND u.uid < $3 AND NOT EXISTS (SELECT 1 FROM taken n WHERE n.uid = u.uid + 1)
 			) free ORDER BY c LIMIT 1
 			ON CONFLICT (app_id) DO NOTHING
 			RETURNING uid`, appID, int64(lo), int64(hi)).Scan(&uid)
@@ -57,8 +60,36 @@ func (s *Store) AllocateUID(ctx context.Context, appID string, lo, hi uint32) (u
 	return 0, errors.New("allocate uid: too much contention")
 }
 
-// FreeUID releases the app's uid.
+// FreeUID takes the uid from the app (deleted) and puts it in quarantine: no app gets it
+// again until ReleaseUID.
 func (s *Store) FreeUID(ctx context.Context, appID string) error {
-	_, err := s.pool.Exec(ctx, `DELETE FROM app_uids WHERE app_id = $1`, appID)
+	// One statement: no reader ever sees the uid in neither table.
+	_, err := s.pool.Exec(ctx, `
+		WITH freed AS (DELETE FROM app_uids WHERE app_id = $1 RETURNING uid)
+		INSERT INTO app_uid_quarantine (uid, last_app) SELECT uid, $1 FROM freed
+		ON CONFLICT (uid) DO NOTHING`, appID)
+	return err
+}
+
+// QuarantinedUIDs are the freed uids still waiting, each with its last owner's app id.
+func (s *Store) QuarantinedUIDs(ctx context.Context) (map[uint32]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT uid, last_app FROM app_uid_quarantine`)
+	if err != nil {
+		return nil, err
+	}
+	out := map[uint32]string{}
+	var uid int64
+	var app string
+	_, err = pgx.ForEachRow(rows, []any{&uid, &app}, func() error {
+		out[uint32(uid)] = app
+		return nil
+	})
+	return out, err
+}
+
+// ReleaseUID ends a uid's quarantine: nothing of its last owner is left, and it may be
+// given to another app.
+func (s *Store) ReleaseUID(ctx context.Context, uid uint32) error {
+	_, err := s.pool.Exec(ctx, `DELETE FROM app_uid_quarantine WHERE uid = $1`, int64(uid))
 	return err
 }
