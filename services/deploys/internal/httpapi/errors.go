@@ -27,7 +27,7 @@ func toHTTP(err error) error {
 	if errors.As(err, &he) {
 		e := httperror.New(http.StatusPaymentRequired, "billing_hold").
 			WithMessage("new deploys are refused until the outstanding invoice is paid; rollbacks still work")
-		e.Body.Hold = holdView{Since: he.Hold.Since, Stage: he.Stage, DeploysRefusedFrom: he.Hold.DeploysRefusedFrom,
+		e.Body.Hold = holdView{Since: he.Hold.Since, Stage: string(he.Stage), DeploysRefusedFrom: he.Hold.DeploysRefusedFrom,
 			ServingStopsFrom: he.Hold.ServingStopsFrom, ReclaimableFrom: he.Hold.ReclaimableFrom}
 		return e
 	}

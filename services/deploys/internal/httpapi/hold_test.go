@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"tori.dev/proto/tori/billing/v1/billinghold"
 	"tori.dev/services/deploys/internal/app"
 	"tori.dev/services/deploys/internal/deploy"
 )
@@ -21,8 +22,7 @@ func TestBillingHoldRefusesNewDeploysButNotRollbacks(t *testing.T) {
 
 	day := 24 * time.Hour
 	since := e.clock.Now().Add(-3 * day)
-	hold := deploy.Hold{Active: true, Since: since, DeploysRefusedFrom: since.Add(7 * day),
-		ServingStopsFrom: since.Add(14 * day), ReclaimableFrom: since.Add(30 * day), Version: 1}
+	hold := deploy.Hold{Active: true, Hold: billinghold.From(since), Version: 1}
 	save := func(h deploy.Hold) {
 		t.Helper()
 		if err := e.svc.Store().InTx(context.Background(), func(tx app.Tx) error { return e.svc.SaveHold(context.Background(), tx, e.account, h) }); err != nil {
