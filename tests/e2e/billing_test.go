@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"tori.dev/pkg/apitime"
 	"tori.dev/tests/e2e/harness"
 )
 
@@ -245,8 +246,8 @@ func TestBillingWithStripeMock(t *testing.T) {
 		e := expectError(t, r, http.StatusPaymentRequired, "billing_hold")
 		var withHold struct{ Hold map[string]any }
 		r.JSON(t, &withHold)
-		if e.Code != "billing_hold" || withHold.Hold["stage"] != "deploys_refused" || withHold.Hold["since"] != since.UTC().Format(time.RFC3339) ||
-			withHold.Hold["servingStopsFrom"] != since.Add(14*24*time.Hour).UTC().Format(time.RFC3339) {
+		if e.Code != "billing_hold" || withHold.Hold["stage"] != "deploys_refused" || withHold.Hold["since"] != apitime.Format(since) ||
+			withHold.Hold["servingStopsFrom"] != apitime.Format(since.Add(14*24*time.Hour)) {
 			t.Fatalf("402: %s", r.Body)
 		}
 		r = s.Do(t, harness.Request{Method: http.MethodPost, Path: "/api/apps/" + slug + "/deploys/" + v1 + "/rollback", Token: a.Token})
@@ -257,8 +258,8 @@ func TestBillingWithStripeMock(t *testing.T) {
 
 		bm := s.Get(t, "/api/billing", a.Token).Map(t)
 		h, _ := bm["hold"].(map[string]any)
-		if h == nil || h["stage"] != "deploys_refused" || h["since"] != since.UTC().Format(time.RFC3339) ||
-			h["deploysRefusedFrom"] != since.Add(7*24*time.Hour).UTC().Format(time.RFC3339) {
+		if h == nil || h["stage"] != "deploys_refused" || h["since"] != apitime.Format(since) ||
+			h["deploysRefusedFrom"] != apitime.Format(since.Add(7*24*time.Hour)) {
 			t.Fatalf("hold %v", bm["hold"])
 		}
 		// Besides stripe-mock's own fixture invoice, which sync mirrored earlier.

@@ -1,19 +1,13 @@
 package httpapi
 
 import (
-	"time"
-
+	"tori.dev/pkg/apitime"
 	"tori.dev/services/apps/internal/apps"
 	"tori.dev/services/apps/internal/domains"
 	"tori.dev/services/apps/internal/env"
 )
 
 // The JSON shapes of the API, kept apart from the domain's records; each has one converter.
-
-// timeLayout is RFC 3339 UTC with milliseconds, as the conventions fix.
-const timeLayout = "2006-01-02T15:04:05.000Z07:00"
-
-func jsonTime(t time.Time) string { return t.UTC().Format(timeLayout) }
 
 // appJSON is the contract's App: every field always present.
 type appJSON struct {
@@ -36,7 +30,7 @@ func toAppJSON(a apps.App, appsDomain string) appJSON {
 		ID: a.ID, Slug: a.Slug, Name: a.Name, Region: a.Region, Zone: a.Zone, Status: a.Status,
 		Framework: a.Framework, Kind: a.Kind, CurrentDeployID: a.CurrentDeployID,
 		URL:       "https://" + a.Slug + "." + appsDomain,
-		CreatedAt: jsonTime(a.CreatedAt), UpdatedAt: jsonTime(a.UpdatedAt),
+		CreatedAt: apitime.Format(a.CreatedAt), UpdatedAt: apitime.Format(a.UpdatedAt),
 	}
 }
 
@@ -73,6 +67,6 @@ func toDomainJSON(d domains.Domain) domainJSON {
 		Hostname:     d.Hostname,
 		Status:       d.Status,
 		Verification: verificationJSON{Type: v.Type, Name: v.Name, Value: v.Value},
-		CreatedAt:    jsonTime(d.CreatedAt),
+		CreatedAt:    apitime.Format(d.CreatedAt),
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
-	"tori.dev/services/billing/internal/hold"
+	"tori.dev/proto/tori/billing/v1/billinghold"
 	"tori.dev/services/billing/internal/mirror"
 )
 
@@ -35,7 +35,7 @@ func (s *Service) settleHold(ctx context.Context, tx Tx, accountID uuid.UUID) er
 	}
 	ev := &billingv1.AccountHoldChanged{AccountId: accountID.String(), Version: next.Version, ChangedAt: timestamppb.New(now)}
 	if !since.IsZero() {
-		h := hold.From(since)
+		h := billinghold.From(since)
 		ev.Active = true
 		ev.Since = timestamppb.New(h.Since)
 		ev.DeploysRefusedFrom = timestamppb.New(h.DeploysRefusedFrom)

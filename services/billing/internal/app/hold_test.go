@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"tori.dev/proto/tori/billing/v1/billinghold"
 	"tori.dev/services/billing/internal/app"
-	"tori.dev/services/billing/internal/hold"
 	"tori.dev/services/billing/internal/stripepay/stripetest"
 )
 
@@ -41,7 +41,7 @@ func TestTheHoldCountsFromTheFirstFailedAttemptAndPaymentUndoesIt(t *testing.T) 
 		return s
 	}
 	s := state()
-	if s.Hold == nil || !s.Hold.Since.Equal(first) || s.Stage != hold.DeploysRefused {
+	if s.Hold == nil || !s.Hold.Since.Equal(first) || s.Stage != billinghold.DeploysRefused {
 		t.Fatalf("hold %+v at stage %s", s.Hold, s.Stage)
 	}
 	holds := rec.holdEvents()
@@ -51,8 +51,8 @@ func TestTheHoldCountsFromTheFirstFailedAttemptAndPaymentUndoesIt(t *testing.T) 
 	}
 	for _, step := range []struct {
 		at   time.Duration
-		want hold.Stage
-	}{{-10 * 24 * time.Hour, hold.Notified}, {4 * 24 * time.Hour, hold.ServingStopped}, {20 * 24 * time.Hour, hold.Reclaimable}} {
+		want billinghold.Stage
+	}{{-10 * 24 * time.Hour, billinghold.Notified}, {4 * 24 * time.Hour, billinghold.ServingStopped}, {20 * 24 * time.Hour, billinghold.Reclaimable}} {
 		clk.now = now.Add(step.at)
 		if s := state(); s.Stage != step.want {
 			t.Fatalf("at %v: stage %s, want %s", step.at, s.Stage, step.want)

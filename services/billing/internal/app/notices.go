@@ -8,6 +8,7 @@ import (
 
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
+	"tori.dev/proto/tori/billing/v1/billinghold"
 	"tori.dev/services/billing/internal/hold"
 	"tori.dev/services/billing/internal/mirror"
 )
@@ -22,8 +23,8 @@ func (s *Service) SendHoldNotices(ctx context.Context) (int64, error) {
 	}
 	var sent int64
 	for _, a := range holds {
-		h := hold.From(a.Since)
-		for _, n := range h.Due(s.now()) {
+		h := billinghold.From(a.Since)
+		for _, n := range hold.Due(h, s.now()) {
 			ok, err := s.sendNotice(ctx, a, h, n)
 			if err != nil {
 				return sent, err
@@ -38,7 +39,7 @@ func (s *Service) SendHoldNotices(ctx context.Context) (int64, error) {
 
 // sendNotice records and announces one notice in one transaction, unless it went out already
 // or the hold has moved or ended since it was listed.
-func (s *Service) sendNotice(ctx context.Context, a mirror.ActiveHold, h hold.Hold, n hold.Notice) (bool, error) {
+func (s *Service) sendNotice(ctx context.Context, a mirror.ActiveHold, h billinghold.Hold, n hold.Notice) (bool, error) {
 	var sent bool
 	err := s.store.InTx(ctx, func(tx Tx) error {
 		current, err := tx.AccountHold(ctx, a.AccountID)

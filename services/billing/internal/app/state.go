@@ -5,9 +5,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"tori.dev/proto/tori/billing/v1/billinghold"
 	"tori.dev/services/billing/internal/accounts"
 	"tori.dev/services/billing/internal/catalog"
-	"tori.dev/services/billing/internal/hold"
 	"tori.dev/services/billing/internal/mirror"
 )
 
@@ -22,8 +22,8 @@ type State struct {
 	Invoices     []mirror.Invoice
 	// Hold is the payment-failure hold, nil when nothing is outstanding; Stage is its stage
 	// at the time of reading.
-	Hold  *hold.Hold
-	Stage hold.Stage
+	Hold  *billinghold.Hold
+	Stage billinghold.Stage
 }
 
 // State reads the account's billing from Tori's mirror.
@@ -56,7 +56,7 @@ func (s *Service) State(ctx context.Context, accountID uuid.UUID) (State, error)
 		return State{}, err
 	}
 	if !h.Since.IsZero() {
-		held := hold.From(h.Since)
+		held := billinghold.From(h.Since)
 		st.Hold, st.Stage = &held, held.StageAt(s.now())
 	}
 	return st, nil

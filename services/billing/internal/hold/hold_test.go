@@ -4,34 +4,9 @@ import (
 	"slices"
 	"testing"
 	"time"
-)
 
-func TestStages(t *testing.T) {
-	since := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-	h := From(since)
-	if !h.DeploysRefusedFrom.Equal(since.Add(7*24*time.Hour)) || !h.ServingStopsFrom.Equal(since.Add(14*24*time.Hour)) ||
-		!h.ReclaimableFrom.Equal(since.Add(30*24*time.Hour)) {
-		t.Fatalf("dates %+v", h)
-	}
-	cases := []struct {
-		after time.Duration
-		want  Stage
-	}{
-		{0, Notified},
-		{7*24*time.Hour - time.Second, Notified},
-		{7 * 24 * time.Hour, DeploysRefused},
-		{14*24*time.Hour - time.Second, DeploysRefused},
-		{14 * 24 * time.Hour, ServingStopped},
-		{30*24*time.Hour - time.Second, ServingStopped},
-		{30 * 24 * time.Hour, Reclaimable},
-		{90 * 24 * time.Hour, Reclaimable},
-	}
-	for _, tc := range cases {
-		if got := h.StageAt(since.Add(tc.after)); got != tc.want {
-			t.Errorf("after %v: %s, want %s", tc.after, got, tc.want)
-		}
-	}
-}
+	"tori.dev/proto/tori/billing/v1/billinghold"
+)
 
 func TestOutstanding(t *testing.T) {
 	for status, want := range map[string]bool{"open": true, "uncollectible": true, "paid": false, "void": false, "draft": false} {
@@ -43,7 +18,7 @@ func TestOutstanding(t *testing.T) {
 
 func TestNoticesAreDueOnDayZeroAndTheDayBeforeEachStep(t *testing.T) {
 	since := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-	h := From(since)
+	h := billinghold.From(since)
 	d := 24 * time.Hour
 	pf, dr, ss := NoticePaymentFailed, NoticeDeploysRefusedSoon, NoticeServingStopsSoon
 	cases := []struct {
@@ -63,7 +38,7 @@ func TestNoticesAreDueOnDayZeroAndTheDayBeforeEachStep(t *testing.T) {
 		{30 * d, nil},
 	}
 	for _, tc := range cases {
-		if got := h.Due(since.Add(tc.at)); !slices.Equal(got, tc.want) {
+		if got := Due(h, since.Add(tc.at)); !slices.Equal(got, tc.want) {
 			t.Errorf("at %v: %v, want %v", tc.at, got, tc.want)
 		}
 	}

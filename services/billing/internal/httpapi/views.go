@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"tori.dev/pkg/apitime"
 	"tori.dev/services/billing/internal/app"
 	"tori.dev/services/billing/internal/catalog"
 )
@@ -75,12 +76,12 @@ type customerView struct {
 }
 
 type subscriptionView struct {
-	Status             string     `json:"status"`
-	Plan               string     `json:"plan"`
-	Interval           string     `json:"interval"`
-	CurrentPeriodStart *time.Time `json:"currentPeriodStart"`
-	CurrentPeriodEnd   *time.Time `json:"currentPeriodEnd"`
-	CancelAtPeriodEnd  bool       `json:"cancelAtPeriodEnd"`
+	Status             string        `json:"status"`
+	Plan               string        `json:"plan"`
+	Interval           string        `json:"interval"`
+	CurrentPeriodStart *apitime.Time `json:"currentPeriodStart"`
+	CurrentPeriodEnd   *apitime.Time `json:"currentPeriodEnd"`
+	CancelAtPeriodEnd  bool          `json:"cancelAtPeriodEnd"`
 }
 
 // invoiceView's amounts are in cents, as the provider's invoices state them.
@@ -94,23 +95,23 @@ type invoiceView struct {
 	ReverseCharge bool             `json:"reverseCharge"`
 	HostedURL     string           `json:"hostedUrl"`
 	PDFURL        string           `json:"pdfUrl"`
-	CreatedAt     time.Time        `json:"createdAt"`
+	CreatedAt     apitime.Time     `json:"createdAt"`
 	CreditNotes   []creditNoteView `json:"creditNotes"`
 }
 
 type creditNoteView struct {
-	ID        string    `json:"id"`
-	Number    string    `json:"number"`
-	Total     int64     `json:"total"`
-	CreatedAt time.Time `json:"createdAt"`
+	ID        string       `json:"id"`
+	Number    string       `json:"number"`
+	Total     int64        `json:"total"`
+	CreatedAt apitime.Time `json:"createdAt"`
 }
 
 type holdView struct {
-	Since              time.Time `json:"since"`
-	Stage              string    `json:"stage"`
-	DeploysRefusedFrom time.Time `json:"deploysRefusedFrom"`
-	ServingStopsFrom   time.Time `json:"servingStopsFrom"`
-	ReclaimableFrom    time.Time `json:"reclaimableFrom"`
+	Since              apitime.Time `json:"since"`
+	Stage              string       `json:"stage"`
+	DeploysRefusedFrom apitime.Time `json:"deploysRefusedFrom"`
+	ServingStopsFrom   apitime.Time `json:"servingStopsFrom"`
+	ReclaimableFrom    apitime.Time `json:"reclaimableFrom"`
 }
 
 func toPlansView(terms catalog.Terms, plans []catalog.Plan) plansView {
@@ -166,17 +167,17 @@ func toBillingView(s app.State) billingView {
 		}
 	}
 	if h := s.Hold; h != nil {
-		v.Hold = &holdView{Since: h.Since, Stage: string(s.Stage), DeploysRefusedFrom: h.DeploysRefusedFrom,
-			ServingStopsFrom: h.ServingStopsFrom, ReclaimableFrom: h.ReclaimableFrom}
+		v.Hold = &holdView{Since: apitime.Time(h.Since), Stage: string(s.Stage), DeploysRefusedFrom: apitime.Time(h.DeploysRefusedFrom),
+			ServingStopsFrom: apitime.Time(h.ServingStopsFrom), ReclaimableFrom: apitime.Time(h.ReclaimableFrom)}
 	}
 	for _, inv := range s.Invoices {
 		iv := invoiceView{
 			ID: inv.ID, Number: inv.Number, Status: inv.Status, Total: inv.Total,
 			Currency: strings.ToUpper(inv.Currency), VATRate: inv.VATRate, ReverseCharge: inv.ReverseCharge,
-			HostedURL: inv.HostedURL, PDFURL: inv.PDFURL, CreatedAt: inv.Created, CreditNotes: []creditNoteView{},
+			HostedURL: inv.HostedURL, PDFURL: inv.PDFURL, CreatedAt: apitime.Time(inv.Created), CreditNotes: []creditNoteView{},
 		}
 		for _, cn := range inv.CreditNotes {
-			iv.CreditNotes = append(iv.CreditNotes, creditNoteView{ID: cn.ID, Number: cn.Number, Total: cn.Total, CreatedAt: cn.Created})
+			iv.CreditNotes = append(iv.CreditNotes, creditNoteView{ID: cn.ID, Number: cn.Number, Total: cn.Total, CreatedAt: apitime.Time(cn.Created)})
 		}
 		v.Invoices = append(v.Invoices, iv)
 	}
@@ -190,11 +191,11 @@ func orNull(s string) *string {
 	return &s
 }
 
-func timeOrNull(t time.Time) *time.Time {
+func timeOrNull(t time.Time) *apitime.Time {
 	if t.IsZero() {
 		return nil
 	}
-	return &t
+	return apitime.OrNull(&t)
 }
 
 // units turns cents into whole currency units for display.

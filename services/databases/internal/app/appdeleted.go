@@ -29,7 +29,7 @@ func (s *Databases) AppDeleted(ctx context.Context, tx Tx, appID string) error {
 	d.UpdatedAt = s.now().UTC()
 	alreadyDeleting := d.Status == database.StatusDeleting
 	if !alreadyDeleting {
-		if d.Status, err = database.Move(d.Status, database.StatusDeleting); err != nil {
+		if err := d.Apply(database.DeleteAsked, d.UpdatedAt, ""); err != nil {
 			return err
 		}
 	}

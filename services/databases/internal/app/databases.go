@@ -104,10 +104,9 @@ func (s *Databases) Delete(ctx context.Context, accountID, slug string) (databas
 			out = d
 			return nil
 		}
-		if d.Status, err = database.Move(d.Status, database.StatusDeleting); err != nil {
+		if err := d.Apply(database.DeleteAsked, s.now().UTC(), ""); err != nil {
 			return fmt.Errorf("delete database %s: %w", d.ID, err)
 		}
-		d.UpdatedAt = s.now().UTC()
 		if err := tx.Update(ctx, d); err != nil {
 			return err
 		}

@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -80,40 +82,27 @@ func (s *Databases) ZoneReported(ctx context.Context, tx Tx, r ZoneReport) error
 	event := &databasesv1.DatabaseChanged{DatabaseId: d.ID, AppId: d.AppID, AccountId: d.AccountID, Zone: d.Zone, At: timestamppb.New(now)}
 	switch r.Kind {
 	case zonebus.KeyDatabaseReady:
-		if d.Status != database.StatusProvisioning {
-			return nil
-		}
-		d.Status, d.Message, d.UpdatedAt = database.StatusReady, "", now
-		if err := tx.Update(ctx, d); err != nil {
+		if moved, err := s.moveOnReport(ctx, tx, &d, database.Created, now, r.Message); !moved || err != nil {
 			return err
 		}
 		s.log.InfoContext(ctx, "database ready", "database_id", d.ID, "app_id", d.AppID)
 		return tx.Publish(ctx, databasesbus.KeyDatabaseReady, event)
 	case zonebus.KeyDatabaseFailed:
-		if d.Status != database.StatusProvisioning {
-			return nil
-		}
-		d.Status, d.Message, d.UpdatedAt = database.StatusFailed, r.Message, now
-		if d.Message == "" {
-			d.Message = "the database could not be created"
+		if moved, err := s.moveOnReport(ctx, tx, &d, database.CreateFailed, now, r.Message); !moved || err != nil {
+			return err
 		}
 		s.log.WarnContext(ctx, "database failed", "database_id", d.ID, "app_id", d.AppID, "message", d.Message)
-		return tx.Update(ctx, d)
+		return nil
 	case zonebus.KeyDatabaseReadOnly, zonebus.KeyDatabaseWritable:
-		from, to := database.StatusReady, database.StatusReadOnly
+		cause := database.OverCap
 		if r.Kind == zonebus.KeyDatabaseWritable {
-			from, to = database.StatusReadOnly, database.StatusReady
+			cause = database.UnderCap
 		}
-		if d.Status != from {
-			return nil
+		if moved, err := s.moveOnReport(ctx, tx, &d, cause, now, r.Message); !moved || err != nil {
+			return err
 		}
-		d.Status, d.UpdatedAt = to, now
-		d.Message = ""
-		if to == database.StatusReadOnly {
-			d.Message = r.Message
-		}
-		s.log.InfoContext(ctx, "database size crossed its cap", "database_id", d.ID, "status", string(to))
-		return tx.Update(ctx, d)
+		s.log.InfoContext(ctx, "database size crossed its cap", "database_id", d.ID, "status", string(d.Status))
+		return nil
 	case zonebus.KeyDatabaseRotated:
 		return s.rotated(ctx, tx, d, now)
 	case zonebus.KeyDatabaseDropped:
@@ -150,4 +139,17 @@ func (s *Databases) ZoneReported(ctx context.Context, tx Tx, r ZoneReport) error
 		return nil
 	}
 	return fmt.Errorf("app: unknown zone report %q", r.Kind)
+}
+
+// moveOnReport moves d on a zone's report through the state machine and records it. A report
+// the machine does not take from d's status (late, repeated, or about a database since asked
+// to go) moves nothing and is no error: moved is false.
+func (s *Databases) moveOnReport(ctx context.Context, tx Tx, d *database.Database, cause database.Cause, now time.Time, message string) (moved bool, err error) {
+	if err := d.Apply(cause, now, message); err != nil {
+		if errors.Is(err, database.ErrTransition) {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, tx.Update(ctx, *d)
 }

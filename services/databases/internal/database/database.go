@@ -28,32 +28,67 @@ func (s Status) Valid() bool {
 	return false
 }
 
-// transitions lists where each status may go. A deleting database goes nowhere: its record
-// is removed once the zone confirms the database is gone.
-var transitions = map[Status][]Status{
-	StatusProvisioning: {StatusReady, StatusFailed, StatusDeleting},
-	StatusReady:        {StatusReadOnly, StatusDeleting},
-	StatusReadOnly:     {StatusReady, StatusDeleting},
-	StatusFailed:       {StatusDeleting},
+// Cause is what moves a database from one status to another: a zone's report or the
+// customer's (or the app's) delete.
+type Cause string
+
+const (
+	// Created: the zone made the database (zone.database.ready).
+	Created Cause = "created"
+	// CreateFailed: the zone could not make it (zone.database.failed).
+	CreateFailed Cause = "create_failed"
+	// OverCap: its size reached the plan's cap and the zone made it read-only
+	// (zone.database.read_only).
+	OverCap Cause = "over_cap"
+	// UnderCap: its size fell under 90 % of the cap and the zone made it writable again
+	// (zone.database.writable).
+	UnderCap Cause = "under_cap"
+	// DeleteAsked: the customer deleted the database, or its app was deleted.
+	DeleteAsked Cause = "delete_asked"
+)
+
+// transitions is the state machine: where each status goes on each cause; a cause not listed
+// for a status moves nothing (a late or repeated report, a ready after a delete was asked).
+// A deleting database goes nowhere: its record is removed once the zone confirms the
+// database is gone.
+var transitions = map[Status]map[Cause]Status{
+	StatusProvisioning: {Created: StatusReady, CreateFailed: StatusFailed, DeleteAsked: StatusDeleting},
+	StatusReady:        {OverCap: StatusReadOnly, DeleteAsked: StatusDeleting},
+	StatusReadOnly:     {UnderCap: StatusReady, DeleteAsked: StatusDeleting},
+	StatusFailed:       {DeleteAsked: StatusDeleting},
 	StatusDeleting:     nil,
 }
 
-// CanMove reports whether a database in from may move to to.
-func CanMove(from, to Status) bool {
-	for _, s := range transitions[from] {
-		if s == to {
-			return true
-		}
-	}
-	return false
-}
-
-// Move returns to when from may go there, else an error wrapping ErrTransition.
-func Move(from, to Status) (Status, error) {
-	if !CanMove(from, to) {
-		return from, fmt.Errorf("%w: %s → %s", ErrTransition, from, to)
+// Next is where a database in from goes on cause, or an error wrapping ErrTransition.
+func Next(from Status, cause Cause) (Status, error) {
+	to, ok := transitions[from][cause]
+	if !ok {
+		return from, fmt.Errorf("%w: %s on %s", ErrTransition, from, cause)
 	}
 	return to, nil
+}
+
+// Apply moves d on cause at now, through the state machine: its status, its message (why it
+// failed, or its usage and cap while read-only; empty otherwise) and its update time. On a
+// refused move d is unchanged and the error wraps ErrTransition.
+func (d *Database) Apply(cause Cause, now time.Time, message string) error {
+	to, err := Next(d.Status, cause)
+	if err != nil {
+		return err
+	}
+	d.Status, d.UpdatedAt = to, now
+	switch to {
+	case StatusFailed:
+		d.Message = message
+		if d.Message == "" {
+			d.Message = "the database could not be created"
+		}
+	case StatusReadOnly:
+		d.Message = message
+	case StatusReady:
+		d.Message = ""
+	}
+	return nil
 }
 
 // Database is one app's managed database as the control plane records it. Its credentials

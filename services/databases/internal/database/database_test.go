@@ -3,33 +3,76 @@ package database
 import (
 	"errors"
 	"testing"
+	"time"
 )
 
-func TestTransitions(t *testing.T) {
-	all := []Status{StatusProvisioning, StatusReady, StatusReadOnly, StatusDeleting, StatusFailed}
-	allowed := map[[2]Status]bool{
-		{StatusProvisioning, StatusReady}:    true,
-		{StatusProvisioning, StatusFailed}:   true,
-		{StatusProvisioning, StatusDeleting}: true,
-		{StatusReady, StatusReadOnly}:        true,
-		{StatusReady, StatusDeleting}:        true,
-		{StatusReadOnly, StatusReady}:        true,
-		{StatusReadOnly, StatusDeleting}:     true,
-		{StatusFailed, StatusDeleting}:       true,
+var (
+	allStatuses = []Status{StatusProvisioning, StatusReady, StatusReadOnly, StatusDeleting, StatusFailed}
+	allCauses   = []Cause{Created, CreateFailed, OverCap, UnderCap, DeleteAsked}
+)
+
+// TestEveryTransition checks the whole matrix of status × cause: exactly the listed moves
+// happen, and every other one is refused with ErrTransition and changes nothing.
+func TestEveryTransition(t *testing.T) {
+	type move struct {
+		from  Status
+		cause Cause
 	}
-	for _, from := range all {
-		for _, to := range all {
-			want := allowed[[2]Status{from, to}]
-			got, err := Move(from, to)
-			if want {
-				if err != nil || got != to {
-					t.Errorf("%s → %s: %v, %v; want allowed", from, to, got, err)
+	want := map[move]Status{
+		{StatusProvisioning, Created}:      StatusReady,
+		{StatusProvisioning, CreateFailed}: StatusFailed,
+		{StatusProvisioning, DeleteAsked}:  StatusDeleting,
+		{StatusReady, OverCap}:             StatusReadOnly,
+		{StatusReady, DeleteAsked}:         StatusDeleting,
+		{StatusReadOnly, UnderCap}:         StatusReady,
+		{StatusReadOnly, DeleteAsked}:      StatusDeleting,
+		{StatusFailed, DeleteAsked}:        StatusDeleting,
+	}
+	t0 := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	now := t0.Add(time.Minute)
+	for _, from := range allStatuses {
+		for _, cause := range allCauses {
+			t.Run(string(from)+"/"+string(cause), func(t *testing.T) {
+				d := Database{ID: "a", Status: from, Message: "before", UpdatedAt: t0}
+				err := d.Apply(cause, now, "report")
+				to, allowed := want[move{from, cause}]
+				if !allowed {
+					if !errors.Is(err, ErrTransition) {
+						t.Fatalf("got %v, want ErrTransition", err)
+					}
+					if d.Status != from || d.Message != "before" || !d.UpdatedAt.Equal(t0) {
+						t.Fatalf("a refused move changed the database: %+v", d)
+					}
+					return
 				}
-				continue
-			}
-			if !errors.Is(err, ErrTransition) || got != from {
-				t.Errorf("%s → %s: %v, %v; want ErrTransition and to stay", from, to, got, err)
-			}
+				if err != nil || d.Status != to || !d.UpdatedAt.Equal(now) {
+					t.Fatalf("got %v, %s at %v; want %s at %v", err, d.Status, d.UpdatedAt, to, now)
+				}
+			})
+		}
+	}
+}
+
+// The message says why a database failed or how full a read-only one is, and nothing once
+// it is ready again; a delete keeps what was there.
+func TestApplySetsTheMessage(t *testing.T) {
+	now := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		from    Status
+		cause   Cause
+		message string
+		want    string
+	}{
+		{StatusProvisioning, Created, "ignored", ""},
+		{StatusProvisioning, CreateFailed, "disk full", "disk full"},
+		{StatusProvisioning, CreateFailed, "", "the database could not be created"},
+		{StatusReady, OverCap, "using 1.1 GB of 1 GB", "using 1.1 GB of 1 GB"},
+		{StatusReadOnly, UnderCap, "ignored", ""},
+		{StatusFailed, DeleteAsked, "", "before"},
+	} {
+		d := Database{Status: tc.from, Message: "before"}
+		if err := d.Apply(tc.cause, now, tc.message); err != nil || d.Message != tc.want {
+			t.Errorf("%s on %s: %v, message %q; want %q", tc.from, tc.cause, err, d.Message, tc.want)
 		}
 	}
 }

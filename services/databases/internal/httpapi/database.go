@@ -5,6 +5,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"tori.dev/pkg/apitime"
 	"tori.dev/pkg/callerid"
 	"tori.dev/services/databases/internal/app"
 	"tori.dev/services/databases/internal/database"
@@ -25,7 +26,7 @@ type databaseJSON struct {
 }
 
 func toJSON(d database.Database) databaseJSON {
-	out := databaseJSON{ID: d.ID, AppID: d.AppID, CreatedAt: d.CreatedAt.UTC().Format("2006-01-02T15:04:05.000Z07:00"), Status: string(d.Status)}
+	out := databaseJSON{ID: d.ID, AppID: d.AppID, CreatedAt: apitime.Format(d.CreatedAt), Status: string(d.Status)}
 	if d.Message != "" {
 		msg := d.Message
 		out.Message = &msg

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"tori.dev/pkg/apitime"
 	"tori.dev/pkg/callerid"
 	"tori.dev/services/databases/internal/database"
 )
@@ -19,7 +20,7 @@ type dumpJSON struct {
 }
 
 func dumpToJSON(d database.Dump) dumpJSON {
-	return dumpJSON{ID: d.ID, CreatedAt: d.CreatedAt.UTC().Format("2006-01-02T15:04:05.000Z07:00"), SizeBytes: d.SizeBytes, Status: string(d.Status)}
+	return dumpJSON{ID: d.ID, CreatedAt: apitime.Format(d.CreatedAt), SizeBytes: d.SizeBytes, Status: string(d.Status)}
 }
 
 // listDumps serves GET /api/apps/{slug}/database/dumps, newest first.

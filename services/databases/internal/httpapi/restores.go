@@ -7,6 +7,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"tori.dev/pkg/apitime"
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/httperror"
 	"tori.dev/services/databases/internal/database"
@@ -21,7 +22,7 @@ type restoreJSON struct {
 }
 
 func restoreToJSON(r database.Restore) restoreJSON {
-	return restoreJSON{ID: r.ID, DumpID: r.DumpID, Status: string(r.Status), CreatedAt: r.CreatedAt.UTC().Format("2006-01-02T15:04:05.000Z07:00")}
+	return restoreJSON{ID: r.ID, DumpID: r.DumpID, Status: string(r.Status), CreatedAt: apitime.Format(r.CreatedAt)}
 }
 
 // createRestore serves POST /api/apps/{slug}/database/restores {dumpId}: 202 restoring.

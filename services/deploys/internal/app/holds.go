@@ -27,5 +27,5 @@ func (s *Service) holdCheck(ctx context.Context, accountID string) error {
 	if !h.RefusesDeploys(now) {
 		return nil
 	}
-	return &deploy.HoldError{Hold: h, Stage: h.Stage(now)}
+	return &deploy.HoldError{Hold: h, Stage: h.StageAt(now)}
 }

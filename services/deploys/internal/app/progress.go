@@ -171,3 +171,10 @@ func (s *Service) onFailed(ctx context.Context, tx Tx, d *deploy.Deploy, code st
 	}
 	return s.saveTransition(ctx, tx, d, prev, live != nil)
 }
+
+// isRefusal tells a transition the state machine refused (a late or repeated report) from a
+// failure worth retrying.
+func isRefusal(err error) bool {
+	return errors.Is(err, deploy.ErrInvalidTransition) || errors.Is(err, deploy.ErrTerminal) ||
+		errors.Is(err, deploy.ErrNotCancellable)
+}

@@ -3,27 +3,31 @@ package deploy
 import (
 	"testing"
 	"time"
+
+	"tori.dev/proto/tori/billing/v1/billinghold"
 )
 
-func TestHoldRefusesNewDeploysFromDaySeven(t *testing.T) {
+func TestHoldRefusesNewDeploysFromDaySevenOnlyWhileActive(t *testing.T) {
 	since := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 	day := 24 * time.Hour
-	h := Hold{Active: true, Since: since, DeploysRefusedFrom: since.Add(7 * day), ServingStopsFrom: since.Add(14 * day), ReclaimableFrom: since.Add(30 * day)}
+	dates := billinghold.From(since)
 	cases := []struct {
+		active  bool
 		at      time.Duration
 		refuses bool
-		stage   string
 	}{
-		{0, false, "notified"},
-		{7*day - time.Second, false, "notified"},
-		{7 * day, true, "deploys_refused"},
-		{14 * day, true, "serving_stopped"},
-		{30 * day, true, "reclaimable"},
+		{true, 0, false},
+		{true, 7*day - time.Second, false},
+		{true, 7 * day, true},
+		{true, 14 * day, true},
+		{true, 30 * day, true},
+		{false, 7 * day, false},
+		{false, 100 * day, false},
 	}
 	for _, tc := range cases {
-		now := since.Add(tc.at)
-		if h.RefusesDeploys(now) != tc.refuses || h.Stage(now) != tc.stage {
-			t.Errorf("at %v: refuses %v stage %s", tc.at, h.RefusesDeploys(now), h.Stage(now))
+		h := Hold{Active: tc.active, Hold: dates}
+		if got := h.RefusesDeploys(since.Add(tc.at)); got != tc.refuses {
+			t.Errorf("active %v at %v: refuses %v, want %v", tc.active, tc.at, got, tc.refuses)
 		}
 	}
 	if (Hold{}).RefusesDeploys(since.Add(100 * day)) {

@@ -3,8 +3,8 @@ package httpapi
 import (
 	"errors"
 	"net/http"
-	"time"
 
+	"tori.dev/pkg/apitime"
 	"tori.dev/pkg/httperror"
 	"tori.dev/services/deploys/internal/deploy"
 )
@@ -27,8 +27,8 @@ func toHTTP(err error) error {
 	if errors.As(err, &he) {
 		e := httperror.New(http.StatusPaymentRequired, "billing_hold").
 			WithMessage("new deploys are refused until the outstanding invoice is paid; rollbacks still work")
-		e.Body.Hold = holdView{Since: he.Hold.Since, Stage: he.Stage, DeploysRefusedFrom: he.Hold.DeploysRefusedFrom,
-			ServingStopsFrom: he.Hold.ServingStopsFrom, ReclaimableFrom: he.Hold.ReclaimableFrom}
+		e.Body.Hold = holdView{Since: apitime.Time(he.Hold.Since), Stage: string(he.Stage), DeploysRefusedFrom: apitime.Time(he.Hold.DeploysRefusedFrom),
+			ServingStopsFrom: apitime.Time(he.Hold.ServingStopsFrom), ReclaimableFrom: apitime.Time(he.Hold.ReclaimableFrom)}
 		return e
 	}
 	var pe *deploy.ParamError
@@ -71,9 +71,9 @@ func toHTTP(err error) error {
 
 // holdView is the hold a 402 billing_hold carries, in GET /api/billing's shape.
 type holdView struct {
-	Since              time.Time `json:"since"`
-	Stage              string    `json:"stage"`
-	DeploysRefusedFrom time.Time `json:"deploysRefusedFrom"`
-	ServingStopsFrom   time.Time `json:"servingStopsFrom"`
-	ReclaimableFrom    time.Time `json:"reclaimableFrom"`
+	Since              apitime.Time `json:"since"`
+	Stage              string       `json:"stage"`
+	DeploysRefusedFrom apitime.Time `json:"deploysRefusedFrom"`
+	ServingStopsFrom   apitime.Time `json:"servingStopsFrom"`
+	ReclaimableFrom    apitime.Time `json:"reclaimableFrom"`
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"tori.dev/pkg/apitime"
+	"tori.dev/proto/tori/billing/v1/billinghold"
 	"tori.dev/services/deploys/internal/app"
 	"tori.dev/services/deploys/internal/deploy"
 )
@@ -21,8 +23,7 @@ func TestBillingHoldRefusesNewDeploysButNotRollbacks(t *testing.T) {
 
 	day := 24 * time.Hour
 	since := e.clock.Now().Add(-3 * day)
-	hold := deploy.Hold{Active: true, Since: since, DeploysRefusedFrom: since.Add(7 * day),
-		ServingStopsFrom: since.Add(14 * day), ReclaimableFrom: since.Add(30 * day), Version: 1}
+	hold := deploy.Hold{Active: true, Hold: billinghold.From(since), Version: 1}
 	save := func(h deploy.Hold) {
 		t.Helper()
 		if err := e.svc.Store().InTx(context.Background(), func(tx app.Tx) error { return e.svc.SaveHold(context.Background(), tx, e.account, h) }); err != nil {
@@ -41,9 +42,9 @@ func TestBillingHoldRefusesNewDeploysButNotRollbacks(t *testing.T) {
 		t.Fatalf("deploy under hold: %d %v", status, body)
 	}
 	h, _ := body["hold"].(map[string]any)
-	if h == nil || h["stage"] != "deploys_refused" || h["since"] != since.Format(time.RFC3339) ||
-		h["deploysRefusedFrom"] != since.Add(7*day).Format(time.RFC3339) || h["servingStopsFrom"] != since.Add(14*day).Format(time.RFC3339) ||
-		h["reclaimableFrom"] != since.Add(30*day).Format(time.RFC3339) {
+	if h == nil || h["stage"] != "deploys_refused" || h["since"] != apitime.Format(since) ||
+		h["deploysRefusedFrom"] != apitime.Format(since.Add(7*day)) || h["servingStopsFrom"] != apitime.Format(since.Add(14*day)) ||
+		h["reclaimableFrom"] != apitime.Format(since.Add(30*day)) {
 		t.Fatalf("hold in the 402: %v", body["hold"])
 	}
 	status, body, _ = e.postJSON(e.account, "/api/apps/svc/deploys", `{"image":"ghcr.io/a/b@sha256:`+digest()+`"}`)

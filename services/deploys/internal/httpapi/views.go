@@ -3,6 +3,7 @@ package httpapi
 import (
 	"time"
 
+	"tori.dev/pkg/apitime"
 	"tori.dev/services/deploys/internal/deploy"
 )
 
@@ -21,13 +22,11 @@ type deployView struct {
 	FinishedAt *string  `json:"finishedAt"`
 }
 
-const jsonTime = "2006-01-02T15:04:05.000Z07:00"
-
 func toView(d *deploy.Deploy) deployView {
 	return deployView{
 		ID: d.ID, AppID: d.AppID, Kind: string(d.Kind), Status: string(d.Status),
 		Image: orNull(d.Image), Release: d.Release, RollbackOf: orNull(d.RollbackOf), Error: orNull(d.Error),
-		CreatedAt: d.CreatedAt.UTC().Format(jsonTime), UpdatedAt: d.UpdatedAt.UTC().Format(jsonTime),
+		CreatedAt: apitime.Format(d.CreatedAt), UpdatedAt: apitime.Format(d.UpdatedAt),
 		FinishedAt: timeOrNull(d.FinishedAt),
 	}
 }
@@ -51,6 +50,6 @@ func timeOrNull(t *time.Time) *string {
 	if t == nil {
 		return nil
 	}
-	s := t.UTC().Format(jsonTime)
+	s := apitime.Format(*t)
 	return &s
 }

@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"github.com/gofiber/fiber/v2"
+
+	"tori.dev/pkg/apitime"
 )
 
 // introspect is the gateway's token check (docs/conventions.md, "Gateway to service").
@@ -17,10 +19,10 @@ func (h handlers) introspect(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(struct {
-		AccountID string    `json:"accountId"`
-		UserID    string    `json:"userId"`
-		TokenKind string    `json:"tokenKind"`
-		TokenID   string    `json:"tokenId"`
-		ExpiresAt *jsonTime `json:"expiresAt"`
-	}{p.AccountID, p.UserID, p.Kind, p.TokenID, optTime(p.ExpiresAt)})
+		AccountID string        `json:"accountId"`
+		UserID    string        `json:"userId"`
+		TokenKind string        `json:"tokenKind"`
+		TokenID   string        `json:"tokenId"`
+		ExpiresAt *apitime.Time `json:"expiresAt"`
+	}{p.AccountID, p.UserID, p.Kind, p.TokenID, apitime.OrNull(p.ExpiresAt)})
 }

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
-	"time"
 )
 
 // decode reads the JSON body into v. An empty body reads as {}, so routes whose fields are
@@ -21,20 +20,4 @@ func decode(body []byte, v any) error {
 		return errInvalidBody
 	}
 	return nil
-}
-
-// jsonTime writes RFC 3339 UTC with milliseconds, as the conventions fix.
-type jsonTime time.Time
-
-func (t jsonTime) MarshalJSON() ([]byte, error) {
-	return []byte(`"` + time.Time(t).UTC().Format("2006-01-02T15:04:05.000Z") + `"`), nil
-}
-
-// optTime is a nullable jsonTime.
-func optTime(t *time.Time) *jsonTime {
-	if t == nil {
-		return nil
-	}
-	jt := jsonTime(*t)
-	return &jt
 }

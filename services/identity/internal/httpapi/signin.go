@@ -3,6 +3,7 @@ package httpapi
 import (
 	"github.com/gofiber/fiber/v2"
 
+	"tori.dev/pkg/apitime"
 	"tori.dev/pkg/callerid"
 )
 
@@ -37,10 +38,10 @@ func (h handlers) verifyMagicLink(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(struct {
-		Token     string   `json:"token"`
-		ExpiresAt jsonTime `json:"expiresAt"`
-		User      userJSON `json:"user"`
-	}{in.Token, jsonTime(in.Session.ExpiresAt), userJSON{in.User.ID, in.User.Email, in.User.Name}})
+		Token     string       `json:"token"`
+		ExpiresAt apitime.Time `json:"expiresAt"`
+		User      userJSON     `json:"user"`
+	}{in.Token, apitime.Time(in.Session.ExpiresAt), userJSON{in.User.ID, in.User.Email, in.User.Name}})
 }
 
 func (h handlers) logout(c *fiber.Ctx) error {

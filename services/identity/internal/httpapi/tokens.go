@@ -3,15 +3,16 @@ package httpapi
 import (
 	"github.com/gofiber/fiber/v2"
 
+	"tori.dev/pkg/apitime"
 	"tori.dev/pkg/callerid"
 )
 
 type tokenJSON struct {
-	ID         string    `json:"id"`
-	Name       string    `json:"name"`
-	Prefix     string    `json:"prefix"`
-	CreatedAt  jsonTime  `json:"createdAt"`
-	LastUsedAt *jsonTime `json:"lastUsedAt"`
+	ID         string        `json:"id"`
+	Name       string        `json:"name"`
+	Prefix     string        `json:"prefix"`
+	CreatedAt  apitime.Time  `json:"createdAt"`
+	LastUsedAt *apitime.Time `json:"lastUsedAt"`
 }
 
 func (h handlers) listTokens(c *fiber.Ctx) error {
@@ -21,7 +22,7 @@ func (h handlers) listTokens(c *fiber.Ctx) error {
 	}
 	out := make([]tokenJSON, 0, len(ts))
 	for _, t := range ts {
-		out = append(out, tokenJSON{t.ID, t.Name, t.Prefix, jsonTime(t.CreatedAt), optTime(t.LastUsedAt)})
+		out = append(out, tokenJSON{t.ID, t.Name, t.Prefix, apitime.Time(t.CreatedAt), apitime.OrNull(t.LastUsedAt)})
 	}
 	return c.JSON(out)
 }
@@ -38,12 +39,12 @@ func (h handlers) createToken(c *fiber.Ctx) error {
 		return err
 	}
 	return c.Status(fiber.StatusCreated).JSON(struct {
-		ID        string   `json:"id"`
-		Name      string   `json:"name"`
-		Prefix    string   `json:"prefix"`
-		CreatedAt jsonTime `json:"createdAt"`
-		Token     string   `json:"token"`
-	}{t.ID, t.Name, t.Prefix, jsonTime(t.CreatedAt), secret})
+		ID        string       `json:"id"`
+		Name      string       `json:"name"`
+		Prefix    string       `json:"prefix"`
+		CreatedAt apitime.Time `json:"createdAt"`
+		Token     string       `json:"token"`
+	}{t.ID, t.Name, t.Prefix, apitime.Time(t.CreatedAt), secret})
 }
 
 func (h handlers) revokeToken(c *fiber.Ctx) error {

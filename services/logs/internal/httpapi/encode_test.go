@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"tori.dev/pkg/apitime"
 	"tori.dev/services/logs/internal/app"
 	"tori.dev/services/logs/internal/logs"
 )
@@ -34,12 +35,12 @@ func refEncode(t testing.TB, p app.Page) []byte {
 	t.Helper()
 	r := refPage{
 		RetentionDays: p.RetentionDays,
-		Start:         p.Start.UTC().Format(jsonTime),
-		End:           p.End.UTC().Format(jsonTime),
+		Start:         p.Start.UTC().Format(apitime.Layout),
+		End:           p.End.UTC().Format(apitime.Layout),
 		Entries:       make([]refEntry, len(p.Entries)),
 	}
 	for i, e := range p.Entries {
-		r.Entries[i] = refEntry{ID: strconv.FormatInt(e.ID, 10), Timestamp: e.Timestamp.UTC().Format(jsonTime), Stream: string(e.Stream), Message: e.Message}
+		r.Entries[i] = refEntry{ID: strconv.FormatInt(e.ID, 10), Timestamp: e.Timestamp.UTC().Format(apitime.Layout), Stream: string(e.Stream), Message: e.Message}
 		if e.DeployID != "" {
 			d := e.DeployID
 			r.Entries[i].DeployID = &d

@@ -5,12 +5,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"tori.dev/pkg/apitime"
 	"tori.dev/services/logs/internal/app"
 	"tori.dev/services/logs/internal/logs"
 )
-
-// jsonTime is the contract's timestamp form: RFC 3339, UTC, milliseconds.
-const jsonTime = "2006-01-02T15:04:05.000Z07:00"
 
 // appendPage appends the contract's log response for p to b:
 //
@@ -63,7 +61,7 @@ func appendEntry(b []byte, e *logs.Entry) []byte {
 	return append(b, '}')
 }
 
-// appendTime appends t as a quoted jsonTime. Years of four digits, which every stored
+// appendTime appends t quoted, in the API's form (apitime). Years of four digits, which every stored
 // entry has, are written directly; time.Format's layout interpretation was a tenth of the
 // encoding.
 func appendTime(b []byte, t time.Time) []byte {
@@ -71,7 +69,7 @@ func appendTime(b []byte, t time.Time) []byte {
 	year, month, day := t.Date()
 	if year < 0 || year > 9999 {
 		b = append(b, '"')
-		b = t.AppendFormat(b, jsonTime)
+		b = apitime.Append(b, t)
 		return append(b, '"')
 	}
 	hour, minute, sec := t.Clock()
