@@ -14,7 +14,8 @@ import (
 	"tori.dev/services/gateway/internal/routes"
 )
 
-// dispatch is the pipeline: per-address bucket, authentication, per-account window, forward.
+// dispatch is the pipeline: per-address bucket, authentication (with the per-address budget of
+// 401s applied to refused tokens only), per-account window, forward.
 // The per-address bucket comes first so that guessing at the sign-in routes is limited even
 // without a token; authentication comes before the account window, so a 401 counts against no
 // account.
@@ -40,19 +41,10 @@ func (s *Server) dispatch(ctx context.Context, c *fiber.Ctx, m routes.Match) err
 
 	var caller callerid.Caller // empty, still signed, on public routes
 	if !m.Public() {
-		// An address that has collected its budget of 401s is refused before identity is
-		// asked, so guessing tokens costs the guesser, not identity.
-		if addr == "" {
-			addr = s.clientAddr(c)
-		}
-		if err := s.Limits.UnauthorizedOpen(ctx, addr); err != nil {
-			proxy.Discard(c)
-			return err
-		}
 		var err error
 		if caller, err = s.Auth.Authenticate(ctx, c.Get(fiber.HeaderAuthorization)); err != nil {
 			if errors.Is(err, auth.ErrUnauthorized) {
-				s.Limits.CountUnauthorized(ctx, addr)
+				err = s.refused(ctx, c, &addr)
 			}
 			proxy.Discard(c)
 			return err
@@ -99,10 +91,27 @@ func (s *Server) dispatch(ctx context.Context, c *fiber.Ctx, m routes.Match) err
 	if err != nil {
 		return err
 	}
+	s.forgetRevoked(m, string(c.Request().URI().PathOriginal()), caller, res.Status)
 	if m.Bucket() == routes.CountFlagged && res.CountBucket {
 		s.Limits.CountAddress(ctx, addr, m.Op)
 	}
 	return nil
+}
+
+// refused answers a request whose token is not valid: 401, or 429 once its address has
+// earned its budget of 401s. The budget is applied only after the token is known to be bad,
+// so a valid token is never refused for what other requests from its address did (offices,
+// CI fleets and carriers share addresses); a token refused before is refused again without
+// asking identity (auth.Unknown), so guessing the same tokens costs the guesser alone.
+func (s *Server) refused(ctx context.Context, c *fiber.Ctx, addr *string) error {
+	if *addr == "" {
+		*addr = s.clientAddr(c)
+	}
+	if err := s.Limits.UnauthorizedOpen(ctx, *addr); err != nil {
+		return err
+	}
+	s.Limits.CountUnauthorized(ctx, *addr)
+	return auth.ErrUnauthorized
 }
 
 func (s *Server) clientAddr(c *fiber.Ctx) string {

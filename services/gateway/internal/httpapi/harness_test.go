@@ -284,18 +284,20 @@ func start(t testing.TB, o options) *harness {
 	if o.accounts {
 		accounts = &httpapi.AccountViews{Cache: accountview.New(time.Minute), Trusted: trust(o.cache).Trusted}
 	}
+	tokens := auth.NewCache()
 	app := httpapi.New(httpapi.Deps{
 		Log:       log,
 		Identity:  health.NewIdentity("gateway", "test"),
 		OpenAPI:   []byte(openAPIDoc),
 		Upstreams: upstreams,
-		Auth:      auth.NewAuthenticator(auth.NewIdentityClient(introspect, key, transport), auth.NewCache(), trust(o.cache), time.Minute),
+		Auth:      auth.NewAuthenticator(auth.NewIdentityClient(introspect, key, transport), tokens, trust(o.cache), time.Minute),
 		Limits:    ratelimit.NewPolicy(ratelimit.NewMemory(clk.now), o.authLimit, log),
 		ClientIP:  clientip.New(o.trusted),
 		CORS:      cors.New([]string{consoleOrigin}),
 		Proxy:     proxy.New(transport, key, httpapi.MaxBody),
 		Ready:     readiness.New(transport, upstreams, time.Second),
 
+		Tokens:      tokens,
 		Accounts:    accounts,
 		Idempotency: keys,
 		Timeouts:    o.timeouts,
