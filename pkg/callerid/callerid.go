@@ -55,6 +55,8 @@ var ErrReplay = errors.New("callerid: replayed gateway signature")
 
 // MaxSkew bounds how old (or, for clocks apart, how new) a signature may be. Within it a
 // service remembers every nonce it accepted, so a captured request cannot be sent again.
+// The expiry of a nonce follows the signature's own timestamp (Nonces), so this is the
+// whole window a replay store must cover.
 const MaxSkew = 10 * time.Second
 
 // Setter and Getter abstract over net/http and fasthttp headers.
@@ -107,14 +109,15 @@ func Verify(key []byte, get Getter, method, host, path string, now time.Time) (C
 }
 
 // VerifyOnce is Verify followed by claiming the request's nonce in seen: a second request
-// with the same signature is ErrReplay.
+// with the same signature is ErrReplay, and ErrNoncesFull when seen cannot take it.
 func VerifyOnce(key []byte, seen *Nonces, get Getter, method, host, path string, now time.Time) (Caller, error) {
 	c, err := Verify(key, get, method, host, path, now)
 	if err != nil {
 		return Caller{}, err
 	}
-	if !seen.Claim(get(HeaderNonce), now) {
-		return Caller{}, ErrReplay
+	secs, _ := strconv.ParseInt(get(HeaderTimestamp), 10, 64) // Verify parsed it
+	if err := seen.Claim(get(HeaderNonce), time.Unix(secs, 0), now); err != nil {
+		return Caller{}, err
 	}
 	return c, nil
 }

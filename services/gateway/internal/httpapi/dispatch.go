@@ -11,6 +11,7 @@ import (
 	"tori.dev/services/gateway/internal/auth"
 	"tori.dev/services/gateway/internal/idempotency"
 	"tori.dev/services/gateway/internal/proxy"
+	"tori.dev/services/gateway/internal/ratelimit"
 	"tori.dev/services/gateway/internal/routes"
 )
 
@@ -20,13 +21,26 @@ import (
 // without a token; authentication comes before the account window, so a 401 counts against no
 // account.
 func (s *Server) dispatch(ctx context.Context, c *fiber.Ctx, m routes.Match) error {
+	var addr string
+	if m.AddressWindow() {
+		addr = s.clientAddr(c)
+		code := ratelimit.CodeRateLimited
+		if m.Bucket() == routes.CountFlagged {
+			code = ratelimit.CodeSlowDown
+		}
+		if err := s.Limits.Public(ctx, addr, m.Op, code); err != nil {
+			proxy.Discard(c)
+			return err
+		}
+	}
 	if m.Route != nil && m.Route.Owner == routes.Local {
 		return s.local(c, m.Route)
 	}
 
-	var addr string
 	if b := m.Bucket(); b != routes.NoBucket {
-		addr = s.clientAddr(c)
+		if addr == "" {
+			addr = s.clientAddr(c)
+		}
 		var err error
 		if b == routes.CountFlagged {
 			err = s.Limits.AddressOpen(ctx, addr, m.Op)

@@ -124,6 +124,7 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			in, ok = auth.Introspection{AccountID: req.Token, UserID: req.Token, TokenKind: "api", TokenID: req.Token}, true
 		}
 		if !ok {
+			w.Header().Set(auth.TokenUnknownHeader, "1")
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}

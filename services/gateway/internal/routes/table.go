@@ -37,6 +37,9 @@ type Route struct {
 	Owner    string
 	Public   bool // no bearer token needed
 	Bucket   Bucket
+	// Probe: a health or readiness probe, never limited (Kubernetes and load balancers poll
+	// it from a few addresses). Every other public route has a per-address window.
+	Probe bool
 
 	op   string   // "METHOD template", the rate-limit operation
 	segs []string // template split on '/', "" for a parameter
@@ -49,8 +52,8 @@ func (r *Route) Op() string { return r.op }
 // owner's prefix too (see ownerOf), counted as Unknown, so a service can add a route before
 // this table learns it; the OpenAPI test keeps this table and the document in step.
 var table = []Route{
-	{Method: "GET", Template: "/healthz", Owner: Local, Public: true},
-	{Method: "GET", Template: "/readyz", Owner: Local, Public: true},
+	{Method: "GET", Template: "/healthz", Owner: Local, Public: true, Probe: true},
+	{Method: "GET", Template: "/readyz", Owner: Local, Public: true, Probe: true},
 	{Method: "GET", Template: "/api/openapi.json", Owner: Local, Public: true},
 
 	{Method: "POST", Template: "/api/auth/magic-link", Owner: Identity, Public: true, Bucket: CountAll},
