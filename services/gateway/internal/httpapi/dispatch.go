@@ -9,6 +9,7 @@ import (
 
 	"tori.dev/pkg/callerid"
 	"tori.dev/services/gateway/internal/auth"
+	"tori.dev/services/gateway/internal/clientip"
 	"tori.dev/services/gateway/internal/idempotency"
 	"tori.dev/services/gateway/internal/proxy"
 	"tori.dev/services/gateway/internal/ratelimit"
@@ -134,5 +135,5 @@ func (s *Server) clientAddr(c *fiber.Ctx) string {
 	for _, v := range c.Request().Header.PeekAll(fiber.HeaderXForwardedFor) {
 		xff = append(xff, string(v))
 	}
-	return s.ClientIP.Resolve(peer, xff).String()
+	return clientip.Bucket(s.ClientIP.Resolve(peer, xff))
 }

@@ -94,6 +94,7 @@ func (u *upstream) count() int {
 
 var introspections = map[string]auth.Introspection{
 	"svc_alice":   {AccountID: "acct-a", UserID: "user-a", TokenKind: "api", TokenID: "t-alice"},
+	"tok_alice":   {AccountID: "acct-a", UserID: "user-a", TokenKind: "session", TokenID: "t-alice-session", ExpiresAt: ptr(time.Now().Add(time.Hour))},
 	"tok_bob":     {AccountID: "acct-b", UserID: "user-b", TokenKind: "session", TokenID: "t-bob", ExpiresAt: ptr(time.Now().Add(time.Hour))},
 	"tok_expired": {AccountID: "acct-a", UserID: "user-a", TokenKind: "session", TokenID: "t-old", ExpiresAt: ptr(time.Now().Add(-time.Minute))},
 }

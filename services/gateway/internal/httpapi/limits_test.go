@@ -195,3 +195,20 @@ func TestPublicRoutesHaveAPerAddressWindow(t *testing.T) {
 		t.Fatalf("/readyz limited: %s", r.Body)
 	}
 }
+
+// An IPv6 client is one /64: addresses of the same /64 fill one bucket, and another /64 is
+// untouched. Without it, a client with a /64 would have 2^64 buckets.
+func TestIPv6AddressesShareTheirSlash64sBucket(t *testing.T) {
+	h := start(t, options{trusted: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
+	from := func(addr string) []string { return []string{"X-Forwarded-For", addr} }
+	for i := 1; i <= 20; i++ {
+		r := h.do("POST", "/api/auth/magic-link", "", strings.NewReader(`{}`), from("2001:db8:5:6::"+strconv.FormatInt(int64(i), 16))...)
+		if r.Status == 429 {
+			t.Fatalf("request %d refused", i)
+		}
+	}
+	limited(t, h.do("POST", "/api/auth/magic-link", "", strings.NewReader(`{}`), from("2001:db8:5:6:abcd:1234:5678:9abc")...), "rate_limited", quarterLeft)
+	if r := h.do("POST", "/api/auth/magic-link", "", strings.NewReader(`{}`), from("2001:db8:5:7::1")...); r.Status == 429 {
+		t.Fatalf("another /64: %d %s", r.Status, r.Body)
+	}
+}
