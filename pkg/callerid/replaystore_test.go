@@ -24,7 +24,7 @@ func TestAFullReplayStoreAnswers503NotUnauthorized(t *testing.T) {
 	now := time.Now()
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	app := fiber.New(fiber.Config{DisableStartupMessage: true, ErrorHandler: httperror.Handler(slog.Default())})
-	app.Get("/api/things", middleware(key, NewNonces(4), true, httperror.Unauthorized, clock), func(c *fiber.Ctx) error {
+	app.Get("/api/things", middleware(key, NewNonces(4), true, httperror.Unauthorized, clock).handle, func(c *fiber.Ctx) error {
 		return c.SendString(From(c).AccountID)
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -179,6 +179,11 @@ func (s *Service) CreateUpload(ctx context.Context, accountID, slug string, cont
 	} else {
 		_, err = upload.Static(limited, boundary, up)
 	}
+	if err == nil {
+		// To the end: a streamed body is checked against its signature there, and nothing is
+		// committed (or referenced) before it passed.
+		_, err = io.Copy(io.Discard, limited)
+	}
 	if errors.Is(err, objects.ErrTooLarge) {
 		err = uploadLimit(plan)
 	}

@@ -72,7 +72,7 @@ func (c *IdentityClient) Introspect(ctx context.Context, token string) (Introspe
 		return Introspection{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	callerid.Sign(c.key, req.Header.Set, callerid.Caller{}, http.MethodPost, req.URL.Host, IntrospectPath, time.Now())
+	callerid.SignBody(c.key, req.Header.Set, callerid.Caller{}, http.MethodPost, req.URL.Host, IntrospectPath, time.Now(), callerid.DigestOf(body))
 	otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(req.Header))
 
 	resp, err := c.rt.RoundTrip(req)
