@@ -15,7 +15,7 @@ export TEST_REDIS_URL    ?= redis://127.0.0.1:6379/0
 # The zone's managed-database cluster (scripts/zone-postgres.sh), as its superuser over the socket.
 export TEST_ZONE_POSTGRES_URL ?= postgres://postgres@/postgres?host=/var/run/postgresql&port=5433&sslmode=disable
 
-.PHONY: all tools proto openapi build run test fmt services wrk vault-dev stripe-mock bench-bus bench-gateway bench-apps bench-logs bench-databases bench-databases-dump bench-deploys chaos clean
+.PHONY: all tools proto openapi build run test fmt services wrk vault-dev stripe-mock bench-bus bench-gateway flood-public bench-apps bench-logs bench-databases bench-databases-dump bench-deploys chaos clean
 
 all: build
 
@@ -98,6 +98,10 @@ wrk:
 
 bench-gateway: build wrk services
 	scripts/bench-gateway.sh
+
+# Issue 25: a flood of public requests from one address harms no client at another.
+flood-public: build wrk services
+	scripts/flood-public.sh
 
 clean:
 	rm -rf $(BIN) var

@@ -24,10 +24,17 @@ const (
 	HeaderTimestamp = "X-Tori-Timestamp"
 	HeaderNonce     = "X-Tori-Nonce"
 	HeaderSignature = "X-Tori-Signature"
+	// HeaderBodyDigest is the signed statement about the body (body.go).
+	HeaderBodyDigest = "X-Tori-Body-Digest"
+	// HeaderBodySeal is the trailer of a streamed body: its digest, sealed to the signature.
+	HeaderBodySeal = "X-Tori-Body-Seal"
+	// HeaderDeclaredLength is a streamed body's length as the client declared it, for a
+	// service's early refusal (the body itself goes chunked, to carry its trailer).
+	HeaderDeclaredLength = "X-Tori-Declared-Length"
 )
 
 // AllHeaders lists every header this package writes.
-var AllHeaders = []string{HeaderAccount, HeaderUser, HeaderTokenKind, HeaderTokenID, HeaderTimestamp, HeaderNonce, HeaderSignature}
+var AllHeaders = []string{HeaderAccount, HeaderUser, HeaderTokenKind, HeaderTokenID, HeaderTimestamp, HeaderNonce, HeaderSignature, HeaderBodyDigest, HeaderBodySeal, HeaderDeclaredLength}
 
 // Token kinds.
 const (
@@ -55,6 +62,8 @@ var ErrReplay = errors.New("callerid: replayed gateway signature")
 
 // MaxSkew bounds how old (or, for clocks apart, how new) a signature may be. Within it a
 // service remembers every nonce it accepted, so a captured request cannot be sent again.
+// The expiry of a nonce follows the signature's own timestamp (Nonces), so this is the
+// whole window a replay store must cover.
 const MaxSkew = 10 * time.Second
 
 // Setter and Getter abstract over net/http and fasthttp headers.
@@ -62,9 +71,17 @@ type Setter func(key, value string)
 type Getter func(key string) string
 
 // Sign writes c's headers for a request with the given method, target host ("host:port", as
-// the service will see it in Host) and request URI. Each signature carries a fresh nonce, so
-// no two signed requests are alike.
+// the service will see it in Host) and request URI, its body left unbound (see SignBody: the
+// gateway always binds the body; only holders of the key, tools and tests, sign this way).
+// Each signature carries a fresh nonce, so no two signed requests are alike.
 func Sign(key []byte, set Setter, c Caller, method, host, path string, now time.Time) {
+	SignBody(key, set, c, method, host, path, now, "")
+}
+
+// SignBody is Sign with the request's body bound to the signature by digest: DigestOf(body)
+// for a body known whole before sending, DigestTrailer for a body streamed with its Seal in
+// the trailer. A captured request sent again with another body then fails verification.
+func SignBody(key []byte, set Setter, c Caller, method, host, path string, now time.Time, digest string) {
 	ts := strconv.FormatInt(now.Unix(), 10)
 	nonce := newNonce()
 	set(HeaderAccount, c.AccountID)
@@ -73,7 +90,8 @@ func Sign(key []byte, set Setter, c Caller, method, host, path string, now time.
 	set(HeaderTokenID, c.TokenID)
 	set(HeaderTimestamp, ts)
 	set(HeaderNonce, nonce)
-	set(HeaderSignature, mac(key, c, method, host, path, ts, nonce))
+	set(HeaderBodyDigest, digest)
+	set(HeaderSignature, mac(key, c, method, host, path, ts, nonce, digest))
 }
 
 // Verify checks the headers of a request with the given method, Host and request URI and
@@ -88,6 +106,7 @@ func Verify(key []byte, get Getter, method, host, path string, now time.Time) (C
 	}
 	ts := get(HeaderTimestamp)
 	nonce := get(HeaderNonce)
+	digest := get(HeaderBodyDigest)
 	sig := get(HeaderSignature)
 	if ts == "" || sig == "" || len(nonce) != nonceLen {
 		return Caller{}, ErrInvalid
@@ -99,7 +118,7 @@ func Verify(key []byte, get Getter, method, host, path string, now time.Time) (C
 	if d := now.Sub(time.Unix(secs, 0)); d > MaxSkew || d < -MaxSkew {
 		return Caller{}, ErrInvalid
 	}
-	want := mac(key, c, method, host, path, ts, nonce)
+	want := mac(key, c, method, host, path, ts, nonce, digest)
 	if !hmac.Equal([]byte(want), []byte(sig)) {
 		return Caller{}, ErrInvalid
 	}
@@ -107,14 +126,15 @@ func Verify(key []byte, get Getter, method, host, path string, now time.Time) (C
 }
 
 // VerifyOnce is Verify followed by claiming the request's nonce in seen: a second request
-// with the same signature is ErrReplay.
+// with the same signature is ErrReplay, and ErrNoncesFull when seen cannot take it.
 func VerifyOnce(key []byte, seen *Nonces, get Getter, method, host, path string, now time.Time) (Caller, error) {
 	c, err := Verify(key, get, method, host, path, now)
 	if err != nil {
 		return Caller{}, err
 	}
-	if !seen.Claim(get(HeaderNonce), now) {
-		return Caller{}, ErrReplay
+	secs, _ := strconv.ParseInt(get(HeaderTimestamp), 10, 64) // Verify parsed it
+	if err := seen.Claim(get(HeaderNonce), time.Unix(secs, 0), now); err != nil {
+		return Caller{}, err
 	}
 	return c, nil
 }
@@ -128,8 +148,8 @@ func newNonce() string {
 	return hex.EncodeToString(b[:])
 }
 
-func mac(key []byte, c Caller, method, host, path, ts, nonce string) string {
+func mac(key []byte, c Caller, method, host, path, ts, nonce, digest string) string {
 	h := hmac.New(sha256.New, key)
-	h.Write([]byte(strings.Join([]string{"v2", method, strings.ToLower(host), path, c.AccountID, c.UserID, c.TokenKind, c.TokenID, ts, nonce}, "\n")))
+	h.Write([]byte(strings.Join([]string{"v3", method, strings.ToLower(host), path, c.AccountID, c.UserID, c.TokenKind, c.TokenID, ts, nonce, digest}, "\n")))
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -79,29 +79,35 @@ func TestEachSignatureHasItsOwnNonce(t *testing.T) {
 func TestNoncesAreClaimedOnceForTheWindow(t *testing.T) {
 	n := NewNonces(3)
 	t0 := time.Unix(1_800_000_000, 0)
-	if !n.Claim("a", t0) || n.Claim("a", t0.Add(time.Second)) {
+	if n.Claim("a", t0, t0) != nil || n.Claim("a", t0, t0.Add(time.Second)) != ErrReplay {
 		t.Fatal("a nonce was accepted twice")
 	}
-	// Still remembered while a signature with it could verify...
-	if n.Claim("a", t0.Add(2*MaxSkew)) {
+	// Still remembered while a signature made at t0 could verify...
+	if n.Claim("a", t0, t0.Add(MaxSkew)) != ErrReplay {
 		t.Fatal("forgotten inside the window")
 	}
-	// ...and forgotten after, so memory stays bounded by the window.
-	if !n.Claim("b", t0.Add(2*MaxSkew+time.Second)) || n.Len() != 1 {
+	// ...and forgotten after, when Verify refuses the signature anyway.
+	if n.Claim("b", t0.Add(MaxSkew+time.Second), t0.Add(MaxSkew+time.Second)) != nil || n.Len() != 1 {
 		t.Fatalf("after the window: %d remembered, want 1", n.Len())
+	}
+	// A signature dated ahead (clocks apart) is kept until it too is stale.
+	ahead := t0.Add(20 * time.Second)
+	if n.Claim("c", ahead, t0.Add(11*time.Second)) != nil || n.Claim("c", ahead, ahead.Add(MaxSkew)) != ErrReplay {
+		t.Fatal("a nonce signed ahead was forgotten while it could verify")
 	}
 }
 
 func TestNoncesRefuseWhenFull(t *testing.T) {
 	n := NewNonces(2)
 	t0 := time.Unix(1_800_000_000, 0)
-	if !n.Claim("a", t0) || !n.Claim("b", t0) {
+	if n.Claim("a", t0, t0) != nil || n.Claim("b", t0, t0) != nil {
 		t.Fatal("under the bound was refused")
 	}
-	if n.Claim("c", t0) {
-		t.Fatal("a third nonce was accepted past a bound of 2")
+	if err := n.Claim("c", t0, t0); err != ErrNoncesFull {
+		t.Fatalf("a third nonce past a bound of 2: %v, want ErrNoncesFull", err)
 	}
-	if !n.Claim("c", t0.Add(2*MaxSkew+time.Second)) {
+	later := t0.Add(MaxSkew + time.Second)
+	if n.Claim("c", later, later) != nil {
 		t.Fatal("room never came back after the window")
 	}
 }
@@ -177,14 +183,14 @@ func TestNoncesKeepTheirOwnCopy(t *testing.T) {
 	n := NewNonces(0)
 	now := time.Now()
 	buf := []byte("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")
-	if !n.Claim(unsafe.String(&buf[0], len(buf)), now) {
+	if n.Claim(unsafe.String(&buf[0], len(buf)), now, now) != nil {
 		t.Fatal("first claim refused")
 	}
 	copy(buf, "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb") // the buffer now holds the next request's nonce
-	if !n.Claim("bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", now) {
+	if n.Claim("bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", now, now) != nil {
 		t.Fatal("a fresh nonce looked seen: the stored key aliased the reused buffer")
 	}
-	if n.Claim("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", now) {
+	if n.Claim("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", now, now) == nil {
 		t.Fatal("the first nonce was forgotten")
 	}
 }

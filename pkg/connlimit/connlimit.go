@@ -5,6 +5,7 @@ package connlimit
 import (
 	"io"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 )
@@ -60,10 +61,17 @@ func (l *perIPListener) release(ip string) {
 	}
 }
 
+// peerIP is the peer's address, or its /64 for IPv6: one customer's network is usually
+// handed a whole /64, so counting per /128 would give it unlimited connections.
 func peerIP(c net.Conn) string {
 	host, _, err := net.SplitHostPort(c.RemoteAddr().String())
 	if err != nil {
 		return c.RemoteAddr().String()
+	}
+	if a, err := netip.ParseAddr(host); err == nil {
+		if a = a.Unmap(); a.Is6() {
+			return netip.PrefixFrom(a, 64).Masked().String()
+		}
 	}
 	return host
 }

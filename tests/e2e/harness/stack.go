@@ -129,13 +129,16 @@ type process struct {
 	exited chan struct{}
 }
 
-func (s *Stack) start(name string) {
+func (s *Stack) start(name string) { s.startBinary(name, name) }
+
+// startBinary runs the built binary as the process called name (one binary may run twice).
+func (s *Stack) startBinary(name, binary string) {
 	s.t.Helper()
 	logf, err := os.OpenFile(s.LogPath(name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		s.t.Fatalf("harness: log file: %v", err)
 	}
-	cmd := exec.Command(filepath.Join(s.bin, name))
+	cmd := exec.Command(filepath.Join(s.bin, binary))
 	cmd.Env = s.environ(name)
 	cmd.Stdout = logf
 	cmd.Stderr = logf

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"tori.dev/pkg/bus"
+	"tori.dev/pkg/callerid"
 	pkgconfig "tori.dev/pkg/config"
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/lifecycle"
@@ -66,6 +67,8 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		return err
 	}
 	defer pool.Close()
+	// Signed state-changing requests are served once across the replicas (pkg/callerid).
+	defer callerid.ShareReplays(callerid.NewSharedNonces(pool))()
 	st := store.New(pool)
 	kr, err := openKeyring(ctx, cfg, st)
 	if err != nil {
@@ -146,7 +149,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 }
 
 func openDB(ctx context.Context, cfg config.Config) (*pgxpool.Pool, error) {
-	return pgstore.Connect(ctx, cfg.DatabaseURL, store.Service("").Schema, pgstore.WithMigrations(bus.Migrations, store.Migrations))
+	return pgstore.Connect(ctx, cfg.DatabaseURL, store.Service("").Schema, pgstore.WithMigrations(bus.Migrations, store.Migrations, callerid.Migrations))
 }
 
 // rotateKeys is `apps rotate-keys`: a new primary key, then every stored value re-sealed

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"tori.dev/pkg/bus"
+	"tori.dev/pkg/callerid"
 	pkgconfig "tori.dev/pkg/config"
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/lifecycle"
@@ -52,11 +53,13 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	log := logging.New("databases", logs)
 	log.InfoContext(ctx, "starting", "version", version, "config", pkgconfig.Describe(&cfg))
 
-	pool, err := pgstore.Connect(ctx, cfg.DatabaseURL, store.Service("").Schema, pgstore.WithMigrations(bus.Migrations, store.Migrations))
+	pool, err := pgstore.Connect(ctx, cfg.DatabaseURL, store.Service("").Schema, pgstore.WithMigrations(bus.Migrations, store.Migrations, callerid.Migrations))
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
+	// Signed state-changing requests are served once across the replicas (pkg/callerid).
+	defer callerid.ShareReplays(callerid.NewSharedNonces(pool))()
 	conn, err := bus.Dial(ctx, cfg.BusConfig(), log)
 	if err != nil {
 		return err

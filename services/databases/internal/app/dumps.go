@@ -42,7 +42,9 @@ func (s *Databases) dumpable(ctx context.Context, accountID, slug string) (datab
 	return d, nil
 }
 
-// TakeDump starts a dump of the app's database now (it counts toward the seven kept).
+// TakeDump starts a dump of the app's database now (it counts toward the seven kept). At most
+// one runs per database: while one does, database.ErrDumpInProgress. The database's row is
+// locked first, so two requests at once cannot both see none running.
 func (s *Databases) TakeDump(ctx context.Context, accountID, slug string) (database.Dump, error) {
 	d, err := s.dumpable(ctx, accountID, slug)
 	if err != nil {
@@ -50,6 +52,16 @@ func (s *Databases) TakeDump(ctx context.Context, accountID, slug string) (datab
 	}
 	var out database.Dump
 	err = s.store.InTx(ctx, func(tx Tx) error {
+		if _, err := tx.LockByID(ctx, d.ID); err != nil {
+			return err
+		}
+		dumps, err := tx.Dumps(ctx, d.ID)
+		if err != nil {
+			return err
+		}
+		if database.Running(dumps, s.now()) {
+			return database.ErrDumpInProgress
+		}
 		out, err = s.startDump(ctx, tx, d)
 		return err
 	})

@@ -71,3 +71,22 @@ func DueNightly(now, last time.Time, hour int) bool {
 
 // ErrNotReady: the database cannot be dumped in its status (not yet made, or going).
 var ErrNotReady = errors.New("database_not_ready")
+
+// ErrDumpInProgress: a dump of the database is running; a manual one waits for it to end.
+var ErrDumpInProgress = errors.New("dump_in_progress")
+
+// DumpBlocksFor is how long a running dump keeps another manual one from starting. A zone
+// that never reports (it died mid-dump) would otherwise block the database's dumps forever;
+// a dump of a database within the plans' sizes ends well inside it.
+const DumpBlocksFor = time.Hour
+
+// Running reports whether any of dumps is running at now (started less than DumpBlocksFor
+// ago and not reported).
+func Running(dumps []Dump, now time.Time) bool {
+	for _, d := range dumps {
+		if d.Status == DumpRunning && now.Sub(d.CreatedAt) < DumpBlocksFor {
+			return true
+		}
+	}
+	return false
+}

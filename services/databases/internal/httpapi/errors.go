@@ -23,6 +23,9 @@ func toHTTP(err error) error {
 	case errors.Is(err, database.ErrNotReady):
 		return httperror.New(http.StatusConflict, "database_not_ready").
 			WithMessage("the database is not ready (being made, failed or being deleted)")
+	case errors.Is(err, database.ErrDumpInProgress):
+		return httperror.New(http.StatusConflict, "dump_in_progress").
+			WithMessage("a dump of this database is running; take another once it has finished")
 	case errors.Is(err, database.ErrRestoreExists):
 		return httperror.New(http.StatusConflict, "restore_exists").
 			WithMessage("one restore at a time: delete the existing one first")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"tori.dev/pkg/bus"
+	"tori.dev/pkg/callerid"
 	pkgconfig "tori.dev/pkg/config"
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/lifecycle"
@@ -55,6 +56,8 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		return err
 	}
 	defer pool.Close()
+	// Signed state-changing requests are served once across the replicas (pkg/callerid).
+	defer callerid.ShareReplays(callerid.NewSharedNonces(pool))()
 	objs, err := objects.NewLocal(cfg.ObjectsDir())
 	if err != nil {
 		return err

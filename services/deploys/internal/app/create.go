@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"tori.dev/services/deploys/internal/deploy"
 	"tori.dev/services/deploys/internal/objects"
@@ -38,14 +39,51 @@ func (s *Service) precheck(ctx context.Context, accountID, slug string, wantServ
 	if err != nil {
 		return App{}, Plan{}, err
 	}
-	n, err := s.store.CountOpen(ctx, accountID)
-	if err != nil {
-		return App{}, Plan{}, err
-	}
-	if n >= plan.ConcurrentDeploys {
-		return App{}, Plan{}, deployLimit(plan)
-	}
 	return app, plan, nil
+}
+
+// UploadHold is how long an upload holds its slot of the concurrent-deploy limit at most: the
+// gateway gives an upload an hour, and the slot of a process that died mid-upload comes
+// back after this.
+const UploadHold = time.Hour + 5*time.Minute
+
+// reserveUpload holds one of the plan's concurrent deploys for upload id before any byte of
+// it is read, under the account's lock: deploys under way and uploads under way together
+// never pass the limit.
+func (s *Service) reserveUpload(ctx context.Context, accountID, id string, plan Plan) error {
+	return s.store.InTx(ctx, func(tx Tx) error {
+		if err := tx.LockAccount(ctx, accountID); err != nil {
+			return err
+		}
+		n, err := s.underWay(ctx, tx, accountID)
+		if err != nil {
+			return err
+		}
+		if n >= plan.ConcurrentDeploys {
+			return deployLimit(plan)
+		}
+		return tx.InsertUpload(ctx, id, accountID, s.clock().Add(UploadHold))
+	})
+}
+
+// underWay counts the account's deploys building or releasing and its uploads under way.
+func (s *Service) underWay(ctx context.Context, tx Tx, accountID string) (int64, error) {
+	open, err := tx.CountOpen(ctx, accountID)
+	if err != nil {
+		return 0, err
+	}
+	uploads, err := tx.CountUploads(ctx, accountID, s.clock())
+	if err != nil {
+		return 0, err
+	}
+	return open + uploads, nil
+}
+
+// releaseUpload gives an upload's slot back; once its deploy is inserted there is none left.
+func (s *Service) releaseUpload(ctx context.Context, id string) {
+	if err := s.store.DeleteUpload(context.WithoutCancel(ctx), id); err != nil {
+		s.log.WarnContext(ctx, "release upload slot", "err", err.Error())
+	}
 }
 
 func deployLimit(p Plan) error {
@@ -124,6 +162,10 @@ func (s *Service) CreateUpload(ctx context.Context, accountID, slug string, cont
 		return nil, uploadLimit(plan)
 	}
 	id := s.newID()
+	if err := s.reserveUpload(ctx, accountID, id, plan); err != nil {
+		return nil, err
+	}
+	defer s.releaseUpload(ctx, id)
 	kind, ext := deploy.KindStatic, ".tar"
 	if service {
 		kind, ext = deploy.KindSource, ".tar.gz"
@@ -140,6 +182,11 @@ func (s *Service) CreateUpload(ctx context.Context, accountID, slug string, cont
 		release, releaseGiven, err = upload.Source(limited, boundary, up)
 	} else {
 		_, err = upload.Static(limited, boundary, up)
+	}
+	if err == nil {
+		// To the end: a streamed body is checked against its signature there, and nothing is
+		// committed (or referenced) before it passed.
+		_, err = io.Copy(io.Discard, limited)
 	}
 	if errors.Is(err, objects.ErrTooLarge) {
 		err = uploadLimit(plan)
@@ -213,7 +260,11 @@ func (s *Service) insert(ctx context.Context, app App, plan Plan, d *deploy.Depl
 		if err := tx.LockAccount(ctx, d.AccountID); err != nil {
 			return err
 		}
-		n, err := tx.CountOpen(ctx, d.AccountID)
+		// An upload's slot becomes its deploy's: one leaves the count as the other joins.
+		if err := tx.DeleteUpload(ctx, d.ID); err != nil {
+			return err
+		}
+		n, err := s.underWay(ctx, tx, d.AccountID)
 		if err != nil {
 			return err
 		}

@@ -37,6 +37,11 @@ type Tx interface {
 	// cannot be raced past the limit.
 	LockAccount(ctx context.Context, accountID string) error
 	CountOpen(ctx context.Context, accountID string) (int64, error)
+	// CountUploads counts the account's uploads under way at now; InsertUpload holds a slot
+	// of the concurrent-deploy limit for an upload until until, DeleteUpload gives it back.
+	CountUploads(ctx context.Context, accountID string, now time.Time) (int64, error)
+	InsertUpload(ctx context.Context, id, accountID string, until time.Time) error
+	DeleteUpload(ctx context.Context, id string) error
 	Insert(ctx context.Context, d *deploy.Deploy) error
 	Update(ctx context.Context, d *deploy.Deploy) error
 	// Deploy loads a deploy with a row lock; deploy.ErrNotFound when it does not exist.
@@ -75,6 +80,9 @@ type Store interface {
 	// their account's copy, whose app has no deploy under way.
 	StalePlanRevisions(ctx context.Context, limit int) ([]StaleRevision, error)
 	CountOpen(ctx context.Context, accountID string) (int64, error)
+	// DeleteUpload gives an upload's slot back; PruneUploads drops slots past their time.
+	DeleteUpload(ctx context.Context, id string) error
+	PruneUploads(ctx context.Context, now time.Time) (int64, error)
 	Deploy(ctx context.Context, id string) (*deploy.Deploy, error)
 	Live(ctx context.Context, appID string) (*deploy.Deploy, error)
 	// List returns the app's deploys newest first, older than before when it is set.

@@ -10,8 +10,12 @@ import (
 
 // CloseOverdue fails every deploy still open 20 minutes after insert (deadline_exceeded) and
 // tells its zone to discard the revision.
+// It also drops upload slots past their time (UploadHold), left by a process that died.
 func (s *Service) CloseOverdue(ctx context.Context) (int64, error) {
 	now := s.clock()
+	if _, err := s.store.PruneUploads(ctx, now); err != nil {
+		return 0, err
+	}
 	ids, err := s.store.Overdue(ctx, now.Add(-deploy.Deadline), 100)
 	if err != nil {
 		return 0, err

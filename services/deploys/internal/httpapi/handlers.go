@@ -12,23 +12,32 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"tori.dev/pkg/callerid"
+	"tori.dev/pkg/httperror"
 	"tori.dev/services/deploys/internal/app"
 	"tori.dev/services/deploys/internal/deploy"
 )
 
-type handlers struct{ deploys Deploys }
+type handlers struct {
+	deploys Deploys
+	key     []byte // the gateway's signing key: bodies are checked against their signature
+}
 
 // maxJSONBody bounds an image deploy's JSON body.
 const maxJSONBody = 64 << 10
 
 func account(c *fiber.Ctx) string { return callerid.From(c).AccountID }
 
-// body is the request body as a stream; fasthttp keeps small bodies in memory instead.
-func body(c *fiber.Ctx) io.Reader {
-	if r := c.Context().RequestBodyStream(); r != nil {
-		return r
+// declaredLength is the upload's length as the client declared it: the gateway streams an
+// upload chunked (its signature's seal rides in the trailer) and says the length in a header.
+// Only an early refusal uses it; the limit itself is enforced on the bytes.
+func declaredLength(c *fiber.Ctx) int64 {
+	if n := int64(c.Request().Header.ContentLength()); n >= 0 {
+		return n
 	}
-	return bytes.NewReader(c.Body())
+	if n, err := strconv.ParseInt(c.Get(callerid.HeaderDeclaredLength), 10, 64); err == nil && n >= 0 {
+		return n
+	}
+	return -1
 }
 
 // create dispatches on the content type: JSON is an image deploy, multipart a static site or
@@ -51,9 +60,19 @@ func (h handlers) create(c *fiber.Ctx) (err error) {
 	if err != nil {
 		return fmt.Errorf("%w: unreadable Content-Type", deploy.ErrInvalidBody)
 	}
+	body := callerid.Body(h.key, c)
+	defer func() {
+		if err != nil && body.Mismatched() {
+			err = httperror.Unauthorized // not the body the gateway signed: nothing was kept
+		}
+	}()
 	switch mediaType {
 	case fiber.MIMEApplicationJSON:
-		in, err := decodeImage(body(c))
+		raw, err := io.ReadAll(io.LimitReader(body, maxJSONBody+1))
+		if err != nil {
+			return err
+		}
+		in, err := decodeImage(bytes.NewReader(raw))
 		if err != nil {
 			return err
 		}
@@ -70,8 +89,8 @@ func (h handlers) create(c *fiber.Ctx) (err error) {
 		if params["boundary"] == "" {
 			return fmt.Errorf("%w: multipart without boundary", deploy.ErrInvalidBody)
 		}
-		d, err := h.deploys.CreateUpload(ctx, account(c), c.Params("slug"), int64(c.Request().Header.ContentLength()),
-			body(c), params["boundary"], kind == "service")
+		d, err := h.deploys.CreateUpload(ctx, account(c), c.Params("slug"), declaredLength(c),
+			body, params["boundary"], kind == "service")
 		if err != nil {
 			return err
 		}

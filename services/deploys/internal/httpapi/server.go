@@ -89,8 +89,10 @@ func New(d Deps) *fiber.App {
 	srv.Get("/healthz", d.Health.Handler)
 	srv.Get("/readyz", d.Health.ReadyHandler)
 
-	h := handlers{deploys: d.Deploys}
-	api := srv.Group("/api/apps/:slug/deploys", callerid.Middleware(d.SigningKey, true, httperror.Unauthorized))
+	h := handlers{deploys: d.Deploys, key: d.SigningKey}
+	// Bodies stream (an upload may be a gigabyte): the handlers read them through
+	// callerid.Body, which checks them against their signature at their end.
+	api := srv.Group("/api/apps/:slug/deploys", callerid.StreamingMiddleware(d.SigningKey, true, httperror.Unauthorized))
 	api.Post("/", h.create)
 	api.Get("/", h.list)
 	api.Get("/:id", h.get)

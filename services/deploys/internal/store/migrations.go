@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"tori.dev/pkg/bus"
+	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/pgstore"
 )
 
@@ -30,5 +31,5 @@ func Setup(ctx context.Context, adminURL, password string) (*pgxpool.Pool, error
 // Connect opens the service's pool as its own role (url from DEPLOYS_DATABASE_URL) and
 // migrates its schema.
 func Connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
-	return pgstore.Connect(ctx, url, Service("").Schema, pgstore.WithMigrations(bus.Migrations, Migrations))
+	return pgstore.Connect(ctx, url, Service("").Schema, pgstore.WithMigrations(bus.Migrations, Migrations, callerid.Migrations))
 }

@@ -103,6 +103,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		Proxy:     proxy.New(transport, key, httpapi.MaxBody),
 		Ready:     readiness.New(transport, cfg.ReadyTargets(), cfg.ReadyCacheTTL),
 
+		Tokens:      cache,
 		Accounts:    accounts,
 		Idempotency: keys,
 	})

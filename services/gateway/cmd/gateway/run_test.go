@@ -50,6 +50,7 @@ func newIdentity(t *testing.T) *identity {
 		in, ok := id.valid[req.Token]
 		id.mu.Unlock()
 		if !ok {
+			w.Header().Set(auth.TokenUnknownHeader, "1")
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}

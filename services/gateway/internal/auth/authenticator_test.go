@@ -140,6 +140,37 @@ func TestIdentityFailureIsUnavailable(t *testing.T) {
 	}
 }
 
+// Identity that cannot answer (a 5xx, a 503 from a full replay store) or that refuses the
+// gateway's signature (a 401 without X-Tori-Token-Unknown) says nothing about the token: the
+// request is unavailable, not unauthorized, and the token is not remembered as unknown, so it
+// is served as soon as identity is back.
+func TestIdentityFailuresAreNeverTakenForUnknownTokens(t *testing.T) {
+	for _, status := range []int{http.StatusServiceUnavailable, http.StatusInternalServerError, http.StatusUnauthorized} {
+		t.Run(fmt.Sprint(status), func(t *testing.T) {
+			id := newFakeIdentity(t)
+			id.set("svc_alice", alice())
+			a := NewAuthenticator(id.client(), NewCache(), trustAlways(true), 30*time.Second)
+			id.mu.Lock()
+			id.status = status // a bare status: no X-Tori-Token-Unknown
+			id.mu.Unlock()
+			for range 3 {
+				if _, err := a.Authenticate(context.Background(), "Bearer svc_alice"); !errors.Is(err, ErrUnavailable) || errors.Is(err, ErrUnauthorized) {
+					t.Fatalf("identity %d: %v, want ErrUnavailable", status, err)
+				}
+			}
+			if a.unknown.Len() != 0 {
+				t.Fatalf("identity %d: %d tokens remembered as unknown", status, a.unknown.Len())
+			}
+			id.mu.Lock()
+			id.status = 0
+			id.mu.Unlock()
+			if c, err := a.Authenticate(context.Background(), "Bearer svc_alice"); err != nil || c.AccountID != "acct-a" {
+				t.Fatalf("identity back: %+v %v", c, err)
+			}
+		})
+	}
+}
+
 // A wrongly signed introspection is refused by identity; the fake refuses with 403, which the
 // client must not read as "valid".
 func TestIntrospectionIsSignedAsGateway(t *testing.T) {

@@ -81,6 +81,7 @@ func (f *fakeIdentity) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !ok {
+		w.Header().Set(TokenUnknownHeader, "1")
 		w.WriteHeader(http.StatusUnauthorized)
 		_, _ = w.Write([]byte(`{"error":"unauthorized"}`))
 		return

@@ -35,6 +35,10 @@ type Introspector interface {
 	Introspect(ctx context.Context, token string) (Introspection, error)
 }
 
+// TokenUnknownHeader is set by identity on introspection's 401 when the token itself is not
+// valid; a 401 without it is a refused signature (docs/conventions.md).
+const TokenUnknownHeader = "X-Tori-Token-Unknown"
+
 // IntrospectPath is identity's internal route for token checks.
 const IntrospectPath = "/internal/introspect"
 
@@ -68,7 +72,7 @@ func (c *IdentityClient) Introspect(ctx context.Context, token string) (Introspe
 		return Introspection{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	callerid.Sign(c.key, req.Header.Set, callerid.Caller{}, http.MethodPost, req.URL.Host, IntrospectPath, time.Now())
+	callerid.SignBody(c.key, req.Header.Set, callerid.Caller{}, http.MethodPost, req.URL.Host, IntrospectPath, time.Now(), callerid.DigestOf(body))
 	otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(req.Header))
 
 	resp, err := c.rt.RoundTrip(req)
@@ -80,6 +84,12 @@ func (c *IdentityClient) Introspect(ctx context.Context, token string) (Introspe
 	case http.StatusOK:
 	case http.StatusUnauthorized:
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096)) // keep the connection reusable
+		if resp.Header.Get(TokenUnknownHeader) != "1" {
+			// Identity refused the gateway's signature (keys apart, clocks apart, a replay):
+			// nothing is known about the token, so it is neither remembered as unknown nor
+			// answered 401 to a client that would drop its session.
+			return Introspection{}, fmt.Errorf("%w: identity refused the gateway's signature", ErrUnavailable)
+		}
 		return Introspection{}, ErrUnauthorized
 	default:
 		return Introspection{}, fmt.Errorf("%w: identity answered %d", ErrUnavailable, resp.StatusCode)

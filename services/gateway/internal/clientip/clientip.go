@@ -50,6 +50,16 @@ func (r *Resolver) Resolve(peer netip.Addr, xff []string) netip.Addr {
 	return client
 }
 
+// Bucket is the name a client address is counted under by the per-address limits: the
+// address itself for IPv4, its /64 for IPv6. A single subscriber or host is usually given a
+// whole /64, so counting per /128 would hand it 2^64 fresh buckets.
+func Bucket(a netip.Addr) string {
+	if a = a.Unmap(); a.Is6() {
+		return netip.PrefixFrom(a, 64).Masked().String()
+	}
+	return a.String()
+}
+
 func (r *Resolver) isTrusted(a netip.Addr) bool {
 	for _, p := range r.trusted {
 		if p.Contains(a) {

@@ -40,3 +40,20 @@ func TestResolve(t *testing.T) {
 		})
 	}
 }
+
+// Per-address limits count IPv4 per address and IPv6 per /64: every address of one /64
+// shares a bucket, the next /64 has its own.
+func TestBucketIsTheSlash64ForIPv6(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"198.51.100.7", "198.51.100.7"},
+		{"::ffff:198.51.100.7", "198.51.100.7"},
+		{"2001:db8:1:2::1", "2001:db8:1:2::/64"},
+		{"2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:db8:1:2::/64"},
+		{"2001:db8:1:3::1", "2001:db8:1:3::/64"},
+		{"::1", "::/64"},
+	} {
+		if got := Bucket(netip.MustParseAddr(tc.in)); got != tc.want {
+			t.Errorf("Bucket(%s) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}

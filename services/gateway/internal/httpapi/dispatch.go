@@ -9,23 +9,39 @@ import (
 
 	"tori.dev/pkg/callerid"
 	"tori.dev/services/gateway/internal/auth"
+	"tori.dev/services/gateway/internal/clientip"
 	"tori.dev/services/gateway/internal/idempotency"
 	"tori.dev/services/gateway/internal/proxy"
+	"tori.dev/services/gateway/internal/ratelimit"
 	"tori.dev/services/gateway/internal/routes"
 )
 
-// dispatch is the pipeline: per-address bucket, authentication, per-account window, forward.
+// dispatch is the pipeline: per-address bucket, authentication (with the per-address budget of
+// 401s applied to refused tokens only), per-account window, forward.
 // The per-address bucket comes first so that guessing at the sign-in routes is limited even
 // without a token; authentication comes before the account window, so a 401 counts against no
 // account.
 func (s *Server) dispatch(ctx context.Context, c *fiber.Ctx, m routes.Match) error {
+	var addr string
+	if m.AddressWindow() {
+		addr = s.clientAddr(c)
+		code := ratelimit.CodeRateLimited
+		if m.Bucket() == routes.CountFlagged {
+			code = ratelimit.CodeSlowDown
+		}
+		if err := s.Limits.Public(ctx, addr, m.Op, code); err != nil {
+			proxy.Discard(c)
+			return err
+		}
+	}
 	if m.Route != nil && m.Route.Owner == routes.Local {
 		return s.local(c, m.Route)
 	}
 
-	var addr string
 	if b := m.Bucket(); b != routes.NoBucket {
-		addr = s.clientAddr(c)
+		if addr == "" {
+			addr = s.clientAddr(c)
+		}
 		var err error
 		if b == routes.CountFlagged {
 			err = s.Limits.AddressOpen(ctx, addr, m.Op)
@@ -40,19 +56,10 @@ func (s *Server) dispatch(ctx context.Context, c *fiber.Ctx, m routes.Match) err
 
 	var caller callerid.Caller // empty, still signed, on public routes
 	if !m.Public() {
-		// An address that has collected its budget of 401s is refused before identity is
-		// asked, so guessing tokens costs the guesser, not identity.
-		if addr == "" {
-			addr = s.clientAddr(c)
-		}
-		if err := s.Limits.UnauthorizedOpen(ctx, addr); err != nil {
-			proxy.Discard(c)
-			return err
-		}
 		var err error
 		if caller, err = s.Auth.Authenticate(ctx, c.Get(fiber.HeaderAuthorization)); err != nil {
 			if errors.Is(err, auth.ErrUnauthorized) {
-				s.Limits.CountUnauthorized(ctx, addr)
+				err = s.refused(ctx, c, &addr)
 			}
 			proxy.Discard(c)
 			return err
@@ -99,10 +106,27 @@ func (s *Server) dispatch(ctx context.Context, c *fiber.Ctx, m routes.Match) err
 	if err != nil {
 		return err
 	}
+	s.forgetRevoked(m, string(c.Request().URI().PathOriginal()), caller, res.Status)
 	if m.Bucket() == routes.CountFlagged && res.CountBucket {
 		s.Limits.CountAddress(ctx, addr, m.Op)
 	}
 	return nil
+}
+
+// refused answers a request whose token is not valid: 401, or 429 once its address has
+// earned its budget of 401s. The budget is applied only after the token is known to be bad,
+// so a valid token is never refused for what other requests from its address did (offices,
+// CI fleets and carriers share addresses); a token refused before is refused again without
+// asking identity (auth.Unknown), so guessing the same tokens costs the guesser alone.
+func (s *Server) refused(ctx context.Context, c *fiber.Ctx, addr *string) error {
+	if *addr == "" {
+		*addr = s.clientAddr(c)
+	}
+	if err := s.Limits.UnauthorizedOpen(ctx, *addr); err != nil {
+		return err
+	}
+	s.Limits.CountUnauthorized(ctx, *addr)
+	return auth.ErrUnauthorized
 }
 
 func (s *Server) clientAddr(c *fiber.Ctx) string {
@@ -111,5 +135,5 @@ func (s *Server) clientAddr(c *fiber.Ctx) string {
 	for _, v := range c.Request().Header.PeekAll(fiber.HeaderXForwardedFor) {
 		xff = append(xff, string(v))
 	}
-	return s.ClientIP.Resolve(peer, xff).String()
+	return clientip.Bucket(s.ClientIP.Resolve(peer, xff))
 }

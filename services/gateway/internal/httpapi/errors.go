@@ -62,6 +62,9 @@ func toHTTP(c *fiber.Ctx, log *slog.Logger, err error) *httperror.Error {
 	case errors.Is(err, errKeyReused):
 		return httperror.New(http.StatusConflict, "idempotency_key_reused").
 			WithMessage("This Idempotency-Key was used with another request in the last 24 hours; use a new key for a new request.")
+	case errors.Is(err, errCredentialNotKept):
+		return httperror.New(http.StatusConflict, "idempotency_key_reused").
+			WithMessage("The first request under this Idempotency-Key succeeded and its answer held a new credential, which is never stored, so it cannot be repeated; use a new key to act again.")
 	case errors.Is(err, errNotKept):
 		return httperror.New(http.StatusConflict, "idempotency_key_reused").
 			WithMessage("The first answer under this Idempotency-Key was over 1 MiB and was not kept, so it cannot be repeated; use a new key to act again.")

@@ -94,6 +94,7 @@ func (u *upstream) count() int {
 
 var introspections = map[string]auth.Introspection{
 	"svc_alice":   {AccountID: "acct-a", UserID: "user-a", TokenKind: "api", TokenID: "t-alice"},
+	"tok_alice":   {AccountID: "acct-a", UserID: "user-a", TokenKind: "session", TokenID: "t-alice-session", ExpiresAt: ptr(time.Now().Add(time.Hour))},
 	"tok_bob":     {AccountID: "acct-b", UserID: "user-b", TokenKind: "session", TokenID: "t-bob", ExpiresAt: ptr(time.Now().Add(time.Hour))},
 	"tok_expired": {AccountID: "acct-a", UserID: "user-a", TokenKind: "session", TokenID: "t-old", ExpiresAt: ptr(time.Now().Add(-time.Minute))},
 }
@@ -124,6 +125,7 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			in, ok = auth.Introspection{AccountID: req.Token, UserID: req.Token, TokenKind: "api", TokenID: req.Token}, true
 		}
 		if !ok {
+			w.Header().Set(auth.TokenUnknownHeader, "1")
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
@@ -284,18 +286,20 @@ func start(t testing.TB, o options) *harness {
 	if o.accounts {
 		accounts = &httpapi.AccountViews{Cache: accountview.New(time.Minute), Trusted: trust(o.cache).Trusted}
 	}
+	tokens := auth.NewCache()
 	app := httpapi.New(httpapi.Deps{
 		Log:       log,
 		Identity:  health.NewIdentity("gateway", "test"),
 		OpenAPI:   []byte(openAPIDoc),
 		Upstreams: upstreams,
-		Auth:      auth.NewAuthenticator(auth.NewIdentityClient(introspect, key, transport), auth.NewCache(), trust(o.cache), time.Minute),
+		Auth:      auth.NewAuthenticator(auth.NewIdentityClient(introspect, key, transport), tokens, trust(o.cache), time.Minute),
 		Limits:    ratelimit.NewPolicy(ratelimit.NewMemory(clk.now), o.authLimit, log),
 		ClientIP:  clientip.New(o.trusted),
 		CORS:      cors.New([]string{consoleOrigin}),
 		Proxy:     proxy.New(transport, key, httpapi.MaxBody),
 		Ready:     readiness.New(transport, upstreams, time.Second),
 
+		Tokens:      tokens,
 		Accounts:    accounts,
 		Idempotency: keys,
 		Timeouts:    o.timeouts,

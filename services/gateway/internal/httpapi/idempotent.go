@@ -17,12 +17,13 @@ import (
 
 // Refusals of a request under an Idempotency-Key.
 var (
-	errKeyInvalid   = errors.New("httpapi: idempotency key invalid")
-	errInProgress   = errors.New("httpapi: a request with this idempotency key is running")
-	errKeyReused    = errors.New("httpapi: idempotency key reused with another request")
-	errNotKept      = errors.New("httpapi: the first answer under this idempotency key was not kept")
-	errKeysDown     = errors.New("httpapi: idempotency keys unavailable")
-	errBodyTooLarge = proxy.ErrTooLarge
+	errKeyInvalid        = errors.New("httpapi: idempotency key invalid")
+	errInProgress        = errors.New("httpapi: a request with this idempotency key is running")
+	errKeyReused         = errors.New("httpapi: idempotency key reused with another request")
+	errNotKept           = errors.New("httpapi: the first answer under this idempotency key was not kept")
+	errCredentialNotKept = errors.New("httpapi: the first answer under this idempotency key held a credential")
+	errKeysDown          = errors.New("httpapi: idempotency keys unavailable")
+	errBodyTooLarge      = proxy.ErrTooLarge
 )
 
 // forwardOnce forwards a POST carrying an Idempotency-Key at most once per key: the first
@@ -34,7 +35,11 @@ func (s *Server) forwardOnce(ctx context.Context, c *fiber.Ctx, m routes.Match, 
 		proxy.Discard(c)
 		return proxy.Result{}, errKeyInvalid
 	}
-	scope := "account:" + caller.AccountID
+	// A key is the account's and the kind of token's: a repeat is answered only to the
+	// principal type and account that made the first request, so an API token cannot collect
+	// what a session's request was answered (a session-only route refuses it as it would
+	// without the key).
+	scope := "account:" + caller.AccountID + " " + caller.TokenKind
 	if m.Public() {
 		if addr == "" {
 			addr = s.clientAddr(c)
@@ -48,18 +53,19 @@ func (s *Server) forwardOnce(ctx context.Context, c *fiber.Ctx, m routes.Match, 
 		return proxy.Result{}, errKeysDown
 	}
 	target := requestTarget(c)
+	mints := m.Route != nil && m.Route.Mints
 	if !ok {
-		return proxy.Result{}, s.answerAgain(c, rec, target)
+		return proxy.Result{}, s.answerAgain(c, rec, target, mints)
 	}
 
 	k := &keeper{store: s.Idempotency, claim: claim, fp: idempotency.NewFingerprint(c.Method(), target), log: s,
-		capture: capture{max: idempotency.MaxResponse}}
+		capture: capture{max: idempotency.MaxResponse}, withhold: mints}
 	k.renewing(ctx)
 	return s.Proxy.Forward(ctx, c, base, caller, k)
 }
 
 // answerAgain answers a request whose key another request holds or held.
-func (s *Server) answerAgain(c *fiber.Ctx, rec idempotency.Record, target string) error {
+func (s *Server) answerAgain(c *fiber.Ctx, rec idempotency.Record, target string, mints bool) error {
 	v, err := idempotency.Judge(rec, func() ([]byte, error) { return hashBody(c, target) })
 	if err != nil {
 		return err
@@ -71,6 +77,9 @@ func (s *Server) answerAgain(c *fiber.Ctx, rec idempotency.Record, target string
 	case idempotency.Reused:
 		return errKeyReused
 	case idempotency.NotKept:
+		if mints && rec.Status/100 == 2 {
+			return errCredentialNotKept
+		}
 		return errNotKept
 	}
 	c.Status(rec.Status)
@@ -132,6 +141,9 @@ type keeper struct {
 	log   warner
 
 	capture // the answer, up to idempotency.MaxResponse
+	// withhold: the route mints credentials, so a 2xx answer is recorded as not kept (its
+	// secret never reaches the database) and a repeat answers 409.
+	withhold bool
 
 	mu   sync.Mutex // guards fp and done
 	done bool
@@ -177,6 +189,9 @@ func (k *keeper) Done(requestComplete, responseComplete bool, err error) {
 	k.mu.Unlock()
 	a := idempotency.Answer{RequestHash: sum}
 	a.Status, a.ContentType, a.Body, a.TooLarge = k.answer()
+	if k.withhold && a.Status/100 == 2 {
+		a.ContentType, a.Body, a.TooLarge = "", nil, true
+	}
 
 	// The answer has been sent; what is left must not depend on the client.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

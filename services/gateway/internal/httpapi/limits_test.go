@@ -150,3 +150,65 @@ func TestRefusalsCarryCORSForAllowedOrigins(t *testing.T) {
 		t.Fatalf("401 without CORS: %d %v", r.Status, r.Header)
 	}
 }
+
+// Every public route but the probes has a per-address minute window (PublicPerMinute), so a
+// flood of requests that need no token is cut off at its own address: 600 pass, the 601st
+// is 429 (slow_down on the token exchange, as RFC 8628 pollers expect), another address is
+// untouched, and /healthz and /readyz are never limited.
+func TestPublicRoutesHaveAPerAddressWindow(t *testing.T) {
+	h := start(t, options{authLimit: 100000, trusted: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
+	from := func(addr string) []string { return []string{"X-Forwarded-For", addr} }
+	for _, rt := range []struct {
+		method, path, body, code string
+	}{
+		{"GET", "/api/plans", "", "rate_limited"},
+		{"GET", "/api/openapi.json", "", "rate_limited"},
+		{"POST", "/api/billing/webhook", `{}`, "rate_limited"},
+		{"POST", "/api/auth/cli/token", `{"deviceCode":"pending"}`, "slow_down"},
+		{"POST", "/api/auth/magic-link", `{}`, "rate_limited"},
+	} {
+		t.Run(rt.method+" "+rt.path, func(t *testing.T) {
+			do := func(addr string) response {
+				var body *strings.Reader
+				if rt.body != "" {
+					body = strings.NewReader(rt.body)
+					return h.do(rt.method, rt.path, "", body, from(addr)...)
+				}
+				return h.do(rt.method, rt.path, "", nil, from(addr)...)
+			}
+			flooder := "198.51.100.9" + strconv.Itoa(len(rt.path)%10)
+			for i := 1; i <= 600; i++ {
+				if r := do(flooder); r.Status == 429 {
+					t.Fatalf("request %d refused: %s", i, r.Body)
+				}
+			}
+			limited(t, do(flooder), rt.code, 45)
+			if r := do("203.0.113.7"); r.Status == 429 {
+				t.Fatalf("another address: %d %s", r.Status, r.Body)
+			}
+		})
+	}
+	for range 700 {
+		expect(t, h.do("GET", "/healthz", "", nil, from("198.51.100.99")...), 200, "")
+	}
+	if r := h.do("GET", "/readyz", "", nil, from("198.51.100.99")...); r.Status == 429 {
+		t.Fatalf("/readyz limited: %s", r.Body)
+	}
+}
+
+// An IPv6 client is one /64: addresses of the same /64 fill one bucket, and another /64 is
+// untouched. Without it, a client with a /64 would have 2^64 buckets.
+func TestIPv6AddressesShareTheirSlash64sBucket(t *testing.T) {
+	h := start(t, options{trusted: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
+	from := func(addr string) []string { return []string{"X-Forwarded-For", addr} }
+	for i := 1; i <= 20; i++ {
+		r := h.do("POST", "/api/auth/magic-link", "", strings.NewReader(`{}`), from("2001:db8:5:6::"+strconv.FormatInt(int64(i), 16))...)
+		if r.Status == 429 {
+			t.Fatalf("request %d refused", i)
+		}
+	}
+	limited(t, h.do("POST", "/api/auth/magic-link", "", strings.NewReader(`{}`), from("2001:db8:5:6:abcd:1234:5678:9abc")...), "rate_limited", quarterLeft)
+	if r := h.do("POST", "/api/auth/magic-link", "", strings.NewReader(`{}`), from("2001:db8:5:7::1")...); r.Status == 429 {
+		t.Fatalf("another /64: %d %s", r.Status, r.Body)
+	}
+}

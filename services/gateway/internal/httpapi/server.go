@@ -73,6 +73,9 @@ type Deps struct {
 	CORS      *cors.Policy
 	Proxy     *proxy.Proxy
 	Ready     Readiness
+	// Tokens is the token cache a logout or revocation passing through evicts from; nil
+	// leaves revocations to identity's event.
+	Tokens Tokens
 	// Accounts is the copy of identity's GET /api/account answers; nil forwards every read.
 	Accounts *AccountViews
 	// Idempotency keeps Idempotency-Key records; nil turns the header off.

@@ -3,10 +3,12 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -90,15 +92,41 @@ func (p *Proxy) Forward(ctx context.Context, c *fiber.Ctx, base string, caller c
 		return Result{}, ErrTooLarge
 	}
 	var (
-		body  io.Reader = http.NoBody
-		guard *guardedBody
+		body   io.Reader = http.NoBody
+		guard  *guardedBody
+		digest = emptyDigest
+		sealed *sealedBody
 	)
 	if cl != 0 {
 		stream := fc.RequestBodyStream()
 		if stream == nil { // the server buffered it after all (a test harness)
 			stream = bytes.NewReader(fc.Request.Body())
 		}
-		guard = &guardedBody{r: stream, max: p.maxBody, conn: fc.Conn(), obs: obs}
+		conn := fc.Conn()
+		switch {
+		case cl > 0 && cl <= InlineBody && !streamed(method, uri):
+			// Small enough to have whole before sending: its digest goes in the signature.
+			whole, err := readWhole(stream, cl)
+			if err != nil {
+				fc.SetConnectionClose()
+				if obs != nil {
+					obs.Done(false, false, err)
+				}
+				return Result{}, ErrBadRequest
+			}
+			digest = callerid.DigestOf(whole)
+			stream, conn = bytes.NewReader(whole), nil // nothing of it is left on the connection
+		case streamed(method, uri):
+			// A deploy upload: streamed, its digest sealed into a trailer at its end.
+			sealed = &sealedBody{r: stream, h: sha256.New(), key: p.key}
+			stream, digest = sealed, callerid.DigestTrailer
+		default:
+			// Larger than any service but the deploy upload takes: signed as unbound to a
+			// body, which a service refuses once it has read one (its own size limit
+			// usually answers first, from the headers).
+			digest = unboundLarge
+		}
+		guard = &guardedBody{r: stream, max: p.maxBody, conn: conn, obs: obs}
 		body = guard
 	}
 
@@ -111,6 +139,10 @@ func (p *Proxy) Forward(ctx context.Context, c *fiber.Ctx, base string, caller c
 		return Result{}, fmt.Errorf("%w: %v", ErrBadRequest, err)
 	}
 	switch {
+	case sealed != nil:
+		req.ContentLength = -1 // chunked, to carry the seal in its trailer
+		req.Trailer = http.Header{callerid.HeaderBodySeal: nil}
+		sealed.trailer = req.Trailer
 	case cl > 0:
 		req.ContentLength = cl
 	case cl != 0:
@@ -118,8 +150,14 @@ func (p *Proxy) Forward(ctx context.Context, c *fiber.Ctx, base string, caller c
 	}
 	copyRequestHeaders(&fc.Request.Header, req.Header)
 	appendForwardedFor(req.Header, fc.RemoteIP().String())
-	// Sign exactly what the service will see as its request URI.
-	callerid.Sign(p.key, setCanonical(req.Header), caller, method, req.URL.Host, req.URL.RequestURI(), time.Now())
+	if sealed != nil && cl > 0 {
+		req.Header[callerid.HeaderDeclaredLength] = []string{strconv.FormatInt(cl, 10)}
+	}
+	// Sign exactly what the service will see as its request URI, and the body.
+	callerid.SignBody(p.key, setCanonical(req.Header), caller, method, req.URL.Host, req.URL.RequestURI(), time.Now(), digest)
+	if sealed != nil {
+		sealed.signature = req.Header.Get(callerid.HeaderSignature)
+	}
 	otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(req.Header))
 
 	resp, err := p.rt.RoundTrip(req)
@@ -133,7 +171,7 @@ func (p *Proxy) Forward(ctx context.Context, c *fiber.Ctx, base string, caller c
 		}
 		return Result{}, fmt.Errorf("%w: %v", ErrUpstream, err)
 	}
-	if guard != nil && !guard.Complete() {
+	if guard != nil && guard.conn != nil && !guard.Complete() {
 		fc.SetConnectionClose()
 	}
 

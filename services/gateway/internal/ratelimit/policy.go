@@ -15,6 +15,13 @@ const (
 	AddressWindow   = 15 * time.Minute
 )
 
+// PublicPerMinute is the per-address window of each public operation (GET /api/plans,
+// /api/openapi.json, the auth routes, the payment webhook): a flood of requests that need no
+// token stays with the address it comes from. A person, a CLI polling the token exchange at
+// its 5-second interval (12 a minute), or the payment provider's webhook deliveries are far
+// below it; so are some fifty such clients behind one address.
+const PublicPerMinute = 600
+
 // The budget of refused tokens per client address: after UnauthorizedBudget answers of 401
 // within UnauthorizedWindow, an address's further requests that need a token answer 429
 // without identity being asked, until the window ends. A person retyping a token or a CI job
@@ -66,6 +73,13 @@ func (p *Policy) Account(ctx context.Context, accountID, op string, read bool) e
 func (p *Policy) Address(ctx context.Context, addr, op string) error {
 	c, err := p.limiter.Hit(ctx, addressKey(addr, op), AddressWindow)
 	return p.decide(ctx, c, err, p.addressLimit, CodeRateLimited)
+}
+
+// Public counts one request from addr against the public operation's minute window; over it
+// the answer is code (slow_down on the token exchange, rate_limited elsewhere).
+func (p *Policy) Public(ctx context.Context, addr, op, code string) error {
+	c, err := p.limiter.Hit(ctx, "pub "+addr+" "+op, AccountWindow)
+	return p.decide(ctx, c, err, PublicPerMinute, code)
 }
 
 // AddressOpen refuses with slow_down when addr's bucket for op is already full, without

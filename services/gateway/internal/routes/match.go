@@ -12,6 +12,10 @@ type Match struct {
 // Public reports whether the operation needs no token.
 func (m Match) Public() bool { return m.Route != nil && m.Route.Public }
 
+// AddressWindow reports whether the operation has the per-address minute window of public
+// routes: every public route but the probes.
+func (m Match) AddressWindow() bool { return m.Public() && !m.Route.Probe }
+
 // Bucket is the per-address bucket rule of the operation.
 func (m Match) Bucket() Bucket {
 	if m.Route == nil {

@@ -37,6 +37,12 @@ type Route struct {
 	Owner    string
 	Public   bool // no bearer token needed
 	Bucket   Bucket
+	// Mints: a 2xx answer carries a new credential (a token, or a code that becomes one). The
+	// idempotency store never keeps such an answer (docs/conventions.md).
+	Mints bool
+	// Probe: a health or readiness probe, never limited (Kubernetes and load balancers poll
+	// it from a few addresses). Every other public route has a per-address window.
+	Probe bool
 
 	op   string   // "METHOD template", the rate-limit operation
 	segs []string // template split on '/', "" for a parameter
@@ -49,20 +55,20 @@ func (r *Route) Op() string { return r.op }
 // owner's prefix too (see ownerOf), counted as Unknown, so a service can add a route before
 // this table learns it; the OpenAPI test keeps this table and the document in step.
 var table = []Route{
-	{Method: "GET", Template: "/healthz", Owner: Local, Public: true},
-	{Method: "GET", Template: "/readyz", Owner: Local, Public: true},
+	{Method: "GET", Template: "/healthz", Owner: Local, Public: true, Probe: true},
+	{Method: "GET", Template: "/readyz", Owner: Local, Public: true, Probe: true},
 	{Method: "GET", Template: "/api/openapi.json", Owner: Local, Public: true},
 
 	{Method: "POST", Template: "/api/auth/magic-link", Owner: Identity, Public: true, Bucket: CountAll},
-	{Method: "POST", Template: "/api/auth/magic-link/verify", Owner: Identity, Public: true, Bucket: CountAll},
+	{Method: "POST", Template: "/api/auth/magic-link/verify", Owner: Identity, Public: true, Bucket: CountAll, Mints: true},
 	{Method: "POST", Template: "/api/auth/logout", Owner: Identity, Bucket: CountAll},
 	{Method: "POST", Template: "/api/auth/cli/device", Owner: Identity, Public: true, Bucket: CountAll},
 	{Method: "POST", Template: "/api/auth/cli/approve", Owner: Identity, Bucket: CountAll},
 	{Method: "POST", Template: "/api/auth/cli/deny", Owner: Identity, Bucket: CountAll},
-	{Method: "POST", Template: "/api/auth/cli/authorize", Owner: Identity, Bucket: CountAll},
-	{Method: "POST", Template: "/api/auth/cli/token", Owner: Identity, Public: true, Bucket: CountFlagged},
+	{Method: "POST", Template: "/api/auth/cli/authorize", Owner: Identity, Bucket: CountAll, Mints: true},
+	{Method: "POST", Template: "/api/auth/cli/token", Owner: Identity, Public: true, Bucket: CountFlagged, Mints: true},
 	{Method: "GET", Template: "/api/tokens", Owner: Identity},
-	{Method: "POST", Template: "/api/tokens", Owner: Identity},
+	{Method: "POST", Template: "/api/tokens", Owner: Identity, Mints: true},
 	{Method: "DELETE", Template: "/api/tokens/{id}", Owner: Identity},
 	{Method: "GET", Template: "/api/account", Owner: Identity},
 	{Method: "PATCH", Template: "/api/account", Owner: Identity},

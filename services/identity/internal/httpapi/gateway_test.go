@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"tori.dev/pkg/callerid"
+	"tori.dev/services/identity/internal/httpapi"
 )
 
 // Every /api and /internal route answers 401 unless the gateway signed the request, and the
@@ -72,4 +73,22 @@ func TestUnknownRouteIsJSON404(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.expect(h.raw("GET", "/api/nothing", nil, anonymous), 404, "not found")
+}
+
+// Introspection's 401 for a token identity does not know carries X-Tori-Token-Unknown; a
+// 401 for a signature identity refused does not, so the gateway never takes a refused
+// signature for an unknown token.
+func TestIntrospectionTellsAnUnknownTokenFromARefusedSignature(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := h.do("POST", "/internal/introspect", map[string]string{"token": "svc_nobody"}, anonymous)
+	h.expect(r, 401, "unauthorized")
+	if r.header.Get(httpapi.HeaderTokenUnknown) != "1" {
+		t.Fatalf("unknown token: header %q, want 1", r.header.Get(httpapi.HeaderTokenUnknown))
+	}
+	r = h.do("POST", "/internal/introspect", map[string]string{"token": "svc_nobody"}, nil)
+	h.expect(r, 401, "unauthorized")
+	if v := r.header.Get(httpapi.HeaderTokenUnknown); v != "" {
+		t.Fatalf("unsigned request: header %q, want none", v)
+	}
 }

@@ -1,10 +1,18 @@
 package httpapi
 
 import (
+	"errors"
+
 	"github.com/gofiber/fiber/v2"
 
 	"tori.dev/pkg/apitime"
+	"tori.dev/services/identity/internal/auth"
 )
+
+// HeaderTokenUnknown marks introspection's 401 as identity's verdict on the token. A 401
+// without it (a refused gateway signature, from the middleware) says nothing about the
+// token, and the gateway must not remember the token as unknown or answer its client 401.
+const HeaderTokenUnknown = "X-Tori-Token-Unknown"
 
 // introspect is the gateway's token check (docs/conventions.md, "Gateway to service").
 func (h handlers) introspect(c *fiber.Ctx) error {
@@ -15,6 +23,9 @@ func (h handlers) introspect(c *fiber.Ctx) error {
 		return err
 	}
 	p, err := h.svc.Introspect(c.UserContext(), req.Token)
+	if errors.Is(err, auth.ErrUnauthorized) {
+		c.Set(HeaderTokenUnknown, "1")
+	}
 	if err != nil {
 		return err
 	}
