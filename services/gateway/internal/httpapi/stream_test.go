@@ -191,3 +191,20 @@ func TestDeclaredBodyOverTheCapIsRefused(t *testing.T) {
 		t.Fatal("an oversized body reached a service")
 	}
 }
+
+// Every body but a deploy upload is had whole before it is signed, chunked ones included:
+// one within the inline limit goes through, one past it is 413 at the gateway and never
+// reaches a service (a service would refuse it as unbound to its signature).
+func TestNonUploadBodiesAreBoundOrRefused(t *testing.T) {
+	h := start(t, options{})
+	expect(t, h.do("POST", "/api/apps", "svc_alice", io.LimitReader(filler{}, 100<<10)), 200, "")
+	before := h.up.bytesIn.Load()
+	r := h.do("POST", "/api/apps", "svc_alice", io.LimitReader(filler{}, 600<<10)) // chunked
+	expect(t, r, 413, `{"error":"payload_too_large","code":"payload_too_large"}`)
+	if h.up.bytesIn.Load() != before {
+		t.Fatal("an oversized chunked body reached a service")
+	}
+	big := bytes.NewReader(make([]byte, 600<<10)) // declared length
+	expect(t, h.do("POST", "/api/apps", "svc_alice", big), 413, `{"error":"payload_too_large","code":"payload_too_large"}`)
+	expect(t, h.do("GET", "/api/account", "svc_alice", nil), 200, "")
+}

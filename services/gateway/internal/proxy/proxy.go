@@ -103,28 +103,36 @@ func (p *Proxy) Forward(ctx context.Context, c *fiber.Ctx, base string, caller c
 			stream = bytes.NewReader(fc.Request.Body())
 		}
 		conn := fc.Conn()
-		switch {
-		case cl > 0 && cl <= InlineBody && !streamed(method, uri):
-			// Small enough to have whole before sending: its digest goes in the signature.
-			whole, err := readWhole(stream, cl)
+		if streamed(method, uri) {
+			// A deploy upload: streamed, its digest sealed into a trailer at its end.
+			sealed = &sealedBody{r: stream, h: sha256.New(), key: p.key}
+			stream, digest = sealed, callerid.DigestTrailer
+		} else {
+			// Every other body is had whole before sending, chunked ones included, so its
+			// digest goes in the signature; one larger than any service takes is 413 here.
+			if cl > InlineBody {
+				Discard(c)
+				if obs != nil {
+					obs.Done(false, false, ErrTooLarge)
+				}
+				return Result{}, ErrTooLarge
+			}
+			whole, err := readInline(stream, cl)
 			if err != nil {
 				fc.SetConnectionClose()
 				if obs != nil {
 					obs.Done(false, false, err)
 				}
+				if errors.Is(err, ErrTooLarge) {
+					return Result{}, ErrTooLarge
+				}
 				return Result{}, ErrBadRequest
 			}
 			digest = callerid.DigestOf(whole)
 			stream, conn = bytes.NewReader(whole), nil // nothing of it is left on the connection
-		case streamed(method, uri):
-			// A deploy upload: streamed, its digest sealed into a trailer at its end.
-			sealed = &sealedBody{r: stream, h: sha256.New(), key: p.key}
-			stream, digest = sealed, callerid.DigestTrailer
-		default:
-			// Larger than any service but the deploy upload takes: signed as unbound to a
-			// body, which a service refuses once it has read one (its own size limit
-			// usually answers first, from the headers).
-			digest = unboundLarge
+			if cl < 0 {
+				cl = int64(len(whole)) // forwarded with its length, no longer chunked
+			}
 		}
 		guard = &guardedBody{r: stream, max: p.maxBody, conn: conn, obs: obs}
 		body = guard

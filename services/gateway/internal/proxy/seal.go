@@ -19,12 +19,8 @@ import (
 // larger, and it is streamed with its digest sealed into a trailer.
 const InlineBody = 512 << 10
 
-// emptyDigest is the digest of no body; unboundLarge marks a body over InlineBody on a route
-// that does not stream, which no service accepts.
-var (
-	emptyDigest  = callerid.DigestOf(nil)
-	unboundLarge = "none"
-)
+// emptyDigest is the digest of no body.
+var emptyDigest = callerid.DigestOf(nil)
 
 // streamed reports whether a request is a deploy upload, whose body is streamed to the
 // deploys service rather than read whole.
@@ -36,11 +32,22 @@ func streamed(method string, uri *fasthttp.URI) bool {
 	return m.Route != nil && m.Route.Owner == routes.Deploys && strings.HasSuffix(m.Route.Template, "/deploys")
 }
 
-// readWhole reads a body of declared length n.
-func readWhole(r io.Reader, n int64) ([]byte, error) {
-	b := make([]byte, n)
-	if _, err := io.ReadFull(r, b); err != nil {
+// readInline reads a body of declared length n, or a chunked one (n < 0) to its end, and
+// refuses with ErrTooLarge one that passes InlineBody.
+func readInline(r io.Reader, n int64) ([]byte, error) {
+	if n >= 0 {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(r, b); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(r, InlineBody+1))
+	if err != nil {
 		return nil, err
+	}
+	if len(b) > InlineBody {
+		return nil, ErrTooLarge
 	}
 	return b, nil
 }
