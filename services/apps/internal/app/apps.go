@@ -209,7 +209,7 @@ func ApplyRevision(ctx context.Context, tx Tx, appID string, ev apps.RevisionEve
 		return err
 	}
 	next := s.Apply(ev)
-	if next.Status == s.Status && next.StatusAt.Equal(s.StatusAt) && next.CurrentAt.Equal(s.CurrentAt) {
+	if next.Status == s.Status && next.StatusAt.Equal(s.StatusAt) && next.CurrentAt.Equal(s.CurrentAt) && next.Framework == s.Framework {
 		return nil
 	}
 	return tx.SaveRevisionState(ctx, appID, next, now)

@@ -21,7 +21,8 @@ const (
 	StatusError     = "error"
 )
 
-// FrameworkStatic is every new app's framework until a deploy shows otherwise.
+// FrameworkStatic is every new app's framework until a deploy shows otherwise; afterwards the
+// framework is its live deploy's, as the deploys service detects it (RevisionState).
 const FrameworkStatic = "static"
 
 // Regions an app can live in.

@@ -45,3 +45,41 @@ func TestRevisionStateApply(t *testing.T) {
 		})
 	}
 }
+
+// decisions.md: an app's framework is static until a deploy shows otherwise; it is the live
+// deploy's, so a newer live deploy without one takes it back to static, and a rollback (a
+// new deploy carrying its target's framework) brings the old one back.
+func TestRevisionStateFramework(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	id := func(s string) *string { return &s }
+	fresh := RevisionState{Status: StatusDeploying, StatusAt: t0, Framework: FrameworkStatic}
+	vite := RevisionState{Status: StatusRunning, StatusAt: at(10), CurrentDeployID: id("d1"), CurrentAt: at(10), Framework: "vite"}
+	live := func(deploy string, sec int, fw string) RevisionEvent {
+		return RevisionEvent{Kind: DeployWentLive, DeployID: deploy, At: at(sec), Framework: fw}
+	}
+
+	for _, tc := range []struct {
+		name string
+		from RevisionState
+		ev   RevisionEvent
+		want string
+	}{
+		{"a new app is static", fresh, RevisionEvent{Kind: DeployStarted, DeployID: "d1", At: at(1)}, FrameworkStatic},
+		{"the first deploy shows vite", fresh, live("d1", 5, "vite"), "vite"},
+		{"a newer deploy shows next", vite, live("d2", 20, "next"), "next"},
+		{"a newer deploy shows none: back to static", vite, live("d2", 20, FrameworkStatic), FrameworkStatic},
+		{"a rollback to a static deploy", vite, live("d3", 30, FrameworkStatic), FrameworkStatic},
+		{"an older live event arriving late changes nothing", vite, live("d0", 5, "astro"), "vite"},
+		{"an event from before the field keeps the framework", vite, live("d2", 20, ""), "vite"},
+		{"a deploy that is not live yet changes nothing", vite, RevisionEvent{Kind: DeployStarted, DeployID: "d2", At: at(20)}, "vite"},
+		{"a deploy that failed changes nothing", vite, RevisionEvent{Kind: DeployEnded, DeployID: "d2", At: at(20), AppHasLiveDeploy: true}, "vite"},
+		{"a nap changes nothing", vite, RevisionEvent{Kind: AppNapped, At: at(30)}, "vite"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.from.Apply(tc.ev).Framework; got != tc.want {
+				t.Fatalf("framework %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

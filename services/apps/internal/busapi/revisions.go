@@ -17,8 +17,8 @@ import (
 	"tori.dev/services/apps/internal/apps"
 )
 
-// Revisions keeps each app's status and currentDeployId following its deploys and
-// its zone, on the durable queue apps.revisions.
+// Revisions keeps each app's status, currentDeployId and framework following its deploys
+// and its zone, on the durable queue apps.revisions.
 func (c Consumers) Revisions() bus.Subscription {
 	return bus.Subscription{
 		Queue:  QueueRevisions,
@@ -54,7 +54,8 @@ func revisionEvent(d bus.Delivery) (appID string, ev apps.RevisionEvent, ok bool
 		if err := d.Decode(&m); err != nil {
 			return "", ev, false, err
 		}
-		return m.GetAppId(), apps.RevisionEvent{Kind: apps.DeployWentLive, DeployID: m.GetDeployId(), At: at(m.GetLiveAt())}, true, nil
+		return m.GetAppId(), apps.RevisionEvent{Kind: apps.DeployWentLive, DeployID: m.GetDeployId(), At: at(m.GetLiveAt()),
+			Framework: m.GetFramework()}, true, nil
 	case deploysbus.KeyDeployStatusChanged:
 		var m deploysv1.DeployStatusChanged
 		if err := d.Decode(&m); err != nil {

@@ -64,3 +64,44 @@ func TestAppFollowsItsDeploys(t *testing.T) {
 	s.Deliver(h, deploysbus.KeyDeployLive, &deploysv1.DeployLive{DeployId: d3, AppId: appID, AccountId: account, LiveAt: at(9)})
 	s.Must(http.StatusNotFound, account, http.MethodGet, path, nil)
 }
+
+// The app's framework is its live deploy's, as the deploys service's live events say:
+// static at create, the framework a deploy showed once it is live, back to static when a
+// live deploy shows none, and untouched by a late event of an older deploy.
+func TestAppFrameworkFollowsItsLiveDeploy(t *testing.T) {
+	t.Parallel()
+	s := apptest.New(t, apptest.Options{})
+	account := apptest.NewAccount()
+	app := s.CreateApp(account, nil)
+	appID, path := app["id"].(string), "/api/apps/"+app["slug"].(string)
+	t0 := time.Now().UTC()
+	h := s.Consumers.HandleRevision
+	live := func(sec int, framework string) string {
+		id := uuid.NewString()
+		s.Deliver(h, deploysbus.KeyDeployLive, &deploysv1.DeployLive{DeployId: id, AppId: appID, AccountId: account,
+			LiveAt: timestamppb.New(t0.Add(time.Duration(sec) * time.Second)), Framework: framework})
+		return id
+	}
+	expect := func(want string, deploy string) {
+		t.Helper()
+		got := s.Must(http.StatusOK, account, http.MethodGet, path, nil).Map(t)
+		if got["framework"] != want || got["currentDeployId"] != deploy {
+			t.Fatalf("framework %v currentDeployId %v, want %s %s", got["framework"], got["currentDeployId"], want, deploy)
+		}
+	}
+	if app["framework"] != "static" {
+		t.Fatalf("new app: framework %v", app["framework"])
+	}
+	d1 := live(1, "vite")
+	expect("vite", d1)
+	d2 := live(2, "next")
+	expect("next", d2)
+	live(0, "astro") // a late event of an older deploy
+	expect("next", d2)
+	d3 := live(3, "static")
+	expect("static", d3)
+	d4 := live(4, "vite") // a rollback to d1 carries d1's framework
+	expect("vite", d4)
+	d5 := live(5, "") // from a deploys service older than the field: the app keeps its framework
+	expect("vite", d5)
+}

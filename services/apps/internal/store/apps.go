@@ -158,8 +158,8 @@ func (r *repo) Reclaim(ctx context.Context, appID string, at time.Time) error {
 func (r *repo) LockRevisionState(ctx context.Context, appID string) (apps.RevisionState, bool, error) {
 	var s apps.RevisionState
 	var statusAt, currentAt *time.Time
-	err := r.q.QueryRow(ctx, `SELECT status, status_at, current_deploy_id, current_deploy_at
-FROM apps WHERE id = $1 AND deleted_at IS NULL FOR UPDATE`, appID).Scan(&s.Status, &statusAt, &s.CurrentDeployID, &currentAt)
+	err := r.q.QueryRow(ctx, `SELECT status, status_at, current_deploy_id, current_deploy_at, framework
+FROM apps WHERE id = $1 AND deleted_at IS NULL FOR UPDATE`, appID).Scan(&s.Status, &statusAt, &s.CurrentDeployID, &currentAt, &s.Framework)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return s, false, nil
 	}
@@ -182,8 +182,8 @@ func (r *repo) SaveRevisionState(ctx context.Context, appID string, s apps.Revis
 	if s.CurrentDeployID != nil {
 		currentAt = &s.CurrentAt
 	}
-	_, err := r.q.Exec(ctx, `UPDATE apps SET status = $2, status_at = $3, current_deploy_id = $4, current_deploy_at = $5, updated_at = $6
-WHERE id = $1`, appID, s.Status, s.StatusAt, s.CurrentDeployID, currentAt, at)
+	_, err := r.q.Exec(ctx, `UPDATE apps SET status = $2, status_at = $3, current_deploy_id = $4, current_deploy_at = $5, updated_at = $6,
+framework = $7 WHERE id = $1`, appID, s.Status, s.StatusAt, s.CurrentDeployID, currentAt, at, s.Framework)
 	if err != nil {
 		return wrap("apply revision", err)
 	}

@@ -141,7 +141,7 @@ func (s *Service) CreateImage(ctx context.Context, accountID, slug string, in Im
 	now := s.clock()
 	d := &deploy.Deploy{
 		ID: id, AppID: app.ID, AccountID: accountID, Kind: deploy.KindImage, Status: deploy.Building,
-		Image: in.Image, Release: in.Release, Env: snap,
+		Image: in.Image, Release: in.Release, Env: snap, Framework: deploy.FrameworkStatic,
 		CreatedAt: now, UpdatedAt: now,
 	}
 	if err := s.insert(ctx, app, plan, d, in.Release != nil); err != nil {
@@ -178,10 +178,11 @@ func (s *Service) CreateUpload(ctx context.Context, accountID, slug string, cont
 	limited := &objects.LimitedReader{R: body, Limit: plan.UploadBytes}
 	var release []string
 	var releaseGiven bool
+	var pkg upload.PackageJSON
 	if service {
-		release, releaseGiven, err = upload.Source(limited, boundary, up)
+		release, releaseGiven, pkg, err = upload.Source(limited, boundary, up)
 	} else {
-		_, err = upload.Static(limited, boundary, up)
+		_, pkg, err = upload.Static(limited, boundary, up)
 	}
 	if err == nil {
 		// To the end: a streamed body is checked against its signature there, and nothing is
@@ -199,6 +200,7 @@ func (s *Service) CreateUpload(ctx context.Context, accountID, slug string, cont
 		return nil, err
 	}
 	d := &deploy.Deploy{ID: id, AppID: app.ID, AccountID: accountID, Kind: kind, Status: deploy.Building, Release: release, ArtifactKey: key}
+	d.Framework = s.framework(ctx, d, pkg)
 	if service {
 		snap, err := s.snapshot(ctx, app.ID, id)
 		if err != nil {

@@ -59,7 +59,7 @@ func (s *Service) discard(ctx context.Context, tx Tx, app App, d *deploy.Deploy)
 func (s *Service) publishLive(ctx context.Context, tx Tx, d *deploy.Deploy, superseded string) error {
 	return tx.Publish(ctx, deploysbus.KeyDeployLive, &deploysv1.DeployLive{
 		DeployId: d.ID, AppId: d.AppID, AccountId: d.AccountID, SupersededDeployId: superseded,
-		LiveAt: timestamppb.New(*d.LiveAt),
+		LiveAt: timestamppb.New(*d.LiveAt), Framework: string(d.Framework),
 	})
 }
 

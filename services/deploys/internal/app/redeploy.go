@@ -66,7 +66,7 @@ func (s *Service) redeploy(ctx context.Context, r StaleRevision) (bool, error) {
 		now := s.clock()
 		d := &deploy.Deploy{
 			ID: s.newID(), AppID: live.AppID, AccountID: live.AccountID, Kind: live.Kind, Status: deploy.Building,
-			Image: live.Image, Release: live.Release, ArtifactKey: live.ArtifactKey, Env: live.Env,
+			Image: live.Image, Release: live.Release, ArtifactKey: live.ArtifactKey, Env: live.Env, Framework: live.Framework,
 			CreatedAt: now, UpdatedAt: now,
 		}
 		if err := tx.Insert(ctx, d); err != nil {

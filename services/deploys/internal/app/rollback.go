@@ -7,8 +7,8 @@ import (
 	"tori.dev/services/deploys/internal/deploy"
 )
 
-// Rollback starts a new deploy with the same artifact, image, release command and
-// environment snapshot as a deploy that was once live. The release command runs again
+// Rollback starts a new deploy with the same artifact, image, release command, environment
+// snapshot and framework as a deploy that was once live. The release command runs again
 // before traffic moves.
 func (s *Service) Rollback(ctx context.Context, accountID, slug, id string) (*deploy.Deploy, error) {
 	target, err := s.Get(ctx, accountID, slug, id)
@@ -30,7 +30,7 @@ func (s *Service) Rollback(ctx context.Context, accountID, slug, id string) (*de
 	d := &deploy.Deploy{
 		ID: s.newID(), AppID: app.ID, AccountID: accountID, Kind: target.Kind, Status: deploy.Building,
 		Image: target.Image, Release: target.Release, RollbackOf: target.ID, ArtifactKey: target.ArtifactKey,
-		Env: target.Env, CreatedAt: now, UpdatedAt: now,
+		Env: target.Env, Framework: target.Framework, CreatedAt: now, UpdatedAt: now,
 	}
 	if err := s.insert(ctx, app, plan, d, target.Release != nil); err != nil {
 		return nil, err

@@ -59,6 +59,10 @@ type Deploy struct {
 	Error      string   // error code when failed
 	// ArtifactKey names the uploaded object (static and source deploys).
 	ArtifactKey string
+	// Framework is what the upload's root package.json showed (DetectFramework); static for
+	// every deploy without one, images included. A rollback or a plan redeploy keeps its
+	// source's, as it keeps its artifact.
+	Framework Framework
 	// Env is the environment snapshot, as ciphertext only.
 	Env       Snapshot
 	CreatedAt time.Time

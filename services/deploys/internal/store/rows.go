@@ -14,7 +14,7 @@ import (
 
 const deployColumns = `id::text, app_id, account_id, kind, status, coalesce(image, ''), release,
 	coalesce(rollback_of::text, ''), coalesce(error, ''), coalesce(artifact_key, ''), env_sealed,
-	coalesce(env_key_id, ''), coalesce(env_for, ''), created_at, updated_at, finished_at, live_at, activating_at`
+	coalesce(env_key_id, ''), coalesce(env_for, ''), created_at, updated_at, finished_at, live_at, activating_at, framework`
 
 // deployRow is the table's shape; toDeploy converts it to the domain type.
 type deployRow struct {
@@ -23,6 +23,7 @@ type deployRow struct {
 	RollbackOf, Error, ArtifactKey            string
 	EnvSealed                                 []byte
 	EnvKeyID, EnvFor                          string
+	Framework                                 string
 	CreatedAt, UpdatedAt                      time.Time
 	FinishedAt, LiveAt, ActivatingAt          *time.Time
 }
@@ -30,7 +31,7 @@ type deployRow struct {
 func scanDeploy(row pgx.Row) (*deploy.Deploy, error) {
 	var r deployRow
 	err := row.Scan(&r.ID, &r.AppID, &r.AccountID, &r.Kind, &r.Status, &r.Image, &r.Release, &r.RollbackOf,
-		&r.Error, &r.ArtifactKey, &r.EnvSealed, &r.EnvKeyID, &r.EnvFor, &r.CreatedAt, &r.UpdatedAt, &r.FinishedAt, &r.LiveAt, &r.ActivatingAt)
+		&r.Error, &r.ArtifactKey, &r.EnvSealed, &r.EnvKeyID, &r.EnvFor, &r.CreatedAt, &r.UpdatedAt, &r.FinishedAt, &r.LiveAt, &r.ActivatingAt, &r.Framework)
 	if err != nil {
 		return nil, err
 	}
@@ -43,6 +44,7 @@ func (r deployRow) toDeploy() *deploy.Deploy {
 		Image: r.Image, Release: r.Release, RollbackOf: r.RollbackOf, Error: r.Error, ArtifactKey: r.ArtifactKey,
 		Env: deploy.Snapshot{Sealed: r.EnvSealed, KeyID: r.EnvKeyID, For: r.EnvFor}, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 		FinishedAt: utc(r.FinishedAt), LiveAt: utc(r.LiveAt), ActivatingAt: utc(r.ActivatingAt),
+		Framework: deploy.Framework(r.Framework),
 	}
 }
 

@@ -1,6 +1,7 @@
 // Package upload turns a deploy request's multipart stream into an artifact, part by part,
 // without holding any file in memory: static sites become one tar object, source deploys
-// keep their tarball as sent.
+// keep their tarball as sent. On the way it reads the upload's root package.json, for the
+// deploy's framework.
 package upload
 
 import (
@@ -27,9 +28,9 @@ const (
 const maxReleasePart = 16 << 10
 
 // Static copies every `files` part of the multipart body into w as a tar archive whose entry
-// names are the validated site-relative paths. A part of another name means the payload is
-// not a static site (kind_mismatch).
-func Static(body io.Reader, boundary string, w io.Writer) (files int, err error) {
+// names are the validated site-relative paths, and returns the site's root package.json. A
+// part of another name means the payload is not a static site (kind_mismatch).
+func Static(body io.Reader, boundary string, w io.Writer) (files int, pkg PackageJSON, err error) {
 	mr := multipart.NewReader(body, boundary)
 	tw := tar.NewWriter(w)
 	now := time.Unix(0, 0) // fixed mtimes: the same site makes the same artifact
@@ -39,30 +40,39 @@ func Static(body io.Reader, boundary string, w io.Writer) (files int, err error)
 			break
 		}
 		if err != nil {
-			return files, bodyError(err)
+			return files, pkg, bodyError(err)
 		}
 		field, name, hasName := deploy.DispositionParams(part.Header.Get("Content-Disposition"))
 		switch {
 		case field == FieldSource || field == FieldRelease:
-			return files, fmt.Errorf("%w: a static app takes `files` parts, not %q", deploy.ErrKindMismatch, field)
+			return files, pkg, fmt.Errorf("%w: a static app takes `files` parts, not %q", deploy.ErrKindMismatch, field)
 		case field != FieldFiles:
-			return files, fmt.Errorf("%w: unexpected part %q", deploy.ErrInvalidBody, field)
+			return files, pkg, fmt.Errorf("%w: unexpected part %q", deploy.ErrInvalidBody, field)
 		case !hasName:
-			return files, fmt.Errorf("%w: a `files` part without a filename", deploy.ErrInvalidPath)
+			return files, pkg, fmt.Errorf("%w: a `files` part without a filename", deploy.ErrInvalidPath)
 		}
 		path, err := deploy.CleanPath(name)
 		if err != nil {
-			return files, err
+			return files, pkg, err
 		}
-		if err := copyEntry(tw, path, part, now); err != nil {
-			return files, err
+		var src io.Reader = part
+		var pkgFile *capture
+		if path == deploy.PackageJSONName {
+			pkgFile = &capture{}
+			src = io.TeeReader(part, pkgFile)
+		}
+		if err := copyEntry(tw, path, src, now); err != nil {
+			return files, pkg, err
+		}
+		if pkgFile != nil {
+			pkg = pkgFile.result()
 		}
 		files++
 	}
 	if files == 0 {
-		return 0, deploy.ErrNoFiles
+		return 0, pkg, deploy.ErrNoFiles
 	}
-	return files, tw.Close()
+	return files, pkg, tw.Close()
 }
 
 // copyEntry streams one part into the tar. A tar header needs the size up front, so the part
@@ -86,8 +96,9 @@ func copyEntry(tw *tar.Writer, path string, part io.Reader, mtime time.Time) err
 }
 
 // Source copies the `source` part into w and returns the optional release part, split on
-// whitespace. A `files` part means a static payload (kind_mismatch).
-func Source(body io.Reader, boundary string, w io.Writer) (release []string, releaseGiven bool, err error) {
+// whitespace, and the tarball's root package.json. A `files` part means a static payload
+// (kind_mismatch).
+func Source(body io.Reader, boundary string, w io.Writer) (release []string, releaseGiven bool, pkg PackageJSON, err error) {
 	mr := multipart.NewReader(body, boundary)
 	sawSource := false
 	for {
@@ -96,41 +107,44 @@ func Source(body io.Reader, boundary string, w io.Writer) (release []string, rel
 			break
 		}
 		if err != nil {
-			return nil, false, bodyError(err)
+			return nil, false, PackageJSON{}, bodyError(err)
 		}
 		field, _, _ := deploy.DispositionParams(part.Header.Get("Content-Disposition"))
 		switch field {
 		case FieldFiles:
-			return nil, false, fmt.Errorf("%w: a service app takes a `source` tarball, not `files`", deploy.ErrKindMismatch)
+			return nil, false, PackageJSON{}, fmt.Errorf("%w: a service app takes a `source` tarball, not `files`", deploy.ErrKindMismatch)
 		case FieldSource:
 			if sawSource {
-				return nil, false, fmt.Errorf("%w: more than one `source` part", deploy.ErrInvalidBody)
+				return nil, false, PackageJSON{}, fmt.Errorf("%w: more than one `source` part", deploy.ErrInvalidBody)
 			}
 			sawSource = true
-			if _, err := io.Copy(w, part); err != nil {
-				return nil, false, bodyError(err)
+			scan := newSourceScan()
+			_, err := io.Copy(io.MultiWriter(w, scan), part)
+			pkg = scan.Finish()
+			if err != nil {
+				return nil, false, PackageJSON{}, bodyError(err)
 			}
 		case FieldRelease:
 			b, err := io.ReadAll(io.LimitReader(part, maxReleasePart+1))
 			if err != nil {
-				return nil, false, bodyError(err)
+				return nil, false, PackageJSON{}, bodyError(err)
 			}
 			if len(b) > maxReleasePart {
-				return nil, false, fmt.Errorf("%w: longer than %d bytes", deploy.ErrInvalidRelease, maxReleasePart)
+				return nil, false, PackageJSON{}, fmt.Errorf("%w: longer than %d bytes", deploy.ErrInvalidRelease, maxReleasePart)
 			}
 			release, err = deploy.SplitRelease(string(b))
 			if err != nil {
-				return nil, false, err
+				return nil, false, PackageJSON{}, err
 			}
 			releaseGiven = release != nil
 		default:
-			return nil, false, fmt.Errorf("%w: unexpected part %q", deploy.ErrInvalidBody, field)
+			return nil, false, PackageJSON{}, fmt.Errorf("%w: unexpected part %q", deploy.ErrInvalidBody, field)
 		}
 	}
 	if !sawSource {
-		return nil, false, fmt.Errorf("%w: no `source` part", deploy.ErrInvalidBody)
+		return nil, false, PackageJSON{}, fmt.Errorf("%w: no `source` part", deploy.ErrInvalidBody)
 	}
-	return release, releaseGiven, nil
+	return release, releaseGiven, pkg, nil
 }
 
 // bodyError keeps the size-limit error as it is (it must become 413) and marks any other

@@ -228,8 +228,13 @@ type DeployLive struct {
 	// The deploy that was live before and is now superseded; empty for the app's first.
 	SupersededDeployId string                 `protobuf:"bytes,4,opt,name=superseded_deploy_id,json=supersededDeployId,proto3" json:"superseded_deploy_id,omitempty"`
 	LiveAt             *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=live_at,json=liveAt,proto3" json:"live_at,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The framework the deploy's root package.json showed: vite, next, astro or sveltekit, else
+	// static (no package.json, none of those dependencies, or an image). A rollback carries the
+	// framework of the deploy it rolls back to. Empty only in a message from a deploys service
+	// older than this field: the app keeps the framework it has.
+	Framework     string `protobuf:"bytes,6,opt,name=framework,proto3" json:"framework,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DeployLive) Reset() {
@@ -297,6 +302,13 @@ func (x *DeployLive) GetLiveAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *DeployLive) GetFramework() string {
+	if x != nil {
+		return x.Framework
+	}
+	return ""
+}
+
 var File_tori_deploys_v1_events_proto protoreflect.FileDescriptor
 
 const file_tori_deploys_v1_events_proto_rawDesc = "" +
@@ -322,7 +334,7 @@ const file_tori_deploys_v1_events_proto_rawDesc = "" +
 	"\x05error\x18\x06 \x01(\tR\x05error\x12-\n" +
 	"\x13app_has_live_deploy\x18\a \x01(\bR\x10appHasLiveDeploy\x129\n" +
 	"\n" +
-	"changed_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tchangedAt\"\xc6\x01\n" +
+	"changed_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tchangedAt\"\xe4\x01\n" +
 	"\n" +
 	"DeployLive\x12\x1b\n" +
 	"\tdeploy_id\x18\x01 \x01(\tR\bdeployId\x12\x15\n" +
@@ -330,7 +342,8 @@ const file_tori_deploys_v1_events_proto_rawDesc = "" +
 	"\n" +
 	"account_id\x18\x03 \x01(\tR\taccountId\x120\n" +
 	"\x14superseded_deploy_id\x18\x04 \x01(\tR\x12supersededDeployId\x123\n" +
-	"\alive_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x06liveAtB.Z,tori.dev/proto/gen/tori/deploys/v1;deploysv1b\x06proto3"
+	"\alive_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x06liveAt\x12\x1c\n" +
+	"\tframework\x18\x06 \x01(\tR\tframeworkB.Z,tori.dev/proto/gen/tori/deploys/v1;deploysv1b\x06proto3"
 
 var (
 	file_tori_deploys_v1_events_proto_rawDescOnce sync.Once
