@@ -200,7 +200,7 @@ func (c *Client) send(ctx context.Context, r req) (Raw, error) {
 		}
 		hc := c.HTTP
 		if hc == nil {
-			hc = http.DefaultClient
+			hc = defaultHTTP
 		}
 		raw, resp, err := c.exchange(ctx, hc, hr)
 		if err != nil {

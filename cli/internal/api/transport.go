@@ -32,6 +32,10 @@ func NewHTTPClient(timeout time.Duration) *http.Client {
 	}}
 }
 
+// defaultHTTP serves a Client without one of its own: never http.DefaultClient, which
+// waits forever.
+var defaultHTTP = NewHTTPClient(DefaultTimeout)
+
 // errStalled is the cause of a request cancelled because its body made no progress.
 var errStalled = errors.New("no progress")
 
