@@ -359,9 +359,11 @@ func TestCLI(t *testing.T) {
 		})
 	})
 
-	t.Run("errors are the API's words", func(t *testing.T) {
-		code, out, errs := c.run("", "deploys", "show", uuid.NewString(), "--app", svc.Slug)
-		if code != 1 || out != "" || errs != "Error: not found\n" {
+	t.Run("errors name the object, the request and what to do", func(t *testing.T) {
+		id := uuid.NewString()
+		code, out, errs := c.run("", "deploys", "show", id, "--app", svc.Slug)
+		want := `Error: deploy "` + id + `" of app "` + svc.Slug + `" not found (GET ` + s.Gateway + `/api/apps/` + svc.Slug + `/deploys/` + id + `): "tori deploys list -a ` + svc.Slug + `" lists its deploys`
+		if code != 1 || out != "" || !strings.HasPrefix(errs, want) {
 			t.Fatalf("exit %d stdout %q stderr %q", code, out, errs)
 		}
 	})

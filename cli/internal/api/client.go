@@ -6,8 +6,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -28,6 +30,10 @@ type Client struct {
 	Notice io.Writer
 	// Sleep waits; tests replace it.
 	Sleep func(context.Context, time.Duration) error
+	// Timeout bounds each wait for the other side (DefaultTimeout when zero): an upload or
+	// an answer that makes no progress for this long fails. HTTP's own steps are bounded by
+	// the client NewHTTPClient makes.
+	Timeout time.Duration
 }
 
 // Upload is a multipart body that can be made again for a retry.
@@ -37,15 +43,25 @@ type Upload struct {
 	Open        func() (io.ReadCloser, error)
 }
 
-// Error is an API answer outside 2xx, in the API's words.
+// Error is an API answer outside 2xx, in the API's words, with the request it answered.
 type Error struct {
 	Status int
 	Body   ErrorBody
 	Raw    []byte
 	Header http.Header
+	// Method and URL are the request's; Op and Params which operation on which objects.
+	Method, URL string
+	Op          *Operation
+	Params      []string
 }
 
+// Error is the API's words and the request, e.g. `not found (GET https://…/api/apps/x)`.
 func (e *Error) Error() string {
+	return e.Words() + " (" + e.Method + " " + e.URL + ")"
+}
+
+// Words is what the API said: error, and message when it says more.
+func (e *Error) Words() string {
 	word := e.Body.Error
 	if word == "" {
 		word = strings.TrimSpace(string(e.Raw))
@@ -136,7 +152,8 @@ func call[T any](ctx context.Context, c *Client, r req) (T, Raw, error) {
 }
 
 func (c *Client) send(ctx context.Context, r req) (Raw, error) {
-	target := strings.TrimRight(c.BaseURL, "/") + Fill(r.op.Path, r.params)
+	address := strings.TrimRight(c.BaseURL, "/") + Fill(r.op.Path, r.params)
+	target := address
 	if len(r.query) > 0 {
 		target += "?" + r.query.Encode()
 	}
@@ -183,21 +200,17 @@ func (c *Client) send(ctx context.Context, r req) (Raw, error) {
 		}
 		hc := c.HTTP
 		if hc == nil {
-			hc = http.DefaultClient
+			hc = defaultHTTP
 		}
-		resp, err := hc.Do(hr)
-		if err != nil {
-			return nil, fmt.Errorf("cannot reach the Tori API at %s: %v", c.BaseURL, unwrapURLError(err))
-		}
-		raw, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		raw, resp, err := c.exchange(ctx, hc, hr)
 		if err != nil {
 			return nil, err
 		}
 		if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 			return raw, nil
 		}
-		apiErr := &Error{Status: resp.StatusCode, Raw: raw, Header: resp.Header}
+		apiErr := &Error{Status: resp.StatusCode, Raw: raw, Header: resp.Header,
+			Method: r.op.Method, URL: address, Op: r.op, Params: r.params}
 		json.Unmarshal(raw, &apiErr.Body)
 		if resp.StatusCode == http.StatusTooManyRequests && attempt == 0 && !r.noRetry {
 			wait := apiErr.RetryAfter()
@@ -227,9 +240,71 @@ func (c *Client) sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-func unwrapURLError(err error) error {
-	if ue, ok := err.(*url.Error); ok {
-		return ue.Err
+// exchange sends hr and reads the whole answer, failing with the request named when the
+// other side does not answer or stops moving for the timeout.
+func (c *Client) exchange(ctx context.Context, hc *http.Client, hr *http.Request) (Raw, *http.Response, error) {
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
 	}
-	return err
+	wctx, watch, done := watchProgress(ctx, timeout)
+	defer done()
+	hr = hr.WithContext(wctx)
+	if hr.Body != nil {
+		hr.Body = watch.reader(hr.Body)
+	}
+	resp, err := hc.Do(hr)
+	if err != nil {
+		return nil, nil, c.transportError(ctx, wctx, hr, err, timeout)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(watch.reader(resp.Body))
+	if err != nil {
+		return nil, nil, c.transportError(ctx, wctx, hr, err, timeout)
+	}
+	return raw, resp, nil
+}
+
+// TransportError is a request that got no complete answer: nothing listening, no answer in
+// time, or a transfer that stalled.
+type TransportError struct {
+	Method, URL string
+	// TimedOut: the other side did not answer or move for Timeout.
+	TimedOut bool
+	Timeout  time.Duration
+	Err      error
+}
+
+func (e *TransportError) Error() string {
+	req := "(" + e.Method + " " + e.URL + ")"
+	if e.TimedOut {
+		return fmt.Sprintf("no answer from the Tori API in %s %s: check that it is up and that TORI_API_URL is right", e.Timeout, req)
+	}
+	return fmt.Sprintf("cannot reach the Tori API %s: %v: check your network and TORI_API_URL", req, e.Err)
+}
+
+func (e *TransportError) Unwrap() error { return e.Err }
+
+func (c *Client) transportError(ctx, wctx context.Context, hr *http.Request, err error, timeout time.Duration) error {
+	if ctx.Err() != nil {
+		return ctx.Err() // the caller gave up (Ctrl-C): not the API's doing
+	}
+	inner := err
+	if ue, ok := err.(*url.Error); ok {
+		inner = ue.Err
+	}
+	te := &TransportError{Method: hr.Method, URL: redactURL(hr.URL), Timeout: timeout, Err: inner}
+	var ne net.Error
+	if errors.Is(context.Cause(wctx), errStalled) || (errors.As(err, &ne) && ne.Timeout()) {
+		te.TimedOut = true
+	}
+	return te
+}
+
+// redactURL is the request's address without any user information or query, for messages.
+func redactURL(u *url.URL) string {
+	c := *u
+	c.User = nil
+	c.RawQuery = ""
+	return c.String()
 }

@@ -64,7 +64,7 @@ func TestRateLimitWaitsRetryAfterOnceWithTheSameKey(t *testing.T) {
 				t.Fatalf("idempotency keys %q: want one, reused on the retry", keys)
 			}
 			if tc.wantErr != "" {
-				if err == nil || err.Error() != tc.wantErr {
+				if ae, ok := err.(*Error); !ok || ae.Words() != tc.wantErr {
 					t.Fatalf("err %v, want %q", err, tc.wantErr)
 				}
 				return
@@ -110,16 +110,17 @@ func TestErrorsAreInTheAPIsWords(t *testing.T) {
 	defer srv.Close()
 	c := &Client{BaseURL: srv.URL}
 	ctx := context.Background()
+	// Each error is the API's words, then the request it answered.
 	_, _, err := c.GetApp(ctx, "a")
-	if err == nil || err.Error() != "not found" || err.(*Error).Status != 404 {
+	if err == nil || err.Error() != "not found (GET "+srv.URL+"/api/apps/a)" || err.(*Error).Status != 404 || err.(*Error).Params[0] != "a" {
 		t.Fatalf("err %v", err)
 	}
 	_, _, err = c.DeployImage(ctx, "b", ImageDeployRequest{Image: "x"})
-	if err == nil || err.Error() != "upload_too_large: the upload is over 50 MB" {
+	if err == nil || err.Error() != "upload_too_large: the upload is over 50 MB (POST "+srv.URL+"/api/apps/b/deploys)" {
 		t.Fatalf("err %v", err)
 	}
 	_, _, err = c.ListApps(ctx)
-	if err == nil || err.Error() != "bad gateway" {
+	if err == nil || err.Error() != "bad gateway (GET "+srv.URL+"/api/apps)" {
 		t.Fatalf("err %v", err)
 	}
 }

@@ -38,6 +38,7 @@ var (
 	OpListEnv       = &Operation{Method: "GET", Path: "/api/apps/{slug}/env", Response: []EnvVar{}}
 	OpPutEnv        = &Operation{Method: "PUT", Path: "/api/apps/{slug}/env", Request: EnvVar{}, Response: EnvVar{}}
 	OpDeleteEnv     = &Operation{Method: "DELETE", Path: "/api/apps/{slug}/env/{key}"}
+	OpChangeEnv     = &Operation{Method: "PATCH", Path: "/api/apps/{slug}/env", Request: EnvChange{}, Response: []EnvVar{}}
 	OpListDomains   = &Operation{Method: "GET", Path: "/api/apps/{slug}/domains", Response: []Domain{}}
 	OpAddDomain     = &Operation{Method: "POST", Path: "/api/apps/{slug}/domains", Request: DomainCreate{}, Response: Domain{}}
 	OpRemoveDomain  = &Operation{Method: "DELETE", Path: "/api/apps/{slug}/domains/{hostname}"}
@@ -60,7 +61,7 @@ var (
 // Operations is every operation the client can send.
 var Operations = []*Operation{
 	OpGetAccount, OpListApps, OpCreateApp, OpGetApp, OpDeleteApp, OpListDeploys, OpCreateImage,
-	OpUpload, OpGetDeploy, OpCancelDeploy, OpRollback, OpLogs, OpListEnv, OpPutEnv, OpDeleteEnv,
+	OpUpload, OpGetDeploy, OpCancelDeploy, OpRollback, OpLogs, OpListEnv, OpPutEnv, OpDeleteEnv, OpChangeEnv,
 	OpListDomains, OpAddDomain, OpRemoveDomain, OpListTokens, OpRevokeToken, OpDevice,
 	OpDeviceToken, OpLoopbackToken, OpBilling, OpPlans, OpCreateDB, OpGetDB, OpDeleteDB, OpRotateDB,
 	OpListDumps, OpTakeDump, OpRestoreDump,
@@ -140,6 +141,11 @@ func (c *Client) ListEnv(ctx context.Context, slug string) ([]EnvVar, Raw, error
 
 func (c *Client) SetEnv(ctx context.Context, slug, key, value string) (EnvVar, Raw, error) {
 	return call[EnvVar](ctx, c, req{op: OpPutEnv, params: []string{slug}, body: EnvVar{Key: key, Value: value}})
+}
+
+// ChangeEnv sets and unsets several variables in one request: all of them or none.
+func (c *Client) ChangeEnv(ctx context.Context, slug string, in EnvChange) ([]EnvVar, Raw, error) {
+	return call[[]EnvVar](ctx, c, req{op: OpChangeEnv, params: []string{slug}, body: in})
 }
 
 func (c *Client) UnsetEnv(ctx context.Context, slug, key string) error {

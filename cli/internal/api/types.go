@@ -137,6 +137,12 @@ type RestoreCreate struct {
 	DumpID string `json:"dumpId"`
 }
 
+// EnvChange is several variables set and unset at once.
+type EnvChange struct {
+	Set   map[string]string `json:"set,omitempty"`
+	Unset []string          `json:"unset,omitempty"`
+}
+
 type DomainCreate struct {
 	Hostname string `json:"hostname"`
 }

@@ -20,8 +20,10 @@ import (
 func (s *state) appsCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:     "apps",
-		Short:   "List, create, show and delete apps",
-		Example: "  tori apps list\n  tori apps create my-api --kind service\n  tori apps delete my-api",
+		Aliases: []string{"app"},
+		Short:   "List, create, show and delete apps (`tori apps` alone lists them)",
+		Example: "  tori apps list\n  tori apps create my-api --kind service\n  tori app show my-api\n  tori apps delete my-api",
+		Args:    cobra.NoArgs,
 	}
 	var kind, region string
 	create := &cobra.Command{
@@ -48,8 +50,9 @@ func (s *state) appsCmd() *cobra.Command {
 	}
 	create.Flags().StringVar(&kind, "kind", "static", "static or service")
 	create.Flags().StringVar(&region, "region", "", "eu or us (default: the account's)")
-	c.AddCommand(&cobra.Command{
+	list := &cobra.Command{
 		Use:     "list",
+		Aliases: []string{"ls"},
 		Short:   "List apps",
 		Example: "  tori apps list\n  tori apps list --json",
 		Args:    cobra.NoArgs,
@@ -73,12 +76,16 @@ func (s *state) appsCmd() *cobra.Command {
 			}
 			return w.Flush()
 		},
-	}, create, &cobra.Command{
-		Use:     "show [SLUG]",
-		Short:   "Show an app",
-		Example: "  tori apps show my-site\n  tori apps show --app my-site --json",
-		Args:    cobra.MaximumNArgs(1),
-		PreRunE: s.signedIn,
+	}
+	// `tori apps` lists, as `heroku apps` and `fly apps` do.
+	c.PreRunE, c.RunE = list.PreRunE, list.RunE
+	c.AddCommand(list, create, s.appFlag(&cobra.Command{
+		Use:               "show [SLUG]",
+		Short:             "Show an app",
+		Example:           "  tori apps show my-site\n  tori apps show --app my-site --json",
+		Args:              cobra.MaximumNArgs(1),
+		PreRunE:           s.signedIn,
+		ValidArgsFunction: s.completeAppArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			slug, err := s.slugArg(args)
 			if err != nil {
@@ -102,12 +109,13 @@ func (s *state) appsCmd() *cobra.Command {
 			}
 			return w.Flush()
 		},
-	}, &cobra.Command{
-		Use:     "delete [SLUG]",
-		Short:   "Delete an app (asks for its slug unless --yes)",
-		Example: "  tori apps delete my-site\n  tori apps delete my-site --yes",
-		Args:    cobra.MaximumNArgs(1),
-		PreRunE: s.signedIn,
+	}, false), s.appFlag(&cobra.Command{
+		Use:               "delete [SLUG]",
+		Short:             "Delete an app (asks for its slug unless --yes)",
+		Example:           "  tori apps delete my-site\n  tori apps delete my-site --yes",
+		Args:              cobra.MaximumNArgs(1),
+		PreRunE:           s.signedIn,
+		ValidArgsFunction: s.completeAppArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			slug, err := s.slugArg(args)
 			if err != nil {
@@ -130,7 +138,7 @@ func (s *state) appsCmd() *cobra.Command {
 			}
 			return nil
 		},
-	})
+	}, false))
 	return c
 }
 
@@ -191,13 +199,15 @@ func (s *state) initCmd() *cobra.Command {
 			return nil
 		},
 	}
+	c.Flags().StringVarP(&s.app, "app", "a", "", "link to this existing app instead of creating one")
+	c.RegisterFlagCompletionFunc("app", s.completeApps)
 	c.Flags().StringVar(&kind, "kind", "static", "for a new app: static or service")
 	c.Flags().StringVar(&name, "name", "", "for a new app: its slug (default: the folder's name, when it is a valid slug)")
 	return c
 }
 
 func (s *state) openCmd() *cobra.Command {
-	return &cobra.Command{
+	return s.appFlag(&cobra.Command{
 		Use:     "open",
 		Short:   "Open the app's URL in a browser",
 		Example: "  tori open --app my-site",
@@ -212,5 +222,5 @@ func (s *state) openCmd() *cobra.Command {
 				return nil
 			})
 		},
-	}
+	}, false)
 }

@@ -111,9 +111,24 @@ func TestParseSince(t *testing.T) {
 // run executes tori in-process against api with a fresh config folder.
 func run(t *testing.T, api string, stdin string, args ...string) (int, string, string) {
 	t.Helper()
+	return runWith(t, context.Background(), api, stdin, nil, args...)
+}
+
+// runEnv is run with more environment variables.
+func runEnv(t *testing.T, api string, extra map[string]string, args ...string) (int, string, string) {
+	t.Helper()
+	return runWith(t, context.Background(), api, "", extra, args...)
+}
+
+func runWith(t *testing.T, ctx context.Context, api, stdin string, extra map[string]string, args ...string) (int, string, string) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	env := map[string]string{"XDG_CONFIG_HOME": t.TempDir(), "TORI_API_URL": api, "TORI_TOKEN": "svc_test"}
-	code := Main(context.Background(), Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] }}, args)
+	for k, v := range extra {
+		env[k] = v
+	}
+	code := Main(ctx, Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] },
+		Timeout: 2 * time.Second}, args)
 	return code, out.String(), errb.String()
 }
 
@@ -143,7 +158,8 @@ func TestAPIErrorsExitOneInTheAPIsWords(t *testing.T) {
 	}))
 	defer srv.Close()
 	code, out, stderr := run(t, srv.URL, "", "apps", "show", "nope")
-	if code != 1 || stderr != "Error: not found\n" || out != "" {
+	want := `Error: app "nope" not found (GET ` + srv.URL + `/api/apps/nope): check the name with "tori apps list"` + "\n"
+	if code != 1 || stderr != want || out != "" {
 		t.Fatalf("code %d out %q stderr %q", code, out, stderr)
 	}
 	code, out, _ = run(t, srv.URL, "", "apps", "show", "nope", "--json")
@@ -152,6 +168,7 @@ func TestAPIErrorsExitOneInTheAPIsWords(t *testing.T) {
 	}
 }
 
+// The app is -a, else TORI_APP, else tori.json.
 func TestAppComesFromFlagOrToriJSON(t *testing.T) {
 	var paths []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -170,11 +187,17 @@ func TestAppComesFromFlagOrToriJSON(t *testing.T) {
 	if code, _, e := run(t, srv.URL, "", "env", "list", "--app", "from-flag"); code != 0 {
 		t.Fatal(e)
 	}
-	if strings.Join(paths, " ") != "/api/apps/from-file/env /api/apps/from-flag/env" {
-		t.Fatalf("paths %v", paths)
+	if code, _, e := runEnv(t, srv.URL, map[string]string{"TORI_APP": "from-variable"}, "env", "list"); code != 0 {
+		t.Fatal(e)
+	}
+	if code, _, e := runEnv(t, srv.URL, map[string]string{"TORI_APP": "from-variable"}, "env", "list", "-a", "from-flag"); code != 0 {
+		t.Fatal(e)
+	}
+	if got := strings.Join(paths, " "); got != "/api/apps/from-file/env /api/apps/from-flag/env /api/apps/from-variable/env /api/apps/from-flag/env" {
+		t.Fatalf("paths %v", got)
 	}
 	os.Remove(filepath.Join(dir, "tori.json"))
-	if code, _, e := run(t, srv.URL, "", "env", "list"); code != 1 || !strings.Contains(e, "--app") {
+	if code, _, e := run(t, srv.URL, "", "env", "list"); code != 2 || !strings.Contains(e, "--app") || !strings.Contains(e, "TORI_APP") {
 		t.Fatalf("code %d stderr %q", code, e)
 	}
 }

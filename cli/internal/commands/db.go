@@ -19,6 +19,7 @@ func (s *state) dbCmd() *cobra.Command {
 		Short:   "The app's managed Postgres: create, status, delete, dumps and restores",
 		Example: "  tori db create\n  tori db status\n  tori db dump",
 	}
+	s.appFlag(c, true)
 	// showDB runs one database operation and prints the database it answers.
 	showDB := func(op *api.Operation, done string) func(*cobra.Command, []string) error {
 		return func(cmd *cobra.Command, _ []string) error {

@@ -40,7 +40,7 @@ func (s *state) deployCmd() *cobra.Command {
 				dir = args[0]
 			}
 			if forceRestart && image == "" {
-				return errors.New("--force-restart goes with --image")
+				return usagef("--force-restart goes with --image")
 			}
 			slug, err := s.slug(dir)
 			if err != nil {
@@ -48,7 +48,7 @@ func (s *state) deployCmd() *cobra.Command {
 			}
 			if dryRun {
 				if image != "" {
-					return errors.New("--dry-run lists a folder's files; an --image deploy sends none")
+					return usagef("--dry-run lists a folder's files; an --image deploy sends none")
 				}
 				return s.dryRun(ctx, slug, dir)
 			}
@@ -65,6 +65,7 @@ func (s *state) deployCmd() *cobra.Command {
 			return s.afterCreate(ctx, slug, d, raw, detach)
 		},
 	}
+	s.appFlag(c, false)
 	f := c.Flags()
 	f.StringVar(&image, "image", "", "deploy this image (registry/repo@sha256:…) instead of a folder")
 	f.StringVar(&release, "release", "", "release command, run before traffic moves (wins over tori.json's)")
@@ -92,7 +93,7 @@ func (s *state) upload(ctx context.Context, slug, dir, release string) (api.Depl
 		label = "Uploading source"
 	} else {
 		if release != "" {
-			return api.Deploy{}, nil, errors.New("--release is for service apps")
+			return api.Deploy{}, nil, usagef("--release is for service apps")
 		}
 		up, err = bundle.Static(dir, sel)
 		if err != nil {
@@ -270,6 +271,7 @@ func (s *state) deploysCmd() *cobra.Command {
 		Short:   "List, show, cancel and roll back deploys",
 		Example: "  tori deploys list\n  tori deploys rollback 7d3c…",
 	}
+	s.appFlag(c, true)
 	var limit int
 	list := &cobra.Command{
 		Use:     "list",

@@ -17,6 +17,7 @@ func (s *state) domainsCmd() *cobra.Command {
 		Short:   "List, add and remove custom hostnames of a static app",
 		Example: "  tori domains add www.example.com\n  tori domains list",
 	}
+	s.appFlag(c, true)
 	c.AddCommand(&cobra.Command{
 		Use:     "list",
 		Short:   "List hostnames and the TXT record each needs",

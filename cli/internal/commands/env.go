@@ -3,7 +3,6 @@ package commands
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -93,29 +92,37 @@ func (s *state) envCmd() *cobra.Command {
 		Example: "  tori env list\n  tori env set API_KEY=s3cret DEBUG=0\n  tori env set TLS_KEY - < key.pem\n" +
 			"  tori env unset DEBUG\n  tori env import .env",
 	}
-	set := func(ctx context.Context, slug string, pairs [][2]string) error {
-		var raws []json.RawMessage
-		for _, kv := range pairs {
-			_, raw, err := s.client.SetEnv(ctx, slug, kv[0], kv[1])
-			if err != nil {
-				return fmt.Errorf("%s: %w", kv[0], err)
-			}
-			raws = append(raws, json.RawMessage(raw))
-			if !s.json {
-				s.ui.Printf("Set %s.\n", kv[0])
-			}
+	s.appFlag(c, true)
+	// change sends every assignment and removal in one request, which the API applies all
+	// together or not at all: a refusal of one key leaves every variable as it was.
+	change := func(ctx context.Context, slug string, in api.EnvChange, done string) error {
+		_, raw, err := s.client.ChangeEnv(ctx, slug, in)
+		if err != nil {
+			return err
 		}
 		if s.json {
-			b, _ := json.Marshal(raws)
-			return s.printJSON(b)
+			return s.printJSON(raw)
 		}
+		s.ui.Printf("%s\n", done)
 		fmt.Fprintln(s.env.Stderr, "A service picks up changes with its next deploy.")
 		return nil
+	}
+	set := func(ctx context.Context, slug string, pairs [][2]string) error {
+		in := api.EnvChange{Set: map[string]string{}}
+		var keys []string
+		for _, kv := range pairs {
+			if _, twice := in.Set[kv[0]]; !twice {
+				keys = append(keys, kv[0])
+			}
+			in.Set[kv[0]] = kv[1] // the last of a repeated key wins, as in a shell
+		}
+		return change(ctx, slug, in, fmt.Sprintf("Set %s on %s.", strings.Join(keys, ", "), slug))
 	}
 	c.AddCommand(&cobra.Command{
 		Use:     "list",
 		Short:   "List variables, values masked",
 		Example: "  tori env list --app my-api",
+		Aliases: []string{"ls"},
 		Args:    cobra.NoArgs,
 		PreRunE: s.signedIn,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -130,11 +137,12 @@ func (s *state) envCmd() *cobra.Command {
 			})
 		},
 	}, &cobra.Command{
-		Use:     "set KEY=VALUE… | set KEY -",
-		Short:   "Set variables; `KEY -` reads the value from standard input",
-		Example: "  tori env set API_KEY=s3cret DEBUG=0\n  printf %s \"$SECRET\" | tori env set API_KEY -",
-		Args:    cobra.MinimumNArgs(1),
-		PreRunE: s.signedIn,
+		Use:               "set KEY=VALUE… | set KEY -",
+		Short:             "Set variables; `KEY -` reads the value from standard input",
+		Example:           "  tori env set API_KEY=s3cret DEBUG=0\n  printf %s \"$SECRET\" | tori env set API_KEY -",
+		Args:              cobra.MinimumNArgs(1),
+		PreRunE:           s.signedIn,
+		ValidArgsFunction: s.completeEnvSet,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			slug, err := s.slug()
 			if err != nil {
@@ -142,33 +150,28 @@ func (s *state) envCmd() *cobra.Command {
 			}
 			pairs, err := ParseAssignments(args, s.env.Stdin)
 			if err != nil {
-				return err
+				return usageError{err}
 			}
 			return set(cmd.Context(), slug, pairs)
 		},
 	}, &cobra.Command{
-		Use:     "unset KEY…",
-		Short:   "Remove variables",
-		Example: "  tori env unset DEBUG OLD_KEY",
-		Args:    cobra.MinimumNArgs(1),
-		PreRunE: s.signedIn,
+		Use:               "unset KEY…",
+		Short:             "Remove variables (a name the app does not have is not an error)",
+		Example:           "  tori env unset DEBUG OLD_KEY",
+		Args:              cobra.MinimumNArgs(1),
+		PreRunE:           s.signedIn,
+		ValidArgsFunction: s.completeEnvUnset,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			slug, err := s.slug()
 			if err != nil {
 				return err
 			}
 			for _, k := range args {
-				if err := s.client.UnsetEnv(cmd.Context(), slug, k); err != nil {
-					return fmt.Errorf("%s: %w", k, err)
-				}
-				if !s.json {
-					s.ui.Printf("Unset %s.\n", k)
+				if !envKey.MatchString(k) {
+					return usagef("%q is not a variable name (A-Z, 0-9, _; starting with a letter)", k)
 				}
 			}
-			if s.json {
-				return s.printJSON(api.Raw(`{"ok":true}`))
-			}
-			return nil
+			return change(cmd.Context(), slug, api.EnvChange{Unset: args}, fmt.Sprintf("Unset %s on %s.", strings.Join(args, ", "), slug))
 		},
 	}, &cobra.Command{
 		Use:     "import FILE",

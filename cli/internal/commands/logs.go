@@ -50,7 +50,7 @@ func (s *state) logsCmd() *cobra.Command {
 			}
 			window, err := ParseSince(since)
 			if err != nil {
-				return err
+				return usageError{err}
 			}
 			f := follow.New(time.Now().Add(-window))
 			fetch := func(ctx context.Context, q api.LogQuery) (api.LogPage, error) {
@@ -82,6 +82,7 @@ func (s *state) logsCmd() *cobra.Command {
 			}
 		},
 	}
+	s.appFlag(c, false)
 	c.Flags().StringVar(&since, "since", "1h", "how far back to start (30m, 1h, 2d)")
 	c.Flags().BoolVarP(&followFlag, "follow", "f", false, "keep printing new lines")
 	return c

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,6 +34,8 @@ type Env struct {
 	OpenBrowser func(url string) bool
 	// Poll is the pause between polls of a deploy and its logs.
 	Poll time.Duration
+	// Timeout is how long a request may see no answer (api.DefaultTimeout when zero).
+	Timeout time.Duration
 }
 
 // state is one run's flags and, once a command needs them, settings and client.
@@ -56,18 +57,30 @@ func Main(ctx context.Context, env Env, args []string) int {
 	root.SetIn(env.Stdin)
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
+	if ctx.Err() != nil {
+		// Ctrl-C: whatever was under way stopped because the person asked.
+		fmt.Fprintln(env.Stderr, "Interrupted.")
+		return ExitInterrupted
+	}
 	if err == nil {
-		return 0
+		return ExitOK
 	}
 	var apiErr *api.Error
 	if s.json && errors.As(err, &apiErr) && json.Valid(apiErr.Raw) {
 		fmt.Fprintln(env.Stdout, string(apiErr.Raw))
 	}
 	if !errors.Is(err, errQuiet) {
-		fmt.Fprintf(env.Stderr, "%s %s\n", s.ui.PaintErr(ui.Red, "Error:"), err)
+		fmt.Fprintf(env.Stderr, "%s %s\n", s.ui.PaintErr(ui.Red, "Error:"), explain(err))
 	}
-	return 1
+	var usage usageError
+	if errors.As(err, &usage) {
+		if cmd != nil {
+			fmt.Fprintf(env.Stderr, "Run \"%s --help\" for usage.\n", cmd.CommandPath())
+		}
+		return ExitUsage
+	}
+	return ExitFailure
 }
 
 // errQuiet is a failure already told (a failed deploy's output said why).
@@ -79,7 +92,9 @@ func (s *state) root() *cobra.Command {
 		Short: "Deploy and run apps on Tori",
 		Long: "tori is the command line of Tori: sign in, create apps, deploy folders, source or images,\n" +
 			"follow logs, and manage environment variables, hostnames and tokens.\n\n" +
-			"TORI_API_URL and TORI_TOKEN override the signed-in settings in $XDG_CONFIG_HOME/tori/config.json.",
+			"TORI_API_URL and TORI_TOKEN override the signed-in settings in $XDG_CONFIG_HOME/tori/config.json.\n" +
+			"The app a command works on is -a SLUG, else $TORI_APP, else the app field of ./tori.json.\n\n" +
+			"Exit codes: 0 success, 1 failure, 2 usage (a wrong command line), 130 interrupted.",
 		Example:       "  tori login\n  tori apps create my-site\n  tori deploy ./public --app my-site",
 		Version:       Version,
 		SilenceErrors: true,
@@ -88,13 +103,13 @@ func (s *state) root() *cobra.Command {
 	root.CompletionOptions.HiddenDefaultCmd = false
 	pf := root.PersistentFlags()
 	pf.BoolVar(&s.json, "json", false, "print the API's JSON")
-	pf.StringVarP(&s.app, "app", "a", "", "the app's slug (default: the app field of ./tori.json)")
 	pf.BoolVarP(&s.yes, "yes", "y", false, "skip confirmations")
 	root.AddCommand(
 		s.loginCmd(), s.logoutCmd(), s.whoamiCmd(),
 		s.appsCmd(), s.deployCmd(), s.deploysCmd(), s.logsCmd(), s.envCmd(), s.domainsCmd(), s.dbCmd(),
-		s.tokensCmd(), s.billingCmd(), s.plansCmd(), s.initCmd(), s.openCmd(),
+		s.tokensCmd(), s.billingCmd(), s.plansCmd(), s.initCmd(), s.openCmd(), s.statusCmd(),
 	)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	// Made now rather than at Execute so they carry examples like every other command.
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
@@ -109,6 +124,7 @@ func (s *state) root() *cobra.Command {
 			}
 		}
 	}
+	usageArgs(root)
 	return root
 }
 
@@ -128,7 +144,8 @@ func (s *state) connect(needSignIn bool) error {
 	s.client = &api.Client{
 		BaseURL:   st.APIURL,
 		Token:     st.Token,
-		HTTP:      &http.Client{Timeout: 0},
+		HTTP:      api.NewHTTPClient(s.env.Timeout),
+		Timeout:   s.env.Timeout,
 		UserAgent: "tori-cli/" + Version + " (" + runtime.GOOS + "/" + runtime.GOARCH + ")",
 		Notice:    s.env.Stderr,
 	}
@@ -138,10 +155,27 @@ func (s *state) connect(needSignIn bool) error {
 // signedIn is the PreRunE of every command that needs a token.
 func (s *state) signedIn(*cobra.Command, []string) error { return s.connect(true) }
 
-// slug is --app, else the app field of tori.json in dir, else of ./tori.json.
+// appFlag gives c the -a/--app flag, with app names completed from the API. On a group
+// (env, db, …) it is persistent, so it works before or after the subcommand; commands that
+// do not work on one app do not have it.
+func (s *state) appFlag(c *cobra.Command, persistent bool) *cobra.Command {
+	fs := c.Flags()
+	if persistent {
+		fs = c.PersistentFlags()
+	}
+	fs.StringVarP(&s.app, "app", "a", "", "the app's slug (default: $TORI_APP, else the app field of ./tori.json)")
+	c.RegisterFlagCompletionFunc("app", s.completeApps)
+	return c
+}
+
+// slug is -a/--app, else $TORI_APP, else the app field of tori.json in dir, else of
+// ./tori.json: what is typed wins over what the shell carries, which wins over the folder.
 func (s *state) slug(dirs ...string) (string, error) {
 	if s.app != "" {
 		return s.app, nil
+	}
+	if app := strings.TrimSpace(s.env.Getenv("TORI_APP")); app != "" {
+		return app, nil
 	}
 	for _, dir := range append(dirs, ".") {
 		m, err := readManifest(dir)
@@ -152,7 +186,7 @@ func (s *state) slug(dirs ...string) (string, error) {
 			return app, nil
 		}
 	}
-	return "", errors.New("which app? pass --app SLUG, or run `tori init` to link this folder")
+	return "", usagef("which app? pass --app SLUG (-a), set TORI_APP, or run `tori init` to link this folder")
 }
 
 func readManifest(dir string) (map[string]any, error) {

@@ -117,6 +117,66 @@ func (s *Env) PutFor(ctx context.Context, app apps.App, key, value string) (bool
 	return created, err
 }
 
+// ApplyFor sets and removes several variables of app (already found to be the caller's)
+// in one transaction: every one of them, or, on any refusal, none. A name to remove that the
+// app does not hold is no change, so the same change sent twice gives the same result. It
+// returns the app's variables afterwards, masked, sorted by name.
+func (s *Env) ApplyFor(ctx context.Context, app apps.App, c env.Change) ([]env.Masked, error) {
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
+	// Sealed before the transaction: a keyring round trip (Vault) holds no lock.
+	now := stamp(s.Now())
+	sealed := make([]env.Sealed, 0, len(c.Set))
+	for _, k := range c.SetKeys() {
+		ct, keyID, err := s.Keyring.Encrypt(ctx, []byte(c.Set[k]), env.AAD(app.ID, k))
+		if err != nil {
+			return nil, fmt.Errorf("env: seal: %w", err)
+		}
+		sealed = append(sealed, env.Sealed{Key: k, Ciphertext: ct, KeyID: keyID, CreatedAt: now, UpdatedAt: now})
+	}
+	var after []env.Sealed
+	err := s.Store.InTx(ctx, func(tx Tx) error {
+		live, err := tx.ShareLiveApp(ctx, app.ID)
+		if err != nil {
+			return err
+		}
+		if !live {
+			return apps.ErrNotFound // deleted between the lookup and the write
+		}
+		held, err := tx.LockEnvKeys(ctx, app.ID)
+		if err != nil {
+			return err
+		}
+		if !env.MayApply(c.Count(held)) {
+			return env.ErrVarLimit
+		}
+		for _, v := range sealed {
+			if _, err := tx.UpsertVar(ctx, app.ID, v); err != nil {
+				return err
+			}
+		}
+		for _, k := range c.Unset {
+			if !held[k] {
+				continue
+			}
+			if err := tx.DeleteVar(ctx, app.ID, k); err != nil {
+				return err
+			}
+			held[k] = false // a name listed twice is removed once
+		}
+		after, err = tx.Vars(ctx, app.ID)
+		return err
+	})
+	if errors.Is(err, env.ErrVarLimit) {
+		return nil, s.varLimit(ctx, app.AccountID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.mask(ctx, app.ID, after)
+}
+
 // varLimit is the refusal at the cap. The cap is the same on every plan; the plan is named,
 // as every limit answer does, when it can be had (a copy, or billing's answer).
 func (s *Env) varLimit(ctx context.Context, accountID string) error {
@@ -139,13 +199,18 @@ func (s *Env) List(ctx context.Context, accountID, slug string) ([]env.Masked, e
 	if err != nil {
 		return nil, err
 	}
+	return s.mask(ctx, app.ID, vars)
+}
+
+// mask opens each stored value just long enough to mask it.
+func (s *Env) mask(ctx context.Context, appID string, vars []env.Sealed) ([]env.Masked, error) {
 	out := make([]env.Masked, 0, len(vars))
 	for _, v := range vars {
 		// The mask needs the value's length and first characters; the plaintext lives only
 		// for this line.
-		pt, err := s.Keyring.Decrypt(ctx, v.Ciphertext, v.KeyID, env.AAD(app.ID, v.Key))
+		pt, err := s.Keyring.Decrypt(ctx, v.Ciphertext, v.KeyID, env.AAD(appID, v.Key))
 		if err != nil {
-			return nil, fmt.Errorf("env: open %s of app %s: %w", v.Key, app.ID, err)
+			return nil, fmt.Errorf("env: open %s of app %s: %w", v.Key, appID, err)
 		}
 		out = append(out, env.Masked{Key: v.Key, Value: env.Mask(string(pt))})
 		clear(pt)

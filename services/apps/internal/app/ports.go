@@ -67,6 +67,9 @@ type Tx interface {
 	// LockEnv serialises changes to an app's set of variables until the transaction ends and
 	// returns how many it holds and whether key is among them.
 	LockEnv(ctx context.Context, appID, key string) (count int64, has bool, err error)
+	// LockEnvKeys is LockEnv for a change of several variables: it returns the names the
+	// app holds.
+	LockEnvKeys(ctx context.Context, appID string) (map[string]bool, error)
 	// UpsertVar creates or replaces a variable; created tells which.
 	UpsertVar(ctx context.Context, appID string, v env.Sealed) (created bool, err error)
 	// Vars lists an app's variables sorted by name.

@@ -8,6 +8,9 @@ var (
 	ErrInvalidKey = errors.New("env: invalid key")
 	// ErrInvalidValue: not a string, over MaxValueBytes, or holding a NUL.
 	ErrInvalidValue = errors.New("env: invalid value")
+	// ErrInvalidChange: a change of several variables that names none, names over
+	// MaxChangeKeys on a side, or both sets and removes one name.
+	ErrInvalidChange = errors.New("env: invalid change")
 	// ErrNotSet: the app has no such variable.
 	ErrNotSet = errors.New("env: not set")
 	// ErrAppGone: the app does not exist or is deleted (a request/reply caller's view).

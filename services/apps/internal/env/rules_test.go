@@ -61,3 +61,24 @@ func TestAADSeparatesAppsAndKeys(t *testing.T) {
 		t.Error("a variable's AAD equals a snapshot's")
 	}
 }
+
+func TestChangeCount(t *testing.T) {
+	held := map[string]bool{"A": true, "B": true}
+	cases := []struct {
+		c            Change
+		total, added int
+	}{
+		{Change{Set: map[string]string{"A": "1"}}, 2, 0},
+		{Change{Set: map[string]string{"C": "1", "D": "2"}}, 4, 2},
+		{Change{Unset: []string{"A", "A", "Z"}}, 1, 0},
+		{Change{Set: map[string]string{"C": "1"}, Unset: []string{"A", "B"}}, 1, 1},
+	}
+	for i, tc := range cases {
+		if total, added := tc.c.Count(held); total != tc.total || added != tc.added {
+			t.Errorf("%d: Count = %d, %d, want %d, %d", i, total, added, tc.total, tc.added)
+		}
+	}
+	if !MayApply(MaxVarsPerApp+5, 0) || !MayApply(MaxVarsPerApp, 1) || MayApply(MaxVarsPerApp+1, 1) {
+		t.Fatal("MayApply")
+	}
+}

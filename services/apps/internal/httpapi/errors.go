@@ -60,6 +60,10 @@ func toHTTP(err error) error {
 		return httperror.New(http.StatusBadRequest, "invalid_env_value").
 			WithMessage("value must be a string of at most %d bytes without NUL characters.", env.MaxValueBytes)
 
+	case errors.Is(err, env.ErrInvalidChange):
+		return httperror.New(http.StatusBadRequest, "invalid_env_change").
+			WithMessage(`The body must be {"set": {KEY: value, …}, "unset": [KEY, …]} naming at least one and at most %d variables on each side, none in both.`, env.MaxChangeKeys)
+
 	case errors.Is(err, domains.ErrInvalidHostname):
 		return httperror.New(http.StatusBadRequest, "invalid_hostname").
 			WithMessage("hostname must be a lower-case DNS name of two or more labels, not an IP address or wildcard, and not under the apps domain.")

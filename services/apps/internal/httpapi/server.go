@@ -27,7 +27,8 @@ type Deps struct {
 	Log        *slog.Logger
 }
 
-// BodyLimit bounds request bodies: an env write is the largest (a 32 KiB value, escaped).
+// BodyLimit bounds request bodies: an env write is the largest (a 32 KiB value, escaped;
+// a change of several variables at once fits as many values as this allows).
 const BodyLimit = 256 << 10
 
 // New builds the Fiber app.
@@ -58,6 +59,7 @@ func New(d Deps) *fiber.App {
 
 	api.Get("/apps/:slug/env", h.listEnv)
 	api.Put("/apps/:slug/env", h.putEnv)
+	api.Patch("/apps/:slug/env", h.changeEnv)
 	api.Delete("/apps/:slug/env/:key", h.deleteEnv)
 
 	api.Get("/apps/:slug/domains", h.listDomains)

@@ -27,6 +27,26 @@ func (r *repo) LockEnv(ctx context.Context, appID, key string) (int64, bool, err
 	return n, has, nil
 }
 
+// LockEnvKeys implements app.Tx, under the same lock as LockEnv.
+func (r *repo) LockEnvKeys(ctx context.Context, appID string) (map[string]bool, error) {
+	if _, err := r.q.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('apps.env:' || $1::text, 0))`, appID); err != nil {
+		return nil, wrap("lock env", err)
+	}
+	rows, err := r.q.Query(ctx, `SELECT key FROM env_vars WHERE app_id = $1`, appID)
+	if err != nil {
+		return nil, wrap("env keys", err)
+	}
+	keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, wrap("env keys", err)
+	}
+	held := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		held[k] = true
+	}
+	return held, nil
+}
+
 // UpsertVar implements app.Tx. xmax is 0 on a freshly inserted row version: the one way to
 // tell insert from update in a single upsert.
 func (r *repo) UpsertVar(ctx context.Context, appID string, v env.Sealed) (bool, error) {

@@ -88,6 +88,7 @@ var table = []Route{
 	{Method: "DELETE", Template: "/api/apps/{slug}", Owner: Apps},
 	{Method: "GET", Template: "/api/apps/{slug}/env", Owner: Apps},
 	{Method: "PUT", Template: "/api/apps/{slug}/env", Owner: Apps},
+	{Method: "PATCH", Template: "/api/apps/{slug}/env", Owner: Apps},
 	{Method: "DELETE", Template: "/api/apps/{slug}/env/{key}", Owner: Apps},
 	{Method: "GET", Template: "/api/apps/{slug}/domains", Owner: Apps},
 	{Method: "POST", Template: "/api/apps/{slug}/domains", Owner: Apps},

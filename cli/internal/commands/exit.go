@@ -1,0 +1,122 @@
+package commands
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"tori.dev/cli/internal/api"
+)
+
+// Exit codes, as shells and CI read them.
+const (
+	ExitOK          = 0
+	ExitFailure     = 1   // the command ran and failed (the API said no, a deploy failed, no answer)
+	ExitUsage       = 2   // the command line itself is wrong: nothing was sent
+	ExitInterrupted = 130 // Ctrl-C (128 + SIGINT), as a shell reports a program it interrupted
+)
+
+// usageError is a mistake in the command line: an unknown command or flag, a missing or
+// extra argument, an argument that does not parse. It exits ExitUsage.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// usageArgs makes every argument check of the tree a usage error, and gives each command
+// group (apps, env, …) a check of its own, so `tori env bogus` says so instead of printing
+// help and exiting 0.
+func usageArgs(c *cobra.Command) {
+	if c.HasSubCommands() && c.Run == nil && c.RunE == nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += "; did you mean " + strings.Join(s, " or ") + "?"
+			}
+			return usageError{errors.New(msg)}
+		}
+		c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	} else if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return usageError{err}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		usageArgs(sub)
+	}
+}
+
+// explain is the message an error prints: an API error names the app (or other object) and
+// the request, and says what to do next.
+func explain(err error) string {
+	var ae *api.Error
+	if !errors.As(err, &ae) {
+		return err.Error()
+	}
+	req := "(" + ae.Method + " " + ae.URL + ")"
+	path, params := "", ae.Params
+	if ae.Op != nil {
+		path = ae.Op.Path
+	}
+	slug := ""
+	if strings.HasPrefix(path, "/api/apps/{slug}") && len(params) > 0 {
+		slug = params[0]
+	}
+	switch {
+	case ae.Status == 401:
+		return ae.Words() + " " + req + `: sign in again with "tori login" (or check TORI_TOKEN)`
+	case ae.Status == 404 && slug != "":
+		what, hint := missing(path, params)
+		return what + " not found " + req + ": " + hint
+	case ae.Status == 404 && strings.HasPrefix(path, "/api/tokens/") && len(params) > 0:
+		return fmt.Sprintf(`token %q not found %s: "tori tokens list" lists them`, params[0], req)
+	}
+	msg := ae.Words() + " " + req
+	if slug != "" {
+		msg = fmt.Sprintf("app %q: %s", slug, msg)
+	}
+	switch {
+	case ae.Status == 402:
+		msg += `: pay the open invoice; "tori billing" shows the hold and its dates`
+	case ae.Status == 403 && strings.HasSuffix(ae.Word(), "_limit_reached"):
+		msg += `: "tori plans" shows each plan's limits`
+	case ae.Status == 429:
+		msg += ": wait a little and try again"
+	case ae.Status >= 500:
+		msg += ": the API could not answer now; try again shortly"
+	}
+	return msg
+}
+
+// missing names what a 404 under /api/apps/{slug} did not find, and where to look.
+func missing(path string, params []string) (string, string) {
+	slug := params[0]
+	param := func(i int) string {
+		if i < len(params) {
+			return params[i]
+		}
+		return ""
+	}
+	check := `check the name with "tori apps list"`
+	switch {
+	case strings.HasPrefix(path, "/api/apps/{slug}/deploys/{id}"):
+		return fmt.Sprintf("deploy %q of app %q", param(1), slug), fmt.Sprintf(`"tori deploys list -a %s" lists its deploys; %s`, slug, check)
+	case strings.HasPrefix(path, "/api/apps/{slug}/env/{key}"):
+		return fmt.Sprintf("variable %s of app %q", param(1), slug), fmt.Sprintf(`"tori env list -a %s" lists its variables`, slug)
+	case strings.HasPrefix(path, "/api/apps/{slug}/domains/{hostname}"):
+		return fmt.Sprintf("hostname %q of app %q", param(1), slug), fmt.Sprintf(`"tori domains list -a %s" lists its hostnames`, slug)
+	case strings.HasPrefix(path, "/api/apps/{slug}/database"):
+		return fmt.Sprintf("database of app %q", slug), fmt.Sprintf(`create one with "tori db create -a %s", or %s`, slug, check)
+	}
+	return fmt.Sprintf("app %q", slug), check
+}
