@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"tori.dev/pkg/lifecycle"
 	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/config"
 	"tori.dev/services/zoneagent/internal/managed"
@@ -88,6 +89,13 @@ func databaseCeilings(cfg config.Config, log *slog.Logger) *managed.Ceilings {
 	}
 	return &managed.Ceilings{ImagesDir: images, MountsDir: mounts, SuperURL: cfg.Tablespaces(),
 		Owner: cfg.ClusterUser, Mkfs: mkfs, Resize: resize}
+}
+
+// statementWatchdog is the zone's job that holds customer logins to the contract's statement
+// limit and ends transactions left idle (managed/watchdog.go).
+func statementWatchdog(cfg config.Config) lifecycle.Job {
+	w := managed.Watchdog{AdminURL: cfg.PostgresAdminURL, StatementLimit: cfg.StatementTimeout, IdleLimit: cfg.IdleInTransactionTimeout}
+	return lifecycle.Job{Name: "database statements", Every: cfg.StatementCheckInterval, Run: w.Run}
 }
 
 // sizeWatch is the size check's view of the cluster (sizes, the read-only setting) and the

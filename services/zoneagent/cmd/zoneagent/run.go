@@ -129,6 +129,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		// A pooler that does not come up stops the zone, naming it; a database command taken
 		// before it answers fails and is retried by the bus.
 		g.Every(log, lifecycle.Job{Name: "database sizes", Every: cfg.SizeCheckInterval, Run: dbs.CheckSizes})
+		g.Every(log, statementWatchdog(cfg))
 		g.Go("pooler start", func(ctx context.Context) error {
 			if err := awaitPooler(ctx, pooler); err != nil {
 				return err
