@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -151,13 +152,16 @@ func (p *Pooler) AppPools() map[string][]int {
 	return out
 }
 
-// raiseOpenFiles lets PgBouncer hold as many sockets as the host allows it (its hard limit):
-// a child starts with the soft limit the agent was given, often 1024, far under
-// max_client_conn. Best effort: PgBouncer refuses clients past its limit either way.
-func raiseOpenFiles(pid int) {
+// raiseOpenFiles lets PgBouncer hold as many sockets as the host allows (the hard limit),
+// far more than the soft limit a service is often started with (1024). Go raises its own
+// soft limit at start but gives children the original back, unless the program sets the
+// limit itself: so the agent sets it (to what it already has), and PgBouncer, started next,
+// inherits it. (prlimit on the running child would need CAP_SYS_RESOURCE, as it runs as
+// another user.) Best effort: PgBouncer refuses clients past its limit either way.
+func raiseOpenFiles() {
 	var lim unix.Rlimit
-	if unix.Prlimit(pid, unix.RLIMIT_NOFILE, nil, &lim) == nil && lim.Cur < lim.Max {
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil {
 		lim.Cur = lim.Max
-		_ = unix.Prlimit(pid, unix.RLIMIT_NOFILE, &lim, nil)
+		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: lim.Cur, Max: lim.Max})
 	}
 }

@@ -339,10 +339,10 @@ func (p *Pooler) Run(ctx context.Context) error {
 		return err
 	}
 	cmd.Stdout = cmd.Stderr
+	raiseOpenFiles()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("managed: start pgbouncer: %w", err)
 	}
-	raiseOpenFiles(cmd.Process.Pid)
 	go p.logLines(ctx, out)
 	// What PgBouncer reads holds every password: it goes when PgBouncer does, and is
 	// written again from the record at the next start.
