@@ -133,5 +133,7 @@ func dropTablespaces(ctx context.Context, t testing.TB, c *pgx.Conn, role string
 		mount := filepath.Dir(s.location)
 		_ = syscall.Unmount(mount, syscall.MNT_DETACH)
 		_ = os.Remove(mount)
+		// The agent's folder of mount points, once empty (a folder per test's DATA_DIR).
+		_ = os.Remove(filepath.Dir(mount))
 	}
 }
