@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -57,7 +56,8 @@ func managedDatabases(cfg config.Config, st app.Store, log *slog.Logger) (*app.D
 			caps[t.Name] = dbs.Cap(t.MaxBytes)
 		}
 		if err := cluster.Ceilings.Remount(caps); err != nil {
-			return nil, nil, fmt.Errorf("mount the databases' filesystems: %w", err)
+			// Those databases stay unreachable (their files are not there); the others serve.
+			log.Error("some databases' filesystems could not be mounted", "err", err.Error())
 		}
 	}
 	dbs.Cluster = cluster
@@ -88,7 +88,7 @@ func databaseCeilings(cfg config.Config, log *slog.Logger) *managed.Ceilings {
 		mounts = filepath.Join("/var/lib/tori", "zone-"+cfg.Zone+"-"+hex.EncodeToString(sum[:6]))
 	}
 	return &managed.Ceilings{ImagesDir: images, MountsDir: mounts, SuperURL: cfg.Tablespaces(),
-		Owner: cfg.ClusterUser, Mkfs: mkfs, Resize: resize}
+		Owner: cfg.ClusterUser, Mkfs: mkfs, Resize: resize, Log: log.With("component", "database ceilings")}
 }
 
 // statementWatchdog is the zone's job that holds customer logins to the contract's statement
