@@ -270,6 +270,8 @@ func (c *Ceilings) Release(name string) error {
 	if err := os.Remove(c.image(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
+	// The folder of mount points goes with the last database (a later Mount makes it again).
+	_ = os.Remove(c.MountsDir)
 	return nil
 }
 
