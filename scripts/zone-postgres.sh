@@ -63,9 +63,25 @@ if ! pg_lsclusters -h | awk -v v="$VERSION" -v n="$NAME" '$1 == v && $2 == n {pr
   echo "starting the zone's Postgres cluster"
   pg_ctlcluster --skip-systemctl-redirect "$VERSION" "$NAME" start
 fi
+ready=
 for _ in $(seq 1 60); do
-  pg_isready -q -h 127.0.0.1 -p "$PORT" && exit 0
+  pg_isready -q -h 127.0.0.1 -p "$PORT" && { ready=1; break; }
   sleep 1
 done
-echo "the zone's Postgres does not answer on 127.0.0.1:$PORT" >&2
-exit 1
+if [ -z "$ready" ]; then
+  echo "the zone's Postgres does not answer on 127.0.0.1:$PORT" >&2
+  exit 1
+fi
+
+# What a database's own role may not change (superuser settings), applied online: a reload,
+# never a restart. temp_file_limit bounds the temporary files one session may hold (sorts,
+# hashes spilling to disk); each database's files, temporary ones included, also sit on a
+# filesystem of their own the zone agent sizes from the cap (services/zoneagent/README.md).
+TEMP_FILE_LIMIT="${ZONE_POSTGRES_TEMP_FILE_LIMIT:-1GB}"
+# psql substitutes :'v' (a quoted literal) only in what it reads, not in -c.
+zone_psql() { psql -X -q -At -v ON_ERROR_STOP=1 -h /var/run/postgresql -p "$PORT" -U postgres -d postgres -v v="$TEMP_FILE_LIMIT"; }
+current=$(echo "SELECT setting::bigint = pg_size_bytes(:'v') / 1024 FROM pg_settings WHERE name = 'temp_file_limit';" | zone_psql)
+if [ "$current" != t ]; then
+  printf '%s\n' "ALTER SYSTEM SET temp_file_limit = :'v';" "SELECT pg_reload_conf();" | zone_psql >/dev/null
+  echo "zone Postgres: temp_file_limit = $TEMP_FILE_LIMIT"
+fi

@@ -3,6 +3,8 @@ package testinfra
 import (
 	"context"
 	"os"
+	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -92,6 +94,7 @@ func dropProvisioner(t testing.TB, super, role string) {
 			t.Errorf("testinfra: drop database %s: %v", db, err)
 		}
 	}
+	dropTablespaces(ctx, t, c, role)
 	for _, r := range owners {
 		// The provisioner's CONNECT on the maintenance database would keep it.
 		if _, err := c.Exec(ctx, "REVOKE ALL ON DATABASE postgres FROM "+pgx.Identifier{r}.Sanitize()); err != nil {
@@ -100,5 +103,37 @@ func dropProvisioner(t testing.TB, super, role string) {
 		if _, err := c.Exec(ctx, "DROP ROLE IF EXISTS "+pgx.Identifier{r}.Sanitize()); err != nil {
 			t.Errorf("testinfra: drop role %s: %v", r, err)
 		}
+	}
+}
+
+// dropTablespaces drops the tablespaces the provisioner owns (the zone's ceilings, one per
+// database) and unmounts the filesystem each sits on (its folder's parent), so no test
+// leaves a loop device behind.
+func dropTablespaces(ctx context.Context, t testing.TB, c *pgx.Conn, role string) {
+	rows, err := c.Query(ctx, `SELECT spcname, pg_tablespace_location(t.oid) FROM pg_tablespace t
+		JOIN pg_roles r ON r.oid = t.spcowner WHERE r.rolname = $1`, role)
+	if err != nil {
+		t.Errorf("testinfra: tablespaces of %s: %v", role, err)
+		return
+	}
+	type space struct{ name, location string }
+	spaces, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (space, error) {
+		var s space
+		return s, r.Scan(&s.name, &s.location)
+	})
+	if err != nil {
+		t.Errorf("testinfra: tablespaces of %s: %v", role, err)
+		return
+	}
+	for _, s := range spaces {
+		if _, err := c.Exec(ctx, "DROP TABLESPACE IF EXISTS "+pgx.Identifier{s.name}.Sanitize()); err != nil {
+			t.Errorf("testinfra: drop tablespace %s: %v", s.name, err)
+			continue
+		}
+		mount := filepath.Dir(s.location)
+		_ = syscall.Unmount(mount, syscall.MNT_DETACH)
+		_ = os.Remove(mount)
+		// The agent's folder of mount points, once empty (a folder per test's DATA_DIR).
+		_ = os.Remove(filepath.Dir(mount))
 	}
 }

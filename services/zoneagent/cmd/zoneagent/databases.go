@@ -2,14 +2,18 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"log/slog"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"tori.dev/pkg/lifecycle"
 	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/config"
 	"tori.dev/services/zoneagent/internal/managed"
@@ -27,6 +31,7 @@ func managedDatabases(cfg config.Config, st app.Store, log *slog.Logger) (*app.D
 		Zone: cfg.Zone, Host: sandboxHost(host), Port: port, Store: st,
 		NewPassword: managed.NewPassword, OtherLogin: managed.OtherLogin, Now: time.Now, Log: log,
 	}
+	dbs.CapOverride = cfg.CapOverride
 	if !cfg.Enabled() {
 		return dbs, nil, nil
 	}
@@ -42,13 +47,55 @@ func managedDatabases(cfg config.Config, st app.Store, log *slog.Logger) (*app.D
 	if err := p.Open(); err != nil {
 		return nil, nil, err
 	}
-	cluster := managed.Cluster{AdminURL: cfg.PostgresAdminURL, StatementTimeout: cfg.StatementTimeout}
+	cluster := managed.Cluster{AdminURL: cfg.PostgresAdminURL, StatementTimeout: cfg.StatementTimeout,
+		Ceilings: databaseCeilings(cfg, log)}
+	if cluster.Ceilings != nil {
+		// A reboot unmounts them: until they are back their databases cannot be read.
+		caps := map[string]int64{}
+		for _, t := range p.Tracked() {
+			caps[t.Name] = dbs.Cap(t.MaxBytes)
+		}
+		if err := cluster.Ceilings.Remount(caps); err != nil {
+			// Those databases stay unreachable (their files are not there); the others serve.
+			log.Error("some databases' filesystems could not be mounted", "err", err.Error())
+		}
+	}
 	dbs.Cluster = cluster
 	dbs.Pooler = p
 	dbs.Sizes = sizeWatch{cluster, p}
-	dbs.CapOverride = cfg.CapOverride
 	dbs.Dumps = managed.Dumper{Bin: cfg.PgDump, RestoreBin: cfg.PgRestore, AdminURL: cfg.PostgresAdminURL, Objects: cfg.Objects()}
 	return dbs, p, nil
+}
+
+// databaseCeilings is the hard ceiling under every database's cap (managed/ceiling.go): it
+// mounts filesystems, so it needs root and e2fsprogs; without them the soft cap alone holds,
+// and the agent says so.
+func databaseCeilings(cfg config.Config, log *slog.Logger) *managed.Ceilings {
+	mkfs, err1 := exec.LookPath("mkfs.ext4")
+	resize, err2 := exec.LookPath("resize2fs")
+	if os.Geteuid() != 0 || err1 != nil || err2 != nil {
+		log.Error("managed databases have no hard ceiling under their cap: it needs root and e2fsprogs (mkfs.ext4, resize2fs)")
+		return nil
+	}
+	images := cfg.DiskImagesDir
+	if images == "" {
+		images = filepath.Join(cfg.DataDir, "database-disks")
+	}
+	mounts := cfg.MountsDir
+	if mounts == "" {
+		abs, _ := filepath.Abs(cfg.DataDir)
+		sum := sha256.Sum256([]byte(abs + "\x00" + cfg.Zone))
+		mounts = filepath.Join("/var/lib/tori", "zone-"+cfg.Zone+"-"+hex.EncodeToString(sum[:6]))
+	}
+	return &managed.Ceilings{ImagesDir: images, MountsDir: mounts, SuperURL: cfg.Tablespaces(),
+		Owner: cfg.ClusterUser, Mkfs: mkfs, Resize: resize, Log: log.With("component", "database ceilings")}
+}
+
+// statementWatchdog is the zone's job that holds customer logins to the contract's statement
+// limit and ends transactions left idle (managed/watchdog.go).
+func statementWatchdog(cfg config.Config) lifecycle.Job {
+	w := managed.Watchdog{AdminURL: cfg.PostgresAdminURL, StatementLimit: cfg.StatementTimeout, IdleLimit: cfg.IdleInTransactionTimeout}
+	return lifecycle.Job{Name: "database statements", Every: cfg.StatementCheckInterval, Run: w.Run}
 }
 
 // sizeWatch is the size check's view of the cluster (sizes, the read-only setting) and the

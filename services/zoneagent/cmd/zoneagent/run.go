@@ -83,6 +83,13 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var capsJob lifecycle.Job
+	capsOK, removeCaps := false, func() {}
+	if pooler != nil {
+		if capsJob, removeCaps, capsOK, err = poolerClientCaps(cfg, st, pooler, log); err != nil {
+			return err
+		}
+	}
 
 	healthApp := fiber.New(fiber.Config{AppName: "zoneagent", DisableStartupMessage: true,
 		ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute})
@@ -129,6 +136,15 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		// A pooler that does not come up stops the zone, naming it; a database command taken
 		// before it answers fails and is retried by the bus.
 		g.Every(log, lifecycle.Job{Name: "database sizes", Every: cfg.SizeCheckInterval, Run: dbs.CheckSizes})
+		g.Every(log, statementWatchdog(cfg))
+		if capsOK {
+			g.Every(log, capsJob)
+			g.Go("pooler client caps removal", func(ctx context.Context) error {
+				<-ctx.Done()
+				removeCaps()
+				return nil
+			})
+		}
 		g.Go("pooler start", func(ctx context.Context) error {
 			if err := awaitPooler(ctx, pooler); err != nil {
 				return err

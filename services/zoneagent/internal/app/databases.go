@@ -19,8 +19,11 @@ var ErrNoDatabase = errors.New("no such database")
 
 // DatabaseCluster makes and drops an app's database and role on the zone's cluster.
 type DatabaseCluster interface {
-	Create(ctx context.Context, name, password string, connLimit int) error
+	// Create puts the database under a hard ceiling of about 110 % of capBytes.
+	Create(ctx context.Context, name, password string, connLimit int, capBytes int64) error
 	Drop(ctx context.Context, name string) error
+	// SetCeiling brings the hard ceiling of an existing database to capBytes (a plan change).
+	SetCeiling(ctx context.Context, name string, capBytes int64) error
 	// SetLogin and Retire are the two logins of a rotation (rotate.go).
 	SetLogin(ctx context.Context, name, login, password string, connLimit int) error
 	Retire(ctx context.Context, name, login string) error
@@ -103,7 +106,7 @@ func (d *Databases) restore(ctx context.Context, restoreID, appID, name, key str
 		return nil
 	}
 	password := d.NewPassword()
-	if err := d.Cluster.Create(ctx, name, password, connLimit); err != nil {
+	if err := d.Cluster.Create(ctx, name, password, connLimit, d.Cap(maxBytes)); err != nil {
 		return err
 	}
 	if err := d.Dumps.Restore(ctx, name, password, key); err != nil {
@@ -158,7 +161,10 @@ func (d *Databases) Create(ctx context.Context, tx Tx, databaseID, appID, name s
 		if err := d.Cluster.SetLogin(ctx, name, login, password, connLimit); err != nil {
 			return fmt.Errorf("update database %s: %w", databaseID, err)
 		}
-	} else if err := d.Cluster.Create(ctx, name, password, connLimit); err != nil {
+		if err := d.Cluster.SetCeiling(ctx, name, d.Cap(maxBytes)); err != nil {
+			return fmt.Errorf("update database %s: %w", databaseID, err)
+		}
+	} else if err := d.Cluster.Create(ctx, name, password, connLimit, d.Cap(maxBytes)); err != nil {
 		return fmt.Errorf("create database %s: %w", databaseID, err)
 	}
 	if err := d.Pooler.Admit(ctx, name, password, connLimit); err != nil {

@@ -18,6 +18,9 @@ type TrackedDatabase struct {
 // SizeWatch is what the size check needs of the cluster and the pooler.
 type SizeWatch interface {
 	Size(ctx context.Context, name string) (int64, error)
+	// TendCeiling frees the room the recovery needs when the database's hard ceiling is
+	// reached, and keeps it back again once there is room.
+	TendCeiling(ctx context.Context, name string, capBytes int64) error
 	SetReadOnly(ctx context.Context, name string, on bool) error
 	Tracked() []TrackedDatabase
 	MarkReadOnly(name string, on bool) error
@@ -55,9 +58,9 @@ func (d *Databases) CheckSizes(ctx context.Context) (int64, error) {
 	var flipped int64
 	var errs []error
 	for _, t := range d.Sizes.Tracked() {
-		limit := t.MaxBytes
-		if d.CapOverride > 0 && d.CapOverride < limit {
-			limit = d.CapOverride
+		limit := d.Cap(t.MaxBytes)
+		if err := d.Sizes.TendCeiling(ctx, t.Name, limit); err != nil {
+			errs = append(errs, err)
 		}
 		size, err := d.Sizes.Size(ctx, t.Name)
 		if err != nil {
@@ -96,6 +99,14 @@ func (d *Databases) flip(ctx context.Context, t TrackedDatabase, readOnly bool, 
 	}
 	d.Log.InfoContext(ctx, "database size crossed its cap", "database_id", t.DatabaseID, "read_only", readOnly)
 	return d.Sizes.MarkReadOnly(t.Name, readOnly)
+}
+
+// Cap is a database's cap: the plan's maxBytes, lowered to CapOverride when that is set.
+func (d *Databases) Cap(maxBytes int64) int64 {
+	if d.CapOverride > 0 && d.CapOverride < maxBytes {
+		return d.CapOverride
+	}
+	return maxBytes
 }
 
 func megabytes(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }

@@ -31,6 +31,21 @@ type ManagedDatabases struct {
 	// CapOverride, for tests only, lowers every database's cap to this many bytes (0: the
 	// plan's databaseBytes), so the cap is reached with a few megabytes.
 	CapOverride int64 `env:"ZONE_DATABASE_MAX_BYTES_OVERRIDE, default=0"`
+	// DiskImagesDir holds each database's filesystem image (the hard ceiling under its cap);
+	// empty: DATA_DIR/database-disks. MountsDir is where they are mounted, a folder the
+	// cluster's OS user can reach; empty: /var/lib/tori/zone-<zone>-<hash of DATA_DIR>.
+	DiskImagesDir string `env:"ZONE_DATABASE_DISKS_DIR"`
+	MountsDir     string `env:"ZONE_DATABASE_MOUNTS_DIR"`
+	// ClusterUser is the OS user the cluster runs as: each tablespace's folder is its.
+	ClusterUser string `env:"ZONE_POSTGRES_OS_USER, default=postgres"`
+	// TablespaceURL is the cluster's superuser over its Unix socket (peer: root logs in as
+	// postgres), used only to create each database's tablespace; empty: postgres at
+	// /var/run/postgresql on ZONE_POSTGRES_ADMIN_URL's port.
+	TablespaceURL string `env:"ZONE_POSTGRES_TABLESPACE_URL" secret:"true"`
+	// StatementCheckInterval spaces the zone's own enforcement of the statement limit and of
+	// IdleInTransactionTimeout (a role may change its own statement_timeout).
+	StatementCheckInterval   time.Duration `env:"DATABASE_STATEMENT_CHECK_INTERVAL, default=5s"`
+	IdleInTransactionTimeout time.Duration `env:"DATABASE_IDLE_IN_TRANSACTION_TIMEOUT, default=5m"`
 	// PgDump is the pg_dump binary the zone dumps databases with.
 	PgDump    string `env:"ZONE_PG_DUMP, default=pg_dump"`
 	PgRestore string `env:"ZONE_PG_RESTORE, default=pg_restore"`
@@ -56,6 +71,18 @@ func (m ManagedDatabases) ClusterAddr() string {
 	return u.Host
 }
 
+// Tablespaces is the superuser URL that creates each database's tablespace.
+func (m ManagedDatabases) Tablespaces() string {
+	if m.TablespaceURL != "" {
+		return m.TablespaceURL
+	}
+	port := "5432"
+	if u, err := url.Parse(m.PostgresAdminURL); err == nil && u.Port() != "" {
+		port = u.Port()
+	}
+	return "postgres://postgres@/postgres?host=/var/run/postgresql&port=" + port + "&sslmode=disable"
+}
+
 func (c *Config) validateDatabases() error {
 	if !c.Enabled() {
 		return nil
@@ -70,6 +97,9 @@ func (c *Config) validateDatabases() error {
 	}
 	if _, _, err := net.SplitHostPort(c.Pooler()); err != nil {
 		errs = append(errs, errors.New("ZONE_POOLER_ADDR must be host:port"))
+	}
+	if c.StatementCheckInterval <= 0 || c.IdleInTransactionTimeout < time.Second {
+		errs = append(errs, errors.New("DATABASE_STATEMENT_CHECK_INTERVAL must be positive and DATABASE_IDLE_IN_TRANSACTION_TIMEOUT at least 1s"))
 	}
 	if c.QueryWaitTimeout < time.Second || c.StatementTimeout < time.Millisecond || c.SizeCheckInterval <= 0 || c.CapOverride < 0 {
 		errs = append(errs, errors.New("ZONE_POOLER_QUERY_WAIT_TIMEOUT must be at least 1s, DATABASE_STATEMENT_TIMEOUT and DATABASE_SIZE_CHECK_INTERVAL positive, ZONE_DATABASE_MAX_BYTES_OVERRIDE not negative"))

@@ -29,10 +29,10 @@ func BenchmarkDumpRestore(b *testing.B) {
 	admin := testinfra.ZoneProvisionerURL(b)
 	c := Cluster{AdminURL: admin, StatementTimeout: time.Hour}
 	name, restoreName := newName(), newName()
-	if err := c.Create(ctx, name, "pw", 5); err != nil {
+	if err := c.Create(ctx, name, "pw", 5, 1<<28); err != nil {
 		b.Fatal(err)
 	}
-	if err := c.Create(ctx, restoreName, "pw2", 5); err != nil {
+	if err := c.Create(ctx, restoreName, "pw2", 5, 1<<28); err != nil {
 		b.Fatal(err)
 	}
 	conn, err := pgx.Connect(ctx, dbURL(admin, name, "pw", name))
@@ -74,7 +74,7 @@ func BenchmarkDumpRestore(b *testing.B) {
 		if err := c.Drop(ctx, restoreName); err != nil {
 			b.Fatal(err)
 		}
-		if err := c.Create(ctx, restoreName, "pw2", 5); err != nil {
+		if err := c.Create(ctx, restoreName, "pw2", 5, 1<<28); err != nil {
 			b.Fatal(err)
 		}
 		start = time.Now()
@@ -86,7 +86,7 @@ func BenchmarkDumpRestore(b *testing.B) {
 		if err := c.Drop(ctx, restoreName); err != nil {
 			b.Fatal(err)
 		}
-		if err := c.Create(ctx, restoreName, "pw2", 5); err != nil {
+		if err := c.Create(ctx, restoreName, "pw2", 5, 1<<28); err != nil {
 			b.Fatal(err)
 		}
 		start = time.Now()

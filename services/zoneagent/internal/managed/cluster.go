@@ -30,6 +30,9 @@ type Cluster struct {
 	// StatementTimeout is set on every database's role: a statement running longer is
 	// cancelled (decisions.md: 60 s; DATABASE_STATEMENT_TIMEOUT shortens it for tests).
 	StatementTimeout time.Duration
+	// Ceilings, when set, puts each database on a filesystem of its own (ceiling.go); nil
+	// (an agent that is not root) leaves the soft cap alone.
+	Ceilings *Ceilings
 }
 
 func (c Cluster) connect(ctx context.Context) (*pgx.Conn, error) {
@@ -42,9 +45,11 @@ func (c Cluster) connect(ctx context.Context) (*pgx.Conn, error) {
 
 // Create makes the database name owned by a role of the same name that logs in with
 // password, may hold connLimit sessions and has its statements cancelled past the timeout.
-// Nobody else may connect to it. Run again, it brings what exists to the same state (the
-// password included), so a redelivered command or a half-done earlier try ends the same.
-func (c Cluster) Create(ctx context.Context, name, password string, connLimit int) error {
+// Nobody else may connect to it. With Ceilings its files live in a tablespace on a
+// filesystem of about 110 % of capBytes. Run again, it brings what exists to the same state
+// (the password, a larger cap included), so a redelivered command, a plan change or a
+// half-done earlier try ends the same.
+func (c Cluster) Create(ctx context.Context, name, password string, connLimit int, capBytes int64) error {
 	if !ValidName(name) || password == "" || connLimit < 1 {
 		return fmt.Errorf("managed: create %q: invalid name, password or limit", name)
 	}
@@ -78,10 +83,25 @@ func (c Cluster) Create(ctx context.Context, name, password string, connLimit in
 			return fmt.Errorf("managed: set up role %s: %w", name, redact(err, password))
 		}
 	}
+	placement := ""
+	if c.Ceilings != nil {
+		var provisioner string
+		if err := conn.QueryRow(ctx, "SELECT current_user").Scan(&provisioner); err != nil {
+			return fmt.Errorf("managed: who provisions: %w", err)
+		}
+		if err := c.Ceilings.Ensure(ctx, name, capBytes, provisioner); err != nil {
+			return err
+		}
+		placement = " TABLESPACE " + ident
+	}
 	if !dbExists {
 		// CREATE DATABASE runs outside a transaction; pgx's Exec sends it alone.
-		if _, err := conn.Exec(ctx, "CREATE DATABASE "+ident+" OWNER "+ident); err != nil && !isCode(err, "42P04") {
+		if _, err := conn.Exec(ctx, "CREATE DATABASE "+ident+" OWNER "+ident+placement); err != nil && !isCode(err, "42P04") {
 			return fmt.Errorf("managed: create database %s: %w", name, err)
+		}
+	} else if placement != "" {
+		if err := moveOntoCeiling(ctx, conn, name); err != nil {
+			return err
 		}
 	}
 	for _, s := range []string{
@@ -92,6 +112,56 @@ func (c Cluster) Create(ctx context.Context, name, password string, connLimit in
 		if _, err := conn.Exec(ctx, s); err != nil {
 			return fmt.Errorf("managed: set up database %s: %w", name, err)
 		}
+	}
+	return nil
+}
+
+// SetCeiling brings database name's ceiling to capBytes (grown, never shrunk) and moves a
+// database made before its ceiling onto it.
+func (c Cluster) SetCeiling(ctx context.Context, name string, capBytes int64) error {
+	if c.Ceilings == nil {
+		return nil
+	}
+	conn, err := c.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	var provisioner string
+	if err := conn.QueryRow(ctx, "SELECT current_user").Scan(&provisioner); err != nil {
+		return fmt.Errorf("managed: who provisions: %w", err)
+	}
+	if err := c.Ceilings.Ensure(ctx, name, capBytes, provisioner); err != nil {
+		return err
+	}
+	return moveOntoCeiling(ctx, conn, name)
+}
+
+// TendCeiling keeps database name's reserve (ceiling.go): given back when its filesystem is
+// full, so the recovery can run, kept again once there is room.
+func (c Cluster) TendCeiling(_ context.Context, name string, capBytes int64) error {
+	if c.Ceilings == nil {
+		return nil
+	}
+	_, err := c.Ceilings.Tend(name, capBytes)
+	return err
+}
+
+// moveOntoCeiling moves a database made before its ceiling into its tablespace. That needs
+// nobody connected, so one in use stays where it is until a later command (a plan change)
+// finds it idle.
+func moveOntoCeiling(ctx context.Context, conn *pgx.Conn, name string) error {
+	var placed bool
+	if err := conn.QueryRow(ctx, `SELECT t.spcname = d.datname FROM pg_database d
+		JOIN pg_tablespace t ON t.oid = d.dattablespace WHERE d.datname = $1`, name).Scan(&placed); err != nil {
+		return fmt.Errorf("managed: where is %s: %w", name, err)
+	}
+	if placed {
+		return nil
+	}
+	ident := pgx.Identifier{name}.Sanitize()
+	if _, err := conn.Exec(ctx, "ALTER DATABASE "+ident+" SET TABLESPACE "+ident); err != nil && !isCode(err, "55006") {
+		return fmt.Errorf("managed: move database %s onto its ceiling: %w", name, err)
 	}
 	return nil
 }
@@ -128,6 +198,15 @@ func (c Cluster) Drop(ctx context.Context, name string) error {
 	// The second login first: it is a member of the owner.
 	if _, err := conn.Exec(ctx, "DROP ROLE IF EXISTS "+pgx.Identifier{SecondLogin(name)}.Sanitize()); err != nil {
 		return fmt.Errorf("managed: drop role %s: %w", SecondLogin(name), err)
+	}
+	if c.Ceilings != nil {
+		// The provisioning role owns the tablespace; the filesystem goes once it is empty.
+		if _, err := conn.Exec(ctx, "DROP TABLESPACE IF EXISTS "+ident); err != nil {
+			return fmt.Errorf("managed: drop tablespace %s: %w", name, err)
+		}
+		if err := c.Ceilings.Release(name); err != nil {
+			return err
+		}
 	}
 	if _, err := conn.Exec(ctx, "DROP ROLE IF EXISTS "+ident); err != nil {
 		return fmt.Errorf("managed: drop role %s: %w", name, err)

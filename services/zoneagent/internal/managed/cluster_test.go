@@ -27,15 +27,15 @@ func TestClusterCreateAndDrop(t *testing.T) {
 	ctx := context.Background()
 	c := Cluster{AdminURL: testinfra.ZoneProvisionerURL(t), StatementTimeout: 300 * time.Millisecond}
 	a, b := newName(), newName()
-	if err := c.Create(ctx, a, "pw-a", 1); err != nil {
+	if err := c.Create(ctx, a, "pw-a", 1, 1<<28); err != nil {
 		t.Fatal(err)
 	}
 	// Again, as a redelivered command or a plan change would: the same state, the password
 	// and the limit it gives win.
-	if err := c.Create(ctx, a, "pw-a2", 2); err != nil {
+	if err := c.Create(ctx, a, "pw-a2", 2, 1<<28); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Create(ctx, b, "pw-b", 2); err != nil {
+	if err := c.Create(ctx, b, "pw-b", 2, 1<<28); err != nil {
 		t.Fatal(err)
 	}
 

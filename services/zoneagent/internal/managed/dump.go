@@ -19,7 +19,8 @@ var dumpKey = regexp.MustCompile(`^dumps/[0-9a-f-]{36}/[0-9a-f-]{36}\.dump$`)
 // ValidDumpKey reports whether key is a dump's object key; nothing else reaches a path.
 func ValidDumpKey(key string) bool { return dumpKey.MatchString(key) }
 
-// Dumper runs pg_dump against the zone's cluster as a database's own role.
+// Dumper runs pg_dump and pg_restore against the zone's cluster for a database, as the
+// provisioning role acting as the database's login (--role).
 type Dumper struct {
 	Bin        string // pg_dump (Debian's wrapper picks the newest, never older than the cluster)
 	RestoreBin string // pg_restore
@@ -54,9 +55,14 @@ func (d Dumper) Dump(ctx context.Context, name, login, password, key string) (in
 	defer os.Remove(tmp.Name())
 	// Without owners and grants: the dump restores into any database as any role, as a
 	// customer's pg_restore or our own restore needs.
+	// As the provisioning role acting as the database's login (--role: SET ROLE), so the
+	// zone's statement watchdog (watchdog.go), which ends long statements of customer
+	// logins, leaves a long dump alone.
+	admin := u.User.Username()
+	adminPassword, _ := u.User.Password()
 	cmd := exec.CommandContext(ctx, d.Bin, "--format=custom", "--no-owner", "--no-privileges",
-		"--host", host, "--port", port, "--username", login, "--dbname", name)
-	cmd.Env = []string{"PGPASSWORD=" + password, "PGSSLMODE=disable", "PATH=/usr/bin:/bin"}
+		"--host", host, "--port", port, "--username", admin, "--role", login, "--dbname", name)
+	cmd.Env = []string{"PGPASSWORD=" + adminPassword, "PGSSLMODE=disable", "PATH=/usr/bin:/bin"}
 	cmd.Stdout = tmp
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -92,9 +98,13 @@ func (d Dumper) Restore(ctx context.Context, name, password, key string) error {
 	if err != nil {
 		return fmt.Errorf("managed: restore: cluster address: %w", err)
 	}
+	// As the provisioning role acting as the database's owner, as for a dump: what it makes
+	// is the owner's.
+	admin := u.User.Username()
+	adminPassword, _ := u.User.Password()
 	cmd := exec.CommandContext(ctx, d.RestoreBin, "--no-owner", "--no-privileges", "--single-transaction", "--exit-on-error",
-		"--host", host, "--port", port, "--username", name, "--dbname", name, filepath.Join(d.Objects, filepath.FromSlash(key)))
-	cmd.Env = []string{"PGPASSWORD=" + password, "PGSSLMODE=disable", "PATH=/usr/bin:/bin"}
+		"--host", host, "--port", port, "--username", admin, "--role", name, "--dbname", name, filepath.Join(d.Objects, filepath.FromSlash(key)))
+	cmd.Env = []string{"PGPASSWORD=" + adminPassword, "PGSSLMODE=disable", "PATH=/usr/bin:/bin"}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {

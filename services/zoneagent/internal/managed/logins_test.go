@@ -46,7 +46,7 @@ func TestRotationKeepsBothUntilRetired(t *testing.T) {
 	p := startPooler(t, 2*time.Second)
 	n := newName()
 	t.Cleanup(func() { _ = c.Drop(context.Background(), n) })
-	if err := c.Create(ctx, n, "pw-1", 3); err != nil {
+	if err := c.Create(ctx, n, "pw-1", 3, 1<<28); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.Admit(ctx, n, "pw-1", 3); err != nil {

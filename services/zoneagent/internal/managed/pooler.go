@@ -255,7 +255,8 @@ func (p *Pooler) writeFiles() error {
 		{"auth_file", filepath.Join(p.RuntimeDir, "users.txt")},
 		{"admin_users", adminUser},
 		{"pool_mode", "transaction"},
-		{"max_client_conn", "2000"},
+		// Every app's cap and the others' together fit (clientcaps.go).
+		{"max_client_conn", strconv.Itoa(p.maxClients())},
 		{"default_pool_size", "1"},
 		{"query_wait_timeout", strconv.Itoa(max(1, int(p.QueryWaitTimeout/time.Second)))},
 		// Session state does not outlive a transaction in this mode; nothing to reset.
@@ -340,6 +341,7 @@ func (p *Pooler) Run(ctx context.Context) error {
 		return err
 	}
 	cmd.Stdout = cmd.Stderr
+	raiseOpenFiles()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("managed: start pgbouncer: %w", err)
 	}

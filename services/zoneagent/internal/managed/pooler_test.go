@@ -55,7 +55,7 @@ func TestPoolerAdmitsOnline(t *testing.T) {
 	p := startPooler(t, 2*time.Second)
 	a, b := newName(), newName()
 	for _, n := range []string{a, b} {
-		if err := c.Create(ctx, n, "pw-"+n, 2); err != nil {
+		if err := c.Create(ctx, n, "pw-"+n, 2, 1<<28); err != nil {
 			t.Fatal(err)
 		}
 	}

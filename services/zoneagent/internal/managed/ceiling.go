@@ -1,0 +1,323 @@
+package managed
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The hard ceiling under a database's soft cap. The size check (internal/app/dbsize.go)
+// makes a database read-only over its cap, but a transaction that begins with SET
+// TRANSACTION READ WRITE (the contract's way out) may still write, and so may temporary
+// files. So each database's files live in a tablespace of its own on an ext4 filesystem of
+// its own, an image of at most 110 % of the cap loop-mounted for it: past that, any write
+// fails with "no space left on device" while TRUNCATE and DROP still free space. The owner
+// cannot move its files elsewhere: a tablespace takes CREATE, which it has on none (its
+// database's own tablespace needs none), and temp_tablespaces ignores the ones it may not use.
+//
+// CREATE TABLESPACE needs a superuser. The provisioning role is none, so the agent, which runs
+// as root on the cluster's host (it must, to mount filesystems), logs in as postgres over the
+// cluster's Unix socket (peer authentication maps root to postgres, as for bin/bootstrap) for
+// that one statement, and makes the provisioning role the tablespace's owner: everything else
+// (CREATE DATABASE … TABLESPACE, DROP TABLESPACE) it does as that role.
+
+// A filesystem filled to the last block would refuse the recovery too (TRUNCATE writes
+// catalog rows), so each keeps a reserve: a file of root's that the zone deletes when it finds
+// the filesystem full (Tend, at every size check) and makes again once there is room; it is
+// inside the image, so the ceiling holds either way.
+
+// ceilingPercent is how far past its cap a database may grow, at most.
+const ceilingPercent = 110
+
+// minCeilingBytes is the smallest filesystem made: an empty database is 7.5 MB, and ext4
+// needs its journal; only the test setting ZONE_DATABASE_MAX_BYTES_OVERRIDE asks for less
+// (every plan's cap is far above it).
+const minCeilingBytes = 32 << 20
+
+// CeilingBytes is the size of the filesystem database files of a cap of capBytes live on.
+func CeilingBytes(capBytes int64) int64 {
+	n := capBytes / 100 * ceilingPercent
+	n -= n % 4096
+	return max(n, minCeilingBytes)
+}
+
+// Ceilings makes, mounts, grows and removes the databases' filesystems and their tablespaces.
+type Ceilings struct {
+	// ImagesDir holds the images (DATA_DIR/databases, the agent's alone).
+	ImagesDir string
+	// MountsDir holds the mount points; the cluster's OS user must be able to reach into it.
+	MountsDir string
+	// SuperURL logs in as the cluster's superuser over its Unix socket (peer), used for
+	// CREATE TABLESPACE alone.
+	SuperURL string
+	// Owner is the cluster's OS user (postgres): the tablespace's folder is its.
+	Owner        string
+	Mkfs, Resize string // mkfs.ext4, resize2fs
+	Log          *slog.Logger
+}
+
+func (c *Ceilings) image(name string) string { return filepath.Join(c.ImagesDir, name+".ext4") }
+func (c *Ceilings) mountPoint(name string) string {
+	return filepath.Join(c.MountsDir, name)
+}
+
+// Location is the tablespace's folder: inside the mounted filesystem, so while it is not
+// mounted the folder does not exist and no write lands on the host's disk.
+func (c *Ceilings) Location(name string) string { return filepath.Join(c.mountPoint(name), "data") }
+
+// Ensure brings database name's filesystem to a ceiling for capBytes (made, mounted, grown
+// online when the cap rose; never shrunk: see the README) and its tablespace (named as the
+// database, owned by tablespaceOwner) into being. Run again, it changes nothing.
+func (c *Ceilings) Ensure(ctx context.Context, name string, capBytes int64, tablespaceOwner string) error {
+	if !ValidName(name) || capBytes <= 0 {
+		return fmt.Errorf("managed: ceiling %q: invalid name or cap", name)
+	}
+	if err := c.Mount(name, capBytes); err != nil {
+		return err
+	}
+	return c.ensureTablespace(ctx, name, tablespaceOwner)
+}
+
+// Mount makes (the first time) and mounts database name's filesystem, growing it to the
+// ceiling of capBytes if it is smaller.
+func (c *Ceilings) Mount(name string, capBytes int64) error {
+	uid, gid, err := lookupUser(c.Owner)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(c.ImagesDir, 0o700); err != nil {
+		return err
+	}
+	// Traverse-only: the cluster reaches its tablespace's folder and lists nothing.
+	if err := os.MkdirAll(c.MountsDir, 0o711); err != nil {
+		return err
+	}
+	img, dir, want := c.image(name), c.mountPoint(name), CeilingBytes(capBytes)
+	if _, err := os.Stat(img); errors.Is(err, os.ErrNotExist) {
+		if err := c.makeImage(img, want); err != nil {
+			os.Remove(img)
+			return err
+		}
+	}
+	if err := os.MkdirAll(dir, 0o711); err != nil {
+		return err
+	}
+	if !mounted(dir) {
+		// The database's files are data: nothing on the filesystem runs or is a device.
+		if out, err := exec.Command("mount", "-o", "loop,nosuid,nodev,noexec", img, dir).CombinedOutput(); err != nil {
+			return fmt.Errorf("managed: mount the database's filesystem: %v: %s", err, strings.TrimSpace(string(out)))
+		}
+	}
+	data := c.Location(name)
+	if err := os.Mkdir(data, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	if err := os.Chown(data, int(uid), int(gid)); err != nil {
+		return err
+	}
+	if err := c.grow(img, dir, want); err != nil {
+		// Online growth needs CAP_SYS_RESOURCE; without it the filesystem keeps its size
+		// (the database stays bounded, by the smaller ceiling) and the soft cap the new one.
+		if c.Log != nil {
+			c.Log.Warn("a database's filesystem could not grow to its new cap", "database", name, "err", err.Error())
+		}
+	}
+	if _, err := os.Stat(c.reserve(name)); errors.Is(err, os.ErrNotExist) && c.free(name) > 2*reserveBytes(want) {
+		return c.makeReserve(name, want)
+	}
+	return nil
+}
+
+func (c *Ceilings) reserve(name string) string { return filepath.Join(c.mountPoint(name), "reserve") }
+
+// reserveBytes is the room kept back for the recovery: 1 % of the filesystem, 1 to 16 MiB.
+func reserveBytes(size int64) int64 { return min(max(size/100, 1<<20), 16<<20) }
+
+// free is what the filesystem has left for the cluster's user (no blocks are reserved).
+func (c *Ceilings) free(name string) int64 {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(c.mountPoint(name), &st); err != nil {
+		return 0
+	}
+	return int64(st.Bavail) * st.Bsize
+}
+
+func (c *Ceilings) makeReserve(name string, size int64) error {
+	f, err := os.OpenFile(c.reserve(name), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	// Allocated, not sparse: the blocks are really taken.
+	err = syscall.Fallocate(int(f.Fd()), 0, 0, reserveBytes(size))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(c.reserve(name))
+		return fmt.Errorf("managed: the database's reserve: %w", err)
+	}
+	return nil
+}
+
+// Tend gives database name's reserve back when its filesystem is full, so the contract's
+// recovery (truncate in a READ WRITE transaction) can run, and keeps it again once there is
+// room. It reports whether the filesystem was found full.
+func (c *Ceilings) Tend(name string, capBytes int64) (bool, error) {
+	if !ValidName(name) || !mounted(c.mountPoint(name)) {
+		return false, nil
+	}
+	size, free := CeilingBytes(capBytes), c.free(name)
+	_, err := os.Stat(c.reserve(name))
+	held := err == nil
+	switch {
+	case held && free < reserveBytes(size):
+		return true, os.Remove(c.reserve(name))
+	case !held && free > 2*reserveBytes(size):
+		return false, c.makeReserve(name, size)
+	}
+	return free < reserveBytes(size), nil
+}
+
+func (c *Ceilings) makeImage(img string, size int64) error {
+	f, err := os.OpenFile(img, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	err = f.Truncate(size)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	// No blocks reserved for root (the cluster is not root), one inode per 32 KiB (a
+	// database is few, large files) and a journal of about 1/64 of the image: the cap stays
+	// reachable under the ceiling (a 256 MiB cap gets about 270 MiB of room in 282 MiB).
+	journal := min(max(size>>26, 4), 64)
+	args := []string{"-q", "-F", "-m", "0", "-b", "4096", "-i", "32768", "-J", "size=" + strconv.FormatInt(journal, 10), img}
+	if out, err := exec.Command(c.Mkfs, args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("managed: make the database's filesystem: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// grow enlarges a mounted filesystem to size online (a plan with a larger cap).
+func (c *Ceilings) grow(img, dir string, size int64) error {
+	fi, err := os.Stat(img)
+	if err != nil || fi.Size() >= size {
+		return err
+	}
+	dev, err := mountSource(dir)
+	if err != nil {
+		return err
+	}
+	if err := os.Truncate(img, size); err != nil {
+		return err
+	}
+	for _, argv := range [][]string{{"losetup", "-c", dev}, {c.Resize, dev}} {
+		if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
+			return fmt.Errorf("managed: grow the database's filesystem: %s: %v: %s", argv[0], err, strings.TrimSpace(string(out)))
+		}
+	}
+	return nil
+}
+
+func (c *Ceilings) ensureTablespace(ctx context.Context, name, owner string) error {
+	conn, err := pgx.Connect(ctx, c.SuperURL)
+	if err != nil {
+		return fmt.Errorf("managed: connect to the zone cluster as its superuser: %w", err)
+	}
+	defer conn.Close(ctx)
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_tablespace WHERE spcname = $1)", name).Scan(&exists); err != nil {
+		return fmt.Errorf("managed: look up tablespace %s: %w", name, err)
+	}
+	if exists {
+		return nil
+	}
+	stmt := "CREATE TABLESPACE " + pgx.Identifier{name}.Sanitize() + " OWNER " + pgx.Identifier{owner}.Sanitize() +
+		" LOCATION " + quoteLiteral(c.Location(name))
+	if _, err := conn.Exec(ctx, stmt); err != nil && !isCode(err, "42710") {
+		return fmt.Errorf("managed: create tablespace %s: %w", name, err)
+	}
+	return nil
+}
+
+// Release unmounts database name's filesystem and deletes its image; its tablespace must be
+// gone (DROP TABLESPACE, as its owner). What is already gone is not an error.
+func (c *Ceilings) Release(name string) error {
+	if !ValidName(name) {
+		return fmt.Errorf("managed: release %q: invalid name", name)
+	}
+	dir := c.mountPoint(name)
+	if mounted(dir) {
+		// Lazy: a backend that just ended may hold a file for a moment.
+		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
+			return fmt.Errorf("managed: unmount the database's filesystem: %w", err)
+		}
+	}
+	if err := os.Remove(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := os.Remove(c.image(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	// The folder of mount points goes with the last database (a later Mount makes it again).
+	_ = os.Remove(c.MountsDir)
+	return nil
+}
+
+// Remount mounts every database filesystem whose image exists (at the agent's start: a
+// reboot unmounts them, and until they are back their databases' files cannot be reached).
+func (c *Ceilings) Remount(caps map[string]int64) error {
+	var errs []error
+	for name, capBytes := range caps {
+		if _, err := os.Stat(c.image(name)); err != nil {
+			continue
+		}
+		if err := c.Mount(name, capBytes); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// mounted reports whether dir is a mount point (its device differs from its parent's).
+func mounted(dir string) bool {
+	var a, b syscall.Stat_t
+	if syscall.Stat(dir, &a) != nil || syscall.Stat(filepath.Dir(dir), &b) != nil {
+		return false
+	}
+	return a.Dev != b.Dev
+}
+
+// mountSource is the device mounted on dir (/proc/self/mountinfo).
+func mountSource(dir string) (string, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// id parent major:minor root mountpoint options … - fstype source superoptions
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 10 || fields[4] != dir {
+			continue
+		}
+		for i, f := range fields {
+			if f == "-" && i+2 < len(fields) {
+				return fields[i+2], nil
+			}
+		}
+	}
+	return "", fmt.Errorf("managed: %s is not mounted", dir)
+}

@@ -1,0 +1,45 @@
+package managed
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Watchdog enforces on the cluster what a database's own role could otherwise lift: its
+// statement_timeout is the role's to change (SET, ALTER ROLE … IN DATABASE), so the zone
+// itself cancels any statement of a customer login running past StatementLimit (the
+// contract's 60 s) and ends any session idle in a transaction past IdleLimit (it holds one
+// of the pool's server connections, and its locks, for nothing). It runs as the provisioning
+// role, a member of every database's logins, so it sees and may signal their backends and no
+// one else's; the zone's own dumps and restores log in as that role, so they are not a
+// customer login's and are left alone.
+type Watchdog struct {
+	AdminURL                  string
+	StatementLimit, IdleLimit time.Duration
+}
+
+// customerLogin matches the logins of managed databases (logins.go) and nothing else.
+const customerLogin = `^db_[0-9a-f]{32}(_b)?$`
+
+// Run ends what is over its limit and reports how many backends it signalled.
+func (w Watchdog) Run(ctx context.Context) (int64, error) {
+	conn, err := Cluster{AdminURL: w.AdminURL}.connect(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(ctx)
+	var n int64
+	err = conn.QueryRow(ctx, `
+		SELECT count(*) FILTER (WHERE CASE WHEN state = 'active' THEN pg_cancel_backend(pid) ELSE pg_terminate_backend(pid) END)
+		FROM pg_stat_activity
+		WHERE backend_type = 'client backend' AND usename ~ $1 AND pid <> pg_backend_pid()
+		  AND ((state = 'active' AND query_start < clock_timestamp() - make_interval(secs => $2))
+		    OR (state IN ('idle in transaction', 'idle in transaction (aborted)')
+		        AND state_change < clock_timestamp() - make_interval(secs => $3)))`,
+		customerLogin, w.StatementLimit.Seconds(), w.IdleLimit.Seconds()).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("managed: statement watchdog: %w", err)
+	}
+	return n, nil
+}
