@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 )
@@ -11,9 +12,14 @@ import (
 type Config struct {
 	// Addr is where it listens: CONSOLE_ADDR, else CONSOLE_URL's host and port.
 	Addr string
-	// BaseURL is the public API the page talks to, handed to it by /config.json.
+	// Origin is CONSOLE_URL's origin: the only Origin a state-changing call may carry.
+	Origin string
+	// SecureCookie is whether the session cookie is Secure (and __Host- prefixed): always,
+	// unless CONSOLE_URL is plain http on a loopback host.
+	SecureCookie bool
+	// BaseURL is the public API the console's server forwards the page's /api/ calls to.
 	BaseURL string
-	// APIOrigin is BaseURL's origin, the one place besides its own the page may connect to.
+	// APIOrigin is BaseURL's origin.
 	APIOrigin string
 }
 
@@ -26,6 +32,10 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	cu, err := parseOrigin(consoleURL)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("CONSOLE_URL: %w", err))
+	} else if cu.Scheme == "http" && !isLoopback(cu.Hostname()) {
+		// The session cookie is Secure outside loopback; over plain http the browser would
+		// never send it back.
+		errs = append(errs, fmt.Errorf("CONSOLE_URL: %q is plain http on a host that is not loopback: serve the console over https", consoleURL))
 	}
 	bu, err := parseOrigin(base)
 	if err != nil {
@@ -41,7 +51,21 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			addr += map[string]string{"http": ":80", "https": ":443"}[cu.Scheme]
 		}
 	}
-	return Config{Addr: addr, BaseURL: base, APIOrigin: bu.Scheme + "://" + bu.Host}, nil
+	return Config{
+		Addr:         addr,
+		Origin:       cu.Scheme + "://" + cu.Host,
+		SecureCookie: cu.Scheme == "https",
+		BaseURL:      base,
+		APIOrigin:    bu.Scheme + "://" + bu.Host,
+	}, nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func parseOrigin(raw string) (*url.URL, error) {
