@@ -545,6 +545,12 @@ try {
   await shot('apps-list')
   await a11y('apps list')
 
+  step('the console restarts and the browser stays signed in (sessions in Redis)')
+  await control('POST', '/restart-console')
+  await page.reload()
+  await visible(page.locator('.card', { hasText: slug }))
+  await noTokenInScript()
+
   step('a service app: deploy a source folder (packed in the browser) with a release command')
   // A second app, so the first stays for the screenshots above.
   await page.getByLabel('Name').fill(`${slug}-x`)

@@ -37,6 +37,13 @@ func TestConsole(t *testing.T) {
 		t.Fatalf("%s is missing: scripts/test.sh installs Debian's chromium (apt-get install -y chromium)", chromium)
 	}
 	s := defaultStack(t)
+	// Sessions in Redis, as a console with replicas keeps them: the script restarts the
+	// console and stays signed in.
+	s.Env["CONSOLE_SESSION_STORE"] = "redis"
+	s.Env["REDIS_URL"] = os.Getenv("TEST_REDIS_URL")
+	if s.Env["REDIS_URL"] == "" {
+		t.Fatal("TEST_REDIS_URL is not set (the Makefile exports it)")
+	}
 	consoleURL := s.StartConsole(t)
 	ctl := newConsoleControl(t, s)
 
@@ -66,7 +73,7 @@ func TestConsole(t *testing.T) {
 	if !strings.Contains(string(out), "console e2e: all steps passed") {
 		t.Fatal("browser script ended without passing every step")
 	}
-	ctl.mustHaveSeen(t, "mail", "device-approved", "device-denied", "token-works", "session-revoked", "loopback")
+	ctl.mustHaveSeen(t, "mail", "device-approved", "device-denied", "token-works", "session-revoked", "loopback", "console-restarted")
 }
 
 // consoleControl is the test's side of the browser script's questions.
@@ -94,6 +101,7 @@ func newConsoleControl(t *testing.T, s *harness.Stack) *consoleControl {
 	mux.HandleFunc("GET /token-works", c.tokenWorks)
 	mux.HandleFunc("GET /live-sessions", c.liveSessions)
 	mux.HandleFunc("POST /loopback", c.loopback)
+	mux.HandleFunc("POST /restart-console", c.restartConsole)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -241,6 +249,25 @@ func (c *consoleControl) liveSessions(w http.ResponseWriter, r *http.Request) {
 		c.mark("session-revoked")
 	}
 	reply(w, http.StatusOK, map[string]int{"count": live, "all": all})
+}
+
+// restartConsole stops the console and starts it again, answering once it is ready.
+func (c *consoleControl) restartConsole(w http.ResponseWriter, r *http.Request) {
+	c.s.Stop("console")
+	c.s.Restart("console")
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if res, err := http.Get(c.s.Env["CONSOLE_URL"] + "/readyz"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				c.mark("console-restarted")
+				reply(w, http.StatusOK, map[string]bool{"restarted": true})
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	reply(w, http.StatusGatewayTimeout, map[string]string{"error": "the console did not come back"})
 }
 
 // loopback plays `tori login --web`: a listener on 127.0.0.1, and the console URL the command

@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/url"
 	"strings"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Config is the console server's settings, read from the environment.
@@ -21,6 +23,11 @@ type Config struct {
 	BaseURL string
 	// APIOrigin is BaseURL's origin.
 	APIOrigin string
+	// SessionStore is where sessions live: "memory" (one console process; a restart signs
+	// everyone out of the console) or "redis" (restarts and replicas keep them).
+	SessionStore string
+	// RedisURL is redis://[:password@]host:port/db for the redis store; it may hold a password.
+	RedisURL string
 }
 
 // LoadConfig reads CONSOLE_URL (default http://127.0.0.1:5173), CONSOLE_ADDR and BASE_URL
@@ -41,6 +48,20 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if err != nil {
 		errs = append(errs, fmt.Errorf("BASE_URL: %w", err))
 	}
+	store := orDefault(getenv("CONSOLE_SESSION_STORE"), "memory")
+	redisURL := getenv("REDIS_URL")
+	switch store {
+	case "memory":
+	case "redis":
+		if redisURL == "" {
+			errs = append(errs, errors.New("CONSOLE_SESSION_STORE=redis needs REDIS_URL"))
+		} else if _, err := redis.ParseURL(redisURL); err != nil {
+			// The parser's message may quote the URL, password and all: name the variable only.
+			errs = append(errs, errors.New("REDIS_URL is not a redis:// URL"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("CONSOLE_SESSION_STORE must be memory or redis, not %q", store))
+	}
 	if len(errs) > 0 {
 		return Config{}, errors.Join(errs...)
 	}
@@ -57,6 +78,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		SecureCookie: cu.Scheme == "https",
 		BaseURL:      base,
 		APIOrigin:    bu.Scheme + "://" + bu.Host,
+		SessionStore: store,
+		RedisURL:     redisURL,
 	}, nil
 }
 

@@ -45,7 +45,7 @@ func newForwarder(h *Handler, base *url.URL) *httputil.ReverseProxy {
 			// The API no longer takes this session (revoked, expired): forget it here too.
 			if res.StatusCode == http.StatusUnauthorized {
 				if id, ok := sessionIDOf(res.Request); ok {
-					h.sessions.Delete(id)
+					h.sessions.Delete(res.Request.Context(), id)
 					res.Header.Add("Set-Cookie", (&http.Cookie{Name: h.cookieName(), Path: "/", MaxAge: -1, HttpOnly: true, Secure: h.cfg.SecureCookie, SameSite: http.SameSiteLaxMode}).String())
 				}
 			}
@@ -64,7 +64,11 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", why)
 		return
 	}
-	s, id, ok := h.session(r)
+	s, id, ok, err := h.session(r)
+	if err != nil {
+		storeDown(w)
+		return
+	}
 	if stateChanging(r.Method) {
 		if !h.sameOrigin(r) {
 			writeError(w, http.StatusForbidden, "forbidden", "state-changing calls are accepted from the console's own page only")

@@ -7,6 +7,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"mime"
 	"net/http"
@@ -14,6 +15,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // notBuilt is what a clone that has not run `npm run build` answers, instead of a 404.
@@ -24,9 +27,10 @@ const notBuilt = `<!doctype html><meta charset="utf-8"><title>Tori console</titl
 // Handler serves the console.
 type Handler struct {
 	cfg       Config
-	sessions  *memoryStore
+	sessions  SessionStore
 	client    *http.Client
 	forwarder http.Handler
+	rdb       *redis.Client // the redis session store's client, nil for memory
 	files     fs.FS
 	index     []byte
 	built     bool
@@ -48,6 +52,14 @@ func New(cfg Config, files fs.FS) (*Handler, error) {
 		client:  &http.Client{Timeout: 30 * time.Second},
 		files:   files,
 		started: time.Now().UTC(),
+	}
+	if cfg.SessionStore == "redis" {
+		opts, err := redis.ParseURL(cfg.RedisURL)
+		if err != nil {
+			return nil, errors.New("REDIS_URL is not a redis:// URL")
+		}
+		h.rdb = redis.NewClient(opts)
+		h.sessions = newRedisStore(h.rdb, time.Now)
 	}
 	h.forwarder = newForwarder(h, base)
 	index, err := fs.ReadFile(files, "index.html")
@@ -113,6 +125,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Write(h.config)
 		return
 	case "/readyz":
+		// Ready once the session store answers: a console without it cannot sign anyone in.
+		if h.rdb != nil {
+			if err := h.rdb.Ping(r.Context()).Err(); err != nil {
+				writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false, "sessionStore": "unavailable"})
+				return
+			}
+		}
 		hd.Set("Content-Type", "application/json")
 		w.Write([]byte(`{"ready":true}`))
 		return

@@ -117,6 +117,9 @@ func TestLoadConfig(t *testing.T) {
 		"bad console url":   {map[string]string{"CONSOLE_URL": "console.tori.dev"}, "", "", "CONSOLE_URL"},
 		"bad base url":      {map[string]string{"BASE_URL": "ftp://x"}, "", "", "BASE_URL"},
 		"http not loopback": {map[string]string{"CONSOLE_URL": "http://console.tori.dev"}, "", "", "https"},
+		"redis without url": {map[string]string{"CONSOLE_SESSION_STORE": "redis"}, "", "", "REDIS_URL"},
+		"unknown store":     {map[string]string{"CONSOLE_SESSION_STORE": "disk"}, "", "", "memory or redis"},
+		"bad redis url":     {map[string]string{"CONSOLE_SESSION_STORE": "redis", "REDIS_URL": "http://:secret@x"}, "", "", "REDIS_URL is not"},
 	}
 	for name, c := range cases {
 		cfg, err := LoadConfig(func(k string) string { return c.env[k] })

@@ -18,14 +18,20 @@ func (h *Handler) cookieName() string {
 	return "tori_console"
 }
 
-// session answers the request's live session and its cookie id.
-func (h *Handler) session(r *http.Request) (Session, string, bool) {
+// session answers the request's live session and its cookie id; err when the store could
+// not answer.
+func (h *Handler) session(r *http.Request) (Session, string, bool, error) {
 	c, err := r.Cookie(h.cookieName())
 	if err != nil {
-		return Session{}, "", false
+		return Session{}, "", false, nil
 	}
-	s, ok := h.sessions.Get(c.Value)
-	return s, c.Value, ok
+	s, ok, err := h.sessions.Get(r.Context(), c.Value)
+	return s, c.Value, ok, err
+}
+
+func storeDown(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "5")
+	writeError(w, http.StatusServiceUnavailable, "service_unavailable", "the console cannot reach its session store; try again shortly")
 }
 
 func (h *Handler) setCookie(w http.ResponseWriter, id string, expires time.Time) {
@@ -55,9 +61,13 @@ func view(s Session) sessionView {
 
 // getSession answers GET /session: who is signed in, and the CSRF token; 401 when nobody.
 func (h *Handler) getSession(w http.ResponseWriter, r *http.Request) {
-	s, id, ok := h.session(r)
+	s, id, ok, err := h.session(r)
+	if err != nil {
+		storeDown(w)
+		return
+	}
 	if !ok {
-		if id != "" || r.Header.Get("Cookie") != "" {
+		if id != "" {
 			h.clearCookie(w)
 		}
 		writeError(w, http.StatusUnauthorized, "unauthorized", "not signed in")
@@ -106,18 +116,31 @@ func (h *Handler) verify(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// A browser signing in again drops the session it had.
-	if _, old, ok := h.session(r); ok {
-		h.sessions.Delete(old)
+	if _, old, ok, _ := h.session(r); ok {
+		h.sessions.Delete(r.Context(), old)
 	}
 	s := Session{Token: api.Token, User: api.User, ExpiresAt: api.ExpiresAt, CSRF: randomToken()}
-	h.setCookie(w, h.sessions.Create(s), s.ExpiresAt)
+	id, err := h.sessions.Create(r.Context(), s)
+	if err != nil {
+		// Nobody holds the new API session: revoke it rather than leave it live.
+		if res, err := h.callAPI(context.WithoutCancel(r.Context()), http.MethodPost, "/api/auth/logout", s.Token, nil, r); err == nil {
+			res.Body.Close()
+		}
+		storeDown(w)
+		return
+	}
+	h.setCookie(w, id, s.ExpiresAt)
 	writeJSON(w, http.StatusOK, view(s))
 }
 
 // logout answers POST /session/logout: the API revokes the token, this server forgets it and
 // the browser's cookie is cleared, whatever the API answered.
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
-	s, id, ok := h.session(r)
+	s, id, ok, err := h.session(r)
+	if err != nil {
+		storeDown(w)
+		return
+	}
 	if ok && (!h.sameOrigin(r) || !csrfOK(r, s)) {
 		writeError(w, http.StatusForbidden, "csrf_token_invalid", "reload the page and try again")
 		return
@@ -127,8 +150,10 @@ func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	h.sessions.Delete(id)
+	// Revoked at the API first: a session this server failed to forget then answers 401 and
+	// is forgotten on its next use.
 	res, err := h.callAPI(r.Context(), http.MethodPost, "/api/auth/logout", s.Token, nil, r)
+	h.sessions.Delete(context.WithoutCancel(r.Context()), id)
 	if err != nil {
 		writeError(w, http.StatusBadGateway, "api_unreachable", "signed out of the console, but the API did not confirm that the session is revoked")
 		return

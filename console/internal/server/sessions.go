@@ -1,10 +1,13 @@
 package server
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"sync"
 	"time"
 )
@@ -12,58 +15,74 @@ import (
 // Session is one signed-in browser: the API session token it acts with, which never leaves
 // this server, and the CSRF token its page must echo on every state-changing call.
 type Session struct {
-	Token     string
-	User      json.RawMessage
-	ExpiresAt time.Time
-	CSRF      string
+	Token     string          `json:"token"`
+	User      json.RawMessage `json:"user"`
+	ExpiresAt time.Time       `json:"expiresAt"`
+	CSRF      string          `json:"csrf"`
 }
 
-// memoryStore keeps sessions in this process, keyed by a hash of the cookie's random id (so
-// the map itself holds no usable cookie). A restart signs every browser out of the console;
-// their API sessions then lapse at their own expiry. One process per console: a second replica
-// would not know the first one's sessions.
+// SessionStore keeps sessions under the cookie's random id (a 256-bit secret only the
+// browser holds). Get answers ok=false for an unknown or expired id.
+type SessionStore interface {
+	Create(ctx context.Context, s Session) (id string, err error)
+	Get(ctx context.Context, id string) (s Session, ok bool, err error)
+	Delete(ctx context.Context, id string) error
+}
+
+// errStoreUnavailable is a store that could not answer (Redis down): the page is told to try
+// again, never signed out by it.
+var errStoreUnavailable = errors.New("session store unavailable")
+
+// lookupKey is what a store files a session under: a hash of the cookie's id, so the store's
+// keys are no usable cookies.
+func lookupKey(id string) string {
+	h := sha256.Sum256([]byte("tori-console-lookup:" + id))
+	return hex.EncodeToString(h[:])
+}
+
+// memoryStore keeps sessions in this process. A restart signs every browser out of the
+// console (their API sessions lapse at their own expiry), and a second replica would not know
+// the first one's sessions: CONSOLE_SESSION_STORE=redis is for those.
 type memoryStore struct {
 	mu        sync.Mutex
-	byID      map[[32]byte]Session
+	byKey     map[string]Session
 	now       func() time.Time
 	lastSweep time.Time
 }
 
 func newMemoryStore(now func() time.Time) *memoryStore {
-	return &memoryStore{byID: map[[32]byte]Session{}, now: now}
+	return &memoryStore{byKey: map[string]Session{}, now: now}
 }
 
-// Create keeps s under a new random id and answers the id (the cookie's value).
-func (m *memoryStore) Create(s Session) string {
+func (m *memoryStore) Create(_ context.Context, s Session) (string, error) {
 	id := randomToken()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sweepLocked()
-	m.byID[sha256.Sum256([]byte(id))] = s
-	return id
+	m.byKey[lookupKey(id)] = s
+	return id, nil
 }
 
-// Get answers the live session of id.
-func (m *memoryStore) Get(id string) (Session, bool) {
+func (m *memoryStore) Get(_ context.Context, id string) (Session, bool, error) {
 	if id == "" {
-		return Session{}, false
+		return Session{}, false, nil
 	}
-	key := sha256.Sum256([]byte(id))
+	key := lookupKey(id)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s, ok := m.byID[key]
+	s, ok := m.byKey[key]
 	if ok && !m.now().Before(s.ExpiresAt) {
-		delete(m.byID, key)
-		return Session{}, false
+		delete(m.byKey, key)
+		return Session{}, false, nil
 	}
-	return s, ok
+	return s, ok, nil
 }
 
-// Delete forgets id's session.
-func (m *memoryStore) Delete(id string) {
+func (m *memoryStore) Delete(_ context.Context, id string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.byID, sha256.Sum256([]byte(id)))
+	delete(m.byKey, lookupKey(id))
+	return nil
 }
 
 // sweepLocked drops expired sessions at most once a minute, so the map holds only live ones.
@@ -73,9 +92,9 @@ func (m *memoryStore) sweepLocked() {
 		return
 	}
 	m.lastSweep = now
-	for k, s := range m.byID {
+	for k, s := range m.byKey {
 		if !now.Before(s.ExpiresAt) {
-			delete(m.byID, k)
+			delete(m.byKey, k)
 		}
 	}
 }
