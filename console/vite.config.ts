@@ -6,12 +6,12 @@ import { defineConfig } from 'vite'
 // scripts/build.sh makes sure of.
 export default defineConfig({
   // `npm run dev` sends the page's /api/ and /session calls to the console's Go server (which
-  // holds the session): run it with CONSOLE_ADDR=127.0.0.1:5174 and the default CONSOLE_URL,
+  // holds the session): run it with CONSOLE_ADDR=127.0.0.1:5176 and the default CONSOLE_URL,
   // so the Origin it checks is this dev server's.
   server: {
     proxy: {
-      '/api': process.env.CONSOLE_SERVER ?? 'http://127.0.0.1:5174',
-      '/session': process.env.CONSOLE_SERVER ?? 'http://127.0.0.1:5174',
+      '/api': process.env.CONSOLE_SERVER ?? 'http://127.0.0.1:5176',
+      '/session': process.env.CONSOLE_SERVER ?? 'http://127.0.0.1:5176',
     },
   },
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
