@@ -1,6 +1,7 @@
 package server
 
 import (
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -52,6 +53,8 @@ func newForwarder(h *Handler, base *url.URL) *httputil.ReverseProxy {
 			return nil
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			// The path names the route (slugs, variable keys), never a value or a token.
+			slog.WarnContext(r.Context(), "forwarding to the API failed", "method", r.Method, "path", r.URL.Path, "err", err)
 			writeError(w, http.StatusBadGateway, "api_unreachable", "the console could not reach the API; try again")
 		},
 	}
@@ -66,7 +69,7 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request) {
 	}
 	s, id, ok, err := h.session(r)
 	if err != nil {
-		storeDown(w)
+		storeDown(w, r, err)
 		return
 	}
 	if stateChanging(r.Method) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"time"
 )
@@ -29,7 +30,8 @@ func (h *Handler) session(r *http.Request) (Session, string, bool, error) {
 	return s, c.Value, ok, err
 }
 
-func storeDown(w http.ResponseWriter) {
+func storeDown(w http.ResponseWriter, r *http.Request, err error) {
+	slog.WarnContext(r.Context(), "session store unavailable", "path", r.URL.Path, "err", err)
 	w.Header().Set("Retry-After", "5")
 	writeError(w, http.StatusServiceUnavailable, "service_unavailable", "the console cannot reach its session store; try again shortly")
 }
@@ -63,7 +65,7 @@ func view(s Session) sessionView {
 func (h *Handler) getSession(w http.ResponseWriter, r *http.Request) {
 	s, id, ok, err := h.session(r)
 	if err != nil {
-		storeDown(w)
+		storeDown(w, r, err)
 		return
 	}
 	if !ok {
@@ -126,7 +128,7 @@ func (h *Handler) verify(w http.ResponseWriter, r *http.Request) {
 		if res, err := h.callAPI(context.WithoutCancel(r.Context()), http.MethodPost, "/api/auth/logout", s.Token, nil, r); err == nil {
 			res.Body.Close()
 		}
-		storeDown(w)
+		storeDown(w, r, err)
 		return
 	}
 	h.setCookie(w, id, s.ExpiresAt)
@@ -138,7 +140,7 @@ func (h *Handler) verify(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 	s, id, ok, err := h.session(r)
 	if err != nil {
-		storeDown(w)
+		storeDown(w, r, err)
 		return
 	}
 	if ok && (!h.sameOrigin(r) || !csrfOK(r, s)) {
