@@ -5,18 +5,15 @@ import { defineConfig } from 'vite'
 // not serve, and `npm ci` then refuses its lockfile. Vite 8 needs npm 11, which
 // scripts/build.sh makes sure of.
 export default defineConfig({
-  plugins: [
-    {
-      // `npm run dev` answers /config.json as bin/console does, from BASE_URL.
-      name: 'tori-config-json',
-      configureServer(server) {
-        server.middlewares.use('/config.json', (_req, res) => {
-          res.setHeader('Content-Type', 'application/json')
-          res.end(JSON.stringify({ baseUrl: process.env.BASE_URL ?? 'http://127.0.0.1:8080' }))
-        })
-      },
+  // `npm run dev` sends the page's /api/ and /session calls to the console's Go server (which
+  // holds the session): run it with CONSOLE_ADDR=127.0.0.1:5176 and the default CONSOLE_URL,
+  // so the Origin it checks is this dev server's.
+  server: {
+    proxy: {
+      '/api': process.env.CONSOLE_SERVER ?? 'http://127.0.0.1:5176',
+      '/session': process.env.CONSOLE_SERVER ?? 'http://127.0.0.1:5176',
     },
-  ],
+  },
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
   build: {
     target: 'es2022',

@@ -19,8 +19,8 @@ for (const name of ['selectSite', 'neverEntered']) {
 const { selectSite } = await import(pathToFileURL(join(out, 'selectSite.mjs')).href)
 
 const folder = (files) => Object.entries(files).map(([path, body]) => ({ path, file: new File([body], path.split('/').pop()) }))
-const select = async (files, notEntered) => {
-  const sel = await selectSite(folder(files), notEntered)
+const select = async (files, notEntered, kind) => {
+  const sel = await selectSite(folder(files), notEntered, kind)
   return { files: sel.files.map((f) => f.path).sort(), leftOut: sel.leftOut.map((l) => `${l.path} ${l.reason}`) }
 }
 
@@ -91,4 +91,19 @@ test('folders a drop did not enter are listed; an ignore file in one has no say'
 
 test('a folder of nothing to send sends nothing', async () => {
   assert.deepEqual(await select({ '.env': 'S=1', 'node_modules/a.js': 'a' }), { files: [], leftOut: ['.env default', 'node_modules/ default'] })
+})
+
+// `tori deploy`'s TestSelectServiceSource without its .dockerignore: a service's source keeps
+// its dotfiles, tori.json and node_modules (its build decides), never .git or .env*.
+test('a service source sends what tori deploy sends', async () => {
+  assert.deepEqual(await select(project, [], 'service'), {
+    files: [
+      '.gitignore', '.htaccess', '.well-known/.hidden', '.well-known/security.txt', 'Docs/Guide.md', 'assets/app.js', 'b.tmp',
+      'blog/post.html', 'index.html', 'node_modules/lib/i.js', 'sub/.gitignore', 'sub/keep.txt', 'tori.json',
+    ],
+    leftOut: [
+      '.env default', '.env.production default', '.envrc default', '.git/ default', 'assets/app.js.map .gitignore',
+      'blog/.DS_Store default', 'debug.log .gitignore', 'dist/ .gitignore', 'sub/a.tmp .gitignore',
+    ],
+  })
 })

@@ -1,33 +1,30 @@
 import { render } from 'preact'
 import { Root } from './root'
 import { configureApi } from './api/client'
-import { clearSession, rememberReturn } from './api/session'
-import { navigate } from './router'
+import { clearSession, fetchSession, onOtherTab, rememberReturn, setSession } from './api/session'
 import { setNotice } from './notice'
 import './style.css'
 
-// The API's address comes from the server (/config.json = BASE_URL), so one build serves
-// every environment.
+// The page starts by asking its own server who is signed in (the session itself stays there).
 async function start() {
   const el = document.getElementById('app')!
-  let baseUrl = ''
   try {
-    const res = await fetch('/config.json', { cache: 'no-store' })
-    baseUrl = ((await res.json()) as { baseUrl: string }).baseUrl
+    setSession(await fetchSession())
   } catch {
-    el.textContent = 'The console could not read its configuration (/config.json). Reload to try again.'
+    el.textContent = 'The console could not reach its server. Reload to try again.'
     return
   }
   configureApi({
-    baseUrl,
     onNotice: setNotice,
+    // The API no longer takes the session: the page shows sign-in where it is, and comes back
+    // here once signed in again.
     onUnauthorized: () => {
       clearSession()
       rememberReturn(location.pathname + location.search)
-      window.dispatchEvent(new Event('tori:session'))
-      navigate('/', { replace: true })
     },
   })
+  // A sign-in or sign-out in another tab (the magic link opens one) shows here too.
+  onOtherTab(() => fetchSession().then((s) => setSession(s), () => {}))
   render(<Root />, el)
 }
 

@@ -1,8 +1,9 @@
 import { useEffect, useState } from 'preact/hooks'
 import { loadSession, rememberReturn, type Session } from './api/session'
-import { match, navigate, useLocation } from './router'
+import { match, useLocation } from './router'
 import { onNotice } from './notice'
 import { Shell } from './components/shell'
+import { PageHeading } from './components/heading'
 import { SignIn } from './pages/signin'
 import { Verify } from './pages/verify'
 import { Device } from './pages/device'
@@ -13,35 +14,26 @@ import { AccountPage } from './pages/account'
 
 export function Root() {
   const url = useLocation()
-  const [session, setSession] = useState<Session | null>(loadSession)
+  const [session, setSessionState] = useState<Session | null>(loadSession)
   const [notice, setNoticeText] = useState<string | null>(null)
   useEffect(() => onNotice(setNoticeText), [])
   useEffect(() => {
-    const update = () => setSession(loadSession())
+    const update = () => setSessionState(loadSession())
     window.addEventListener('tori:session', update)
-    window.addEventListener('storage', update)
-    return () => {
-      window.removeEventListener('tori:session', update)
-      window.removeEventListener('storage', update)
-    }
+    return () => window.removeEventListener('tori:session', update)
   }, [])
   const path = url.pathname.replace(/\/+$/, '') || '/'
+  const signedOut = !session && path !== '/auth/verify'
 
+  // Signed out, a deep link (a device code, the command line's authorize page, an app's tab)
+  // shows the sign-in form where it is, and the console comes back to it after the magic link.
   useEffect(() => {
-    document.title = 'Tori console'
-  }, [path])
+    if (signedOut && path !== '/') rememberReturn(path + url.search)
+  }, [signedOut, path, url.search])
 
   // The magic link works whether or not a session exists.
   if (path === '/auth/verify') return <Verify token={url.searchParams.get('token') ?? ''} />
-
-  if (!session) {
-    if (path !== '/') {
-      rememberReturn(path + url.search)
-      navigate('/', { replace: true })
-      return null
-    }
-    return <SignIn />
-  }
+  if (!session) return <SignIn deepLink={path !== '/'} />
 
   let page
   let m: Record<string, string> | null
@@ -55,7 +47,7 @@ export function Root() {
   else
     page = (
       <section>
-        <h1>Not found</h1>
+        <PageHeading title="Not found" />
         <p>
           Nothing lives at <code>{path}</code>. <a href="/apps">Back to your apps</a>.
         </p>

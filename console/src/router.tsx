@@ -4,9 +4,16 @@ import { useEffect, useState } from 'preact/hooks'
 
 const EVENT = 'tori:navigate'
 
+// navigations counts moves inside the page (links, back and forward), so that the main heading
+// takes focus after one but not on the first load.
+let navigations = 0
+export const navigationCount = () => navigations
+window.addEventListener('popstate', () => void navigations++)
+
 export function navigate(to: string, opts: { replace?: boolean } = {}) {
   if (opts.replace) history.replaceState(null, '', to)
   else history.pushState(null, '', to)
+  navigations++
   window.dispatchEvent(new Event(EVENT))
   window.scrollTo(0, 0)
 }

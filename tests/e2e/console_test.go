@@ -5,16 +5,20 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"tori.dev/tests/e2e/harness"
 )
@@ -25,13 +29,21 @@ const chromium = "/usr/bin/chromium"
 // TestConsole drives the web console in headless Chromium (console/e2e/browser.mjs, with
 // playwright-core) against a real control plane. The script asks this test, over a small
 // loopback HTTP server, for what only the test can see or do: the magic link in the mail sink,
-// a command-line client polling a device code, a loopback listener of the command line, and
-// whether a token or session works at the API.
+// a command-line client polling a device code, a loopback listener of the command line,
+// whether a token works at the API, and how many of the user's API sessions are live (the
+// page never holds its session's token: the console's server does).
 func TestConsole(t *testing.T) {
 	if _, err := os.Stat(chromium); err != nil {
 		t.Fatalf("%s is missing: scripts/test.sh installs Debian's chromium (apt-get install -y chromium)", chromium)
 	}
 	s := defaultStack(t)
+	// Sessions in Redis, as a console with replicas keeps them: the script restarts the
+	// console and stays signed in.
+	s.Env["CONSOLE_SESSION_STORE"] = "redis"
+	s.Env["REDIS_URL"] = os.Getenv("TEST_REDIS_URL")
+	if s.Env["REDIS_URL"] == "" {
+		t.Fatal("TEST_REDIS_URL is not set (the Makefile exports it)")
+	}
 	consoleURL := s.StartConsole(t)
 	ctl := newConsoleControl(t, s)
 
@@ -61,7 +73,7 @@ func TestConsole(t *testing.T) {
 	if !strings.Contains(string(out), "console e2e: all steps passed") {
 		t.Fatal("browser script ended without passing every step")
 	}
-	ctl.mustHaveSeen(t, "mail", "device-approved", "device-denied", "token-works", "session-revoked", "loopback")
+	ctl.mustHaveSeen(t, "mail", "device-approved", "device-denied", "token-works", "session-revoked", "loopback", "console-restarted")
 }
 
 // consoleControl is the test's side of the browser script's questions.
@@ -87,8 +99,9 @@ func newConsoleControl(t *testing.T, s *harness.Stack) *consoleControl {
 	mux.HandleFunc("POST /device", c.startDevice)
 	mux.HandleFunc("GET /device/result", c.deviceResult)
 	mux.HandleFunc("GET /token-works", c.tokenWorks)
-	mux.HandleFunc("GET /session-revoked", c.sessionRevoked)
+	mux.HandleFunc("GET /live-sessions", c.liveSessions)
 	mux.HandleFunc("POST /loopback", c.loopback)
+	mux.HandleFunc("POST /restart-console", c.restartConsole)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -122,10 +135,11 @@ func reply(w http.ResponseWriter, status int, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
-// mail answers the newest sign-in link mailed to ?email= once one has arrived.
+// mail answers the newest sign-in link mailed to ?email= once more than ?after= have arrived.
 func (c *consoleControl) mail(w http.ResponseWriter, r *http.Request) {
 	email := r.URL.Query().Get("email")
-	m, ok := c.s.SMTP.WaitFor(email, 0, 20*time.Second)
+	after, _ := strconv.Atoi(r.URL.Query().Get("after"))
+	m, ok := c.s.SMTP.WaitFor(email, after, 20*time.Second)
 	if !ok {
 		reply(w, http.StatusNotFound, map[string]string{"error": "no mail reached " + email})
 		return
@@ -213,13 +227,47 @@ func (c *consoleControl) tokenWorks(w http.ResponseWriter, r *http.Request) {
 	reply(w, http.StatusOK, map[string]bool{"works": acc.Status == http.StatusOK})
 }
 
-// sessionRevoked reports whether ?token= (the session the console kept) now answers 401.
-func (c *consoleControl) sessionRevoked(w http.ResponseWriter, r *http.Request) {
-	acc := c.s.Get(c.t, "/api/account", r.URL.Query().Get("token"))
-	if acc.Status == http.StatusUnauthorized {
+// liveSessions answers how many of ?email='s API sessions are live (neither revoked nor
+// expired), and of all it ever had: sign-out must leave none live.
+func (c *consoleControl) liveSessions(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	conn, err := pgx.Connect(ctx, c.s.Env["DATABASE_URL"])
+	if err != nil {
+		reply(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+		return
+	}
+	defer conn.Close(ctx)
+	var live, all int
+	err = conn.QueryRow(ctx, `SELECT count(*) FILTER (WHERE s.revoked_at IS NULL AND s.expires_at > now()), count(*)
+		FROM identity.sessions s JOIN identity.users u ON u.id = s.user_id WHERE lower(u.email) = lower($1)`,
+		r.URL.Query().Get("email")).Scan(&live, &all)
+	if err != nil {
+		reply(w, http.StatusInternalServerError, map[string]string{"error": fmt.Sprintf("sessions: %v", err)})
+		return
+	}
+	if live == 0 && all > 0 {
 		c.mark("session-revoked")
 	}
-	reply(w, http.StatusOK, map[string]bool{"revoked": acc.Status == http.StatusUnauthorized})
+	reply(w, http.StatusOK, map[string]int{"count": live, "all": all})
+}
+
+// restartConsole stops the console and starts it again, answering once it is ready.
+func (c *consoleControl) restartConsole(w http.ResponseWriter, r *http.Request) {
+	c.s.Stop("console")
+	c.s.Restart("console")
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if res, err := http.Get(c.s.Env["CONSOLE_URL"] + "/readyz"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				c.mark("console-restarted")
+				reply(w, http.StatusOK, map[string]bool{"restarted": true})
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	reply(w, http.StatusGatewayTimeout, map[string]string{"error": "the console did not come back"})
 }
 
 // loopback plays `tori login --web`: a listener on 127.0.0.1, and the console URL the command

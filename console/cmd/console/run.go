@@ -19,6 +19,8 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("service", "console")
+	// The handler's warnings (an unreachable API or session store) go to the same log.
+	slog.SetDefault(log)
 	h, err := server.New(cfg, console.Files())
 	if err != nil {
 		return err
@@ -30,7 +32,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	log.InfoContext(ctx, "console listening", "addr", ln.Addr().String(), "api", cfg.BaseURL, "built", h.Built())
+	log.InfoContext(ctx, "console listening", "addr", ln.Addr().String(), "api", cfg.BaseURL, "built", h.Built(), "sessionStore", cfg.SessionStore)
 	select {
 	case err := <-errc:
 		return err

@@ -3,18 +3,31 @@ package server
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Config is the console server's settings, read from the environment.
 type Config struct {
 	// Addr is where it listens: CONSOLE_ADDR, else CONSOLE_URL's host and port.
 	Addr string
-	// BaseURL is the public API the page talks to, handed to it by /config.json.
+	// Origin is CONSOLE_URL's origin: the only Origin a state-changing call may carry.
+	Origin string
+	// SecureCookie is whether the session cookie is Secure (and __Host- prefixed): always,
+	// unless CONSOLE_URL is plain http on a loopback host.
+	SecureCookie bool
+	// BaseURL is the public API the console's server forwards the page's /api/ calls to.
 	BaseURL string
-	// APIOrigin is BaseURL's origin, the one place besides its own the page may connect to.
+	// APIOrigin is BaseURL's origin.
 	APIOrigin string
+	// SessionStore is where sessions live: "memory" (one console process; a restart signs
+	// everyone out of the console) or "redis" (restarts and replicas keep them).
+	SessionStore string
+	// RedisURL is redis://[:password@]host:port/db for the redis store; it may hold a password.
+	RedisURL string
 }
 
 // LoadConfig reads CONSOLE_URL (default http://127.0.0.1:5173), CONSOLE_ADDR and BASE_URL
@@ -26,10 +39,28 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	cu, err := parseOrigin(consoleURL)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("CONSOLE_URL: %w", err))
+	} else if cu.Scheme == "http" && !isLoopback(cu.Hostname()) {
+		// The session cookie is Secure outside loopback; over plain http the browser would
+		// never send it back.
+		errs = append(errs, fmt.Errorf("CONSOLE_URL: %q is plain http on a host that is not loopback: serve the console over https", consoleURL))
 	}
 	bu, err := parseOrigin(base)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("BASE_URL: %w", err))
+	}
+	store := orDefault(getenv("CONSOLE_SESSION_STORE"), "memory")
+	redisURL := getenv("REDIS_URL")
+	switch store {
+	case "memory":
+	case "redis":
+		if redisURL == "" {
+			errs = append(errs, errors.New("CONSOLE_SESSION_STORE=redis needs REDIS_URL"))
+		} else if _, err := redis.ParseURL(redisURL); err != nil {
+			// The parser's message may quote the URL, password and all: name the variable only.
+			errs = append(errs, errors.New("REDIS_URL is not a redis:// URL"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("CONSOLE_SESSION_STORE must be memory or redis, not %q", store))
 	}
 	if len(errs) > 0 {
 		return Config{}, errors.Join(errs...)
@@ -41,7 +72,23 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			addr += map[string]string{"http": ":80", "https": ":443"}[cu.Scheme]
 		}
 	}
-	return Config{Addr: addr, BaseURL: base, APIOrigin: bu.Scheme + "://" + bu.Host}, nil
+	return Config{
+		Addr:         addr,
+		Origin:       cu.Scheme + "://" + cu.Host,
+		SecureCookie: cu.Scheme == "https",
+		BaseURL:      base,
+		APIOrigin:    bu.Scheme + "://" + bu.Host,
+		SessionStore: store,
+		RedisURL:     redisURL,
+	}, nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func parseOrigin(raw string) (*url.URL, error) {

@@ -1,17 +1,22 @@
-// Package server serves the console's single-page app: its built files, index.html for every
-// other path (the app routes in the browser), /config.json, and headers that keep the page to
-// its own origin and the API's.
+// Package server serves the console's single-page app (its built files, index.html for every
+// other path, /config.json, headers that keep the page to its own origin) and holds its
+// sessions: the page signs in through /session/verify, and its /api/ calls are forwarded to
+// the API with the session's token, which never reaches the browser.
 package server
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"mime"
 	"net/http"
+	"net/url"
 	"path"
 	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // notBuilt is what a clone that has not run `npm run build` answers, instead of a 404.
@@ -21,17 +26,42 @@ const notBuilt = `<!doctype html><meta charset="utf-8"><title>Tori console</titl
 
 // Handler serves the console.
 type Handler struct {
-	files   fs.FS
-	index   []byte
-	built   bool
-	config  []byte
-	csp     string
-	started time.Time
+	cfg       Config
+	sessions  SessionStore
+	client    *http.Client
+	forwarder http.Handler
+	rdb       *redis.Client // the redis session store's client, nil for memory
+	files     fs.FS
+	index     []byte
+	built     bool
+	config    []byte
+	csp       string
+	started   time.Time
 }
 
 // New serves files (the built dist/ folder) with cfg.
 func New(cfg Config, files fs.FS) (*Handler, error) {
-	h := &Handler{files: files, started: time.Now().UTC()}
+	base, err := url.Parse(cfg.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{
+		cfg:      cfg,
+		sessions: newMemoryStore(time.Now),
+		// The console's own calls (verify, logout) wait no longer than a page would.
+		client:  &http.Client{Timeout: 30 * time.Second},
+		files:   files,
+		started: time.Now().UTC(),
+	}
+	if cfg.SessionStore == "redis" {
+		opts, err := redis.ParseURL(cfg.RedisURL)
+		if err != nil {
+			return nil, errors.New("REDIS_URL is not a redis:// URL")
+		}
+		h.rdb = redis.NewClient(opts)
+		h.sessions = newRedisStore(h.rdb, time.Now)
+	}
+	h.forwarder = newForwarder(h, base)
 	index, err := fs.ReadFile(files, "index.html")
 	if err == nil {
 		h.index, h.built = index, true
@@ -42,14 +72,14 @@ func New(cfg Config, files fs.FS) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Only the console's own files run, and the page talks to itself and the API alone.
+	// Only the console's own files run, and the page talks to its own server alone.
 	h.csp = strings.Join([]string{
 		"default-src 'self'",
 		"script-src 'self'",
 		"style-src 'self'",
 		"img-src 'self' data:",
 		"font-src 'self'",
-		"connect-src 'self' " + cfg.APIOrigin,
+		"connect-src 'self'",
 		"object-src 'none'",
 		"base-uri 'none'",
 		"form-action 'self'",
@@ -66,8 +96,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Content-Security-Policy", h.csp)
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("X-Frame-Options", "DENY")
-	// /auth/verify?token=… must never leak its code to another site through Referer.
-	hd.Set("Referrer-Policy", "no-referrer")
+	// /auth/verify?token=… must never leak its code to another site through Referer; same-origin
+	// (not no-referrer) so that the page's own calls carry their Origin, which the CSRF check reads.
+	hd.Set("Referrer-Policy", "same-origin")
+	switch {
+	case strings.HasPrefix(r.URL.Path, "/api/"):
+		h.forward(w, r)
+		return
+	case r.URL.Path == "/session" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+		h.getSession(w, r)
+		return
+	case r.URL.Path == "/session/verify" && r.Method == http.MethodPost:
+		h.verify(w, r)
+		return
+	case r.URL.Path == "/session/logout" && r.Method == http.MethodPost:
+		h.logout(w, r)
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		hd.Set("Allow", "GET, HEAD")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -80,6 +125,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Write(h.config)
 		return
 	case "/readyz":
+		// Ready once the session store answers: a console without it cannot sign anyone in.
+		if h.rdb != nil {
+			if err := h.rdb.Ping(r.Context()).Err(); err != nil {
+				writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false, "sessionStore": "unavailable"})
+				return
+			}
+		}
 		hd.Set("Content-Type", "application/json")
 		w.Write([]byte(`{"ready":true}`))
 		return

@@ -1,6 +1,8 @@
-// The typed client of the public API (types generated from services/gateway/openapi.json).
-// Every request carries the session's token; every POST an Idempotency-Key; a 429 is waited
-// out once when its Retry-After is short; a 401 ends the session.
+// The typed client of the public API (types generated from services/gateway/openapi.json),
+// through the console's own server: the page calls /api/… on its own origin, and the server
+// adds the session's bearer token. Every state-changing call carries the session's CSRF
+// token; every POST an Idempotency-Key; a 429 is waited out once when its Retry-After is
+// short; a 401 ends the session.
 import createClient, { type Middleware } from 'openapi-fetch'
 import type { paths } from './schema'
 import { ApiError, retryAfterOf } from './errors'
@@ -9,7 +11,6 @@ import { clearSession, loadSession } from './session'
 export type Client = ReturnType<typeof createClient<paths>>
 
 let client: Client | null = null
-let base = ''
 let unauthorized: () => void = () => {}
 let notice: (text: string | null) => void = () => {}
 
@@ -41,40 +42,43 @@ async function send(req: Request): Promise<Response> {
         continue
       }
     }
-    if (res.status === 401 && req.headers.has('Authorization')) {
-      clearSession()
-      unauthorized()
-    }
+    if (res.status === 401 && loadSession()) handleUnauthorized()
     return res
   }
 }
 
-const auth: Middleware = {
+// stateChanging is what the console's server checks the CSRF token on.
+const stateChanging = (method: string) => !['GET', 'HEAD', 'OPTIONS'].includes(method.toUpperCase())
+
+// callHeaders are the console's headers for one call: the CSRF token on a state-changing
+// one, an Idempotency-Key on a POST.
+export function callHeaders(method: string): Record<string, string> {
+  const h: Record<string, string> = {}
+  const s = loadSession()
+  if (s && stateChanging(method)) h['X-CSRF-Token'] = s.csrfToken
+  if (method.toUpperCase() === 'POST') h['Idempotency-Key'] = idempotencyKey()
+  return h
+}
+
+const headers: Middleware = {
   onRequest({ request }) {
-    const s = loadSession()
-    if (s && !request.headers.has('Authorization')) request.headers.set('Authorization', `Bearer ${s.token}`)
-    if (request.method === 'POST' && !request.headers.has('Idempotency-Key')) {
-      request.headers.set('Idempotency-Key', idempotencyKey())
+    for (const [k, v] of Object.entries(callHeaders(request.method))) {
+      if (!request.headers.has(k)) request.headers.set(k, v)
     }
     return request
   },
 }
 
-export function configureApi(opts: { baseUrl: string; onUnauthorized: () => void; onNotice: (t: string | null) => void }) {
-  base = opts.baseUrl.replace(/\/+$/, '')
+export function configureApi(opts: { onUnauthorized: () => void; onNotice: (t: string | null) => void }) {
   unauthorized = opts.onUnauthorized
   notice = opts.onNotice
-  client = createClient<paths>({ baseUrl: base, fetch: send })
-  client.use(auth)
+  client = createClient<paths>({ baseUrl: location.origin, fetch: send, credentials: 'same-origin' })
+  client.use(headers)
 }
 
 export function api(): Client {
   if (!client) throw new Error('API client used before configureApi')
   return client
-}
-
-export function apiBase(): string {
-  return base
 }
 
 // ok turns an openapi-fetch answer into its data, or throws the API's error.
@@ -85,13 +89,6 @@ export async function ok<T>(p: Promise<{ data?: T; error?: unknown; response: Re
     throw new ApiError(response.status, body, retryAfterOf(response, body))
   }
   return data as T
-}
-
-// fetch with the same auth and retry rules, for calls the typed client cannot make (uploads
-// use XMLHttpRequest for progress, in upload.ts).
-export function authHeaders(): Record<string, string> {
-  const s = loadSession()
-  return s ? { Authorization: `Bearer ${s.token}` } : {}
 }
 
 export function handleUnauthorized() {

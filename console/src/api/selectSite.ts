@@ -1,6 +1,6 @@
-// Which of a dropped or chosen folder's files a static deploy sends: the rules `tori deploy`
-// follows for a static site (cli/README.md, "What a folder deploy sends"), so a folder gives
-// the same site from the browser as from the command line. Patterns are gitignore syntax,
+// Which of a dropped or chosen folder's files a deploy sends: the rules `tori deploy` follows
+// (cli/README.md, "What a folder deploy sends"), so a folder gives the same site (or service
+// source) from the browser as from the command line. Patterns are gitignore syntax,
 // matched by the `ignore` package. The drop loads this module when a folder arrives, so the
 // first page load does not carry it.
 import ignore, { type Ignore } from 'ignore'
@@ -9,22 +9,26 @@ import type { SiteFile } from './upload'
 
 export type LeftOut = { path: string; reason: string }
 export type SiteSelection = { files: SiteFile[]; leftOut: LeftOut[] }
+export type AppKind = 'static' | 'service'
 
 const WELL_KNOWN = '.well-known'
 
-// neverSent: version control, Finder droppings, the site's tori.json, and every dot path but
-// a top-level .well-known (the edge answers those 404 whatever a revision holds).
-function neverSent(segs: string[]): boolean {
+// neverSent: version control and Finder droppings; for a static site also its tori.json and
+// every dot path but a top-level .well-known (the edge answers those 404 whatever a revision
+// holds). A service's source keeps its dotfiles and tori.json (its build reads them).
+function neverSent(segs: string[], kind: AppKind): boolean {
   const name = segs[segs.length - 1]
   if (NEVER_ENTERED.has(name) || name === '.DS_Store') return true
+  if (kind === 'service') return false
   if (segs.length === 1 && name === 'tori.json') return true
   return segs.some((s, i) => s.startsWith('.') && !(i === 0 && s === WELL_KNOWN))
 }
 
-// leftOutByDefault: .env and its kin, and node_modules, unless a .toriignore `!` keeps them.
-function leftOutByDefault(segs: string[]): boolean {
+// leftOutByDefault: .env and its kin, and a static site's node_modules, unless a .toriignore
+// `!` keeps them.
+function leftOutByDefault(segs: string[], kind: AppKind): boolean {
   const name = segs[segs.length - 1]
-  return name.startsWith('.env') || name === 'node_modules'
+  return name.startsWith('.env') || (kind === 'static' && name === 'node_modules')
 }
 
 // IgnoreFiles are one kind of ignore file found in the folder, each applying below its own
@@ -55,7 +59,7 @@ class IgnoreFiles {
 
 // selectSite applies the rules to files (paths relative to the site's top); notEntered are
 // folders the walk skipped (NEVER_ENTERED), listed as left out.
-export async function selectSite(files: SiteFile[], notEntered: string[] = []): Promise<SiteSelection> {
+export async function selectSite(files: SiteFile[], notEntered: string[] = [], kind: AppKind = 'static'): Promise<SiteSelection> {
   const git = new IgnoreFiles()
   const tori = new IgnoreFiles()
   for (const f of files) {
@@ -73,11 +77,11 @@ export async function selectSite(files: SiteFile[], notEntered: string[] = []): 
   const folders = new Map<string, Verdict>()
   const decide = (segs: string[], isDir: boolean, keptAbove: boolean): Verdict => {
     const path = segs.join('/') + (isDir ? '/' : '')
-    if (neverSent(segs)) return { reason: 'default', kept: false }
+    if (neverSent(segs, kind)) return { reason: 'default', kept: false }
     const t = tori.test(path)
     if (t === 'out') return { reason: '.toriignore', kept: false }
     if (t === 'in' || keptAbove) return { reason: null, kept: true }
-    if (leftOutByDefault(segs)) return { reason: 'default', kept: false }
+    if (leftOutByDefault(segs, kind)) return { reason: 'default', kept: false }
     if (git.test(path) === 'out') return { reason: '.gitignore', kept: false }
     return { reason: null, kept: false }
   }

@@ -1,22 +1,36 @@
-// A static deploy: the folder's files as one multipart request, every part named `files`
-// with its path relative to the site root as the filename. XMLHttpRequest, because fetch
-// reports no upload progress.
+// Deploy uploads, as one multipart request through the console's server: a static site's
+// files (every part named `files`, its path relative to the site root as the filename), or a
+// service's source tarball (one part named `source`, an optional `release`).
+// XMLHttpRequest, because fetch reports no upload progress.
 import { ApiError, retryAfterOf } from './errors'
-import { apiBase, authHeaders, handleUnauthorized, idempotencyKey } from './client'
+import { callHeaders, handleUnauthorized } from './client'
 import type { Deploy } from './types'
 import { NEVER_ENTERED } from './neverEntered'
 
 export type SiteFile = { path: string; file: File }
 
-export function uploadSite(slug: string, files: SiteFile[], onProgress: (sent: number, total: number) => void): Promise<Deploy> {
+export type Progress = (sent: number, total: number) => void
+
+export function uploadSite(slug: string, files: SiteFile[], onProgress: Progress): Promise<Deploy> {
   const form = new FormData()
   for (const f of files) form.append('files', f.file, f.path)
-  const key = idempotencyKey()
+  return uploadDeploy(slug, form, onProgress)
+}
+
+// uploadSource deploys a service from a .tar.gz of its source (tori.json at its top).
+export function uploadSource(slug: string, tarball: Blob, release: string, onProgress: Progress): Promise<Deploy> {
+  const form = new FormData()
+  form.append('source', tarball, 'source.tar.gz')
+  if (release.trim()) form.append('release', release.trim())
+  return uploadDeploy(slug, form, onProgress)
+}
+
+function uploadDeploy(slug: string, form: FormData, onProgress: Progress): Promise<Deploy> {
+  const headers = callHeaders('POST')
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest()
-    xhr.open('POST', `${apiBase()}/api/apps/${encodeURIComponent(slug)}/deploys`)
-    for (const [k, v] of Object.entries(authHeaders())) xhr.setRequestHeader(k, v)
-    xhr.setRequestHeader('Idempotency-Key', key)
+    xhr.open('POST', `/api/apps/${encodeURIComponent(slug)}/deploys`)
+    for (const [k, v] of Object.entries(headers)) xhr.setRequestHeader(k, v)
     xhr.responseType = 'json'
     xhr.upload.onprogress = (e) => {
       if (e.lengthComputable) onProgress(e.loaded, e.total)

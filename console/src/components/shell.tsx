@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact'
-import { api, ok } from '../api/client'
-import { clearSession, type Session } from '../api/session'
+import { api, callHeaders, ok } from '../api/client'
+import { setSession, type Session } from '../api/session'
 import { useLoad } from '../hooks'
 import { Link, navigate } from '../router'
 import { HoldBanner } from './hold'
@@ -8,12 +8,12 @@ import { HoldBanner } from './hold'
 export function Shell({ session, notice, children }: { session: Session; notice: string | null; children: ComponentChildren }) {
   const billing = useLoad(() => ok(api().GET('/api/billing')), [])
   const signOut = async () => {
-    // The session is revoked at the API first; the browser forgets it whatever the answer.
+    // The console's server revokes the session at the API and clears the cookie; the page
+    // forgets it whatever the answer.
     try {
-      await api().POST('/api/auth/logout')
+      await fetch('/session/logout', { method: 'POST', credentials: 'same-origin', headers: callHeaders('POST') })
     } finally {
-      clearSession()
-      window.dispatchEvent(new Event('tori:session'))
+      setSession(null, { broadcast: true })
       navigate('/', { replace: true })
     }
   }

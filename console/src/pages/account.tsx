@@ -3,11 +3,12 @@ import { api, ok } from '../api/client'
 import type { Schemas } from '../api/types'
 import { useAction, useLoad } from '../hooks'
 import { bytes, CopyButton, Empty, ErrorBox, Loading, Time } from '../components/ui'
+import { PageHeading } from '../components/heading'
 
 export function AccountPage() {
   return (
     <section class="stack">
-      <h1>Account</h1>
+      <PageHeading title="Account" />
       <Region />
       <Tokens />
       <Billing />

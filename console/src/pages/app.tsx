@@ -8,6 +8,7 @@ import { Env } from './app/env'
 import { Domains } from './app/domains'
 import { DatabaseTab } from './app/database'
 import { Settings } from './app/settings'
+import { PageHeading } from '../components/heading'
 
 const tabs = [
   ['overview', 'Deploys'],
@@ -25,7 +26,7 @@ export function AppPage({ slug, tab }: { slug: string; tab: string }) {
   if (app.error && !app.data) {
     return (
       <section>
-        <h1>{slug}</h1>
+        <PageHeading title={slug} />
         <ErrorBox error={app.error} />
         <Link href="/apps">Back to your apps</Link>
       </section>
@@ -33,13 +34,14 @@ export function AppPage({ slug, tab }: { slug: string; tab: string }) {
   }
   if (!app.data) return <Loading />
   const a = app.data
+  const tabLabel = tabs.find(([id]) => id === tab)?.[1] ?? 'Not found'
   return (
     <section>
       <p class="crumbs">
         <Link href="/apps">Apps</Link> /
       </p>
       <div class="title-row">
-        <h1>{a.name || a.slug}</h1>
+        <PageHeading title={`${tabLabel} · ${a.name || a.slug}`}>{a.name || a.slug}</PageHeading>
         <Badge status={a.status} />
       </div>
       <p class="app-meta">

@@ -3,13 +3,14 @@ import { api, ok } from '../api/client'
 import { useAction, useLoad } from '../hooks'
 import { Link, navigate } from '../router'
 import { Badge, Empty, ErrorBox, Loading, Time } from '../components/ui'
+import { PageHeading } from '../components/heading'
 
 export function AppsList() {
   const apps = useLoad(() => ok(api().GET('/api/apps')), [])
   return (
     <section>
       <div class="title-row">
-        <h1>Apps</h1>
+        <PageHeading title="Apps" />
       </div>
       <CreateApp />
       <ErrorBox error={apps.error} />

@@ -2,6 +2,7 @@ import { api, ok } from '../api/client'
 import { loadSession } from '../api/session'
 import { useAction } from '../hooks'
 import { ErrorBox } from '../components/ui'
+import { PageHeading } from '../components/heading'
 
 // The loopback flow: the command line listens on 127.0.0.1 and opened this page with its
 // redirect, state and PKCE challenge. Authorizing sends the browser back to it with a code.
@@ -31,14 +32,14 @@ export function CliAuthorize({ params }: { params: URLSearchParams }) {
   if (!redirectUri || !state || !codeChallenge) {
     return (
       <section class="narrow-card">
-        <h1>Incomplete request</h1>
+        <PageHeading title="Incomplete request" />
         <p>This page needs the link the command line opened (it carries a redirect, a state and a challenge). Run <code>tori login --web</code> again.</p>
       </section>
     )
   }
   return (
     <section class="narrow-card">
-      <h1>Authorize the command line</h1>
+      <PageHeading title="Authorize the command line" />
       <p>
         The command line on this computer (<code>{target || redirectUri}</code>) asks to act as{' '}
         <strong>{loadSession()?.user.email}</strong>.

@@ -3,6 +3,7 @@ import { api, ok } from '../api/client'
 import { loadSession } from '../api/session'
 import { useAction } from '../hooks'
 import { ErrorBox } from '../components/ui'
+import { PageHeading } from '../components/heading'
 
 // Device sign-in: the command line shows a code and polls; approving here lets it in.
 export function Device({ code }: { code: string }) {
@@ -19,7 +20,7 @@ export function Device({ code }: { code: string }) {
   if (done) {
     return (
       <section class="narrow-card" aria-live="polite">
-        <h1>{done === 'approved' ? 'Command line signed in' : 'Sign-in denied'}</h1>
+        <PageHeading title={done === 'approved' ? 'Command line signed in' : 'Sign-in denied'} />
         <p>
           {done === 'approved'
             ? 'You can close this page and go back to your terminal.'
@@ -30,7 +31,7 @@ export function Device({ code }: { code: string }) {
   }
   return (
     <section class="narrow-card">
-      <h1>Sign in the command line</h1>
+      <PageHeading title="Sign in the command line" />
       <p>
         A command line is asking to act as <strong>{email}</strong>. Approve only if the code below is the one your
         terminal shows.

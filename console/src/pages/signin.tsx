@@ -2,8 +2,11 @@ import { useState } from 'preact/hooks'
 import { api, ok } from '../api/client'
 import { useAction } from '../hooks'
 import { ErrorBox } from '../components/ui'
+import { PageHeading } from '../components/heading'
 
-export function SignIn() {
+// SignIn requests a magic link. On a deep link (deepLink) it stands in for the page asked
+// for, which shows once the link has been opened.
+export function SignIn({ deepLink = false }: { deepLink?: boolean }) {
   const [email, setEmail] = useState('')
   const [sentTo, setSentTo] = useState<string | null>(null)
   const { busy, error, run } = useAction()
@@ -16,22 +19,27 @@ export function SignIn() {
   }
   return (
     <main class="narrow" id="main">
-      <h1 class="brand-big">Tori</h1>
+      <PageHeading title={sentTo ? 'Check your mail' : 'Sign in'} class="brand-big">
+        Tori
+      </PageHeading>
       {sentTo ? (
         <section aria-live="polite">
           <h2>Check your mail</h2>
           <p>
             We sent a sign-in link to <strong>{sentTo}</strong>. It works once, for 15 minutes. Open it in this
-            browser.
+            browser{deepLink ? ': this page then shows what you opened' : ''}.
           </p>
           <button type="button" class="secondary" onClick={() => setSentTo(null)}>
             Use another address
           </button>
         </section>
       ) : (
-        <form onSubmit={submit}>
-          <h2>Sign in</h2>
-          <p class="muted">We mail you a link; no password. A new address gets a new account.</p>
+        <form onSubmit={submit} aria-labelledby="signin-heading">
+          <h2 id="signin-heading">Sign in</h2>
+          <p class="muted">
+            {deepLink ? 'Sign in to continue to this page. ' : ''}We mail you a link; no password. A new address gets a new
+            account.
+          </p>
           <label for="email">Email address</label>
           <input
             id="email"

@@ -1,9 +1,24 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { api, ok } from '../api/client'
-import { messageOf } from '../api/errors'
-import { saveSession, takeReturn } from '../api/session'
+import { ApiError, messageOf, retryAfterOf } from '../api/errors'
+import { callHeaders } from '../api/client'
+import { setSession, takeReturn, type Session } from '../api/session'
 import { navigate } from '../router'
 import { ErrorBox } from '../components/ui'
+import { PageHeading } from '../components/heading'
+
+// verifyLink hands the mail's code to the console's server, which exchanges it at the API and
+// keeps the session; the page gets the cookie and its CSRF token, never the session token.
+async function verifyLink(token: string): Promise<Session> {
+  const res = await fetch('/session/verify', {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'Content-Type': 'application/json', ...callHeaders('POST') },
+    body: JSON.stringify({ token }),
+  })
+  const body = await res.json().catch(() => undefined)
+  if (!res.ok) throw new ApiError(res.status, body, retryAfterOf(res, body))
+  return body as Session
+}
 
 export function Verify({ token }: { token: string }) {
   const [error, setError] = useState<string | null>(null)
@@ -12,14 +27,15 @@ export function Verify({ token }: { token: string }) {
     // The code is single-use: exchange it exactly once, however often this renders.
     if (tried.current) return
     tried.current = true
+    // The code leaves the address bar (and the history) before anything else happens.
+    history.replaceState(null, '', '/auth/verify')
     if (!token) {
       setError('This link has no code. Request a new one.')
       return
     }
-    ok(api().POST('/api/auth/magic-link/verify', { body: { token } })).then(
+    verifyLink(token).then(
       (s) => {
-        saveSession(s)
-        window.dispatchEvent(new Event('tori:session'))
+        setSession(s, { broadcast: true })
         navigate(takeReturn(), { replace: true })
       },
       (e) => setError(messageOf(e)),
@@ -27,7 +43,9 @@ export function Verify({ token }: { token: string }) {
   }, [token])
   return (
     <main class="narrow" id="main">
-      <h1 class="brand-big">Tori</h1>
+      <PageHeading title={error ? 'Sign-in failed' : 'Signing in'} class="brand-big">
+        Tori
+      </PageHeading>
       {error ? (
         <section>
           <h2>This link did not sign you in</h2>

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks'
 import { api, ok } from '../../api/client'
 import { useAction, useLoad } from '../../hooks'
 import { Badge, CopyButton, Empty, ErrorBox, Loading } from '../../components/ui'
+import { useConfirm } from '../../components/confirm'
 
 export function Domains({ slug, kind }: { slug: string; kind: string }) {
   const domains = useLoad(() => ok(api().GET('/api/apps/{slug}/domains', { params: { path: { slug } } })), [slug])
@@ -16,11 +17,19 @@ export function Domains({ slug, kind }: { slug: string; kind: string }) {
       domains.reload()
     })
   }
-  const drop = (h: string) =>
+  const [confirm, dialog] = useConfirm()
+  const drop = async (h: string) => {
+    const yes = await confirm({
+      title: `Remove ${h}?`,
+      body: <p>The site stops answering at {h} at once. Adding it back needs its TXT record checked again.</p>,
+      action: `Remove ${h}`,
+    })
+    if (!yes) return
     remove.run(async () => {
       await ok(api().DELETE('/api/apps/{slug}/domains/{hostname}', { params: { path: { slug, hostname: h } } }))
       domains.reload()
     })
+  }
   if (kind !== 'static') {
     return (
       <div class="panel">
@@ -30,6 +39,7 @@ export function Domains({ slug, kind }: { slug: string; kind: string }) {
   }
   return (
     <div class="stack">
+      {dialog}
       <form class="panel inline-form" onSubmit={submit} aria-label="Add a domain">
         <div class="field grow">
           <label for="domain-host">Hostname</label>

@@ -82,25 +82,32 @@ export function DropFolder({ slug, onDeployed }: { slug: string; onDeployed: (d:
         </div>
       )}
       <ErrorBox error={error} />
-      {leftOut.length > 0 && <LeftOutNote leftOut={leftOut} />}
+      {leftOut.length > 0 && <LeftOutNote leftOut={leftOut} kind="static" />}
     </div>
   )
 }
 
 // LeftOutNote says what the last folder's deploy did not send, and why: a site publishes
 // neither its secrets nor its repository.
-function LeftOutNote({ leftOut }: { leftOut: LeftOut[] }) {
+export function LeftOutNote({ leftOut, kind }: { leftOut: LeftOut[]; kind: 'static' | 'service' }) {
   return (
     <details class="small" data-testid="left-out">
       <summary>
         Left out {leftOut.length} path{leftOut.length === 1 ? '' : 's'}: {leftOut.slice(0, 4).map((l) => l.path).join(', ')}
         {leftOut.length > 4 ? ', …' : ''}
       </summary>
-      <p class="muted">
-        Dotfiles (but <code>.well-known/</code>), <code>.env*</code>, <code>.git/</code>, <code>node_modules/</code> and{' '}
-        <code>tori.json</code> are not published, nor what <code>.gitignore</code> or <code>.toriignore</code> lists; a{' '}
-        <code>!pattern</code> in <code>.toriignore</code> keeps a file.
-      </p>
+      {kind === 'static' ? (
+        <p class="muted">
+          Dotfiles (but <code>.well-known/</code>), <code>.env*</code>, <code>.git/</code>, <code>node_modules/</code> and{' '}
+          <code>tori.json</code> are not published, nor what <code>.gitignore</code> or <code>.toriignore</code> lists; a{' '}
+          <code>!pattern</code> in <code>.toriignore</code> keeps a file.
+        </p>
+      ) : (
+        <p class="muted">
+          <code>.env*</code> and <code>.git/</code> are not sent (variables belong in the Environment tab), nor what{' '}
+          <code>.gitignore</code> or <code>.toriignore</code> lists; a <code>!pattern</code> in <code>.toriignore</code> keeps a file.
+        </p>
+      )}
       <ul>
         {leftOut.map((l) => (
           <li key={l.path}>

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks'
 import { api, ok } from '../../api/client'
 import { useAction, useLoad } from '../../hooks'
 import { Empty, ErrorBox, Loading } from '../../components/ui'
+import { useConfirm } from '../../components/confirm'
 
 // Env lists the app's variables as the API shows them (masked) and sets or removes them. A
 // value typed here is sent once and never shown again; the field is a password field.
@@ -20,13 +21,22 @@ export function Env({ slug, kind }: { slug: string; kind: string }) {
       vars.reload()
     })
   }
-  const unset = (k: string) =>
+  const [confirm, dialog] = useConfirm()
+  const unset = async (k: string) => {
+    const yes = await confirm({
+      title: `Remove ${k}?`,
+      body: <p>{kind === 'service' ? 'The running revision keeps it until the next deploy; after that the app no longer sees it.' : 'The variable is removed.'} Its value cannot be shown again.</p>,
+      action: `Remove ${k}`,
+    })
+    if (!yes) return
     remove.run(async () => {
       await ok(api().DELETE('/api/apps/{slug}/env/{key}', { params: { path: { slug, key: k } } }))
       vars.reload()
     })
+  }
   return (
     <div class="stack">
+      {dialog}
       <form class="panel inline-form" onSubmit={submit} aria-label="Set a variable">
         <div class="field">
           <label for="env-key">Key</label>

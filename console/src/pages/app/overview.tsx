@@ -5,6 +5,7 @@ import { useAction, useInterval, useLoad } from '../../hooks'
 import { Badge, Empty, ErrorBox, Loading, Time, shortId } from '../../components/ui'
 import { DropFolder } from './drop'
 import { DeployOutput } from './output'
+import { SourceDeploy } from './source'
 
 const terminal = new Set(['live', 'failed', 'cancelled', 'superseded'])
 
@@ -24,15 +25,41 @@ export function Overview({ app, onChange }: { app: App; onChange: () => void }) 
     deploys.reload()
     onChange()
   }
+  const redeploy = useAction()
+  // Redeploy the current deploy: an image deploy is deployed again with forceRestart (a new
+  // revision with the app's variables as they are now); a source or static deploy through
+  // its rollback route (the same build, with the variables it was deployed with).
+  const again = (d: Deploy) =>
+    redeploy.run(async () => {
+      const next =
+        d.kind === 'image' && d.image
+          ? await ok(api().POST('/api/apps/{slug}/deploys', { params: { path: { slug } }, body: { image: d.image, release: d.release ?? undefined, forceRestart: true } }))
+          : await ok(api().POST('/api/apps/{slug}/deploys/{id}/rollback', { params: { path: { slug, id: d.id } } }))
+      setWatching(next.id)
+      refresh()
+    })
   return (
     <div class="stack">
       <div class="panel">
         <h2>Current deploy</h2>
         {current ? (
-          <p data-testid="current-deploy">
-            <Badge status={current.status} /> <code>{shortId(current.id)}</code> · {current.kind} · since{' '}
-            <Time at={current.finishedAt ?? current.updatedAt} />
-          </p>
+          <>
+            <p data-testid="current-deploy">
+              <Badge status={current.status} /> <code>{shortId(current.id)}</code> · {current.kind} · since{' '}
+              <Time at={current.finishedAt ?? current.updatedAt} />
+            </p>
+            <div class="row">
+              <button type="button" class="secondary" disabled={redeploy.busy || busy} onClick={() => again(current)}>
+                {redeploy.busy ? 'Redeploying…' : 'Redeploy'}
+              </button>
+              <span class="muted small">
+                {current.kind === 'image'
+                  ? 'A new revision of the same image, with the variables as they are now.'
+                  : 'The same build again, with the variables it was deployed with; new variables need a new deploy.'}
+              </span>
+            </div>
+            <ErrorBox error={redeploy.error} />
+          </>
         ) : (
           <p class="muted">Nothing is live yet.</p>
         )}
@@ -46,13 +73,13 @@ export function Overview({ app, onChange }: { app: App; onChange: () => void }) 
           }}
         />
       ) : (
-        <div class="panel">
-          <h2>Deploy</h2>
-          <p>
-            A service deploys from its source folder or an image with the command line: <code>tori deploy --app {slug}</code>{' '}
-            or <code>tori deploy --app {slug} --image REGISTRY/REPO@sha256:…</code>.
-          </p>
-        </div>
+        <SourceDeploy
+          slug={slug}
+          onDeployed={(d) => {
+            setWatching(d.id)
+            refresh()
+          }}
+        />
       )}
       {shown && <DeployOutput slug={slug} deployId={shown} />}
       <div class="panel">
@@ -61,7 +88,7 @@ export function Overview({ app, onChange }: { app: App; onChange: () => void }) 
         {deploys.loading && !deploys.data && <Loading />}
         {deploys.data && deploys.data.length === 0 && (
           <Empty title="No deploys yet">
-            {app.kind === 'static' ? 'Drop a folder above to publish it.' : 'Deploy with the command line (see above).'}
+            {app.kind === 'static' ? 'Drop a folder above to publish it.' : 'Choose its source above, or run tori deploy in its folder.'}
           </Empty>
         )}
         {deploys.data && deploys.data.length > 0 && (
