@@ -9,6 +9,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# What the control plane stands on (Postgres, RabbitMQ, Redis, the zone's Postgres cluster and
+# PgBouncer, the sandbox's tools): the same idempotent step as `make test` and .ci/run, so a
+# fresh machine needs no command before this one. Seconds when everything is already there.
+scripts/ensure-services.sh
+
 export DATA_DIR="${DATA_DIR:-$PWD/var}"
 mkdir -p "$DATA_DIR"
 # The admin URLs reach bin/bootstrap alone: it makes each service's Postgres role and broker
