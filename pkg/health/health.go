@@ -10,12 +10,15 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+
+	"tori.dev/pkg/buildinfo"
 )
 
 // Identity names one running process.
 type Identity struct {
 	Service   string    `json:"service"`
 	Version   string    `json:"version"`
+	Commit    string    `json:"commit"` // the git commit the binary was built from (pkg/buildinfo)
 	Instance  string    `json:"instance"`
 	StartedAt time.Time `json:"startedAt"`
 
@@ -28,6 +31,7 @@ func NewIdentity(service, version string) Identity {
 	return Identity{
 		Service:   service,
 		Version:   version,
+		Commit:    buildinfo.Commit,
 		Instance:  host + "-" + uuid.NewString()[:8],
 		StartedAt: time.Now().UTC().Truncate(time.Second),
 		ready:     &readiness{waiting: map[string]bool{}},

@@ -81,7 +81,7 @@ func (s *state) root() *cobra.Command {
 			"follow logs, and manage environment variables, hostnames and tokens.\n\n" +
 			"TORI_API_URL and TORI_TOKEN override the signed-in settings in $XDG_CONFIG_HOME/tori/config.json.",
 		Example:       "  tori login\n  tori apps create my-site\n  tori deploy ./public --app my-site",
-		Version:       Version,
+		Version:       Version + " (commit " + Commit + ")",
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"tori.dev/pkg/buildinfo"
 	"tori.dev/pkg/bus"
 	pkgconfig "tori.dev/pkg/config"
 	"tori.dev/pkg/health"
@@ -26,8 +27,8 @@ import (
 	"tori.dev/services/apps/internal/store"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// version is what scripts/build.sh stamps into pkg/buildinfo (scripts/ldflags.sh).
+var version = buildinfo.Version
 
 // planTimeout bounds one question to billing, so a create never waits the bus's whole
 // request timeout before answering 503.

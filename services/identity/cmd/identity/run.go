@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"tori.dev/pkg/buildinfo"
 	"tori.dev/pkg/bus"
 	pkgconfig "tori.dev/pkg/config"
 	"tori.dev/pkg/health"
@@ -27,8 +28,8 @@ import (
 	"tori.dev/services/identity/internal/store"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// version is what scripts/build.sh stamps into pkg/buildinfo (scripts/ldflags.sh).
+var version = buildinfo.Version
 
 const (
 	// pruneEvery is how often spent sign-in codes, grants and sessions are deleted.
