@@ -86,6 +86,9 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		Zones:   cfg.Zones(), Cleanup: cfg.Cleanup(), AppsDomain: cfg.AppsDomain,
 	})
 	id := health.NewIdentity("apps", version)
+	// /readyz goes 503 while either is lost, and back once it returns (pkg/health, checks.go).
+	id.Check("database", pool.Ping)
+	id.Check("broker", conn.Ready)
 	web := httpapi.New(httpapi.Deps{
 		Apps: svc.Apps, Env: svc.Env, Domains: svc.Domains, AppsDomain: cfg.AppsDomain,
 		SigningKey: []byte(cfg.SigningKey), Health: id, Log: log,

@@ -91,9 +91,13 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	for name, u := range cfg.Upstreams() {
 		upstreams[name] = trimBase(u)
 	}
+	id := health.NewIdentity("gateway", version)
+	// /readyz goes 503 while either is lost, and back once it returns (pkg/health, checks.go).
+	id.Check("database", pool.Ping)
+	id.Check("broker", conn.Ready)
 	app := httpapi.New(httpapi.Deps{
 		Log:       log,
-		Identity:  health.NewIdentity("gateway", version),
+		Identity:  id,
 		OpenAPI:   gateway.OpenAPI,
 		Upstreams: upstreams,
 		Auth:      authenticator,

@@ -83,6 +83,9 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		ConsoleURL: cfg.ConsoleURL,
 	})
 	id := health.NewIdentity("identity", version)
+	// /readyz goes 503 while either is lost, and back once it returns (pkg/health, checks.go).
+	id.Check("database", pool.Ping)
+	id.Check("broker", conn.Ready)
 	web := httpapi.New(httpapi.Config{Service: svc, SigningKey: []byte(cfg.SigningKey), Log: log, Health: id})
 	// Registered before /readyz is served, so it is never ready with the consumer unbound.
 	plans := busapi.PlanConsumer{Repo: store.TxRepo, Log: log}.Subscription()

@@ -87,6 +87,9 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	healthApp := fiber.New(fiber.Config{AppName: "zoneagent", DisableStartupMessage: true,
 		ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute})
 	id := health.NewIdentity("zoneagent", version)
+	// /readyz goes 503 while either is lost, and back once it returns (pkg/health, checks.go).
+	id.Check("database", pool.Ping)
+	id.Check("broker", conn.Ready)
 	healthApp.Get("/healthz", id.Handler)
 	healthApp.Get("/readyz", readyz(id, runner.Sandbox.Unavailable))
 	// Registered before /readyz is served, so it is never ready with a consumer unbound.
