@@ -27,6 +27,9 @@ unset DATABASE_URL AMQP_URL
 # unless given: it guards only traffic between these processes.
 export GATEWAY_SIGNING_KEY="${GATEWAY_SIGNING_KEY:-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
 READY_TIMEOUT="${READY_TIMEOUT:-60}"
+# The gateway's /metrics, apart from its public port (every other process serves /metrics on
+# its own address, which only operators reach).
+export GATEWAY_METRICS_ADDR="${GATEWAY_METRICS_ADDR:-127.0.0.1:8190}"
 
 # Where each process answers /readyz: its listen address (the zone agent's is its health
 # address, not the edge). Defaults as in docs/conventions.md.
@@ -123,6 +126,7 @@ export GATEWAY_READY_UPSTREAMS
 start gateway
 await gateway
 echo "Tori is ready: http://${health[gateway]}" >&2
+echo "Metrics: http://$GATEWAY_METRICS_ADDR/metrics (the gateway), http://<each service's address>/metrics" >&2
 # The web console (bin/console serves the built page at CONSOLE_URL; it talks to BASE_URL).
 if [ -x bin/console ]; then
   start console

@@ -88,6 +88,7 @@ func Start(t testing.TB, opts Options) *Stack {
 		}
 	}
 	env["EDGE_ADDR"] = testinfra.FreeAddr(t)
+	env["GATEWAY_METRICS_ADDR"] = testinfra.FreeAddr(t)
 	// The zone's database pooler on a port of the stack's own; the sandbox reaches that port.
 	env["ZONE_POOLER_ADDR"] = testinfra.FreeAddr(t)
 	env["ZONE_POOLER_PORT"] = env["ZONE_POOLER_ADDR"][strings.LastIndex(env["ZONE_POOLER_ADDR"], ":")+1:]

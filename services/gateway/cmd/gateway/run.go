@@ -14,6 +14,7 @@ import (
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/lifecycle"
 	"tori.dev/pkg/logging"
+	"tori.dev/pkg/metrics"
 	"tori.dev/pkg/pgstore"
 	"tori.dev/pkg/profiling"
 	"tori.dev/pkg/telemetry"
@@ -132,6 +133,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	})
 	g.Go("revocation listener", revocations.Listen)
 	g.Go("profiles", func(ctx context.Context) error { return profiling.Serve(ctx, cfg.Profiling, log) })
+	g.Go("metrics", func(ctx context.Context) error { return metrics.Serve(ctx, cfg.MetricsAddr, log) })
 	g.Go("revocation watch", revocations.Watch)
 	g.Every(log, cache.SweepJob())
 	if accounts != nil {

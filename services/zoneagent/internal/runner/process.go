@@ -151,6 +151,9 @@ func (l *Local) watchMemory(sb *Sandboxed, appID, deployID string) error {
 	seen := sb.oomBefore
 	report := func() {
 		n := l.Sandbox.Cgroups.OOMKills(appID)
+		if n > seen {
+			oomKills.Add(float64(n - seen)) // metrics.go
+		}
 		if n > seen && l.Logs != nil {
 			l.Logs.Line(appID, deployID, "system", fmt.Sprintf(
 				"R15 memory quota exceeded: the kernel killed %d process(es) of this app over its %d-byte memory limit", n-seen, l.Sandbox.MemoryBytes), 0)
