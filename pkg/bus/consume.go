@@ -47,6 +47,7 @@ func (c *Conn) Consume(ctx context.Context, pool *pgxpool.Pool, sub Subscription
 		queue: c.names.queue(sub.Queue),
 	}
 	k.log = c.log.With("queue", k.queue)
+	showQueue(sub.Queue) // metrics.go
 	return c.keep(ctx, k.log, k.session)
 }
 

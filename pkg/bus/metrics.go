@@ -34,6 +34,14 @@ var (
 
 func init() { prometheus.MustRegister(outboxes) }
 
+// showQueue puts a consumed queue's series on /metrics at zero, so a dashboard sees the queue
+// (and a rate over it) before its first delivery, retry or dead letter.
+func showQueue(queue string) {
+	deliveredEvents.WithLabelValues(queue)
+	retriedEvents.WithLabelValues(queue)
+	deadLetters.WithLabelValues(queue)
+}
+
 // queueLabel is a queue's name without the namespace.
 func (s *consumeSession) queueLabel() string {
 	return strings.TrimPrefix(s.queue, s.conn.cfg.Namespace)

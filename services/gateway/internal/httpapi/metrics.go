@@ -3,6 +3,8 @@ package httpapi
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
+
+	"tori.dev/services/gateway/internal/ratelimit"
 )
 
 // rateLimitRefusals counts the gateway's 429s on /metrics (GATEWAY_METRICS_ADDR), by the
@@ -11,3 +13,10 @@ var rateLimitRefusals = promauto.NewCounterVec(prometheus.CounterOpts{
 	Name: "tori_gateway_rate_limit_refusals_total",
 	Help: "Requests the gateway refused for a rate limit, by refusal code.",
 }, []string{"code"})
+
+// Shown at zero from the start, so a rate over them exists before the first refusal.
+func init() {
+	for _, code := range []string{ratelimit.CodeRateLimited, ratelimit.CodeSlowDown} {
+		rateLimitRefusals.WithLabelValues(code)
+	}
+}

@@ -93,6 +93,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	// /readyz goes 503 while either is lost, and back once it returns (pkg/health, checks.go).
 	id.Check("database", pool.Ping)
 	id.Check("broker", conn.Ready)
+	healthApp.Use(metrics.Fiber())
 	healthApp.Get("/healthz", id.Handler)
 	healthApp.Get("/readyz", readyz(id, runner.Sandbox.Unavailable))
 	healthApp.Get("/metrics", metrics.Handler())
