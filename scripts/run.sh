@@ -102,6 +102,18 @@ await() {
   echo "$name ready after $((SECONDS - start))s" >&2
 }
 
+# TRACES=1: the trace store first (Jaeger, built once by scripts/tracestore.sh), and every
+# process exports its spans to it. Its query API answers on TRACES_QUERY_ADDR.
+if [ "${TRACES:-0}" = 1 ]; then
+  tracestore=$(scripts/tracestore.sh)
+  export TRACES_OTLP_ADDR="${TRACES_OTLP_ADDR:-127.0.0.1:4318}" TRACES_QUERY_ADDR="${TRACES_QUERY_ADDR:-127.0.0.1:16686}"
+  "$tracestore" --config "$PWD/deployments/tracestore/jaeger.yaml" >>"$DATA_DIR/tracestore.log" 2>&1 &
+  pids+=("$!")
+  pid_of[tracestore]=$!
+  echo "started the trace store (pid $!; its log: $DATA_DIR/tracestore.log)" >&2
+  export OTEL_EXPORTER_OTLP_ENDPOINT="http://$TRACES_OTLP_ADDR"
+fi
+
 started=()
 for name in "${services[@]}"; do
   [ -x "bin/$name" ] || continue
@@ -127,6 +139,9 @@ start gateway
 await gateway
 echo "Tori is ready: http://${health[gateway]}" >&2
 echo "Metrics: http://$GATEWAY_METRICS_ADDR/metrics (the gateway), http://<each service's address>/metrics" >&2
+if [ "${TRACES:-0}" = 1 ]; then
+  echo "Traces: http://$TRACES_QUERY_ADDR/api/traces?service=gateway (Jaeger's query API; README, \"Traces\")" >&2
+fi
 # The web console (bin/console serves the built page at CONSOLE_URL; it talks to BASE_URL).
 if [ -x bin/console ]; then
   start console

@@ -63,6 +63,8 @@ func freePort() (int, error) {
 // start runs the manifest's start command with the deploy's environment and PORT and waits
 // until it answers its health check.
 func (l *Local) start(ctx context.Context, rev revision.Revision, dir string, m Manifest, vars map[string]string, r *Redactor) (*proc, error) {
+	_, span := startSpan(ctx, "zone start", rev) // trace.go: up to healthy, not the process's life
+	defer span.End()
 	// The process outlives the preparation's context; stop() ends it.
 	stdout := l.newLineWriter(r, rev.AppID, rev.DeployID, "stdout")
 	stderr := l.newLineWriter(r, rev.AppID, rev.DeployID, "stderr")
