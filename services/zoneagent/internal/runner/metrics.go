@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -35,9 +36,19 @@ var (
 // RegisterUsage puts the zone's disk and cgroup usage on /metrics, read at each scrape:
 // the filesystem holding appsDir, the space the apps' disk images take (disks may be nil),
 // and the memory and processes of the zone's control group (cgroups may be nil: no sandbox).
+// Called again (an agent restarted within one process, as tests do), it points the one
+// collector at the new runner.
 func RegisterUsage(appsDir string, disks *Disks, cgroups *Cgroups) {
-	prometheus.MustRegister(&usageCollector{appsDir: appsDir, disks: disks, cgroups: cgroups})
+	usage.mu.Lock()
+	usage.appsDir, usage.disks, usage.cgroups = appsDir, disks, cgroups
+	usage.mu.Unlock()
+	registerUsage.Do(func() { prometheus.MustRegister(usage) })
 }
+
+var (
+	usage         = &usageCollector{}
+	registerUsage sync.Once
+)
 
 var (
 	diskSizeDesc = prometheus.NewDesc("tori_zone_disk_size_bytes",
@@ -53,6 +64,7 @@ var (
 )
 
 type usageCollector struct {
+	mu      sync.Mutex
 	appsDir string
 	disks   *Disks
 	cgroups *Cgroups
@@ -66,6 +78,8 @@ func (u *usageCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect leaves out what it cannot read rather than report a wrong zero.
 func (u *usageCollector) Collect(ch chan<- prometheus.Metric) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
 	gauge := func(d *prometheus.Desc, v float64) { ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v) }
 	var fs syscall.Statfs_t
 	if err := syscall.Statfs(u.appsDir, &fs); err == nil {
