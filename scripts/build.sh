@@ -4,13 +4,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p bin
+# Every binary carries its version and git commit (`<binary> --version`, /healthz).
+ldflags=$(scripts/ldflags.sh)
+cli_ldflags=$(scripts/ldflags.sh tori.dev/cli/internal/commands)
+console_ldflags=$(scripts/ldflags.sh main)
 for dir in services/*/cmd/*/; do
   name=$(basename "$dir")
   svc=$(echo "$dir" | cut -d/ -f2)
-  (cd "services/$svc" && go build -o "../../bin/$name" "./cmd/$name")
+  (cd "services/$svc" && go build -ldflags "$ldflags" -o "../../bin/$name" "./cmd/$name")
 done
-(cd cli && go build -o ../bin/tori ./cmd/tori)
-(cd tools/bootstrap && go build -o ../../bin/bootstrap .)
+(cd cli && go build -ldflags "$cli_ldflags" -o ../bin/tori ./cmd/tori)
+(cd tools/bootstrap && go build -ldflags "$ldflags" -o ../../bin/bootstrap .)
 # The console's page first, so bin/console embeds it. npm ci reinstalls only when the lockfile
 # is newer than the last install.
 if command -v npm >/dev/null; then
@@ -29,4 +33,4 @@ if command -v npm >/dev/null; then
 else
   echo "npm not found: bin/console will serve a page saying the console is not built (install Node.js 20)" >&2
 fi
-(cd console && go build -o ../bin/console ./cmd/console)
+(cd console && go build -ldflags "$console_ldflags" -o ../bin/console ./cmd/console)

@@ -12,7 +12,9 @@
 #   rabbitmq-definitions.json        the broker users (salted hashes) the broker loads at boot
 #   signing.env                      GATEWAY_SIGNING_KEY: the gateway and the services
 #   redis.env, gateway-redis.env     Redis's password, and the gateways' REDIS_URL
-#   vault.env                        VAULT_ADDR and VAULT_TOKEN for apps, if VAULT_ADDR is set
+#   vault.env                        VAULT_ADDR and VAULT_TOKEN for apps (and the one-shot
+#                                    vault-transit): the VAULT_ADDR given, or compose's dev Vault
+#   vault-server.env                 the dev Vault's root token (the vault service only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/secrets-lib.sh
@@ -32,7 +34,13 @@ put "$dir/gateway-redis.env" "REDIS_URL=redis://:$redis@redis:6379/0"
 put "$dir/signing.env" "GATEWAY_SIGNING_KEY=$(kept GATEWAY_SIGNING_KEY "$dir/signing.env")"
 if [ -n "${VAULT_ADDR:-}" ]; then
   put "$dir/vault.env" "VAULT_ADDR=$VAULT_ADDR" "VAULT_TOKEN=${VAULT_TOKEN:?VAULT_ADDR is set but VAULT_TOKEN is not}"
+  vault_root=$(kept VAULT_DEV_ROOT_TOKEN_ID "$dir/vault-server.env")
+else
+  # compose's own dev Vault: its root token, which apps and the one-shot vault-transit use.
+  vault_root=$(kept VAULT_DEV_ROOT_TOKEN_ID "$dir/vault-server.env")
+  put "$dir/vault.env" "VAULT_ADDR=http://vault:8200" "VAULT_TOKEN=$vault_root"
 fi
+put "$dir/vault-server.env" "VAULT_DEV_ROOT_TOKEN_ID=$vault_root"
 
 # Every workload's own credentials: the URLs name the compose hosts and hold no admin
 # password (the bootstrap service makes the roles with these passwords at `up`).

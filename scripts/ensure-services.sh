@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Makes sure the local Postgres, RabbitMQ and Redis are up, starting them if not, and waits
-# until all answer.
+# Makes sure the local Postgres, RabbitMQ and Redis are up, starting them if not, with the
+# zone's Postgres cluster, PgBouncer and the sandbox's tools, and waits until all answer.
+# `make run`, `make test` and `.ci/run` all begin with it: on a machine where everything is
+# there it only checks (about a second) and prints one line; otherwise one line per thing it
+# installs or starts.
 set -euo pipefail
+began=$SECONDS
 
 # The zone agent's sandbox (services/zoneagent/README.md, "The sandbox"): bubblewrap for the
 # namespaces, pasta (passt) for each app's network, nftables for its egress rules, e2fsprogs
@@ -19,14 +23,16 @@ sandbox_tools() {
   command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || missing+=(iproute2)
   [ -x /usr/bin/python3 ] || missing+=(python3)
   if [ ${#missing[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "installing ${missing[*]}"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}" >/dev/null || {
-      apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}" >/dev/null
+    printf 'installing %s (the zone sandbox)\n' "${missing[@]}"
+    # The first try fails quietly on a machine whose package lists are empty or stale.
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y "${missing[@]}" >/dev/null 2>&1 || {
+      apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y "${missing[@]}" >/dev/null
     } || echo "could not install ${missing[*]}: the zone will refuse source deploys" >&2
   fi
   # pasta, running as each app's uid, opens /dev/net/tun to make the app's interface; most
   # distributions leave it 0666 (opening it grants nothing outside one's own namespaces).
   if [ -c /dev/net/tun ] && [ "$(stat -c %a /dev/net/tun)" != "666" ] && [ "$(id -u)" = 0 ]; then
+    echo "making /dev/net/tun usable by each app's user (mode 0666)"
     chmod 0666 /dev/net/tun
   fi
 }
@@ -61,17 +67,19 @@ if ! rabbit_up; then
   fi
 fi
 if ! redis_up; then
-  echo "starting Redis"
   if ! command -v redis-server >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    echo "installing redis-server"
     DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server >/dev/null ||
       { apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server >/dev/null; } || true
   fi
+  echo "starting Redis"
   mkdir -p /var/lib/redis /var/log/redis
   redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
     --dir /var/lib/redis --logfile /var/log/redis/ci.log || true
 fi
 for i in $(seq 1 120); do
   if pg_up && rabbit_up && redis_up; then
+    echo "services ready: Postgres, RabbitMQ, Redis, the zone's Postgres and the sandbox tools ($((SECONDS - began))s)"
     exit 0
   fi
   sleep 1

@@ -9,6 +9,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# What the control plane stands on (Postgres, RabbitMQ, Redis, the zone's Postgres cluster and
+# PgBouncer, the sandbox's tools): the same idempotent step as `make test` and .ci/run, so a
+# fresh machine needs no command before this one. Seconds when everything is already there.
+scripts/ensure-services.sh
+
 export DATA_DIR="${DATA_DIR:-$PWD/var}"
 mkdir -p "$DATA_DIR"
 # The admin URLs reach bin/bootstrap alone: it makes each service's Postgres role and broker
@@ -22,6 +27,9 @@ unset DATABASE_URL AMQP_URL
 # unless given: it guards only traffic between these processes.
 export GATEWAY_SIGNING_KEY="${GATEWAY_SIGNING_KEY:-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
 READY_TIMEOUT="${READY_TIMEOUT:-60}"
+# The gateway's /metrics, apart from its public port (every other process serves /metrics on
+# its own address, which only operators reach).
+export GATEWAY_METRICS_ADDR="${GATEWAY_METRICS_ADDR:-127.0.0.1:8190}"
 
 # Where each process answers /readyz: its listen address (the zone agent's is its health
 # address, not the edge). Defaults as in docs/conventions.md.
@@ -97,6 +105,18 @@ await() {
   echo "$name ready after $((SECONDS - start))s" >&2
 }
 
+# TRACES=1: the trace store first (Jaeger, built once by scripts/tracestore.sh), and every
+# process exports its spans to it. Its query API answers on TRACES_QUERY_ADDR.
+if [ "${TRACES:-0}" = 1 ]; then
+  tracestore=$(scripts/tracestore.sh)
+  export TRACES_OTLP_ADDR="${TRACES_OTLP_ADDR:-127.0.0.1:4318}" TRACES_QUERY_ADDR="${TRACES_QUERY_ADDR:-127.0.0.1:16686}"
+  "$tracestore" --config "$PWD/deployments/tracestore/jaeger.yaml" >>"$DATA_DIR/tracestore.log" 2>&1 &
+  pids+=("$!")
+  pid_of[tracestore]=$!
+  echo "started the trace store (pid $!; its log: $DATA_DIR/tracestore.log)" >&2
+  export OTEL_EXPORTER_OTLP_ENDPOINT="http://$TRACES_OTLP_ADDR"
+fi
+
 started=()
 for name in "${services[@]}"; do
   [ -x "bin/$name" ] || continue
@@ -121,6 +141,10 @@ export GATEWAY_READY_UPSTREAMS
 start gateway
 await gateway
 echo "Tori is ready: http://${health[gateway]}" >&2
+echo "Metrics: http://$GATEWAY_METRICS_ADDR/metrics (the gateway), http://<each service's address>/metrics" >&2
+if [ "${TRACES:-0}" = 1 ]; then
+  echo "Traces: http://$TRACES_QUERY_ADDR/api/traces?service=gateway (Jaeger's query API; README, \"Traces\")" >&2
+fi
 # The web console (bin/console serves the built page at CONSOLE_URL; it talks to BASE_URL).
 if [ -x bin/console ]; then
   start console

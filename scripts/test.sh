@@ -23,6 +23,20 @@ if [ -z "${VAULT_BIN:-}" ]; then
   scripts/vault-dev-build.sh >"$work/vault.path" 2>"$work/vault.log" &
   vault_pid=$!
 fi
+# Jaeger, the trace store tests/e2e's traces test reads (scripts/tracestore.sh): minutes the
+# first time, cached after. It compiles while the other modules are tested.
+if [ -z "${TRACESTORE_BIN:-}" ]; then
+  scripts/tracestore.sh >"$work/tracestore.path" 2>"$work/tracestore.log" &
+  tracestore_pid=$!
+fi
+wait_for_tracestore() {
+  [ -n "${TRACESTORE_BIN:-}" ] && return 0
+  if ! wait "$tracestore_pid"; then
+    echo "building the trace store failed:"; tail -30 "$work/tracestore.log"; return 1
+  fi
+  TRACESTORE_BIN=$(tail -1 "$work/tracestore.path")
+  export TRACESTORE_BIN
+}
 # stripe-mock, for billing's Stripe adapter tests and the billing e2e test: seconds to build
 # the first time, cached after.
 if [ -z "${STRIPE_MOCK_BIN:-}" ]; then
@@ -65,6 +79,7 @@ fi
 later=()
 for mod in $(scripts/modules.sh); do
   if needs_vault "$mod"; then later+=("$mod"); continue; fi
+  if [ "$mod" = tests/e2e ] && ! wait_for_tracestore; then fail=1; failed+=("trace store build"); fi
   test_module "$mod"
 done
 if [ ${#later[@]} -gt 0 ]; then

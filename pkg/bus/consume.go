@@ -47,6 +47,7 @@ func (c *Conn) Consume(ctx context.Context, pool *pgxpool.Pool, sub Subscription
 		queue: c.names.queue(sub.Queue),
 	}
 	k.log = c.log.With("queue", k.queue)
+	showQueue(sub.Queue) // metrics.go
 	return c.keep(ctx, k.log, k.session)
 }
 
@@ -294,6 +295,7 @@ func (s *consumeSession) handle(ctx context.Context, conn *pgxpool.Conn, acquire
 			}
 		}
 	}
+	deliveredEvents.WithLabelValues(s.queueLabel()).Add(float64(len(msgs) + len(refused)))
 	failed, err := -1, error(nil)
 	switch {
 	case len(msgs) == 0:
@@ -388,6 +390,7 @@ func (s *consumeSession) settle(ctx context.Context, m *message, failed int, err
 			}
 			delay := retryDelay(s.conn.cfg.BaseBackoff, attempt)
 			m.log().InfoContext(m.ctx, "bus handler failed; retrying", "attempt", attempt, "retry_in", delay, "err", err)
+			retriedEvents.WithLabelValues(s.queueLabel()).Inc()
 			if !s.sleep(ctx, m.carrier, delay) {
 				return left
 			}

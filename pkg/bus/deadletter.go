@@ -57,6 +57,7 @@ func (s *consumeSession) deadLetter(m *message, reason error, attempts int) outc
 		return notParked
 	}
 	log.WarnContext(ctx, "bus message dead-lettered", "reason", text)
+	deadLetters.WithLabelValues(s.queueLabel()).Inc()
 	return ended
 }
 

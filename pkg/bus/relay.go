@@ -65,6 +65,7 @@ func (r *Relay) Run(ctx context.Context) error {
 	}()
 	defer func() { cancel(); <-listening }()
 
+	defer outboxes.watch(r.pool)() // its depth and age on /metrics (metrics.go)
 	r.log.InfoContext(ctx, "bus relay started", "channel", channel, "workers", r.workers)
 	// Each worker waits for its own batch's confirms while another claims and publishes the
 	// next batch; SKIP LOCKED keeps them (and other relays) off each other's rows.
@@ -193,6 +194,7 @@ func (r *Relay) round(ctx context.Context, pub *confirmChannel) (int, error) {
 		for _, row := range groups[i] {
 			sent = append(sent, row.Seq)
 		}
+		publishedEvents.WithLabelValues(groups[i][0].RoutingKey).Add(float64(len(groups[i])))
 	}
 	if nacked > 0 {
 		// Also what a lost connection looks like: amqp091 nacks every outstanding confirm.

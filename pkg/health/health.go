@@ -10,12 +10,15 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+
+	"tori.dev/pkg/buildinfo"
 )
 
 // Identity names one running process.
 type Identity struct {
 	Service   string    `json:"service"`
 	Version   string    `json:"version"`
+	Commit    string    `json:"commit"` // the git commit the binary was built from (pkg/buildinfo)
 	Instance  string    `json:"instance"`
 	StartedAt time.Time `json:"startedAt"`
 
@@ -28,6 +31,7 @@ func NewIdentity(service, version string) Identity {
 	return Identity{
 		Service:   service,
 		Version:   version,
+		Commit:    buildinfo.Commit,
 		Instance:  host + "-" + uuid.NewString()[:8],
 		StartedAt: time.Now().UTC().Truncate(time.Second),
 		ready:     &readiness{waiting: map[string]bool{}},
@@ -43,6 +47,7 @@ func (id Identity) Handler(c *fiber.Ctx) error {
 type readiness struct {
 	mu      sync.Mutex
 	waiting map[string]bool
+	checks  checks // dependencies asked about on every answer (checks.go)
 }
 
 // Await registers a part that must be in place before the process takes work, and returns
@@ -63,8 +68,8 @@ func (id Identity) Await(part string) func() {
 }
 
 // ReadyHandler answers /readyz: 200 once every awaited part has reported in (it stays so: a
-// consumer that later loses the broker resubscribes by itself), 503 naming the parts still
-// awaited before.
+// consumer that later loses the broker resubscribes by itself) and every Check answers, 503
+// naming the parts still awaited or, once none is, the dependencies that fail.
 func (id Identity) ReadyHandler(c *fiber.Ctx) error {
 	var waiting []string
 	if id.ready != nil {
@@ -73,6 +78,9 @@ func (id Identity) ReadyHandler(c *fiber.Ctx) error {
 			waiting = append(waiting, part)
 		}
 		id.ready.mu.Unlock()
+		if len(waiting) == 0 {
+			waiting = id.Failing(c.UserContext())
+		}
 	}
 	if len(waiting) > 0 {
 		sort.Strings(waiting)

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/gofiber/fiber/v2"
+
+	"tori.dev/pkg/buildinfo"
 )
 
 func TestReadyOnceEveryAwaitedPartReports(t *testing.T) {
@@ -30,7 +32,7 @@ func TestReadyOnceEveryAwaitedPartReports(t *testing.T) {
 	if status, body := get("/readyz"); status != 503 || len(body["waiting"].([]any)) != 2 {
 		t.Fatalf("before: %d %v", status, body)
 	}
-	if status, body := get("/healthz"); status != 200 || body["service"] != "unit" {
+	if status, body := get("/healthz"); status != 200 || body["service"] != "unit" || body["version"] != "test" || body["commit"] != buildinfo.Commit {
 		t.Fatalf("healthz while not ready: %d %v", status, body)
 	}
 	plans()

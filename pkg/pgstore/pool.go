@@ -27,6 +27,7 @@ func open(ctx context.Context, url string, o options) (*pgxpool.Pool, error) {
 	if o.maxConns > 0 {
 		cfg.MaxConns = o.maxConns
 	}
+	cfg.ConnConfig.Tracer = newQueryTracer() // trace.go
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: open pool: %w", err)

@@ -9,13 +9,16 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+
+	"tori.dev/pkg/metrics"
 )
 
 // ServerSpans is the Fiber middleware a service puts first: it continues the caller's trace
 // (the gateway's W3C traceparent) in a server span, so the service's log lines and the
 // events a request publishes carry the same trace id as the gateway's access line. With a
-// logger it also writes one access line per request. Neither names anything but the method,
-// the route template and the status: bodies and query strings carry secrets.
+// logger it also writes one access line per request, and it counts and times each request
+// for /metrics (pkg/metrics). None of these names anything but the method, the route
+// template and the status: bodies and query strings carry secrets.
 func ServerSpans(tracerName string, log *slog.Logger) fiber.Handler {
 	tracer := otel.Tracer(tracerName)
 	return func(c *fiber.Ctx) error {
@@ -42,6 +45,7 @@ func ServerSpans(tracerName string, log *slog.Logger) fiber.Handler {
 		if status >= 500 {
 			span.SetStatus(codes.Error, "server error")
 		}
+		metrics.ObserveRequest(c.Method(), metrics.Route(c), status, time.Since(start))
 		if log != nil {
 			log.InfoContext(ctx, "request", "method", c.Method(), "route", route, "status", status,
 				"duration_ms", time.Since(start).Milliseconds())

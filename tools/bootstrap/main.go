@@ -21,9 +21,15 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"tori.dev/pkg/buildinfo"
 )
 
 func main() {
+	if buildinfo.Asked(os.Args[1:]) {
+		fmt.Println(buildinfo.Line("bootstrap"))
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	testUsers := flag.Bool("test-users", false, "make only the broker users of `make test`")

@@ -96,7 +96,7 @@ func (s *state) root() *cobra.Command {
 			"The app a command works on is -a SLUG, else $TORI_APP, else the app field of ./tori.json.\n\n" +
 			"Exit codes: 0 success, 1 failure, 2 usage (a wrong command line), 130 interrupted.",
 		Example:       "  tori login\n  tori apps create my-site\n  tori deploy ./public --app my-site",
-		Version:       Version,
+		Version:       Version + " (commit " + Commit + ")",
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}

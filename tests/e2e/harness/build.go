@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -34,6 +35,12 @@ func Binaries(t testing.TB) string {
 			return
 		}
 		root := RepoRoot()
+		// Stamped as scripts/build.sh stamps them, so /healthz names this tree's commit.
+		ldflags, err := exec.Command(filepath.Join(root, "scripts", "ldflags.sh")).Output()
+		if err != nil {
+			buildErr = fmt.Errorf("scripts/ldflags.sh: %v", err)
+			return
+		}
 		services, err := filepath.Glob(filepath.Join(root, "services", "*", "cmd", "*"))
 		if err != nil {
 			buildErr = err
@@ -42,7 +49,7 @@ func Binaries(t testing.TB) string {
 		for _, dir := range services {
 			name := filepath.Base(dir)
 			module := filepath.Dir(filepath.Dir(dir))
-			cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, name), "./cmd/"+name)
+			cmd := exec.Command("go", "build", "-ldflags", strings.TrimSpace(string(ldflags)), "-o", filepath.Join(binDir, name), "./cmd/"+name)
 			cmd.Dir = module
 			if out, err := cmd.CombinedOutput(); err != nil {
 				buildErr = fmt.Errorf("build %s: %v\n%s", name, err, out)

@@ -25,6 +25,9 @@ var startOrder = []string{"identity", "billing", "apps", "deploys", "logs", "dat
 type Options struct {
 	// Env is added to (and overrides) every service's environment.
 	Env map[string]string
+	// Redirect replaces, in every URL a service is given (its own credentials included), each
+	// "host:port" key by its value: a test puts a proxy it can cut in front of a server.
+	Redirect map[string]string
 }
 
 // Stack is one running control plane.
@@ -40,13 +43,14 @@ type Stack struct {
 	creds    map[string]map[string]string // each service's own credentials, as bin/bootstrap writes them
 	procs    map[string]*process
 	services []string
+	redirect map[string]string
 }
 
 // Start runs every built service and waits until each answers /healthz.
 func Start(t testing.TB, opts Options) *Stack {
 	t.Helper()
 	bin := Binaries(t)
-	s := &Stack{t: t, bin: bin, procs: map[string]*process{}, creds: map[string]map[string]string{}, SMTP: NewSMTPServer(t)}
+	s := &Stack{t: t, bin: bin, procs: map[string]*process{}, creds: map[string]map[string]string{}, SMTP: NewSMTPServer(t), redirect: opts.Redirect}
 	s.DataDir = t.TempDir()
 	s.LogDir = t.TempDir()
 	dbURL := testinfra.NewDatabase(t, "e2e_empty", func(context.Context, string) error { return nil })
@@ -84,6 +88,7 @@ func Start(t testing.TB, opts Options) *Stack {
 		}
 	}
 	env["EDGE_ADDR"] = testinfra.FreeAddr(t)
+	env["GATEWAY_METRICS_ADDR"] = testinfra.FreeAddr(t)
 	// The zone's database pooler on a port of the stack's own; the sandbox reaches that port.
 	env["ZONE_POOLER_ADDR"] = testinfra.FreeAddr(t)
 	env["ZONE_POOLER_PORT"] = env["ZONE_POOLER_ADDR"][strings.LastIndex(env["ZONE_POOLER_ADDR"], ":")+1:]
@@ -162,12 +167,22 @@ func (s *Stack) environ(name string) []string {
 		if k == "DATABASE_URL" || k == "AMQP_URL" || (name == "zoneagent" && k == "GATEWAY_SIGNING_KEY") {
 			continue
 		}
-		out = append(out, k+"="+v)
+		out = append(out, k+"="+s.redirected(v))
 	}
 	for k, v := range s.creds[name] {
-		out = append(out, k+"="+v)
+		out = append(out, k+"="+s.redirected(v))
 	}
 	return out
+}
+
+// redirected is v with each Options.Redirect address in a URL's host ("@host:port/" or
+// "//host:port/") replaced.
+func (s *Stack) redirected(v string) string {
+	for from, to := range s.redirect {
+		v = strings.ReplaceAll(v, "@"+from+"/", "@"+to+"/")
+		v = strings.ReplaceAll(v, "//"+from+"/", "//"+to+"/")
+	}
+	return v
 }
 
 // Credentials are service name's own database and broker URLs.

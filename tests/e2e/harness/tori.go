@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -25,7 +26,13 @@ func Tori(t testing.TB) string {
 			return
 		}
 		toriPath = filepath.Join(dir, "tori")
-		cmd := exec.Command("go", "build", "-o", toriPath, "./cmd/tori")
+		// Stamped as scripts/build.sh stamps it: `tori --version` names this tree's commit.
+		ldflags, err := exec.Command(filepath.Join(RepoRoot(), "scripts", "ldflags.sh"), "tori.dev/cli/internal/commands").Output()
+		if err != nil {
+			toriErr = fmt.Errorf("scripts/ldflags.sh: %v", err)
+			return
+		}
+		cmd := exec.Command("go", "build", "-ldflags", strings.TrimSpace(string(ldflags)), "-o", toriPath, "./cmd/tori")
 		cmd.Dir = filepath.Join(RepoRoot(), "cli")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			toriErr = fmt.Errorf("build tori: %v\n%s", err, out)

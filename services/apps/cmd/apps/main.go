@@ -9,9 +9,15 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"tori.dev/pkg/buildinfo"
 )
 
 func main() {
+	if buildinfo.Asked(os.Args[1:]) {
+		fmt.Println(buildinfo.Line("apps"))
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:]); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"tori.dev/pkg/buildinfo"
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/callerid"
 	pkgconfig "tori.dev/pkg/config"
@@ -27,8 +28,8 @@ import (
 	"tori.dev/services/apps/internal/store"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// version is what scripts/build.sh stamps into pkg/buildinfo (scripts/ldflags.sh).
+var version = buildinfo.Version
 
 // planTimeout bounds one question to billing, so a create never waits the bus's whole
 // request timeout before answering 503.
@@ -88,6 +89,9 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		Zones:   cfg.Zones(), Cleanup: cfg.Cleanup(), AppsDomain: cfg.AppsDomain,
 	})
 	id := health.NewIdentity("apps", version)
+	// /readyz goes 503 while either is lost, and back once it returns (pkg/health, checks.go).
+	id.Check("database", pool.Ping)
+	id.Check("broker", conn.Ready)
 	web := httpapi.New(httpapi.Deps{
 		Apps: svc.Apps, Env: svc.Env, Domains: svc.Domains, AppsDomain: cfg.AppsDomain,
 		SigningKey: []byte(cfg.SigningKey), Health: id, Log: log,

@@ -12,6 +12,7 @@ import (
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/httperror"
+	"tori.dev/pkg/metrics"
 	"tori.dev/pkg/telemetry"
 	"tori.dev/services/apps/internal/app"
 )
@@ -49,6 +50,7 @@ func New(d Deps) *fiber.App {
 	app.Use(telemetry.ServerSpans("tori.dev/services/apps", d.Log), httperror.Recover(d.Log))
 	app.Get("/healthz", d.Health.Handler)
 	app.Get("/readyz", d.Health.ReadyHandler)
+	app.Get("/metrics", metrics.Handler()) // operators only: the gateway routes no /metrics
 
 	h := handlers{d}
 	api := app.Group("/api", callerid.Middleware(d.SigningKey, true, httperror.Unauthorized))

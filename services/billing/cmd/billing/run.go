@@ -82,6 +82,9 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 
 	svc := app.New(store.New(pool), paymentOptions(cfg.Stripe)...)
 	id := health.NewIdentity("billing", version)
+	// /readyz goes 503 while either is lost, and back once it returns (pkg/health, checks.go).
+	id.Check("database", pool.Ping)
+	id.Check("broker", conn.Ready)
 	accounts := busapi.AccountsSubscription(svc, store.Bind)
 	accounts.Ready = id.Await(accounts.Queue)
 	api := httpapi.New(httpapi.Deps{

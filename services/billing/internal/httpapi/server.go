@@ -13,6 +13,7 @@ import (
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/httperror"
+	"tori.dev/pkg/metrics"
 	"tori.dev/pkg/telemetry"
 	"tori.dev/services/billing/internal/app"
 )
@@ -59,6 +60,7 @@ func New(d Deps) *fiber.App {
 	h := handlers{billing: d.Billing}
 	f.Get("/healthz", d.Health.Handler)
 	f.Get("/readyz", d.Health.ReadyHandler)
+	f.Get("/metrics", metrics.Handler()) // operators only: the gateway routes no /metrics
 
 	// The catalog is public, yet it still must come through the gateway (a signed, empty
 	// caller); every other route needs a signed, authenticated caller.

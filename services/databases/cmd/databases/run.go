@@ -74,6 +74,9 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		clock, log)
 	dbs.DumpHour = cfg.DumpHour
 	id := health.NewIdentity("databases", version)
+	// /readyz goes 503 while either is lost, and back once it returns (pkg/health, checks.go).
+	id.Check("database", pool.Ping)
+	id.Check("broker", conn.Ready)
 	web := httpapi.New(httpapi.Deps{Databases: dbs, SigningKey: []byte(cfg.SigningKey), Identity: id, Log: log})
 	// Registered before /readyz is served, so it is never ready with the consumer unbound.
 	subs := []bus.Subscription{busapi.ZoneReports(st, dbs), busapi.AppDeletions(st, dbs), busapi.PlanChanges(st, dbs), busapi.Deploys(st, dbs)}

@@ -78,6 +78,9 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		Env: busapi.NewAppsEnv(conn), Apps: busapi.AppsLookup{Client: appsbus.AppClient{Bus: conn, Timeout: cfg.AppLookupTimeout}}, Log: log,
 	})
 	id := health.NewIdentity("deploys", version)
+	// /readyz goes 503 while either is lost, and back once it returns (pkg/health, checks.go).
+	id.Check("database", pool.Ping)
+	id.Check("broker", conn.Ready)
 	web := httpapi.New(httpapi.Deps{Deploys: svc, SigningKey: []byte(cfg.SigningKey), Health: id, Log: log})
 	// Registered before /readyz is served, so it is never ready with a consumer unbound.
 	subs := busapi.Subscriptions(svc, store.WithTx)

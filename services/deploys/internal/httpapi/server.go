@@ -15,6 +15,7 @@ import (
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/httperror"
+	"tori.dev/pkg/metrics"
 	"tori.dev/pkg/telemetry"
 	"tori.dev/services/deploys/internal/app"
 	"tori.dev/services/deploys/internal/deploy"
@@ -88,6 +89,7 @@ func New(d Deps) *fiber.App {
 	srv.Use(telemetry.ServerSpans("tori.dev/services/deploys", d.Log), httperror.Recover(d.Log))
 	srv.Get("/healthz", d.Health.Handler)
 	srv.Get("/readyz", d.Health.ReadyHandler)
+	srv.Get("/metrics", metrics.Handler()) // operators only: the gateway routes no /metrics
 
 	h := handlers{deploys: d.Deploys, key: d.SigningKey}
 	// Bodies stream (an upload may be a gigabyte): the handlers read them through

@@ -14,6 +14,7 @@ import (
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/lifecycle"
 	"tori.dev/pkg/logging"
+	"tori.dev/pkg/metrics"
 	"tori.dev/pkg/pgstore"
 	"tori.dev/pkg/profiling"
 	"tori.dev/pkg/telemetry"
@@ -91,9 +92,13 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	for name, u := range cfg.Upstreams() {
 		upstreams[name] = trimBase(u)
 	}
+	id := health.NewIdentity("gateway", version)
+	// /readyz goes 503 while either is lost, and back once it returns (pkg/health, checks.go).
+	id.Check("database", pool.Ping)
+	id.Check("broker", conn.Ready)
 	app := httpapi.New(httpapi.Deps{
 		Log:       log,
-		Identity:  health.NewIdentity("gateway", version),
+		Identity:  id,
 		OpenAPI:   gateway.OpenAPI,
 		Upstreams: upstreams,
 		Auth:      authenticator,
@@ -129,6 +134,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	})
 	g.Go("revocation listener", revocations.Listen)
 	g.Go("profiles", func(ctx context.Context) error { return profiling.Serve(ctx, cfg.Profiling, log) })
+	g.Go("metrics", func(ctx context.Context) error { return metrics.Serve(ctx, cfg.MetricsAddr, log) })
 	g.Go("revocation watch", revocations.Watch)
 	g.Every(log, cache.SweepJob())
 	if accounts != nil {

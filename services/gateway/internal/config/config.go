@@ -16,6 +16,9 @@ import (
 // Config is everything the gateway reads at start.
 type Config struct {
 	Addr string `env:"GATEWAY_ADDR, default=127.0.0.1:8080"`
+	// MetricsAddr answers GET /metrics (pkg/metrics) apart from the public port, so the public
+	// API never does; unset, no metrics listener. `make run` sets 127.0.0.1:8190.
+	MetricsAddr string `env:"GATEWAY_METRICS_ADDR"`
 
 	IdentityURL  string `env:"IDENTITY_URL, default=http://127.0.0.1:8101"`
 	BillingURL   string `env:"BILLING_URL, default=http://127.0.0.1:8102"`

@@ -44,6 +44,7 @@ func toHTTP(c *fiber.Ctx, log *slog.Logger, err error) *httperror.Error {
 	)
 	switch {
 	case errors.As(err, &exceeded):
+		rateLimitRefusals.WithLabelValues(exceeded.Code).Inc()
 		return httperror.New(http.StatusTooManyRequests, exceeded.Code).WithRetryAfter(exceeded.RetryAfter)
 	case errors.Is(err, auth.ErrUnauthorized):
 		return httperror.Unauthorized

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"tori.dev/pkg/metrics"
 	"tori.dev/services/gateway/internal/routes"
 )
 
@@ -48,6 +49,7 @@ func (s *Server) handle(c *fiber.Ctx) (err error) {
 			span.SetStatus(codes.Error, "")
 		}
 		span.End()
+		metrics.ObserveRequest(c.Method(), template(m), status, time.Since(start))
 		// Only the template: the path can name things and the query can carry secrets.
 		s.Log.LogAttrs(ctx, slog.LevelInfo, "request",
 			slog.String("method", c.Method()),

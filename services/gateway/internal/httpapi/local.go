@@ -21,9 +21,13 @@ func (s *Server) local(c *fiber.Ctx, r *routes.Route) error {
 }
 
 // ready answers /readyz in the shape every service uses: 200 once each service the gateway
-// waits for is ready, 503 naming the ones still awaited before.
+// waits for is ready and its own database and broker answer, 503 naming what is not.
 func (s *Server) ready(c *fiber.Ctx) error {
 	r := s.Ready.Check(c.UserContext())
+	// The gateway's own database and broker (health.Identity.Check) count as much as its upstreams.
+	if failing := s.Identity.Failing(c.UserContext()); len(failing) > 0 {
+		r.Ready, r.Waiting = false, append(failing, r.Waiting...) // failing is the caller's own copy
+	}
 	if !r.Ready {
 		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"error": "not_ready", "code": "not_ready", "waiting": r.Waiting})
 	}

@@ -8,9 +8,15 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"tori.dev/pkg/buildinfo"
 )
 
 func main() {
+	if buildinfo.Asked(os.Args[1:]) {
+		fmt.Println(buildinfo.Line("identity"))
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx); err != nil {

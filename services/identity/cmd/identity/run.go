@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"tori.dev/pkg/buildinfo"
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/callerid"
 	pkgconfig "tori.dev/pkg/config"
@@ -28,8 +29,8 @@ import (
 	"tori.dev/services/identity/internal/store"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// version is what scripts/build.sh stamps into pkg/buildinfo (scripts/ldflags.sh).
+var version = buildinfo.Version
 
 const (
 	// pruneEvery is how often spent sign-in codes, grants and sessions are deleted.
@@ -85,6 +86,9 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		ConsoleURL: cfg.ConsoleURL,
 	})
 	id := health.NewIdentity("identity", version)
+	// /readyz goes 503 while either is lost, and back once it returns (pkg/health, checks.go).
+	id.Check("database", pool.Ping)
+	id.Check("broker", conn.Ready)
 	web := httpapi.New(httpapi.Config{Service: svc, SigningKey: []byte(cfg.SigningKey), Log: log, Health: id})
 	// Registered before /readyz is served, so it is never ready with the consumer unbound.
 	plans := busapi.PlanConsumer{Repo: store.TxRepo, Log: log}.Subscription()

@@ -12,6 +12,7 @@ import (
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/httperror"
+	"tori.dev/pkg/metrics"
 	"tori.dev/pkg/telemetry"
 	"tori.dev/services/identity/internal/app"
 )
@@ -54,6 +55,7 @@ func New(cfg Config) *fiber.App {
 
 	a.Get("/healthz", cfg.Health.Handler)
 	a.Get("/readyz", cfg.Health.ReadyHandler)
+	a.Get("/metrics", metrics.Handler()) // operators only: the gateway routes no /metrics
 
 	a.Post("/api/auth/magic-link", public, h.requestMagicLink)
 	a.Post("/api/auth/magic-link/verify", public, h.verifyMagicLink)

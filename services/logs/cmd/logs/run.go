@@ -81,6 +81,9 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	billing := busapi.BillingPlans{Client: billingbus.PlanClient{Bus: conn, Timeout: cfg.PlanLookupTimeout}}
 	plans := app.NewPlans(st, billing, log)
 	id := health.NewIdentity("logs", version)
+	// /readyz goes 503 while either is lost, and back once it returns (pkg/health, checks.go).
+	id.Check("database", pool.Ping)
+	id.Check("broker", conn.Ready)
 	web := httpapi.New(httpapi.Deps{
 		Reader:     app.NewReader(app.NewAppFinder(st, busapi.AppsLookup{Client: appsbus.AppClient{Bus: conn, Timeout: cfg.AppLookupTimeout}}, log), st, plans, now),
 		SigningKey: []byte(cfg.SigningKey),

@@ -11,6 +11,7 @@ import (
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/httperror"
+	"tori.dev/pkg/metrics"
 	"tori.dev/pkg/telemetry"
 	"tori.dev/services/logs/internal/app"
 )
@@ -37,6 +38,7 @@ func New(d Deps) *fiber.App {
 	app.Use(telemetry.ServerSpans("tori.dev/services/logs", d.Log), httperror.Recover(d.Log))
 	app.Get("/healthz", d.Identity.Handler)
 	app.Get("/readyz", d.Identity.ReadyHandler)
+	app.Get("/metrics", metrics.Handler()) // operators only: the gateway routes no /metrics
 
 	api := app.Group("/api", callerid.Middleware(d.SigningKey, true, httperror.Unauthorized))
 	h := &logsHandler{reader: d.Reader}

@@ -8,12 +8,18 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"tori.dev/pkg/buildinfo"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version is what scripts/build.sh stamps into pkg/buildinfo (scripts/ldflags.sh).
+var version = buildinfo.Version
 
 func main() {
+	if buildinfo.Asked(os.Args[1:]) {
+		fmt.Println(buildinfo.Line("zoneagent"))
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx)
 	stop()

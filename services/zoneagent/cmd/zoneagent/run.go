@@ -18,12 +18,14 @@ import (
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/lifecycle"
 	"tori.dev/pkg/logging"
+	"tori.dev/pkg/metrics"
 	"tori.dev/pkg/telemetry"
 	zonebus "tori.dev/proto/tori/zone/v1"
 	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/busapi"
 	"tori.dev/services/zoneagent/internal/config"
 	"tori.dev/services/zoneagent/internal/edge"
+	runnerpkg "tori.dev/services/zoneagent/internal/runner"
 	"tori.dev/services/zoneagent/internal/store"
 )
 
@@ -71,6 +73,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	if err != nil {
 		return err
 	}
+	runnerpkg.RegisterUsage(runner.AppsDir, runner.Disks, runner.Sandbox.Cgroups) // /metrics
 	sites := filepath.Join(cfg.DataDir, "sites")
 	agent, err := app.New(app.Deps{
 		Zone: cfg.Zone, Store: st, ObjectsDir: cfg.Objects(), SitesDir: sites, Table: table, Runner: runner, Log: log,
@@ -94,8 +97,13 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	healthApp := fiber.New(fiber.Config{AppName: "zoneagent", DisableStartupMessage: true,
 		ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute})
 	id := health.NewIdentity("zoneagent", version)
+	// /readyz goes 503 while either is lost, and back once it returns (pkg/health, checks.go).
+	id.Check("database", pool.Ping)
+	id.Check("broker", conn.Ready)
+	healthApp.Use(metrics.Fiber())
 	healthApp.Get("/healthz", id.Handler)
 	healthApp.Get("/readyz", readyz(id, runner.Sandbox.Unavailable))
+	healthApp.Get("/metrics", metrics.Handler())
 	// Registered before /readyz is served, so it is never ready with a consumer unbound.
 	subs := append(busapi.Subscriptions(agent), busapi.DatabaseSubscription(cfg.Zone, dbs))
 	for i := range subs {

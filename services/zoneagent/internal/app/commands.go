@@ -15,6 +15,7 @@ import (
 // deleted app is dropped.
 func (a *Agent) StartRevision(ctx context.Context, tx Tx, r revision.Revision) error {
 	defer a.Poke()
+	rememberTrace(ctx, r.DeployID) // traces.go
 	_, err := tx.AddRevision(ctx, r)
 	return err
 }

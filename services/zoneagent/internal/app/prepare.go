@@ -15,6 +15,8 @@ import (
 // in `preparing` after a restart is prepared again from the start; its release Job is reused
 // by name.
 func (a *Agent) prepare(ctx context.Context, r revision.Revision) {
+	ctx, span := prepareSpan(ctx, r.DeployID) // traces.go
+	defer span.End()
 	// It may have waited for an earlier deploy of the app; a discard meanwhile wins. And a
 	// pass can act on a list read just before another preparation of this revision finished
 	// (it commits its outcome, then stops counting as busy): only a revision still pending or

@@ -47,7 +47,9 @@ func DatabaseSubscription(zone string, dbs *app.Databases) bus.Subscription {
 				if c.GetMaxBytes() < 1 {
 					return bus.Permanent(errors.New("busapi: a database needs a size cap"))
 				}
-				return dbs.Create(ctx, t, c.GetDatabaseId(), c.GetAppId(), name, int(c.GetConnectionLimit()), c.GetMaxBytes())
+				return timed("provision", func() error {
+					return dbs.Create(ctx, t, c.GetDatabaseId(), c.GetAppId(), name, int(c.GetConnectionLimit()), c.GetMaxBytes())
+				})
 			case drop:
 				var c zonev1.DropDatabase
 				if err := d.Decode(&c); err != nil {
@@ -84,7 +86,7 @@ func DatabaseSubscription(zone string, dbs *app.Databases) bus.Subscription {
 				if err != nil || dumpID.String() != c.GetDumpId() || c.GetObjectKey() != "dumps/"+c.GetDatabaseId()+"/"+c.GetDumpId()+".dump" {
 					return bus.Permanent(errors.New("busapi: a dump command with a bad dump id or key"))
 				}
-				return dbs.Dump(ctx, t, c.GetDatabaseId(), c.GetDumpId(), name, c.GetObjectKey())
+				return timed("dump", func() error { return dbs.Dump(ctx, t, c.GetDatabaseId(), c.GetDumpId(), name, c.GetObjectKey()) })
 			case restore:
 				var c zonev1.RestoreDatabase
 				if err := d.Decode(&c); err != nil {
@@ -98,7 +100,9 @@ func DatabaseSubscription(zone string, dbs *app.Databases) bus.Subscription {
 				if !strings.HasPrefix(c.GetObjectKey(), "dumps/") || !strings.HasSuffix(c.GetObjectKey(), ".dump") || c.GetConnectionLimit() < 1 || c.GetMaxBytes() < 1 {
 					return bus.Permanent(errors.New("busapi: a restore command with a bad key or limits"))
 				}
-				return dbs.Restore(ctx, t, c.GetRestoreId(), c.GetAppId(), name, c.GetObjectKey(), int(c.GetConnectionLimit()), c.GetMaxBytes())
+				return timed("restore", func() error {
+					return dbs.Restore(ctx, t, c.GetRestoreId(), c.GetAppId(), name, c.GetObjectKey(), int(c.GetConnectionLimit()), c.GetMaxBytes())
+				})
 			}
 			return bus.Permanent(fmt.Errorf("busapi: unexpected routing key %q", d.RoutingKey))
 		},

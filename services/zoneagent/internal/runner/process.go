@@ -63,6 +63,8 @@ func freePort() (int, error) {
 // start runs the manifest's start command with the deploy's environment and PORT and waits
 // until it answers its health check.
 func (l *Local) start(ctx context.Context, rev revision.Revision, dir string, m Manifest, vars map[string]string, r *Redactor) (*proc, error) {
+	_, span := startSpan(ctx, "zone start", rev) // trace.go: up to healthy, not the process's life
+	defer span.End()
 	// The process outlives the preparation's context; stop() ends it.
 	stdout := l.newLineWriter(r, rev.AppID, rev.DeployID, "stdout")
 	stderr := l.newLineWriter(r, rev.AppID, rev.DeployID, "stderr")
@@ -151,6 +153,9 @@ func (l *Local) watchMemory(sb *Sandboxed, appID, deployID string) error {
 	seen := sb.oomBefore
 	report := func() {
 		n := l.Sandbox.Cgroups.OOMKills(appID)
+		if n > seen {
+			oomKills.Add(float64(n - seen)) // metrics.go
+		}
 		if n > seen && l.Logs != nil {
 			l.Logs.Line(appID, deployID, "system", fmt.Sprintf(
 				"R15 memory quota exceeded: the kernel killed %d process(es) of this app over its %d-byte memory limit", n-seen, l.Sandbox.MemoryBytes), 0)

@@ -71,6 +71,9 @@ func (l *Local) running(ctx context.Context, route edge.Route) (*proc, error) {
 		}
 		l.mu.Unlock()
 		close(ch)
+		if err == nil {
+			appWakes.Inc() // metrics.go
+		}
 		if l.Napped != nil && err == nil {
 			l.Napped(ctx, route.AppID, false)
 		}

@@ -86,6 +86,8 @@ func (l *Local) withinLimit(ctx context.Context, limit time.Duration, work job) 
 // runCommand runs a command of the revision's tree in the sandbox to completion, its output
 // going to stream. Cancelling ctx kills its process group.
 func (l *Local) runCommand(ctx context.Context, rev revision.Revision, dir string, argv []string, vars map[string]string, r *Redactor, stream string) (int, error) {
+	ctx, span := startSpan(ctx, "zone "+stream, rev) // trace.go
+	defer span.End()
 	out := l.newLineWriter(r, rev.AppID, rev.DeployID, stream)
 	sb, err := l.Sandbox.Start(ctx, Spec{AppID: rev.AppID, Dir: dir, Argv: argv, Env: Environ(vars, 0), CPU: rev.CPU, Stdout: out, Stderr: out})
 	if err != nil {

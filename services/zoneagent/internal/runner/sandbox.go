@@ -211,8 +211,11 @@ func (s *Sandbox) Start(ctx context.Context, spec Spec) (*Sandboxed, error) {
 		return nil, err
 	}
 	p := &Sandboxed{cmd: cmd, done: make(chan struct{}), sb: s, appID: spec.AppID, oomBefore: s.Cgroups.OOMKills(spec.AppID)}
+	sandboxStarts.Inc() // metrics.go
+	sandboxLive.Inc()
 	go func() {
 		p.err = cmd.Wait()
+		sandboxLive.Dec()
 		close(p.done)
 	}()
 	// didNotStart says why bwrap ended before the app ran: its own message when it gave one.

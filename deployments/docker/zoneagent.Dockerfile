@@ -1,0 +1,32 @@
+# The zone agent: the one image that is not distroless, because it runs customers' code in
+# its sandbox and the zone's PgBouncer, and needs the host tools for both (the same packages
+# scripts/ensure-services.sh installs on a machine): bubblewrap, pasta (passt), nftables,
+# e2fsprogs and util-linux for the sandbox; PgBouncer, and pg_dump/pg_restore for managed
+# databases' dumps. It runs as root in a privileged container (user namespaces, cgroups,
+# loop devices, nftables); nothing else in the control plane does.
+#   docker build -f deployments/docker/zoneagent.Dockerfile --build-arg VERSION=0.1.0 .
+FROM golang:1.26-bookworm AS modules
+WORKDIR /src
+COPY . .
+RUN find . -type f ! -name go.mod ! -name go.sum ! -name go.work ! -name go.work.sum -delete
+
+FROM golang:1.26-bookworm AS build
+WORKDIR /src
+COPY --from=modules /src /src
+RUN go mod download
+ARG VERSION=dev
+ARG COMMIT=unknown
+COPY . .
+RUN cd services/zoneagent && CGO_ENABLED=0 go build -trimpath \
+      -ldflags "-X tori.dev/pkg/buildinfo.Version=${VERSION} -X tori.dev/pkg/buildinfo.Commit=${COMMIT}" \
+      -o /out/zoneagent ./cmd/zoneagent \
+ && cd /src/pkg && CGO_ENABLED=0 go build -trimpath -o /out/healthprobe ./health/cmd/healthprobe
+
+FROM debian:bookworm-slim
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      bubblewrap passt nftables e2fsprogs util-linux iproute2 pgbouncer postgresql-client-15 ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+COPY --from=build /out/zoneagent /zoneagent
+COPY --from=build /out/healthprobe /healthprobe
+ENTRYPOINT ["/zoneagent"]
