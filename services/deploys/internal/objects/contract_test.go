@@ -193,4 +193,3 @@ func read(t *testing.T, s Store, key string) string {
 type zeros struct{}
 
 func (zeros) Read(b []byte) (int, error) { clear(b); return len(b), nil }
-
