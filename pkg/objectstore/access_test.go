@@ -107,6 +107,21 @@ func TestHoldersReachOnlyTheirOwnBucket(t *testing.T) {
 	if err := c.MakeBucket(ctx, "tori-zone-eu-extra", minio.MakeBucketOptions{}); err == nil {
 		t.Error("a workload account made a bucket")
 	}
+	// Nor may it open another's bucket to itself, or remove it.
+	grant := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":["zone-eu"]},"Action":["s3:*"],"Resource":["arn:aws:s3:::tori-zone-us","arn:aws:s3:::tori-zone-us/*"]}]}`
+	if err := c.SetBucketPolicy(ctx, "tori-zone-us", grant); err == nil {
+		t.Error("zone-eu set a policy on zone-us's bucket")
+	}
+	if err := c.RemoveBucket(ctx, "tori-zone-us"); err == nil {
+		t.Error("zone-eu removed zone-us's bucket")
+	}
+	if _, err := us.Head(ctx, "own/object"); err != nil {
+		t.Errorf("zone-us's object after zone-eu's attempts: %v", err)
+	}
+	intruder, _ := objectstore.New(objectstore.Config{URL: srv.URL, AccessKey: "zone-eu", SecretKey: "secret-of-zone-eu-0123456789", Bucket: "tori-zone-us"})
+	if _, _, err := intruder.Get(ctx, "own/object", nil); !errors.Is(err, objectstore.ErrAccessDenied) {
+		t.Errorf("after the attempts zone-eu reads zone-us's object: %v", err)
+	}
 }
 
 // TestWrongSecretIsRefused: a holder's access key with another secret reaches nothing.
