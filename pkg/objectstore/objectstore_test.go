@@ -19,7 +19,7 @@ func TestContract(t *testing.T) {
 
 // holder makes an account and a bucket it owns, as bootstrap does, and returns the store
 // seen through that account's credentials.
-func holder(t *testing.T, srv testinfra.ObjectStore, access, bucket string) *objectstore.Store {
+func holder(t testing.TB, srv testinfra.ObjectStore, access, bucket string) *objectstore.Store {
 	t.Helper()
 	admin := versityadmin.Client{URL: srv.URL, AccessKey: srv.AccessKey, SecretKey: srv.SecretKey}
 	secret := "secret-of-" + access + "-0123456789"
