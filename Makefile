@@ -15,7 +15,7 @@ export TEST_REDIS_URL    ?= redis://127.0.0.1:6379/0
 # The zone's managed-database cluster (scripts/zone-postgres.sh), as its superuser over the socket.
 export TEST_ZONE_POSTGRES_URL ?= postgres://postgres@/postgres?host=/var/run/postgresql&port=5433&sslmode=disable
 
-.PHONY: all tools proto openapi build run test fmt services wrk vault-dev stripe-mock bench-bus bench-gateway flood-public bench-apps bench-logs bench-databases bench-databases-dump bench-deploys chaos clean
+.PHONY: all tools proto openapi build run test fmt services wrk vault-dev objectstore stripe-mock bench-bus bench-gateway flood-public bench-apps bench-logs bench-databases bench-databases-dump bench-deploys chaos clean
 
 all: build
 
@@ -55,6 +55,10 @@ test: tools
 # Builds Vault v1.13.0 into ~/.cache/tori once (several minutes the first time).
 vault-dev:
 	@scripts/vault-dev-build.sh
+
+# Builds the S3 server (the Versity S3 gateway) into ~/.cache/tori once (OBJECTSTORE_BIN).
+objectstore:
+	@scripts/objectstore-build.sh
 
 # Builds stripe-mock into ~/.cache/tori once, for billing's Stripe tests (STRIPE_MOCK_BIN).
 stripe-mock:

@@ -16,13 +16,34 @@ scripts/ensure-services.sh
 
 export DATA_DIR="${DATA_DIR:-$PWD/var}"
 mkdir -p "$DATA_DIR"
+# The S3 server every blob is to live in (docs/objectstore.md): the Versity S3 gateway, built
+# once by scripts/objectstore-build.sh, its buckets and accounts under $DATA_DIR/objectstore.
+# Its root key is made for this run and handed to bin/bootstrap alone, which makes (or keeps)
+# each workload's account and bucket; the accounts persist in the gateway's IAM folder.
+objectstore_bin=$(scripts/objectstore-build.sh)
+OBJECTSTORE_ADDR="${OBJECTSTORE_ADDR:-127.0.0.1:7070}"
+export OBJECT_STORE_URL="${OBJECT_STORE_URL:-http://$OBJECTSTORE_ADDR}"
+mkdir -p "$DATA_DIR/objectstore/data" "$DATA_DIR/objectstore/iam"
+objectstore_root=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+ROOT_ACCESS_KEY=tori-root ROOT_SECRET_KEY="$objectstore_root" \
+  "$objectstore_bin" --port "$OBJECTSTORE_ADDR" --iam-dir "$DATA_DIR/objectstore/iam" --quiet \
+  posix "$DATA_DIR/objectstore/data" >>"$DATA_DIR/objectstore.log" 2>&1 &
+objectstore_pid=$!
+trap 'kill -TERM "$objectstore_pid" 2>/dev/null || true' EXIT
+echo "started the object store (pid $objectstore_pid; its log: $DATA_DIR/objectstore.log)" >&2
+for _ in $(seq 100); do
+  (exec 3<>"/dev/tcp/${OBJECTSTORE_ADDR%:*}/${OBJECTSTORE_ADDR##*:}") 2>/dev/null && break
+  kill -0 "$objectstore_pid" 2>/dev/null || { echo "FAILED: the object store exited; see $DATA_DIR/objectstore.log" >&2; exit 1; }
+  sleep 0.1
+done
 # The admin URLs reach bin/bootstrap alone: it makes each service's Postgres role and broker
 # user and writes their credentials to $DATA_DIR/secrets/<name>.env (kept across runs). No
 # service ever sees an admin URL.
 DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/tori?sslmode=disable}" \
 AMQP_URL="${AMQP_URL:-amqp://guest:guest@127.0.0.1:5672/}" \
+OBJECT_STORE_ADMIN_ACCESS_KEY=tori-root OBJECT_STORE_ADMIN_SECRET_KEY="$objectstore_root" \
   bin/bootstrap
-unset DATABASE_URL AMQP_URL
+unset DATABASE_URL AMQP_URL objectstore_root
 # The key the gateway signs callers with and every service verifies. A fresh one per run
 # unless given: it guards only traffic between these processes.
 export GATEWAY_SIGNING_KEY="${GATEWAY_SIGNING_KEY:-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
@@ -48,7 +69,7 @@ services=(identity billing apps deploys logs databases zoneagent)
 upstreams=" identity billing apps deploys logs databases "
 
 declare -A pid_of=()
-pids=()
+pids=("$objectstore_pid")
 stop() {
   trap - INT TERM
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done

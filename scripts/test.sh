@@ -23,6 +23,23 @@ if [ -z "${VAULT_BIN:-}" ]; then
   scripts/vault-dev-build.sh >"$work/vault.path" 2>"$work/vault.log" &
   vault_pid=$!
 fi
+# The S3 server (scripts/objectstore-build.sh), for pkg/objectstore's contract and access
+# tests and bootstrap's: minutes the first time, cached after. It compiles while the broker
+# restart test runs; pkg waits for it.
+if [ -z "${OBJECTSTORE_BIN:-}" ]; then
+  scripts/objectstore-build.sh >"$work/objectstore.path" 2>"$work/objectstore.log" &
+  objectstore_pid=$!
+fi
+wait_for_objectstore() {
+  [ -n "${OBJECTSTORE_BIN:-}" ] && return 0
+  [ -z "${objectstore_failed:-}" ] || return 0 # said once already
+  if ! wait "$objectstore_pid"; then
+    objectstore_failed=1
+    echo "building the S3 server failed:"; tail -30 "$work/objectstore.log"; return 1
+  fi
+  OBJECTSTORE_BIN=$(tail -1 "$work/objectstore.path")
+  export OBJECTSTORE_BIN
+}
 # Jaeger, the trace store tests/e2e's traces test reads (scripts/tracestore.sh): minutes the
 # first time, cached after. It compiles while the other modules are tested.
 if [ -z "${TRACESTORE_BIN:-}" ]; then
@@ -80,6 +97,7 @@ later=()
 for mod in $(scripts/modules.sh); do
   if needs_vault "$mod"; then later+=("$mod"); continue; fi
   if [ "$mod" = tests/e2e ] && ! wait_for_tracestore; then fail=1; failed+=("trace store build"); fi
+  if ! wait_for_objectstore; then fail=1; failed+=("S3 server build"); fi
   test_module "$mod"
 done
 if [ ${#later[@]} -gt 0 ]; then

@@ -79,6 +79,9 @@ func bootstrap(ctx context.Context, s settings) error {
 				return err
 			}
 		}
+		if err := ensureStoreHolding(ctx, s, p, file); err != nil {
+			return fmt.Errorf("%s: %w", p.Name, err)
+		}
 		if s.Credentials == credentialsInEnv {
 			continue // nothing to keep: the files were made by the offline run
 		}

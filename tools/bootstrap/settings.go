@@ -33,6 +33,12 @@ type settings struct {
 	// in the environment as the offline run wrote it, the role is made with its password,
 	// and nothing is written).
 	Credentials string
+	// ObjectStoreURL is where the workloads reach the S3 server; ObjectStoreAdmin* are an
+	// admin account of it (the gateway's root for make run), used only here to make each
+	// holder's account and bucket. Without them only the credential files are written.
+	ObjectStoreURL         string
+	ObjectStoreAdminAccess string
+	ObjectStoreAdminSecret string
 }
 
 func loadSettings() settings {
@@ -44,8 +50,11 @@ func loadSettings() settings {
 		Broker:    env("BOOTSTRAP_BROKER", "rabbitmqctl"),
 		ZoneSuperDB: env("ZONE_POSTGRES_SUPERUSER_URL",
 			"postgres://postgres@/postgres?host=/var/run/postgresql&port=5433&sslmode=disable"),
-		ZonePostgresAddr: env("ZONE_POSTGRES_ADDR", "127.0.0.1:5433"),
-		Credentials:      env("BOOTSTRAP_CREDENTIALS", credentialsInFiles),
+		ZonePostgresAddr:       env("ZONE_POSTGRES_ADDR", "127.0.0.1:5433"),
+		Credentials:            env("BOOTSTRAP_CREDENTIALS", credentialsInFiles),
+		ObjectStoreURL:         env("OBJECT_STORE_URL", "http://127.0.0.1:7070"),
+		ObjectStoreAdminAccess: os.Getenv("OBJECT_STORE_ADMIN_ACCESS_KEY"),
+		ObjectStoreAdminSecret: os.Getenv("OBJECT_STORE_ADMIN_SECRET_KEY"),
 	}
 }
 

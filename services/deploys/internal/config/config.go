@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"tori.dev/pkg/bus"
+	"tori.dev/pkg/objectstore"
 	"tori.dev/services/deploys/internal/deploy"
 )
 
@@ -40,6 +41,15 @@ type Config struct {
 	// allows any registry named by a public DNS name. Loopback, link-local and private
 	// registries are refused either way (deploy.Registries).
 	ImageRegistries []string `env:"DEPLOYS_IMAGE_REGISTRIES"`
+	// ArtifactStore is where artifacts are kept: "local" (DATA_DIR/objects, the default
+	// while zones read artifacts through that folder) or "s3" (the object store below,
+	// docs/objectstore.md).
+	ArtifactStore string `env:"DEPLOYS_ARTIFACT_STORE, default=local"`
+	// The object store and deploys' own account and bucket in it, written by bin/bootstrap.
+	ObjectStoreURL       string `env:"OBJECT_STORE_URL"`
+	ObjectStoreAccessKey string `env:"DEPLOYS_OBJECT_STORE_ACCESS_KEY"`
+	ObjectStoreSecretKey string `env:"DEPLOYS_OBJECT_STORE_SECRET_KEY" secret:"true"`
+	ObjectStoreBucket    string `env:"DEPLOYS_OBJECT_STORE_BUCKET"`
 
 	bus.Config
 }
@@ -51,6 +61,11 @@ func (c *Config) Registries() (deploy.Registries, error) {
 		return deploy.Registries{}, fmt.Errorf("DEPLOYS_IMAGE_REGISTRIES: %w", err)
 	}
 	return r, nil
+}
+
+// ObjectStore is deploys' way into its bucket, for DEPLOYS_ARTIFACT_STORE=s3.
+func (c *Config) ObjectStore() objectstore.Config {
+	return objectstore.Config{URL: c.ObjectStoreURL, AccessKey: c.ObjectStoreAccessKey, SecretKey: c.ObjectStoreSecretKey, Bucket: c.ObjectStoreBucket}
 }
 
 // ObjectsDir is the local object store's root.
@@ -70,6 +85,17 @@ func (c *Config) Validate() error {
 	}
 	if _, err := c.Registries(); err != nil {
 		errs = append(errs, err)
+	}
+	switch c.ArtifactStore {
+	case "local":
+	case "s3":
+		// objectstore.New checks the URL and that every credential is there, reaching nothing;
+		// its message names no value.
+		if _, err := objectstore.New(c.ObjectStore()); err != nil {
+			errs = append(errs, fmt.Errorf("DEPLOYS_ARTIFACT_STORE=s3 needs OBJECT_STORE_URL and DEPLOYS_OBJECT_STORE_ACCESS_KEY, _SECRET_KEY, _BUCKET (bin/bootstrap writes them): %w", err))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("DEPLOYS_ARTIFACT_STORE must be local or s3, not %q", c.ArtifactStore))
 	}
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("DATA_DIR must not be empty"))

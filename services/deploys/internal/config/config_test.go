@@ -2,6 +2,7 @@ package config
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	pkgconfig "tori.dev/pkg/config"
@@ -22,6 +23,52 @@ func TestSigningKeyRequiredAndDefaults(t *testing.T) {
 	if d := pkgconfig.Describe(&c); d["GATEWAY_SIGNING_KEY"] == "k" {
 		t.Fatal("secret printed")
 	}
+}
+
+func TestArtifactStoreSetting(t *testing.T) {
+	store := map[string]string{
+		"OBJECT_STORE_URL":                "http://127.0.0.1:7070",
+		"DEPLOYS_OBJECT_STORE_ACCESS_KEY": "tori-deploys",
+		"DEPLOYS_OBJECT_STORE_SECRET_KEY": "s3cr3t-0123456789",
+		"DEPLOYS_OBJECT_STORE_BUCKET":     "tori-artifacts",
+	}
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		wantErr string
+	}{
+		{"local by default, credentials or not", store, ""},
+		{"s3 with its credentials", merge(store, map[string]string{"DEPLOYS_ARTIFACT_STORE": "s3"}), ""},
+		{"s3 without a secret", merge(store, map[string]string{"DEPLOYS_ARTIFACT_STORE": "s3", "DEPLOYS_OBJECT_STORE_SECRET_KEY": ""}), "DEPLOYS_ARTIFACT_STORE=s3 needs"},
+		{"s3 without a bucket", merge(store, map[string]string{"DEPLOYS_ARTIFACT_STORE": "s3", "DEPLOYS_OBJECT_STORE_BUCKET": ""}), "DEPLOYS_ARTIFACT_STORE=s3 needs"},
+		{"s3 with a bad URL", merge(store, map[string]string{"DEPLOYS_ARTIFACT_STORE": "s3", "OBJECT_STORE_URL": "127.0.0.1:7070"}), "DEPLOYS_ARTIFACT_STORE=s3 needs"},
+		{"unknown store", map[string]string{"DEPLOYS_ARTIFACT_STORE": "nfs"}, "must be local or s3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c Config
+			err := pkgconfig.LoadMap(context.Background(), &c, withCredentials(merge(tc.env, map[string]string{"GATEWAY_SIGNING_KEY": "k"})))
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Fatalf("err = %v, want %q", err, tc.wantErr)
+			}
+			if err != nil && strings.Contains(err.Error(), "s3cr3t") {
+				t.Fatalf("the error shows the secret: %v", err)
+			}
+			if err == nil && pkgconfig.Describe(&c)["DEPLOYS_OBJECT_STORE_SECRET_KEY"] == "s3cr3t-0123456789" {
+				t.Fatal("secret printed")
+			}
+		})
+	}
+}
+
+func merge(a, b map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
 }
 
 // withCredentials adds the service's own credentials, which bin/bootstrap writes, to env.
