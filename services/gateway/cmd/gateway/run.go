@@ -25,6 +25,7 @@ import (
 	"tori.dev/services/gateway/internal/cors"
 	"tori.dev/services/gateway/internal/httpapi"
 	"tori.dev/services/gateway/internal/idempotency"
+	"tori.dev/services/gateway/internal/logstreams"
 	"tori.dev/services/gateway/internal/proxy"
 	"tori.dev/services/gateway/internal/ratelimit"
 	"tori.dev/services/gateway/internal/readiness"
@@ -69,6 +70,8 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 
 	cache := auth.NewCache()
 	revocations := auth.NewRevocations(conn, cache, log)
+	streams := logstreams.New(cfg.LogStreamsPerAccount)
+	revocations.OnRevoke(streams.Revoke)
 	var accounts *httpapi.AccountViews
 	if cfg.AccountCacheTTL > 0 {
 		accounts = &httpapi.AccountViews{Cache: accountview.New(cfg.AccountCacheTTL), Trusted: revocations.Trusted}
@@ -104,6 +107,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		Ready:     readiness.New(transport, cfg.ReadyTargets(), cfg.ReadyCacheTTL),
 
 		Tokens:      cache,
+		Streams:     streams,
 		Accounts:    accounts,
 		Idempotency: keys,
 	})
@@ -120,6 +124,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	g.Go("http shutdown", func(ctx context.Context) error {
 		<-ctx.Done()
 		log.InfoContext(context.WithoutCancel(ctx), "shutting down")
+		streams.Shutdown() // open log streams end with their final event, or they would hold the shutdown
 		if err := app.ShutdownWithTimeout(cfg.ShutdownTimeout); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 			shutdownErr = fmt.Errorf("shutdown: %w", err)
 		}
