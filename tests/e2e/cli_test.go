@@ -285,7 +285,7 @@ func TestCLI(t *testing.T) {
 			}
 			close(lines)
 		}()
-		// The build lines of the deploys above come first: tori is polling.
+		// The build lines of the deploys above come first: tori is following the stream.
 		select {
 		case <-lines:
 		case <-time.After(30 * time.Second):
@@ -310,7 +310,7 @@ func TestCLI(t *testing.T) {
 		// Written later but stamped 5 s back (inside the 10 s overlap): still seen.
 		publish("cli-marker-late", now.Add(-5*time.Second))
 		waitFor("cli-marker-late")
-		// A later marker after several polls that re-read the overlap: nothing came twice.
+		// A later marker after the late one: nothing came twice.
 		publish("cli-marker-2", time.Now())
 		waitFor("cli-marker-2")
 		publish("cli-marker-3", time.Now().Add(time.Second))

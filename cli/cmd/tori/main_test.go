@@ -57,6 +57,17 @@ func fakeAPI(t *testing.T) *httptest.Server {
 				status = "live"
 			}
 			fmt.Fprintf(w, `{"id":"d1","kind":"static","status":%q,"createdAt":%q}`, status, created)
+		case r.URL.Path == "/api/apps/site/logs/stream":
+			// The live stream: the build line, then quiet until the client leaves; a
+			// reconnection (Last-Event-ID) has nothing new.
+			w.Header().Set("Content-Type", "text/event-stream")
+			if r.Header.Get("Last-Event-ID") == "" {
+				fmt.Fprintf(w, "id: c1\ndata: {\"id\":\"1\",\"timestamp\":%q,\"stream\":\"build\",\"deployId\":\"d1\",\"message\":\"unpacked 300 files\"}\n\n", created)
+			}
+			w.(http.Flusher).Flush()
+			mu.Unlock()
+			<-r.Context().Done()
+			mu.Lock()
 		case r.URL.Path == "/api/apps/site/logs":
 			fmt.Fprintf(w, `{"retentionDays":1,"start":%q,"end":%q,"next":null,"entries":[{"id":"1","timestamp":%q,"stream":"build","deployId":"d1","message":"unpacked 300 files"}]}`,
 				created, time.Now().UTC().Format(time.RFC3339Nano), created)

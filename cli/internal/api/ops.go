@@ -23,18 +23,20 @@ type Operation struct {
 }
 
 var (
-	OpGetAccount    = &Operation{Method: "GET", Path: "/api/account", Response: Account{}}
-	OpListApps      = &Operation{Method: "GET", Path: "/api/apps", Response: []App{}}
-	OpCreateApp     = &Operation{Method: "POST", Path: "/api/apps", Request: AppCreate{}, Response: App{}}
-	OpGetApp        = &Operation{Method: "GET", Path: "/api/apps/{slug}", Response: App{}}
-	OpDeleteApp     = &Operation{Method: "DELETE", Path: "/api/apps/{slug}", Response: DeleteResult{}}
-	OpListDeploys   = &Operation{Method: "GET", Path: "/api/apps/{slug}/deploys", Response: []Deploy{}, Query: []string{"limit", "before"}}
-	OpCreateImage   = &Operation{Method: "POST", Path: "/api/apps/{slug}/deploys", Request: ImageDeployRequest{}, Response: Deploy{}}
-	OpUpload        = &Operation{Method: "POST", Path: "/api/apps/{slug}/deploys", Form: DeployForm{}, Response: Deploy{}}
-	OpGetDeploy     = &Operation{Method: "GET", Path: "/api/apps/{slug}/deploys/{id}", Response: Deploy{}}
-	OpCancelDeploy  = &Operation{Method: "POST", Path: "/api/apps/{slug}/deploys/{id}/cancel", Response: Deploy{}}
-	OpRollback      = &Operation{Method: "POST", Path: "/api/apps/{slug}/deploys/{id}/rollback", Response: Deploy{}}
-	OpLogs          = &Operation{Method: "GET", Path: "/api/apps/{slug}/logs", Response: LogPage{}, Query: []string{"start", "end", "limit", "cursor"}}
+	OpGetAccount   = &Operation{Method: "GET", Path: "/api/account", Response: Account{}}
+	OpListApps     = &Operation{Method: "GET", Path: "/api/apps", Response: []App{}}
+	OpCreateApp    = &Operation{Method: "POST", Path: "/api/apps", Request: AppCreate{}, Response: App{}}
+	OpGetApp       = &Operation{Method: "GET", Path: "/api/apps/{slug}", Response: App{}}
+	OpDeleteApp    = &Operation{Method: "DELETE", Path: "/api/apps/{slug}", Response: DeleteResult{}}
+	OpListDeploys  = &Operation{Method: "GET", Path: "/api/apps/{slug}/deploys", Response: []Deploy{}, Query: []string{"limit", "before"}}
+	OpCreateImage  = &Operation{Method: "POST", Path: "/api/apps/{slug}/deploys", Request: ImageDeployRequest{}, Response: Deploy{}}
+	OpUpload       = &Operation{Method: "POST", Path: "/api/apps/{slug}/deploys", Form: DeployForm{}, Response: Deploy{}}
+	OpGetDeploy    = &Operation{Method: "GET", Path: "/api/apps/{slug}/deploys/{id}", Response: Deploy{}}
+	OpCancelDeploy = &Operation{Method: "POST", Path: "/api/apps/{slug}/deploys/{id}/cancel", Response: Deploy{}}
+	OpRollback     = &Operation{Method: "POST", Path: "/api/apps/{slug}/deploys/{id}/rollback", Response: Deploy{}}
+	OpLogs         = &Operation{Method: "GET", Path: "/api/apps/{slug}/logs", Response: LogPage{}, Query: []string{"start", "end", "limit", "cursor"}}
+	// OpLogStream answers Server-Sent Events, read by OpenLogStream, never decoded whole.
+	OpLogStream     = &Operation{Method: "GET", Path: "/api/apps/{slug}/logs/stream", Query: []string{"start", "end", "cursor"}}
 	OpListEnv       = &Operation{Method: "GET", Path: "/api/apps/{slug}/env", Response: []EnvVar{}}
 	OpPutEnv        = &Operation{Method: "PUT", Path: "/api/apps/{slug}/env", Request: EnvVar{}, Response: EnvVar{}}
 	OpDeleteEnv     = &Operation{Method: "DELETE", Path: "/api/apps/{slug}/env/{key}"}
@@ -61,7 +63,7 @@ var (
 // Operations is every operation the client can send.
 var Operations = []*Operation{
 	OpGetAccount, OpListApps, OpCreateApp, OpGetApp, OpDeleteApp, OpListDeploys, OpCreateImage,
-	OpUpload, OpGetDeploy, OpCancelDeploy, OpRollback, OpLogs, OpListEnv, OpPutEnv, OpDeleteEnv, OpChangeEnv,
+	OpUpload, OpGetDeploy, OpCancelDeploy, OpRollback, OpLogs, OpLogStream, OpListEnv, OpPutEnv, OpDeleteEnv, OpChangeEnv,
 	OpListDomains, OpAddDomain, OpRemoveDomain, OpListTokens, OpRevokeToken, OpDevice,
 	OpDeviceToken, OpLoopbackToken, OpBilling, OpPlans, OpCreateDB, OpGetDB, OpDeleteDB, OpRotateDB,
 	OpListDumps, OpTakeDump, OpRestoreDump,

@@ -199,68 +199,92 @@ func (s *state) printLine(e api.LogEntry, stamps bool) {
 	fmt.Fprintf(s.env.Stdout, "%s %s\n", stream, e.Message)
 }
 
-// watch polls the deploy and its build and release lines until it ends; the lines that
-// arrive shortly after the end (the zone ships them in batches) are still shown.
+// watch follows the deploy's build and release lines on the live log stream and asks for the
+// deploy's status once a poll interval, until it ends; the lines that arrive shortly after
+// the end (the zone ships them in batches) are still shown.
 func (s *state) watch(ctx context.Context, slug string, d api.Deploy, raw api.Raw) (api.Deploy, api.Raw, error) {
 	since := time.Now().Add(-time.Minute)
 	if t, err := time.Parse(time.RFC3339Nano, d.CreatedAt); err == nil {
 		since = t.Add(-follow.Overlap)
 	}
-	f := follow.New(since)
-	f.Keep = func(e api.LogEntry) bool {
+	keep := func(e api.LogEntry) bool {
 		return e.DeployID != nil && *e.DeployID == d.ID && (e.Stream == "build" || e.Stream == "release")
 	}
-	fetch := func(ctx context.Context, q api.LogQuery) (api.LogPage, error) {
-		p, _, err := s.client.Logs(ctx, slug, q)
-		return p, err
+	lines := make(chan api.LogEntry, 256)
+	streamDone := make(chan error, 1)
+	sctx, stopStream := context.WithCancel(ctx)
+	defer stopStream()
+	if !s.json {
+		go func() { streamDone <- s.followLines(sctx, slug, since, lines, nil) }()
 	}
-	showLogs := func() {
-		lines, err := f.Poll(ctx, fetch, time.Now())
-		if err != nil && !s.json {
-			// Output is a courtesy; the deploy's status is what decides.
-			fmt.Fprintf(s.env.Stderr, "(logs unavailable: %v)\n", err)
-		}
-		if s.json {
-			return
-		}
-		for _, e := range lines {
+	show := func(e api.LogEntry) {
+		if keep(e) {
 			s.printLine(e, false)
 		}
 	}
+	drain := func() {
+		for {
+			select {
+			case e := <-lines:
+				show(e)
+			default:
+				return
+			}
+		}
+	}
+	tick := time.NewTicker(s.pollEvery())
+	defer tick.Stop()
 	last := d.Status
 	var endedAt time.Time
-	for {
-		if !s.json {
-			showLogs()
-		}
-		if !endedAt.IsZero() && time.Since(endedAt) >= 2*time.Second {
+	if d.Terminal() {
+		if s.json {
 			return d, raw, nil
 		}
-		if endedAt.IsZero() {
-			if d.Terminal() {
-				endedAt = time.Now()
-				if s.json {
-					return d, raw, nil
-				}
-				continue
+		endedAt = time.Now()
+	}
+	for {
+		select {
+		case e := <-lines:
+			show(e)
+			continue
+		case err := <-streamDone:
+			streamDone = nil
+			if err != nil && ctx.Err() == nil && !errors.Is(err, follow.ErrStreamEnded) {
+				// Output is a courtesy; the deploy's status is what decides.
+				fmt.Fprintf(s.env.Stderr, "(logs unavailable: %v)\n", err)
 			}
-		}
-		if err := s.sleep(ctx, s.pollEvery()/2); err != nil {
-			if errors.Is(err, context.Canceled) {
+			continue
+		case <-ctx.Done():
+			drain()
+			if errors.Is(ctx.Err(), context.Canceled) {
 				fmt.Fprintf(s.env.Stderr, "\nStopped watching; the deploy goes on: `tori deploys show %s --app %s`.\n", d.ID, slug)
 			}
+			return d, raw, ctx.Err()
+		case <-tick.C:
+		}
+		if !endedAt.IsZero() {
+			if time.Since(endedAt) >= 2*time.Second {
+				stopStream()
+				drain()
+				return d, raw, nil
+			}
+			continue
+		}
+		nd, nraw, err := s.client.GetDeploy(ctx, slug, d.ID)
+		if err != nil {
 			return d, raw, err
 		}
-		if endedAt.IsZero() {
-			nd, nraw, err := s.client.GetDeploy(ctx, slug, d.ID)
-			if err != nil {
-				return d, raw, err
+		d, raw = nd, nraw
+		if d.Status != last && !s.json {
+			drain()
+			fmt.Fprintf(s.env.Stderr, "Deploy %s %s\n", d.ID, s.statusWord(d.Status))
+		}
+		last = d.Status
+		if d.Terminal() {
+			if s.json {
+				return d, raw, nil
 			}
-			d, raw = nd, nraw
-			if d.Status != last && !s.json {
-				fmt.Fprintf(s.env.Stderr, "Deploy %s %s\n", d.ID, s.statusWord(d.Status))
-			}
-			last = d.Status
+			endedAt = time.Now()
 		}
 	}
 }

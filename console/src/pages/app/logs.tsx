@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, ok } from '../../api/client'
 import { messageOf } from '../../api/errors'
 import type { LogEntry } from '../../api/types'
-import { useInterval } from '../../hooks'
+import { followLogs } from '../../api/logstream'
 import { Empty, ErrorBox } from '../../components/ui'
 
 const windows = [
@@ -32,8 +32,9 @@ async function readWindow(slug: string, start: Date, end: Date): Promise<{ entri
   return { entries, retentionDays }
 }
 
-// Logs shows a time window of the app's lines; follow polls for new ones the way
-// `tori logs --follow` does: from the last timestamp minus 10 s, skipping ids already shown.
+// Logs shows a time window of the app's lines; Follow then keeps the live stream open (as
+// `tori logs --follow` does): new lines arrive as the zone ships them, each id once, and a
+// dropped stream reconnects with backoff and resumes where it stopped.
 export function Logs({ slug }: { slug: string }) {
   const [minutes, setMinutes] = useState(60)
   const [follow, setFollow] = useState(false)
@@ -67,24 +68,31 @@ export function Logs({ slug }: { slug: string }) {
     return () => void (current = false)
   }, [slug, minutes])
 
-  useInterval(
-    async () => {
-      const last = lines.length ? Date.parse(lines[lines.length - 1].timestamp) : Date.now() - minutes * 60 * 1000
-      const end = new Date()
-      const start = new Date(Math.max(last - 10_000, end.getTime() - 24 * 3600 * 1000 + 1000))
-      try {
-        const { entries } = await readWindow(slug, start, end)
-        const fresh = entries.filter((e) => !seen.current.has(e.id))
-        for (const e of fresh) seen.current.add(e.id)
-        if (fresh.length) setLines((ls) => [...ls, ...fresh].slice(-MAX_LINES))
-        setError(null)
-      } catch (e) {
-        setError(messageOf(e))
-      }
-    },
-    2000,
-    follow,
-  )
+  const [streamNote, setStreamNote] = useState<string | null>(null)
+  const lastStamp = useRef<string | null>(null)
+  lastStamp.current = lines.length ? lines[lines.length - 1].timestamp : null
+  useEffect(() => {
+    if (!follow || loading) return
+    setStreamNote(null)
+    // From the newest line shown (ids already shown are skipped), else the window's start.
+    const start = lastStamp.current ?? new Date(Date.now() - minutes * 60 * 1000).toISOString()
+    return followLogs(
+      slug,
+      { start },
+      {
+        onLine: (e) => {
+          if (seen.current.has(e.id)) return
+          seen.current.add(e.id)
+          setLines((ls) => [...ls, e].slice(-MAX_LINES))
+        },
+        onStatus: setStreamNote,
+        onEnd: (text) => {
+          setStreamNote(text)
+          setFollow(false)
+        },
+      },
+    )
+  }, [slug, follow, loading, minutes])
 
   useEffect(() => {
     if (follow && box.current) box.current.scrollTop = box.current.scrollHeight
@@ -107,6 +115,11 @@ export function Logs({ slug }: { slug: string }) {
         {retention !== null && <span class="muted small">kept {retention} day{retention === 1 ? '' : 's'} on your plan</span>}
       </div>
       <ErrorBox error={error} />
+      {streamNote && (
+        <p class="muted small" role="status" data-testid="stream-status">
+          {streamNote}
+        </p>
+      )}
       {!loading && lines.length === 0 && !error ? (
         <Empty title="No log lines in this window">
           Widen the window, turn on Follow, or deploy: build and release output shows here too.

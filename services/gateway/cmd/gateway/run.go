@@ -26,6 +26,7 @@ import (
 	"tori.dev/services/gateway/internal/cors"
 	"tori.dev/services/gateway/internal/httpapi"
 	"tori.dev/services/gateway/internal/idempotency"
+	"tori.dev/services/gateway/internal/logstreams"
 	"tori.dev/services/gateway/internal/proxy"
 	"tori.dev/services/gateway/internal/ratelimit"
 	"tori.dev/services/gateway/internal/readiness"
@@ -70,6 +71,8 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 
 	cache := auth.NewCache()
 	revocations := auth.NewRevocations(conn, cache, log)
+	streams := logstreams.New(cfg.LogStreamsPerAccount)
+	revocations.OnRevoke(streams.Revoke)
 	var accounts *httpapi.AccountViews
 	if cfg.AccountCacheTTL > 0 {
 		accounts = &httpapi.AccountViews{Cache: accountview.New(cfg.AccountCacheTTL), Trusted: revocations.Trusted}
@@ -109,6 +112,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		Ready:     readiness.New(transport, cfg.ReadyTargets(), cfg.ReadyCacheTTL),
 
 		Tokens:      cache,
+		Streams:     streams,
 		Accounts:    accounts,
 		Idempotency: keys,
 	})
@@ -125,6 +129,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	g.Go("http shutdown", func(ctx context.Context) error {
 		<-ctx.Done()
 		log.InfoContext(context.WithoutCancel(ctx), "shutting down")
+		streams.Shutdown() // open log streams end with their final event, or they would hold the shutdown
 		if err := app.ShutdownWithTimeout(cfg.ShutdownTimeout); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 			shutdownErr = fmt.Errorf("shutdown: %w", err)
 		}

@@ -45,6 +45,8 @@ type Revocations struct {
 	log      *slog.Logger
 	timings  timings
 
+	onRevoke func(tokenID string)
+
 	listening   atomic.Bool
 	trustedFrom atomic.Int64 // unix nanoseconds; never while in doubt
 }
@@ -66,6 +68,10 @@ type Accounts interface {
 // KeepAccounts makes the listener also hear identity.account.updated and evict the account it
 // names from a, and flush a with the token cache. Call it before Listen.
 func (r *Revocations) KeepAccounts(a Accounts) { r.accounts = a }
+
+// OnRevoke makes every revocation heard also call fn with the token's id (the gateway's
+// open log streams end). Call it before Listen.
+func (r *Revocations) OnRevoke(fn func(tokenID string)) { r.onRevoke = fn }
 
 // Trusted reports whether cached answers may be used at now.
 func (r *Revocations) Trusted(now time.Time) bool {
@@ -114,6 +120,9 @@ func (r *Revocations) handle(ctx context.Context, d bus.Delivery) error {
 		return nil
 	}
 	r.cache.Evict(ev.GetTokenId())
+	if r.onRevoke != nil {
+		r.onRevoke(ev.GetTokenId())
+	}
 	return nil
 }
 

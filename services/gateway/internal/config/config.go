@@ -71,6 +71,9 @@ type Config struct {
 	// answered 429 and closed, so one address cannot exhaust the gateway's sockets.
 	MaxConnsPerIP int `env:"GATEWAY_MAX_CONNS_PER_IP, default=256"`
 
+	// LogStreamsPerAccount is how many log streams one account may have open on this
+	// gateway at once; one more is 429 too_many_streams.
+	LogStreamsPerAccount int `env:"GATEWAY_LOG_STREAMS_PER_ACCOUNT, default=10"`
 	// ShutdownTimeout bounds how long in-flight requests may finish after a stop signal.
 	ShutdownTimeout time.Duration `env:"GATEWAY_SHUTDOWN_TIMEOUT, default=10s"`
 
@@ -199,6 +202,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxConnsPerIP < 1 {
 		errs = append(errs, errors.New("GATEWAY_MAX_CONNS_PER_IP must be at least 1"))
+	}
+	if c.LogStreamsPerAccount < 1 {
+		errs = append(errs, fmt.Errorf("GATEWAY_LOG_STREAMS_PER_ACCOUNT must be at least 1, not %d", c.LogStreamsPerAccount))
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("GATEWAY_SHUTDOWN_TIMEOUT must be positive"))

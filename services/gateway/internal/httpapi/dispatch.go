@@ -75,6 +75,9 @@ func (s *Server) dispatch(ctx context.Context, c *fiber.Ctx, m routes.Match) err
 		proxy.Discard(c)
 		return errNoRoute
 	}
+	if s.Streams != nil && m.Route != nil && m.Route.Template == routes.LogStream {
+		return s.forwardStream(ctx, c, m, base, caller)
+	}
 	var obs proxy.Observer
 	if s.Accounts != nil && accountRoute(m) {
 		switch c.Method() {

@@ -10,6 +10,7 @@ import (
 	"tori.dev/pkg/httperror"
 	"tori.dev/services/gateway/internal/auth"
 	"tori.dev/services/gateway/internal/idempotency"
+	"tori.dev/services/gateway/internal/logstreams"
 	"tori.dev/services/gateway/internal/proxy"
 	"tori.dev/services/gateway/internal/ratelimit"
 )
@@ -75,6 +76,9 @@ func toHTTP(c *fiber.Ctx, log *slog.Logger, err error) *httperror.Error {
 		return tooLarge
 	case errors.Is(err, proxy.ErrBadRequest):
 		return badRequest
+	case errors.Is(err, logstreams.ErrTooMany):
+		return httperror.New(http.StatusTooManyRequests, "too_many_streams").
+			WithMessage("This account already has its most log streams open; close one (or let one end) and retry.")
 	case errors.Is(err, errNoRoute):
 		return httperror.NotFound
 	}

@@ -27,6 +27,7 @@ import (
 	"tori.dev/services/gateway/internal/cors"
 	"tori.dev/services/gateway/internal/httpapi"
 	"tori.dev/services/gateway/internal/idempotency"
+	"tori.dev/services/gateway/internal/logstreams"
 	"tori.dev/services/gateway/internal/proxy"
 	"tori.dev/services/gateway/internal/ratelimit"
 	"tori.dev/services/gateway/internal/readiness"
@@ -240,6 +241,7 @@ type options struct {
 	accounts  bool              // keep identity's GET /api/account answers (trusted as cache)
 	timeouts  httpapi.Timeouts
 	maxConns  int
+	streams   *logstreams.Registry // nil: log streams forwarded like any answer
 }
 
 type harness struct {
@@ -303,6 +305,7 @@ func start(t testing.TB, o options) *harness {
 		Accounts:    accounts,
 		Idempotency: keys,
 		Timeouts:    o.timeouts,
+		Streams:     o.streams,
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

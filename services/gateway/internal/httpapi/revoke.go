@@ -45,6 +45,9 @@ func (s *Server) forgetRevoked(m routes.Match, path string, caller callerid.Call
 	if s.Tokens != nil {
 		s.Tokens.Evict(id)
 	}
+	if s.Streams != nil {
+		s.Streams.Revoke(id) // its open log streams end with their final event
+	}
 	if s.Accounts != nil {
 		s.Accounts.Cache.Evict(caller.AccountID)
 	}

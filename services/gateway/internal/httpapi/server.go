@@ -20,6 +20,7 @@ import (
 	"tori.dev/services/gateway/internal/clientip"
 	"tori.dev/services/gateway/internal/cors"
 	"tori.dev/services/gateway/internal/idempotency"
+	"tori.dev/services/gateway/internal/logstreams"
 	"tori.dev/services/gateway/internal/proxy"
 	"tori.dev/services/gateway/internal/ratelimit"
 	"tori.dev/services/gateway/internal/readiness"
@@ -36,6 +37,9 @@ const MaxBody = 2 << 30
 // bounds sending an answer after the handler returns, Idle a kept-alive connection's wait.
 type Timeouts struct {
 	Header, Body, Upload, Write, Idle time.Duration
+	// Stream replaces Write for a log stream, which writes for as long as it is open: it
+	// must exceed the logs service's LOGS_STREAM_LIFETIME, which ends every stream first.
+	Stream time.Duration
 }
 
 // DefaultTimeouts are the gateway's: the JSON routes' bodies are a few kilobytes.
@@ -45,6 +49,7 @@ var DefaultTimeouts = Timeouts{
 	Upload: time.Hour,
 	Write:  time.Minute,
 	Idle:   2 * time.Minute,
+	Stream: 2 * time.Hour,
 }
 
 // Listen wraps the gateway's listener so that one peer address holds at most maxPerIP
@@ -80,6 +85,8 @@ type Deps struct {
 	Accounts *AccountViews
 	// Idempotency keeps Idempotency-Key records; nil turns the header off.
 	Idempotency idempotency.Store
+	// Streams counts and ends open log streams; nil forwards them like any answer.
+	Streams *logstreams.Registry
 	// Timeouts of client connections; a zero field takes DefaultTimeouts'.
 	Timeouts Timeouts
 }
@@ -115,6 +122,8 @@ func New(d Deps) *fiber.App {
 			return fasthttp.RequestConfig{ReadTimeout: t.Upload}
 		case proxy.HasBody(h):
 			return fasthttp.RequestConfig{ReadTimeout: t.Body}
+		case isLogStream(h):
+			return fasthttp.RequestConfig{WriteTimeout: t.Stream}
 		}
 		return fasthttp.RequestConfig{}
 	}
@@ -135,6 +144,7 @@ func (t Timeouts) withDefaults() Timeouts {
 		Upload: pick(t.Upload, DefaultTimeouts.Upload),
 		Write:  pick(t.Write, DefaultTimeouts.Write),
 		Idle:   pick(t.Idle, DefaultTimeouts.Idle),
+		Stream: pick(t.Stream, DefaultTimeouts.Stream),
 	}
 }
 
@@ -148,4 +158,14 @@ func isUpload(h *fasthttp.RequestHeader) bool {
 	path, _, _ := strings.Cut(string(h.RequestURI()), "?")
 	m := routes.Find(fiber.MethodPost, path)
 	return m.Route != nil && m.Route.Owner == routes.Deploys && m.Route.Template == "/api/apps/{slug}/deploys"
+}
+
+// isLogStream reports whether a request opens a log stream.
+func isLogStream(h *fasthttp.RequestHeader) bool {
+	if string(h.Method()) != fiber.MethodGet {
+		return false
+	}
+	path, _, _ := strings.Cut(string(h.RequestURI()), "?")
+	m := routes.Find(fiber.MethodGet, path)
+	return m.Route != nil && m.Route.Template == routes.LogStream
 }

@@ -74,6 +74,16 @@ type Observer interface {
 // must outlive the handler, because the answer's body is copied after the handler returns.
 // obs, when not nil, observes the exchange.
 func (p *Proxy) Forward(ctx context.Context, c *fiber.Ctx, base string, caller callerid.Caller, obs Observer) (Result, error) {
+	return p.forward(ctx, c, base, caller, obs, nil)
+}
+
+// ForwardWrapped is Forward with a 200 answer's body passed through wrap on its way to the
+// client (a log stream, which the gateway may end itself).
+func (p *Proxy) ForwardWrapped(ctx context.Context, c *fiber.Ctx, base string, caller callerid.Caller, wrap func(io.ReadCloser) io.ReadCloser) (Result, error) {
+	return p.forward(ctx, c, base, caller, nil, wrap)
+}
+
+func (p *Proxy) forward(ctx context.Context, c *fiber.Ctx, base string, caller callerid.Caller, obs Observer, wrap func(io.ReadCloser) io.ReadCloser) (Result, error) {
 	fc := c.Context()
 	method := c.Method()
 
@@ -208,7 +218,11 @@ func (p *Proxy) Forward(ctx context.Context, c *fiber.Ctx, base string, caller c
 	}
 	// fasthttp copies the body after the handler returns, with its pooled buffers, and closes
 	// it when done: neither body is ever held whole in memory. -1 is "length unknown" to both.
-	fc.SetBodyStream(&responseBody{ReadCloser: resp.Body, guard: guard, obs: obs, length: resp.ContentLength}, int(resp.ContentLength))
+	answer := resp.Body
+	if wrap != nil && resp.StatusCode == http.StatusOK {
+		answer = wrap(answer)
+	}
+	fc.SetBodyStream(&responseBody{ReadCloser: answer, guard: guard, obs: obs, length: resp.ContentLength}, int(resp.ContentLength))
 	return res, nil
 }
 

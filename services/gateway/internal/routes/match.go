@@ -104,7 +104,7 @@ func ownerOf(p string) string {
 		return Apps
 	case is(1, "apps") && is(3, "deploys"):
 		return Deploys
-	case is(1, "apps") && is(3, "logs") && len(s) == 4:
+	case is(1, "apps") && is(3, "logs") && (len(s) == 4 || len(s) == 5 && is(4, "stream")):
 		return Logs
 	case is(1, "apps") && is(3, "database"):
 		return Databases

@@ -13,6 +13,10 @@ const (
 	Databases = "databases"
 )
 
+// LogStream is the live log stream's template: the one answer that lasts (Server-Sent
+// Events), exempt from the write timeout and counted per account while open.
+const LogStream = "/api/apps/{slug}/logs/stream"
+
 // Unknown is the template of every path the table does not list, so that probing random
 // paths shares one rate-limit window instead of creating a window per path.
 const Unknown = "unknown"
@@ -101,6 +105,7 @@ var table = []Route{
 	{Method: "POST", Template: "/api/apps/{slug}/deploys/{id}/rollback", Owner: Deploys},
 
 	{Method: "GET", Template: "/api/apps/{slug}/logs", Owner: Logs},
+	{Method: "GET", Template: LogStream, Owner: Logs},
 
 	{Method: "GET", Template: "/api/apps/{slug}/database", Owner: Databases},
 	{Method: "POST", Template: "/api/apps/{slug}/database", Owner: Databases},

@@ -84,8 +84,19 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	// /readyz goes 503 while either is lost, and back once it returns (pkg/health, checks.go).
 	id.Check("database", pool.Ping)
 	id.Check("broker", conn.Ready)
+	// Open streams end (with their final event) as the HTTP shutdown starts, or the
+	// shutdown would wait for them.
+	stopping, stopStreams := context.WithCancel(ctx)
+	defer stopStreams()
+	finder := app.NewAppFinder(st, busapi.AppsLookup{Client: appsbus.AppClient{Bus: conn, Timeout: cfg.AppLookupTimeout}}, log)
 	web := httpapi.New(httpapi.Deps{
-		Reader:     app.NewReader(app.NewAppFinder(st, busapi.AppsLookup{Client: appsbus.AppClient{Bus: conn, Timeout: cfg.AppLookupTimeout}}, log), st, plans, now),
+		Reader:   app.NewReader(finder, st, plans, now),
+		Streamer: app.NewStreamer(finder, plans, st, now, cfg.StreamLate),
+		Stream: httpapi.StreamLimits{
+			Poll: cfg.StreamPoll, Heartbeat: cfg.StreamHeartbeat,
+			Idle: cfg.StreamIdle, Lifetime: cfg.StreamLifetime,
+		},
+		Stopping:   stopping,
 		SigningKey: []byte(cfg.SigningKey),
 		Identity:   id,
 		Log:        log,
@@ -127,6 +138,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	g.Go("http", func(context.Context) error { return web.Listener(ln) })
 	g.Go("http shutdown", func(ctx context.Context) error {
 		<-ctx.Done()
+		stopStreams()
 		if err := web.ShutdownWithTimeout(cfg.ShutdownTimeout); err != nil {
 			log.WarnContext(context.WithoutCancel(ctx), "http shutdown", "err", err.Error())
 		}

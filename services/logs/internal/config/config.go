@@ -46,6 +46,18 @@ type Config struct {
 	// late a redelivery can come and still be recognised. Shorter than the bus's default
 	// week because every log batch leaves such a record.
 	ProcessedRetention time.Duration `env:"LOGS_PROCESSED_RETENTION, default=72h"`
+	// StreamPoll is how often a live stream reads the table for new entries (the one-second
+	// delivery promise leaves room for it and the ingest).
+	StreamPoll time.Duration `env:"LOGS_STREAM_POLL_INTERVAL, default=250ms"`
+	// StreamHeartbeat is the longest quiet spell on a stream before a comment line.
+	StreamHeartbeat time.Duration `env:"LOGS_STREAM_HEARTBEAT, default=15s"`
+	// StreamIdle closes a stream that sent no entry for this long; StreamLifetime any
+	// stream this long after it opened (clients resume with Last-Event-ID).
+	StreamIdle     time.Duration `env:"LOGS_STREAM_IDLE, default=30m"`
+	StreamLifetime time.Duration `env:"LOGS_STREAM_LIFETIME, default=1h"`
+	// StreamLate is how long after its timestamp an entry may be committed and still be
+	// streamed (zones ship batches; ingests commit concurrently).
+	StreamLate time.Duration `env:"LOGS_STREAM_LATE, default=10s"`
 	// ShutdownTimeout bounds how long requests in flight may take to finish at a stop.
 	ShutdownTimeout time.Duration `env:"LOGS_SHUTDOWN_TIMEOUT, default=10s"`
 
@@ -90,6 +102,11 @@ func (c *Config) Validate() error {
 		{"LOGS_APP_LOOKUP_TIMEOUT", c.AppLookupTimeout},
 		{"LOGS_PROCESSED_RETENTION", c.ProcessedRetention},
 		{"LOGS_SHUTDOWN_TIMEOUT", c.ShutdownTimeout},
+		{"LOGS_STREAM_POLL_INTERVAL", c.StreamPoll},
+		{"LOGS_STREAM_HEARTBEAT", c.StreamHeartbeat},
+		{"LOGS_STREAM_IDLE", c.StreamIdle},
+		{"LOGS_STREAM_LIFETIME", c.StreamLifetime},
+		{"LOGS_STREAM_LATE", c.StreamLate},
 	} {
 		if f.d <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, not %s", f.name, f.d))

@@ -3,10 +3,12 @@
 package httpapi
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
@@ -22,6 +24,13 @@ type Deps struct {
 	SigningKey []byte // the gateway's callerid key
 	Identity   health.Identity
 	Log        *slog.Logger
+	// Streamer serves the live stream; nil leaves the route out.
+	Streamer *app.Streamer
+	// Stream is the live stream's timings; zero takes DefaultStreamLimits.
+	Stream StreamLimits
+	// Stopping ends when the service stops: every open stream then ends with its final
+	// event, so the HTTP shutdown is not held up by them.
+	Stopping context.Context
 }
 
 // New builds the Fiber app with every route.
@@ -35,6 +44,14 @@ func New(d Deps) *fiber.App {
 		WriteTimeout: 30 * time.Second,
 		IdleTimeout:  2 * time.Minute,
 	})
+	limits := d.Stream.withDefaults()
+	// A stream writes for up to its lifetime: it alone is exempt from WriteTimeout.
+	app.Server().HeaderReceived = func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+		if isStreamRequest(h) {
+			return fasthttp.RequestConfig{WriteTimeout: limits.Lifetime + streamWriteSlack}
+		}
+		return fasthttp.RequestConfig{}
+	}
 	app.Use(telemetry.ServerSpans("tori.dev/services/logs", d.Log), httperror.Recover(d.Log))
 	app.Get("/healthz", d.Identity.Handler)
 	app.Get("/readyz", d.Identity.ReadyHandler)
@@ -43,5 +60,28 @@ func New(d Deps) *fiber.App {
 	api := app.Group("/api", callerid.Middleware(d.SigningKey, true, httperror.Unauthorized))
 	h := &logsHandler{reader: d.Reader}
 	api.Get("/apps/:slug/logs", h.get)
+	if d.Streamer != nil {
+		stopping := d.Stopping
+		if stopping == nil {
+			stopping = context.Background()
+		}
+		s := &streamHandler{streamer: d.Streamer, limits: limits, stopping: stopping, log: d.Log}
+		api.Get("/apps/:slug/logs/stream", s.get)
+	}
 	return app
+}
+
+func (l StreamLimits) withDefaults() StreamLimits {
+	pick := func(v, def time.Duration) time.Duration {
+		if v > 0 {
+			return v
+		}
+		return def
+	}
+	d := DefaultStreamLimits
+	return StreamLimits{
+		Poll: pick(l.Poll, d.Poll), Heartbeat: pick(l.Heartbeat, d.Heartbeat),
+		Idle: pick(l.Idle, d.Idle), Lifetime: pick(l.Lifetime, d.Lifetime),
+		LivenessEvery: pick(l.LivenessEvery, d.LivenessEvery), Retry: pick(l.Retry, d.Retry),
+	}
 }

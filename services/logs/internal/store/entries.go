@@ -168,3 +168,34 @@ func streamOf(raw []byte) logs.Stream {
 	}
 	return logs.Stream(raw)
 }
+
+// streamSQL reads a live stream's next entries ($1 app, $2 from, $3 to, $4/$5 the floor
+// cursor, $6 ids already sent, $7 limit). The (app_id, ts, id) index serves the range; the
+// exclusion only filters the few seconds of entries the late allowance re-reads.
+const streamSQL = `
+		SELECT id, ts, stream, deploy_id, message FROM log_entries
+		WHERE app_id = $1 AND ts >= $2 AND ts < $3 AND (ts, id) > ($4, $5) AND NOT (id = ANY($6))
+		ORDER BY ts, id LIMIT $7`
+
+// StreamEntries implements app.StreamSource.
+func (s *Store) StreamEntries(ctx context.Context, appID string, from, to time.Time, floor logs.Cursor, exclude []int64, limit int) ([]logs.Entry, error) {
+	floorTS := floor.Timestamp
+	if floorTS.IsZero() {
+		floorTS = time.Unix(0, 0)
+	}
+	rows, err := s.pool.Query(ctx, streamSQL, appID, from, to, floorTS, floor.ID, exclude, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: stream entries: %w", err)
+	}
+	return scanEntries(rows, appID, limit)
+}
+
+// AppLive implements app.StreamSource.
+func (s *Store) AppLive(ctx context.Context, appID string) (bool, error) {
+	var live bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM apps WHERE app_id = $1 AND deleted_at IS NULL)`, appID).Scan(&live)
+	if err != nil {
+		return false, fmt.Errorf("store: app live: %w", err)
+	}
+	return live, nil
+}

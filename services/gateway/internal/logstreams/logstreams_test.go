@@ -1,0 +1,138 @@
+package logstreams
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCapPerAccount(t *testing.T) {
+	r := New(2)
+	a1, err1 := r.Open("acc", "t1")
+	_, err2 := r.Open("acc", "t2")
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	if _, err := r.Open("acc", "t3"); !errors.Is(err, ErrTooMany) {
+		t.Fatalf("third stream: %v, want ErrTooMany", err)
+	}
+	if _, err := r.Open("other", "t4"); err != nil {
+		t.Fatalf("another account's stream: %v", err)
+	}
+	a1.Release()
+	a1.Release() // twice frees one place only
+	if got := r.Count("acc"); got != 1 {
+		t.Fatalf("count after release = %d, want 1", got)
+	}
+	if _, err := r.Open("acc", "t5"); err != nil {
+		t.Fatalf("after a release: %v", err)
+	}
+}
+
+// slowBody yields the parts written into it one Read at a time, then blocks until closed.
+type slowBody struct {
+	parts  chan string
+	closed chan struct{}
+}
+
+func newSlowBody() *slowBody {
+	return &slowBody{parts: make(chan string, 16), closed: make(chan struct{})}
+}
+
+func (b *slowBody) Read(p []byte) (int, error) {
+	select {
+	case s := <-b.parts:
+		return copy(p, s), nil
+	case <-b.closed:
+		return 0, io.ErrUnexpectedEOF
+	}
+}
+
+func (b *slowBody) Close() error {
+	select {
+	case <-b.closed:
+	default:
+		close(b.closed)
+	}
+	return nil
+}
+
+func readAll(t *testing.T, r io.Reader) string {
+	t.Helper()
+	done := make(chan string, 1)
+	go func() { b, _ := io.ReadAll(r); done <- string(b) }()
+	select {
+	case s := <-done:
+		return s
+	case <-time.After(5 * time.Second):
+		t.Fatal("the wrapped stream did not end")
+		return ""
+	}
+}
+
+func TestRevokeEndsOnlyThatTokensStreamsAfterWholeEvents(t *testing.T) {
+	r := New(5)
+	st, _ := r.Open("acc", "tok")
+	other, _ := r.Open("acc", "other-tok")
+	body := newSlowBody()
+	w := st.Wrap(body)
+	body.parts <- "id: 1\ndata: {\"message\":\"a\"}\n\nid: 2\nda" // the second event is half here
+	// Wait until the first event is through before revoking.
+	buf := make([]byte, 64)
+	n, err := w.Read(buf)
+	if err != nil || string(buf[:n]) != "id: 1\ndata: {\"message\":\"a\"}\n\n" {
+		t.Fatalf("first read %q, %v", buf[:n], err)
+	}
+	r.Revoke("tok")
+	rest := readAll(t, w)
+	want := string(CloseEvent(ReasonTokenRevoked))
+	if rest != want {
+		t.Fatalf("after revoking: %q, want only the final event %q", rest, want)
+	}
+	if !strings.Contains(want, `"reason":"token_revoked"`) || !strings.HasPrefix(want, "event: close\n") {
+		t.Fatalf("final event %q", want)
+	}
+	select {
+	case <-body.closed:
+	default:
+		t.Fatal("the service's body was not closed")
+	}
+	_ = w.Close()
+	if r.Count("acc") != 1 {
+		t.Fatalf("count = %d: the revoked stream's place is not free, or the other's was taken", r.Count("acc"))
+	}
+	select {
+	case reason := <-other.end:
+		t.Fatalf("another token's stream was ended: %s", reason)
+	default:
+	}
+}
+
+func TestServiceEndPassesThrough(t *testing.T) {
+	r := New(1)
+	st, _ := r.Open("acc", "tok")
+	w := st.Wrap(io.NopCloser(strings.NewReader("event: close\ndata: {\"reason\":\"idle_timeout\"}\n\n")))
+	if got := readAll(t, w); got != "event: close\ndata: {\"reason\":\"idle_timeout\"}\n\n" {
+		t.Fatalf("got %q", got)
+	}
+	_ = w.Close()
+	if r.Count("acc") != 0 {
+		t.Fatal("place not freed after the body closed")
+	}
+}
+
+func TestShutdownEndsEveryStreamAndLaterOnes(t *testing.T) {
+	r := New(3)
+	a, _ := r.Open("a", "t1")
+	wa := a.Wrap(newSlowBody())
+	r.Shutdown()
+	if got := readAll(t, wa); got != string(CloseEvent(ReasonShutdown)) {
+		t.Fatalf("open stream got %q", got)
+	}
+	b, _ := r.Open("b", "t2")
+	if got := readAll(t, b.Wrap(newSlowBody())); got != string(CloseEvent(ReasonShutdown)) {
+		t.Fatalf("stream opened during shutdown got %q", got)
+	}
+}
