@@ -24,11 +24,11 @@ type pageJSON struct {
 // apitime's form as a plain string: apitime.Time goes through MarshalJSON, whose output
 // encoding/json re-validates, and over 500 entries that doubled the page's encoding time.
 type entryJSON struct {
-	ID        int64        `json:"id,string"`
-	Timestamp string       `json:"timestamp"` // apitime.Format`
-	Stream    logs.Stream  `json:"stream"`
-	DeployID  *string      `json:"deployId"` // null when the line belongs to no deploy
-	Message   string       `json:"message"`
+	ID        int64       `json:"id,string"`
+	Timestamp string      `json:"timestamp"` // apitime.Format
+	Stream    logs.Stream `json:"stream"`
+	DeployID  *string     `json:"deployId"` // null when the line belongs to no deploy
+	Message   string      `json:"message"`
 }
 
 // pageEncoder holds what encoding a page needs between requests: a full page is about
