@@ -55,6 +55,10 @@ func measure(ctx context.Context, p readPaths, samples int) error {
 	row("floor: the same through a bare TCP relay", ms(at50(relayed)), ms(at99(relayed)))
 	row("floor ratio (SQL + bytes via the relay) / SQL",
 		ratio(at50(sql)+at50(relayed), at50(sql)), ratio(at99(sql)+at99(relayed), at99(sql)))
+	// What the gateway and the service add above that floor: the figure #27 judged the page's
+	// encoder by (services/logs/README.md).
+	row("ratio gateway / floor (SQL + bytes via the relay)",
+		ratio(at50(gateway), at50(sql)+at50(relayed)), ratio(at99(gateway), at99(sql)+at99(relayed)))
 	return nil
 }
 

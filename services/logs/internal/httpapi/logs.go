@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"sync"
-
 	"github.com/gofiber/fiber/v2"
 
 	"tori.dev/pkg/callerid"
@@ -13,13 +11,6 @@ import (
 type logsHandler struct {
 	reader *app.Reader
 }
-
-// pageBuffers hold encoded pages between requests: a full page is about 120 kB, which
-// would otherwise be a fresh large allocation (and garbage) per read.
-var pageBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
-
-// maxPooledPage keeps an outsized page's buffer (long messages) from being held forever.
-const maxPooledPage = 1 << 20
 
 // get serves GET /api/apps/{slug}/logs.
 func (h *logsHandler) get(c *fiber.Ctx) error {
@@ -33,13 +24,10 @@ func (h *logsHandler) get(c *fiber.Ctx) error {
 	if err != nil {
 		return toHTTP(err)
 	}
-	buf := pageBuffers.Get().(*[]byte)
-	*buf = appendPage((*buf)[:0], page)
-	// SetBody copies into the response's own pooled buffer, so ours can go back at once.
-	c.Response().SetBody(*buf)
-	c.Response().Header.SetContentType(fiber.MIMEApplicationJSON)
-	if cap(*buf) <= maxPooledPage {
-		pageBuffers.Put(buf)
+	// SetBody copies into the response's own pooled buffer, so the encoder's can go back at once.
+	if err := encodePage(page, c.Response().SetBody); err != nil {
+		return err
 	}
+	c.Response().Header.SetContentType(fiber.MIMEApplicationJSON)
 	return nil
 }
