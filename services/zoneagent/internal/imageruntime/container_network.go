@@ -12,7 +12,7 @@ import (
 // AppNetwork is an app's own container network: a bridge of its own, which its release
 // Job and service containers share and no other app's containers join. What leaves the
 // bridge is forwarded by the host, where ContainerFirewall holds it to the sandbox's deny
-// list.
+// list (sandbox.Policy).
 type AppNetwork struct {
 	Name   string // the engine's name for it: tori-app-<app id>
 	Bridge string // the host's interface: tc-<12 hex of the app id's digest>, 15 bytes as Linux allows
@@ -56,9 +56,9 @@ func (f ContainerFirewall) Ruleset() string {
 	fmt.Fprintf(&b, "\t\tiifname != %s accept\n", bridges)
 	b.WriteString("\t\tct state established,related accept\n")
 	fmt.Fprintf(&b, "\t\toifname %s reject\n", bridges) // another app's containers
-	b.WriteString("\t\tfib daddr type { local, broadcast, multicast, anycast } reject\n")
-	fmt.Fprintf(&b, "\t\tip daddr { %s } reject\n", strings.Join(sandbox.Blocked4, ", "))
-	fmt.Fprintf(&b, "\t\tip6 daddr { %s } reject\n", strings.Join(sandbox.Blocked6, ", "))
+	// The sandbox's refusals; containers reach no port of the host through them (not even
+	// the pooler's: an image app's database is reached as the internet reaches it).
+	b.WriteString(sandbox.Policy{}.RefuseNonPublic())
 	b.WriteString("\t}\n")
 	// The host's own services on the bridge's address (or any of its addresses): none but
 	// DNS, which podman's resolver answers there.

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+	"tori.dev/services/zoneagent/internal/sandbox"
 )
 
 // One app's connections to the pooler must not refuse another's: PgBouncer's max_client_conn
@@ -26,16 +27,17 @@ import (
 
 // ClientsPerConnection is how many client connections an app may hold to the pooler for each
 // server connection its plan gives (databaseConnections): transaction pooling shares few
-// server connections among many clients.
-const ClientsPerConnection = 10
+// server connections among many clients. The figure is the sandbox's promise
+// (sandbox.Policy); this table enforces it.
+const ClientsPerConnection = sandbox.PoolerClientsPerConnection
 
 // OtherAppClients caps the connections of an app the zone knows no database of (none, or its
 // uid not yet known): each such app at most this many, and all of them together at most
 // OtherAppsClients. They only reach the pooler's login, and never crowd out an app with a
 // database.
 const (
-	OtherAppClients  = 50
-	OtherAppsClients = 1000
+	OtherAppClients  = sandbox.PoolerClientsWithoutDatabase
+	OtherAppsClients = sandbox.PoolerClientsWithoutDatabases
 )
 
 // ClientCap is the cap of an app whose databases have these pool sizes (a restore is a

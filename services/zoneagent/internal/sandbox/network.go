@@ -129,8 +129,8 @@ func (s *Sandbox) makeNetwork(ctx context.Context, appID string, cred *syscall.C
 	id := strconv.FormatUint(uint64(cred.Uid), 10)
 	args := []string{"--unshare-user", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 		"--uid", id, "--gid", id, "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-		"--info-fd", "3", "--seccomp", "4", "--ro-bind", "/usr", "/usr"}
-	args = append(append(args, systemLinks()...), "--proc", "/proc", "--remount-ro", "/", "--", "/usr/bin/sleep", "infinity")
+		"--info-fd", "3", "--seccomp", "4"}
+	args = append(append(args, s.holderMounts()...), "--", "/usr/bin/sleep", "infinity")
 	cmd := hostCommand(s.Bwrap, args...)
 	cmd.ExtraFiles = []*os.File{infoW, secR}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
@@ -188,20 +188,6 @@ func (s *Sandbox) makeNetwork(ctx context.Context, appID string, cred *syscall.C
 	return n, nil
 }
 
-// systemLinks are the top-level system folders as the host has them: merged-/usr hosts link
-// them into /usr, others have real folders.
-func systemLinks() []string {
-	var a []string
-	for _, d := range []string{"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"} {
-		if target, err := os.Readlink(d); err == nil {
-			a = append(a, "--symlink", target, d)
-		} else {
-			a = append(a, "--ro-bind-try", d, d)
-		}
-	}
-	return a
-}
-
 // startPasta connects the app's network namespace: out, the pooler's port to the host's
 // loopback and, through sockets pasta opens as the app's uid, the internet (the zone's
 // nftables rules refuse those sockets the host's own addresses and private ranges). Nothing
@@ -218,17 +204,13 @@ func (s *Sandbox) startPasta(ctx context.Context, cred *syscall.Credential, appI
 	if err := os.Chown(pidPath, int(cred.Uid), int(cred.Gid)); err != nil {
 		return 0, nil, err
 	}
-	pooler := "none"
-	if s.PoolerPort > 0 {
-		pooler = strconv.Itoa(s.PoolerPort)
-	}
 	// In the foreground, as the agent's child: it dies with the agent (Pdeathsig), where a
 	// daemon would outlive a crash holding the namespace. It writes its pid file once the
 	// namespace is configured.
 	args := []string{"--foreground", "--quiet", "--config-net", "--no-map-gw", "--ipv4-only",
 		"--no-dhcp", "--no-ndp", "--no-ra", "--no-dhcpv6",
-		"--tcp-ports", "none", "--udp-ports", "none", "--tcp-ns", pooler, "--udp-ns", "none",
 		"--pid", pidPath, "--userns", "/proc/self/fd/3", "--netns", "/proc/self/fd/4"}
+	args = append(args, s.pastaPorts()...)
 	cmd := hostCommand(s.Pasta, args...)
 	cmd.ExtraFiles = []*os.File{n.userNS, n.netNS}
 	var out syncBuffer
@@ -354,7 +336,7 @@ func (s *Sandbox) Network(ctx context.Context, appID string) (*os.File, error) {
 	if cred == nil {
 		return nil, fmt.Errorf("app %s has no uid", appID)
 	}
-	if err := s.Cgroups.Setup(appID, Limits{MemoryBytes: s.MemoryBytes, Pids: s.MaxProcesses}); err != nil {
+	if err := s.Cgroups.Setup(appID, s.limits(0)); err != nil {
 		return nil, err
 	}
 	n, err := s.network(ctx, appID, cred)

@@ -34,8 +34,8 @@ var probeApp = fmt.Sprintf("tori-sandbox-probe-%d-%d", os.Getpid(), time.Now().U
 // loads its nftables table and runs one command in a sandbox. What fails makes the sandbox
 // unavailable, with the reason in Unavailable; customer code then never runs.
 func NewSandbox(ctx context.Context, c SandboxConfig) Sandbox {
-	s := Sandbox{MemoryBytes: c.MemoryBytes, MaxProcesses: c.MaxProcesses, MaxOpenFiles: c.MaxOpenFiles,
-		DiskBytes: c.DiskBytes, PoolerPort: c.PoolerPort}
+	s := Sandbox{Policy: Policy{PoolerPort: c.PoolerPort, MemoryBytes: c.MemoryBytes, MaxProcesses: c.MaxProcesses,
+		MaxOpenFiles: c.MaxOpenFiles, DiskBytes: c.DiskBytes}}
 	s.SetUID(probeApp, c.UIDBase)
 	if err := s.setup(ctx, c); err != nil {
 		s.Unavailable = err.Error()
@@ -74,13 +74,16 @@ func (s *Sandbox) setup(ctx context.Context, c SandboxConfig) error {
 	if err != nil {
 		return fmt.Errorf("nft (nftables) not found (ZONE_NFT=%s): %v", c.Nft, err)
 	}
-	if s.Seccomp = SeccompProgram(); len(deniedSyscalls) == 0 || s.Seccomp == nil {
+	if eperm, _ := s.refusedSyscalls(); len(eperm) == 0 {
+		return fmt.Errorf("no seccomp filter for this architecture")
+	}
+	if s.Seccomp = SeccompProgram(s.Policy); s.Seccomp == nil {
 		return fmt.Errorf("no seccomp filter for this architecture")
 	}
 	if s.Cgroups, err = DetectCgroups(c.CgroupMount, c.Zone); err != nil {
 		return err
 	}
-	fw := Firewall{Nft: nft, Table: "tori_" + strings.ReplaceAll(c.Zone, "-", "_"), UIDLo: c.UIDBase, UIDHi: c.UIDBase + c.UIDCount - 1, PoolerPort: c.PoolerPort}
+	fw := Firewall{Nft: nft, Table: "tori_" + strings.ReplaceAll(c.Zone, "-", "_"), UIDLo: c.UIDBase, UIDHi: c.UIDBase + c.UIDCount - 1, Policy: s.Policy}
 	if err := fw.Apply(); err != nil {
 		return err
 	}

@@ -46,13 +46,8 @@ type Sandbox struct {
 	Cgroups *Cgroups
 	Seccomp []byte // compiled filter (SeccompProgram)
 
-	MemoryBytes  int64 // per app: its cgroup's memory limit
-	MaxProcesses int64 // per app: its cgroup's pids limit
-	MaxOpenFiles int64 // per process: RLIMIT_NOFILE
-	DiskBytes    int64 // per app: its tree's filesystem, and /tmp's tmpfs
-	// PoolerPort is the one host loopback port an app reaches (127.0.0.1:<port> inside);
-	// 0 forwards none.
-	PoolerPort int
+	// Policy is the promise the sandbox keeps (policy.go): reach, limits, mounts.
+	Policy
 
 	ids *idCache
 }
@@ -153,7 +148,7 @@ func (s *Sandbox) Start(ctx context.Context, spec Spec) (*Sandboxed, error) {
 	if cred == nil {
 		return nil, fmt.Errorf("app %s has no uid", spec.AppID)
 	}
-	if err := s.Cgroups.Setup(spec.AppID, Limits{MemoryBytes: s.MemoryBytes, Pids: s.MaxProcesses, CPU: spec.CPU}); err != nil {
+	if err := s.Cgroups.Setup(spec.AppID, s.limits(spec.CPU)); err != nil {
 		return nil, err
 	}
 	network, err := s.network(ctx, spec.AppID, cred)
@@ -336,34 +331,7 @@ func (s *Sandbox) bwrapOptions(uid uint32, spec Spec) []string {
 			a = append(a, "--setenv", k, v)
 		}
 	}
-	a = append(a, "--ro-bind", "/usr", "/usr")
-	a = append(a, systemLinks()...)
-	for _, f := range etcFiles {
-		a = append(a, "--ro-bind-try", f, f)
-	}
-	a = append(a,
-		"--proc", "/proc",
-		// Not --dev: bwrap would then map root first and nest a second user namespace.
-		// The same nodes, bound one by one.
-		"--tmpfs", "/dev",
-	)
-	for _, d := range []string{"null", "zero", "full", "random", "urandom", "tty"} {
-		a = append(a, "--dev-bind", "/dev/"+d, "/dev/"+d)
-	}
-	size := strconv.FormatInt(s.DiskBytes, 10)
-	return append(a,
-		"--symlink", "/proc/self/fd", "/dev/fd",
-		"--symlink", "/proc/self/fd/0", "/dev/stdin",
-		"--symlink", "/proc/self/fd/1", "/dev/stdout",
-		"--symlink", "/proc/self/fd/2", "/dev/stderr",
-		"--size", size, "--tmpfs", "/dev/shm",
-		"--size", size, "--tmpfs", "/tmp",
-		"--bind", spec.Dir, AppRoot,
-		// The root bwrap builds the view on is a tmpfs: read-only, so the app writes only
-		// to its tree, /tmp and /dev/shm.
-		"--remount-ro", "/",
-		"--chdir", AppRoot,
-	)
+	return append(a, s.mounts(spec.Dir)...)
 }
 
 // command is what bwrap executes inside: tini as the namespace's first process (pid 1,
@@ -381,7 +349,7 @@ func (s *Sandbox) command(spec Spec) []string {
 	// Inside, as the app: the agent's root lacks CAP_SYS_RESOURCE on some hosts (this
 	// project's among them), so it cannot set another uid's limits from outside.
 	if s.Prlimit != "" {
-		a = append(a, s.Prlimit, "--nofile="+strconv.FormatInt(s.MaxOpenFiles, 10), "--core=0", "--")
+		a = append(append(append(a, s.Prlimit), s.prlimit()...), "--")
 	}
 	return append(a, spec.Argv...)
 }
@@ -408,17 +376,6 @@ func bwrapArgsFile(args []string) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
-}
-
-// etcFiles are the parts of /etc common runtimes read (the dynamic loader, name
-// resolution, certificates, time zone, users for tools that look the uid up); nothing else
-// of the host's configuration is visible.
-var etcFiles = []string{
-	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
-	"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/host.conf", "/etc/gai.conf",
-	"/etc/protocols", "/etc/services", "/etc/ssl", "/etc/ca-certificates", "/etc/pki",
-	"/etc/localtime", "/etc/timezone", "/etc/mime.types", "/etc/passwd", "/etc/group",
-	"/etc/os-release", "/etc/debian_version", "/etc/python3", "/etc/python3.11",
 }
 
 // Pid is bwrap's pid on the host.

@@ -52,7 +52,7 @@ type insn struct {
 
 // SeccompProgram is the filter as bwrap reads it: struct sock_filter entries, in the
 // machine's byte order. It returns nil on an architecture it does not know.
-func SeccompProgram() []byte {
+func SeccompProgram(p Policy) []byte {
 	arch, ok := auditArch()
 	if !ok {
 		return nil
@@ -67,10 +67,11 @@ func SeccompProgram() []byte {
 		// x32 calls carry this bit in their number; refuse the whole ABI.
 		prog = append(prog, insn{bpfJsetK, 0, 1, x32Bit}, insn{bpfRetK, 0, 0, retErrno | uint32(unix.EPERM)})
 	}
-	for _, nr := range deniedSyscalls {
+	eperm, enosys := p.refusedSyscalls()
+	for _, nr := range eperm {
 		prog = append(prog, insn{bpfJeqK, 0, 1, uint32(nr)}, insn{bpfRetK, 0, 0, retErrno | uint32(unix.EPERM)})
 	}
-	for _, nr := range enosysSyscalls {
+	for _, nr := range enosys {
 		prog = append(prog, insn{bpfJeqK, 0, 1, uint32(nr)}, insn{bpfRetK, 0, 0, retErrno | uint32(unix.ENOSYS)})
 	}
 	// clone: allowed unless it asks for a namespace.
