@@ -25,8 +25,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"tori.dev/services/zoneagent/internal/app"
 )
 
 // adminUser is the pooler's admin console user, whose password only the agent knows.
@@ -81,46 +79,6 @@ type pooledDBFile struct {
 	AppID      string `json:"appId,omitempty"`
 	MaxBytes   int64  `json:"maxBytes,omitempty"`
 	ReadOnly   bool   `json:"readOnly,omitempty"`
-}
-
-// Track records whose database name is and its cap.
-func (p *Pooler) Track(name, databaseID, appID string, maxBytes int64) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	d, ok := p.state.Databases[name]
-	if !ok {
-		return fmt.Errorf("managed: track %s: not admitted", name)
-	}
-	d.DatabaseID, d.AppID, d.MaxBytes = databaseID, appID, maxBytes
-	p.state.Databases[name] = d
-	return p.writeFiles()
-}
-
-// Tracked lists the admitted databases that have a cap, by name.
-func (p *Pooler) Tracked() []app.TrackedDatabase {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := make([]app.TrackedDatabase, 0, len(p.state.Databases))
-	for n, d := range p.state.Databases {
-		if d.MaxBytes > 0 {
-			out = append(out, app.TrackedDatabase{Name: n, DatabaseID: d.DatabaseID, AppID: d.AppID, MaxBytes: d.MaxBytes, ReadOnly: d.ReadOnly})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
-// MarkReadOnly records whether database name was made read-only.
-func (p *Pooler) MarkReadOnly(name string, on bool) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	d, ok := p.state.Databases[name]
-	if !ok {
-		return nil
-	}
-	d.ReadOnly = on
-	p.state.Databases[name] = d
-	return p.writeFiles()
 }
 
 // Reconnect makes the pooler renew its server connections to database name (each as soon as
