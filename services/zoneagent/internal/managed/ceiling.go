@@ -77,7 +77,7 @@ func (c *Ceilings) Ensure(ctx context.Context, name string, capBytes int64, tabl
 // Mount makes (the first time) and mounts database name's filesystem, growing it to the
 // ceiling of capBytes if it is smaller.
 func (c *Ceilings) Mount(name string, capBytes int64) error {
-	uid, gid, err := lookupUser(c.Owner)
+	uid, gid, err := LookupUser(c.Owner)
 	if err != nil {
 		return err
 	}

@@ -6,9 +6,7 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
-	"syscall"
 
-	"golang.org/x/sys/unix"
 	"tori.dev/services/zoneagent/internal/sandbox"
 )
 
@@ -128,42 +126,4 @@ func (c ClientCaps) load(ruleset string) error {
 		return fmt.Errorf("managed: nft: %v: %s", err, strings.TrimSpace(string(out)))
 	}
 	return nil
-}
-
-// maxClients is PgBouncer's max_client_conn: the caps of every app with a database, the
-// other apps' together, and room for the zone's own console. p.mu is held.
-func (p *Pooler) maxClients() int {
-	n := OtherAppsClients + 100
-	for _, d := range p.state.Databases {
-		n += ClientCap(d.PoolSize)
-	}
-	return n
-}
-
-// AppPools are the pool sizes of each app's databases, by app id (databases the zone has
-// not recorded an app for are left out).
-func (p *Pooler) AppPools() map[string][]int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := map[string][]int{}
-	for _, d := range p.state.Databases {
-		if d.AppID != "" {
-			out[d.AppID] = append(out[d.AppID], d.PoolSize)
-		}
-	}
-	return out
-}
-
-// raiseOpenFiles lets PgBouncer hold as many sockets as the host allows (the hard limit),
-// far more than the soft limit a service is often started with (1024). Go raises its own
-// soft limit at start but gives children the original back, unless the program sets the
-// limit itself: so the agent sets it (to what it already has), and PgBouncer, started next,
-// inherits it. (prlimit on the running child would need CAP_SYS_RESOURCE, as it runs as
-// another user.) Best effort: PgBouncer refuses clients past its limit either way.
-func raiseOpenFiles() {
-	var lim unix.Rlimit
-	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil {
-		lim.Cur = lim.Max
-		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: lim.Cur, Max: lim.Max})
-	}
 }

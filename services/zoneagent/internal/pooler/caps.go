@@ -1,4 +1,4 @@
-package managed
+package pooler
 
 import (
 	"fmt"
@@ -50,4 +50,18 @@ func (p *Pooler) MarkReadOnly(name string, on bool) error {
 	d.ReadOnly = on
 	p.state.Databases[name] = d
 	return p.writeFiles()
+}
+
+// AppPools are the pool sizes of each app's databases, by app id (databases the zone has
+// not recorded an app for are left out).
+func (p *Pooler) AppPools() map[string][]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string][]int{}
+	for _, d := range p.state.Databases {
+		if d.AppID != "" {
+			out[d.AppID] = append(out[d.AppID], d.PoolSize)
+		}
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package managed
+package pooler
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"tori.dev/pkg/testinfra"
+	"tori.dev/services/zoneagent/internal/managed"
 )
 
 // clientScript is an app's process on the host side, as pasta's sockets are: it runs as the
@@ -53,7 +54,7 @@ func asUID(uid uint32, args ...string) *exec.Cmd {
 // matching only its pooler's port), real PgBouncer, the zone cluster.
 func TestClientCapsKeepOneAppFromStarvingAnother(t *testing.T) {
 	ctx := context.Background()
-	c := Cluster{AdminURL: testinfra.ZoneProvisionerURL(t), StatementTimeout: time.Minute}
+	c := managed.Cluster{AdminURL: testinfra.ZoneProvisionerURL(t), StatementTimeout: time.Minute}
 	p := startPooler(t, 2*time.Second)
 	heavy, light := newName(), newName()
 	heavyApp, lightApp := uuid.NewString(), uuid.NewString()
@@ -74,13 +75,13 @@ func TestClientCapsKeepOneAppFromStarvingAnother(t *testing.T) {
 	}
 	const lo = 390000
 	heavyUID, lightUID := uint32(lo+1), uint32(lo+2)
-	caps := ClientCaps{Nft: "nft", Table: fmt.Sprintf("tori_t%d_pooler", rand.IntN(1<<30)), Pooler: p.Listen, UIDLo: lo, UIDHi: lo + 99}
+	caps := managed.ClientCaps{Nft: "nft", Table: fmt.Sprintf("tori_t%d_pooler", rand.IntN(1<<30)), Pooler: p.Listen, UIDLo: lo, UIDHi: lo + 99}
 	if err := caps.Init(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = caps.Remove() })
 	pools := p.AppPools()
-	want := map[uint32]int{heavyUID: ClientCap(pools[heavyApp]...), lightUID: ClientCap(pools[lightApp]...)}
+	want := map[uint32]int{heavyUID: managed.ClientCap(pools[heavyApp]...), lightUID: managed.ClientCap(pools[lightApp]...)}
 	if want[heavyUID] != 2000 || want[lightUID] != 50 {
 		t.Fatalf("caps %v", want)
 	}
@@ -90,7 +91,7 @@ func TestClientCapsKeepOneAppFromStarvingAnother(t *testing.T) {
 	p.mu.Lock()
 	maxClients := p.maxClients()
 	p.mu.Unlock()
-	if maxClients < 2000+50+OtherAppsClients {
+	if maxClients < 2000+50+managed.OtherAppsClients {
 		t.Fatalf("max_client_conn %d does not fit the caps", maxClients)
 	}
 
@@ -118,7 +119,7 @@ func TestClientCapsKeepOneAppFromStarvingAnother(t *testing.T) {
 		t.Fatalf("the second app's login while the first holds 2,000: %q, want R (asked for its password)", got)
 	}
 	// A database made elsewhere rewrites the map; the first app's count stays.
-	want[lo+3] = ClientCap(20)
+	want[lo+3] = managed.ClientCap(20)
 	if err := caps.Sync(want); err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestClientCapsKeepOneAppFromStarvingAnother(t *testing.T) {
 		t.Fatalf("the second app after the rewrite: %q", got)
 	}
 	// An app the zone knows no database of gets the others' cap.
-	if held, refused := holdAs(t, lo+4, host, port, 60); held != OtherAppClients || refused != 60-OtherAppClients {
+	if held, refused := holdAs(t, lo+4, host, port, 60); held != managed.OtherAppClients || refused != 60-managed.OtherAppClients {
 		t.Fatalf("an app without a database holds %d and was refused %d", held, refused)
 	}
 }

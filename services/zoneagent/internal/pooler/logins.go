@@ -1,8 +1,9 @@
-package managed
+package pooler
 
 import (
 	"context"
 	"fmt"
+	"tori.dev/services/zoneagent/internal/managed"
 )
 
 func (d pooledDBFile) login(name string) string {
@@ -26,7 +27,7 @@ func (p *Pooler) Login(name string) (login, password string, ok bool) {
 // pooler still admitted as the old one is replaced: its earlier password stops here.
 // rotation is the command's id (LastRotation).
 func (p *Pooler) Rotate(ctx context.Context, name, login, password, rotation string) error {
-	if !ValidLogin(name, login) || password == "" {
+	if !managed.ValidLogin(name, login) || password == "" {
 		return fmt.Errorf("managed: rotate %q: invalid login or password", login)
 	}
 	return p.change(ctx, name, func(d *pooledDBFile, ok bool) (bool, error) {

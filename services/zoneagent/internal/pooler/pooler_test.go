@@ -1,4 +1,4 @@
-package managed
+package pooler
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"tori.dev/pkg/testinfra"
+	"tori.dev/services/zoneagent/internal/managed"
 )
 
 // startPooler runs a pooler of the test's own in front of the zone cluster.
@@ -51,7 +52,7 @@ func poolerURL(p *Pooler, name, password string) string {
 // it is reached no more; all of it without restarting the pooler.
 func TestPoolerAdmitsOnline(t *testing.T) {
 	ctx := context.Background()
-	c := Cluster{AdminURL: testinfra.ZoneProvisionerURL(t), StatementTimeout: time.Minute}
+	c := managed.Cluster{AdminURL: testinfra.ZoneProvisionerURL(t), StatementTimeout: time.Minute}
 	p := startPooler(t, 2*time.Second)
 	a, b := newName(), newName()
 	for _, n := range []string{a, b} {

@@ -1,4 +1,8 @@
-package managed
+// Package pooler supervises the zone's PgBouncer (its files, its process, its admin
+// console) and keeps its record: every database's password and pool (pooler.go, logins.go),
+// and each one's cap for the size check (caps.go; the rule itself is internal/sizecap). The
+// cluster side of the zone's databases is internal/managed.
+package pooler
 
 import (
 	"bufio"
@@ -15,7 +19,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -25,6 +28,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"golang.org/x/sys/unix"
+
+	"tori.dev/services/zoneagent/internal/managed"
 )
 
 // adminUser is the pooler's admin console user, whose password only the agent knows.
@@ -84,7 +90,7 @@ type pooledDBFile struct {
 // Reconnect makes the pooler renew its server connections to database name (each as soon as
 // its transaction ends), so a changed database setting reaches every new transaction.
 func (p *Pooler) Reconnect(ctx context.Context, name string) error {
-	if !ValidName(name) {
+	if !managed.ValidName(name) {
 		return fmt.Errorf("managed: reconnect %q: invalid name", name)
 	}
 	conn, err := p.admin(ctx)
@@ -145,7 +151,7 @@ func (p *Pooler) Password(name string) (string, bool) {
 // Admit adds (or updates) database name with its role's password and pool size and reloads
 // the running pooler.
 func (p *Pooler) Admit(ctx context.Context, name, password string, poolSize int) error {
-	if !ValidName(name) || password == "" || poolSize < 1 {
+	if !managed.ValidName(name) || password == "" || poolSize < 1 {
 		return fmt.Errorf("managed: admit %q: invalid name, password or pool size", name)
 	}
 	p.mu.Lock()
@@ -256,21 +262,8 @@ func (p *Pooler) writeFile(dir, name string, body []byte, owner string) error {
 	return os.Rename(tmp.Name(), filepath.Join(dir, name))
 }
 
-func lookupUser(name string) (uint32, uint32, error) {
-	u, err := user.Lookup(name)
-	if err != nil {
-		return 0, 0, fmt.Errorf("managed: pooler user %s: %w", name, err)
-	}
-	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
-	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
-	if err1 != nil || err2 != nil {
-		return 0, 0, fmt.Errorf("managed: pooler user %s has no numeric ids", name)
-	}
-	return uint32(uid), uint32(gid), nil
-}
-
 func chownTo(path, name string) error {
-	uid, gid, err := lookupUser(name)
+	uid, gid, err := managed.LookupUser(name)
 	if err != nil {
 		return err
 	}
@@ -288,7 +281,7 @@ func (p *Pooler) Run(ctx context.Context) error {
 	// user loses its parent-death signal.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if p.RunAs != "" {
-		uid, gid, err := lookupUser(p.RunAs)
+		uid, gid, err := managed.LookupUser(p.RunAs)
 		if err != nil {
 			return err
 		}
@@ -382,4 +375,28 @@ func NewPassword() string {
 		panic(err)
 	}
 	return hex.EncodeToString(b)
+}
+
+// maxClients is PgBouncer's max_client_conn: the caps of every app with a database, the
+// other apps' together, and room for the zone's own console. p.mu is held.
+func (p *Pooler) maxClients() int {
+	n := managed.OtherAppsClients + 100
+	for _, d := range p.state.Databases {
+		n += managed.ClientCap(d.PoolSize)
+	}
+	return n
+}
+
+// raiseOpenFiles lets PgBouncer hold as many sockets as the host allows (the hard limit),
+// far more than the soft limit a service is often started with (1024). Go raises its own
+// soft limit at start but gives children the original back, unless the program sets the
+// limit itself: so the agent sets it (to what it already has), and PgBouncer, started next,
+// inherits it. (prlimit on the running child would need CAP_SYS_RESOURCE, as it runs as
+// another user.) Best effort: PgBouncer refuses clients past its limit either way.
+func raiseOpenFiles() {
+	var lim unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil {
+		lim.Cur = lim.Max
+		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: lim.Cur, Max: lim.Max})
+	}
 }
