@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/jackc/pgx/v5"
+
 	"tori.dev/services/zoneagent/internal/sizecap"
 )
 
