@@ -34,14 +34,14 @@ import (
 	"tori.dev/tests/e2e/harness"
 )
 
-// fakeContainerRuntime builds FakeContainerRuntime (services/zoneagent/internal/runner/
+// fakeContainerRuntime builds FakeContainerRuntime (services/zoneagent/internal/imageruntime/
 // fakeruntime), the named test stand-in for docker/podman, which cannot run on this
 // machine, and returns its path and its state folder (named in <binary>.state: the zone
 // runs the CLI with a fixed environment).
 func fakeContainerRuntime(t *testing.T) (string, string) {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "docker")
-	cmd := exec.Command("go", "build", "-o", bin, "./internal/runner/fakeruntime")
+	cmd := exec.Command("go", "build", "-o", bin, "./internal/imageruntime/fakeruntime")
 	cmd.Dir = filepath.Join(harness.RepoRoot(), "services", "zoneagent")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build the fake container runtime: %v\n%s", err, out)

@@ -14,6 +14,7 @@ import (
 	"tori.dev/pkg/lifecycle"
 	"tori.dev/services/zoneagent/internal/config"
 	"tori.dev/services/zoneagent/internal/managed"
+	"tori.dev/services/zoneagent/internal/pooler"
 	"tori.dev/services/zoneagent/internal/store"
 )
 
@@ -25,7 +26,7 @@ const clientCapsEvery = 5 * time.Second
 // (managed/clientcaps.go) and returns the job that keeps them in step; ok is false when the
 // host cannot have them (not root, no nft), which the agent says. remove takes the table away
 // when the agent (and with it the pooler) stops.
-func poolerClientCaps(cfg config.Config, st *store.Store, pooler *managed.Pooler, log *slog.Logger) (job lifecycle.Job, remove func(), ok bool, err error) {
+func poolerClientCaps(cfg config.Config, st *store.Store, pooler *pooler.Pooler, log *slog.Logger) (job lifecycle.Job, remove func(), ok bool, err error) {
 	nft, err := exec.LookPath(cfg.Nft)
 	if os.Geteuid() != 0 || err != nil {
 		log.Error("the pooler has no per-app connection caps: they need root and nft (ZONE_NFT)")

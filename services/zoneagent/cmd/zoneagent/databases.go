@@ -17,11 +17,12 @@ import (
 	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/config"
 	"tori.dev/services/zoneagent/internal/managed"
+	"tori.dev/services/zoneagent/internal/pooler"
 )
 
 // managedDatabases builds the zone's managed-database use cases and, when the zone hosts
 // databases (ZONE_POSTGRES_ADMIN_URL), the pooler the composition root runs; nil otherwise.
-func managedDatabases(cfg config.Config, st app.Store, log *slog.Logger) (*app.Databases, *managed.Pooler, error) {
+func managedDatabases(cfg config.Config, st app.Store, log *slog.Logger) (*app.Databases, *pooler.Pooler, error) {
 	host, portText, err := net.SplitHostPort(cfg.Pooler())
 	if err != nil {
 		return nil, nil, err
@@ -29,13 +30,13 @@ func managedDatabases(cfg config.Config, st app.Store, log *slog.Logger) (*app.D
 	port, _ := strconv.Atoi(portText)
 	dbs := &app.Databases{
 		Zone: cfg.Zone, Host: sandboxHost(host), Port: port, Store: st,
-		NewPassword: managed.NewPassword, OtherLogin: managed.OtherLogin, Now: time.Now, Log: log,
+		NewPassword: pooler.NewPassword, OtherLogin: managed.OtherLogin, Now: time.Now, Log: log,
 	}
 	dbs.CapOverride = cfg.CapOverride
 	if !cfg.Enabled() {
 		return dbs, nil, nil
 	}
-	p := &managed.Pooler{
+	p := &pooler.Pooler{
 		Bin: cfg.PoolerBin, Dir: filepath.Join(cfg.DataDir, "pooler"), Listen: cfg.Pooler(),
 		Cluster: cfg.ClusterAddr(), QueryWaitTimeout: cfg.QueryWaitTimeout, Log: log.With("component", "pooler"),
 	}
@@ -102,7 +103,7 @@ func statementWatchdog(cfg config.Config) lifecycle.Job {
 // pooler (its record, RECONNECT).
 type sizeWatch struct {
 	managed.Cluster
-	*managed.Pooler
+	*pooler.Pooler
 }
 
 // sandboxHost is the pooler's host as an app's sandbox reaches it: the sandbox's own
@@ -115,7 +116,7 @@ func sandboxHost(host string) string {
 }
 
 // awaitPooler runs the pooler and returns once it answers, or with its error.
-func awaitPooler(ctx context.Context, p *managed.Pooler) error {
+func awaitPooler(ctx context.Context, p *pooler.Pooler) error {
 	rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	return p.Ready(rctx)

@@ -25,7 +25,7 @@ import (
 	"tori.dev/services/zoneagent/internal/busapi"
 	"tori.dev/services/zoneagent/internal/config"
 	"tori.dev/services/zoneagent/internal/edge"
-	runnerpkg "tori.dev/services/zoneagent/internal/runner"
+	"tori.dev/services/zoneagent/internal/sandbox"
 	"tori.dev/services/zoneagent/internal/store"
 )
 
@@ -73,7 +73,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	if err != nil {
 		return err
 	}
-	runnerpkg.RegisterUsage(runner.AppsDir, runner.Disks, runner.Sandbox.Cgroups) // /metrics
+	sandbox.RegisterUsage(runner.AppsDir, runner.Disks, runner.Sandbox.Cgroups) // /metrics
 	sites := filepath.Join(cfg.DataDir, "sites")
 	agent, err := app.New(app.Deps{
 		Zone: cfg.Zone, Store: st, ObjectsDir: cfg.Objects(), SitesDir: sites, Table: table, Runner: runner, Log: log,

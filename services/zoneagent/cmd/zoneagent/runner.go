@@ -17,13 +17,15 @@ import (
 
 	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/config"
-	"tori.dev/services/zoneagent/internal/runner"
+	"tori.dev/services/zoneagent/internal/imageruntime"
+	"tori.dev/services/zoneagent/internal/sandbox"
 	"tori.dev/services/zoneagent/internal/store"
+	"tori.dev/services/zoneagent/internal/supervisor"
 )
 
 // newRunner makes the runner of service revisions and clears what a previous run left:
 // processes inside the apps folder, and containers no live route names.
-func newRunner(ctx context.Context, cfg config.Config, st *store.Store, env runner.EnvOpener, logs runner.LogSink, log *slog.Logger) (*runner.Local, error) {
+func newRunner(ctx context.Context, cfg config.Config, st *store.Store, env supervisor.EnvOpener, logs supervisor.LogSink, log *slog.Logger) (*supervisor.Local, error) {
 	appsDir := appsDir(cfg)
 	// Traverse-only for others: each app's uid reaches its own folder (0700) and lists nothing.
 	if err := os.MkdirAll(appsDir, 0o711); err != nil {
@@ -32,31 +34,31 @@ func newRunner(ctx context.Context, cfg config.Config, st *store.Store, env runn
 	if err := os.Chmod(appsDir, 0o711); err != nil {
 		return nil, err
 	}
-	sandbox := runner.NewSandbox(ctx, runner.SandboxConfig{
+	sb := sandbox.NewSandbox(ctx, sandbox.SandboxConfig{
 		Zone: cfg.Zone, Bwrap: cfg.Bwrap, Pasta: cfg.Pasta, Nft: cfg.Nft, Prlimit: "prlimit", CgroupMount: cfg.CgroupMount,
 		UIDBase: cfg.UIDBase, UIDCount: cfg.UIDCount, MemoryBytes: cfg.MemoryBytes, MaxProcesses: cfg.MaxProcesses,
 		MaxOpenFiles: cfg.MaxOpenFiles, DiskBytes: cfg.DiskBytes, PoolerPort: cfg.PoolerPort,
 	})
-	if sandbox.Unavailable != "" {
+	if sb.Unavailable != "" {
 		// The one line an operator needs: customer code will not run here, and why.
-		log.ErrorContext(ctx, "sandbox unavailable: source deploys will fail with sandbox_unavailable; static sites are served: "+sandbox.Unavailable)
+		log.ErrorContext(ctx, "sandbox unavailable: source deploys will fail with sandbox_unavailable; static sites are served: "+sb.Unavailable)
 	} else {
-		log.InfoContext(ctx, "service sandbox", "appsDir", appsDir, "bwrap", sandbox.Bwrap, "pasta", sandbox.Pasta,
-			"cgroupV2", sandbox.Cgroups.V2, "imageRuntime", cfg.ImageRuntime)
+		log.InfoContext(ctx, "service sandbox", "appsDir", appsDir, "bwrap", sb.Bwrap, "pasta", sb.Pasta,
+			"cgroupV2", sb.Cgroups.V2, "imageRuntime", cfg.ImageRuntime)
 	}
 	containers, err := containerRuntime(cfg)
 	if err != nil {
 		return nil, err
 	}
-	var disks *runner.Disks
+	var disks *sandbox.Disks
 	if mkfs, err := exec.LookPath("mkfs.ext4"); err == nil {
-		disks = &runner.Disks{Dir: filepath.Join(cfg.DataDir, "disks"), Bytes: cfg.DiskBytes, Mkfs: mkfs}
-	} else if sandbox.Unavailable == "" {
-		sandbox.Unavailable = "mkfs.ext4 (e2fsprogs) not found, so apps' disks cannot be bounded"
-		log.ErrorContext(ctx, "sandbox unavailable: "+sandbox.Unavailable)
+		disks = &sandbox.Disks{Dir: filepath.Join(cfg.DataDir, "disks"), Bytes: cfg.DiskBytes, Mkfs: mkfs}
+	} else if sb.Unavailable == "" {
+		sb.Unavailable = "mkfs.ext4 (e2fsprogs) not found, so apps' disks cannot be bounded"
+		log.ErrorContext(ctx, "sandbox unavailable: "+sb.Unavailable)
 	}
-	local := &runner.Local{
-		AppsDir: appsDir, ObjectsDir: cfg.Objects(), Containers: containers, Sandbox: sandbox,
+	local := &supervisor.Local{
+		AppsDir: appsDir, ObjectsDir: cfg.Objects(), Containers: containers, Sandbox: sb,
 		UIDs: st, UIDBase: cfg.UIDBase, UIDCount: cfg.UIDCount, Disks: disks, LogLinesPerSecond: cfg.LogLinesPerSecond,
 		Env: env, Logs: logs, IdleAfter: cfg.IdleAfter,
 		Napped: app.Scale{Store: st, Zone: cfg.Zone, Log: log}.Changed, Revision: st.Revision, Log: log,
@@ -80,7 +82,7 @@ func newRunner(ctx context.Context, cfg config.Config, st *store.Store, env runn
 // when it is unset. A name the host cannot find, or containers' forward rules that cannot
 // be loaded, stop the agent at start rather than failing every image deploy later or
 // running containers without the network promise.
-func containerRuntime(cfg config.Config) (runner.ContainerRuntime, error) {
+func containerRuntime(cfg config.Config) (imageruntime.ContainerRuntime, error) {
 	if cfg.ImageRuntime == "" {
 		return nil, nil
 	}
@@ -88,7 +90,7 @@ func containerRuntime(cfg config.Config) (runner.ContainerRuntime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ZONE_IMAGE_RUNTIME: %w", err)
 	}
-	fw := runner.ContainerFirewall{Nft: cfg.Nft, Table: "tori_" + strings.ReplaceAll(cfg.Zone, "-", "_") + "_images"}
+	fw := imageruntime.ContainerFirewall{Nft: cfg.Nft, Table: "tori_" + strings.ReplaceAll(cfg.Zone, "-", "_") + "_images"}
 	if err := fw.Apply(); err != nil {
 		return nil, fmt.Errorf("ZONE_IMAGE_RUNTIME: the containers' network rules: %w", err)
 	}
@@ -96,28 +98,28 @@ func containerRuntime(cfg config.Config) (runner.ContainerRuntime, error) {
 	if err != nil {
 		return nil, err
 	}
-	return runner.CLI{Path: path, Env: runner.RuntimeEnv(os.Getenv), Registry: puller}, nil
+	return imageruntime.CLI{Path: path, Env: imageruntime.RuntimeEnv(os.Getenv), Registry: puller}, nil
 }
 
 // registryPuller is the zone's registry client: the full deny list, but for the tests'
 // registry name (ZONE_TEST_REGISTRY_HOST, .test only) on loopback.
-func registryPuller(cfg config.Config) (runner.RegistryPuller, error) {
+func registryPuller(cfg config.Config) (imageruntime.RegistryPuller, error) {
 	if cfg.TestRegistryHost == "" {
-		return runner.RegistryPuller{}, nil
+		return imageruntime.RegistryPuller{}, nil
 	}
 	pem, err := os.ReadFile(cfg.TestRegistryCA)
 	if err != nil {
-		return runner.RegistryPuller{}, fmt.Errorf("ZONE_TEST_REGISTRY_CA: %w", err)
+		return imageruntime.RegistryPuller{}, fmt.Errorf("ZONE_TEST_REGISTRY_CA: %w", err)
 	}
 	roots, err := x509.SystemCertPool()
 	if err != nil {
 		roots = x509.NewCertPool()
 	}
 	if !roots.AppendCertsFromPEM(pem) {
-		return runner.RegistryPuller{}, errors.New("ZONE_TEST_REGISTRY_CA holds no certificate")
+		return imageruntime.RegistryPuller{}, errors.New("ZONE_TEST_REGISTRY_CA holds no certificate")
 	}
 	host := cfg.TestRegistryHost
-	return runner.RegistryPuller{
+	return imageruntime.RegistryPuller{
 		Resolver: testRegistryResolver{host: host},
 		Allow:    func(h string, a netip.Addr) bool { return h == host && a.IsLoopback() },
 		RootCAs:  roots,

@@ -3,9 +3,9 @@ package app
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	zonebus "tori.dev/proto/tori/zone/v1"
+	"tori.dev/services/zoneagent/internal/sizecap"
 )
 
 // TrackedDatabase is one database the size check watches.
@@ -27,29 +27,8 @@ type SizeWatch interface {
 	Reconnect(ctx context.Context, name string) error
 }
 
-// SizeAction is what the size check does with one database.
-type SizeAction int
-
-const (
-	SizeKeep SizeAction = iota
-	SizeReadOnly
-	SizeWritable
-)
-
-// DecideSize is the cap's rule (decisions.md): over the cap, read-only; read-only and under
-// 90 % of it, writable again; in between, as it is.
-func DecideSize(size, limit int64, readOnly bool) SizeAction {
-	switch {
-	case !readOnly && size > limit:
-		return SizeReadOnly
-	case readOnly && size*10 < limit*9:
-		return SizeWritable
-	}
-	return SizeKeep
-}
-
 // CheckSizes measures every database against its cap (lowered to CapOverride when that is
-// set, for tests) and flips those that crossed it, reporting each flip. One database's
+// set, for tests) and flips those that crossed it (the rule: sizecap.Decide), reporting each flip. One database's
 // failure does not keep the others from their check; it is retried next round.
 func (d *Databases) CheckSizes(ctx context.Context) (int64, error) {
 	if d.Cluster == nil || d.Sizes == nil {
@@ -67,11 +46,10 @@ func (d *Databases) CheckSizes(ctx context.Context) (int64, error) {
 			errs = append(errs, err)
 			continue
 		}
-		switch DecideSize(size, limit, t.ReadOnly) {
-		case SizeReadOnly:
-			msg := fmt.Sprintf("The database uses %s, over its cap of %s: writes are refused until it is under 90 %% of the cap (in one transaction: BEGIN; SET TRANSACTION READ WRITE; TRUNCATE …; COMMIT).", megabytes(size), megabytes(limit))
-			err = d.flip(ctx, t, true, zonebus.KeyDatabaseReadOnly, msg)
-		case SizeWritable:
+		switch sizecap.Decide(size, limit, t.ReadOnly) {
+		case sizecap.ReadOnly:
+			err = d.flip(ctx, t, true, zonebus.KeyDatabaseReadOnly, sizecap.OverCapMessage(size, limit))
+		case sizecap.Writable:
 			err = d.flip(ctx, t, false, zonebus.KeyDatabaseWritable, "")
 		default:
 			continue
@@ -101,12 +79,6 @@ func (d *Databases) flip(ctx context.Context, t TrackedDatabase, readOnly bool, 
 	return d.Sizes.MarkReadOnly(t.Name, readOnly)
 }
 
-// Cap is a database's cap: the plan's maxBytes, lowered to CapOverride when that is set.
-func (d *Databases) Cap(maxBytes int64) int64 {
-	if d.CapOverride > 0 && d.CapOverride < maxBytes {
-		return d.CapOverride
-	}
-	return maxBytes
-}
-
-func megabytes(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
+// Cap is a database's cap: the plan's maxBytes, lowered to CapOverride when that is set
+// (sizecap.Cap).
+func (d *Databases) Cap(maxBytes int64) int64 { return sizecap.Cap(maxBytes, d.CapOverride) }

@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	"github.com/jackc/pgx/v5"
+
+	"tori.dev/services/zoneagent/internal/sizecap"
 )
 
 // The hard ceiling under a database's soft cap. The size check (internal/app/dbsize.go)
@@ -35,21 +37,6 @@ import (
 // catalog rows), so each keeps a reserve: a file of root's that the zone deletes when it finds
 // the filesystem full (Tend, at every size check) and makes again once there is room; it is
 // inside the image, so the ceiling holds either way.
-
-// ceilingPercent is how far past its cap a database may grow, at most.
-const ceilingPercent = 110
-
-// minCeilingBytes is the smallest filesystem made: an empty database is 7.5 MB, and ext4
-// needs its journal; only the test setting ZONE_DATABASE_MAX_BYTES_OVERRIDE asks for less
-// (every plan's cap is far above it).
-const minCeilingBytes = 32 << 20
-
-// CeilingBytes is the size of the filesystem database files of a cap of capBytes live on.
-func CeilingBytes(capBytes int64) int64 {
-	n := capBytes / 100 * ceilingPercent
-	n -= n % 4096
-	return max(n, minCeilingBytes)
-}
 
 // Ceilings makes, mounts, grows and removes the databases' filesystems and their tablespaces.
 type Ceilings struct {
@@ -91,7 +78,7 @@ func (c *Ceilings) Ensure(ctx context.Context, name string, capBytes int64, tabl
 // Mount makes (the first time) and mounts database name's filesystem, growing it to the
 // ceiling of capBytes if it is smaller.
 func (c *Ceilings) Mount(name string, capBytes int64) error {
-	uid, gid, err := lookupUser(c.Owner)
+	uid, gid, err := LookupUser(c.Owner)
 	if err != nil {
 		return err
 	}
@@ -102,7 +89,7 @@ func (c *Ceilings) Mount(name string, capBytes int64) error {
 	if err := os.MkdirAll(c.MountsDir, 0o711); err != nil {
 		return err
 	}
-	img, dir, want := c.image(name), c.mountPoint(name), CeilingBytes(capBytes)
+	img, dir, want := c.image(name), c.mountPoint(name), sizecap.Ceiling(capBytes)
 	if _, err := os.Stat(img); errors.Is(err, os.ErrNotExist) {
 		if err := c.makeImage(img, want); err != nil {
 			os.Remove(img)
@@ -176,7 +163,7 @@ func (c *Ceilings) Tend(name string, capBytes int64) (bool, error) {
 	if !ValidName(name) || !mounted(c.mountPoint(name)) {
 		return false, nil
 	}
-	size, free := CeilingBytes(capBytes), c.free(name)
+	size, free := sizecap.Ceiling(capBytes), c.free(name)
 	_, err := os.Stat(c.reserve(name))
 	held := err == nil
 	switch {

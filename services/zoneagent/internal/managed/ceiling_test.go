@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"tori.dev/pkg/testinfra"
+	"tori.dev/services/zoneagent/internal/sizecap"
 )
 
 // testCeilings are ceilings in folders of this test's own; the mount points sit where the
@@ -200,7 +201,7 @@ func TestCeilingRemounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	size := fsBytes(t, ceilings.mountPoint(name))
-	if size > CeilingBytes(64<<20) || size < 60<<20 {
+	if size > sizecap.Ceiling(64<<20) || size < 60<<20 {
 		t.Fatalf("%d bytes free on a 64 MiB cap's filesystem", size)
 	}
 	fi, err := os.Stat(ceilings.Location(name))

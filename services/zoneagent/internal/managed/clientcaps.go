@@ -6,9 +6,8 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
-	"syscall"
 
-	"golang.org/x/sys/unix"
+	"tori.dev/services/zoneagent/internal/sandbox"
 )
 
 // One app's connections to the pooler must not refuse another's: PgBouncer's max_client_conn
@@ -26,16 +25,17 @@ import (
 
 // ClientsPerConnection is how many client connections an app may hold to the pooler for each
 // server connection its plan gives (databaseConnections): transaction pooling shares few
-// server connections among many clients.
-const ClientsPerConnection = 10
+// server connections among many clients. The figure is the sandbox's promise
+// (sandbox.Policy); this table enforces it.
+const ClientsPerConnection = sandbox.PoolerClientsPerConnection
 
 // OtherAppClients caps the connections of an app the zone knows no database of (none, or its
 // uid not yet known): each such app at most this many, and all of them together at most
 // OtherAppsClients. They only reach the pooler's login, and never crowd out an app with a
 // database.
 const (
-	OtherAppClients  = 50
-	OtherAppsClients = 1000
+	OtherAppClients  = sandbox.PoolerClientsWithoutDatabase
+	OtherAppsClients = sandbox.PoolerClientsWithoutDatabases
 )
 
 // ClientCap is the cap of an app whose databases have these pool sizes (a restore is a
@@ -126,42 +126,4 @@ func (c ClientCaps) load(ruleset string) error {
 		return fmt.Errorf("managed: nft: %v: %s", err, strings.TrimSpace(string(out)))
 	}
 	return nil
-}
-
-// maxClients is PgBouncer's max_client_conn: the caps of every app with a database, the
-// other apps' together, and room for the zone's own console. p.mu is held.
-func (p *Pooler) maxClients() int {
-	n := OtherAppsClients + 100
-	for _, d := range p.state.Databases {
-		n += ClientCap(d.PoolSize)
-	}
-	return n
-}
-
-// AppPools are the pool sizes of each app's databases, by app id (databases the zone has
-// not recorded an app for are left out).
-func (p *Pooler) AppPools() map[string][]int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := map[string][]int{}
-	for _, d := range p.state.Databases {
-		if d.AppID != "" {
-			out[d.AppID] = append(out[d.AppID], d.PoolSize)
-		}
-	}
-	return out
-}
-
-// raiseOpenFiles lets PgBouncer hold as many sockets as the host allows (the hard limit),
-// far more than the soft limit a service is often started with (1024). Go raises its own
-// soft limit at start but gives children the original back, unless the program sets the
-// limit itself: so the agent sets it (to what it already has), and PgBouncer, started next,
-// inherits it. (prlimit on the running child would need CAP_SYS_RESOURCE, as it runs as
-// another user.) Best effort: PgBouncer refuses clients past its limit either way.
-func raiseOpenFiles() {
-	var lim unix.Rlimit
-	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil {
-		lim.Cur = lim.Max
-		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: lim.Cur, Max: lim.Max})
-	}
 }

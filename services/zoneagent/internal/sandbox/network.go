@@ -1,0 +1,364 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// appNet is an app's network namespace, made once per app and kept across its starts (a
+// nap, a deploy, a crash): a holder process (a minimal bubblewrap sandbox as the app's uid
+// running sleep) owns a user and a network namespace, and pasta, attached once, connects it
+// to the pooler's port and the internet. Every sandbox of the app joins it (see
+// Sandbox.Start), so a start pays for neither the namespace nor pasta's set-up.
+type appNet struct {
+	holder    *exec.Cmd
+	done      chan struct{} // closed when the holder has exited
+	pastaDone chan struct{} // closed when pasta has exited
+	pastaPID  int
+	// holderPID is the holder's first process in the namespaces (sleep), which nsenter
+	// targets.
+	holderPID int
+	userNS    *os.File // the holder's namespaces: for pasta, and for the edge to dial in
+	netNS     *os.File
+}
+
+// alive: the holder and pasta both run (without pasta the app would have no pooler and no
+// internet: the next start makes the network anew).
+func (n *appNet) alive() bool {
+	select {
+	case <-n.done:
+		return false
+	case <-n.pastaDone:
+		return false
+	default:
+		return true
+	}
+}
+
+// close ends pasta and the holder; the namespace goes with the last process in it.
+func (n *appNet) close() {
+	if n.pastaPID > 0 {
+		_ = syscall.Kill(n.pastaPID, syscall.SIGKILL)
+	}
+	_ = syscall.Kill(-n.holder.Process.Pid, syscall.SIGKILL)
+	<-n.done
+	if n.pastaDone != nil {
+		<-n.pastaDone
+	}
+	n.userNS.Close()
+	n.netNS.Close()
+}
+
+// network is the app's namespace, made on first use or when its holder has died.
+func (s *Sandbox) network(ctx context.Context, appID string, cred *syscall.Credential) (*appNet, error) {
+	// A lock of its own: making a network takes a while, and uid lookups must not wait.
+	s.ids.netMu.Lock()
+	defer s.ids.netMu.Unlock()
+	if n := s.ids.nets[appID]; n != nil {
+		if n.alive() {
+			return n, nil
+		}
+		n.close()
+		delete(s.ids.nets, appID)
+	}
+	n, err := s.makeNetwork(ctx, appID, cred)
+	if err != nil {
+		return nil, err
+	}
+	if s.ids.nets == nil {
+		s.ids.nets = map[string]*appNet{}
+	}
+	s.ids.nets[appID] = n
+	return n, nil
+}
+
+// ReleaseNetwork ends the app's network namespace (the app is deleted, or the agent stops).
+func (s *Sandbox) ReleaseNetwork(appID string) {
+	if s.ids == nil {
+		return
+	}
+	s.ids.netMu.Lock()
+	n := s.ids.nets[appID]
+	delete(s.ids.nets, appID)
+	s.ids.netMu.Unlock()
+	if n != nil {
+		n.close()
+	}
+}
+
+// ReleaseNetworks ends every app's network namespace.
+func (s *Sandbox) ReleaseNetworks() {
+	if s.ids == nil {
+		return
+	}
+	s.ids.netMu.Lock()
+	var ids []string
+	for id := range s.ids.nets {
+		ids = append(ids, id)
+	}
+	s.ids.netMu.Unlock()
+	for _, id := range ids {
+		s.ReleaseNetwork(id)
+	}
+}
+
+func (s *Sandbox) makeNetwork(ctx context.Context, appID string, cred *syscall.Credential) (*appNet, error) {
+	infoR, infoW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer infoR.Close()
+	secR, err := s.seccompFD()
+	if err != nil {
+		infoW.Close()
+		return nil, err
+	}
+	id := strconv.FormatUint(uint64(cred.Uid), 10)
+	args := []string{"--unshare-user", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+		"--uid", id, "--gid", id, "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+		"--info-fd", "3", "--seccomp", "4"}
+	args = append(append(args, s.holderMounts()...), "--", "/usr/bin/sleep", "infinity")
+	cmd := hostCommand(s.Bwrap, args...)
+	cmd.ExtraFiles = []*os.File{infoW, secR}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err = cmd.Start()
+	infoW.Close()
+	secR.Close()
+	if err != nil {
+		return nil, err
+	}
+	n := &appNet{holder: cmd, done: make(chan struct{})}
+	go func() { cmd.Wait(); close(n.done) }()
+	fail := func(err error) (*appNet, error) {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-n.done
+		if n.userNS != nil {
+			n.userNS.Close()
+		}
+		if n.netNS != nil {
+			n.netNS.Close()
+		}
+		return nil, err
+	}
+	var info struct {
+		ChildPID int `json:"child-pid"`
+	}
+	if err := json.NewDecoder(infoR).Decode(&info); err != nil || info.ChildPID <= 0 {
+		<-n.done
+		return fail(fmt.Errorf("the network namespace did not start: %s", strings.TrimSpace(stderr.String())))
+	}
+	// Written by a process of the app's uid: checked to be the holder's own first process
+	// (in namespaces of its own) before root moves it into a cgroup, hands its namespaces
+	// to pasta or enters them.
+	child, err := verifyChild(info.ChildPID, sandboxChild{bwrap: cmd.Process.Pid, uid: cred.Uid})
+	if err != nil {
+		return fail(err)
+	}
+	defer child.close()
+	n.holderPID, n.netNS = child.pid, child.netNS
+	for _, pid := range []int{cmd.Process.Pid, child.pid} {
+		if err := s.Cgroups.Add(appID, pid); err != nil {
+			return fail(err)
+		}
+	}
+	if n.userNS, err = os.Open(fmt.Sprintf("/proc/%d/ns/user", child.pid)); err != nil {
+		return fail(err)
+	}
+	if !child.alive() {
+		return fail(errors.New("the network namespace's holder ended during its set-up"))
+	}
+	if n.pastaPID, n.pastaDone, err = s.startPasta(ctx, cred, appID, n); err != nil {
+		return fail(fmt.Errorf("network: %w", err))
+	}
+	return n, nil
+}
+
+// startPasta connects the app's network namespace: out, the pooler's port to the host's
+// loopback and, through sockets pasta opens as the app's uid, the internet (the zone's
+// nftables rules refuse those sockets the host's own addresses and private ranges). Nothing
+// comes in through pasta: the edge reaches the app through dialIn. --no-map-gw: the gateway
+// address is not the host. It returns pasta's pid once the namespace is configured.
+func (s *Sandbox) startPasta(ctx context.Context, cred *syscall.Credential, appID string, n *appNet) (int, chan struct{}, error) {
+	pidFile, err := os.CreateTemp("", "tori-pasta-*.pid")
+	if err != nil {
+		return 0, nil, err
+	}
+	pidPath := pidFile.Name()
+	pidFile.Close()
+	defer os.Remove(pidPath)
+	if err := os.Chown(pidPath, int(cred.Uid), int(cred.Gid)); err != nil {
+		return 0, nil, err
+	}
+	// In the foreground, as the agent's child: it dies with the agent (Pdeathsig), where a
+	// daemon would outlive a crash holding the namespace. It writes its pid file once the
+	// namespace is configured.
+	args := []string{"--foreground", "--quiet", "--config-net", "--no-map-gw", "--ipv4-only",
+		"--no-dhcp", "--no-ndp", "--no-ra", "--no-dhcpv6",
+		"--pid", pidPath, "--userns", "/proc/self/fd/3", "--netns", "/proc/self/fd/4"}
+	args = append(args, s.pastaPorts()...)
+	cmd := hostCommand(s.Pasta, args...)
+	cmd.ExtraFiles = []*os.File{n.userNS, n.netNS}
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
+	if err := cmd.Start(); err != nil {
+		return 0, nil, err
+	}
+	exited := make(chan error, 1)
+	done := make(chan struct{})
+	go func() { exited <- cmd.Wait(); close(done) }()
+	// Counted and killed with the app.
+	_ = s.Cgroups.Add(appID, cmd.Process.Pid)
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	for {
+		if b, err := os.ReadFile(pidPath); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+			return cmd.Process.Pid, done, nil
+		}
+		select {
+		case err := <-exited:
+			return 0, nil, fmt.Errorf("pasta: %v: %s", err, strings.TrimSpace(out.String()))
+		case <-ctx.Done():
+			cmd.Process.Kill()
+			return 0, nil, ctx.Err()
+		case <-deadline.C:
+			cmd.Process.Kill()
+			return 0, nil, fmt.Errorf("pasta did not configure the namespace within 10s: %s", strings.TrimSpace(out.String()))
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+}
+
+// inNetNS runs f on a thread moved into the network namespace netns, so the sockets f makes
+// belong to it. The thread moves back before it is used for anything else; if it cannot, it
+// stays locked and Go ends it with the goroutine.
+func inNetNS(netns *os.File, f func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		home, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			runtime.UnlockOSThread()
+			errc <- err
+			return
+		}
+		defer home.Close()
+		if err := setns(netns, syscall.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
+			errc <- fmt.Errorf("enter the app's network: %w", err)
+			return
+		}
+		err = f()
+		if setns(home, syscall.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread()
+		}
+		errc <- err
+	}()
+	return <-errc
+}
+
+func setns(f *os.File, kind int) error {
+	return unix.Setns(int(f.Fd()), kind)
+}
+
+// loopback4 is 127.0.0.1 as a socket address.
+var loopback4 = [4]byte{127, 0, 0, 1}
+
+// dialIn connects to 127.0.0.1:port inside the app's network namespace: the edge's way in,
+// with no port on the host at all. The dial runs on the thread in the namespace: its socket
+// is made there, and the connection stays there once the thread moves back.
+func dialIn(ctx context.Context, netns *os.File, port int) (net.Conn, error) {
+	var c net.Conn
+	err := inNetNS(netns, func() error {
+		var err error
+		c, err = (&net.Dialer{}).DialContext(ctx, "tcp4", "127.0.0.1:"+strconv.Itoa(port))
+		return err
+	})
+	return c, err
+}
+
+// FreePortIn asks the kernel for a port nobody listens on in the app's namespace.
+func FreePortIn(netns *os.File) (int, error) {
+	port := 0
+	err := inNetNS(netns, func() error {
+		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer syscall.Close(fd)
+		if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: loopback4}); err != nil {
+			return err
+		}
+		sa, err := syscall.Getsockname(fd)
+		if err != nil {
+			return err
+		}
+		port = sa.(*syscall.SockaddrInet4).Port
+		return nil
+	})
+	return port, err
+}
+
+// DialIn is a DialContext reaching port in the sandbox's network namespace (the edge's
+// way in to the app), whatever address is asked.
+func (p *Sandboxed) DialIn(port int) func(context.Context, string, string) (net.Conn, error) {
+	return dialer(p.netNS, port)
+}
+
+// dialer is a DialContext reaching port in the app's namespace, whatever address is asked.
+func dialer(netns *os.File, port int) func(context.Context, string, string) (net.Conn, error) {
+	return func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return dialIn(ctx, netns, port)
+	}
+}
+
+// Network makes sure the app's network namespace is up and returns it.
+func (s *Sandbox) Network(ctx context.Context, appID string) (*os.File, error) {
+	if s.Unavailable != "" {
+		return nil, errors.New("sandbox unavailable: " + s.Unavailable)
+	}
+	cred := s.Credential(appID)
+	if cred == nil {
+		return nil, fmt.Errorf("app %s has no uid", appID)
+	}
+	if err := s.Cgroups.Setup(appID, s.limits(0)); err != nil {
+		return nil, err
+	}
+	n, err := s.network(ctx, appID, cred)
+	if err != nil {
+		return nil, err
+	}
+	return n.netNS, nil
+}
+
+// syncBuffer is a buffer written by a running process's output copier and read meanwhile.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.b.Len() < 4096 {
+		s.b.Write(p[:min(len(p), 4096-s.b.Len())])
+	}
+	return len(p), nil
+}
+
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }

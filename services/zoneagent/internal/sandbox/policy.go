@@ -1,0 +1,164 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Policy is the sandbox's promise in one value: what an app may reach, its limits and what
+// it sees. The zone's firewall (Firewall here, imageruntime.ContainerFirewall for image
+// containers), the app's network (pasta, network.go), its cgroup and prlimit, its mounts
+// (bubblewrap's view) and the seccomp filter all read it; TestPolicy is the promise's table
+// test. The README's "The sandbox: what customer code gets" says it in prose.
+type Policy struct {
+	// PoolerPort is the one port of the host an app reaches, as 127.0.0.1:<port> inside its
+	// namespace (the database pooler); 0 forwards none. Beyond it, an app reaches the public
+	// internet and nothing else (RefuseNonPublic); nothing reaches the app but the edge,
+	// which dials into its namespace (no port is forwarded in through pasta).
+	PoolerPort int
+
+	MemoryBytes  int64 // per app, all its processes together: its cgroup's memory limit
+	MaxProcesses int64 // per app: its cgroup's pids limit
+	MaxOpenFiles int64 // per process: RLIMIT_NOFILE (and no core dumps)
+	DiskBytes    int64 // per app: its tree's filesystem, and each of its /tmp and /dev/shm
+	// The CPU ceiling is the plan's, per revision (Spec.CPU, Limits); the connection cap on
+	// the pooler is PoolerClientsPerConnection per plan connection of each of the app's
+	// databases (internal/managed's ClientCaps enforces it).
+}
+
+// The pooler's per-app connection cap (enforced by internal/managed's ClientCaps on the
+// pooler's address): clients per server connection the plan gives each database, and for an
+// app the zone knows no database of, each and all together.
+const (
+	PoolerClientsPerConnection    = 10
+	PoolerClientsWithoutDatabase  = 50
+	PoolerClientsWithoutDatabases = 1000
+)
+
+// refused4 and refused6 are the destinations no app reaches: loopback, private, link-local,
+// shared (CGNAT), multicast and reserved ranges. What is left is the public internet.
+var (
+	refused4 = []string{"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
+		"172.16.0.0/12", "192.0.0.0/24", "192.168.0.0/16", "198.18.0.0/15", "224.0.0.0/4", "240.0.0.0/4"}
+	refused6 = []string{"::/127", "::ffff:0:0/96", "64:ff9b:1::/48", "fc00::/7", "fe80::/10", "ff00::/8"}
+)
+
+// RefuseNonPublic is the nftables rules (chain body lines) that refuse a new connection to
+// the host's own addresses and to every refused range; both firewalls end with them.
+func (Policy) RefuseNonPublic() string {
+	var b strings.Builder
+	b.WriteString("\t\tfib daddr type { local, broadcast, multicast, anycast } reject\n")
+	fmt.Fprintf(&b, "\t\tip daddr { %s } reject\n", strings.Join(refused4, ", "))
+	fmt.Fprintf(&b, "\t\tip6 daddr { %s } reject\n", strings.Join(refused6, ", "))
+	return b.String()
+}
+
+// egressRules is the sandbox's output chain for sockets of the apps' uids (pasta's, on the
+// host): replies on connections that came in (the edge), the pooler's port, then the refusals.
+func (p Policy) egressRules() string {
+	var b strings.Builder
+	b.WriteString("\t\tct state established,related accept\n")
+	if p.PoolerPort > 0 {
+		fmt.Fprintf(&b, "\t\tip daddr 127.0.0.1 tcp dport %d accept\n", p.PoolerPort)
+	}
+	b.WriteString(p.RefuseNonPublic())
+	return b.String()
+}
+
+// pastaPorts is what pasta forwards: nothing in from the host (the edge dials into the
+// namespace instead), and out to the host's loopback only the pooler's port.
+func (p Policy) pastaPorts() []string {
+	pooler := "none"
+	if p.PoolerPort > 0 {
+		pooler = strconv.Itoa(p.PoolerPort)
+	}
+	return []string{"--tcp-ports", "none", "--udp-ports", "none", "--tcp-ns", pooler, "--udp-ns", "none"}
+}
+
+// limits is the app's cgroup for a revision with the plan's cpu (0: no CPU ceiling).
+func (p Policy) limits(cpu float64) Limits {
+	return Limits{MemoryBytes: p.MemoryBytes, Pids: p.MaxProcesses, CPU: cpu}
+}
+
+// prlimit is what prlimit sets inside, as the app (the agent's root may lack
+// CAP_SYS_RESOURCE to set another uid's limits from outside).
+func (p Policy) prlimit() []string {
+	return []string{"--nofile=" + strconv.FormatInt(p.MaxOpenFiles, 10), "--core=0"}
+}
+
+// etcFiles are the parts of /etc common runtimes read (the dynamic loader, name
+// resolution, certificates, time zone, users for tools that look the uid up); nothing else
+// of the host's configuration is visible.
+var etcFiles = []string{
+	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
+	"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/host.conf", "/etc/gai.conf",
+	"/etc/protocols", "/etc/services", "/etc/ssl", "/etc/ca-certificates", "/etc/pki",
+	"/etc/localtime", "/etc/timezone", "/etc/mime.types", "/etc/passwd", "/etc/group",
+	"/etc/os-release", "/etc/debian_version", "/etc/python3", "/etc/python3.11",
+}
+
+// devices are the only nodes of /dev an app gets.
+var devices = []string{"null", "zero", "full", "random", "urandom", "tty"}
+
+// mounts is what an app's sandbox sees (bubblewrap's options): the system read-only, a few
+// files of /etc, its own /proc, a /dev of devices, a private /tmp and /dev/shm of DiskBytes,
+// its tree (dir on the host) at AppRoot, and a read-only root. Nothing else of the host.
+func (p Policy) mounts(dir string) []string {
+	a := []string{"--ro-bind", "/usr", "/usr"}
+	a = append(a, systemLinks()...)
+	for _, f := range etcFiles {
+		a = append(a, "--ro-bind-try", f, f)
+	}
+	a = append(a,
+		"--proc", "/proc",
+		// Not --dev: bwrap would then map root first and nest a second user namespace.
+		// The same nodes, bound one by one.
+		"--tmpfs", "/dev",
+	)
+	for _, d := range devices {
+		a = append(a, "--dev-bind", "/dev/"+d, "/dev/"+d)
+	}
+	size := strconv.FormatInt(p.DiskBytes, 10)
+	return append(a,
+		"--symlink", "/proc/self/fd", "/dev/fd",
+		"--symlink", "/proc/self/fd/0", "/dev/stdin",
+		"--symlink", "/proc/self/fd/1", "/dev/stdout",
+		"--symlink", "/proc/self/fd/2", "/dev/stderr",
+		"--size", size, "--tmpfs", "/dev/shm",
+		"--size", size, "--tmpfs", "/tmp",
+		"--bind", dir, AppRoot,
+		// The root bwrap builds the view on is a tmpfs: read-only, so the app writes only
+		// to its tree, /tmp and /dev/shm.
+		"--remount-ro", "/",
+		"--chdir", AppRoot,
+	)
+}
+
+// holderMounts is what the network namespace's holder (sleep) sees: the system and /proc.
+func (Policy) holderMounts() []string {
+	a := append([]string{"--ro-bind", "/usr", "/usr"}, systemLinks()...)
+	return append(a, "--proc", "/proc", "--remount-ro", "/")
+}
+
+// systemLinks are the top-level system folders as the host has them: merged-/usr hosts link
+// them into /usr, others have real folders.
+func systemLinks() []string {
+	var a []string
+	for _, d := range []string{"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"} {
+		if target, err := os.Readlink(d); err == nil {
+			a = append(a, "--symlink", target, d)
+		} else {
+			a = append(a, "--ro-bind-try", d, d)
+		}
+	}
+	return a
+}
+
+// refusedSyscalls are the calls the seccomp filter refuses (seccomp_<arch>.go): with EPERM
+// what Docker's default profile refuses a container without added capabilities, with
+// ENOSYS those a C library then does another way.
+func (Policy) refusedSyscalls() (eperm, enosys []uintptr) {
+	return deniedSyscalls, enosysSyscalls
+}

@@ -1,0 +1,413 @@
+// Package sandbox confines customer code on this host: bubblewrap and its namespaces, the
+// app's network namespace and pasta, the zone's nftables table, cgroups, disks, the seccomp
+// filter and the checks on what bubblewrap reports. It knows nothing of revisions or of how
+// processes are kept running (internal/supervisor does that).
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// CodeSandboxUnavailable fails a source deploy on a host that cannot confine it.
+const CodeSandboxUnavailable = "sandbox_unavailable"
+
+// AppRoot is where an app's tree appears inside its sandbox (its HOME and working folder).
+const AppRoot = "/app"
+
+// Sandbox runs customer code (build, release Job, service process) confined: bubblewrap
+// makes user, pid, mount, ipc, uts and cgroup namespaces inside the app's own user and
+// network namespaces (network.go: made once per app, connected by pasta to the pooler and
+// the internet; the edge dials in), started as the app's own uid so that every process is
+// that uid on the host too; a cgroup per app bounds memory, processes and CPU; a seccomp
+// filter refuses what Docker's default profile refuses. See the README's "The sandbox".
+type Sandbox struct {
+	// Unavailable, when not empty, says why this host cannot confine customer code; source
+	// deploys then fail with sandbox_unavailable instead of running unconfined.
+	Unavailable string
+
+	Bwrap, Pasta, Prlimit, Nsenter string // tool paths
+	// Init is the sandbox's first process (tini): a program freshly executed, where
+	// bubblewrap's own would be pid 1 with bubblewrap's memory (host paths) readable to the app.
+	Init    string
+	Cgroups *Cgroups
+	Seccomp []byte // compiled filter (SeccompProgram)
+
+	// Policy is the promise the sandbox keeps (policy.go): reach, limits, mounts.
+	Policy
+
+	ids *idCache
+}
+
+// idCache is the uid of each app the agent has looked up (see Local.identity); shared by
+// the copies of a Sandbox value.
+type idCache struct {
+	mu    sync.Mutex
+	ids   map[string]uint32
+	netMu sync.Mutex
+	nets  map[string]*appNet // each app's network namespace (network.go), under netMu
+}
+
+// SetUID records the uid allocated to an app.
+func (s *Sandbox) SetUID(appID string, uid uint32) {
+	if s.ids == nil {
+		s.ids = &idCache{ids: map[string]uint32{}}
+	}
+	s.ids.mu.Lock()
+	s.ids.ids[appID] = uid
+	s.ids.mu.Unlock()
+}
+
+// ForgetUID drops the app's uid (freed with the app).
+func (s *Sandbox) ForgetUID(appID string) {
+	if s.ids != nil {
+		s.ids.mu.Lock()
+		delete(s.ids.ids, appID)
+		s.ids.mu.Unlock()
+	}
+}
+
+// Credential is the identity an app's processes and containers run as (uid and gid both
+// its allocated id, no supplementary group), or nil before the app has one.
+func (s Sandbox) Credential(appID string) *syscall.Credential {
+	if s.ids == nil {
+		return nil
+	}
+	s.ids.mu.Lock()
+	uid, ok := s.ids.ids[appID]
+	s.ids.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return &syscall.Credential{Uid: uid, Gid: uid, Groups: []uint32{}, NoSetGroups: false}
+}
+
+// BasePath is the PATH customer processes get: system tools only, nothing of the agent's.
+const BasePath = "/usr/local/bin:/usr/bin:/bin"
+
+// Environ is the whole environment of a customer process: the deploy's variables, PORT when
+// set, and a minimal PATH, HOME, TMPDIR and LANG. Nothing of the agent's environment
+// (database URL, signing key, Vault token) is inherited.
+func Environ(vars map[string]string, port int) []string {
+	env := map[string]string{"PATH": BasePath, "HOME": AppRoot, "TMPDIR": "/tmp", "LANG": "C.UTF-8"}
+	for k, v := range vars {
+		env[k] = v
+	}
+	if port > 0 {
+		env["PORT"] = strconv.Itoa(port)
+	}
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Spec is one sandboxed command.
+type Spec struct {
+	AppID          string
+	Dir            string // the revision's tree on the host, seen as /app
+	Argv           []string
+	Env            []string
+	CPU            float64
+	Stdout, Stderr io.Writer
+}
+
+// Sandboxed is a running sandbox.
+type Sandboxed struct {
+	cmd       *exec.Cmd
+	netNS     *os.File // the app's network namespace, which the edge dials into
+	done      chan struct{}
+	err       error
+	stopOnce  sync.Once
+	oomBefore int64
+	sb        *Sandbox
+	appID     string
+}
+
+// Start launches spec in a new sandbox. Cancelling ctx kills everything in it.
+func (s *Sandbox) Start(ctx context.Context, spec Spec) (*Sandboxed, error) {
+	if s.Unavailable != "" {
+		return nil, errors.New("sandbox unavailable: " + s.Unavailable)
+	}
+	cred := s.Credential(spec.AppID)
+	if cred == nil {
+		return nil, fmt.Errorf("app %s has no uid", spec.AppID)
+	}
+	if err := s.Cgroups.Setup(spec.AppID, s.limits(spec.CPU)); err != nil {
+		return nil, err
+	}
+	network, err := s.network(ctx, spec.AppID, cred)
+	if err != nil {
+		return nil, err
+	}
+	infoR, infoW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer infoR.Close()
+	blockR, blockW, err := os.Pipe()
+	if err != nil {
+		infoW.Close()
+		return nil, err
+	}
+	defer blockW.Close()
+	secR, err := s.seccompFD()
+	if err != nil {
+		infoW.Close()
+		blockR.Close()
+		return nil, err
+	}
+	// Everything bwrap is told, the app's variables and the host paths of its tree among
+	// them, travels in a descriptor it reads (--args): nothing of it is on a command line
+	// (ps on the host shows every user the arguments; /proc/1/cmdline inside showed them
+	// to the app) nor in the environment of a host program.
+	argsR, err := bwrapArgsFile(s.bwrapOptions(cred.Uid, spec))
+	if err != nil {
+		infoW.Close()
+		blockR.Close()
+		secR.Close()
+		return nil, err
+	}
+	// bwrap runs in the app's user and network namespaces (nsenter, as the app's uid, the
+	// owner of both), and makes its own nested user namespace and the others inside. Both
+	// run with the fixed host environment: the app's variables are set by bwrap itself
+	// (--clearenv, --setenv) and reach only the command it executes inside the sandbox.
+	holder := strconv.Itoa(network.holderPID)
+	args := append([]string{"--target", holder, "--user", "--net", "--preserve-credentials", "--", s.Bwrap, "--args", "6", "--"}, s.command(spec)...)
+	cmd := hostCommand(s.Nsenter, args...)
+	// bwrap's own complaints (a folder it cannot bind, say) come before the app runs: kept to
+	// say why a sandbox did not start, and passed on to the app's log as they were.
+	diag := &startDiag{w: spec.Stderr}
+	cmd.Stdout, cmd.Stderr = spec.Stdout, diag
+	cmd.ExtraFiles = []*os.File{infoW, blockR, secR, argsR} // fds 3, 4, 5, 6
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Setpgid:    true,
+		Pdeathsig:  syscall.SIGKILL,
+		Credential: cred,
+	}
+	cmd.WaitDelay = 5 * time.Second
+	err = cmd.Start()
+	infoW.Close()
+	blockR.Close()
+	secR.Close()
+	argsR.Close()
+	if err != nil {
+		return nil, err
+	}
+	p := &Sandboxed{cmd: cmd, done: make(chan struct{}), sb: s, appID: spec.AppID, oomBefore: s.Cgroups.OOMKills(spec.AppID)}
+	sandboxStarts.Inc() // metrics.go
+	sandboxLive.Inc()
+	go func() {
+		p.err = cmd.Wait()
+		sandboxLive.Dec()
+		close(p.done)
+	}()
+	// didNotStart says why bwrap ended before the app ran: its own message when it gave one.
+	didNotStart := func(err error) error {
+		p.Kill()
+		if why := diag.text(); why != "" {
+			return fmt.Errorf("the sandbox did not start: %s", why)
+		}
+		return fmt.Errorf("the sandbox did not start: %v (%v)", err, p.err)
+	}
+	var info struct {
+		ChildPID int `json:"child-pid"`
+	}
+	if err := json.NewDecoder(infoR).Decode(&info); err != nil || info.ChildPID <= 0 {
+		return nil, didNotStart(err)
+	}
+	// The info descriptor is written by a process of the app's uid: the pid it names is
+	// checked to be this sandbox's first process before root moves it into a cgroup or
+	// enters its network namespace.
+	child, err := verifyChild(info.ChildPID, sandboxChild{bwrap: cmd.Process.Pid, uid: cred.Uid, net: network.netNS})
+	if err != nil {
+		// bwrap ending during its set-up takes its child along before the check: its own
+		// reason then says more than the check's. Nothing was done to the pid either way.
+		if p.Kill(); diag.text() != "" {
+			return nil, didNotStart(err)
+		}
+		return nil, err
+	}
+	defer child.close()
+	p.netNS = child.netNS
+	// Both bwrap and the namespace's first process join the group before anything of the
+	// app runs: whatever they start is born inside it.
+	for _, pid := range []int{cmd.Process.Pid, child.pid} {
+		if err := s.Cgroups.Add(spec.AppID, pid); err != nil {
+			return nil, didNotStart(err)
+		}
+	}
+	if !child.alive() {
+		return nil, didNotStart(errors.New("its first process ended during its set-up"))
+	}
+	// A write to a pipe whose reader is gone: bwrap ended during its set-up.
+	if _, err := blockW.Write([]byte{1}); err != nil {
+		return nil, didNotStart(err)
+	}
+	diag.started()
+	go func() {
+		select {
+		case <-ctx.Done():
+			p.Kill()
+		case <-p.done:
+		}
+	}()
+	return p, nil
+}
+
+// startDiag passes bwrap's output through and keeps what came before the app started.
+type startDiag struct {
+	mu     sync.Mutex
+	w      io.Writer
+	before []byte
+	done   bool
+}
+
+func (d *startDiag) Write(b []byte) (int, error) {
+	d.mu.Lock()
+	if !d.done && len(d.before) < 4096 {
+		d.before = append(d.before, b[:min(len(b), 4096-len(d.before))]...)
+	}
+	d.mu.Unlock()
+	if d.w == nil {
+		return len(b), nil
+	}
+	return d.w.Write(b)
+}
+
+func (d *startDiag) started() { d.mu.Lock(); d.done = true; d.before = nil; d.mu.Unlock() }
+
+func (d *startDiag) text() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return strings.TrimSpace(string(d.before))
+}
+
+// seccompFD is a pipe holding the compiled filter, which bwrap reads whole.
+func (s *Sandbox) seccompFD() (*os.File, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	if _, err := w.Write(s.Seccomp); err != nil { // a few hundred bytes: fits the pipe
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// bwrapOptions lays out what the sandbox sees, and its whole environment; they are read
+// from a descriptor (bwrapArgsFile), never from a command line.
+func (s *Sandbox) bwrapOptions(uid uint32, spec Spec) []string {
+	id := strconv.FormatUint(uint64(uid), 10)
+	a := []string{
+		"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+		"--uid", id, "--gid", id, "--hostname", "app",
+		"--die-with-parent", "--new-session", "--cap-drop", "ALL",
+		"--info-fd", "3", "--block-fd", "4", "--seccomp", "5",
+		"--clearenv",
+	}
+	if s.Init != "" {
+		a = append(a, "--as-pid-1") // the init is the command's first word (command)
+	}
+	for _, kv := range spec.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			a = append(a, "--setenv", k, v)
+		}
+	}
+	return append(a, s.mounts(spec.Dir)...)
+}
+
+// command is what bwrap executes inside: tini as the namespace's first process (pid 1,
+// --as-pid-1: it reaps orphans and passes signals on), then prlimit, then the app's argv.
+// bubblewrap's own first process would hold bubblewrap's memory, its arguments and the
+// host's mount table among it, readable through /proc/1/mem to a process of the same uid;
+// tini is executed afresh and knows nothing of the host. The command stays on bwrap's
+// command line (bubblewrap 0.8 reads only options from --args), so it holds no host path
+// and no variable's value.
+func (s *Sandbox) command(spec Spec) []string {
+	var a []string
+	if s.Init != "" {
+		a = append(a, s.Init, "--")
+	}
+	// Inside, as the app: the agent's root lacks CAP_SYS_RESOURCE on some hosts (this
+	// project's among them), so it cannot set another uid's limits from outside.
+	if s.Prlimit != "" {
+		a = append(append(append(a, s.Prlimit), s.prlimit()...), "--")
+	}
+	return append(a, spec.Argv...)
+}
+
+// bwrapArgsFile is an anonymous memory file holding args NUL-separated, at offset 0, for
+// bwrap's --args: no size limit as a pipe has, and no name on any filesystem.
+func bwrapArgsFile(args []string) (*os.File, error) {
+	fd, err := unix.MemfdCreate("tori-sandbox-args", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), "tori-sandbox-args")
+	var b strings.Builder
+	for _, a := range args {
+		b.WriteString(a)
+		b.WriteByte(0)
+	}
+	if _, err := f.WriteString(b.String()); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// Pid is bwrap's pid on the host.
+func (p *Sandboxed) Pid() int { return p.cmd.Process.Pid }
+
+// Done closes when the sandbox has ended.
+func (p *Sandboxed) Done() <-chan struct{} { return p.done }
+
+// Wait waits for the sandbox's command and returns its error.
+func (p *Sandboxed) Wait() error {
+	<-p.done
+	return p.err
+}
+
+// OOMKilled reports whether the kernel killed one of the app's processes for its memory
+// since this sandbox started.
+func (p *Sandboxed) OOMKilled() bool { return p.sb.Cgroups.OOMKills(p.appID) > p.oomBefore }
+
+// OOMKillsAtStart is the app's count of memory kills when this sandbox started: kills past
+// it happened since.
+func (p *Sandboxed) OOMKillsAtStart() int64 { return p.oomBefore }
+
+// Kill ends the sandbox: bwrap dies, its first process in the namespace gets its death
+// signal, and with the pid namespace's first process gone the kernel kills every other
+// process in it, setsid'd or not. The app's network namespace stays for its next start.
+func (p *Sandboxed) Kill() {
+	p.stopOnce.Do(func() {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		if p.netNS != nil {
+			p.netNS.Close()
+		}
+	})
+}

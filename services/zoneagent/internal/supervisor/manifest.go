@@ -1,0 +1,87 @@
+package supervisor
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"tori.dev/services/zoneagent/internal/artifact"
+	"tori.dev/services/zoneagent/internal/revision"
+)
+
+// ManifestName is the manifest file at the root of a source tarball.
+const ManifestName = "tori.json"
+
+// Manifest says how to build, release and start a source deploy (see README.md).
+type Manifest struct {
+	// Build runs once in the source tree, through /bin/sh -c, within the plan's build time.
+	Build string `json:"build"`
+	// Start runs the service through /bin/sh -c; it must listen on $PORT.
+	Start string `json:"start"`
+	// Release is run as the release Job before traffic moves: a list of arguments or a
+	// string split on whitespace. A release part sent with the deploy wins over it.
+	Release json.RawMessage `json:"release"`
+	// HealthPath is requested until it answers below 500 before the edge switches; default /.
+	HealthPath string `json:"healthPath"`
+}
+
+// MaxManifestBytes caps the manifest: a few command lines fit in far less.
+const MaxManifestBytes = 64 << 10
+
+// ReadManifest reads and checks dir's manifest. It is read as every file of a customer tree
+// is (artifact.ReadFile): a regular file inside the tree, never a link, FIFO or device, and
+// at most MaxManifestBytes; such a refusal wraps artifact.ErrUnsafe.
+func ReadManifest(dir string) (Manifest, []string, error) {
+	var m Manifest
+	b, err := artifact.ReadFile(dir, ManifestName, MaxManifestBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return m, nil, fmt.Errorf("no %s at the root of the source", ManifestName)
+	}
+	if err != nil {
+		return m, nil, err
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, nil, fmt.Errorf("%s: %v", ManifestName, err)
+	}
+	if strings.TrimSpace(m.Start) == "" {
+		return m, nil, fmt.Errorf("%s: start is required", ManifestName)
+	}
+	if m.HealthPath == "" {
+		m.HealthPath = "/"
+	}
+	if !strings.HasPrefix(m.HealthPath, "/") {
+		return m, nil, fmt.Errorf("%s: healthPath must start with /", ManifestName)
+	}
+	release, err := parseRelease(m.Release)
+	if err != nil {
+		return m, nil, fmt.Errorf("%s: release: %v", ManifestName, err)
+	}
+	return m, release, nil
+}
+
+func parseRelease(raw json.RawMessage) ([]string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var list []string
+	if err := json.Unmarshal(raw, &list); err == nil {
+		return list, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return strings.Fields(s), nil
+	}
+	return nil, errors.New("want a list of arguments or a string")
+}
+
+// manifestFailure is the failure code of a manifest ReadManifest refused: a hostile one
+// (a link, a FIFO, a device, too large) is an invalid artifact, like a hostile tarball; a
+// missing or malformed one, an invalid source.
+func manifestFailure(err error) *revision.FailError {
+	if errors.Is(err, artifact.ErrUnsafe) {
+		return &revision.FailError{Code: revision.CodeInvalidArtifact, Message: err.Error()}
+	}
+	return &revision.FailError{Code: CodeInvalidSource, Message: err.Error()}
+}

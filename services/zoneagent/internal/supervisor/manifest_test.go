@@ -1,0 +1,117 @@
+package supervisor
+
+import (
+	"archive/tar"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"tori.dev/services/zoneagent/internal/artifact"
+	"tori.dev/services/zoneagent/internal/revision"
+)
+
+// ReadManifest on trees as an app may leave them: after a nap the agent reads the manifest
+// again from a tree the app could write to.
+func TestReadManifestFromAHostileTree(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		make func(dir string) error
+		code string // manifestFailure's code; "" when the manifest is good
+	}{
+		{"good", func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, ManifestName), []byte(`{"start":"node s.js","release":"a b"}`), 0o644)
+		}, ""},
+		{"missing", func(string) error { return nil }, CodeInvalidSource},
+		{"malformed", func(dir string) error { return os.WriteFile(filepath.Join(dir, ManifestName), []byte(`{`), 0o644) }, CodeInvalidSource},
+		{"no start", func(dir string) error { return os.WriteFile(filepath.Join(dir, ManifestName), []byte(`{}`), 0o644) }, CodeInvalidSource},
+		{"link to /dev/zero", func(dir string) error { return os.Symlink("/dev/zero", filepath.Join(dir, ManifestName)) }, revision.CodeInvalidArtifact},
+		{"link to a host file", func(dir string) error { return os.Symlink("/etc/passwd", filepath.Join(dir, ManifestName)) }, revision.CodeInvalidArtifact},
+		{"link inside", func(dir string) error {
+			os.WriteFile(filepath.Join(dir, "m.json"), []byte(`{"start":"x"}`), 0o644)
+			return os.Symlink("m.json", filepath.Join(dir, ManifestName))
+		}, revision.CodeInvalidArtifact},
+		{"fifo", func(dir string) error { return syscall.Mkfifo(filepath.Join(dir, ManifestName), 0o644) }, revision.CodeInvalidArtifact},
+		{"huge", func(dir string) error {
+			big := `{"start":"x","build":"` + strings.Repeat("y", MaxManifestBytes) + `"}`
+			return os.WriteFile(filepath.Join(dir, ManifestName), []byte(big), 0o644)
+		}, revision.CodeInvalidArtifact},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := tc.make(dir); err != nil {
+				t.Fatal(err)
+			}
+			m, release, err := ReadManifest(dir)
+			if tc.code == "" {
+				if err != nil || m.Start != "node s.js" || strings.Join(release, " ") != "a b" || m.HealthPath != "/" {
+					t.Fatalf("%+v %q %v", m, release, err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("read %+v", m)
+			}
+			if fe := manifestFailure(err); fe.Code != tc.code || !strings.Contains(fe.Message, ManifestName) {
+				t.Fatalf("failure %+v, want code %s naming the manifest", fe, tc.code)
+			}
+		})
+	}
+}
+
+// A hostile source tarball fails its own deploy as invalid_artifact, with the reason, keeps
+// nothing, and the app's live revision keeps serving.
+func TestHostileSourceTarballsFailTheirDeployOnly(t *testing.T) {
+	r := newRig(t)
+	app := uuid.NewString()
+	good := r.revision(app, tarball(t, manifest(map[string]any{"start": "node server.js"}), file{name: "server.js", body: serverJS}), nil)
+	ctx := context.Background()
+	if err := r.l.Prepare(ctx, good, r.jobs); err != nil {
+		t.Fatalf("prepare: %v\n%s", err, r.sink.all())
+	}
+	if err := r.l.Activate(ctx, good, ""); err != nil {
+		t.Fatal(err)
+	}
+	start := manifest(map[string]any{"start": "true"})
+	sym := func(name, target string) file { return file{name: name, link: target, typ: tar.TypeSymlink} }
+	for _, tc := range []struct {
+		name  string
+		files []file
+		says  string
+	}{
+		{"manifest links to /dev/zero", []file{sym(ManifestName, "/dev/zero")}, "only relative links"},
+		{"manifest links inside", []file{{name: "m.json", body: `{"start":"true"}`}, sym(ManifestName, "m.json")}, "tori.json is a link"},
+		{"manifest is a FIFO", []file{{name: ManifestName, typ: tar.TypeFifo}}, "is a FIFO"},
+		{"manifest is a device", []file{{name: ManifestName, typ: tar.TypeChar}}, "a character device"},
+		{"huge manifest", []file{{name: ManifestName, body: `{"start":"true","build":"` + strings.Repeat("y", MaxManifestBytes) + `"}`}}, "larger than"},
+		{"link chain out", []file{start, sym("x/up", ".."), sym("e", "x/up/..")}, "leads out of the tree"},
+		{"hard link out", []file{start, {name: "h", link: "/etc/shadow", typ: tar.TypeLink}}, "hard link"},
+		{"entry path escapes", []file{start, {name: "a/../../../evil", body: "x"}}, "evil"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rev := r.revision(app, tarball(t, tc.files...), nil)
+			err := r.l.Prepare(ctx, rev, r.jobs)
+			var fe *revision.FailError
+			if !errors.As(err, &fe) || fe.Code != revision.CodeInvalidArtifact || !strings.Contains(fe.Message, tc.says) {
+				t.Fatalf("got %v, want invalid_artifact saying %q", err, tc.says)
+			}
+			if strings.Contains(fe.Message, r.l.AppsDir) {
+				t.Fatalf("the message shows a host path: %s", fe.Message)
+			}
+			if !errors.Is(err, artifact.ErrUnsafe) && !strings.Contains(fe.Message, "unsafe artifact") {
+				t.Fatalf("not reported as unsafe: %v", err)
+			}
+			if err := r.l.Discard(ctx, app, rev.DeployID); err != nil {
+				t.Fatal(err)
+			}
+			if got := r.get(app, good.DeployID, "/"); got != "ok unreleased" {
+				t.Fatalf("the live revision answered %q", got)
+			}
+		})
+	}
+}
