@@ -8,7 +8,6 @@ package service
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"time"
@@ -52,17 +51,18 @@ type Process struct {
 	Name   string
 	Log    *slog.Logger
 	Health health.Identity
-	// Bus is dialed before build runs; Pool is set by OpenPostgres (or OpenServiceDatabase).
+	// Bus is set by DialBus, Pool by OpenPostgres (or OpenServiceDatabase).
 	Bus  *bus.Conn
 	Pool *pgxpool.Pool
 
-	closers []func()
-	parts   []part
-	addrs   []any // what Run logs as "listening"
+	busConfig bus.Config
+	closers   []func()
+	parts     []part
+	addrs     []any // what Run logs as "listening"
 }
 
-// Run is a service's life: it loads the config, makes the logger and the tracer, dials the
-// broker (/readyz follows it), then lets build open the rest and add the parts, and runs
+// Run is a service's life: it loads the config, makes the logger and the tracer, then lets
+// build open its connections (OpenServiceDatabase, DialBus, its own) and add the parts, and runs
 // them until ctx ends or one fails or stops (see Process.Go). It returns nil after a clean
 // stop and the first failure otherwise; either way everything opened is closed, the last
 // first.
@@ -90,9 +90,7 @@ func Run[C any, PC Config[C]](ctx context.Context, spec Spec[PC], build func(ctx
 		defer cancel()
 		_ = stopTracing(fctx)
 	})
-	if err := p.dialBus(ctx, cfg.BusConfig()); err != nil {
-		return fmt.Errorf("bus: %w", err)
-	}
+	p.busConfig = cfg.BusConfig()
 	if err := build(ctx, p, cfg); err != nil {
 		return err
 	}
@@ -134,9 +132,11 @@ func (p *Process) OpenServiceDatabase(ctx context.Context, url, schema string, m
 	return nil
 }
 
-// dialBus connects to the broker and makes /readyz follow it as it does the database.
-func (p *Process) dialBus(ctx context.Context, cfg bus.Config) error {
-	conn, err := bus.Dial(ctx, cfg, p.Log)
+// DialBus connects to the broker the config's BusConfig names, and makes /readyz follow it
+// as it does the database. A service dials it where it first needs it: after what must
+// refuse the start on its own (the apps service's keyring), whether or not the broker is up.
+func (p *Process) DialBus(ctx context.Context) error {
+	conn, err := bus.Dial(ctx, p.busConfig, p.Log)
 	if err != nil {
 		return err
 	}

@@ -59,8 +59,11 @@ func TestRunServesUntilStoppedThenClosesInReverse(t *testing.T) {
 	go func() {
 		done <- Run(ctx, Spec[*testConfig]{Name: "svc", Version: "v1", Env: testEnv(t), Logs: logs, LogWith: zone},
 			func(ctx context.Context, p *Process, cfg *testConfig) error {
-				if p.Bus == nil {
-					t.Error("bus not dialed before build")
+				if p.Bus != nil {
+					t.Error("bus dialed before build asked for it")
+				}
+				if err := p.DialBus(ctx); err != nil {
+					return err
 				}
 				web := httpserver.New(httpserver.Options{Name: "svc", Log: p.Log, Health: &p.Health})
 				if err := p.ServeHTTP(web, "127.0.0.1:0", time.Second); err != nil {

@@ -55,6 +55,9 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 			return err
 		}
 		log.InfoContext(ctx, "keyring ready", "keyring", kr.String())
+		if err := p.DialBus(ctx); err != nil {
+			return err
+		}
 
 		svc := app.New(app.Deps{
 			Store: st, Keyring: kr, Plans: busapi.Plans{Client: billingbus.PlanClient{Bus: p.Bus, Timeout: planTimeout}},

@@ -50,6 +50,9 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		}
 
 		svc := app.New(store.New(p.Pool), paymentOptions(cfg.Stripe)...)
+		if err := p.DialBus(ctx); err != nil {
+			return err
+		}
 		api := httpapi.New(httpapi.Deps{Billing: svc, SigningKey: []byte(cfg.SigningKey), Health: p.Health, Log: p.Log})
 		p.Consume(busapi.AccountsSubscription(svc, store.Bind))
 		if err := p.ServeHTTP(api, cfg.Addr, cfg.ShutdownTimeout); err != nil {

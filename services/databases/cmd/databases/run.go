@@ -31,6 +31,9 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 			return err
 		}
 		st := store.New(p.Pool)
+		if err := p.DialBus(ctx); err != nil {
+			return err
+		}
 		dbs := app.NewDatabases(st,
 			busapi.AppsLookup{Client: appsbus.AppClient{Bus: p.Bus, Timeout: cfg.AppLookupTimeout}},
 			busapi.BillingPlans{Client: billingbus.PlanClient{Bus: p.Bus, Timeout: cfg.PlanLookupTimeout}},

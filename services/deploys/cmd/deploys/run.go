@@ -36,6 +36,9 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		if err != nil {
 			return err
 		}
+		if err := p.DialBus(ctx); err != nil {
+			return err
+		}
 		conn := p.Bus
 		svc := app.New(app.Deps{
 			Registries: registries,

@@ -41,6 +41,9 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		transport := proxy.NewTransport()
 		p.OnClose(transport.CloseIdleConnections)
 		cache := auth.NewCache()
+		if err := p.DialBus(ctx); err != nil {
+			return err
+		}
 		revocations := auth.NewRevocations(p.Bus, cache, log)
 		var accounts *httpapi.AccountViews
 		if cfg.AccountCacheTTL > 0 {

@@ -46,6 +46,9 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		if err != nil {
 			return err
 		}
+		if err := p.DialBus(ctx); err != nil {
+			return err
+		}
 
 		svc := app.New(app.Deps{
 			Store:      store.New(p.Pool),

@@ -46,6 +46,9 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		if _, err := partitions.Upkeep(ctx); err != nil {
 			return err
 		}
+		if err := p.DialBus(ctx); err != nil {
+			return err
+		}
 		plans := app.NewPlans(st, busapi.BillingPlans{Client: billingbus.PlanClient{Bus: p.Bus, Timeout: cfg.PlanLookupTimeout}}, log)
 		apps := app.NewAppFinder(st, busapi.AppsLookup{Client: appsbus.AppClient{Bus: p.Bus, Timeout: cfg.AppLookupTimeout}}, log)
 		web := httpapi.New(httpapi.Deps{Reader: app.NewReader(apps, st, plans, now), SigningKey: []byte(cfg.SigningKey), Identity: p.Health, Log: log})

@@ -37,6 +37,9 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		}
 		st, log, table := store.New(p.Pool), p.Log, edge.NewTable()
 		logBatches := busapi.NewLogs(st, log)
+		if err := p.DialBus(ctx); err != nil {
+			return err
+		}
 		runner, err := newRunner(ctx, *cfg, st, busapi.EnvOpener{Conn: p.Bus}, logBatches, log)
 		if err != nil {
 			return err
