@@ -3,10 +3,7 @@ package httpapi
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
-
-	"github.com/gofiber/fiber/v2"
 
 	"tori.dev/pkg/httperror"
 	"tori.dev/services/apps/internal/accounts"
@@ -91,12 +88,4 @@ func appLimitSentence(l *accounts.LimitError) string {
 		noun = "app"
 	}
 	return fmt.Sprintf("Your %s plan allows %d %s. Delete an app or upgrade your plan to create another.", l.Plan, l.Limit, noun)
-}
-
-// errorHandler maps the error, then writes it the way every service does.
-func errorHandler(log *slog.Logger) fiber.ErrorHandler {
-	write := httperror.Handler(log)
-	return func(c *fiber.Ctx, err error) error {
-		return write(c, toHTTP(err))
-	}
 }

@@ -5,15 +5,13 @@ package httpapi
 
 import (
 	"log/slog"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/httperror"
-	"tori.dev/pkg/metrics"
-	"tori.dev/pkg/telemetry"
+	"tori.dev/pkg/httpserver"
 	"tori.dev/services/apps/internal/app"
 )
 
@@ -34,23 +32,12 @@ const BodyLimit = 256 << 10
 
 // New builds the Fiber app.
 func New(d Deps) *fiber.App {
-	app := fiber.New(fiber.Config{
+	app := httpserver.New(httpserver.Options{
+		Name: "apps", Log: d.Log, BodyLimit: BodyLimit, Translate: toHTTP, Health: &d.Health,
 		// Params and bodies outlive the handler in errors and logs; copying them is safer
 		// than fasthttp's reused buffers.
-		Immutable:             true,
-		DisableStartupMessage: true,
-		BodyLimit:             BodyLimit,
-		// The whole request, body included, must arrive within ReadTimeout, so a trickled
-		// JSON body cannot hold a socket (docs/conventions.md, "Timeouts").
-		ReadTimeout:  10 * time.Second,
-		WriteTimeout: 30 * time.Second,
-		IdleTimeout:  2 * time.Minute,
-		ErrorHandler: errorHandler(d.Log),
+		Immutable: true,
 	})
-	app.Use(telemetry.ServerSpans("tori.dev/services/apps", d.Log), httperror.Recover(d.Log))
-	app.Get("/healthz", d.Health.Handler)
-	app.Get("/readyz", d.Health.ReadyHandler)
-	app.Get("/metrics", metrics.Handler()) // operators only: the gateway routes no /metrics
 
 	h := handlers{d}
 	api := app.Group("/api", callerid.Middleware(d.SigningKey, true, httperror.Unauthorized))

@@ -5,7 +5,6 @@ package httpapi
 import (
 	"context"
 	"log/slog"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -13,8 +12,7 @@ import (
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/httperror"
-	"tori.dev/pkg/metrics"
-	"tori.dev/pkg/telemetry"
+	"tori.dev/pkg/httpserver"
 	"tori.dev/services/billing/internal/app"
 )
 
@@ -41,27 +39,11 @@ const bodyLimit = 512 << 10
 
 // New builds the Fiber app with every route.
 func New(d Deps) *fiber.App {
-	handle := httperror.Handler(d.Log)
-	f := fiber.New(fiber.Config{
-		AppName:               "billing",
-		DisableStartupMessage: true,
-		BodyLimit:             bodyLimit,
-		// The whole request, body included, must arrive within ReadTimeout, so a trickled
-		// JSON body cannot hold a socket (docs/conventions.md, "Timeouts").
-		ReadTimeout:  10 * time.Second,
-		WriteTimeout: 30 * time.Second,
-		IdleTimeout:  2 * time.Minute,
-		ErrorHandler: func(c *fiber.Ctx, err error) error {
-			return handle(c, toHTTP(err))
-		},
+	f := httpserver.New(httpserver.Options{
+		Name: "billing", Log: d.Log, BodyLimit: bodyLimit, Health: &d.Health,
+		Translate: toHTTP,
 	})
-	f.Use(telemetry.ServerSpans("tori.dev/services/billing", d.Log), httperror.Recover(d.Log))
-
 	h := handlers{billing: d.Billing}
-	f.Get("/healthz", d.Health.Handler)
-	f.Get("/readyz", d.Health.ReadyHandler)
-	f.Get("/metrics", metrics.Handler()) // operators only: the gateway routes no /metrics
-
 	// The catalog is public, yet it still must come through the gateway (a signed, empty
 	// caller); every other route needs a signed, authenticated caller.
 	public := callerid.Middleware(d.SigningKey, false, httperror.Unauthorized)

@@ -4,15 +4,13 @@ package httpapi
 
 import (
 	"log/slog"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/httperror"
-	"tori.dev/pkg/metrics"
-	"tori.dev/pkg/telemetry"
+	"tori.dev/pkg/httpserver"
 	"tori.dev/services/databases/internal/app"
 )
 
@@ -26,19 +24,7 @@ type Deps struct {
 
 // New builds the Fiber app with every route.
 func New(d Deps) *fiber.App {
-	app := fiber.New(fiber.Config{
-		ErrorHandler:          httperror.Handler(d.Log),
-		DisableStartupMessage: true,
-		// The whole request must arrive within ReadTimeout (docs/conventions.md, "Timeouts").
-		ReadTimeout:  10 * time.Second,
-		WriteTimeout: 30 * time.Second,
-		IdleTimeout:  2 * time.Minute,
-	})
-	app.Use(telemetry.ServerSpans("tori.dev/services/databases", d.Log), httperror.Recover(d.Log))
-	app.Get("/healthz", d.Identity.Handler)
-	app.Get("/readyz", d.Identity.ReadyHandler)
-	app.Get("/metrics", metrics.Handler()) // operators only: the gateway routes no /metrics
-
+	app := httpserver.New(httpserver.Options{Name: "databases", Log: d.Log, Health: &d.Identity})
 	api := app.Group("/api", callerid.Middleware(d.SigningKey, true, httperror.Unauthorized))
 	h := &databaseHandler{dbs: d.Databases}
 	api.Post("/apps/:slug/database", h.create)

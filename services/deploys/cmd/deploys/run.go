@@ -2,19 +2,12 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"net"
 	"os"
-	"time"
 
 	"tori.dev/pkg/bus"
-	"tori.dev/pkg/callerid"
-	pkgconfig "tori.dev/pkg/config"
-	"tori.dev/pkg/health"
 	"tori.dev/pkg/lifecycle"
-	"tori.dev/pkg/logging"
-	"tori.dev/pkg/telemetry"
+	"tori.dev/pkg/service"
 	appsbus "tori.dev/proto/tori/apps/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
 	deploysbus "tori.dev/proto/tori/deploys/v1"
@@ -26,97 +19,49 @@ import (
 	"tori.dev/services/deploys/internal/store"
 )
 
-// run serves with the process's own environment and logs to stderr.
-func run(ctx context.Context) error {
-	return serve(ctx, pkgconfig.Environ(), os.Stderr)
-}
-
 // serve is the one composition root: it serves until ctx ends, then drains requests within
 // the shutdown timeout. Tests run it in-process with an environment of their own.
 func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
-	var cfg config.Config
-	if err := pkgconfig.LoadMap(ctx, &cfg, env); err != nil {
-		return err
-	}
-	log := logging.New("deploys", logs)
-	log.InfoContext(ctx, "starting", "version", version, "config", pkgconfig.Describe(&cfg))
+	spec := service.Spec[*config.Config]{Name: "deploys", Version: version, Env: env, Logs: logs}
+	return service.Run(ctx, spec, func(ctx context.Context, p *service.Process, cfg *config.Config) error {
+		objs, err := objects.NewLocal(cfg.ObjectsDir())
+		if err != nil {
+			return err
+		}
+		if err := p.OpenServiceDatabase(ctx, cfg.DatabaseURL, store.Service("").Schema, store.Migrations); err != nil {
+			return err
+		}
 
-	stopTracing, err := telemetry.Setup(ctx, "deploys", version)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = stopTracing(sctx)
-	}()
-
-	pool, err := store.Connect(ctx, cfg.DatabaseURL)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	// Signed state-changing requests are served once across the replicas (pkg/callerid).
-	defer callerid.ShareReplays(callerid.NewSharedNonces(pool))()
-	objs, err := objects.NewLocal(cfg.ObjectsDir())
-	if err != nil {
-		return err
-	}
-	conn, err := bus.Dial(ctx, cfg.BusConfig(), log)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-
-	registries, err := cfg.Registries() // validated at load; the error cannot happen here
-	if err != nil {
-		return err
-	}
-	svc := app.New(app.Deps{
-		Registries: registries,
-		Store:      store.New(pool), Objects: objs, Plans: busapi.BillingPlans{Client: billingbus.PlanClient{Bus: conn}},
-		Env: busapi.NewAppsEnv(conn), Apps: busapi.AppsLookup{Client: appsbus.AppClient{Bus: conn, Timeout: cfg.AppLookupTimeout}}, Log: log,
-	})
-	id := health.NewIdentity("deploys", version)
-	// /readyz goes 503 while either is lost, and back once it returns (pkg/health, checks.go).
-	id.Check("database", pool.Ping)
-	id.Check("broker", conn.Ready)
-	web := httpapi.New(httpapi.Deps{Deploys: svc, SigningKey: []byte(cfg.SigningKey), Health: id, Log: log})
-	// Registered before /readyz is served, so it is never ready with a consumer unbound.
-	subs := busapi.Subscriptions(svc, store.WithTx)
-	for i := range subs {
-		subs[i].Ready = id.Await(subs[i].Queue)
-	}
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
-	}
-
-	g, _ := lifecycle.New(ctx)
-	g.Go("http server", func(context.Context) error { return web.Listener(ln) })
-	g.Go("http shutdown", func(ctx context.Context) error {
-		<-ctx.Done()
-		if err := web.ShutdownWithTimeout(cfg.ShutdownTimeout); err != nil {
-			log.WarnContext(ctx, "http shutdown", "err", err.Error())
+		registries, err := cfg.Registries() // validated at load; the error cannot happen here
+		if err != nil {
+			return err
+		}
+		if err := p.DialBus(ctx); err != nil {
+			return err
+		}
+		conn := p.Bus
+		svc := app.New(app.Deps{
+			Registries: registries,
+			Store:      store.New(p.Pool), Objects: objs, Plans: busapi.BillingPlans{Client: billingbus.PlanClient{Bus: conn}},
+			Env: busapi.NewAppsEnv(conn), Apps: busapi.AppsLookup{Client: appsbus.AppClient{Bus: conn, Timeout: cfg.AppLookupTimeout}}, Log: p.Log,
+		})
+		web := httpapi.New(httpapi.Deps{Deploys: svc, SigningKey: []byte(cfg.SigningKey), Health: p.Health, Log: p.Log})
+		p.Consume(busapi.Subscriptions(svc, store.WithTx)...)
+		if err := p.ServeHTTP(web, cfg.Addr, cfg.ShutdownTimeout); err != nil {
+			return err
+		}
+		p.RelayOutbox()
+		p.Respond("hosting responder", deploysbus.QueueHosting, bus.OnlyFrom(bus.Is(bus.PrincipalApps), busapi.Hosting(svc)))
+		for _, job := range sweepJobs(svc, *cfg) {
+			p.Every(job)
 		}
 		return nil
 	})
-	g.Go("outbox relay", bus.NewRelay(conn, pool, log).Run)
-	for _, sub := range subs {
-		g.Go(sub.Queue, func(ctx context.Context) error { return conn.Consume(ctx, pool, sub) })
-	}
-	g.Go("hosting responder", func(ctx context.Context) error {
-		return conn.Serve(ctx, deploysbus.QueueHosting, bus.OnlyFrom(bus.Is(bus.PrincipalApps), busapi.Hosting(svc)))
-	})
-	g.Go("bus housekeeping", func(ctx context.Context) error { return bus.Housekeep(ctx, pool, time.Hour, log) })
-	for _, job := range sweepJobs(svc, cfg) {
-		g.Every(log, job)
-	}
-	log.InfoContext(ctx, "listening", "addr", ln.Addr().String())
+}
 
-	err = g.Wait()
-	log.InfoContext(context.WithoutCancel(ctx), "stopped", "err", err)
-	return err
+// run serves with the process's own environment and logs to stderr.
+func run(ctx context.Context) error {
+	return serve(ctx, nil, os.Stderr)
 }
 
 // sweepJobs close overdue deploys, clean deleted apps, remove unreferenced artifacts and

@@ -15,8 +15,7 @@ import (
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/httperror"
-	"tori.dev/pkg/metrics"
-	"tori.dev/pkg/telemetry"
+	"tori.dev/pkg/httpserver"
 	"tori.dev/services/deploys/internal/app"
 	"tori.dev/services/deploys/internal/deploy"
 )
@@ -52,44 +51,24 @@ const (
 	uploadTimeout = 30 * time.Minute
 )
 
-// isUpload reports whether a request is a deploy upload: a multipart POST, the one request
-// this service streams.
-func isUpload(h *fasthttp.RequestHeader) bool {
-	return string(h.Method()) == fiber.MethodPost &&
-		strings.HasPrefix(strings.ToLower(string(h.ContentType())), fiber.MIMEMultipartForm)
+// readTimeout picks a request's read timeout: only an upload (a multipart POST, the one
+// request this service streams) gets uploadTimeout; a JSON body must arrive within
+// jsonTimeout.
+func readTimeout(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+	if string(h.Method()) == fiber.MethodPost &&
+		strings.HasPrefix(strings.ToLower(string(h.ContentType())), fiber.MIMEMultipartForm) {
+		return fasthttp.RequestConfig{ReadTimeout: uploadTimeout}
+	}
+	return fasthttp.RequestConfig{ReadTimeout: jsonTimeout}
 }
 
 // New builds the Fiber app with every route.
 func New(d Deps) *fiber.App {
-	if d.Log == nil {
-		d.Log = slog.Default()
-	}
-	handle := httperror.Handler(d.Log)
-	srv := fiber.New(fiber.Config{
-		AppName:                      "deploys",
-		DisableStartupMessage:        true,
-		BodyLimit:                    inMemoryBody,
-		StreamRequestBody:            true,
-		DisablePreParseMultipartForm: true,
-		// A JSON body (an image deploy) must arrive within jsonTimeout; only an upload gets
-		// uploadTimeout, chosen per request in HeaderReceived below.
-		ReadTimeout:  jsonTimeout,
-		WriteTimeout: 30 * time.Second,
-		IdleTimeout:  2 * time.Minute,
-		ErrorHandler: func(c *fiber.Ctx, err error) error {
-			return handle(c, toHTTP(err))
-		},
+	srv := httpserver.New(httpserver.Options{
+		Name: "deploys", Log: d.Log, Health: &d.Health,
+		BodyLimit: inMemoryBody, Streaming: true, ReadTimeout: jsonTimeout, RequestConfig: readTimeout,
+		Translate: toHTTP,
 	})
-	srv.Server().HeaderReceived = func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
-		if isUpload(h) {
-			return fasthttp.RequestConfig{ReadTimeout: uploadTimeout}
-		}
-		return fasthttp.RequestConfig{}
-	}
-	srv.Use(telemetry.ServerSpans("tori.dev/services/deploys", d.Log), httperror.Recover(d.Log))
-	srv.Get("/healthz", d.Health.Handler)
-	srv.Get("/readyz", d.Health.ReadyHandler)
-	srv.Get("/metrics", metrics.Handler()) // operators only: the gateway routes no /metrics
 
 	h := handlers{deploys: d.Deploys, key: d.SigningKey}
 	// Bodies stream (an upload may be a gigabyte): the handlers read them through

@@ -17,6 +17,7 @@ import (
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/connlimit"
 	"tori.dev/pkg/health"
+	"tori.dev/pkg/httpserver"
 	"tori.dev/services/gateway/internal/clientip"
 	"tori.dev/services/gateway/internal/cors"
 	"tori.dev/services/gateway/internal/idempotency"
@@ -101,32 +102,32 @@ type Server struct {
 func New(d Deps) *fiber.App {
 	s := &Server{Deps: d, tracer: otel.Tracer("tori.dev/services/gateway")}
 	t := d.Timeouts.withDefaults()
-	app := fiber.New(fiber.Config{
+	app := httpserver.New(httpserver.Options{
+		Name: "gateway", Log: d.Log, ErrorHandler: errorHandler(d.Log),
 		// Bodies are streamed, never buffered: fasthttp hands the handler a reader after the
 		// first few kilobytes, and must not pre-parse multipart uploads into memory or temp
 		// files on the way.
-		StreamRequestBody:            true,
-		DisablePreParseMultipartForm: true,
-		BodyLimit:                    MaxBody,
-		ReadTimeout:                  t.Header,
-		WriteTimeout:                 t.Write,
-		IdleTimeout:                  t.Idle,
+		Streaming: true,
+		BodyLimit: MaxBody,
+		// Headers within t.Header; a body's own deadline is picked once they are in.
+		ReadTimeout: t.Header, WriteTimeout: t.Write, IdleTimeout: t.Idle,
+		RequestConfig: func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+			switch {
+			case isUpload(h):
+				return fasthttp.RequestConfig{ReadTimeout: t.Upload}
+			case proxy.HasBody(h):
+				return fasthttp.RequestConfig{ReadTimeout: t.Body}
+			case isLogStream(h):
+				// A log stream writes for its lifetime: it alone is exempt from WriteTimeout.
+				return fasthttp.RequestConfig{WriteTimeout: t.Stream}
+			}
+			return fasthttp.RequestConfig{}
+		},
 		// Content types are the services' to set; the gateway sets its own explicitly.
-		DisableDefaultContentType: true,
-		DisableStartupMessage:     true,
-		ErrorHandler:              errorHandler(d.Log),
+		RawContentType: true,
+		// s.handle traces, logs and counts each request itself.
+		Observe: httpserver.Nothing,
 	})
-	app.Server().HeaderReceived = func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
-		switch {
-		case isUpload(h):
-			return fasthttp.RequestConfig{ReadTimeout: t.Upload}
-		case proxy.HasBody(h):
-			return fasthttp.RequestConfig{ReadTimeout: t.Body}
-		case isLogStream(h):
-			return fasthttp.RequestConfig{WriteTimeout: t.Stream}
-		}
-		return fasthttp.RequestConfig{}
-	}
 	app.Use(s.handle)
 	return app
 }

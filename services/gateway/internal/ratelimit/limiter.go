@@ -1,6 +1,7 @@
 // Package ratelimit counts requests in fixed windows and decides when a caller is over its
-// limit. Counters live behind the Limiter interface: Postgres in production, so every gateway
-// instance shares them; memory in unit tests.
+// limit. Counters live behind the Limiter interface, in the store RATE_LIMIT_STORE names:
+// this process's memory (Memory, the default, right for a single gateway) or Redis (Redis),
+// which every gateway instance shares.
 package ratelimit
 
 import (

@@ -6,7 +6,9 @@ import (
 	"time"
 )
 
-// Memory is a Limiter for one process, for tests: its counters are not shared.
+// Memory is a Limiter whose counters live in this process and prune themselves: what a single
+// gateway runs with (RATE_LIMIT_STORE=memory, the default) and what unit tests use. Several
+// gateways would each count on their own, so they share Redis instead.
 type Memory struct {
 	now func() time.Time
 

@@ -118,7 +118,8 @@ func (p *Policy) CountAddress(ctx context.Context, addr, op string) {
 func addressKey(addr, op string) string { return "addr " + addr + " " + op }
 
 // decide fails open when the counters cannot be reached: the limits protect capacity, and
-// refusing every request while Postgres is away would turn its outage into ours.
+// refusing every request while the counters' store (Redis) is away would turn its outage
+// into ours.
 func (p *Policy) decide(ctx context.Context, c Count, err error, limit int64, code string) error {
 	if err != nil {
 		p.log.ErrorContext(ctx, "rate limiter unavailable; request allowed", "err", err.Error())

@@ -5,15 +5,13 @@ package httpapi
 
 import (
 	"log/slog"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/httperror"
-	"tori.dev/pkg/metrics"
-	"tori.dev/pkg/telemetry"
+	"tori.dev/pkg/httpserver"
 	"tori.dev/services/identity/internal/app"
 )
 
@@ -34,28 +32,15 @@ type handlers struct {
 
 // New builds the Fiber app with every route.
 func New(cfg Config) *fiber.App {
-	a := fiber.New(fiber.Config{
-		AppName:               "identity",
-		BodyLimit:             bodyLimit,
-		DisableStartupMessage: true,
-		// A whole request, body included, must arrive within ReadTimeout: a client trickling
-		// a small JSON body cannot hold a socket (docs/conventions.md, "Timeouts").
-		ReadTimeout:  10 * time.Second,
-		WriteTimeout: 30 * time.Second,
-		IdleTimeout:  2 * time.Minute,
-		ErrorHandler: errorHandler(cfg.Log),
+	a := httpserver.New(httpserver.Options{
+		Name: "identity", Log: cfg.Log, BodyLimit: bodyLimit, ErrorHandler: errorHandler(cfg.Log), Health: &cfg.Health,
 	})
-	a.Use(telemetry.ServerSpans("tori.dev/services/identity", cfg.Log), httperror.Recover(cfg.Log))
 	h := handlers{svc: cfg.Service}
 
 	// Signed by the gateway, with or without a caller: the routes decisions.md calls public.
 	public := callerid.Middleware(cfg.SigningKey, false, httperror.Unauthorized)
 	// Signed and authenticated.
 	private := callerid.Middleware(cfg.SigningKey, true, httperror.Unauthorized)
-
-	a.Get("/healthz", cfg.Health.Handler)
-	a.Get("/readyz", cfg.Health.ReadyHandler)
-	a.Get("/metrics", metrics.Handler()) // operators only: the gateway routes no /metrics
 
 	a.Post("/api/auth/magic-link", public, h.requestMagicLink)
 	a.Post("/api/auth/magic-link/verify", public, h.verifyMagicLink)

@@ -13,8 +13,7 @@ import (
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/httperror"
-	"tori.dev/pkg/metrics"
-	"tori.dev/pkg/telemetry"
+	"tori.dev/pkg/httpserver"
 	"tori.dev/services/logs/internal/app"
 )
 
@@ -35,28 +34,16 @@ type Deps struct {
 
 // New builds the Fiber app with every route.
 func New(d Deps) *fiber.App {
-	app := fiber.New(fiber.Config{
-		ErrorHandler:          httperror.Handler(d.Log),
-		DisableStartupMessage: true,
-		// The whole request, body included, must arrive within ReadTimeout, so a trickled
-		// JSON body cannot hold a socket (docs/conventions.md, "Timeouts").
-		ReadTimeout:  10 * time.Second,
-		WriteTimeout: 30 * time.Second,
-		IdleTimeout:  2 * time.Minute,
-	})
 	limits := d.Stream.withDefaults()
-	// A stream writes for up to its lifetime: it alone is exempt from WriteTimeout.
-	app.Server().HeaderReceived = func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
-		if isStreamRequest(h) {
-			return fasthttp.RequestConfig{WriteTimeout: limits.Lifetime + streamWriteSlack}
-		}
-		return fasthttp.RequestConfig{}
-	}
-	app.Use(telemetry.ServerSpans("tori.dev/services/logs", d.Log), httperror.Recover(d.Log))
-	app.Get("/healthz", d.Identity.Handler)
-	app.Get("/readyz", d.Identity.ReadyHandler)
-	app.Get("/metrics", metrics.Handler()) // operators only: the gateway routes no /metrics
-
+	app := httpserver.New(httpserver.Options{Name: "logs", Log: d.Log, Health: &d.Identity,
+		// A stream writes for up to its lifetime: it alone is exempt from WriteTimeout.
+		RequestConfig: func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+			if isStreamRequest(h) {
+				return fasthttp.RequestConfig{WriteTimeout: limits.Lifetime + streamWriteSlack}
+			}
+			return fasthttp.RequestConfig{}
+		},
+	})
 	api := app.Group("/api", callerid.Middleware(d.SigningKey, true, httperror.Unauthorized))
 	h := &logsHandler{reader: d.Reader}
 	api.Get("/apps/:slug/logs", h.get)
