@@ -95,7 +95,7 @@ func benchOutbox(b *testing.B, publish func(ctx context.Context, pool *pgxpool.P
 		// messages are unacknowledged, and each waits for its batch's commit to reach the disk
 		// (several milliseconds when others write too). At 64 the consumer fell behind the
 		// publishers; see the package README.
-		return conn.Consume(ctx, pool, bus.Subscription{Queue: "bench.effects", Keys: []string{"test.bench.*"}, Handle: handle, Prefetch: 512})
+		return conn.Consume(ctx, pool, bus.Subscription{Queue: "bench.effects", Keys: []string{"test.bench.*"}, Handle: handle, Prefetch: 512, Batch: true})
 	})
 	waitQueue(b, cfg.Namespace+"bench.effects")
 

@@ -154,7 +154,7 @@ func TestFailureInABatchCostsTheOthersNothing(t *testing.T) {
 	run(t, "relay", bus.NewRelay(conn, pool, nil).Run)
 	ready := newReadiness()
 	c := startConsumer(t, func(ctx context.Context) error {
-		return conn.Consume(ctx, pool, bus.Subscription{Ready: ready.fire, Queue: "batch.effects", Keys: []string{"test.batch.*"}, Handle: handle, Prefetch: 64})
+		return conn.Consume(ctx, pool, bus.Subscription{Ready: ready.fire, Queue: "batch.effects", Keys: []string{"test.batch.*"}, Handle: handle, Prefetch: 64, Batch: true})
 	})
 	ready.wait(t)
 	const total = 400

@@ -26,7 +26,7 @@ func NewIngest(txs Transactions, ingest *app.Ingest) *Ingest {
 
 // Subscription is the durable consumer of log batches.
 func (in *Ingest) Subscription(prefetch int) bus.Subscription {
-	return bus.Subscription{Queue: QueueIngest, Keys: []string{zonebus.KeyLogBatch}, Handle: in.Handle, Prefetch: prefetch}
+	return bus.Subscription{Queue: QueueIngest, Keys: []string{zonebus.KeyLogBatch}, Handle: in.Handle, Prefetch: prefetch, Batch: true}
 }
 
 // Handle stores one batch.
