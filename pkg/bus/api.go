@@ -29,7 +29,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -118,9 +117,9 @@ func (d Delivery) Decode(m proto.Message) error {
 // batch keeps its good lines).
 func (d Delivery) DecodeEach(m proto.Message) error { return proto.Unmarshal(d.Body, m) }
 
-// TxHandler applies a message's effect inside tx; Consume commits tx together with the record
-// that the message was processed.
-type TxHandler func(ctx context.Context, tx pgx.Tx, d Delivery) error
+// TxHandler applies a message's effect inside tx, bound by the service's store (its Bind);
+// Consume commits tx together with the record that the message was processed.
+type TxHandler func(ctx context.Context, tx Tx, d Delivery) error
 
 // Subscription is a durable consumer of events.
 type Subscription struct {

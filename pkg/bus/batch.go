@@ -148,13 +148,13 @@ func (s *consumeSession) attemptBatch(ctx context.Context, conn *pgxpool.Conn, m
 	if err != nil {
 		return -1, err
 	}
-	handle := recovering(s.sub.Handle)
+	handle, btx := recovering(s.sub.Handle), TxOf(tx)
 	for i, m := range msgs {
 		if !fresh[m.ev.id] {
 			continue // processed before, or a second copy in this batch
 		}
 		delete(fresh, m.ev.id)
-		if err := handle(m.ctx, tx, m.delivery(1)); err != nil {
+		if err := handle(m.ctx, btx, m.delivery(1)); err != nil {
 			return i, err
 		}
 	}

@@ -11,8 +11,8 @@ import (
 // recorded there now, so that the record commits (or rolls back) with h's effect. A
 // redelivered event commits nothing else and counts as done.
 func deduplicated(queue string, h TxHandler) TxHandler {
-	return func(ctx context.Context, tx pgx.Tx, d Delivery) error {
-		fresh, err := recordProcessed(ctx, tx, queue, d.ID)
+	return func(ctx context.Context, tx Tx, d Delivery) error {
+		fresh, err := recordProcessed(ctx, tx.Pgx(), queue, d.ID)
 		if err != nil || !fresh {
 			return err
 		}

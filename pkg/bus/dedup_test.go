@@ -32,10 +32,10 @@ func (tx *recordingTx) Exec(_ context.Context, _ string, args ...any) (pgconn.Co
 func TestDeduplicatedRunsTheHandlerOncePerID(t *testing.T) {
 	ctx := context.Background()
 	calls := map[string]int{}
-	h := deduplicated("q", func(_ context.Context, _ pgx.Tx, d Delivery) error { calls[d.ID]++; return nil })
+	h := deduplicated("q", func(_ context.Context, _ Tx, d Delivery) error { calls[d.ID]++; return nil })
 	tx := &recordingTx{seen: map[string]bool{"old": true}}
 	for _, id := range []string{"a", "a", "old", "b"} {
-		if err := h(ctx, tx, Delivery{ID: id}); err != nil {
+		if err := h(ctx, TxOf(tx), Delivery{ID: id}); err != nil {
 			t.Fatalf("%s: %v", id, err)
 		}
 	}
@@ -45,7 +45,7 @@ func TestDeduplicatedRunsTheHandlerOncePerID(t *testing.T) {
 
 	// The record failing is the bus's trouble, retried without using an attempt.
 	broken := &recordingTx{err: errors.New("connection reset")}
-	err := h(ctx, broken, Delivery{ID: "c"})
+	err := h(ctx, TxOf(broken), Delivery{ID: "c"})
 	var ie infraError
 	if !errors.As(err, &ie) || calls["c"] != 0 {
 		t.Fatalf("err = %v, calls %d: want an infraError and no handler call", err, calls["c"])

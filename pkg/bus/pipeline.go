@@ -52,7 +52,7 @@ func inTransaction(pool *pgxpool.Pool, h TxHandler) tryFunc {
 			return infraError{fmt.Errorf("bus: begin: %w", err)}
 		}
 		defer tx.Rollback(context.WithoutCancel(ctx))
-		if err := h(ctx, tx, m.delivery(n)); err != nil {
+		if err := h(ctx, TxOf(tx), m.delivery(n)); err != nil {
 			return err
 		}
 		return tx.Commit(ctx)

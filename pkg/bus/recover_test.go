@@ -5,13 +5,11 @@ import (
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/jackc/pgx/v5"
 )
 
 func TestRecoveringTurnsAPanicIntoARetryableError(t *testing.T) {
-	panics := recovering(func(context.Context, pgx.Tx, Delivery) error { panic("boom") })
-	err := panics(context.Background(), nil, Delivery{ID: "m1"})
+	panics := recovering(func(context.Context, Tx, Delivery) error { panic("boom") })
+	err := panics(context.Background(), Tx{}, Delivery{ID: "m1"})
 	if err == nil || !strings.Contains(err.Error(), "panicked: boom") {
 		t.Fatalf("err = %v, want the panic as an error", err)
 	}
@@ -20,11 +18,11 @@ func TestRecoveringTurnsAPanicIntoARetryableError(t *testing.T) {
 	}
 
 	want := errors.New("plain failure")
-	fails := recovering(func(context.Context, pgx.Tx, Delivery) error { return want })
-	if err := fails(context.Background(), nil, Delivery{}); err != want {
+	fails := recovering(func(context.Context, Tx, Delivery) error { return want })
+	if err := fails(context.Background(), Tx{}, Delivery{}); err != want {
 		t.Fatalf("err = %v, want the handler's own error passed through", err)
 	}
-	if err := recovering(func(context.Context, pgx.Tx, Delivery) error { return nil })(context.Background(), nil, Delivery{}); err != nil {
+	if err := recovering(func(context.Context, Tx, Delivery) error { return nil })(context.Background(), Tx{}, Delivery{}); err != nil {
 		t.Fatalf("err = %v, want nil", err)
 	}
 }

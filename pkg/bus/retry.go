@@ -13,7 +13,14 @@ import (
 // Config.MaxAttempts attempts in all; an error marked Permanent, or a refusal (owner.go), is
 // not tried again. The bus's own trouble (the database away: infraError) is retried with a
 // jittered backoff without counting against the attempts. What is not retried is handed to
-// the dead-letter step (deadletter.go).
+// the dead-letter step (deadletter.go). Listeners (listen.go) follow the same policy in memory,
+// giving up with a log line instead of a dead letter.
+
+// givesUp reports whether a failure with err on attempt is not tried again: consumers and
+// listeners (listen.go) alike.
+func givesUp(err error, attempt, maxAttempts int) bool {
+	return IsPermanent(err) || attempt >= maxAttempts
+}
 
 // maxRetryDelay caps a consumer's wait between attempts.
 const maxRetryDelay = 30 * time.Second
@@ -58,7 +65,7 @@ func retrying(p retryPolicy, try tryFunc) retryFunc {
 					return verdict{err: r.error, refused: true}
 				}
 				m.span.RecordError(err)
-				if IsPermanent(err) || attempt >= p.maxAttempts {
+				if givesUp(err, attempt, p.maxAttempts) {
 					return verdict{err: err, attempts: attempt}
 				}
 				delay := retryDelay(p.base, attempt)

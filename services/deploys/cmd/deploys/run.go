@@ -83,7 +83,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	id.Check("broker", conn.Ready)
 	web := httpapi.New(httpapi.Deps{Deploys: svc, SigningKey: []byte(cfg.SigningKey), Health: id, Log: log})
 	// Registered before /readyz is served, so it is never ready with a consumer unbound.
-	subs := busapi.Subscriptions(svc, store.WithTx)
+	subs := busapi.Subscriptions(svc, store.Bind)
 	for i := range subs {
 		subs[i].Ready = id.Await(subs[i].Queue)
 	}

@@ -91,11 +91,11 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	id.Check("broker", conn.Ready)
 	web := httpapi.New(httpapi.Config{Service: svc, SigningKey: []byte(cfg.SigningKey), Log: log, Health: id})
 	// Registered before /readyz is served, so it is never ready with the consumer unbound.
-	plans := busapi.PlanConsumer{Repo: store.TxRepo, Log: log}.Subscription()
+	plans := busapi.PlanConsumer{Repo: store.Bind, Log: log}.Subscription()
 	plans.Ready = id.Await(plans.Queue)
-	hostnames := busapi.HostnameMailConsumer{Repo: store.TxRepo, Service: svc, Log: log}.Subscription()
+	hostnames := busapi.HostnameMailConsumer{Repo: store.Bind, Service: svc, Log: log}.Subscription()
 	hostnames.Ready = id.Await(hostnames.Queue)
-	holds := busapi.HoldMailConsumer{Repo: store.TxRepo, Service: svc, Log: log}.Subscription()
+	holds := busapi.HoldMailConsumer{Repo: store.Bind, Service: svc, Log: log}.Subscription()
 	holds.Ready = id.Await(holds.Queue)
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

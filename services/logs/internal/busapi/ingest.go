@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
-
 	"tori.dev/pkg/bus"
 	logsv1 "tori.dev/proto/gen/tori/logs/v1"
 	zonebus "tori.dev/proto/tori/zone/v1"
@@ -30,7 +28,7 @@ func (in *Ingest) Subscription(prefetch int) bus.Subscription {
 }
 
 // Handle stores one batch.
-func (in *Ingest) Handle(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+func (in *Ingest) Handle(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 	// Each entry's ids are checked by entryFromWire, so a bad line costs only itself.
 	var batch logsv1.LogBatch
 	if err := d.DecodeEach(&batch); err != nil {
@@ -49,5 +47,5 @@ func (in *Ingest) Handle(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
 		}
 		b.Entries = append(b.Entries, e)
 	}
-	return in.ingest.Store(ctx, in.txs.WithTx(tx), b)
+	return in.ingest.Store(ctx, in.txs.Bind(tx), b)
 }
