@@ -21,6 +21,9 @@ func Deploys(txs Transactions, dbs *app.Databases) bus.Subscription {
 	return bus.Subscription{
 		Queue: QueueDeploys,
 		Keys:  []string{deploysbus.KeyDeployCreated, deploysbus.KeyDeployLive},
+		// In order: a deploy's live event must find its created one (the rotation's retire
+		// waits for the deploy made after it), and the relay publishes them in outbox order.
+		Prefetch: 1,
 		Handle: func(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 			switch d.RoutingKey {
 			case deploysbus.KeyDeployCreated:
