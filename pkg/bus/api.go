@@ -29,7 +29,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -118,9 +117,9 @@ func (d Delivery) Decode(m proto.Message) error {
 // batch keeps its good lines).
 func (d Delivery) DecodeEach(m proto.Message) error { return proto.Unmarshal(d.Body, m) }
 
-// TxHandler applies a message's effect inside tx; Consume commits tx together with the record
-// that the message was processed.
-type TxHandler func(ctx context.Context, tx pgx.Tx, d Delivery) error
+// TxHandler applies a message's effect inside tx, bound by the service's store (its Bind);
+// Consume commits tx together with the record that the message was processed.
+type TxHandler func(ctx context.Context, tx Tx, d Delivery) error
 
 // Subscription is a durable consumer of events.
 type Subscription struct {
@@ -131,8 +130,14 @@ type Subscription struct {
 	// default 16. The broker stops delivering at that many, and each stays unacknowledged
 	// until its batch commits, so a consumer that must keep up with bursts wants a window that
 	// covers the rate times a commit's wait (bench-bus uses 512). 1 handles messages one at a
-	// time, in order (a bundle's events in one transaction, in order).
+	// time, in order (with Batch, a bundle's events in one transaction, in order).
 	Prefetch int
+	// Batch lets a worker under load handle what has already arrived (up to Prefetch
+	// deliveries, about a hundred events) in one transaction: one commit instead of one an
+	// event, for a subscription whose rate matters more than its events' independence (the
+	// logs service's ingest). A failed batch is rolled back and its events handled one by
+	// one. Without it every event has a transaction of its own.
+	Batch bool
 	// Ready, when set, is called each time the queue, its bindings and the consumer are in
 	// place (after every resubscribe too). An event published before its queue is bound is
 	// routed nowhere, so whoever must not miss the first events waits for this.

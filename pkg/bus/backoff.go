@@ -14,28 +14,19 @@ type backoff struct {
 }
 
 // sleep waits for the next delay; false if ctx ended first.
-func (b *backoff) sleep(ctx context.Context) bool {
+func (b *backoff) sleep(ctx context.Context) bool { return sleepCtx(ctx, b.delay()) }
+
+// delay is the next delay: the last one doubled, capped, with up to half taken off at random.
+func (b *backoff) delay() time.Duration {
 	if b.next == 0 {
 		b.next = b.base
 	}
 	d := b.next/2 + rand.N(b.next/2+1)
 	b.next = min(2*b.next, b.max)
-	return sleepCtx(ctx, d)
+	return d
 }
 
 func (b *backoff) reset() { b.next = 0 }
-
-// maxRetryDelay caps a consumer's wait between attempts.
-const maxRetryDelay = 30 * time.Second
-
-// retryDelay is a consumer's wait before attempt+1: base doubling per attempt, capped.
-func retryDelay(base time.Duration, attempt int) time.Duration {
-	d := base
-	for i := 1; i < attempt && d < maxRetryDelay; i++ {
-		d *= 2
-	}
-	return min(d, maxRetryDelay)
-}
 
 func sleepCtx(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)

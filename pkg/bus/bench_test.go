@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"tori.dev/pkg/bus"
@@ -72,7 +71,8 @@ func benchOutbox(b *testing.B, publish func(ctx context.Context, pool *pgxpool.P
 	seen := make([]atomic.Bool, n)
 	var consumed atomic.Int64
 	done := make(chan struct{})
-	handle := func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+	handle := func(ctx context.Context, btx bus.Tx, d bus.Delivery) error {
+		tx := btx.Pgx()
 		var ev busv1.TestEvent
 		if err := d.Decode(&ev); err != nil {
 			return bus.Permanent(err)
@@ -95,7 +95,7 @@ func benchOutbox(b *testing.B, publish func(ctx context.Context, pool *pgxpool.P
 		// messages are unacknowledged, and each waits for its batch's commit to reach the disk
 		// (several milliseconds when others write too). At 64 the consumer fell behind the
 		// publishers; see the package README.
-		return conn.Consume(ctx, pool, bus.Subscription{Queue: "bench.effects", Keys: []string{"test.bench.*"}, Handle: handle, Prefetch: 512})
+		return conn.Consume(ctx, pool, bus.Subscription{Queue: "bench.effects", Keys: []string{"test.bench.*"}, Handle: handle, Prefetch: 512, Batch: true})
 	})
 	waitQueue(b, cfg.Namespace+"bench.effects")
 

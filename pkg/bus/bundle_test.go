@@ -148,7 +148,7 @@ func TestBundledEventsEndOneByOne(t *testing.T) {
 	cfg := testConfig(t)
 	conn := dial(t, cfg)
 	effect := recordEffect("bundled", nil)
-	handle := func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+	handle := func(ctx context.Context, btx bus.Tx, d bus.Delivery) error {
 		var ev busv1.TestEvent
 		if err := d.Decode(&ev); err != nil {
 			return bus.Permanent(err)
@@ -156,7 +156,7 @@ func TestBundledEventsEndOneByOne(t *testing.T) {
 		if ev.Seq == 3 {
 			return bus.Permanent(errors.New("seq 3 never works"))
 		}
-		return effect(ctx, tx, d)
+		return effect(ctx, btx, d)
 	}
 	ready := newReadiness()
 	c := startConsumer(t, func(ctx context.Context) error {
@@ -223,7 +223,7 @@ func TestRefusedBundlesAreDeadLettered(t *testing.T) {
 	ready := newReadiness()
 	run(t, "consume as deploys", func(ctx context.Context) error {
 		return deploys.Consume(ctx, pool, bus.Subscription{Ready: ready.fire, Queue: "deploys.bundles", Keys: []string{"apps.thing.*"},
-			Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error { h.add(d); return nil }})
+			Handle: func(_ context.Context, _ bus.Tx, d bus.Delivery) error { h.add(d); return nil }})
 	})
 	ready.wait(t)
 

@@ -5,14 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	amqp "github.com/rabbitmq/amqp091-go"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -22,15 +19,14 @@ const defaultPrefetch = 16
 // reconnects. A message is acknowledged only after its transaction commits.
 //
 // Every event is handled as if it had come alone, also when the relay sent it in a bundle
-// (bundle.go): its own id, attempts and dead letter. A few workers handle deliveries at once,
-// and under load a worker handles what has already arrived (up to Prefetch deliveries, about
-// maxBatch events) in one transaction, each effect committing with its processed record; when
-// a handler fails, the batch is rolled back and its events are handled one by one. So
-// handlers must not commit or roll back tx, must not rely on the order of events (which
-// retries and several service copies break anyway), and may be called again for an event
-// whose earlier call's effect was rolled back. Prefetch 1 handles one delivery at a time, its
-// events in queue order. The batch's events are recorded as processed in one statement, and a
-// run of handled deliveries is acknowledged with one multiple ack (see acker).
+// (bundle.go): its own id, attempts and dead letter. A few workers handle deliveries at once.
+// Each event goes through the same small steps (pipeline.go): the owner check, a transaction
+// that records it as processed and runs the handler with panics recovered, retries with
+// backoff, and the dead-letter queue. With Subscription.Batch, a worker under load handles
+// what has already arrived in one transaction first (batch.go). So handlers must not commit
+// or roll back tx, must not rely on the order of events (which retries and several service
+// copies break anyway), and may be called again for an event whose earlier call's effect was
+// rolled back. A run of handled deliveries is acknowledged with one multiple ack (ack.go).
 // It returns nil when ctx ends, ErrClosed when the Conn closes, and an error at once when the
 // broker refuses the queue (declared before with other arguments, or no permission).
 func (c *Conn) Consume(ctx context.Context, pool *pgxpool.Pool, sub Subscription) error {
@@ -84,12 +80,13 @@ func (k *consumer) session(ctx context.Context, ch *amqp.Channel) error {
 		return fmt.Errorf("bus: consume %s: %w", k.queue, err)
 	}
 	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
-	k.log.InfoContext(ctx, "bus consumer subscribed", "keys", k.sub.Keys, "prefetch", k.sub.Prefetch)
+	k.log.InfoContext(ctx, "bus consumer subscribed", "keys", k.sub.Keys, "prefetch", k.sub.Prefetch, "batch", k.sub.Batch)
 	if k.sub.Ready != nil {
 		k.sub.Ready()
 	}
 
 	s := &consumeSession{consumer: k, stop: make(chan struct{}), dl: &confirmChannel{conn: c}, acks: newAcker(ch, k.log)}
+	s.pipe = s.pipeline()
 	defer s.dl.close()
 	// amqp091 hands deliveries over one at a time on an unbuffered channel, so nothing would
 	// ever be waiting to batch; this buffer (never fuller than Prefetch) is where they wait,
@@ -107,7 +104,11 @@ func (k *consumer) session(ctx context.Context, ch *amqp.Channel) error {
 	for range min(k.sub.Prefetch, consumeWorkers) {
 		wg.Go(func() {
 			for d := range arrived {
-				s.handleNext(ctx, d, arrived)
+				if k.sub.Batch {
+					s.handleBatch(ctx, d, arrived)
+				} else {
+					s.handleOne(ctx, d)
+				}
 			}
 		})
 	}
@@ -133,51 +134,46 @@ type received struct {
 // size is how many events r brings to a batch; an unreadable bundle counts as one.
 func (r received) size() int { return max(1, len(r.events)) }
 
-// handleNext handles first and whatever else has arrived by the time a database connection is
-// free. Taking the connection before gathering matters under load: a worker that waits for one
-// then finds a batch waiting too, instead of each worker queueing for a connection with a
-// single message while the rest pile up.
-func (s *consumeSession) handleNext(ctx context.Context, first received, more <-chan received) {
-	conn, err := s.pool.Acquire(ctx)
-	batch := gather(first, more, min(s.sub.Prefetch, maxBatch))
-	if err != nil {
-		conn = nil
-	}
-	s.handle(ctx, conn, err, batch)
-}
-
-// maxBatch bounds the events a batch gathers for one transaction. Past a hundred a commit's
-// cost is already spread thin, and a failing handler sends fewer events back to be handled
-// one by one. A bundle is never split, so a batch may go past it by one bundle's events.
-const maxBatch = 100
-
-// gather adds to first whatever else has already arrived, up to max deliveries and maxBatch
-// events: under load a worker handles a batch in one transaction (one commit, one fsync,
-// instead of one each); when idle it handles single messages at once.
-func gather(first received, more <-chan received, max int) []received {
-	batch := []received{first}
-	events := first.size()
-	for len(batch) < max && events < maxBatch {
-		select {
-		case r, ok := <-more:
-			if !ok {
-				return batch
-			}
-			batch = append(batch, r)
-			events += r.size()
-		default:
-			return batch
-		}
-	}
-	return batch
-}
-
 // consumeSession is one subscription's lifetime on one channel.
 type consumeSession struct {
 	*consumer
 	stop chan struct{} // closed when the channel is gone: acks would be lost, so stop retrying
 	dl   *confirmChannel
 	acks *acker
+	pipe settleFunc // one event from its first attempt to its end (pipeline.go)
+}
+
+// messages are r's events, each with its consumer span; the caller ends the spans.
+func (s *consumeSession) messages(ctx context.Context, r received) []*message {
+	events := r.events
+	if r.err != nil {
+		events = []event{wholeDelivery(r.d)}
+	}
+	c := &carrier{d: r.d, open: len(events)}
+	key := originalRoutingKey(r.d)
+	publisher := publisherOf(r.d.UserId)
+	out := make([]*message, len(events))
+	for i, ev := range events {
+		hctx, span := startSpan(extractTable(ctx, ev.headers), "consume "+key, trace.SpanKindConsumer, s.queue, ev.id)
+		out[i] = &message{ev: ev, carrier: c, key: key, publisher: publisher, unreadable: r.err, ctx: hctx, span: span, base: s.log}
+	}
+	return out
+}
+
+// handleOne takes each event of r to an end in a transaction of its own.
+func (s *consumeSession) handleOne(ctx context.Context, r received) {
+	if s.stopped() {
+		return // their channel is gone: the broker redelivers them, acks would be lost
+	}
+	msgs := s.messages(ctx, r)
+	deliveredEvents.WithLabelValues(s.queueLabel()).Add(float64(len(msgs)))
+	for _, m := range msgs {
+		o := s.pipe(ctx, m, 0, nil)
+		m.span.End()
+		if tag, ok := s.end(ctx, m, o); ok {
+			s.acks.ack(tag)
+		}
+	}
 }
 
 // infraError is a failure of the bus's own bookkeeping (the database is away), not of the
@@ -188,13 +184,14 @@ func (e infraError) Unwrap() error { return e.error }
 
 // message is one event being handled, with its consumer span.
 type message struct {
-	ev        event
-	carrier   *carrier
-	key       string
-	publisher string
-	ctx       context.Context // the handler's: carries the span
-	span      trace.Span
-	base      *slog.Logger // the session's; log adds the message to it
+	ev         event
+	carrier    *carrier
+	key        string
+	publisher  string
+	unreadable error           // the bundle it came in cannot be read: it is the whole delivery
+	ctx        context.Context // the handler's: carries the span
+	span       trace.Span
+	base       *slog.Logger // the session's; log adds the message to it
 }
 
 // log is the message's logger, made only when something is logged: most messages never are,
@@ -252,242 +249,8 @@ func (s *consumeSession) end(ctx context.Context, m *message, o outcome) (uint64
 	return c.d.DeliveryTag, true
 }
 
-// handle takes batch to an end: first all its events in one transaction on conn (acquired for
-// it, or nil after acquireErr), then, if that fails, one by one. It releases conn.
-func (s *consumeSession) handle(ctx context.Context, conn *pgxpool.Conn, acquireErr error, batch []received) {
-	release := func() {
-		if conn != nil {
-			conn.Release()
-			conn = nil
-		}
-	}
-	defer release()
-	if s.stopped() {
-		return // their channel is gone: the broker redelivers them, acks would be lost
-	}
-	var msgs, refused []*message
-	var reasons []error
-	for _, r := range batch {
-		d, events, readErr := r.d, r.events, r.err
-		if readErr != nil {
-			events = []event{wholeDelivery(d)}
-		}
-		c := &carrier{d: d, open: len(events)}
-		key := originalRoutingKey(d)
-		publisher := publisherOf(d.UserId)
-		owned := s.conn.owns(publisher, key)
-		for _, ev := range events {
-			hctx, span := startSpan(extractTable(ctx, ev.headers), "consume "+key, trace.SpanKindConsumer, s.queue, ev.id)
-			defer span.End()
-			m := &message{ev: ev, carrier: c, key: key, publisher: publisher, ctx: hctx, span: span, base: s.log}
-			switch {
-			case readErr != nil:
-				refused, reasons = append(refused, m), append(reasons, readErr)
-			case ev.id == "":
-				refused, reasons = append(refused, m), append(reasons, errors.New("message has no id"))
-			case !owned:
-				// Forged, or sent by a service through the default exchange: nobody but the
-				// key's owner speaks for it.
-				refused, reasons = append(refused, m), append(reasons,
-					fmt.Errorf("publisher %q (user %q) does not own routing key %q", publisher, d.UserId, key))
-			default:
-				msgs = append(msgs, m)
-			}
-		}
-	}
-	deliveredEvents.WithLabelValues(s.queueLabel()).Add(float64(len(msgs) + len(refused)))
-	failed, err := -1, error(nil)
-	switch {
-	case len(msgs) == 0:
-	case conn == nil:
-		err = infraError{fmt.Errorf("bus: acquire a connection: %w", acquireErr)}
-	default:
-		failed, err = s.attemptBatch(ctx, conn, msgs)
-	}
-	// The connection goes back before anything below can wait: parking a message, a retry.
-	release()
-	var done []uint64 // deliveries whose events have all ended: one ack call for all
-	for i, m := range refused {
-		if tag, ok := s.end(ctx, m, s.deadLetter(m, reasons[i], 0)); ok {
-			done = append(done, tag)
-		}
-	}
-	if err == nil {
-		for _, m := range msgs {
-			if tag, ok := s.end(ctx, m, ended); ok {
-				done = append(done, tag)
-			}
-		}
-	}
-	if len(done) > 0 {
-		s.acks.ack(done...)
-	}
-	if err == nil || ctx.Err() != nil {
-		return
-	}
-	// One by one, now: only the event whose handler failed has used an attempt.
-	if len(msgs) > 1 {
-		s.log.DebugContext(ctx, "bus batch failed; handling its events one by one", "size", len(msgs), "err", err)
-	}
-	for i, m := range msgs {
-		var o outcome
-		if i == failed {
-			o = s.settle(ctx, m, 1, err)
-		} else {
-			o = s.settle(ctx, m, 0, nil)
-		}
-		if tag, ok := s.end(ctx, m, o); ok {
-			s.acks.ack(tag)
-		}
-	}
-}
-
-// attemptBatch handles msgs in one transaction, each handler's effect committed with its
-// processed record. On a handler's error it rolls everything back and returns that message's
-// index; on any other error, -1.
-func (s *consumeSession) attemptBatch(ctx context.Context, conn *pgxpool.Conn, msgs []*message) (int, error) {
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		return -1, infraError{fmt.Errorf("bus: begin: %w", err)}
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
-	// Recorded in id order, so that batches racing over copies of the same events take their
-	// processed_messages locks in one order and never deadlock; handled in the order they
-	// came, which for a bundle (and for Prefetch 1) is the order of the outbox.
-	ids := make([]string, len(msgs))
-	for i, m := range msgs {
-		ids[i] = m.ev.id
-	}
-	slices.Sort(ids)
-	fresh, err := recordProcessedAll(ctx, tx, s.queue, ids)
-	if err != nil {
-		return -1, err
-	}
-	for i, m := range msgs {
-		if !fresh[m.ev.id] {
-			continue // processed before, or a second copy in this batch
-		}
-		delete(fresh, m.ev.id)
-		if err := callHandler(m.ctx, s.sub.Handle, tx, m.delivery(1)); err != nil {
-			return i, err
-		}
-	}
-	return -1, tx.Commit(ctx)
-}
-
-// settle takes m's event to an end on its own: handled, dead-lettered (or due to be), or left
-// for redelivery when the session or ctx ends. failed attempts have already failed, the last
-// with err.
-func (s *consumeSession) settle(ctx context.Context, m *message, failed int, err error) outcome {
-	infra := backoff{base: s.conn.cfg.BaseBackoff, max: maxRetryDelay}
-	attempt := failed
-	for {
-		if err != nil {
-			m.span.RecordError(err)
-			if IsPermanent(err) || attempt >= s.conn.cfg.MaxAttempts {
-				m.span.SetStatus(codes.Error, "dead-lettered")
-				return s.deadLetter(m, err, attempt)
-			}
-			delay := retryDelay(s.conn.cfg.BaseBackoff, attempt)
-			m.log().InfoContext(m.ctx, "bus handler failed; retrying", "attempt", attempt, "retry_in", delay, "err", err)
-			retriedEvents.WithLabelValues(s.queueLabel()).Inc()
-			if !s.sleep(ctx, m.carrier, delay) {
-				return left
-			}
-		}
-		attempt++
-		for {
-			err = s.attempt(m.ctx, m, attempt)
-			var ie infraError
-			if !errors.As(err, &ie) {
-				break
-			}
-			m.log().WarnContext(m.ctx, "bus consumer cannot record message; retrying", "err", err)
-			if !s.pause(ctx, m.carrier, &infra) {
-				return left
-			}
-		}
-		if err == nil {
-			return ended
-		}
-		if ctx.Err() != nil {
-			return left // shutting down: unacknowledged, so redelivered to whoever runs next
-		}
-	}
-}
-
-// attempt runs the handler once in a transaction that also records the message as processed.
-// A message recorded before (a redelivery) commits nothing and counts as done.
-func (s *consumeSession) attempt(ctx context.Context, m *message, attempt int) error {
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return infraError{fmt.Errorf("bus: begin: %w", err)}
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
-	fresh, err := recordProcessed(ctx, tx, s.queue, m.ev.id)
-	if err != nil || !fresh {
-		return err
-	}
-	if err := callHandler(ctx, s.sub.Handle, tx, m.delivery(attempt)); err != nil {
-		return err
-	}
-	// A failed commit may be the handler's doing (a deferred constraint), so it counts as an
-	// attempt rather than as infrastructure trouble.
-	return tx.Commit(ctx)
-}
-
-// recordProcessed notes the message in tx; false if it was processed before. It waits on a
-// concurrent transaction holding the same id, so two copies in flight at once still have
-// one effect.
-func recordProcessed(ctx context.Context, tx pgx.Tx, queue, id string) (bool, error) {
-	tag, err := tx.Exec(ctx,
-		`INSERT INTO processed_messages (queue, message_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
-		queue, id)
-	if err != nil {
-		return false, infraError{fmt.Errorf("bus: record processed: %w", err)}
-	}
-	return tag.RowsAffected() == 1, nil
-}
-
-// recordProcessedAll is recordProcessed for many ids in one statement, one round trip instead
-// of one each; it returns the ids recorded now. Its locks are taken in the order of ids.
-func recordProcessedAll(ctx context.Context, tx pgx.Tx, queue string, ids []string) (map[string]bool, error) {
-	rows, _ := tx.Query(ctx, `
-		INSERT INTO processed_messages (queue, message_id)
-		SELECT $1, id FROM unnest($2::text[]) WITH ORDINALITY AS m(id, n) ORDER BY n
-		ON CONFLICT DO NOTHING
-		RETURNING message_id`, queue, ids)
-	recorded, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, infraError{fmt.Errorf("bus: record processed: %w", err)}
-	}
-	fresh := make(map[string]bool, len(recorded))
-	for _, id := range recorded {
-		fresh[id] = true
-	}
-	return fresh, nil
-}
-
-func callHandler(ctx context.Context, h TxHandler, tx pgx.Tx, d Delivery) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("bus: handler panicked: %v", p)
-		}
-	}()
-	return h(ctx, tx, d)
-}
-
-// pause waits out b's next delay before an event of c is tried again; false if the session
-// or ctx ended.
-func (s *consumeSession) pause(ctx context.Context, c *carrier, b *backoff) bool {
-	ctx, cancel := s.untilStop(ctx)
-	defer cancel()
-	s.acks.wait(c.d.DeliveryTag, true)
-	defer s.acks.wait(c.d.DeliveryTag, false)
-	return b.sleep(ctx)
-}
-
 // sleep waits d before an event of c is tried again; false if the session or ctx ended.
+// While it waits, the acker does not hold the deliveries after c back for it.
 func (s *consumeSession) sleep(ctx context.Context, c *carrier, d time.Duration) bool {
 	ctx, cancel := s.untilStop(ctx)
 	defer cancel()

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"tori.dev/pkg/bus"
 	busv1 "tori.dev/proto/gen/tori/bus/v1"
@@ -29,10 +28,10 @@ func TestRedeliveredMessageHasOneEffect(t *testing.T) {
 	ready := newReadiness()
 	c := startConsumer(t, func(ctx context.Context) error {
 		return conn.Consume(ctx, pool, bus.Subscription{Ready: ready.fire, Queue: "dup.effects", Keys: []string{"test.dup.*"}, Prefetch: 8,
-			Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+			Handle: func(ctx context.Context, btx bus.Tx, d bus.Delivery) error {
 				// Slow enough that copies of one message are handled at the same time.
 				time.Sleep(100 * time.Millisecond)
-				return effect(ctx, tx, d)
+				return effect(ctx, btx, d)
 			}})
 	})
 	ready.wait(t)
@@ -102,11 +101,11 @@ func TestQuorumQueues(t *testing.T) {
 	ready := newReadiness()
 	run(t, "consume", func(ctx context.Context) error {
 		return conn.Consume(ctx, pool, bus.Subscription{Ready: ready.fire, Queue: "quorum.effects", Keys: []string{"test.quorum.*"},
-			Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+			Handle: func(ctx context.Context, btx bus.Tx, d bus.Delivery) error {
 				if d.RoutingKey == "test.quorum.poison" {
 					return bus.Permanent(errors.New("poison"))
 				}
-				return effect(ctx, tx, d)
+				return effect(ctx, btx, d)
 			}})
 	})
 	ready.wait(t)
@@ -136,7 +135,7 @@ func TestFailureInABatchCostsTheOthersNothing(t *testing.T) {
 	var calls atomic.Int64
 	var flakyFailed sync.Map // seq → true once it has failed
 	effect := recordEffect("batch", &calls)
-	handle := func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+	handle := func(ctx context.Context, btx bus.Tx, d bus.Delivery) error {
 		var ev busv1.TestEvent
 		if err := d.Decode(&ev); err != nil {
 			return bus.Permanent(err)
@@ -149,12 +148,12 @@ func TestFailureInABatchCostsTheOthersNothing(t *testing.T) {
 				return errors.New("flaky: fails once")
 			}
 		}
-		return effect(ctx, tx, d)
+		return effect(ctx, btx, d)
 	}
 	run(t, "relay", bus.NewRelay(conn, pool, nil).Run)
 	ready := newReadiness()
 	c := startConsumer(t, func(ctx context.Context) error {
-		return conn.Consume(ctx, pool, bus.Subscription{Ready: ready.fire, Queue: "batch.effects", Keys: []string{"test.batch.*"}, Handle: handle, Prefetch: 64})
+		return conn.Consume(ctx, pool, bus.Subscription{Ready: ready.fire, Queue: "batch.effects", Keys: []string{"test.batch.*"}, Handle: handle, Prefetch: 64, Batch: true})
 	})
 	ready.wait(t)
 	const total = 400

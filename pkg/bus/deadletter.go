@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"go.opentelemetry.io/otel/codes"
 )
 
 // Headers a dead-lettered message carries. hdrQueue holds the full (namespaced) queue name, the
@@ -19,6 +20,27 @@ const (
 
 // maxReasonLen keeps a runaway error text (a whole SQL statement, a stack) out of the headers.
 const maxReasonLen = 2000
+
+// parkFunc parks m's event in the dead-letter queue for reason after attempts.
+type parkFunc func(m *message, reason error, attempts int) outcome
+
+// deadLettering ends what retry could not handle by parking it: the last step of an event's
+// way (pipeline.go).
+func deadLettering(park parkFunc, retry retryFunc) settleFunc {
+	return func(ctx context.Context, m *message, failed int, err error) outcome {
+		v := retry(ctx, m, failed, err)
+		switch {
+		case v.left:
+			return left
+		case v.err == nil:
+			return ended
+		}
+		if !v.refused {
+			m.span.SetStatus(codes.Error, "dead-lettered")
+		}
+		return park(m, v.err, v.attempts)
+	}
+}
 
 // deadLetter parks m's event in the dead-letter queue, as a message of its own even when it
 // came in a bundle: ended once the broker has it, notParked when the broker will not take it

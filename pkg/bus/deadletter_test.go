@@ -32,7 +32,7 @@ func TestPoisonMessageIsDeadLetteredThenReplayed(t *testing.T) {
 	var fixed atomic.Bool
 	var mu sync.Mutex
 	calls := map[string]int{}
-	handle := func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+	handle := func(ctx context.Context, btx bus.Tx, d bus.Delivery) error {
 		var ev busv1.TestEvent
 		if err := d.Decode(&ev); err != nil {
 			return err
@@ -46,7 +46,7 @@ func TestPoisonMessageIsDeadLetteredThenReplayed(t *testing.T) {
 			}
 			return errors.New("poison: handler always fails")
 		}
-		return recordEffect("poison", nil)(ctx, tx, d)
+		return recordEffect("poison", nil)(ctx, btx, d)
 	}
 	run(t, "relay", bus.NewRelay(conn, pool, nil).Run)
 	ready := newReadiness()

@@ -202,7 +202,8 @@ func publishEvents(ctx context.Context, pool *pgxpool.Pool, key string, from, n,
 
 // recordEffect is a handler whose effect is one row in effects, in the handler's transaction.
 func recordEffect(consumer string, calls *atomic.Int64) bus.TxHandler {
-	return func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+	return func(ctx context.Context, btx bus.Tx, d bus.Delivery) error {
+		tx := btx.Pgx()
 		if calls != nil {
 			calls.Add(1)
 		}

@@ -100,7 +100,7 @@ func (c *Conn) listenEvent(ctx context.Context, ev event, key, publisher string,
 			return false
 		}
 		span.RecordError(err)
-		if IsPermanent(err) || attempt >= c.cfg.MaxAttempts {
+		if givesUp(err, attempt, c.cfg.MaxAttempts) {
 			log.ErrorContext(hctx, "bus listener gave up on message", "attempts", attempt, "err", err)
 			return true
 		}

@@ -84,7 +84,7 @@ func TestBusMetricsMove(t *testing.T) {
 	ready := newReadiness()
 	startConsumer(t, func(ctx context.Context) error {
 		return conn.Consume(ctx, pool, bus.Subscription{Ready: ready.fire, Queue: queue, Keys: []string{"test.metrics.*"},
-			Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+			Handle: func(ctx context.Context, btx bus.Tx, d bus.Delivery) error {
 				var ev busv1.TestEvent
 				if err := d.Decode(&ev); err != nil {
 					return err
@@ -98,7 +98,7 @@ func TestBusMetricsMove(t *testing.T) {
 					failed[ev.Payload] = true
 					return errors.New("fails once")
 				}
-				return recordEffect("metrics", nil)(ctx, tx, d)
+				return recordEffect("metrics", nil)(ctx, btx, d)
 			}})
 	})
 	ready.wait(t)

@@ -79,7 +79,7 @@ func TestConsumerHearsOnlyTheOwnerOfARoutingKey(t *testing.T) {
 	queue := base.Namespace + "deploys.heard"
 	run(t, "consume as deploys", func(ctx context.Context) error {
 		return deploys.Consume(ctx, pool, bus.Subscription{Ready: ready.fire, Queue: "deploys.heard", Keys: []string{"apps.thing.*"}, Prefetch: 1,
-			Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error { h.add(d); return nil }})
+			Handle: func(_ context.Context, _ bus.Tx, d bus.Delivery) error { h.add(d); return nil }})
 	})
 	ready.wait(t)
 
@@ -158,7 +158,7 @@ func TestReplayKeepsThePublisher(t *testing.T) {
 	ready := newReadiness()
 	run(t, "consume as deploys", func(ctx context.Context) error {
 		return deploys.Consume(ctx, pool, bus.Subscription{Ready: ready.fire, Queue: "deploys.replayed", Keys: []string{"apps.thing.*"},
-			Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+			Handle: func(ctx context.Context, btx bus.Tx, d bus.Delivery) error {
 				select {
 				case <-fixedNow:
 					h.add(d)

@@ -44,7 +44,7 @@ func TestTraceCrossesTheBus(t *testing.T) {
 	ready := newReadiness()
 	run(t, "consume", func(ctx context.Context) error {
 		return conn.Consume(ctx, pool, bus.Subscription{Ready: ready.fire, Queue: "trace.effects", Keys: []string{"test.trace.*"},
-			Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+			Handle: func(ctx context.Context, btx bus.Tx, d bus.Delivery) error {
 				seen <- trace.SpanContextFromContext(ctx)
 				return nil
 			}})
@@ -122,7 +122,7 @@ func TestDeadLetterLineCarriesTheTraceID(t *testing.T) {
 	ready := newReadiness()
 	run(t, "consume", func(ctx context.Context) error {
 		return conn.Consume(ctx, pool, bus.Subscription{Ready: ready.fire, Queue: "traced.poison", Keys: []string{"test.traced.*"},
-			Handle: func(context.Context, pgx.Tx, bus.Delivery) error { return errors.New("poison") }})
+			Handle: func(context.Context, bus.Tx, bus.Delivery) error { return errors.New("poison") }})
 	})
 	ready.wait(t)
 

@@ -252,7 +252,7 @@ func (s *Service) Must(want int, account, method, path string, body any) Respons
 }
 
 // Deliver runs a consumer handler on one message, in a transaction, as the bus would.
-func (s *Service) Deliver(h func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error, key string, m proto.Message) {
+func (s *Service) Deliver(h func(ctx context.Context, tx bus.Tx, d bus.Delivery) error, key string, m proto.Message) {
 	s.t.Helper()
 	body, err := proto.Marshal(m)
 	if err != nil {
@@ -260,7 +260,7 @@ func (s *Service) Deliver(h func(ctx context.Context, tx pgx.Tx, d bus.Delivery)
 	}
 	d := bus.Delivery{ID: uuid.NewString(), RoutingKey: key, Type: string(m.ProtoReflect().Descriptor().FullName()), Body: body, Attempt: 1}
 	ctx := context.Background()
-	if err := pgstore.InTx(ctx, s.Pool, func(tx pgx.Tx) error { return h(ctx, tx, d) }); err != nil {
+	if err := pgstore.InTx(ctx, s.Pool, func(tx pgx.Tx) error { return h(ctx, bus.TxOf(tx), d) }); err != nil {
 		s.t.Fatalf("deliver %s: %v", key, err)
 	}
 }

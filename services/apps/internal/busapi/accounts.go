@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"tori.dev/pkg/bus"
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
 	identityv1 "tori.dev/proto/gen/tori/identity/v1"
@@ -29,7 +27,7 @@ func (c Consumers) Accounts() bus.Subscription {
 }
 
 // HandleAccountEvent applies one account event in tx.
-func (c Consumers) HandleAccountEvent(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+func (c Consumers) HandleAccountEvent(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 	switch d.RoutingKey {
 	case identitybus.KeyAccountCreated:
 		var m identityv1.AccountCreated
@@ -57,7 +55,7 @@ func (c Consumers) HandleAccountEvent(ctx context.Context, tx pgx.Tx, d bus.Deli
 	return nil
 }
 
-func (c Consumers) saveRegion(ctx context.Context, tx pgx.Tx, accountID, region string, at time.Time) error {
+func (c Consumers) saveRegion(ctx context.Context, tx bus.Tx, accountID, region string, at time.Time) error {
 	if accountID == "" {
 		return bus.Permanent(fmt.Errorf("account event without an account id"))
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"tori.dev/pkg/bus"
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
@@ -25,7 +24,7 @@ func (c Consumers) Cleanup() bus.Subscription {
 }
 
 // HandleCleanupConfirmed applies one confirmation in tx.
-func (c Consumers) HandleCleanupConfirmed(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+func (c Consumers) HandleCleanupConfirmed(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 	var m appsv1.AppCleanupConfirmed
 	if err := d.Decode(&m); err != nil {
 		return bus.Permanent(fmt.Errorf("decode %s: %w", d.RoutingKey, err))

@@ -26,7 +26,7 @@ func TestCleanupConfirmationsSpeakForTheirPublisher(t *testing.T) {
 
 	s := apptest.New(t, apptest.Options{})
 	body, _ := proto.Marshal(&appsv1.AppCleanupConfirmed{AppId: uuid.NewString(), Service: "deploys"})
-	err := s.Consumers.HandleCleanupConfirmed(context.Background(), nil, bus.Delivery{ID: uuid.NewString(), RoutingKey: "logs.app.cleaned", Body: body})
+	err := s.Consumers.HandleCleanupConfirmed(context.Background(), bus.Tx{}, bus.Delivery{ID: uuid.NewString(), RoutingKey: "logs.app.cleaned", Body: body})
 	if !bus.IsPermanent(err) {
 		t.Fatalf("logs confirming for deploys: %v, want a permanent refusal", err)
 	}

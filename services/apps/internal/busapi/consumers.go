@@ -6,8 +6,6 @@ package busapi
 import (
 	"log/slog"
 
-	"github.com/jackc/pgx/v5"
-
 	"tori.dev/pkg/bus"
 	"tori.dev/services/apps/internal/app"
 )
@@ -26,7 +24,7 @@ func cleanupKey(service string) string { return service + ".app.cleaned" }
 type Consumers struct {
 	// Tx binds the consumer's transaction to the store, so an effect commits with the record
 	// that its message was processed.
-	Tx  func(tx pgx.Tx) app.Tx
+	Tx  func(tx bus.Tx) app.Tx
 	Log *slog.Logger
 	// CleanupFrom are the services whose <service>.app.cleaned a deleted app awaits
 	// (APPS_CLEANUP_SERVICES): each key is bound by name, since the broker lets no one bind a

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/proto"
 
 	"tori.dev/pkg/bus"
@@ -31,7 +30,7 @@ type Requester interface {
 // The credentials are asked of the database's zone in a request whose reply is the only
 // place they cross the bus; the event names the database alone.
 type DatabaseConsumer struct {
-	Tx   func(tx pgx.Tx) app.Tx
+	Tx   func(tx bus.Tx) app.Tx
 	URLs app.DatabaseURLs
 	Bus  Requester
 }
@@ -43,7 +42,7 @@ func (c DatabaseConsumer) Subscription() bus.Subscription {
 		Queue: QueueDatabases,
 		Keys: []string{databasesbus.KeyDatabaseReady, databasesbus.KeyDatabaseRotated, databasesbus.KeyDatabaseDeleted,
 			databasesbus.KeyRestoreReady, databasesbus.KeyRestoreDeleted},
-		Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+		Handle: func(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 			var m databasesv1.DatabaseChanged
 			if err := d.Decode(&m); err != nil {
 				return bus.Permanent(fmt.Errorf("busapi: decode DatabaseChanged: %w", err))

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"tori.dev/pkg/bus"
@@ -28,7 +27,7 @@ func (c Consumers) Revisions() bus.Subscription {
 }
 
 // HandleRevision applies one deploy or zone event in tx.
-func (c Consumers) HandleRevision(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+func (c Consumers) HandleRevision(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 	appID, ev, ok, err := revisionEvent(d)
 	if err != nil {
 		return bus.Permanent(fmt.Errorf("decode %s: %w", d.RoutingKey, err))

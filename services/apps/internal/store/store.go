@@ -63,12 +63,12 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
 // InTx runs fn in one transaction, committed when fn returns nil.
 func (s *Store) InTx(ctx context.Context, fn func(tx app.Tx) error) error {
-	return pgstore.InTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(Bind(tx)) })
+	return pgstore.InTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(&repo{q: tx, tx: tx}) })
 }
 
-// Bind is the store inside tx: a bus consumer's transaction, so its effects commit with the
-// record that the message was processed.
-func Bind(tx pgx.Tx) app.Tx { return &repo{q: tx, tx: tx} }
+// Bind is the store inside tx, the transaction a bus consumer opened for a message, so the
+// use case's effects commit with the record that the message was processed.
+func Bind(tx bus.Tx) app.Tx { return &repo{q: tx.Pgx(), tx: tx.Pgx()} }
 
 // errOutsideTx guards the outbox: an event must commit with its change.
 var errOutsideTx = errors.New("store: publish outside a transaction")

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/proto"
 
 	"tori.dev/pkg/bus"
@@ -23,7 +22,7 @@ type Registrar interface {
 // AccountsSubscription is billing's durable consumer of account.created. bind is the store
 // inside the consumer's transaction (store.Bind), so the account commits with the record that
 // the message was processed.
-func AccountsSubscription(r Registrar, bind func(pgx.Tx) app.Tx) bus.Subscription {
+func AccountsSubscription(r Registrar, bind func(bus.Tx) app.Tx) bus.Subscription {
 	return bus.Subscription{
 		Queue:  AccountsQueue,
 		Keys:   []string{identitybus.KeyAccountCreated},
@@ -34,9 +33,9 @@ func AccountsSubscription(r Registrar, bind func(pgx.Tx) app.Tx) bus.Subscriptio
 // HandleAccountCreated puts the new account on the default plan, in the consumer's
 // transaction. A message that can never be handled (not an AccountCreated, or an account id
 // that is not a UUID) is dead-lettered at once rather than retried.
-func HandleAccountCreated(r Registrar, bind func(pgx.Tx) app.Tx) bus.TxHandler {
+func HandleAccountCreated(r Registrar, bind func(bus.Tx) app.Tx) bus.TxHandler {
 	want := string(proto.MessageName(&identityv1.AccountCreated{}))
-	return func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+	return func(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 		if d.Type != "" && d.Type != want {
 			return bus.Permanent(fmt.Errorf("account.created carries %s, want %s", d.Type, want))
 		}

@@ -62,7 +62,7 @@ func TestAccountCreatedRecordsTheAccountAndQueuesItsPlan(t *testing.T) {
 
 	for i := 0; i < 2; i++ { // the second is a redelivery (a new message id, the same fact)
 		if err := pgstore.InTx(ctx, pool, func(tx pgx.Tx) error {
-			return handle(ctx, tx, accountCreated(t, id.String(), "ada@example.com"))
+			return handle(ctx, bus.TxOf(tx), accountCreated(t, id.String(), "ada@example.com"))
 		}); err != nil {
 			t.Fatalf("delivery %d: %v", i+1, err)
 		}
@@ -97,7 +97,7 @@ func TestAccountCreatedLeavesNothingWhenTheTransactionFails(t *testing.T) {
 	handle := busapi.HandleAccountCreated(svc, store.Bind)
 	id := uuid.Must(uuid.NewV7())
 	err := pgstore.InTx(ctx, pool, func(tx pgx.Tx) error {
-		if err := handle(ctx, tx, accountCreated(t, id.String(), "ada@example.com")); err != nil {
+		if err := handle(ctx, bus.TxOf(tx), accountCreated(t, id.String(), "ada@example.com")); err != nil {
 			return err
 		}
 		return context.Canceled // whatever fails after the handler, e.g. the processed-id insert
@@ -125,7 +125,7 @@ func TestMalformedAccountCreatedIsPermanent(t *testing.T) {
 
 	for name, d := range map[string]bus.Delivery{"id not a uuid": notAUUID, "wrong type": wrongType, "undecodable body": garbage} {
 		t.Run(name, func(t *testing.T) {
-			if err := handle(ctx, nil, d); !bus.IsPermanent(err) {
+			if err := handle(ctx, bus.Tx{}, d); !bus.IsPermanent(err) {
 				t.Fatalf("got %v, want a permanent error", err)
 			}
 		})

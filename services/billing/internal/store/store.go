@@ -28,7 +28,7 @@ func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
 // InTx runs fn in one transaction, committed when fn returns nil.
 func (s *Store) InTx(ctx context.Context, fn func(tx app.Tx) error) error {
-	return pgstore.InTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(Bind(tx)) })
+	return pgstore.InTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(Tx{tx: tx}) })
 }
 
 // Tx is app.Tx on one Postgres transaction.
@@ -38,9 +38,9 @@ type Tx struct {
 
 var _ app.Tx = Tx{}
 
-// Bind is the store inside tx, a transaction someone else opened: the bus consumer's, which
-// also records the message as processed.
-func Bind(tx pgx.Tx) app.Tx { return Tx{tx: tx} }
+// Bind is the store inside tx, the transaction a bus consumer opened for a message, so the
+// use case's effects commit with the record that the message was processed.
+func Bind(tx bus.Tx) app.Tx { return Tx{tx: tx.Pgx()} }
 
 // Publish writes msg to billing's outbox in the transaction.
 func (t Tx) Publish(ctx context.Context, routingKey string, msg proto.Message) error {

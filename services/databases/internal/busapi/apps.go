@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"tori.dev/pkg/bus"
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
@@ -21,7 +20,7 @@ func AppDeletions(txs Transactions, dbs *app.Databases) bus.Subscription {
 	return bus.Subscription{
 		Queue: QueueApps,
 		Keys:  []string{appsbus.KeyAppDeleted},
-		Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+		Handle: func(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 			var m appsv1.AppDeleted
 			if err := d.Decode(&m); err != nil {
 				return bus.Permanent(fmt.Errorf("busapi: decode AppDeleted: %w", err))
@@ -30,7 +29,7 @@ func AppDeletions(txs Transactions, dbs *app.Databases) bus.Subscription {
 			if err != nil {
 				return bus.Permanent(fmt.Errorf("busapi: app id %q: %w", m.GetAppId(), err))
 			}
-			return dbs.AppDeleted(ctx, txs.WithTx(tx), id.String())
+			return dbs.AppDeleted(ctx, txs.Bind(tx), id.String())
 		},
 	}
 }

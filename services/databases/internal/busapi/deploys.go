@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"tori.dev/pkg/bus"
 	deploysv1 "tori.dev/proto/gen/tori/deploys/v1"
@@ -22,7 +21,10 @@ func Deploys(txs Transactions, dbs *app.Databases) bus.Subscription {
 	return bus.Subscription{
 		Queue: QueueDeploys,
 		Keys:  []string{deploysbus.KeyDeployCreated, deploysbus.KeyDeployLive},
-		Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+		// In order: a deploy's live event must find its created one (the rotation's retire
+		// waits for the deploy made after it), and the relay publishes them in outbox order.
+		Prefetch: 1,
+		Handle: func(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 			switch d.RoutingKey {
 			case deploysbus.KeyDeployCreated:
 				var m deploysv1.DeployCreated
@@ -34,7 +36,7 @@ func Deploys(txs Transactions, dbs *app.Databases) bus.Subscription {
 				if err1 != nil || err2 != nil || m.GetCreatedAt() == nil {
 					return bus.Permanent(fmt.Errorf("busapi: a DeployCreated with bad ids or no time"))
 				}
-				return dbs.DeployCreated(ctx, txs.WithTx(tx), appID.String(), deployID.String(), m.GetCreatedAt().AsTime(), m.GetRollbackOf() != "")
+				return dbs.DeployCreated(ctx, txs.Bind(tx), appID.String(), deployID.String(), m.GetCreatedAt().AsTime(), m.GetRollbackOf() != "")
 			case deploysbus.KeyDeployLive:
 				var m deploysv1.DeployLive
 				if err := d.Decode(&m); err != nil {
@@ -44,7 +46,7 @@ func Deploys(txs Transactions, dbs *app.Databases) bus.Subscription {
 				if err != nil {
 					return bus.Permanent(fmt.Errorf("busapi: deploy id %q: %w", m.GetDeployId(), err))
 				}
-				return dbs.DeployLive(ctx, txs.WithTx(tx), deployID.String())
+				return dbs.DeployLive(ctx, txs.Bind(tx), deployID.String())
 			}
 			return bus.Permanent(fmt.Errorf("busapi: unexpected routing key %q on %s", d.RoutingKey, QueueDeploys))
 		},

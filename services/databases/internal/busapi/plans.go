@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
-
 	"tori.dev/pkg/bus"
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
@@ -21,7 +19,7 @@ func PlanChanges(txs Transactions, dbs *app.Databases) bus.Subscription {
 	return bus.Subscription{
 		Queue: QueuePlans,
 		Keys:  []string{billingbus.KeyPlanChanged},
-		Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+		Handle: func(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 			var m billingv1.AccountPlanChanged
 			if err := d.Decode(&m); err != nil {
 				return bus.Permanent(fmt.Errorf("busapi: decode AccountPlanChanged: %w", err))
@@ -34,7 +32,7 @@ func PlanChanges(txs Transactions, dbs *app.Databases) bus.Subscription {
 			if m.GetAccountId() == "" || l.Connections < 1 || l.MaxBytes < 1 {
 				return bus.Permanent(fmt.Errorf("busapi: a plan change without an account or database limits"))
 			}
-			return dbs.PlanChanged(ctx, txs.WithTx(tx), m.GetAccountId(), l)
+			return dbs.PlanChanged(ctx, txs.Bind(tx), m.GetAccountId(), l)
 		},
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"tori.dev/pkg/bus"
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
@@ -19,7 +18,7 @@ const QueueZones = "databases.zones"
 // Transactions turns the transaction the bus opened for a message into the use cases' Tx;
 // *store.Store is one.
 type Transactions interface {
-	WithTx(tx pgx.Tx) app.Tx
+	Bind(tx bus.Tx) app.Tx
 }
 
 // ZoneReports consumes zone.database.{ready,failed,dropped,read_only,writable,dumped,restored,rotated}.
@@ -29,7 +28,7 @@ func ZoneReports(txs Transactions, dbs *app.Databases) bus.Subscription {
 		Keys: []string{zonebus.KeyDatabaseReady, zonebus.KeyDatabaseFailed, zonebus.KeyDatabaseDropped,
 			zonebus.KeyDatabaseReadOnly, zonebus.KeyDatabaseWritable, zonebus.KeyDatabaseDumped, zonebus.KeyDatabaseRestored,
 			zonebus.KeyDatabaseRotated},
-		Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+		Handle: func(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 			switch d.RoutingKey {
 			case zonebus.KeyDatabaseDumped:
 				return dumped(ctx, txs, dbs, tx, d)
@@ -47,14 +46,14 @@ func ZoneReports(txs Transactions, dbs *app.Databases) bus.Subscription {
 			if zone, ok := bus.ZoneOf(d.Publisher); !ok || zone != m.GetZone() {
 				return bus.Permanent(fmt.Errorf("busapi: a report for zone %q from %q", m.GetZone(), d.Publisher))
 			}
-			return dbs.ZoneReported(ctx, txs.WithTx(tx), app.ZoneReport{
+			return dbs.ZoneReported(ctx, txs.Bind(tx), app.ZoneReport{
 				Kind: d.RoutingKey, DatabaseID: m.GetDatabaseId(), Zone: m.GetZone(), Message: m.GetMessage(),
 			})
 		},
 	}
 }
 
-func dumped(ctx context.Context, txs Transactions, dbs *app.Databases, tx pgx.Tx, d bus.Delivery) error {
+func dumped(ctx context.Context, txs Transactions, dbs *app.Databases, tx bus.Tx, d bus.Delivery) error {
 	var m zonev1.DatabaseDumped
 	if err := d.Decode(&m); err != nil {
 		return bus.Permanent(fmt.Errorf("busapi: decode DatabaseDumped: %w", err))
@@ -66,10 +65,10 @@ func dumped(ctx context.Context, txs Transactions, dbs *app.Databases, tx pgx.Tx
 	if !ok || zone != m.GetZone() {
 		return bus.Permanent(fmt.Errorf("busapi: a dump report for zone %q from %q", m.GetZone(), d.Publisher))
 	}
-	return dbs.DumpReported(ctx, txs.WithTx(tx), zone, m.GetDumpId(), m.GetOk(), m.GetSizeBytes())
+	return dbs.DumpReported(ctx, txs.Bind(tx), zone, m.GetDumpId(), m.GetOk(), m.GetSizeBytes())
 }
 
-func restored(ctx context.Context, txs Transactions, dbs *app.Databases, tx pgx.Tx, d bus.Delivery) error {
+func restored(ctx context.Context, txs Transactions, dbs *app.Databases, tx bus.Tx, d bus.Delivery) error {
 	var m zonev1.DatabaseRestored
 	if err := d.Decode(&m); err != nil {
 		return bus.Permanent(fmt.Errorf("busapi: decode DatabaseRestored: %w", err))
@@ -81,5 +80,5 @@ func restored(ctx context.Context, txs Transactions, dbs *app.Databases, tx pgx.
 	if !ok || zone != m.GetZone() {
 		return bus.Permanent(fmt.Errorf("busapi: a restore report for zone %q from %q", m.GetZone(), d.Publisher))
 	}
-	return dbs.RestoreReported(ctx, txs.WithTx(tx), zone, m.GetRestoreId(), m.GetOk(), m.GetMessage())
+	return dbs.RestoreReported(ctx, txs.Bind(tx), zone, m.GetRestoreId(), m.GetOk(), m.GetMessage())
 }

@@ -46,7 +46,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 			Env: busapi.NewAppsEnv(conn), Apps: busapi.AppsLookup{Client: appsbus.AppClient{Bus: conn, Timeout: cfg.AppLookupTimeout}}, Log: p.Log,
 		})
 		web := httpapi.New(httpapi.Deps{Deploys: svc, SigningKey: []byte(cfg.SigningKey), Health: p.Health, Log: p.Log})
-		p.Consume(busapi.Subscriptions(svc, store.WithTx)...)
+		p.Consume(busapi.Subscriptions(svc, store.Bind)...)
 		if err := p.ServeHTTP(web, cfg.Addr, cfg.ShutdownTimeout); err != nil {
 			return err
 		}

@@ -41,7 +41,7 @@ func TestConsumersDriveDeploys(t *testing.T) {
 	objs, _ := objects.NewLocal(filepath.Join(t.TempDir(), "objects"))
 	svc := app.New(app.Deps{Store: store.New(pool), Objects: objs, Log: log})
 	// Events published before a queue is bound route nowhere: wait for every consumer.
-	subs := busapi.Subscriptions(svc, store.WithTx)
+	subs := busapi.Subscriptions(svc, store.Bind)
 	var bound atomic.Int32
 	for _, sub := range subs {
 		if sub.Queue == busapi.QueuePlans {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"tori.dev/pkg/bus"
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
@@ -17,7 +16,7 @@ import (
 const QueueHolds = "deploys.holds"
 
 func holdsHandler(svc *app.Service, bind BindTx) bus.TxHandler {
-	return func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+	return func(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 		var ev billingv1.AccountHoldChanged
 		if err := d.Decode(&ev); err != nil {
 			return bus.Permanent(err)

@@ -35,7 +35,7 @@ func TestHoldsFromBillingAreCopied(t *testing.T) {
 	objs, _ := objects.NewLocal(filepath.Join(t.TempDir(), "objects"))
 	svc := app.New(app.Deps{Store: store.New(pool), Objects: objs, Log: log})
 	var sub bus.Subscription
-	for _, s := range busapi.Subscriptions(svc, store.WithTx) {
+	for _, s := range busapi.Subscriptions(svc, store.Bind) {
 		if s.Queue == busapi.QueueHolds {
 			sub = s
 		}

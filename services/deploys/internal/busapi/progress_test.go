@@ -42,7 +42,7 @@ func TestProgressIsFromThePublishingZone(t *testing.T) {
 		t.Fatal(err)
 	}
 	var handle bus.TxHandler
-	for _, s := range busapi.Subscriptions(svc, store.WithTx) {
+	for _, s := range busapi.Subscriptions(svc, store.Bind) {
 		if s.Queue == busapi.QueueZoneReports {
 			handle = s.Handle
 		}
@@ -50,7 +50,7 @@ func TestProgressIsFromThePublishingZone(t *testing.T) {
 	report := func(publisher string) string {
 		body, _ := proto.Marshal(&zonev1.DeployProgress{DeployId: id, AppId: appID, Zone: "eu-1", Step: zonev1.DeployStep_DEPLOY_STEP_FAILED, Error: "build_failed"})
 		d := bus.Delivery{ID: uuid.NewString(), RoutingKey: zonebus.KeyDeployProgressed, Body: body, Attempt: 1, Publisher: publisher}
-		if err := pgstore.InTx(ctx, pool, func(tx pgx.Tx) error { return handle(ctx, tx, d) }); err != nil {
+		if err := pgstore.InTx(ctx, pool, func(tx pgx.Tx) error { return handle(ctx, bus.TxOf(tx), d) }); err != nil {
 			t.Fatal(err)
 		}
 		got, err := svc.Store().Deploy(ctx, id)

@@ -6,8 +6,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
-
 	"tori.dev/pkg/bus"
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
@@ -26,8 +24,8 @@ const (
 )
 
 // BindTx makes a consumer's transaction the use cases' Tx, so what a message changes commits
-// with the record that it was processed; the store provides it (store.WithTx).
-type BindTx func(tx pgx.Tx) app.Tx
+// with the record that it was processed; the store provides it (store.Bind).
+type BindTx func(tx bus.Tx) app.Tx
 
 // Subscriptions are every durable consumer of the deploys service.
 func Subscriptions(svc *app.Service, bind BindTx) []bus.Subscription {
@@ -40,7 +38,7 @@ func Subscriptions(svc *app.Service, bind BindTx) []bus.Subscription {
 }
 
 func appsHandler(svc *app.Service, bind BindTx) bus.TxHandler {
-	return func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+	return func(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 		switch d.RoutingKey {
 		case appsbus.KeyAppCreated:
 			var ev appsv1.AppCreated
@@ -64,7 +62,7 @@ func appsHandler(svc *app.Service, bind BindTx) bus.TxHandler {
 }
 
 func plansHandler(svc *app.Service, bind BindTx) bus.TxHandler {
-	return func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+	return func(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 		var ev billingv1.AccountPlanChanged
 		if err := d.Decode(&ev); err != nil {
 			return bus.Permanent(err)
@@ -74,7 +72,7 @@ func plansHandler(svc *app.Service, bind BindTx) bus.TxHandler {
 }
 
 func progressHandler(svc *app.Service, bind BindTx) bus.TxHandler {
-	return func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+	return func(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 		var ev zonev1.DeployProgress
 		if err := d.Decode(&ev); err != nil {
 			return bus.Permanent(err)

@@ -28,11 +28,12 @@ var _ app.Store = (*Store)(nil)
 
 // InTx runs fn in a transaction.
 func (s *Store) InTx(ctx context.Context, fn func(app.Tx) error) error {
-	return pgstore.InTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(WithTx(tx)) })
+	return pgstore.InTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(&txStore{tx: tx}) })
 }
 
-// WithTx wraps a transaction someone else began (a bus consumer's) as an app.Tx.
-func WithTx(tx pgx.Tx) app.Tx { return &txStore{tx: tx} }
+// Bind is the store inside tx, the transaction a bus consumer opened for a message, so the
+// use case's effects commit with the record that the message was processed.
+func Bind(tx bus.Tx) app.Tx { return &txStore{tx: tx.Pgx()} }
 
 type txStore struct{ tx pgx.Tx }
 

@@ -59,9 +59,9 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		})
 		web := httpapi.New(httpapi.Config{Service: svc, SigningKey: []byte(cfg.SigningKey), Log: log, Health: p.Health})
 		p.Consume(
-			busapi.PlanConsumer{Repo: store.TxRepo, Log: log}.Subscription(),
-			busapi.HostnameMailConsumer{Repo: store.TxRepo, Service: svc, Log: log}.Subscription(),
-			busapi.HoldMailConsumer{Repo: store.TxRepo, Service: svc, Log: log}.Subscription(),
+			busapi.PlanConsumer{Repo: store.Bind, Log: log}.Subscription(),
+			busapi.HostnameMailConsumer{Repo: store.Bind, Service: svc, Log: log}.Subscription(),
+			busapi.HoldMailConsumer{Repo: store.Bind, Service: svc, Log: log}.Subscription(),
 		)
 		if err := p.ServeHTTP(web, cfg.Addr, cfg.ShutdownTimeout); err != nil {
 			return err

@@ -24,11 +24,11 @@ func TestMalformedPlanChangedIsPermanent(t *testing.T) {
 	}
 	for i, m := range bad {
 		body, _ := proto.Marshal(m)
-		if err := pc.Handle(context.Background(), nil, bus.Delivery{Body: body}); !bus.IsPermanent(err) {
+		if err := pc.Handle(context.Background(), bus.Tx{}, bus.Delivery{Body: body}); !bus.IsPermanent(err) {
 			t.Errorf("event %d: want a permanent error, got %v", i, err)
 		}
 	}
-	if err := pc.Handle(context.Background(), nil, bus.Delivery{Body: []byte{0xff, 0xff}}); !bus.IsPermanent(err) {
+	if err := pc.Handle(context.Background(), bus.Tx{}, bus.Delivery{Body: []byte{0xff, 0xff}}); !bus.IsPermanent(err) {
 		t.Errorf("undecodable body: want a permanent error, got %v", err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"tori.dev/pkg/bus"
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
@@ -20,7 +19,7 @@ const HoldsQueue = "identity.holds"
 // HoldMailConsumer mails an account's owner about its payment-failure hold when billing says
 // a notice is due.
 type HoldMailConsumer struct {
-	Repo    func(tx pgx.Tx) app.Repo
+	Repo    func(tx bus.Tx) app.Repo
 	Service *app.Service
 	Log     *slog.Logger
 }
@@ -32,7 +31,7 @@ func (c HoldMailConsumer) Subscription() bus.Subscription {
 
 // Handle validates the notice and mails. A malformed notice will never become valid, so it is
 // dead-lettered at once.
-func (c HoldMailConsumer) Handle(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+func (c HoldMailConsumer) Handle(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 	var ev billingv1.AccountHoldNotice
 	if err := d.Decode(&ev); err != nil {
 		return bus.Permanent(fmt.Errorf("decode hold_notice: %w", err))

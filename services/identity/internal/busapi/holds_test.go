@@ -36,7 +36,7 @@ func TestHoldNoticesMailTheOwner(t *testing.T) {
 	}
 	box := &mailbox{}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	c := busapi.HoldMailConsumer{Repo: store.TxRepo, Service: app.New(app.Deps{Store: st, Mailer: box, Log: log}), Log: log}
+	c := busapi.HoldMailConsumer{Repo: store.Bind, Service: app.New(app.Deps{Store: st, Mailer: box, Log: log}), Log: log}
 	if got := c.Subscription(); got.Queue != "identity.holds" || len(got.Keys) != 1 || got.Keys[0] != billingbus.KeyHoldNotice {
 		t.Fatalf("subscription %+v", got)
 	}
@@ -49,7 +49,7 @@ func TestHoldNoticesMailTheOwner(t *testing.T) {
 	deliver := func(m *billingv1.AccountHoldNotice) error {
 		body, _ := proto.Marshal(m)
 		d := bus.Delivery{ID: uuid.NewString(), RoutingKey: billingbus.KeyHoldNotice, Body: body, Attempt: 1}
-		return pgstore.InTx(ctx, pool, func(tx pgx.Tx) error { return c.Handle(ctx, tx, d) })
+		return pgstore.InTx(ctx, pool, func(tx pgx.Tx) error { return c.Handle(ctx, bus.TxOf(tx), d) })
 	}
 	for _, tc := range []struct {
 		kind    string

@@ -7,7 +7,6 @@ import (
 	"regexp"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"tori.dev/pkg/bus"
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
@@ -29,7 +28,7 @@ var (
 // HostnameMailConsumer mails an account's owner when apps reports an active hostname's TXT
 // record missing.
 type HostnameMailConsumer struct {
-	Repo    func(tx pgx.Tx) app.Repo
+	Repo    func(tx bus.Tx) app.Repo
 	Service *app.Service
 	Log     *slog.Logger
 }
@@ -41,7 +40,7 @@ func (c HostnameMailConsumer) Subscription() bus.Subscription {
 
 // Handle validates the event and mails. A malformed event will never become valid, so it is
 // dead-lettered at once.
-func (c HostnameMailConsumer) Handle(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+func (c HostnameMailConsumer) Handle(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 	var ev appsv1.DomainVerificationFailing
 	if err := d.Decode(&ev); err != nil {
 		return bus.Permanent(fmt.Errorf("decode verification_failing: %w", err))

@@ -53,7 +53,7 @@ func TestVerificationFailingMailsTheOwner(t *testing.T) {
 	}
 	box := &mailbox{}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	c := busapi.HostnameMailConsumer{Repo: store.TxRepo, Service: app.New(app.Deps{Store: st, Mailer: box, Log: log}), Log: log}
+	c := busapi.HostnameMailConsumer{Repo: store.Bind, Service: app.New(app.Deps{Store: st, Mailer: box, Log: log}), Log: log}
 	if got := c.Subscription(); got.Queue != "identity.hostnames" || len(got.Keys) != 1 || got.Keys[0] != appsbus.KeyDomainVerificationFailing {
 		t.Fatalf("subscription %+v", got)
 	}
@@ -68,7 +68,7 @@ func TestVerificationFailingMailsTheOwner(t *testing.T) {
 	deliver := func(m proto.Message) error {
 		body, _ := proto.Marshal(m)
 		d := bus.Delivery{ID: uuid.NewString(), RoutingKey: appsbus.KeyDomainVerificationFailing, Body: body, Attempt: 1}
-		return pgstore.InTx(ctx, pool, func(tx pgx.Tx) error { return c.Handle(ctx, tx, d) })
+		return pgstore.InTx(ctx, pool, func(tx pgx.Tx) error { return c.Handle(ctx, bus.TxOf(tx), d) })
 	}
 
 	if err := deliver(event(acc.ID)); err != nil {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"tori.dev/pkg/bus"
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
@@ -26,7 +25,7 @@ const PlansQueue = "identity.plans"
 type PlanConsumer struct {
 	// Repo binds the consumer's transaction to the store, so the copy commits with the
 	// record that the message was processed.
-	Repo func(tx pgx.Tx) app.Repo
+	Repo func(tx bus.Tx) app.Repo
 	Log  *slog.Logger
 }
 
@@ -37,7 +36,7 @@ func (pc PlanConsumer) Subscription() bus.Subscription {
 
 // Handle keeps the event's plan if it is newer than the copy. A malformed event will never
 // become valid, so it is dead-lettered at once rather than retried.
-func (pc PlanConsumer) Handle(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+func (pc PlanConsumer) Handle(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 	var ev billingv1.AccountPlanChanged
 	if err := d.Decode(&ev); err != nil {
 		return bus.Permanent(fmt.Errorf("decode plan_changed: %w", err))

@@ -79,5 +79,6 @@ func notFound(err, sentinel error) error {
 	return err
 }
 
-// TxRepo binds a transaction someone else opened (a bus consumer's) to the store's queries.
-func TxRepo(tx pgx.Tx) app.Repo { return &repo{q: tx, tx: tx} }
+// Bind is the store inside tx, the transaction a bus consumer opened for a message, so the
+// use case's effects commit with the record that the message was processed.
+func Bind(tx bus.Tx) app.Repo { return &repo{q: tx.Pgx(), tx: tx.Pgx()} }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"tori.dev/pkg/bus"
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
@@ -33,7 +32,7 @@ func (a *Apps) Subscription() bus.Subscription {
 }
 
 // Handle applies one apps event.
-func (a *Apps) Handle(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+func (a *Apps) Handle(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 	switch d.RoutingKey {
 	case appsbus.KeyAppCreated:
 		var m appsv1.AppCreated
@@ -44,7 +43,7 @@ func (a *Apps) Handle(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
 		if err != nil {
 			return err
 		}
-		return a.apps.AppCreated(ctx, a.txs.WithTx(tx), ap, timeOr(m.GetCreatedAt().AsTime(), m.GetCreatedAt() != nil, a.now()))
+		return a.apps.AppCreated(ctx, a.txs.Bind(tx), ap, timeOr(m.GetCreatedAt().AsTime(), m.GetCreatedAt() != nil, a.now()))
 	case appsbus.KeyAppDeleted:
 		var m appsv1.AppDeleted
 		if err := d.Decode(&m); err != nil {
@@ -54,7 +53,7 @@ func (a *Apps) Handle(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
 		if err != nil {
 			return err
 		}
-		return a.apps.AppDeleted(ctx, a.txs.WithTx(tx), ap, timeOr(m.GetDeletedAt().AsTime(), m.GetDeletedAt() != nil, a.now()))
+		return a.apps.AppDeleted(ctx, a.txs.Bind(tx), ap, timeOr(m.GetDeletedAt().AsTime(), m.GetDeletedAt() != nil, a.now()))
 	}
 	return bus.Permanent(fmt.Errorf("busapi: unexpected routing key %q on %s", d.RoutingKey, QueueApps))
 }

@@ -43,7 +43,7 @@ func delivery(t *testing.T, key string, m proto.Message) bus.Delivery {
 // handle runs one handler call in its own committed transaction, as Consume would.
 func handle(t *testing.T, db *logstest.DB, h bus.TxHandler, d bus.Delivery) error {
 	t.Helper()
-	return pgstore.InTx(context.Background(), db.Pool, func(tx pgx.Tx) error { return h(context.Background(), tx, d) })
+	return pgstore.InTx(context.Background(), db.Pool, func(tx pgx.Tx) error { return h(context.Background(), bus.TxOf(tx), d) })
 }
 
 func wireEntry(app string, ts time.Time, msg string) *logsv1.LogEntry {
@@ -175,7 +175,7 @@ func TestDeleteWaitsForIngestInFlight(t *testing.T) {
 	tx, err := db.Pool.Begin(ctx)
 	must(t, err)
 	defer tx.Rollback(ctx)
-	must(t, ingest.Handle(ctx, tx, delivery(t, zonebus.KeyLogBatch, &logsv1.LogBatch{Entries: []*logsv1.LogEntry{wireEntry(app, now, "in flight")}})))
+	must(t, ingest.Handle(ctx, bus.TxOf(tx), delivery(t, zonebus.KeyLogBatch, &logsv1.LogBatch{Entries: []*logsv1.LogEntry{wireEntry(app, now, "in flight")}})))
 
 	deleted := make(chan error, 1)
 	go func() {

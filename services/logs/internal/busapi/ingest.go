@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
-
 	"tori.dev/pkg/bus"
 	logsv1 "tori.dev/proto/gen/tori/logs/v1"
 	zonebus "tori.dev/proto/tori/zone/v1"
@@ -26,11 +24,11 @@ func NewIngest(txs Transactions, ingest *app.Ingest) *Ingest {
 
 // Subscription is the durable consumer of log batches.
 func (in *Ingest) Subscription(prefetch int) bus.Subscription {
-	return bus.Subscription{Queue: QueueIngest, Keys: []string{zonebus.KeyLogBatch}, Handle: in.Handle, Prefetch: prefetch}
+	return bus.Subscription{Queue: QueueIngest, Keys: []string{zonebus.KeyLogBatch}, Handle: in.Handle, Prefetch: prefetch, Batch: true}
 }
 
 // Handle stores one batch.
-func (in *Ingest) Handle(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+func (in *Ingest) Handle(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 	// Each entry's ids are checked by entryFromWire, so a bad line costs only itself.
 	var batch logsv1.LogBatch
 	if err := d.DecodeEach(&batch); err != nil {
@@ -49,5 +47,5 @@ func (in *Ingest) Handle(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
 		}
 		b.Entries = append(b.Entries, e)
 	}
-	return in.ingest.Store(ctx, in.txs.WithTx(tx), b)
+	return in.ingest.Store(ctx, in.txs.Bind(tx), b)
 }

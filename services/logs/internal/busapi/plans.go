@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/jackc/pgx/v5"
-
 	"tori.dev/pkg/bus"
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
@@ -32,7 +30,7 @@ func (p *Plans) Subscription() bus.Subscription {
 }
 
 // Handle records a plan change unless a newer one is already recorded.
-func (p *Plans) Handle(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+func (p *Plans) Handle(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 	var m billingv1.AccountPlanChanged
 	if err := d.Decode(&m); err != nil {
 		return bus.Permanent(fmt.Errorf("busapi: decode AccountPlanChanged: %w", err))
@@ -44,7 +42,7 @@ func (p *Plans) Handle(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
 			"message_id", d.ID, "account_id", m.GetAccountId(), "plan", m.GetPlan())
 		return nil
 	}
-	return p.plans.PlanChanged(ctx, p.txs.WithTx(tx), logs.Plan{
+	return p.plans.PlanChanged(ctx, p.txs.Bind(tx), logs.Plan{
 		AccountID: m.GetAccountId(), Name: m.GetPlan(), RetentionDays: int(days), Version: m.GetVersion(),
 	})
 }

@@ -6,8 +6,7 @@
 package busapi
 
 import (
-	"github.com/jackc/pgx/v5"
-
+	"tori.dev/pkg/bus"
 	"tori.dev/services/logs/internal/app"
 )
 
@@ -21,5 +20,5 @@ const (
 // Transactions turns the transaction the bus opened for a message into the use cases' Tx;
 // *store.Store is one.
 type Transactions interface {
-	WithTx(tx pgx.Tx) app.Tx
+	Bind(tx bus.Tx) app.Tx
 }

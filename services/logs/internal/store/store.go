@@ -83,14 +83,15 @@ type Tx struct {
 
 var _ app.Tx = Tx{}
 
-// WithTx is the store inside tx, a transaction the bus opened for a consumed message.
-func (s *Store) WithTx(tx pgx.Tx) app.Tx {
-	return Tx{queries: queries{q: tx, parts: s.parts}, tx: tx}
-}
+// Bind is the store inside tx, the transaction a bus consumer opened for a message, so the
+// use case's effects commit with the record that the message was processed.
+func (s *Store) Bind(tx bus.Tx) app.Tx { return s.bind(tx.Pgx()) }
+
+func (s *Store) bind(tx pgx.Tx) Tx { return Tx{queries: queries{q: tx, parts: s.parts}, tx: tx} }
 
 // InTx implements app.Store.
 func (s *Store) InTx(ctx context.Context, fn func(tx app.Tx) error) error {
-	return pgstore.InTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(s.WithTx(tx)) })
+	return pgstore.InTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(s.bind(tx)) })
 }
 
 // Publish implements app.Tx: the event goes to the outbox in this transaction.

@@ -43,7 +43,7 @@ func (z *zone) deliverAppsEvent(key string, m proto.Message) {
 	}
 	d := bus.Delivery{ID: uuid.NewString(), RoutingKey: key, Body: body, Attempt: 1}
 	ctx := context.Background()
-	if err := pgstore.InTx(ctx, z.pool, func(tx pgx.Tx) error { return handle(ctx, tx, d) }); err != nil {
+	if err := pgstore.InTx(ctx, z.pool, func(tx pgx.Tx) error { return handle(ctx, bus.TxOf(tx), d) }); err != nil {
 		z.t.Fatalf("deliver %s: %v", key, err)
 	}
 }
@@ -91,7 +91,7 @@ func TestDeactivationWithABadAppIDIsPermanent(t *testing.T) {
 		{AppId: uuid.NewString()},
 	} {
 		body, _ := proto.Marshal(m)
-		err := handle(context.Background(), nil, bus.Delivery{RoutingKey: appsbus.KeyDomainDeactivated, Body: body})
+		err := handle(context.Background(), bus.Tx{}, bus.Delivery{RoutingKey: appsbus.KeyDomainDeactivated, Body: body})
 		if !bus.IsPermanent(err) {
 			t.Errorf("%v: %v, want a permanent error", m, err)
 		}

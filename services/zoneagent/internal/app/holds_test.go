@@ -44,7 +44,7 @@ func (z *zone) deliver(suffix, key string, m proto.Message) {
 	}
 	ctx := context.Background()
 	d := bus.Delivery{ID: uuid.NewString(), RoutingKey: key, Body: body, Attempt: 1}
-	if err := pgstore.InTx(ctx, z.pool, func(tx pgx.Tx) error { return handle(ctx, tx, d) }); err != nil {
+	if err := pgstore.InTx(ctx, z.pool, func(tx pgx.Tx) error { return handle(ctx, bus.TxOf(tx), d) }); err != nil {
 		z.t.Fatalf("deliver %s: %v", key, err)
 	}
 	if err := z.agent.ReloadRoutes(ctx); err != nil {

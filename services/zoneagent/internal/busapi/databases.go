@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/proto"
 
 	"tori.dev/pkg/bus"
@@ -29,8 +28,8 @@ func DatabaseSubscription(zone string, dbs *app.Databases) bus.Subscription {
 	return bus.Subscription{
 		Queue: databasesQueue(zone),
 		Keys:  []string{create, drop, dump, restore, rotate, retire},
-		Handle: func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
-			t := store.WithTx(tx)
+		Handle: func(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
+			t := store.Bind(tx)
 			switch d.RoutingKey {
 			case create:
 				var c zonev1.CreateDatabase

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"tori.dev/pkg/bus"
@@ -58,8 +57,8 @@ func Subscriptions(a *app.Agent) []bus.Subscription {
 // commandHandler only records the command; the worker does the slow part outside the
 // consumer's transaction.
 func commandHandler(a *app.Agent) bus.TxHandler {
-	return func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
-		t := store.WithTx(tx)
+	return func(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
+		t := store.Bind(tx)
 		switch d.RoutingKey {
 		case zonebus.CommandKey(a.Zone(), zonebus.CommandDeploy):
 			var c zonev1.StartRevision
@@ -103,7 +102,7 @@ func commandHandler(a *app.Agent) bus.TxHandler {
 // holdsHandler keeps each account's payment-failure hold; the edge pauses the account's apps
 // from the hold's serving_stops_from.
 func holdsHandler(a *app.Agent) bus.TxHandler {
-	return func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
+	return func(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 		var ev billingv1.AccountHoldChanged
 		if err := d.Decode(&ev); err != nil {
 			return bus.Permanent(err)
@@ -116,13 +115,13 @@ func holdsHandler(a *app.Agent) bus.TxHandler {
 			t := ev.GetServingStopsFrom().AsTime()
 			stopsFrom = &t
 		}
-		return a.HoldChanged(ctx, store.WithTx(tx), ev.GetAccountId(), stopsFrom, ev.GetVersion())
+		return a.HoldChanged(ctx, store.Bind(tx), ev.GetAccountId(), stopsFrom, ev.GetVersion())
 	}
 }
 
 func appsHandler(a *app.Agent) bus.TxHandler {
-	return func(ctx context.Context, tx pgx.Tx, d bus.Delivery) error {
-		t := store.WithTx(tx)
+	return func(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
+		t := store.Bind(tx)
 		switch d.RoutingKey {
 		case appsbus.KeyDomainActivated:
 			var ev appsv1.DomainActivated

@@ -58,8 +58,9 @@ func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 // Tx is app.Tx in one Postgres transaction.
 type Tx struct{ tx pgx.Tx }
 
-// WithTx wraps a transaction a bus consumer began.
-func WithTx(tx pgx.Tx) Tx { return Tx{tx: tx} }
+// Bind is the store inside tx, the transaction a bus consumer opened for a message, so the
+// use case's effects commit with the record that the message was processed.
+func Bind(tx bus.Tx) Tx { return Tx{tx: tx.Pgx()} }
 
 // InTx runs fn in a transaction of its own.
 func (s *Store) InTx(ctx context.Context, fn func(app.Tx) error) error {
