@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -113,27 +112,20 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	edgeLn, err := net.Listen("tcp", cfg.EdgeAddr)
+	edges, err := listenEdge(cfg, pool, &edge.Edge{Domain: cfg.AppsDomain, SitesDir: sites, Table: table, Services: runner}, log)
 	if err != nil {
 		healthLn.Close()
-		return fmt.Errorf("listen on %s: %w", cfg.EdgeAddr, err)
+		return err
 	}
-	edgeLn = edge.LimitPerIP(edgeLn, cfg.EdgeMaxConnsPerIP)
-	edgeSrv := edge.NewServer(&edge.Edge{Domain: cfg.AppsDomain, SitesDir: sites, Table: table, Services: runner})
 
 	g, _ := lifecycle.New(ctx)
 	g.Go("health server", func(context.Context) error { return healthApp.Listener(healthLn) })
-	g.Go("edge", func(context.Context) error {
-		if err := edgeSrv.Serve(edgeLn); !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	})
+	g.Go("edge", edges.Serve)
 	g.Go("http shutdown", func(ctx context.Context) error {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
 		defer cancel()
-		if err := errors.Join(healthApp.ShutdownWithContext(sctx), edgeSrv.Shutdown(sctx)); err != nil {
+		if err := errors.Join(healthApp.ShutdownWithContext(sctx), edges.Shutdown(sctx)); err != nil {
 			log.WarnContext(sctx, "http shutdown", "err", err.Error())
 		}
 		return nil
@@ -179,7 +171,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 			return bus.Prune(ctx, pool, bus.DefaultKeepSent, bus.DefaultKeepProcessed)
 		},
 	})
-	log.InfoContext(ctx, "listening", "health", healthLn.Addr().String(), "edge", edgeLn.Addr().String())
+	log.InfoContext(ctx, "listening", "health", healthLn.Addr().String(), "edge", edges.Addrs())
 	err = g.Wait()
 	// After the group: the edge no longer wakes a process that would then be orphaned.
 	runner.StopAll()
