@@ -78,6 +78,7 @@ func bootstrap(ctx context.Context, s settings) error {
 			if err := ensureZoneProvisioner(ctx, s, file); err != nil {
 				return err
 			}
+			ensureTLSStorageKey(file)
 		}
 		if s.Credentials == credentialsInEnv {
 			continue // nothing to keep: the files were made by the offline run
