@@ -95,12 +95,11 @@ func waitStatus(t *testing.T, s *harness.Stack, token, slug, id, want string) ma
 	return last
 }
 
-// edgeGet asks the zone's edge for slug's path.
+// edgeGet asks the zone's edge for slug's path over HTTPS (the zone's local root).
 func edgeGet(t testing.TB, s *harness.Stack, slug, path string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, s.Edge+path, nil)
-	req.Host = slug + ".apps.localhost"
-	resp, err := http.DefaultClient.Do(req)
+	req, _ := http.NewRequest(http.MethodGet, s.EdgeURL(slug+".apps.localhost", path), nil)
+	resp, err := s.EdgeClient().Do(req)
 	if err != nil {
 		t.Fatalf("edge: %v", err)
 	}
