@@ -74,7 +74,7 @@ func certManager(cfg config.Config, pool *pgxpool.Pool, e *edge.Edge, log *slog.
 	if err != nil {
 		return nil, err
 	}
-	o := certs.Options{Storage: st, Serves: e.Serves, RenewCheckInterval: cfg.RenewCheckInterval, Log: log}
+	o := certs.Options{Storage: st, Serves: e.Serves, RenewCheckInterval: cfg.RenewCheckInterval, OrdersPerHour: cfg.ACMEOrdersPerHour, Log: log}
 	if cfg.ACMECA == "" {
 		dir := filepath.Join(cfg.DataDir, "tls")
 		if o.Local, err = certs.LoadOrCreateLocalCA(dir); err != nil {

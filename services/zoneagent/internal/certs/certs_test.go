@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/caddyserver/certmagic"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"tori.dev/services/zoneagent/internal/certs"
 	"tori.dev/services/zoneagent/internal/store"
@@ -162,5 +163,43 @@ func TestTwoEdgesOrderOnce(t *testing.T) {
 	}
 	if !leaves[0].Equal(leaves[1]) {
 		t.Fatal("the edges serve different certificates")
+	}
+}
+
+// Past the zone's order rate, an order is refused (the handshake fails) and counted as
+// limited; the CA is not asked.
+func TestZoneOrderRateLimit(t *testing.T) {
+	ca, err := certs.LoadOrCreateLocalCA(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	counting := &countingCA{LocalCA: ca}
+	st, _ := store.NewCertStorage(storetest.NewPool(t), make([]byte, 32))
+	// One an hour: a burst of one, then none for an hour.
+	m, err := certs.New(certs.Options{Storage: st, Serves: served("a.apps.test", "b.apps.test"), Local: ca, OrdersPerHour: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Stop)
+	certs.SetIssuerForTest(m, counting)
+	limited := func() float64 {
+		return testutil.ToFloat64(certs.OrdersForTest("new", "limited"))
+	}
+	before := limited()
+	if _, err := m.Certificate(context.Background(), "a.apps.test"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Certificate(context.Background(), "b.apps.test"); err == nil || !strings.Contains(err.Error(), certs.ErrOrderLimit.Error()) {
+		t.Fatalf("a second order within the hour: %v", err)
+	}
+	if n := counting.issued.Load(); n != 1 {
+		t.Fatalf("%d certificates signed, want 1", n)
+	}
+	if limited()-before != 1 {
+		t.Fatalf("limited orders counted %v", limited()-before)
+	}
+	// A certificate already held is served without an order.
+	if _, err := m.Certificate(context.Background(), "a.apps.test"); err != nil {
+		t.Fatal(err)
 	}
 }

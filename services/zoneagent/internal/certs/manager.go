@@ -44,6 +44,8 @@ type Options struct {
 	// Exactly one of Local and ACME.
 	Local *LocalCA
 	ACME  *ACME
+	// OrdersPerHour bounds the zone's certificate orders (new and renewals); 0: no bound.
+	OrdersPerHour int
 	// RenewCheckInterval is how often stored certificates are checked for renewal; zero is
 	// certmagic's default (10 minutes). Tests with short-lived certificates shorten it.
 	RenewCheckInterval time.Duration
@@ -79,6 +81,7 @@ func New(o Options) (*Manager, error) {
 		RenewalWindowRatio: RenewalWindowRatio,
 		Storage:            o.Storage,
 		Logger:             zl,
+		OnEvent:            newEvents(o.OrdersPerHour, o.Storage).on,
 		OnDemand: &certmagic.OnDemandConfig{
 			DecisionFunc: func(_ context.Context, name string) error {
 				if !o.Serves(strings.ToLower(name)) {

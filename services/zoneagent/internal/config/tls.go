@@ -30,6 +30,9 @@ type EdgeTLS struct {
 	// StorageKey seals the zone's certificate keys in its schema (base64 of 32 bytes, written
 	// by bin/bootstrap to the zone agent's secrets file). Every edge of a zone has the same.
 	StorageKey string `env:"ZONE_TLS_STORAGE_KEY" secret:"true"`
+	// ACMEOrdersPerHour bounds the zone's certificate orders, new and renewals (Let's Encrypt
+	// allows 300 new orders per account in 3 hours); 0: no bound.
+	ACMEOrdersPerHour int `env:"ZONE_ACME_ORDERS_PER_HOUR, default=100"`
 	// RenewCheckInterval is how often held certificates are checked for renewal.
 	RenewCheckInterval time.Duration `env:"ZONE_TLS_RENEW_CHECK_INTERVAL, default=10m"`
 }
@@ -76,6 +79,9 @@ func (t *EdgeTLS) validate() error {
 	}
 	if _, err := t.StorageKeyBytes(); err != nil {
 		errs = append(errs, err)
+	}
+	if t.ACMEOrdersPerHour < 0 {
+		errs = append(errs, errors.New("ZONE_ACME_ORDERS_PER_HOUR must not be negative"))
 	}
 	if t.RenewCheckInterval < time.Second {
 		errs = append(errs, errors.New("ZONE_TLS_RENEW_CHECK_INTERVAL must be at least 1s"))

@@ -35,6 +35,7 @@ func TestEdgeTLSSettings(t *testing.T) {
 		{map[string]string{"ZONE_ACME_CA": "http://127.0.0.1:14000/dir"}, false},
 		{map[string]string{"ZONE_ACME_CA_ROOT": "/tmp/pebble.pem"}, false},
 		{map[string]string{"EDGE_PUBLIC_HTTPS_PORT": "70000"}, false},
+		{map[string]string{"ZONE_ACME_ORDERS_PER_HOUR": "-1"}, false},
 	} {
 		var c Config
 		err := pkgconfig.LoadMap(context.Background(), &c, withCredentials(tc.env))
