@@ -35,9 +35,12 @@ type tlsEdge struct {
 
 // startTLSEdge opens the edge with cfg's TLS settings (addresses, key and data folder filled
 // in) on a fresh zone schema, and a static site for app "app1" (served once routed).
-func startTLSEdge(t *testing.T, cfg config.Config) *tlsEdge {
+func startTLSEdge(t testing.TB, cfg config.Config) *tlsEdge {
 	t.Helper()
-	cfg.EdgeAddr, cfg.TLSAddr = testinfra.FreeAddr(t), testinfra.FreeAddr(t)
+	cfg.EdgeAddr = testinfra.FreeAddr(t)
+	if cfg.TLSAddr != config.TLSOff { // off: plain only (the benchmarks compare the two)
+		cfg.TLSAddr = testinfra.FreeAddr(t)
+	}
 	cfg.StorageKey, cfg.EdgeMaxConnsPerIP, cfg.DataDir = testTLSKey, 64, t.TempDir()
 	if cfg.RenewCheckInterval == 0 {
 		cfg.RenewCheckInterval = time.Minute
