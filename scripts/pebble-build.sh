@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds Pebble (Let's Encrypt's small ACME test server, a Go program on the module proxy) once
-# into a cache directory and prints the binary's path. The zone agent's HTTPS tests start it on
+# Builds Pebble (Let's Encrypt's small ACME test server, a Go program on the module proxy) and
+# its challenge test server (pebble-challtestsrv: the DNS that points Pebble's validation at the
+# edge under test) once into a cache directory and prints Pebble's path; the other is beside it. The zone agent's HTTPS tests start it on
 # free ports with a config of their own and point ZONE_ACME_CA at it (pkg/testinfra/pebble.go).
 # Usage: PEBBLE_BIN=$(scripts/pebble-build.sh)
 set -euo pipefail
@@ -9,7 +10,7 @@ version=v2.10.3
 cache="${TORI_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tori}/pebble-$version"
 bin="$cache/pebble"
 
-if [ -x "$bin" ]; then
+if [ -x "$bin" ] && [ -x "$cache/pebble-challtestsrv" ]; then
   echo "$bin"
   exit 0
 fi
@@ -20,6 +21,8 @@ mkdir -p "$cache"
 # leaves half a binary behind.
 tmp=$(mktemp -d "$cache/build.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-GOWORK=off GOBIN="$tmp" GOFLAGS="-buildvcs=false" go install -trimpath "github.com/letsencrypt/pebble/v2/cmd/pebble@$version" >&2
+GOWORK=off GOBIN="$tmp" GOFLAGS="-buildvcs=false" go install -trimpath "github.com/letsencrypt/pebble/v2/cmd/pebble@$version" \
+  "github.com/letsencrypt/pebble/v2/cmd/pebble-challtestsrv@$version" >&2
+mv "$tmp/pebble-challtestsrv" "$cache/pebble-challtestsrv"
 mv "$tmp/pebble" "$bin"
 echo "$bin"

@@ -48,6 +48,20 @@ func (p *Pebble) Orders() int { return int(p.orders.Load()) }
 // validity. Without PEBBLE_BIN the test fails: the ACME path must never pass by being skipped.
 func StartPebble(t testing.TB, validity time.Duration) *Pebble {
 	t.Helper()
+	return startPebble(t, validity, 0, 0)
+}
+
+// StartPebbleValidating is StartPebble with challenges checked for real: Pebble's validation
+// asks pebble-challtestsrv (beside PEBBLE_BIN) for every name's address, which answers
+// 127.0.0.1, and connects there on httpPort (HTTP-01) and tlsPort (TLS-ALPN-01): the edge's
+// listeners under test.
+func StartPebbleValidating(t testing.TB, validity time.Duration, httpPort, tlsPort int) *Pebble {
+	t.Helper()
+	return startPebble(t, validity, httpPort, tlsPort)
+}
+
+func startPebble(t testing.TB, validity time.Duration, httpPort, tlsPort int) *Pebble {
+	t.Helper()
 	bin := os.Getenv("PEBBLE_BIN")
 	if bin == "" {
 		t.Fatal("PEBBLE_BIN is not set: build Pebble once with scripts/pebble-build.sh and run the tests with PEBBLE_BIN=$(scripts/pebble-build.sh)")
@@ -62,7 +76,7 @@ func StartPebble(t testing.TB, validity time.Duration) *Pebble {
 	conf := map[string]any{"pebble": map[string]any{
 		"listenAddress": listen, "managementListenAddress": mgmt,
 		"certificate": certFile, "privateKey": keyFile,
-		"httpPort": 5002, "tlsPort": 5001, "ocspResponderURL": "",
+		"httpPort": max(httpPort, 5002), "tlsPort": max(tlsPort, 5001), "ocspResponderURL": "",
 		"externalAccountBindingRequired": false,
 		"retryAfter":                     map[string]int{"authz": 1, "order": 1},
 		"keyAlgorithm":                   "ecdsa",
@@ -79,25 +93,19 @@ func StartPebble(t testing.TB, validity time.Duration) *Pebble {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-config", confFile)
-	cmd.Env = append(os.Environ(), "PEBBLE_VA_ALWAYS_VALID=1", "PEBBLE_VA_NOSLEEP=1", "PEBBLE_WFE_NONCEREJECT=0", "PEBBLE_AUTHZREUSE=0")
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start pebble: %v", err)
+	t.Cleanup(func() { logf.Close() })
+	args := []string{"-config", confFile}
+	env := append(os.Environ(), "PEBBLE_VA_NOSLEEP=1", "PEBBLE_WFE_NONCEREJECT=0", "PEBBLE_AUTHZREUSE=0")
+	if httpPort == 0 {
+		env = append(env, "PEBBLE_VA_ALWAYS_VALID=1")
+	} else {
+		dns := FreeAddr(t)
+		runUntilCleanup(t, filepath.Join(filepath.Dir(bin), "pebble-challtestsrv"), nil, logf,
+			"-dnsserver", dns, "-management", FreeAddr(t), "-defaultIPv4", "127.0.0.1", "-defaultIPv6", "",
+			"-http01", "", "-https01", "", "-tlsalpn01", "", "-doh", "")
+		args = append(args, "-dnsserver", dns)
 	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		logf.Close()
-	})
+	exited := runUntilCleanup(t, bin, env, logf, args...)
 	apiRoots := x509.NewCertPool()
 	apiRoots.AddCert(apiCert.Leaf)
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: apiRoots}}}
@@ -147,6 +155,31 @@ func StartPebble(t testing.TB, validity time.Duration) *Pebble {
 	t.Cleanup(func() { srv.Close() })
 	p.Directory = fmt.Sprintf("https://%s/dir", ln.Addr())
 	return p
+}
+
+// runUntilCleanup starts bin in a process group of its own, stopped when the test ends, and
+// returns a channel closed when it exits.
+func runUntilCleanup(t testing.TB, bin string, env []string, logf *os.File, args ...string) chan struct{} {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", filepath.Base(bin), err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	})
+	return exited
 }
 
 // writeLoopbackCert writes a self-signed certificate for 127.0.0.1 and localhost.

@@ -83,7 +83,7 @@ func certManager(cfg config.Config, pool *pgxpool.Pool, e *edge.Edge, log *slog.
 		log.Info("edge certificates from the local CA", "root", certs.RootFile(dir))
 		return certs.New(o)
 	}
-	acme := &certs.ACME{Directory: cfg.ACMECA, Email: cfg.ACMEEmail}
+	acme := &certs.ACME{Directory: cfg.ACMECA, Email: cfg.ACMEEmail, NoHTTP01: !cfg.Challenge("http-01"), NoTLSALPN01: !cfg.Challenge("tls-alpn-01")}
 	if cfg.ACMECARoot != "" {
 		pemRoots, err := os.ReadFile(cfg.ACMECARoot)
 		if err != nil {

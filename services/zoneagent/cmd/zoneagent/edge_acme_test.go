@@ -2,6 +2,8 @@ package main
 
 import (
 	"io"
+	"net"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -11,8 +13,40 @@ import (
 	"tori.dev/services/zoneagent/internal/config"
 )
 
-func acmeConfig(p *testinfra.Pebble, renewEvery time.Duration) config.Config {
-	return config.Config{EdgeTLS: config.EdgeTLS{ACMECA: p.Directory, ACMECARoot: p.APIRootFile, RenewCheckInterval: renewEvery}}
+func acmeConfig(p *testinfra.Pebble, renewEvery time.Duration, challenges ...string) config.Config {
+	if len(challenges) == 0 {
+		challenges = []string{"http-01", "tls-alpn-01"}
+	}
+	return config.Config{EdgeTLS: config.EdgeTLS{ACMECA: p.Directory, ACMECARoot: p.APIRootFile, RenewCheckInterval: renewEvery, ACMEChallenges: challenges}}
+}
+
+// Each challenge type is answered by the edge itself: Pebble's validation (its DNS pointing
+// every name at 127.0.0.1) reads the HTTP-01 token from the edge's plain listener, or makes
+// the TLS-ALPN-01 handshake with its TLS listener, before it issues.
+func TestEdgeAnswersACMEChallenges(t *testing.T) {
+	for _, challenge := range []string{"http-01", "tls-alpn-01"} {
+		t.Run(challenge, func(t *testing.T) {
+			plain, secure := testinfra.FreeAddr(t), testinfra.FreeAddr(t)
+			_, hp, _ := net.SplitHostPort(plain)
+			_, tp, _ := net.SplitHostPort(secure)
+			httpPort, _ := strconv.Atoi(hp)
+			tlsPort, _ := strconv.Atoi(tp)
+			pebble := testinfra.StartPebbleValidating(t, 24*time.Hour, httpPort, tlsPort)
+			cfg := acmeConfig(pebble, time.Minute, challenge)
+			cfg.EdgeAddr, cfg.TLSAddr = plain, secure
+			e := startTLSEdge(t, cfg)
+			e.route()
+			var last error
+			testinfra.Eventually(t, 30*time.Second, "a certificate validated by "+challenge, func() bool {
+				leaf, err := e.handshake("site.apps.test", pebble.Roots)
+				last = err
+				return err == nil && leaf.VerifyHostname("site.apps.test") == nil
+			})
+			if last != nil {
+				t.Fatal(last)
+			}
+		})
+	}
 }
 
 // With an ACME CA, an app's hostname answers https:// with a certificate chained to the CA's

@@ -37,8 +37,10 @@ type tlsEdge struct {
 // in) on a fresh zone schema, and a static site for app "app1" (served once routed).
 func startTLSEdge(t testing.TB, cfg config.Config) *tlsEdge {
 	t.Helper()
-	cfg.EdgeAddr = testinfra.FreeAddr(t)
-	if cfg.TLSAddr != config.TLSOff { // off: plain only (the benchmarks compare the two)
+	if cfg.EdgeAddr == "" { // set: a test whose CA must know the ports first
+		cfg.EdgeAddr = testinfra.FreeAddr(t)
+	}
+	if cfg.TLSAddr == "" { // off: plain only (the benchmarks compare the two)
 		cfg.TLSAddr = testinfra.FreeAddr(t)
 	}
 	cfg.StorageKey, cfg.EdgeMaxConnsPerIP, cfg.DataDir = testTLSKey, 64, t.TempDir()

@@ -33,6 +33,9 @@ type ACME struct {
 	ListenHost string
 	HTTPPort   int
 	TLSPort    int
+	// NoHTTP01 and NoTLSALPN01 leave a challenge type out (e.g. when port 80 does not reach
+	// the edge); at least one stays.
+	NoHTTP01, NoTLSALPN01 bool
 }
 
 // Options make a Manager.
@@ -101,15 +104,17 @@ func New(o Options) (*Manager, error) {
 		return nil, errors.New("certs: the ACME directory URL is empty")
 	}
 	m.acme = certmagic.NewACMEIssuer(cfg, certmagic.ACMEIssuer{
-		CA:             o.ACME.Directory,
-		TestCA:         o.ACME.Directory,
-		Email:          o.ACME.Email,
-		Agreed:         true,
-		TrustedRoots:   o.ACME.Roots,
-		ListenHost:     o.ACME.ListenHost,
-		AltHTTPPort:    o.ACME.HTTPPort,
-		AltTLSALPNPort: o.ACME.TLSPort,
-		Logger:         zl,
+		CA:                      o.ACME.Directory,
+		TestCA:                  o.ACME.Directory,
+		Email:                   o.ACME.Email,
+		Agreed:                  true,
+		TrustedRoots:            o.ACME.Roots,
+		ListenHost:              o.ACME.ListenHost,
+		AltHTTPPort:             o.ACME.HTTPPort,
+		AltTLSALPNPort:          o.ACME.TLSPort,
+		DisableHTTPChallenge:    o.ACME.NoHTTP01,
+		DisableTLSALPNChallenge: o.ACME.NoTLSALPN01,
+		Logger:                  zl,
 	})
 	cfg.Issuers = []certmagic.Issuer{m.acme}
 	return m, nil

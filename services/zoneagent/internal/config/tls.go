@@ -3,8 +3,10 @@ package config
 import (
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -25,6 +27,8 @@ type EdgeTLS struct {
 	// ACMECARoot is a PEM file of roots trusted for the ACME CA's own API (tests: Pebble's);
 	// empty: the system's.
 	ACMECARoot string `env:"ZONE_ACME_CA_ROOT"`
+	// ACMEChallenges are the challenge types the edge answers (http-01, tls-alpn-01).
+	ACMEChallenges []string `env:"ZONE_ACME_CHALLENGES, default=http-01,tls-alpn-01"`
 	// ACMEEmail is the ACME account's contact; optional.
 	ACMEEmail string `env:"ZONE_ACME_EMAIL"`
 	// StorageKey seals the zone's certificate keys in its schema (base64 of 32 bytes, written
@@ -49,6 +53,9 @@ func (t *EdgeTLS) HTTPSPort() int {
 	n, _ := strconv.Atoi(p)
 	return n
 }
+
+// Challenge reports whether the edge answers the ACME challenge type c.
+func (t *EdgeTLS) Challenge(c string) bool { return slices.Contains(t.ACMEChallenges, c) }
 
 // StorageKeyBytes is the decoded ZONE_TLS_STORAGE_KEY.
 func (t *EdgeTLS) StorageKeyBytes() ([]byte, error) {
@@ -79,6 +86,14 @@ func (t *EdgeTLS) validate() error {
 	}
 	if _, err := t.StorageKeyBytes(); err != nil {
 		errs = append(errs, err)
+	}
+	if !t.Challenge("http-01") && !t.Challenge("tls-alpn-01") {
+		errs = append(errs, errors.New("ZONE_ACME_CHALLENGES must name http-01, tls-alpn-01 or both"))
+	}
+	for _, c := range t.ACMEChallenges {
+		if c != "http-01" && c != "tls-alpn-01" {
+			errs = append(errs, fmt.Errorf("ZONE_ACME_CHALLENGES: %q is not http-01 or tls-alpn-01", c))
+		}
 	}
 	if t.ACMEOrdersPerHour < 0 {
 		errs = append(errs, errors.New("ZONE_ACME_ORDERS_PER_HOUR must not be negative"))

@@ -16,7 +16,7 @@ func TestEdgeTLSSettings(t *testing.T) {
 	if err := pkgconfig.LoadMap(context.Background(), &c, withCredentials(nil)); err != nil {
 		t.Fatal(err)
 	}
-	if !c.TLSEnabled() || c.TLSAddr != "127.0.0.1:8443" || c.HTTPSPort() != 8443 {
+	if !c.TLSEnabled() || c.TLSAddr != "127.0.0.1:8443" || c.HTTPSPort() != 8443 || !c.Challenge("http-01") || !c.Challenge("tls-alpn-01") {
 		t.Fatalf("TLS defaults: %q %d", c.TLSAddr, c.HTTPSPort())
 	}
 	if d := pkgconfig.Describe(&c); strings.Contains(d["ZONE_TLS_STORAGE_KEY"], testStorageKey) {
@@ -36,6 +36,8 @@ func TestEdgeTLSSettings(t *testing.T) {
 		{map[string]string{"ZONE_ACME_CA_ROOT": "/tmp/pebble.pem"}, false},
 		{map[string]string{"EDGE_PUBLIC_HTTPS_PORT": "70000"}, false},
 		{map[string]string{"ZONE_ACME_ORDERS_PER_HOUR": "-1"}, false},
+		{map[string]string{"ZONE_ACME_CHALLENGES": "tls-alpn-01"}, true},
+		{map[string]string{"ZONE_ACME_CHALLENGES": "dns-01"}, false},
 	} {
 		var c Config
 		err := pkgconfig.LoadMap(context.Background(), &c, withCredentials(tc.env))
