@@ -175,8 +175,10 @@ func TestZoneOrderRateLimit(t *testing.T) {
 	}
 	counting := &countingCA{LocalCA: ca}
 	st, _ := store.NewCertStorage(storetest.NewPool(t), make([]byte, 32))
-	// One an hour: a burst of one, then none for an hour.
-	m, err := certs.New(certs.Options{Storage: st, Serves: served("a.apps.test", "b.apps.test"), Local: ca, OrdersPerHour: 1})
+	// One an hour from an ACME CA (its issuer replaced by the counting local one): a burst of
+	// one, then none for an hour.
+	m, err := certs.New(certs.Options{Storage: st, Serves: served("a.apps.test", "b.apps.test"),
+		ACME: &certs.ACME{Directory: "https://acme.invalid/directory"}, OrdersPerHour: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,5 +203,18 @@ func TestZoneOrderRateLimit(t *testing.T) {
 	// A certificate already held is served without an order.
 	if _, err := m.Certificate(context.Background(), "a.apps.test"); err != nil {
 		t.Fatal(err)
+	}
+
+	// The local CA has no CA limits to protect: the same bound does not apply to it.
+	st2, _ := store.NewCertStorage(storetest.NewPool(t), make([]byte, 32))
+	local, err := certs.New(certs.Options{Storage: st2, Serves: served("a.apps.test", "b.apps.test"), Local: ca, OrdersPerHour: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(local.Stop)
+	for _, name := range []string{"a.apps.test", "b.apps.test"} {
+		if _, err := local.Certificate(context.Background(), name); err != nil {
+			t.Fatalf("local CA, %s: %v", name, err)
+		}
 	}
 }

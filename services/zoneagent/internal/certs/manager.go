@@ -47,7 +47,8 @@ type Options struct {
 	// Exactly one of Local and ACME.
 	Local *LocalCA
 	ACME  *ACME
-	// OrdersPerHour bounds the zone's certificate orders (new and renewals); 0: no bound.
+	// OrdersPerHour bounds the zone's orders (new and renewals) from an ACME CA; 0: no bound.
+	// The local CA has no limits to protect: its signatures are not bounded.
 	OrdersPerHour int
 	// RenewCheckInterval is how often stored certificates are checked for renewal; zero is
 	// certmagic's default (10 minutes). Tests with short-lived certificates shorten it.
@@ -84,7 +85,7 @@ func New(o Options) (*Manager, error) {
 		RenewalWindowRatio: RenewalWindowRatio,
 		Storage:            o.Storage,
 		Logger:             zl,
-		OnEvent:            newEvents(o.OrdersPerHour, o.Storage).on,
+		OnEvent:            newEvents(ordersPerHour(o), o.Storage).on,
 		OnDemand: &certmagic.OnDemandConfig{
 			DecisionFunc: func(_ context.Context, name string) error {
 				if !o.Serves(strings.ToLower(name)) {
@@ -118,6 +119,13 @@ func New(o Options) (*Manager, error) {
 	})
 	cfg.Issuers = []certmagic.Issuer{m.acme}
 	return m, nil
+}
+
+func ordersPerHour(o Options) int {
+	if o.ACME == nil {
+		return 0
+	}
+	return o.OrdersPerHour
 }
 
 // TLSConfig is the edge's TLS: certificates on demand, HTTP/2 and HTTP/1.1, and the
