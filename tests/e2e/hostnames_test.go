@@ -93,7 +93,7 @@ func hostGet(t testing.TB, s *harness.Stack, host string) (int, string) {
 	if err != nil {
 		var alert tls.AlertError
 		if strings.Contains(err.Error(), "remote error: tls:") || errors.As(err, &alert) {
-			return hostGetPlain(t, s, host)
+			return edgeGetPlain(t, s, host, "/")
 		}
 		t.Fatalf("edge: %v", err)
 	}
@@ -102,11 +102,11 @@ func hostGet(t testing.TB, s *harness.Stack, host string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// hostGetPlain asks the edge's plain HTTP listener, for a host with no certificate: it answers
+// edgeGetPlain asks the edge's plain HTTP listener, for a host with no certificate: it answers
 // 404 for a host it does not serve (and 308 to https:// for one it does).
-func hostGetPlain(t testing.TB, s *harness.Stack, host string) (int, string) {
+func edgeGetPlain(t testing.TB, s *harness.Stack, host, path string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, s.Edge+"/", nil)
+	req, _ := http.NewRequest(http.MethodGet, s.Edge+path, nil)
 	req.Host = host
 	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
 	if err != nil {
