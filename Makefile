@@ -15,7 +15,7 @@ export TEST_REDIS_URL    ?= redis://127.0.0.1:6379/0
 # The zone's managed-database cluster (scripts/zone-postgres.sh), as its superuser over the socket.
 export TEST_ZONE_POSTGRES_URL ?= postgres://postgres@/postgres?host=/var/run/postgresql&port=5433&sslmode=disable
 
-.PHONY: all tools proto openapi build run test fmt services wrk vault-dev objectstore stripe-mock bench-bus bench-gateway flood-public bench-apps bench-logs bench-databases bench-databases-dump bench-deploys chaos clean
+.PHONY: all tools proto openapi build run test fmt services wrk vault-dev objectstore stripe-mock pebble bench-bus bench-gateway flood-public bench-apps bench-logs bench-databases bench-databases-dump bench-deploys chaos clean
 
 all: build
 
@@ -63,6 +63,10 @@ objectstore:
 # Builds stripe-mock into ~/.cache/tori once, for billing's Stripe tests (STRIPE_MOCK_BIN).
 stripe-mock:
 	@scripts/stripe-mock-build.sh
+
+# Builds Pebble into ~/.cache/tori once, for the zone edge's HTTPS tests (PEBBLE_BIN).
+pebble:
+	@scripts/pebble-build.sh
 
 bench-apps:
 	cd services/apps && go test -run '^$$' -bench . -benchtime 2000x ./internal/httpapi/

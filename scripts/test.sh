@@ -62,6 +62,20 @@ if [ -z "${STRIPE_MOCK_BIN:-}" ]; then
   fi
   export STRIPE_MOCK_BIN
 fi
+# Pebble, the ACME test server the zone agent's HTTPS tests order certificates from: about half a
+# minute to build the first time, cached after. It compiles while the other modules are tested.
+if [ -z "${PEBBLE_BIN:-}" ]; then
+  scripts/pebble-build.sh >"$work/pebble.path" 2>"$work/pebble.log" &
+  pebble_pid=$!
+fi
+wait_for_pebble() {
+  [ -n "${PEBBLE_BIN:-}" ] && return 0
+  if ! wait "$pebble_pid"; then
+    echo "building Pebble failed:"; tail -30 "$work/pebble.log"; return 1
+  fi
+  PEBBLE_BIN=$(tail -1 "$work/pebble.path")
+  export PEBBLE_BIN
+}
 needs_vault() { [ "$1" = "services/apps" ]; }
 wait_for_vault() {
   [ -n "${VAULT_BIN:-}" ] && return 0
@@ -98,6 +112,7 @@ for mod in $(scripts/modules.sh); do
   if needs_vault "$mod"; then later+=("$mod"); continue; fi
   if [ "$mod" = tests/e2e ] && ! wait_for_tracestore; then fail=1; failed+=("trace store build"); fi
   if ! wait_for_objectstore; then fail=1; failed+=("S3 server build"); fi
+  if { [ "$mod" = services/zoneagent ] || [ "$mod" = tests/e2e ]; } && ! wait_for_pebble; then fail=1; failed+=("pebble build"); fi
   test_module "$mod"
 done
 if [ ${#later[@]} -gt 0 ]; then

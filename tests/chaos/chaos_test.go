@@ -33,10 +33,11 @@ type loadApp struct {
 }
 
 type load struct {
-	s     *harness.Stack
-	token string
-	http  *http.Client
-	zone  publisher // the stack's zone on the broker, which alone may ship log batches
+	s        *harness.Stack
+	token    string
+	http     *http.Client
+	edgeHTTP *http.Client // HTTPS to the zone's edge, trusting its local root
+	zone     publisher    // the stack's zone on the broker, which alone may ship log batches
 
 	mu   sync.Mutex
 	apps []*loadApp
@@ -146,7 +147,7 @@ func TestChaos(t *testing.T) {
 	if out, err := s.Command("billing", "set-plan", "-account", acct.Email, "-plan", "flock"); err != nil {
 		t.Fatalf("set-plan: %v %s", err, out)
 	}
-	l := &load{s: s, token: acct.Token, http: &http.Client{Timeout: 20 * time.Second}, zone: zonePublisher(t, s)}
+	l := &load{s: s, token: acct.Token, http: &http.Client{Timeout: 20 * time.Second}, edgeHTTP: s.EdgeClient(), zone: zonePublisher(t, s)}
 
 	stop := make(chan struct{})
 	var wg sync.WaitGroup

@@ -150,9 +150,8 @@ func (l *load) checkDeploys(a *loadApp, r *report) {
 }
 
 func (l *load) edge(slug string) (int, string) {
-	req, _ := http.NewRequest(http.MethodGet, l.s.Edge+"/", nil)
-	req.Host = slug + ".apps.localhost"
-	resp, err := l.http.Do(req)
+	req, _ := http.NewRequest(http.MethodGet, l.s.EdgeURL(slug+".apps.localhost", "/"), nil)
+	resp, err := l.edgeHTTP.Do(req)
 	if err != nil {
 		return 0, ""
 	}

@@ -2,10 +2,9 @@ package e2e
 
 import (
 	"bufio"
+	"crypto/tls"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,8 +17,7 @@ import (
 // the answer's status and body.
 func edgeRaw(t *testing.T, s *harness.Stack, slug, target string) (int, string) {
 	t.Helper()
-	u, _ := url.Parse(s.Edge)
-	conn, err := net.Dial("tcp", u.Host)
+	conn, err := tls.Dial("tcp", s.EdgeTLS, s.EdgeTLSConfig(slug+".apps.localhost"))
 	if err != nil {
 		t.Fatalf("edge: %v", err)
 	}

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"crypto/tls"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -82,12 +84,31 @@ func TestCustomHostnameLosingItsRecordStopsBeingServed(t *testing.T) {
 	}
 }
 
-// hostGet asks the zone's edge for / under an arbitrary Host.
+// hostGet asks the zone's edge for / under an arbitrary Host. A host the edge does not serve
+// gets no certificate (the handshake fails): that is answered 404, as plain HTTP answers it.
 func hostGet(t testing.TB, s *harness.Stack, host string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, s.Edge+"/", nil)
+	req, _ := http.NewRequest(http.MethodGet, s.EdgeURL(host, "/"), nil)
+	resp, err := s.EdgeClient().Do(req)
+	if err != nil {
+		var alert tls.AlertError
+		if strings.Contains(err.Error(), "remote error: tls:") || errors.As(err, &alert) {
+			return edgeGetPlain(t, s, host, "/")
+		}
+		t.Fatalf("edge: %v", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// edgeGetPlain asks the edge's plain HTTP listener, for a host with no certificate: it answers
+// 404 for a host it does not serve (and 308 to https:// for one it does).
+func edgeGetPlain(t testing.TB, s *harness.Stack, host, path string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, s.Edge+path, nil)
 	req.Host = host
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
 	if err != nil {
 		t.Fatalf("edge: %v", err)
 	}

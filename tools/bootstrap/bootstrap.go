@@ -78,6 +78,7 @@ func bootstrap(ctx context.Context, s settings) error {
 			if err := ensureZoneProvisioner(ctx, s, file); err != nil {
 				return err
 			}
+			ensureTLSStorageKey(file)
 		}
 		if err := ensureStoreHolding(ctx, s, p, file); err != nil {
 			return fmt.Errorf("%s: %w", p.Name, err)

@@ -34,7 +34,8 @@ type Options struct {
 type Stack struct {
 	t        testing.TB
 	Gateway  string // http://host:port
-	Edge     string // the zone's edge, when a zone agent runs
+	Edge     string // the zone's edge (plain HTTP: ACME challenges and 308s), when a zone agent runs
+	EdgeTLS  string // host:port of the edge's HTTPS listener (EdgeClient, EdgeURL)
 	Env      map[string]string
 	DataDir  string
 	LogDir   string
@@ -88,6 +89,7 @@ func Start(t testing.TB, opts Options) *Stack {
 		}
 	}
 	env["EDGE_ADDR"] = testinfra.FreeAddr(t)
+	env["EDGE_TLS_ADDR"] = testinfra.FreeAddr(t)
 	env["GATEWAY_METRICS_ADDR"] = testinfra.FreeAddr(t)
 	// The zone's database pooler on a port of the stack's own; the sandbox reaches that port.
 	env["ZONE_POOLER_ADDR"] = testinfra.FreeAddr(t)
@@ -105,6 +107,7 @@ func Start(t testing.TB, opts Options) *Stack {
 	s.Env = env
 	s.Gateway = "http://" + env["GATEWAY_ADDR"]
 	s.Edge = "http://" + env["EDGE_ADDR"]
+	s.EdgeTLS = env["EDGE_TLS_ADDR"]
 
 	for _, name := range startOrder {
 		if _, err := os.Stat(filepath.Join(bin, name)); err != nil {
@@ -117,6 +120,8 @@ func Start(t testing.TB, opts Options) *Stack {
 			// The zone's provisioning role on the managed-database cluster, as bin/bootstrap
 			// writes it to the zone agent's file alone.
 			s.creds[name]["ZONE_POSTGRES_ADMIN_URL"] = testinfra.ZoneProvisionerURL(t)
+			// And the key its certificates are sealed with, also from that file.
+			s.creds[name]["ZONE_TLS_STORAGE_KEY"] = tlsStorageKey()
 		}
 		s.services = append(s.services, name)
 		s.start(name)

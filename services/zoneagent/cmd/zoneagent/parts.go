@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"net"
-	"net/http"
 	"time"
 
 	"tori.dev/pkg/lifecycle"
@@ -15,20 +12,16 @@ import (
 	"tori.dev/services/zoneagent/internal/store"
 )
 
-// serveEdge adds the edge server to p: it serves until the process stops, then gets the
+// serveEdge adds the edge's servers to p: they serve until the process stops, then get the
 // shutdown timeout to finish the requests in flight.
-func serveEdge(p *service.Process, ln net.Listener, srv *http.Server, shutdownTimeout time.Duration) {
-	p.Go("edge", func(context.Context) error {
-		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	})
+func serveEdge(p *service.Process, edges *edgeServers, shutdownTimeout time.Duration) {
+	p.OnClose(edges.close) // a stop before they served would otherwise leave them accepting
+	p.Go("edge", edges.Serve)
 	p.Go("edge shutdown", func(ctx context.Context) error {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 		defer cancel()
-		if err := srv.Shutdown(sctx); err != nil {
+		if err := edges.Shutdown(sctx); err != nil {
 			p.Log.WarnContext(sctx, "edge shutdown", "err", err.Error())
 		}
 		return nil

@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -63,11 +61,11 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		if err := p.ServeHTTP(healthApp, cfg.Addr, cfg.ShutdownTimeout); err != nil {
 			return err
 		}
-		edgeLn, err := net.Listen("tcp", cfg.EdgeAddr)
+		edges, err := listenEdge(*cfg, p.Pool, &edge.Edge{Domain: cfg.AppsDomain, SitesDir: sites, Table: table, Services: runner}, log)
 		if err != nil {
-			return fmt.Errorf("listen on %s: %w", cfg.EdgeAddr, err)
+			return err
 		}
-		serveEdge(p, edge.LimitPerIP(edgeLn, cfg.EdgeMaxConnsPerIP), edge.NewServer(&edge.Edge{Domain: cfg.AppsDomain, SitesDir: sites, Table: table, Services: runner}), cfg.ShutdownTimeout)
+		serveEdge(p, edges, cfg.ShutdownTimeout)
 		p.RelayOutbox()
 		if pooler != nil {
 			if err := runPooler(p, *cfg, st, dbs, pooler); err != nil {
@@ -80,7 +78,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		p.Every(agent.PollJob())
 		p.Go("log batches", logBatches.Run)
 		p.Every(runner.NapJob())
-		p.Listening("edge", edgeLn.Addr().String())
+		p.Listening("edge", edges.Addrs())
 		return nil
 	})
 }

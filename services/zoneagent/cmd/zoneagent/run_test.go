@@ -15,9 +15,11 @@ func startZone(t *testing.T) *testinfra.Running {
 	return testinfra.Service{
 		Name: "zoneagent", Serve: serve, AddrVar: "ZONEAGENT_ADDR", ReadyPath: "/readyz",
 		Env: map[string]string{
-			"EDGE_ADDR":     testinfra.FreeAddr(t),
-			"ZONE_APPS_DIR": t.TempDir(),
-			"APPS_DOMAIN":   "apps.test",
+			"EDGE_ADDR":            testinfra.FreeAddr(t),
+			"EDGE_TLS_ADDR":        testinfra.FreeAddr(t),
+			"ZONE_TLS_STORAGE_KEY": testTLSKey,
+			"ZONE_APPS_DIR":        t.TempDir(),
+			"APPS_DOMAIN":          "apps.test",
 		},
 	}.Start(t)
 }

@@ -70,6 +70,7 @@ type Config struct {
 
 	bus.Config
 	ManagedDatabases
+	EdgeTLS
 }
 
 var zoneRe = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)
@@ -124,6 +125,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := c.validateDatabases(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.EdgeTLS.validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

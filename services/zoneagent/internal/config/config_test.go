@@ -43,6 +43,7 @@ func withCredentials(env map[string]string) map[string]string {
 	out := map[string]string{
 		"ZONEAGENT_DATABASE_URL": "postgres://tori_zoneagent:pw@127.0.0.1:5432/tori?sslmode=disable",
 		"ZONEAGENT_AMQP_URL":     "amqp://tori.zoneagent:pw@127.0.0.1:5672/",
+		"ZONE_TLS_STORAGE_KEY":   testStorageKey,
 	}
 	for k, v := range env {
 		out[k] = v

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"tori.dev/services/zoneagent/internal/config"
+)
+
+// The edge's TLS cost, side by side with plain HTTP (README "Performance"): full handshakes
+// per second, and a request on a kept-alive connection over TLS against plain HTTP.
+// cd services/zoneagent && go test -run '^$' -bench BenchmarkEdge -benchtime 3s ./cmd/zoneagent/
+
+func benchEdge(b *testing.B) (*tlsEdge, *x509.CertPool) {
+	b.Helper()
+	e := startTLSEdge(b, config.Config{EdgeTLS: config.EdgeTLS{}})
+	e.route()
+	pemRoot, err := os.ReadFile(filepath.Join(e.cfg.DataDir, "tls", "root.pem"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(pemRoot)
+	if _, err := e.handshake("site.apps.test", roots); err != nil { // the certificate, once
+		b.Fatal(err)
+	}
+	return e, roots
+}
+
+// BenchmarkEdgeTLSHandshake: one full TLS 1.3 handshake (ECDSA P-256, no resumption) per op.
+func BenchmarkEdgeTLSHandshake(b *testing.B) {
+	e, roots := benchEdge(b)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := e.handshake("site.apps.test", roots); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "handshakes/s")
+}
+
+func benchGet(b *testing.B, c *http.Client, url, host string) {
+	b.Helper()
+	for b.Loop() {
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		req.Host = host
+		resp, err := c.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+}
+
+// BenchmarkEdgeRequestPlain: a static file over plain HTTP/1.1, kept-alive (TLS off).
+func BenchmarkEdgeRequestPlain(b *testing.B) {
+	e := startTLSEdge(b, config.Config{EdgeTLS: config.EdgeTLS{TLSAddr: config.TLSOff}})
+	e.route()
+	benchGet(b, &http.Client{}, "http://"+e.cfg.EdgeAddr+"/", "site.apps.test")
+}
+
+// BenchmarkEdgeRequestTLS: the same file over HTTPS (HTTP/1.1), kept-alive.
+func BenchmarkEdgeRequestTLS(b *testing.B) {
+	e, roots := benchEdge(b)
+	c := e.client(roots)
+	c.Transport.(*http.Transport).DisableKeepAlives = false
+	c.Transport.(*http.Transport).ForceAttemptHTTP2 = false
+	c.Transport.(*http.Transport).TLSClientConfig = &tls.Config{RootCAs: roots}
+	benchGet(b, c, e.httpsURL("site.apps.test", "/"), "site.apps.test")
+}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"tori.dev/pkg/testinfra"
+	"tori.dev/services/zoneagent/internal/certs"
+	"tori.dev/services/zoneagent/internal/config"
+	"tori.dev/services/zoneagent/internal/edge"
+	"tori.dev/services/zoneagent/internal/revision"
+	"tori.dev/services/zoneagent/internal/store/storetest"
+)
+
+// testTLSKey is a ZONE_TLS_STORAGE_KEY for tests (base64 of 32 bytes).
+var testTLSKey = base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
+
+// tlsEdge is the edge's listeners as the agent opens them, over a table the test fills.
+type tlsEdge struct {
+	cfg   config.Config
+	table *edge.Table
+	sites string
+}
+
+// startTLSEdge opens the edge with cfg's TLS settings (addresses, key and data folder filled
+// in) on a fresh zone schema, and a static site for app "app1" (served once routed).
+func startTLSEdge(t testing.TB, cfg config.Config) *tlsEdge {
+	t.Helper()
+	if cfg.EdgeAddr == "" { // set: a test whose CA must know the ports first
+		cfg.EdgeAddr = testinfra.FreeAddr(t)
+	}
+	if cfg.TLSAddr == "" { // off: plain only (the benchmarks compare the two)
+		cfg.TLSAddr = testinfra.FreeAddr(t)
+	}
+	cfg.StorageKey, cfg.EdgeMaxConnsPerIP, cfg.DataDir = testTLSKey, 64, t.TempDir()
+	if cfg.RenewCheckInterval == 0 {
+		cfg.RenewCheckInterval = time.Minute
+	}
+	e := &tlsEdge{cfg: cfg, table: edge.NewTable(), sites: filepath.Join(cfg.DataDir, "sites")}
+	rev := filepath.Join(e.sites, "app1", "d1")
+	if err := os.MkdirAll(rev, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(rev, "index.html"), []byte("hello over tls"), 0o644)
+	os.Symlink("d1", filepath.Join(e.sites, "app1", "current"))
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	es, err := listenEdge(cfg, storetest.NewPool(t), &edge.Edge{Domain: "apps.test", SitesDir: e.sites, Table: e.table}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- es.Serve(context.Background()) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		es.Shutdown(ctx)
+		if err := <-done; err != nil {
+			t.Errorf("edge: %v", err)
+		}
+	})
+	return e
+}
+
+func (e *tlsEdge) route() {
+	e.table.Set(edge.Route{AppID: "app1", Slug: "site", DeployID: "d1", Kind: revision.KindStatic})
+}
+
+// client asks the TLS listener for any host, trusting roots only; one connection per request.
+func (e *tlsEdge) client(roots *x509.CertPool) *http.Client {
+	dialer := &net.Dialer{Timeout: 5 * time.Second}
+	return &http.Client{
+		Timeout:       10 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		Transport: &http.Transport{
+			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+				return dialer.DialContext(ctx, "tcp", e.cfg.TLSAddr)
+			},
+			TLSClientConfig:   &tls.Config{RootCAs: roots},
+			ForceAttemptHTTP2: true,
+			DisableKeepAlives: true,
+		},
+	}
+}
+
+func (e *tlsEdge) httpsURL(host, path string) string {
+	_, port, _ := net.SplitHostPort(e.cfg.TLSAddr)
+	return "https://" + host + ":" + port + path
+}
+
+// handshake opens a TLS connection for name and reports the certificate or the error.
+func (e *tlsEdge) handshake(name string, roots *x509.CertPool) (*x509.Certificate, error) {
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", e.cfg.TLSAddr, &tls.Config{ServerName: name, RootCAs: roots})
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	return conn.ConnectionState().PeerCertificates[0], nil
+}
+
+// Under make run's default the edge serves HTTPS from the zone's local CA, whose root is in
+// DATA_DIR/tls/root.pem; http:// answers 308 to the https:// address, HSTS comes with the
+// app's own hostname, HTTP/2 is spoken, and a name the edge does not serve gets an alert.
+func TestEdgeServesHTTPSFromTheLocalCA(t *testing.T) {
+	e := startTLSEdge(t, config.Config{})
+	e.route()
+	pemRoot, err := os.ReadFile(filepath.Join(e.cfg.DataDir, "tls", "root.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(pemRoot)
+
+	resp, err := e.client(roots).Get(e.httpsURL("site.apps.test", "/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(body) != "hello over tls" || resp.ProtoMajor != 2 {
+		t.Fatalf("https: %d %s %q", resp.StatusCode, resp.Proto, body)
+	}
+	if resp.Header.Get("Strict-Transport-Security") != edge.HSTS {
+		t.Errorf("HSTS %q", resp.Header.Get("Strict-Transport-Security"))
+	}
+	// A 404 is served over TLS too (a path the site lacks).
+	if resp, err := e.client(roots).Get(e.httpsURL("site.apps.test", "/missing")); err != nil || resp.StatusCode != 404 {
+		t.Fatalf("404 over TLS: %v %v", resp, err)
+	}
+
+	req, _ := http.NewRequest("GET", "http://"+e.cfg.EdgeAddr+"/a?b=c", nil)
+	req.Host = "site.apps.test"
+	plain := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err = plain.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if want := e.httpsURL("site.apps.test", "/a?b=c"); resp.StatusCode != http.StatusPermanentRedirect || resp.Header.Get("Location") != want {
+		t.Fatalf("http: %d %q, want 308 %q", resp.StatusCode, resp.Header.Get("Location"), want)
+	}
+
+	if _, err := e.handshake("other.apps.test", roots); err == nil || !strings.Contains(err.Error(), "remote error: tls:") {
+		t.Fatalf("an unknown name: %v, want a TLS alert", err)
+	}
+	// The CA is made once: a second agent on the same DATA_DIR trusts the same root.
+	ca, err := certs.LoadOrCreateLocalCA(filepath.Join(e.cfg.DataDir, "tls"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if leaf, err := e.handshake("site.apps.test", roots); err != nil || leaf.CheckSignatureFrom(ca.Root()) != nil {
+		t.Fatalf("the leaf is not the local CA's: %v", err)
+	}
+}
