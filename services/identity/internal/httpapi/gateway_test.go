@@ -64,7 +64,7 @@ func TestHealthz(t *testing.T) {
 	h := newHarness(t)
 	r := h.raw("GET", "/healthz", nil, nil)
 	h.expect(r, 200, "")
-	if got := keys(r.json(t)); got != "instance,service,startedAt,version" {
+	if got := keys(r.json(t)); got != "commit,instance,service,startedAt,version" {
 		t.Fatalf("healthz shape %s", got)
 	}
 }
