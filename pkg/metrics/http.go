@@ -32,11 +32,36 @@ var (
 // ObserveRequest counts one answered request. route is a template ("/api/apps/:slug"),
 // never the request's own path.
 func ObserveRequest(method, route string, status int, took time.Duration) {
+	method = methodLabel(method)
 	httpRequests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
 	if status >= 500 {
 		httpErrors.WithLabelValues(method, route).Inc()
 	}
 	httpDuration.WithLabelValues(method, route).Observe(took.Seconds())
+}
+
+// methodLabel is the label for a request's method: one of the standard methods as a constant,
+// "other" for the rest. The method a handler sees may be backed by the connection's buffer,
+// which the next request overwrites; the registry keeps label values, so each must be a
+// string of its own, and a client inventing methods must not add series.
+func methodLabel(m string) string {
+	switch m {
+	case fiber.MethodGet:
+		return fiber.MethodGet
+	case fiber.MethodHead:
+		return fiber.MethodHead
+	case fiber.MethodPost:
+		return fiber.MethodPost
+	case fiber.MethodPut:
+		return fiber.MethodPut
+	case fiber.MethodPatch:
+		return fiber.MethodPatch
+	case fiber.MethodDelete:
+		return fiber.MethodDelete
+	case fiber.MethodOptions:
+		return fiber.MethodOptions
+	}
+	return "other"
 }
 
 // Route is the template of the route that answered c, once the handlers have run; Unmatched

@@ -6,8 +6,11 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+	"unsafe"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
@@ -69,6 +72,28 @@ func TestFiberCountsByRouteTemplate(t *testing.T) {
 	for _, raw := range []string{"/api/things/1", "/no/such/path"} {
 		if strings.Contains(string(body), raw) {
 			t.Errorf("/metrics names the raw path %q", raw)
+		}
+	}
+}
+
+// A method handed over in a buffer the server reuses (fasthttp's, as Fiber's c.Method() is)
+// must not become a label value: when the buffer is overwritten the registry would hold two
+// series with one name and /metrics would answer an error. Unknown methods share "other".
+func TestMethodLabelsAreTheirOwnStrings(t *testing.T) {
+	buf := []byte("POST")
+	method := unsafe.String(&buf[0], len(buf))
+	ObserveRequest(method, "/api/label-test", 201, time.Millisecond)
+	copy(buf, "GETT") // the next request on the connection
+	ObserveRequest("GET", "/api/label-test", 201, time.Millisecond)
+	ObserveRequest("BREW", "/api/label-test", 201, time.Millisecond)
+	ObserveRequest("PROPFIND", "/api/label-test", 201, time.Millisecond)
+
+	if _, err := prometheus.DefaultGatherer.Gather(); err != nil {
+		t.Fatalf("gathering: %v", err)
+	}
+	for method, want := range map[string]float64{"POST": 1, "GET": 1, "other": 2} {
+		if got := testutil.ToFloat64(httpRequests.WithLabelValues(method, "/api/label-test", "201")); got != want {
+			t.Errorf("%s: %v, want %v", method, got, want)
 		}
 	}
 }
