@@ -18,7 +18,6 @@ import (
 	"tori.dev/services/gateway/internal/cors"
 	"tori.dev/services/gateway/internal/httpapi"
 	"tori.dev/services/gateway/internal/idempotency"
-	"tori.dev/services/gateway/internal/logstreams"
 	"tori.dev/services/gateway/internal/proxy"
 	"tori.dev/services/gateway/internal/ratelimit"
 	"tori.dev/services/gateway/internal/readiness"
@@ -46,8 +45,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 			return err
 		}
 		revocations := auth.NewRevocations(p.Bus, cache, log)
-		streams := logstreams.New(cfg.LogStreamsPerAccount)
-		revocations.OnRevoke(streams.Revoke)
+		streams := logStreams(p, cfg.LogStreamsPerAccount, revocations)
 		var accounts *httpapi.AccountViews
 		if cfg.AccountCacheTTL > 0 {
 			accounts = &httpapi.AccountViews{Cache: accountview.New(cfg.AccountCacheTTL), Trusted: revocations.Trusted}
@@ -76,9 +74,6 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		if err := p.ServeHTTP(app, cfg.Addr, cfg.ShutdownTimeout, perIP); err != nil {
 			return err
 		}
-		// Open log streams end with their final event as the shutdown starts, or they would
-		// hold it until its timeout.
-		p.Go("log streams", func(ctx context.Context) error { <-ctx.Done(); streams.Shutdown(); return nil })
 		p.Go("revocation listener", revocations.Listen)
 		p.Go("revocation watch", revocations.Watch)
 		p.Go("profiles", func(ctx context.Context) error { return profiling.Serve(ctx, cfg.Profiling, log) })
