@@ -105,7 +105,7 @@ func TestClientCapsKeepOneAppFromStarvingAnother(t *testing.T) {
 	}
 
 	// Connected is not yet accepted: wait until PgBouncer counts every one as its client.
-	testinfra.Eventually(t, 30*time.Second, "the pooler counts 2,040 clients", func() bool { return poolerClients(t, p) >= 2040 })
+	testinfra.Eventually(t, 90*time.Second, "the pooler counts 2,040 clients", func() bool { return poolerClients(t, p) >= 2040 })
 
 	login := func(uid uint32, user, db string) string {
 		t.Helper()

@@ -221,6 +221,9 @@ func (p *Pooler) writeFiles() error {
 		{"pool_mode", "transaction"},
 		// Every app's cap and the others' together fit (clientcaps.go).
 		{"max_client_conn", strconv.Itoa(p.maxClients())},
+		// An app may open its whole cap at once; with PgBouncer's default backlog of 128 the
+		// kernel holds the rest half-open, retrying for seconds, before PgBouncer sees them.
+		{"listen_backlog", "4096"},
 		{"default_pool_size", "1"},
 		{"query_wait_timeout", strconv.Itoa(max(1, int(p.QueryWaitTimeout/time.Second)))},
 		// Session state does not outlive a transaction in this mode; nothing to reset.
