@@ -42,7 +42,9 @@ func (s *Stack) EdgeClient() *http.Client {
 	dialer := &net.Dialer{Timeout: 5 * time.Second}
 	addr := s.EdgeTLS
 	return &http.Client{
-		Timeout:       30 * time.Second,
+		// A safety net only: some probes run for longer than half a minute on purpose (a
+		// fork bomb's children sleep 30 s before they exit and close the answer's pipe).
+		Timeout:       2 * time.Minute,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		Transport: &http.Transport{
 			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {

@@ -21,8 +21,12 @@ func (s *Stack) StartGateway(t testing.TB, name string, env map[string]string) s
 	for k, v := range env {
 		s.creds[name][k] = v
 	}
-	// creds come after the stack's settings in environ, so this address wins.
+	// creds come after the stack's settings in environ, so these addresses win: each
+	// gateway serves its API and its metrics on ports of its own.
 	s.creds[name]["GATEWAY_ADDR"] = addr
+	if _, set := env["GATEWAY_METRICS_ADDR"]; !set {
+		s.creds[name]["GATEWAY_METRICS_ADDR"] = testinfra.FreeAddr(t)
+	}
 	s.startBinary(name, "gateway")
 	s.services = append(s.services, name)
 	base := "http://" + addr
