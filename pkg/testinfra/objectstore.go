@@ -3,9 +3,7 @@ package testinfra
 import (
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -45,42 +43,18 @@ func StartObjectStore(t testing.TB) ObjectStore {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--port", addr, "--iam-dir", iam, "--quiet", "posix", data)
+	t.Cleanup(func() { logf.Close() }) // after the process's own cleanup, which runs first
 	// The root credentials go by environment, not argv: argv is world-readable in /proc.
-	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY="+store.AccessKey, "ROOT_SECRET_KEY="+store.SecretKey)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start the S3 server: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
+	env := append(os.Environ(), "ROOT_ACCESS_KEY="+store.AccessKey, "ROOT_SECRET_KEY="+store.SecretKey)
+	exited := runUntilCleanup(t, bin, env, logf, "--port", addr, "--iam-dir", iam, "--quiet", "posix", data)
+	awaitUp(t, "the S3 server", exited, logf, 30*time.Second, func() bool {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return false
 		}
-		logf.Close()
+		c.Close()
+		return true
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-			c.Close()
-			store.URL = "http://" + addr
-			return store
-		}
-		select {
-		case <-exited:
-			out, _ := os.ReadFile(logf.Name())
-			t.Fatalf("the S3 server exited before listening:\n%s", out)
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			out, _ := os.ReadFile(logf.Name())
-			t.Fatalf("the S3 server did not listen within 30s:\n%s", out)
-		}
-	}
+	store.URL = "http://" + addr
+	return store
 }

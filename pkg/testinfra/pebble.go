@@ -17,11 +17,9 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -109,27 +107,16 @@ func startPebble(t testing.TB, validity time.Duration, httpPort, tlsPort int) *P
 	apiRoots := x509.NewCertPool()
 	apiRoots.AddCert(apiCert.Leaf)
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: apiRoots}}}
-	deadline := time.Now().Add(60 * time.Second)
 	var rootPEM []byte
-	for {
-		if resp, err := client.Get("https://" + mgmt + "/roots/0"); err == nil {
-			rootPEM, _ = io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
+	awaitUp(t, "pebble", exited, logf, 60*time.Second, func() bool {
+		resp, err := client.Get("https://" + mgmt + "/roots/0")
+		if err != nil {
+			return false
 		}
-		select {
-		case <-exited:
-			out, _ := os.ReadFile(logf.Name())
-			t.Fatalf("pebble exited before answering:\n%s", out)
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			out, _ := os.ReadFile(logf.Name())
-			t.Fatalf("pebble did not answer within 60s:\n%s", out)
-		}
-	}
+		rootPEM, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
 	p := &Pebble{APIRootFile: certFile, Roots: x509.NewCertPool()}
 	if !p.Roots.AppendCertsFromPEM(rootPEM) {
 		t.Fatalf("pebble's root is not PEM: %q", rootPEM)
@@ -155,31 +142,6 @@ func startPebble(t testing.TB, validity time.Duration, httpPort, tlsPort int) *P
 	t.Cleanup(func() { srv.Close() })
 	p.Directory = fmt.Sprintf("https://%s/dir", ln.Addr())
 	return p
-}
-
-// runUntilCleanup starts bin in a process group of its own, stopped when the test ends, and
-// returns a channel closed when it exits.
-func runUntilCleanup(t testing.TB, bin string, env []string, logf *os.File, args ...string) chan struct{} {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = env
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", filepath.Base(bin), err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
-	return exited
 }
 
 // writeLoopbackCert writes a self-signed certificate for 127.0.0.1 and localhost.

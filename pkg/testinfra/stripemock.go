@@ -3,9 +3,7 @@ package testinfra
 import (
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -34,45 +32,19 @@ func StripeMock(t testing.TB) string {
 	// -http-addr: a second stripe-mock on the machine (another package's test) would find
 	// that port taken and exit. A socket of the test's own keeps every instance apart.
 	httpsSocket := filepath.Join(t.TempDir(), "https.sock")
-	cmd := exec.Command(bin, "-http-addr", addr, "-https-unix", httpsSocket)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start stripe-mock: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		logf.Close()
-	})
+	t.Cleanup(func() { logf.Close() }) // after the process's own cleanup, which runs first
+	exited := runUntilCleanup(t, bin, nil, logf, "-http-addr", addr, "-https-unix", httpsSocket)
 	url := "http://" + addr
 	// It reads Stripe's whole OpenAPI description at start: seconds on a busy machine.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	awaitUp(t, "stripe-mock", exited, logf, 60*time.Second, func() bool {
 		req, _ := http.NewRequest(http.MethodGet, url+"/v1/balance", nil)
 		req.SetBasicAuth("sk_test_stripemock", "")
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return url
-			}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false
 		}
-		select {
-		case <-exited:
-			out, _ := os.ReadFile(logf.Name())
-			t.Fatalf("stripe-mock exited before answering:\n%s", out)
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			out, _ := os.ReadFile(logf.Name())
-			t.Fatalf("stripe-mock did not answer within 60s:\n%s", out)
-		}
-	}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	return url
 }
