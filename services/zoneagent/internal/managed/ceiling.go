@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/jackc/pgx/v5"
@@ -33,10 +34,13 @@ import (
 // that one statement, and makes the provisioning role the tablespace's owner: everything else
 // (CREATE DATABASE … TABLESPACE, DROP TABLESPACE) it does as that role.
 
-// A filesystem filled to the last block would refuse the recovery too (TRUNCATE writes
-// catalog rows), so each keeps a reserve: a file of root's that the zone deletes when it finds
-// the filesystem full (Tend, at every size check) and makes again once there is room; it is
-// inside the image, so the ceiling holds either way.
+// A filesystem filled to the last block would refuse the recovery too (TRUNCATE creates a file
+// and writes catalog rows), so each keeps a reserve: files of root's inside the image (the
+// ceiling holds either way) that the zone gives back, one at a time, when it finds the
+// filesystem full (Tend, at every size check), and makes again once there is room. One at a
+// time, and only once the filesystem has stayed full from one check to the next: a writer
+// still writing when the filesystem filled would take a reserve given back at once, and the
+// recovery would find none left (the owner's writes fail, it stops, then it truncates).
 
 // Ceilings makes, mounts, grows and removes the databases' filesystems and their tablespaces.
 type Ceilings struct {
@@ -51,6 +55,10 @@ type Ceilings struct {
 	Owner        string
 	Mkfs, Resize string // mkfs.ext4, resize2fs
 	Log          *slog.Logger
+
+	mu sync.Mutex
+	// fullAtLastCheck names the databases whose filesystem Tend last found full.
+	fullAtLastCheck map[string]bool
 }
 
 func (c *Ceilings) image(name string) string { return filepath.Join(c.ImagesDir, name+".ext4") }
@@ -119,16 +127,39 @@ func (c *Ceilings) Mount(name string, capBytes int64) error {
 			c.Log.Warn("a database's filesystem could not grow to its new cap", "database", name, "err", err.Error())
 		}
 	}
-	if _, err := os.Stat(c.reserve(name)); errors.Is(err, os.ErrNotExist) && c.free(name) > 2*reserveBytes(want) {
-		return c.makeReserve(name, want)
+	// A filesystem made before the reserve came in parts holds it as one file.
+	if err := os.Remove(filepath.Join(dir, "reserve")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if c.free(name) > 2*reserveBytes(want) {
+		return c.makeReserves(name, want)
 	}
 	return nil
 }
 
-func (c *Ceilings) reserve(name string) string { return filepath.Join(c.mountPoint(name), "reserve") }
+// reserveParts is how many files the reserve is kept in.
+const reserveParts = 4
+
+func (c *Ceilings) reserve(name string, part int) string {
+	return filepath.Join(c.mountPoint(name), "reserve."+strconv.Itoa(part))
+}
 
 // reserveBytes is the room kept back for the recovery: 1 % of the filesystem, 1 to 16 MiB.
 func reserveBytes(size int64) int64 { return min(max(size/100, 1<<20), 16<<20) }
+
+// reservePartBytes is one part of it: also the free room under which the filesystem is full.
+func reservePartBytes(size int64) int64 { return reserveBytes(size) / reserveParts }
+
+// heldReserves are the parts of database name's reserve still kept, in order.
+func (c *Ceilings) heldReserves(name string) []int {
+	var held []int
+	for part := range reserveParts {
+		if _, err := os.Stat(c.reserve(name, part)); err == nil {
+			held = append(held, part)
+		}
+	}
+	return held
+}
 
 // free is what the filesystem has left for the cluster's user (no blocks are reserved).
 func (c *Ceilings) free(name string) int64 {
@@ -139,40 +170,56 @@ func (c *Ceilings) free(name string) int64 {
 	return int64(st.Bavail) * st.Bsize
 }
 
-func (c *Ceilings) makeReserve(name string, size int64) error {
-	f, err := os.OpenFile(c.reserve(name), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	// Allocated, not sparse: the blocks are really taken.
-	err = syscall.Fallocate(int(f.Fd()), 0, 0, reserveBytes(size))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(c.reserve(name))
-		return fmt.Errorf("managed: the database's reserve: %w", err)
+// makeReserves makes every missing part of database name's reserve.
+func (c *Ceilings) makeReserves(name string, size int64) error {
+	for part := range reserveParts {
+		path := c.reserve(name, part)
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		// Allocated, not sparse: the blocks are really taken.
+		err = syscall.Fallocate(int(f.Fd()), 0, 0, reservePartBytes(size))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(path)
+			return fmt.Errorf("managed: the database's reserve: %w", err)
+		}
 	}
 	return nil
 }
 
-// Tend gives database name's reserve back when its filesystem is full, so the contract's
-// recovery (truncate in a READ WRITE transaction) can run, and keeps it again once there is
-// room. It reports whether the filesystem was found full.
+// Tend gives back one part of database name's reserve when its filesystem has stayed full
+// since the last check, so the contract's recovery (truncate in a READ WRITE transaction) can
+// run, and keeps the whole reserve again once there is room. It reports whether the
+// filesystem was found full.
 func (c *Ceilings) Tend(name string, capBytes int64) (bool, error) {
 	if !ValidName(name) || !mounted(c.mountPoint(name)) {
 		return false, nil
 	}
 	size, free := sizecap.Ceiling(capBytes), c.free(name)
-	_, err := os.Stat(c.reserve(name))
-	held := err == nil
-	switch {
-	case held && free < reserveBytes(size):
-		return true, os.Remove(c.reserve(name))
-	case !held && free > 2*reserveBytes(size):
-		return false, c.makeReserve(name, size)
+	full, held := free < reservePartBytes(size), c.heldReserves(name)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fullAtLastCheck == nil {
+		c.fullAtLastCheck = map[string]bool{}
 	}
-	return free < reserveBytes(size), nil
+	stayedFull := full && c.fullAtLastCheck[name]
+	// Once a part is given back the filesystem has room again: a writer must fill it anew,
+	// and be seen full at two checks, before the next part goes.
+	c.fullAtLastCheck[name] = full && !(stayedFull && len(held) > 0)
+	switch {
+	case stayedFull && len(held) > 0:
+		return true, os.Remove(c.reserve(name, held[0]))
+	case !full && len(held) < reserveParts && free > 2*reserveBytes(size):
+		return false, c.makeReserves(name, size)
+	}
+	return full, nil
 }
 
 func (c *Ceilings) makeImage(img string, size int64) error {
@@ -244,6 +291,9 @@ func (c *Ceilings) Release(name string) error {
 	if !ValidName(name) {
 		return fmt.Errorf("managed: release %q: invalid name", name)
 	}
+	c.mu.Lock()
+	delete(c.fullAtLastCheck, name)
+	c.mu.Unlock()
 	dir := c.mountPoint(name)
 	if mounted(dir) {
 		// Lazy: a backend that just ended may hold a file for a moment.
