@@ -48,6 +48,11 @@ unset DATABASE_URL AMQP_URL objectstore_root
 # unless given: it guards only traffic between these processes.
 export GATEWAY_SIGNING_KEY="${GATEWAY_SIGNING_KEY:-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
 READY_TIMEOUT="${READY_TIMEOUT:-60}"
+# The console's calls to the API leave from a loopback address of its own, the one address
+# whose X-Forwarded-For the gateway trusts here: per-address limits see each browser, and a
+# local client that sends the header is still counted by its own address.
+export CONSOLE_API_SOURCE_ADDR="${CONSOLE_API_SOURCE_ADDR:-127.0.0.2}"
+export TRUSTED_PROXIES="${TRUSTED_PROXIES:-$CONSOLE_API_SOURCE_ADDR}"
 # The gateway's /metrics, apart from its public port (every other process serves /metrics on
 # its own address, which only operators reach).
 export GATEWAY_METRICS_ADDR="${GATEWAY_METRICS_ADDR:-127.0.0.1:8190}"

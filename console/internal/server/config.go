@@ -28,6 +28,11 @@ type Config struct {
 	SessionStore string
 	// RedisURL is redis://[:password@]host:port/db for the redis store; it may hold a password.
 	RedisURL string
+	// APISourceAddr, when set (CONSOLE_API_SOURCE_ADDR), is the local address the console's
+	// calls to the API leave from. The gateway trusts X-Forwarded-For only from the addresses
+	// in its TRUSTED_PROXIES; on one host (make run) a source address of the console's own
+	// lets the gateway trust the console without trusting every local client.
+	APISourceAddr net.IP
 }
 
 // LoadConfig reads CONSOLE_URL (default http://127.0.0.1:5173), CONSOLE_ADDR and BASE_URL
@@ -62,6 +67,12 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	default:
 		errs = append(errs, fmt.Errorf("CONSOLE_SESSION_STORE must be memory or redis, not %q", store))
 	}
+	var source net.IP
+	if raw := getenv("CONSOLE_API_SOURCE_ADDR"); raw != "" {
+		if source = net.ParseIP(raw); source == nil {
+			errs = append(errs, fmt.Errorf("CONSOLE_API_SOURCE_ADDR: %q is not an IP address", raw))
+		}
+	}
 	if len(errs) > 0 {
 		return Config{}, errors.Join(errs...)
 	}
@@ -73,13 +84,14 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	return Config{
-		Addr:         addr,
-		Origin:       cu.Scheme + "://" + cu.Host,
-		SecureCookie: cu.Scheme == "https",
-		BaseURL:      base,
-		APIOrigin:    bu.Scheme + "://" + bu.Host,
-		SessionStore: store,
-		RedisURL:     redisURL,
+		Addr:          addr,
+		Origin:        cu.Scheme + "://" + cu.Host,
+		SecureCookie:  cu.Scheme == "https",
+		BaseURL:       base,
+		APIOrigin:     bu.Scheme + "://" + bu.Host,
+		SessionStore:  store,
+		RedisURL:      redisURL,
+		APISourceAddr: source,
 	}, nil
 }
 

@@ -49,7 +49,7 @@ func New(cfg Config, files fs.FS) (*Handler, error) {
 		cfg:      cfg,
 		sessions: newMemoryStore(time.Now),
 		// The console's own calls (verify, logout) wait no longer than a page would.
-		client:  &http.Client{Timeout: 30 * time.Second},
+		client:  &http.Client{Timeout: 30 * time.Second, Transport: apiTransport(cfg.APISourceAddr)},
 		files:   files,
 		started: time.Now().UTC(),
 	}
@@ -61,7 +61,9 @@ func New(cfg Config, files fs.FS) (*Handler, error) {
 		h.rdb = redis.NewClient(opts)
 		h.sessions = newRedisStore(h.rdb, time.Now)
 	}
-	h.forwarder = newForwarder(h, base)
+	fwd := newForwarder(h, base)
+	fwd.Transport = h.client.Transport
+	h.forwarder = fwd
 	index, err := fs.ReadFile(files, "index.html")
 	if err == nil {
 		h.index, h.built = index, true
