@@ -103,7 +103,7 @@ test_module() {
 # It goes first: a restart recovers every durable queue, and the other tests leave hundreds of
 # short-lived ones behind (a broker limited to 1024 files wedges recovering over ~900).
 echo "=== broker restart (alone)"
-if ! (cd pkg && go test -count=1 -tags brokerrestart -run 'TestBrokerRestart' -timeout 10m -v ./bus/ 2>&1 | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|restart'; exit "${PIPESTATUS[0]}"); then
+if ! (cd pkg && go test -count=1 -tags brokerrestart -run 'TestBrokerRestart' -timeout 10m -v ./bus/ 2>&1 | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|restart|\.go:[0-9]+: '; exit "${PIPESTATUS[0]}"); then
   fail=1; failed+=("broker restart")
 fi
 

@@ -54,7 +54,7 @@ func deliverUnderFaults(t *testing.T, cfg bus.Config, total int, fault func(t *t
 	}
 	t.Logf("published %d events in %s", total, time.Since(start).Round(time.Millisecond))
 
-	eventually(t, 60*time.Second, "every event consumed", func() bool {
+	eventually(t, 2*time.Minute, "every event consumed", func() bool {
 		n, _ := countEffects(t, pool, "faults")
 		return n >= total
 	})
