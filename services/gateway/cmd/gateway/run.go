@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net"
-	"os"
 
 	"tori.dev/pkg/metrics"
 	"tori.dev/pkg/pgstore"
@@ -23,13 +22,11 @@ import (
 	"tori.dev/services/gateway/internal/readiness"
 )
 
-func run(ctx context.Context) error { return serve(ctx, nil, os.Stderr) }
-
-// serve is the gateway's composition root: it wires the gateway from env, logging to logs,
-// and serves until ctx ends or any of its parts stops.
+// serve is the gateway's composition root: it wires the gateway from env (the process's own
+// when nil, as main passes), logs to logs, and serves until ctx ends or any of its parts
+// stops.
 func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
-	spec := service.Spec[*config.Config]{Name: "gateway", Version: version, Env: env, Logs: logs}
-	return service.Run(ctx, spec, func(ctx context.Context, p *service.Process, cfg *config.Config) error {
+	return service.Run(ctx, service.Spec[*config.Config]{Name: "gateway", Version: version, Env: env, Logs: logs}, func(ctx context.Context, p *service.Process, cfg *config.Config) error {
 		// Idempotency keys live in Postgres; a handful of connections would queue requests.
 		if err := p.OpenPostgres(ctx, cfg.DatabaseURL, "gateway",
 			pgstore.WithMigrations(ratelimit.Migrations, idempotency.Migrations), pgstore.WithMaxConns(cfg.DBMaxConns)); err != nil {

@@ -21,7 +21,7 @@ func main() {
 		return
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx)
+	err := serve(ctx, nil, os.Stderr)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "zoneagent:", err)

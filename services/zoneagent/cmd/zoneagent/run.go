@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -19,9 +18,6 @@ import (
 	"tori.dev/services/zoneagent/internal/sandbox"
 	"tori.dev/services/zoneagent/internal/store"
 )
-
-// run serves with the process's environment and logs to stderr.
-func run(ctx context.Context) error { return serve(ctx, nil, os.Stderr) }
 
 // serve is the composition root: it runs the zone until ctx ends, then stops the edge and the
 // health server (in-flight requests finish within the shutdown timeout), the bus work and
