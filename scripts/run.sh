@@ -103,6 +103,16 @@ zone2_env=(
   "ZONE_OBJECTS_DIR=${ZONE_OBJECTS_DIR:-$DATA_DIR/objects}"
 )
 if [ "$ZONES" = 2 ]; then
+  lo1=${ZONE_APP_UID_BASE:-200000} hi1=$(( ${ZONE_APP_UID_BASE:-200000} + ${ZONE_APP_UID_COUNT:-100000} ))
+  lo2=${ZONE2_APP_UID_BASE:-300000} hi2=$(( ${ZONE2_APP_UID_BASE:-300000} + ${ZONE2_APP_UID_COUNT:-100000} ))
+  if (( lo1 < hi2 && lo2 < hi1 )); then
+    echo "the zones' app uids overlap ($lo1-$((hi1-1)) and $lo2-$((hi2-1))): set ZONE2_APP_UID_BASE past the first range" >&2
+    exit 2
+  fi
+  if [ "$ZONE2_ID" = "${ZONE_ID:-local}" ]; then
+    echo "ZONE2_ID must differ from ZONE_ID (${ZONE_ID:-local})" >&2
+    exit 2
+  fi
   mkdir -p "$DATA_DIR/zones/$ZONE2_ID"
   health[zoneagent-$ZONE2_ID]="${ZONE2_ZONEAGENT_ADDR:-127.0.0.1:8117}"
 fi
