@@ -86,9 +86,10 @@ bench-deploys: build
 
 # The fault suite (not part of `make test`): SIGKILLs each service in turn, restarts the
 # broker and Postgres under load, then checks convergence. It restarts the machine's RabbitMQ
-# and Postgres, so nothing else may run meanwhile.
+# and Postgres, so nothing else may run meanwhile. `make chaos ZONES=2 REPLICAS=2` runs it on a
+# two-zone stack with two processes of every service (each killed in turn) and two gateways.
 chaos:
-	cd tests/chaos && go test -tags chaos -count=1 -timeout 15m -run TestChaos -v .
+	cd tests/chaos && go test -tags chaos -count=1 -timeout 30m -run TestChaos -v .
 
 # Makes sure the local Postgres and RabbitMQ answer, starting them if not.
 services:

@@ -36,12 +36,29 @@ for _ in $(seq 100); do
   kill -0 "$objectstore_pid" 2>/dev/null || { echo "FAILED: the object store exited; see $DATA_DIR/objectstore.log" >&2; exit 1; }
   sleep 0.1
 done
+# ZONES=2: a second zone on this machine (ZONE2_ID, default us) beside the first (ZONE_ID,
+# default local), the regions mapped onto them (ZONE_EU → the first, ZONE_US → the second);
+# REPLICAS=2: a second process of every control-plane service and a second gateway routing
+# to those. README, "Two zones and replicas".
+ZONES="${ZONES:-1}"
+REPLICAS="${REPLICAS:-1}"
+case "$ZONES$REPLICAS" in 11|12|21|22) ;; *) echo "ZONES and REPLICAS are 1 or 2" >&2; exit 2 ;; esac
+ZONE2_ID="${ZONE2_ID:-us}"
+if [ "$ZONES" = 2 ]; then
+  export ZONE_EU="${ZONE_EU:-${ZONE_ID:-local}}" ZONE_US="${ZONE_US:-$ZONE2_ID}"
+fi
+if [ "$REPLICAS" = 2 ]; then
+  # Two gateways count one client's windows together.
+  export RATE_LIMIT_STORE="${RATE_LIMIT_STORE:-redis}" REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
+fi
+
 # The admin URLs reach bin/bootstrap alone: it makes each service's Postgres role and broker
 # user and writes their credentials to $DATA_DIR/secrets/<name>.env (kept across runs). No
 # service ever sees an admin URL.
 DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/tori?sslmode=disable}" \
 AMQP_URL="${AMQP_URL:-amqp://guest:guest@127.0.0.1:5672/}" \
 OBJECT_STORE_ADMIN_ACCESS_KEY=tori-root OBJECT_STORE_ADMIN_SECRET_KEY="$objectstore_root" \
+EXTRA_ZONE_IDS="$([ "$ZONES" = 2 ] && echo "$ZONE2_ID")" \
   bin/bootstrap
 unset DATABASE_URL AMQP_URL objectstore_root
 # The key the gateway signs callers with and every service verifies. A fresh one per run
@@ -73,6 +90,44 @@ services=(identity billing apps deploys logs databases zoneagent)
 # The services the gateway routes to; zoneagent is not one.
 upstreams=" identity billing apps deploys logs databases "
 
+# What the second zone's agent has of its own (the first keeps the defaults above): its data,
+# health and edge addresses, pooler port and app uids. Two zones on one host must never give
+# the same uid (their files, processes and firewall rules would be shared), so the second
+# range starts where the first's (ZONE_APP_UID_BASE, 200000 + 100000) ends.
+zone2_env=(
+  "ZONE_ID=$ZONE2_ID"
+  "DATA_DIR=$DATA_DIR/zones/$ZONE2_ID"
+  "ZONEAGENT_ADDR=${ZONE2_ZONEAGENT_ADDR:-127.0.0.1:8117}"
+  "EDGE_ADDR=${ZONE2_EDGE_ADDR:-127.0.0.1:8091}"
+  "EDGE_TLS_ADDR=${ZONE2_EDGE_TLS_ADDR:-127.0.0.1:8453}"
+  "ZONE_POOLER_PORT=${ZONE2_POOLER_PORT:-6442}"
+  "ZONE_POOLER_ADDR=127.0.0.1:${ZONE2_POOLER_PORT:-6442}"
+  "ZONE_APP_UID_BASE=${ZONE2_APP_UID_BASE:-300000}"
+  "ZONE_APP_UID_COUNT=${ZONE2_APP_UID_COUNT:-100000}"
+  # Artifacts the deploys service keeps as files are read from its DATA_DIR.
+  "ZONE_OBJECTS_DIR=${ZONE_OBJECTS_DIR:-$DATA_DIR/objects}"
+)
+if [ "$ZONES" = 2 ]; then
+  lo1=${ZONE_APP_UID_BASE:-200000} hi1=$(( ${ZONE_APP_UID_BASE:-200000} + ${ZONE_APP_UID_COUNT:-100000} ))
+  lo2=${ZONE2_APP_UID_BASE:-300000} hi2=$(( ${ZONE2_APP_UID_BASE:-300000} + ${ZONE2_APP_UID_COUNT:-100000} ))
+  if (( lo1 < hi2 && lo2 < hi1 )); then
+    echo "the zones' app uids overlap ($lo1-$((hi1-1)) and $lo2-$((hi2-1))): set ZONE2_APP_UID_BASE past the first range" >&2
+    exit 2
+  fi
+  if [ "$ZONE2_ID" = "${ZONE_ID:-local}" ]; then
+    echo "ZONE2_ID must differ from ZONE_ID (${ZONE_ID:-local})" >&2
+    exit 2
+  fi
+  mkdir -p "$DATA_DIR/zones/$ZONE2_ID"
+  health[zoneagent-$ZONE2_ID]="${ZONE2_ZONEAGENT_ADDR:-127.0.0.1:8117}"
+fi
+# Each second replica's address: its first's port plus 100 (identity 8201 …, the gateway 8180).
+declare -A replica_addr=()
+for name in identity billing apps deploys logs databases; do
+  addr=${health[$name]}
+  replica_addr[$name]="${addr%:*}:$(( ${addr##*:} + 100 ))"
+done
+
 declare -A pid_of=()
 pids=("$objectstore_pid")
 stop() {
@@ -85,18 +140,25 @@ trap 'stop; exit 0' INT TERM
 # start runs service $1 with its own credentials (and nobody else's) added to its environment.
 # The zone agent serves no signed route: it gets no signing key (docs/conventions.md, "Who
 # holds which secret").
-start() {
+start() { start_as "$1" "$1" "$1"; }
+
+# start_as runs process $1 from bin/$2 with the credentials in $3.env, then the settings
+# VAR=value given after them (a second zone's, a replica's address) over the rest.
+start_as() {
+  local name=$1 binary=$2 secrets=$3
+  shift 3
   (
-    if [ "$1" = zoneagent ]; then unset GATEWAY_SIGNING_KEY; fi
+    if [ "$binary" = zoneagent ]; then unset GATEWAY_SIGNING_KEY; fi
     set -a
     # shellcheck disable=SC1090
-    if [ -f "$DATA_DIR/secrets/$1.env" ]; then . "$DATA_DIR/secrets/$1.env"; fi
+    if [ -f "$DATA_DIR/secrets/$secrets.env" ]; then . "$DATA_DIR/secrets/$secrets.env"; fi
     set +a
-    exec "bin/$1"
+    for setting in "$@"; do export "${setting?}"; done
+    exec "bin/$binary"
   ) &
   pids+=("$!")
-  pid_of[$1]=$!
-  echo "started $1 (pid $!)" >&2
+  pid_of[$name]=$!
+  echo "started $name (pid $!)" >&2
 }
 
 # status prints the HTTP status of GET http://$1$2, or nothing when there is no answer.
@@ -148,6 +210,15 @@ for name in "${services[@]}"; do
   [ -x "bin/$name" ] || continue
   start "$name"
   started+=("$name")
+  if [ "$name" = zoneagent ] && [ "$ZONES" = 2 ]; then
+    start_as "zoneagent-$ZONE2_ID" zoneagent "zoneagent-$ZONE2_ID" "${zone2_env[@]}"
+    started+=("zoneagent-$ZONE2_ID")
+  elif [ "$REPLICAS" = 2 ] && [[ $upstreams == *" $name "* ]]; then
+    var="$(echo "$name" | tr '[:lower:]' '[:upper:]')_ADDR"
+    health[$name-2]=${replica_addr[$name]}
+    start_as "$name-2" "$name" "$name" "$var=${replica_addr[$name]}"
+    started+=("$name-2")
+  fi
 done
 if [ ! -x bin/gateway ]; then
   echo "no gateway binary in bin/: run make build" >&2
@@ -166,6 +237,22 @@ GATEWAY_READY_UPSTREAMS="${GATEWAY_READY_UPSTREAMS:-$(IFS=,; echo "${ready_upstr
 export GATEWAY_READY_UPSTREAMS
 start gateway
 await gateway
+if [ "$REPLICAS" = 2 ]; then
+  # The second gateway routes to the second replicas, as a second pod would to its Services.
+  health[gateway-2]="${GATEWAY2_ADDR:-127.0.0.1:8180}"
+  gateway2_env=("GATEWAY_ADDR=${health[gateway-2]}" "GATEWAY_METRICS_ADDR=${GATEWAY2_METRICS_ADDR:-127.0.0.1:8191}")
+  for name in identity billing apps deploys logs databases; do
+    if [ -n "${pid_of[$name-2]:-}" ]; then
+      gateway2_env+=("$(echo "$name" | tr '[:lower:]' '[:upper:]')_URL=http://${replica_addr[$name]}")
+    fi
+  done
+  start_as gateway-2 gateway gateway "${gateway2_env[@]}"
+  await gateway-2
+  echo "Second gateway: http://${health[gateway-2]} (its metrics: ${GATEWAY2_METRICS_ADDR:-127.0.0.1:8191})" >&2
+fi
+if [ "$ZONES" = 2 ]; then
+  echo "Zones: region eu → $ZONE_EU (edge ${EDGE_TLS_ADDR:-127.0.0.1:8443}), region us → $ZONE_US (edge ${ZONE2_EDGE_TLS_ADDR:-127.0.0.1:8453}, data $DATA_DIR/zones/$ZONE2_ID)" >&2
+fi
 echo "Tori is ready: http://${health[gateway]}" >&2
 echo "Metrics: http://$GATEWAY_METRICS_ADDR/metrics (the gateway), http://<each service's address>/metrics" >&2
 if [ "${TRACES:-0}" = 1 ]; then

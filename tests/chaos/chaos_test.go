@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"sync"
 	"sync/atomic"
@@ -27,6 +28,7 @@ var services = []string{"identity", "billing", "apps", "deploys", "logs", "zonea
 // loadApp is what the load did to one app and was told had succeeded.
 type loadApp struct {
 	id, slug string
+	region   string              // eu, or us on a two-zone stack
 	env      map[string]string   // key → value answered 201/200
 	deploys  map[string]string   // deploy id → index.html content, answered 201
 	logLines map[string]struct{} // messages published (confirmed by the broker)
@@ -36,8 +38,10 @@ type load struct {
 	s        *harness.Stack
 	token    string
 	http     *http.Client
-	edgeHTTP *http.Client // HTTPS to the zone's edge, trusting its local root
-	zone     publisher    // the stack's zone on the broker, which alone may ship log batches
+	regions  []string                // eu, and us on a two-zone stack (ZONES=2)
+	edgeHTTP map[string]*http.Client // region → HTTPS to its zone's edge, trusting its local root
+	zones    map[string]publisher    // region → its zone on the broker, which alone may ship its apps' log batches
+	next     atomic.Int64            // the request count, which picks the gateway (REPLICAS=2: both in turn)
 
 	mu   sync.Mutex
 	apps []*loadApp
@@ -46,7 +50,8 @@ type load struct {
 }
 
 func (l *load) call(method, path string, body []byte, contentType string) (int, []byte, error) {
-	req, err := http.NewRequest(method, l.s.Gateway+path, bytes.NewReader(body))
+	gateway := l.s.Gateways[int(l.next.Add(1))%len(l.s.Gateways)]
+	req, err := http.NewRequest(method, gateway+path, bytes.NewReader(body))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -77,13 +82,14 @@ func (l *load) step(t *testing.T, n int) {
 	have := len(l.apps)
 	l.mu.Unlock()
 	if have < 40 && (have == 0 || n%5 == 0) {
-		status, body, err := l.call(http.MethodPost, "/api/apps", []byte(`{"kind":"static"}`), "application/json")
+		region := l.regions[have%len(l.regions)]
+		status, body, err := l.call(http.MethodPost, "/api/apps", []byte(`{"kind":"static","region":"`+region+`"}`), "application/json")
 		l.count(err == nil && status == http.StatusCreated)
 		if err == nil && status == http.StatusCreated {
 			var m map[string]any
 			json.Unmarshal(body, &m)
 			l.mu.Lock()
-			l.apps = append(l.apps, &loadApp{id: m["id"].(string), slug: m["slug"].(string), env: map[string]string{}, deploys: map[string]string{}, logLines: map[string]struct{}{}})
+			l.apps = append(l.apps, &loadApp{id: m["id"].(string), slug: m["slug"].(string), region: region, env: map[string]string{}, deploys: map[string]string{}, logLines: map[string]struct{}{}})
 			l.mu.Unlock()
 		}
 		return
@@ -128,7 +134,7 @@ func (l *load) step(t *testing.T, n int) {
 		}
 		// A zone's batch, confirmed by the broker; while the broker is down it is not sent
 		// (and not counted as sent), as a zone's outbox would hold it.
-		err := l.zone.publish(l.s, "zone.logs.batch", &logsv1.LogBatch{Entries: entries})
+		err := l.zones[a.region].publish(l.s, "zone.logs.batch", &logsv1.LogBatch{Entries: entries})
 		l.count(err == nil)
 		if err == nil {
 			l.mu.Lock()
@@ -140,14 +146,51 @@ func (l *load) step(t *testing.T, n int) {
 	}
 }
 
+// The stack's shape comes from the environment, as make chaos passes it: ZONES=2 runs a
+// second zone (half the apps in region us), REPLICAS=2 a second process of every service and
+// a second gateway (the load uses both; each process, first and second, is killed in turn).
+func stackShape(t *testing.T) (opts harness.Options, regions, victims []string) {
+	regions, victims = []string{"eu"}, append([]string{}, services...)
+	switch os.Getenv("ZONES") {
+	case "", "1":
+	case "2":
+		opts.TwoZones = true
+		regions = append(regions, "us")
+		victims = append(victims, "zoneagent-"+harness.SecondZone)
+	default:
+		t.Fatalf("ZONES=%q: 1 or 2", os.Getenv("ZONES"))
+	}
+	switch os.Getenv("REPLICAS") {
+	case "", "1":
+	case "2":
+		opts.Replicas = 2
+		for _, name := range services {
+			if name != "zoneagent" {
+				victims = append(victims, harness.ReplicaName(name))
+			}
+		}
+	default:
+		t.Fatalf("REPLICAS=%q: 1 or 2", os.Getenv("REPLICAS"))
+	}
+	return opts, regions, victims
+}
+
 func TestChaos(t *testing.T) {
 	start := time.Now()
-	s := harness.Start(t, harness.Options{Env: map[string]string{"AUTH_LIMIT_PER_15MIN": "100000", "BUS_QUEUE_EXPIRES": "30m"}})
+	opts, regions, victims := stackShape(t)
+	opts.Env = map[string]string{"AUTH_LIMIT_PER_15MIN": "100000", "BUS_QUEUE_EXPIRES": "30m"}
+	s := harness.Start(t, opts)
 	acct := s.NewAccount(t, "chaos")
 	if out, err := s.Command("billing", "set-plan", "-account", acct.Email, "-plan", "flock"); err != nil {
 		t.Fatalf("set-plan: %v %s", err, out)
 	}
-	l := &load{s: s, token: acct.Token, http: &http.Client{Timeout: 20 * time.Second}, edgeHTTP: s.EdgeClient(), zone: zonePublisher(t, s)}
+	l := &load{s: s, token: acct.Token, http: &http.Client{Timeout: 20 * time.Second}, regions: regions,
+		edgeHTTP: map[string]*http.Client{}, zones: map[string]publisher{}}
+	for _, region := range regions {
+		l.edgeHTTP[region] = s.Zone(region).EdgeClient()
+		l.zones[region] = zonePublisher(t, s.Zone(region))
+	}
+	t.Logf("stack: zones %d (regions %v), gateways %d; faults: SIGKILL %v, then the broker and Postgres", len(regions), regions, len(s.Gateways), victims)
 
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -171,7 +214,7 @@ func TestChaos(t *testing.T) {
 	var faults []string
 	settle := func() { time.Sleep(4 * time.Second) }
 	settle()
-	for _, name := range services {
+	for _, name := range victims {
 		s.Kill(name)
 		s.Restart(name)
 		faults = append(faults, "SIGKILL "+name)

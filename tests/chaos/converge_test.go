@@ -143,15 +143,16 @@ func (l *load) checkDeploys(a *loadApp, r *report) {
 	if live == "" {
 		return
 	}
-	status, body := l.edge(a.slug)
+	status, body := l.edge(a)
 	if status != http.StatusOK || body != want[live] {
 		r.inconsistent++
 	}
 }
 
-func (l *load) edge(slug string) (int, string) {
-	req, _ := http.NewRequest(http.MethodGet, l.s.EdgeURL(slug+".apps.localhost", "/"), nil)
-	resp, err := l.edgeHTTP.Do(req)
+// edge asks the app's own zone's edge for its site.
+func (l *load) edge(a *loadApp) (int, string) {
+	req, _ := http.NewRequest(http.MethodGet, l.s.Zone(a.region).EdgeURL(a.slug+".apps.localhost", "/"), nil)
+	resp, err := l.edgeHTTP[a.region].Do(req)
 	if err != nil {
 		return 0, ""
 	}

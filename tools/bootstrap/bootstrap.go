@@ -33,8 +33,11 @@ func bootstrap(ctx context.Context, s settings) error {
 		return errors.New("AMQP_URL must be an amqp:// URL")
 	}
 	var users []brokeradmin.User
-	for _, p := range principals(s.Zone) {
-		path := filepath.Join(dir, p.Name+".env")
+	if err := s.checkZones(); err != nil {
+		return err
+	}
+	for _, p := range s.workloads() {
+		path := filepath.Join(dir, p.fileName()+".env")
 		file, err := s.credentialsOf(p, path)
 		if err != nil {
 			return err
@@ -74,14 +77,19 @@ func bootstrap(ctx context.Context, s settings) error {
 		} else {
 			delete(file, amqpVar)
 		}
+		// A zone agent's settings are its own zone's, whichever zone is ZONE_ID.
+		own := s
+		if p.Zone != "" {
+			own.Zone = p.Zone
+		}
 		if p.Name == "zoneagent" {
-			if err := ensureZoneProvisioner(ctx, s, file); err != nil {
+			if err := ensureZoneProvisioner(ctx, own, file); err != nil {
 				return err
 			}
 			ensureTLSStorageKey(file)
 		}
-		if err := ensureStoreHolding(ctx, s, p, file); err != nil {
-			return fmt.Errorf("%s: %w", p.Name, err)
+		if err := ensureStoreHolding(ctx, own, p, file); err != nil {
+			return fmt.Errorf("%s: %w", p.fileName(), err)
 		}
 		if s.Credentials == credentialsInEnv {
 			continue // nothing to keep: the files were made by the offline run
@@ -104,7 +112,7 @@ func bootstrap(ctx context.Context, s settings) error {
 	default:
 		return fmt.Errorf("BOOTSTRAP_BROKER must be rabbitmqctl, definitions or none, not %q", s.Broker)
 	}
-	fmt.Fprintf(os.Stderr, "bootstrap: credentials of %d workloads in %s\n", len(principals(s.Zone)), dir)
+	fmt.Fprintf(os.Stderr, "bootstrap: credentials of %d workloads in %s\n", len(s.workloads()), dir)
 	return nil
 }
 

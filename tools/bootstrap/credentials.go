@@ -25,6 +25,10 @@ func (s settings) check() error {
 		if s.Broker != "none" {
 			return errors.New("BOOTSTRAP_CREDENTIALS=env needs BOOTSTRAP_BROKER=none: the broker loads the offline run's definitions")
 		}
+		// Every zone agent's variables have the same names: one environment holds one zone's.
+		if len(s.ExtraZones) > 0 {
+			return errors.New("BOOTSTRAP_CREDENTIALS=env makes one zone's credentials: run it once per zone, without EXTRA_ZONE_IDS")
+		}
 	default:
 		return fmt.Errorf("BOOTSTRAP_CREDENTIALS must be files or env, not %q", s.Credentials)
 	}

@@ -28,6 +28,13 @@ type Options struct {
 	// Redirect replaces, in every URL a service is given (its own credentials included), each
 	// "host:port" key by its value: a test puts a proxy it can cut in front of a server.
 	Redirect map[string]string
+	// TwoZones runs a second zone agent beside the stack's: the stack's zone is eu-1 (region
+	// eu) and the second "other" (region us), each with its own data, edge, pooler and uids
+	// (zones.go; Stack.Zone(region) sees each).
+	TwoZones bool
+	// Replicas 2 runs a second process of every control-plane service and a second gateway
+	// routing to those (replicas.go; Stack.Gateways).
+	Replicas int
 }
 
 // Stack is one running control plane.
@@ -45,7 +52,16 @@ type Stack struct {
 	procs    map[string]*process
 	services []string
 	redirect map[string]string
+	// Gateways are the base URLs of every gateway (Gateway first); Zones are the stack's
+	// zones, the first one its own (zones.go, replicas.go).
+	Gateways []string
+	zones    []*Stack
+	extras   map[string]extraProcess
 }
+
+// extraProcess is a process beside the stack's own services (a second zone, a replica): the
+// binary it runs and the address it answers on, so Restart can start it again.
+type extraProcess struct{ binary, addr string }
 
 // Start runs every built service and waits until each answers /healthz.
 func Start(t testing.TB, opts Options) *Stack {
@@ -101,8 +117,14 @@ func Start(t testing.TB, opts Options) *Stack {
 	env["CONSOLE_ADDR"] = testinfra.FreeAddr(t)
 	env["CONSOLE_URL"] = "http://" + env["CONSOLE_ADDR"]
 	env["CORS_ORIGINS"] = env["CONSOLE_URL"]
+	if opts.TwoZones {
+		twoZoneSettings(env)
+	}
 	for k, v := range opts.Env {
 		env[k] = v
+	}
+	if opts.Replicas > 1 {
+		replicaSettings(t, env)
 	}
 	s.Env = env
 	s.Gateway = "http://" + env["GATEWAY_ADDR"]
@@ -115,13 +137,10 @@ func Start(t testing.TB, opts Options) *Stack {
 		}
 		// What bin/bootstrap does for make run, with a role of this test's own per service
 		// and the broker users scripts/test.sh makes once per run.
-		s.creds[name] = testinfra.ServiceCredentials(t, dbURL, name, env["ZONE_ID"])
 		if name == "zoneagent" {
-			// The zone's provisioning role on the managed-database cluster, as bin/bootstrap
-			// writes it to the zone agent's file alone.
-			s.creds[name]["ZONE_POSTGRES_ADMIN_URL"] = testinfra.ZoneProvisionerURL(t)
-			// And the key its certificates are sealed with, also from that file.
-			s.creds[name]["ZONE_TLS_STORAGE_KEY"] = tlsStorageKey()
+			s.creds[name] = zoneCredentials(t, dbURL, env["ZONE_ID"])
+		} else {
+			s.creds[name] = testinfra.ServiceCredentials(t, dbURL, name, env["ZONE_ID"])
 		}
 		s.services = append(s.services, name)
 		s.start(name)
@@ -130,7 +149,39 @@ func Start(t testing.TB, opts Options) *Stack {
 	for _, name := range s.services {
 		s.waitHealthy(name, addrVars[name])
 	}
+	s.Gateways = []string{s.Gateway}
+	s.zones = []*Stack{s}
+	if opts.TwoZones {
+		s.startSecondZone(t, dbURL)
+	}
+	if opts.Replicas > 1 {
+		s.startReplicas(t)
+	}
 	return s
+}
+
+// zoneCredentials are what bin/bootstrap writes to a zone agent's file: its own database and
+// broker URLs, its provisioning role on the managed-database cluster, and the key its
+// certificates are sealed with.
+func zoneCredentials(t testing.TB, dbURL, zone string) map[string]string {
+	t.Helper()
+	creds := testinfra.ServiceCredentials(t, dbURL, "zoneagent", zone)
+	creds["ZONE_POSTGRES_ADMIN_URL"] = testinfra.ZoneProvisionerURL(t)
+	creds["ZONE_TLS_STORAGE_KEY"] = tlsStorageKey()
+	return creds
+}
+
+// startExtra runs process name of binary beside the stack's services, its settings already
+// in s.creds[name], and waits until it is ready on addr.
+func (s *Stack) startExtra(name, binary, addr string) {
+	s.t.Helper()
+	if s.extras == nil {
+		s.extras = map[string]extraProcess{}
+	}
+	s.extras[name] = extraProcess{binary: binary, addr: addr}
+	s.startBinary(name, binary)
+	s.services = append(s.services, name)
+	s.waitReadyAt(name, binary, addr)
 }
 
 // process is one running service and a channel closed once it has exited.
@@ -169,7 +220,7 @@ func (s *Stack) environ(name string) []string {
 	// Only what a service needs from the parent: tools and the home for Go's caches.
 	out := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
 	for k, v := range s.Env {
-		if k == "DATABASE_URL" || k == "AMQP_URL" || (name == "zoneagent" && k == "GATEWAY_SIGNING_KEY") {
+		if k == "DATABASE_URL" || k == "AMQP_URL" || (strings.HasPrefix(name, "zoneagent") && k == "GATEWAY_SIGNING_KEY") {
 			continue
 		}
 		out = append(out, k+"="+s.redirected(v))
@@ -211,7 +262,13 @@ func (s *Stack) Logs() map[string]string {
 // event a test causes is published before the queue that should keep it exists.
 func (s *Stack) waitHealthy(name, addrVar string) {
 	s.t.Helper()
-	base := "http://" + s.Env[addrVar]
+	s.waitReadyAt(name, name, s.Env[addrVar])
+}
+
+// waitReadyAt is waitHealthy for process name running binary and answering on addr.
+func (s *Stack) waitReadyAt(name, binary, addr string) {
+	s.t.Helper()
+	base := "http://" + addr
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
@@ -220,7 +277,7 @@ func (s *Stack) waitHealthy(name, addrVar string) {
 			s.t.Fatalf("harness: %s exited at start; its log:\n%s", name, tail(string(b), 4000))
 		default:
 		}
-		if s.answersAs(base+"/healthz", name) && (name == "gateway" || ok(base+"/readyz")) {
+		if s.answersAs(base+"/healthz", binary) && (binary == "gateway" || ok(base+"/readyz")) {
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -261,6 +318,11 @@ func (s *Stack) Kill(name string) { s.signal(name, syscall.SIGKILL) }
 // Restart starts a stopped or killed service again and waits until it is healthy.
 func (s *Stack) Restart(name string) {
 	s.t.Helper()
+	if x, ok := s.extras[name]; ok {
+		s.startBinary(name, x.binary)
+		s.waitReadyAt(name, x.binary, x.addr)
+		return
+	}
 	s.start(name)
 	for svc, v := range map[string]string{"gateway": "GATEWAY_ADDR", "identity": "IDENTITY_ADDR", "billing": "BILLING_ADDR", "apps": "APPS_ADDR", "deploys": "DEPLOYS_ADDR", "logs": "LOGS_ADDR", "databases": "DATABASES_ADDR", "zoneagent": "ZONEAGENT_ADDR"} {
 		if svc == name {
