@@ -13,9 +13,6 @@ import (
 	"tori.dev/services/zoneagent/internal/revision"
 )
 
-// StepBuildDetected: the zone decided how a source revision is built and started.
-const StepBuildDetected = zonev1.DeployStep_DEPLOY_STEP_BUILD_DETECTED
-
 // publishBuild reports the plan in tx: the step with the plan (the deploy's build field) and
 // one system line saying what was detected and why.
 func (a *Agent) publishBuild(ctx context.Context, tx Tx, r revision.Revision, plan buildplan.Plan) error {
@@ -35,5 +32,5 @@ func BuildLine(plan buildplan.Plan) string {
 	if build == "" {
 		build = "nothing to build"
 	}
-	return fmt.Sprintf("Build detected: %s (%s); build: %s; start: %s", plan.Detected, plan.Reason, build, plan.Start)
+	return fmt.Sprintf("%s: %s (%s); build: %s; start: %s", stepLines[StepBuildDetected], plan.Detected, plan.Reason, build, plan.Start)
 }
