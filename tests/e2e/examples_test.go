@@ -57,22 +57,29 @@ func exampleTarball(t *testing.T, name string) []byte {
 }
 
 // waitBuilt waits (as long as a plan's build may take) until the deploy is live, failing on
-// any other end.
+// any other end. It asks every two seconds: the examples share one account, whose reads of
+// a route are rate limited (600 a minute).
 func waitBuilt(t *testing.T, s *harness.Stack, token, slug, id string) map[string]any {
 	t.Helper()
-	var last map[string]any
-	harness.Eventually(t, 15*time.Minute, "deploy "+id+" live", func() bool {
-		last = s.Get(t, "/api/apps/"+slug+"/deploys/"+id, token).Map(t)
+	deadline := time.Now().Add(15 * time.Minute)
+	for {
+		r := s.Get(t, "/api/apps/"+slug+"/deploys/"+id, token)
+		if r.Status != http.StatusOK {
+			t.Fatalf("get deploy: %d %s", r.Status, r.Body)
+		}
+		last := r.Map(t)
 		switch last["status"] {
 		case "live":
-			return true
+			return last
 		case "building", "releasing":
-			return false
+		default:
+			t.Fatalf("deploy %s ended %v (error %v); logs:\n%s", id, last["status"], last["error"], logText(t, s, token, slug))
 		}
-		t.Fatalf("deploy %s ended %v (error %v); logs:\n%s", id, last["status"], last["error"], logText(t, s, token, slug))
-		return false
-	})
-	return last
+		if time.Now().After(deadline) {
+			t.Fatalf("deploy %s still %v after 15 minutes; logs:\n%s", id, last["status"], logText(t, s, token, slug))
+		}
+		time.Sleep(2 * time.Second)
+	}
 }
 
 // logText is the app's log lines of the last hour, one a line as stream: message.
@@ -131,9 +138,9 @@ func TestExamplesDeployWithoutAManifest(t *testing.T) {
 			if build["detected"] != ex.detected || build["command"] != command || build["start"] != ex.start {
 				t.Fatalf("the deploy's build: %v", d["build"])
 			}
-			harness.Eventually(t, 15*time.Second, "the system line saying what was detected", func() bool {
-				return strings.Contains(logText(t, s, a.Token, slug), "system: Build detected: "+ex.detected+" (")
-			})
+			if logs := logText(t, s, a.Token, slug); !strings.Contains(logs, "system: Build detected: "+ex.detected+" (") {
+				t.Fatalf("no system line saying what was detected:\n%s", logs)
+			}
 		})
 	}
 
@@ -159,12 +166,13 @@ func TestExamplesDeployWithoutAManifest(t *testing.T) {
 			t.Fatalf("deploy: %d %s", r.Status, r.Body)
 		}
 		id := r.Map(t)["id"].(string)
-		waitStatus(t, s, a.Token, slug, id, "live")
+		waitBuilt(t, s, a.Token, slug, id)
 		harness.Eventually(t, 30*time.Second, "the built page at the edge", func() bool {
 			status, body := edgeGet(t, s, slug, "/")
 			return status == http.StatusOK && strings.Contains(body, "Hello from Vite on Tori") && strings.Contains(body, "/assets/index-")
 		})
 		harness.Eventually(t, 10*time.Second, "framework vite", func() bool {
+			time.Sleep(200 * time.Millisecond)
 			app := s.Get(t, "/api/apps/"+slug, a.Token).Map(t)
 			return app["currentDeployId"] == id && app["framework"] == "vite"
 		})
