@@ -22,6 +22,13 @@ sandbox_tools() {
   # The sandbox's own tests: test hosts in network namespaces, and a probe app in Python.
   command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || missing+=(iproute2)
   [ -x /usr/bin/python3 ] || missing+=(python3)
+  # The toolchains customers' builds use (services/zoneagent/README.md, "Builds without a
+  # manifest"), from the system under /usr, which every sandbox sees read-only: nothing is
+  # downloaded at build time. Node.js from any source that put it under /usr (Debian's, or
+  # NodeSource's, which brings its own npm); Go is the one that builds this project.
+  { [ -x /usr/bin/node ] || [ -x /usr/local/bin/node ]; } || missing+=(nodejs)
+  { [ -x /usr/bin/npm ] || [ -x /usr/local/bin/npm ]; } || missing+=(npm)
+  /usr/bin/python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
   if [ ${#missing[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
     printf 'installing %s (the zone sandbox)\n' "${missing[@]}"
     # The first try fails quietly on a machine whose package lists are empty or stale.

@@ -102,19 +102,17 @@ func Static(dir string, sel Selection) (*api.Upload, error) {
 	return formUpload(parts), nil
 }
 
-// CheckSource refuses a service's selection without its tori.json.
+// CheckSource refuses a service's selection whose tori.json the ignore rules leave out: it
+// would be deployed without the commands it names. A folder without one is sent as it is:
+// the zone detects how to build and start it (package.json, requirements.txt, go.mod, a
+// Procfile) and the deploy's log says what it found.
 func CheckSource(dir string, sel Selection) error {
-	for _, f := range sel.Files {
-		if f.Path == Manifest {
-			return nil
-		}
-	}
 	for _, l := range sel.LeftOut {
 		if l.Path == Manifest {
-			return fmt.Errorf("%s's %s is left out (%s): a service's source needs it", dir, Manifest, l.Reason)
+			return fmt.Errorf("%s's %s is left out (%s): the deploy would ignore its commands", dir, Manifest, l.Reason)
 		}
 	}
-	return fmt.Errorf("%s has no %s: a service's source needs one (start, and optionally build and release)", dir, Manifest)
+	return nil
 }
 
 // Source packs sel's files (Select with ServiceSource) as a .tar.gz in a temporary file

@@ -66,19 +66,27 @@ func TestStaticUploadHasOnePartPerFileWithItsPath(t *testing.T) {
 	}
 }
 
-func TestSourceNeedsAManifestAndPacksTheFolder(t *testing.T) {
-	for _, files := range []map[string]string{{"a": "b"}, {"tori.json": "{}", ".toriignore": "tori.json"}} {
-		dir := tree(t, files)
-		sel, err := Select(dir, ServiceSource)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, _, _, err := Source(dir, sel, ""); err == nil || !strings.Contains(err.Error(), "tori.json") {
-			t.Fatalf("%v: err %v", files, err)
-		}
-	}
-	dir := tree(t, map[string]string{"tori.json": `{"start":"x"}`, "src/main.py": "print(1)", ".env": "SECRET=1"})
+func TestSourceKeepsItsManifestAndPacksTheFolder(t *testing.T) {
+	dir := tree(t, map[string]string{"tori.json": "{}", ".toriignore": "tori.json"})
 	sel, err := Select(dir, ServiceSource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := Source(dir, sel, ""); err == nil || !strings.Contains(err.Error(), "tori.json is left out") {
+		t.Fatalf("a left-out manifest: err %v", err)
+	}
+	// Without a manifest the folder goes as it is: the zone detects how to build it.
+	dir = tree(t, map[string]string{"package.json": `{"scripts":{"start":"node s.js"}}`})
+	if sel, err = Select(dir, ServiceSource); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, cleanup, err := Source(dir, sel, ""); err != nil {
+		t.Fatalf("a source without tori.json: %v", err)
+	} else {
+		cleanup()
+	}
+	dir = tree(t, map[string]string{"tori.json": `{"start":"x"}`, "src/main.py": "print(1)", ".env": "SECRET=1"})
+	sel, err = Select(dir, ServiceSource)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,9 +21,11 @@ func (s *state) deployCmd() *cobra.Command {
 	var forceRestart, detach, dryRun bool
 	c := &cobra.Command{
 		Use:   "deploy [DIR]",
-		Short: "Deploy a folder (static files, or a service's source with its tori.json) or an image",
-		Long: "A static app gets DIR's files as one upload; a service app gets DIR as a .tar.gz with its\n" +
-			"tori.json, or --image. tori then shows the deploy's steps and its build and release output\n" +
+		Short: "Deploy a folder (static files, or a service's source) or an image",
+		Long: "A static app gets DIR's files as one upload; a service app gets DIR as a .tar.gz, or --image.\n" +
+			"A service's build and start come from its tori.json, else from what the zone detects\n" +
+			"(package.json, requirements.txt or app.py, go.mod, a Procfile's web: line).\n" +
+			"tori then shows the deploy's steps and its build and release output\n" +
 			"until it is live (exit 0), failed or cancelled (exit 1). --detach returns once accepted.\n\n" +
 			"A folder is sent the way git sees it: .gitignore, .dockerignore and .toriignore are\n" +
 			"honoured; .git, .env* and a static site's node_modules and dotfiles (but .well-known) are\n" +

@@ -44,6 +44,8 @@ type Tx interface {
 	DeleteUpload(ctx context.Context, id string) error
 	Insert(ctx context.Context, d *deploy.Deploy) error
 	Update(ctx context.Context, d *deploy.Deploy) error
+	// SetBuild records how the zone builds and starts a source deploy.
+	SetBuild(ctx context.Context, deployID string, b deploy.Build) error
 	// Deploy loads a deploy with a row lock; deploy.ErrNotFound when it does not exist.
 	Deploy(ctx context.Context, id string) (*deploy.Deploy, error)
 	// Live loads the app's live deploy with a row lock, or nil.

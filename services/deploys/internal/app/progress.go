@@ -29,6 +29,8 @@ func (s *Service) OnProgress(ctx context.Context, tx Tx, p *zonev1.DeployProgres
 		return nil
 	}
 	switch p.GetStep() {
+	case zonev1.DeployStep_DEPLOY_STEP_BUILD_DETECTED:
+		return s.onBuildDetected(ctx, tx, d, p.GetBuild())
 	case zonev1.DeployStep_DEPLOY_STEP_RELEASE_STARTED, zonev1.DeployStep_DEPLOY_STEP_RELEASE_SUCCEEDED:
 		err = s.toReleasing(ctx, tx, d)
 	case zonev1.DeployStep_DEPLOY_STEP_READY:
@@ -177,4 +179,15 @@ func (s *Service) onFailed(ctx context.Context, tx Tx, d *deploy.Deploy, code st
 func isRefusal(err error) bool {
 	return errors.Is(err, deploy.ErrInvalidTransition) || errors.Is(err, deploy.ErrTerminal) ||
 		errors.Is(err, deploy.ErrNotCancellable)
+}
+
+// onBuildDetected records how the zone builds and starts a source deploy, whatever its state
+// (a failed build is easier to read knowing what ran). A retry of the same deploy plans the
+// same tree again, so a repeated report writes the same.
+func (s *Service) onBuildDetected(ctx context.Context, tx Tx, d *deploy.Deploy, b *zonev1.BuildPlan) error {
+	if d.Kind != deploy.KindSource || b.GetDetected() == "" || b.GetStart() == "" {
+		s.log.WarnContext(ctx, "a build report that does not apply", "deploy", d.ID, "kind", string(d.Kind))
+		return nil
+	}
+	return tx.SetBuild(ctx, d.ID, deploy.Build{Detected: b.GetDetected(), Command: b.GetCommand(), Start: b.GetStart()})
 }

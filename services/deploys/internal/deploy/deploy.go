@@ -63,6 +63,8 @@ type Deploy struct {
 	// every deploy without one, images included. A rollback or a plan redeploy keeps its
 	// source's, as it keeps its artifact.
 	Framework Framework
+	// Build is how the zone builds and starts a source deploy, once it has said (nil before).
+	Build *Build
 	// Env is the environment snapshot, as ciphertext only.
 	Env       Snapshot
 	CreatedAt time.Time

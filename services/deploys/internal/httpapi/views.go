@@ -20,6 +20,24 @@ type deployView struct {
 	CreatedAt  string   `json:"createdAt"`
 	UpdatedAt  string   `json:"updatedAt"`
 	FinishedAt *string  `json:"finishedAt"`
+	// Build is how the zone builds and starts a source deploy; null until it has looked at
+	// the tree, and for static and image deploys.
+	Build *buildView `json:"build"`
+}
+
+// buildView is a source deploy's build: what was detected, the build command (null when
+// nothing is built) and the start command.
+type buildView struct {
+	Detected string  `json:"detected"`
+	Command  *string `json:"command"`
+	Start    string  `json:"start"`
+}
+
+func toBuildView(b *deploy.Build) *buildView {
+	if b == nil {
+		return nil
+	}
+	return &buildView{Detected: b.Detected, Command: orNull(b.Command), Start: b.Start}
 }
 
 func toView(d *deploy.Deploy) deployView {
@@ -27,7 +45,7 @@ func toView(d *deploy.Deploy) deployView {
 		ID: d.ID, AppID: d.AppID, Kind: string(d.Kind), Status: string(d.Status),
 		Image: orNull(d.Image), Release: d.Release, RollbackOf: orNull(d.RollbackOf), Error: orNull(d.Error),
 		CreatedAt: apitime.Format(d.CreatedAt), UpdatedAt: apitime.Format(d.UpdatedAt),
-		FinishedAt: timeOrNull(d.FinishedAt),
+		FinishedAt: timeOrNull(d.FinishedAt), Build: toBuildView(d.Build),
 	}
 }
 

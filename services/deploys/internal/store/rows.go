@@ -14,7 +14,8 @@ import (
 
 const deployColumns = `id::text, app_id, account_id, kind, status, coalesce(image, ''), release,
 	coalesce(rollback_of::text, ''), coalesce(error, ''), coalesce(artifact_key, ''), env_sealed,
-	coalesce(env_key_id, ''), coalesce(env_for, ''), created_at, updated_at, finished_at, live_at, activating_at, framework`
+	coalesce(env_key_id, ''), coalesce(env_for, ''), created_at, updated_at, finished_at, live_at, activating_at, framework,
+	build_detected, coalesce(build_command, ''), coalesce(build_start, '')`
 
 // deployRow is the table's shape; toDeploy converts it to the domain type.
 type deployRow struct {
@@ -24,6 +25,8 @@ type deployRow struct {
 	EnvSealed                                 []byte
 	EnvKeyID, EnvFor                          string
 	Framework                                 string
+	BuildDetected                             *string
+	BuildCommand, BuildStart                  string
 	CreatedAt, UpdatedAt                      time.Time
 	FinishedAt, LiveAt, ActivatingAt          *time.Time
 }
@@ -31,7 +34,8 @@ type deployRow struct {
 func scanDeploy(row pgx.Row) (*deploy.Deploy, error) {
 	var r deployRow
 	err := row.Scan(&r.ID, &r.AppID, &r.AccountID, &r.Kind, &r.Status, &r.Image, &r.Release, &r.RollbackOf,
-		&r.Error, &r.ArtifactKey, &r.EnvSealed, &r.EnvKeyID, &r.EnvFor, &r.CreatedAt, &r.UpdatedAt, &r.FinishedAt, &r.LiveAt, &r.ActivatingAt, &r.Framework)
+		&r.Error, &r.ArtifactKey, &r.EnvSealed, &r.EnvKeyID, &r.EnvFor, &r.CreatedAt, &r.UpdatedAt, &r.FinishedAt, &r.LiveAt, &r.ActivatingAt, &r.Framework,
+		&r.BuildDetected, &r.BuildCommand, &r.BuildStart)
 	if err != nil {
 		return nil, err
 	}
@@ -39,8 +43,13 @@ func scanDeploy(row pgx.Row) (*deploy.Deploy, error) {
 }
 
 func (r deployRow) toDeploy() *deploy.Deploy {
+	var build *deploy.Build
+	if r.BuildDetected != nil {
+		build = &deploy.Build{Detected: *r.BuildDetected, Command: r.BuildCommand, Start: r.BuildStart}
+	}
 	return &deploy.Deploy{
-		ID: r.ID, AppID: r.AppID, AccountID: r.AccountID, Kind: deploy.Kind(r.Kind), Status: deploy.Status(r.Status),
+		Build: build,
+		ID:    r.ID, AppID: r.AppID, AccountID: r.AccountID, Kind: deploy.Kind(r.Kind), Status: deploy.Status(r.Status),
 		Image: r.Image, Release: r.Release, RollbackOf: r.RollbackOf, Error: r.Error, ArtifactKey: r.ArtifactKey,
 		Env: deploy.Snapshot{Sealed: r.EnvSealed, KeyID: r.EnvKeyID, For: r.EnvFor}, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 		FinishedAt: utc(r.FinishedAt), LiveAt: utc(r.LiveAt), ActivatingAt: utc(r.ActivatingAt),

@@ -88,6 +88,16 @@ func (t *txStore) Update(ctx context.Context, d *deploy.Deploy) error {
 	return nil
 }
 
+// SetBuild records how the zone builds and starts the deploy.
+func (t *txStore) SetBuild(ctx context.Context, deployID string, b deploy.Build) error {
+	_, err := t.tx.Exec(ctx, `UPDATE deploys SET build_detected = $2, build_command = $3, build_start = $4 WHERE id = $1`,
+		deployID, b.Detected, nullable(b.Command), b.Start)
+	if err != nil {
+		return fmt.Errorf("store: record the deploy's build: %w", err)
+	}
+	return nil
+}
+
 func (t *txStore) Deploy(ctx context.Context, id string) (*deploy.Deploy, error) {
 	return getDeploy(ctx, t.tx, `WHERE id = $1 FOR UPDATE`, id)
 }

@@ -37,8 +37,11 @@ func newRunner(ctx context.Context, cfg config.Config, st *store.Store, env supe
 	sb := sandbox.NewSandbox(ctx, sandbox.SandboxConfig{
 		Zone: cfg.Zone, Bwrap: cfg.Bwrap, Pasta: cfg.Pasta, Nft: cfg.Nft, Prlimit: "prlimit", CgroupMount: cfg.CgroupMount,
 		UIDBase: cfg.UIDBase, UIDCount: cfg.UIDCount, MemoryBytes: cfg.MemoryBytes, MaxProcesses: cfg.MaxProcesses,
-		MaxOpenFiles: cfg.MaxOpenFiles, DiskBytes: cfg.DiskBytes, PoolerPort: cfg.PoolerPort,
+		MaxOpenFiles: cfg.MaxOpenFiles, DiskBytes: cfg.DiskBytes, PoolerPort: cfg.PoolerPort, GoRoot: goRoot(cfg, log),
 	})
+	if len(sb.Resolvers) == 0 {
+		log.WarnContext(ctx, "no DNS resolver of /etc/resolv.conf is reachable from the sandbox (none, or loopback only): builds cannot reach npm, PyPI or the Go module proxy by name")
+	}
 	if sb.Unavailable != "" {
 		// The one line an operator needs: customer code will not run here, and why.
 		log.ErrorContext(ctx, "sandbox unavailable: source deploys will fail with sandbox_unavailable; static sites are served: "+sb.Unavailable)
@@ -147,4 +150,24 @@ func appsDir(cfg config.Config) string {
 	abs, _ := filepath.Abs(cfg.DataDir)
 	sum := sha256.Sum256([]byte(abs + "\x00" + cfg.Zone))
 	return filepath.Join(os.TempDir(), "tori-zone-"+cfg.Zone+"-"+hex.EncodeToString(sum[:6]))
+}
+
+// goRoot is the Go toolchain builds get (ZONE_GO_ROOT, else the go on PATH's); "" when
+// there is none, and Go sources then fail to build saying so.
+func goRoot(cfg config.Config, log *slog.Logger) string {
+	switch cfg.GoRoot {
+	case "none":
+		return ""
+	case "":
+		root := sandbox.FindGoRoot()
+		if root == "" {
+			log.Warn("no go on PATH: Go sources will not build here (set ZONE_GO_ROOT)")
+		}
+		return root
+	}
+	root := sandbox.GoRootOf(filepath.Join(cfg.GoRoot, "bin", "go"))
+	if root == "" {
+		log.Warn("ZONE_GO_ROOT holds no Go toolchain (bin/go and src/runtime): Go sources will not build here", "path", cfg.GoRoot)
+	}
+	return root
 }

@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"tori.dev/services/zoneagent/internal/buildplan"
 	"tori.dev/services/zoneagent/internal/revision"
 )
 
@@ -80,6 +81,9 @@ type JobRecorder interface {
 	SetJobState(ctx context.Context, name, deployID string, state revision.JobState) error
 	// Step reports a step of the revision to the control plane.
 	Step(ctx context.Context, step Step, message string) error
+	// BuildDetected reports how a source revision is built and started, and why: to the
+	// control plane (the deploy's build field) and as one system line of the app's log.
+	BuildDetected(ctx context.Context, plan buildplan.Plan) error
 	// Discarded reports whether the control plane gave the revision up meanwhile (cancel,
 	// deadline, delete): a finished release Job is then collected and nothing starts.
 	Discarded(ctx context.Context) bool

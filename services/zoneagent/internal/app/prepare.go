@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"tori.dev/services/zoneagent/internal/artifact"
+	"tori.dev/services/zoneagent/internal/buildplan"
 	"tori.dev/services/zoneagent/internal/revision"
 )
 
@@ -134,6 +135,10 @@ func (j *jobs) SetJobState(ctx context.Context, name, deployID string, state rev
 
 func (j *jobs) Step(ctx context.Context, step Step, message string) error {
 	return j.a.report(ctx, j.r, step, "", message)
+}
+
+func (j *jobs) BuildDetected(ctx context.Context, plan buildplan.Plan) error {
+	return j.a.store.InTx(ctx, func(tx Tx) error { return j.a.publishBuild(ctx, tx, j.r, plan) })
 }
 
 func (j *jobs) Discarded(ctx context.Context) bool {

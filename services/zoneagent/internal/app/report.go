@@ -24,6 +24,7 @@ const (
 	StepFailed           = zonev1.DeployStep_DEPLOY_STEP_FAILED
 	StepActivated        = zonev1.DeployStep_DEPLOY_STEP_ACTIVATED
 	StepDiscarded        = zonev1.DeployStep_DEPLOY_STEP_DISCARDED
+	StepBuildDetected    = zonev1.DeployStep_DEPLOY_STEP_BUILD_DETECTED
 )
 
 // stepLines are the system log lines a customer reads for each step (in their logs, the
@@ -36,6 +37,7 @@ var stepLines = map[Step]string{
 	StepFailed:           "Deploy failed",
 	StepActivated:        "Live: the edge serves this revision",
 	StepDiscarded:        "Revision discarded",
+	StepBuildDetected:    "Build detected", // with the plan: BuildLine
 }
 
 // progress builds a report; code is the failure's machine code.

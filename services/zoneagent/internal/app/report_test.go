@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
+	"tori.dev/services/zoneagent/internal/buildplan"
 )
 
 // Every step a zone reports reads as words in the customer's logs, not as the enum's name.
@@ -18,5 +19,16 @@ func TestEveryStepHasALogLine(t *testing.T) {
 		if line == "" || strings.Contains(line, "DEPLOY_STEP") {
 			t.Errorf("%s has no log line", step)
 		}
+	}
+}
+
+// The build's system line says what was detected, why, and both commands.
+func TestBuildLineSaysWhatWasDetectedAndWhy(t *testing.T) {
+	got := BuildLine(buildplan.Plan{Detected: "node", Reason: "package.json with package-lock.json: npm ci", Build: "npm ci", Start: "npm start"})
+	if want := "Build detected: node (package.json with package-lock.json: npm ci); build: npm ci; start: npm start"; got != want {
+		t.Fatalf("%q", got)
+	}
+	if got := BuildLine(buildplan.Plan{Detected: "procfile", Reason: "start from the Procfile's web: line", Start: "./serve"}); !strings.Contains(got, "build: nothing to build; start: ./serve") {
+		t.Fatalf("%q", got)
 	}
 }

@@ -63,6 +63,10 @@ type Config struct {
 	LogLinesPerSecond int   `env:"ZONE_APP_LOG_LINES_PER_SECOND, default=500"`
 	// PoolerPort is the one host loopback port an app reaches (its database pooler); 0: none.
 	PoolerPort int `env:"ZONE_POOLER_PORT, default=6432"`
+	// GoRoot is the Go toolchain builds use, shown read-only in every sandbox (README
+	// "Builds without a manifest"); unset: the one of the go on the agent's PATH; "none":
+	// no Go for builds.
+	GoRoot string `env:"ZONE_GO_ROOT"`
 	// IdleAfter: a service on a minScale-0 plan naps after this long without a request.
 	IdleAfter time.Duration `env:"ZONE_IDLE_AFTER, default=15m"`
 	// ShutdownTimeout bounds how long requests may finish after a stop signal.

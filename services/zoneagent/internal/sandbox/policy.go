@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -18,6 +19,15 @@ type Policy struct {
 	// internet and nothing else (RefuseNonPublic); nothing reaches the app but the edge,
 	// which dials into its namespace (no port is forwarded in through pasta).
 	PoolerPort int
+	// Resolvers are the host's DNS servers (its /etc/resolv.conf, which the sandbox sees):
+	// an app reaches them on port 53 and on no other port, so names resolve inside as on
+	// the host even when its resolver sits on a private address. A loopback resolver
+	// (systemd-resolved's 127.0.0.53) is not among them: pasta cannot carry it.
+	Resolvers []netip.Addr
+	// GoRoot is the zone's Go toolchain on the host, shown read-only at GoRootInSandbox
+	// (whose bin is on every sandboxed PATH): builds use the host's Go, never download one
+	// (Environ sets GOTOOLCHAIN=local). "" shows none.
+	GoRoot string
 
 	MemoryBytes  int64 // per app, all its processes together: its cgroup's memory limit
 	MaxProcesses int64 // per app: its cgroup's pids limit
@@ -63,6 +73,22 @@ func (p Policy) egressRules() string {
 	if p.PoolerPort > 0 {
 		fmt.Fprintf(&b, "\t\tip daddr 127.0.0.1 tcp dport %d accept\n", p.PoolerPort)
 	}
+	var v4, v6 []string
+	for _, r := range p.Resolvers {
+		if r.Is4() {
+			v4 = append(v4, r.String())
+		} else {
+			v6 = append(v6, r.String())
+		}
+	}
+	for _, set := range []struct {
+		family string
+		addrs  []string
+	}{{"ip", v4}, {"ip6", v6}} {
+		if len(set.addrs) > 0 {
+			fmt.Fprintf(&b, "\t\t%s daddr { %s } meta l4proto { tcp, udp } th dport 53 accept\n", set.family, strings.Join(set.addrs, ", "))
+		}
+	}
 	b.WriteString(p.RefuseNonPublic())
 	return b.String()
 }
@@ -103,8 +129,9 @@ var etcFiles = []string{
 var devices = []string{"null", "zero", "full", "random", "urandom", "tty"}
 
 // mounts is what an app's sandbox sees (bubblewrap's options): the system read-only, a few
-// files of /etc, its own /proc, a /dev of devices, a private /tmp and /dev/shm of DiskBytes,
-// its tree (dir on the host) at AppRoot, and a read-only root. Nothing else of the host.
+// files of /etc, its own /proc, a /dev of devices, the zone's Go read-only, a private /tmp
+// and /dev/shm of DiskBytes, its tree (dir on the host) at AppRoot, and a read-only root.
+// Nothing else of the host.
 func (p Policy) mounts(dir string) []string {
 	a := []string{"--ro-bind", "/usr", "/usr"}
 	a = append(a, systemLinks()...)
@@ -121,6 +148,9 @@ func (p Policy) mounts(dir string) []string {
 		a = append(a, "--dev-bind", "/dev/"+d, "/dev/"+d)
 	}
 	size := strconv.FormatInt(p.DiskBytes, 10)
+	if p.GoRoot != "" {
+		a = append(a, "--ro-bind", p.GoRoot, GoRootInSandbox)
+	}
 	return append(a,
 		"--symlink", "/proc/self/fd", "/dev/fd",
 		"--symlink", "/proc/self/fd/0", "/dev/stdin",

@@ -2,6 +2,10 @@ package sandbox
 
 import (
 	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,9 +19,10 @@ import (
 // mounts and the seccomp filter. TestSandboxEgress and the host-boundary tests show the same
 // promise held by the real tools.
 func TestPolicy(t *testing.T) {
-	p := Policy{PoolerPort: 6432, MemoryBytes: 512 << 20, MaxProcesses: 256, MaxOpenFiles: 1024, DiskBytes: 1 << 30}
+	p := Policy{PoolerPort: 6432, MemoryBytes: 512 << 20, MaxProcesses: 256, MaxOpenFiles: 1024, DiskBytes: 1 << 30,
+		Resolvers: []netip.Addr{netip.MustParseAddr("10.255.255.53"), netip.MustParseAddr("2001:db8::53")}, GoRoot: "/usr/local/go"}
 	noPooler := p
-	noPooler.PoolerPort = 0
+	noPooler.PoolerPort, noPooler.Resolvers = 0, nil
 	fw := func(p Policy) string {
 		return Firewall{Table: "tori_t", UIDLo: 200001, UIDHi: 299999, Policy: p}.Ruleset()
 	}
@@ -35,7 +40,12 @@ func TestPolicy(t *testing.T) {
 			[]string{"ct state established,related accept"}, nil},
 		{"the pooler's port is the one host port reached", fw(p),
 			[]string{"ip daddr 127.0.0.1 tcp dport 6432 accept"}, []string{"dport 5432"}},
-		{"without a pooler, no host port at all", fw(noPooler),
+		{"the host's resolvers are reached on port 53 and on no other", fw(p),
+			[]string{"ip daddr { 10.255.255.53 } meta l4proto { tcp, udp } th dport 53 accept", "ip6 daddr { 2001:db8::53 } meta l4proto { tcp, udp } th dport 53 accept"},
+			[]string{"daddr 10.255.255.53 accept"}},
+		{"the refusals follow the resolvers' accept", fw(p)[strings.Index(fw(p), "th dport 53"):],
+			[]string{"10.0.0.0/8", "fc00::/7"}, nil},
+		{"without a pooler or resolvers, no host port at all", fw(noPooler),
 			[]string{"fib daddr type { local, broadcast, multicast, anycast } reject"}, []string{"dport"}},
 		{"the host's own addresses are refused", fw(p),
 			[]string{"fib daddr type { local, broadcast, multicast, anycast } reject"}, nil},
@@ -61,6 +71,12 @@ func TestPolicy(t *testing.T) {
 			[]string{"--bind /srv/apps/a/d /app", "--chdir /app", "--remount-ro /"}, []string{"--bind-try", "--dev-bind / "}},
 		{"the system read-only, /tmp and /dev/shm of the disk's size", joined(p.mounts("/x")),
 			[]string{"--ro-bind /usr /usr", "--size 1073741824 --tmpfs /tmp", "--size 1073741824 --tmpfs /dev/shm", "--proc /proc"}, nil},
+		{"the zone's Go, read-only, at /opt/go", joined(p.mounts("/x")),
+			[]string{"--ro-bind /usr/local/go /opt/go"}, []string{"--bind /usr/local/go"}},
+		{"without a Go, no /opt/go", joined(Policy{DiskBytes: 1}.mounts("/x")), nil, []string{"/opt/go"}},
+		{"GOTOOLCHAIN is local whatever the deploy says; the zone's Go is first on PATH",
+			joined(Environ(map[string]string{"GOTOOLCHAIN": "auto", "APP": "1"}, 8080)),
+			[]string{"GOTOOLCHAIN=local", "PATH=/opt/go/bin:/usr/local/bin:/usr/bin:/bin", "APP=1", "PORT=8080"}, []string{"GOTOOLCHAIN=auto"}},
 		{"a /dev of six nodes, nothing of the host's folders", joined(p.mounts("/x")),
 			[]string{"--dev-bind /dev/null /dev/null", "--dev-bind /dev/urandom /dev/urandom", "--tmpfs /dev"},
 			[]string{"/home", "/root", "/var", "/dev/sda", "/dev/kmsg", "/sys", "/run"}},
@@ -101,5 +117,39 @@ func TestPolicy(t *testing.T) {
 		if !compared[uint32(nr)] {
 			t.Errorf("seccomp: the program does not look at call %d", nr)
 		}
+	}
+}
+
+// The resolvers apps may ask are resolv.conf's, but for loopback ones (pasta cannot carry
+// them); the Go toolchain is found through the go on PATH.
+func TestHostResolversAndGoRoot(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "resolv.conf")
+	os.WriteFile(conf, []byte("# comment\nnameserver 10.255.255.53\nnameserver 127.0.0.53\nsearch example\nnameserver ::ffff:192.0.2.53\nnameserver fe80::1%eth0\nnameserver junk\n"), 0o644)
+	reach, loop := HostResolvers(conf)
+	if got := fmt.Sprint(reach); got != "[10.255.255.53 192.0.2.53 fe80::1]" {
+		t.Errorf("reachable %s", got)
+	}
+	if got := fmt.Sprint(loop); got != "[127.0.0.53]" {
+		t.Errorf("loopback %s", got)
+	}
+	if r, l := HostResolvers(filepath.Join(t.TempDir(), "none")); r != nil || l != nil {
+		t.Errorf("a missing resolv.conf gives %v %v", r, l)
+	}
+
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "go", "bin"), 0o755)
+	os.MkdirAll(filepath.Join(root, "go", "src", "runtime"), 0o755)
+	os.WriteFile(filepath.Join(root, "go", "bin", "go"), []byte("#!/bin/true\n"), 0o755)
+	os.MkdirAll(filepath.Join(root, "usr", "bin"), 0o755)
+	os.Symlink(filepath.Join(root, "go", "bin", "go"), filepath.Join(root, "usr", "bin", "go"))
+	if got := GoRootOf(filepath.Join(root, "usr", "bin", "go")); got != filepath.Join(root, "go") {
+		t.Errorf("GoRootOf a link: %q", got)
+	}
+	os.WriteFile(filepath.Join(root, "usr", "bin", "notgo"), nil, 0o755)
+	if got := GoRootOf(filepath.Join(root, "usr", "bin", "notgo")); got != "" {
+		t.Errorf("GoRootOf a binary outside a toolchain: %q", got)
+	}
+	if FindGoRoot() == "" {
+		t.Error("this host's go (which builds the project) was not found")
 	}
 }

@@ -23,6 +23,11 @@ type SandboxConfig struct {
 	MaxOpenFiles      int64
 	DiskBytes         int64
 	PoolerPort        int
+	// GoRoot is the zone's Go toolchain, shown read-only in every sandbox; "" none.
+	GoRoot string
+	// ResolvConf is the host's resolver configuration (default /etc/resolv.conf): its
+	// nameservers are the ones apps may ask (Policy.Resolvers).
+	ResolvConf string
 }
 
 // probeApp is the name the start-up probe runs under: its cgroup is this agent's alone
@@ -34,8 +39,12 @@ var probeApp = fmt.Sprintf("tori-sandbox-probe-%d-%d", os.Getpid(), time.Now().U
 // loads its nftables table and runs one command in a sandbox. What fails makes the sandbox
 // unavailable, with the reason in Unavailable; customer code then never runs.
 func NewSandbox(ctx context.Context, c SandboxConfig) Sandbox {
-	s := Sandbox{Policy: Policy{PoolerPort: c.PoolerPort, MemoryBytes: c.MemoryBytes, MaxProcesses: c.MaxProcesses,
-		MaxOpenFiles: c.MaxOpenFiles, DiskBytes: c.DiskBytes}}
+	if c.ResolvConf == "" {
+		c.ResolvConf = "/etc/resolv.conf"
+	}
+	resolvers, _ := HostResolvers(c.ResolvConf)
+	s := Sandbox{Policy: Policy{PoolerPort: c.PoolerPort, Resolvers: resolvers, GoRoot: c.GoRoot, MemoryBytes: c.MemoryBytes,
+		MaxProcesses: c.MaxProcesses, MaxOpenFiles: c.MaxOpenFiles, DiskBytes: c.DiskBytes}}
 	s.SetUID(probeApp, c.UIDBase)
 	if err := s.setup(ctx, c); err != nil {
 		s.Unavailable = err.Error()

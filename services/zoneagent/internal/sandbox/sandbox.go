@@ -99,13 +99,15 @@ func (s Sandbox) Credential(appID string) *syscall.Credential {
 const BasePath = "/usr/local/bin:/usr/bin:/bin"
 
 // Environ is the whole environment of a customer process: the deploy's variables, PORT when
-// set, and a minimal PATH, HOME, TMPDIR and LANG. Nothing of the agent's environment
-// (database URL, signing key, Vault token) is inherited.
+// set, and a minimal PATH (SandboxPath), HOME, TMPDIR and LANG. Nothing of the agent's
+// environment (database URL, signing key, Vault token) is inherited. GOTOOLCHAIN is always
+// local, whatever the variables say: builds use the zone's Go and never download another.
 func Environ(vars map[string]string, port int) []string {
-	env := map[string]string{"PATH": BasePath, "HOME": AppRoot, "TMPDIR": "/tmp", "LANG": "C.UTF-8"}
+	env := map[string]string{"PATH": SandboxPath, "HOME": AppRoot, "TMPDIR": "/tmp", "LANG": "C.UTF-8"}
 	for k, v := range vars {
 		env[k] = v
 	}
+	env["GOTOOLCHAIN"] = "local"
 	if port > 0 {
 		env["PORT"] = strconv.Itoa(port)
 	}

@@ -139,22 +139,27 @@ func (l *Local) Prepare(ctx context.Context, rev revision.Revision, jobs app.Job
 	if err := l.unpack(rev, dir); err != nil {
 		return err
 	}
-	m, manifestRelease, err := ReadManifest(dir)
+	plan, m, manifestRelease, err := l.planBuild(dir)
 	if err != nil {
-		return manifestFailure(err)
+		return err
 	}
+	if err := jobs.BuildDetected(ctx, plan); err != nil {
+		return err
+	}
+	m.Start = plan.Start
 	vars, err := l.openEnv(ctx, rev)
 	if err != nil {
 		return err
 	}
-	redactor := NewRedactor(vars)
-	if m.Build != "" {
+	redactor := NewRedactor(vars) // the deploy's values only: the plan's are no secret
+	vars = withPlanEnv(vars, plan)
+	if plan.Build != "" {
 		limit := time.Duration(rev.BuildMinutes) * time.Minute
 		if limit <= 0 {
 			limit = 10 * time.Minute
 		}
 		code, err := l.withinLimit(ctx, limit, func(jctx context.Context) (int, error) {
-			return l.runCommand(jctx, rev, dir, ShellCommand(m.Build), vars, redactor, "build")
+			return l.runCommand(jctx, rev, dir, ShellCommand(plan.Build), vars, redactor, "build")
 		})
 		if err != nil {
 			return failed(code, CodeBuildFailed, CodeBuildTimeout, "build", err)

@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 
 	agentapp "tori.dev/services/zoneagent/internal/app"
+	"tori.dev/services/zoneagent/internal/buildplan"
 	"tori.dev/services/zoneagent/internal/edge"
 	"tori.dev/services/zoneagent/internal/revision"
 	"tori.dev/services/zoneagent/internal/sandbox"
@@ -95,6 +96,7 @@ type jobs struct {
 	mu        sync.Mutex
 	states    map[string]revision.JobState
 	steps     []agentapp.Step
+	plans     []buildplan.Plan
 	discarded bool
 	// cancelDuringRelease makes the control plane give the revision up as its release starts.
 	cancelDuringRelease bool
@@ -110,6 +112,13 @@ func (j *jobs) SetJobState(_ context.Context, name, _ string, state revision.Job
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.states[name] = state
+	return nil
+}
+
+func (j *jobs) BuildDetected(_ context.Context, p buildplan.Plan) error {
+	j.mu.Lock()
+	j.plans = append(j.plans, p)
+	j.mu.Unlock()
 	return nil
 }
 

@@ -14,8 +14,11 @@ import (
 // ManifestName is the manifest file at the root of a source tarball.
 const ManifestName = "tori.json"
 
-// Manifest says how to build, release and start a source deploy (see README.md).
+// Manifest says how to build, release and start a source deploy (see README.md). It is
+// optional: what it leaves out, detection decides (plan.go).
 type Manifest struct {
+	// Present: the tree has a tori.json, whatever it says.
+	Present bool `json:"-"`
 	// Build runs once in the source tree, through /bin/sh -c, within the plan's build time.
 	Build string `json:"build"`
 	// Start runs the service through /bin/sh -c; it must listen on $PORT.
@@ -30,14 +33,15 @@ type Manifest struct {
 // MaxManifestBytes caps the manifest: a few command lines fit in far less.
 const MaxManifestBytes = 64 << 10
 
-// ReadManifest reads and checks dir's manifest. It is read as every file of a customer tree
-// is (artifact.ReadFile): a regular file inside the tree, never a link, FIFO or device, and
-// at most MaxManifestBytes; such a refusal wraps artifact.ErrUnsafe.
+// ReadManifest reads and checks dir's manifest, if it has one. It is read as every file of a
+// customer tree is (artifact.ReadFile): a regular file inside the tree, never a link, FIFO or
+// device, and at most MaxManifestBytes; such a refusal wraps artifact.ErrUnsafe. Whether
+// anything says how to start the service is for the plan (planBuild) to decide.
 func ReadManifest(dir string) (Manifest, []string, error) {
-	var m Manifest
+	m := Manifest{HealthPath: "/"}
 	b, err := artifact.ReadFile(dir, ManifestName, MaxManifestBytes)
 	if errors.Is(err, fs.ErrNotExist) {
-		return m, nil, fmt.Errorf("no %s at the root of the source", ManifestName)
+		return m, nil, nil
 	}
 	if err != nil {
 		return m, nil, err
@@ -45,9 +49,8 @@ func ReadManifest(dir string) (Manifest, []string, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return m, nil, fmt.Errorf("%s: %v", ManifestName, err)
 	}
-	if strings.TrimSpace(m.Start) == "" {
-		return m, nil, fmt.Errorf("%s: start is required", ManifestName)
-	}
+	m.Present = true
+	m.Build, m.Start = strings.TrimSpace(m.Build), strings.TrimSpace(m.Start)
 	if m.HealthPath == "" {
 		m.HealthPath = "/"
 	}

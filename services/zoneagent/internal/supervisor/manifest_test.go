@@ -14,51 +14,52 @@ import (
 
 	"tori.dev/services/zoneagent/internal/artifact"
 	"tori.dev/services/zoneagent/internal/revision"
+	"tori.dev/services/zoneagent/internal/sandbox"
 )
 
-// ReadManifest on trees as an app may leave them: after a nap the agent reads the manifest
-// again from a tree the app could write to.
-func TestReadManifestFromAHostileTree(t *testing.T) {
+// The plan (tori.json and the files detection reads) on trees as an app may leave them:
+// after a nap the agent plans again from a tree the app could write to.
+func TestPlanFromAHostileTree(t *testing.T) {
+	write := func(name, body string) func(string) error {
+		return func(dir string) error { return os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644) }
+	}
 	for _, tc := range []struct {
-		name string
-		make func(dir string) error
-		code string // manifestFailure's code; "" when the manifest is good
+		name  string
+		make  func(dir string) error
+		code  string // the failure's code; "" when the plan is good
+		names string // what the failure's message names
 	}{
-		{"good", func(dir string) error {
-			return os.WriteFile(filepath.Join(dir, ManifestName), []byte(`{"start":"node s.js","release":"a b"}`), 0o644)
-		}, ""},
-		{"missing", func(string) error { return nil }, CodeInvalidSource},
-		{"malformed", func(dir string) error { return os.WriteFile(filepath.Join(dir, ManifestName), []byte(`{`), 0o644) }, CodeInvalidSource},
-		{"no start", func(dir string) error { return os.WriteFile(filepath.Join(dir, ManifestName), []byte(`{}`), 0o644) }, CodeInvalidSource},
-		{"link to /dev/zero", func(dir string) error { return os.Symlink("/dev/zero", filepath.Join(dir, ManifestName)) }, revision.CodeInvalidArtifact},
-		{"link to a host file", func(dir string) error { return os.Symlink("/etc/passwd", filepath.Join(dir, ManifestName)) }, revision.CodeInvalidArtifact},
+		{"good", write(ManifestName, `{"start":"node s.js","release":"a b"}`), "", ""},
+		{"missing, and nothing else", func(string) error { return nil }, CodeInvalidSource, ManifestName},
+		{"malformed", write(ManifestName, `{`), CodeInvalidSource, ManifestName},
+		{"no start, and nothing else", write(ManifestName, `{}`), CodeInvalidSource, ManifestName},
+		{"link to /dev/zero", func(dir string) error { return os.Symlink("/dev/zero", filepath.Join(dir, ManifestName)) }, revision.CodeInvalidArtifact, ManifestName},
+		{"link to a host file", func(dir string) error { return os.Symlink("/etc/passwd", filepath.Join(dir, ManifestName)) }, revision.CodeInvalidArtifact, ManifestName},
 		{"link inside", func(dir string) error {
 			os.WriteFile(filepath.Join(dir, "m.json"), []byte(`{"start":"x"}`), 0o644)
 			return os.Symlink("m.json", filepath.Join(dir, ManifestName))
-		}, revision.CodeInvalidArtifact},
-		{"fifo", func(dir string) error { return syscall.Mkfifo(filepath.Join(dir, ManifestName), 0o644) }, revision.CodeInvalidArtifact},
-		{"huge", func(dir string) error {
-			big := `{"start":"x","build":"` + strings.Repeat("y", MaxManifestBytes) + `"}`
-			return os.WriteFile(filepath.Join(dir, ManifestName), []byte(big), 0o644)
-		}, revision.CodeInvalidArtifact},
+		}, revision.CodeInvalidArtifact, ManifestName},
+		{"fifo", func(dir string) error { return syscall.Mkfifo(filepath.Join(dir, ManifestName), 0o644) }, revision.CodeInvalidArtifact, ManifestName},
+		{"huge", write(ManifestName, `{"start":"x","build":"`+strings.Repeat("y", MaxManifestBytes)+`"}`), revision.CodeInvalidArtifact, ManifestName},
+		{"package.json links to a host file", func(dir string) error { return os.Symlink("/etc/passwd", filepath.Join(dir, "package.json")) }, revision.CodeInvalidArtifact, "package.json"},
+		{"package.json is a FIFO", func(dir string) error { return syscall.Mkfifo(filepath.Join(dir, "package.json"), 0o644) }, revision.CodeInvalidArtifact, "package.json"},
+		{"a broken package.json", write("package.json", `{"scripts": {"start": "node s.js"`), CodeInvalidSource, "package.json"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			if err := tc.make(dir); err != nil {
 				t.Fatal(err)
 			}
-			m, release, err := ReadManifest(dir)
+			plan, m, release, err := (&Local{Sandbox: sandbox.Sandbox{Policy: sandbox.Policy{GoRoot: "/usr/local/go"}}}).planBuild(dir)
 			if tc.code == "" {
-				if err != nil || m.Start != "node s.js" || strings.Join(release, " ") != "a b" || m.HealthPath != "/" {
-					t.Fatalf("%+v %q %v", m, release, err)
+				if err != nil || plan.Start != "node s.js" || strings.Join(release, " ") != "a b" || m.HealthPath != "/" {
+					t.Fatalf("%+v %+v %q %v", plan, m, release, err)
 				}
 				return
 			}
-			if err == nil {
-				t.Fatalf("read %+v", m)
-			}
-			if fe := manifestFailure(err); fe.Code != tc.code || !strings.Contains(fe.Message, ManifestName) {
-				t.Fatalf("failure %+v, want code %s naming the manifest", fe, tc.code)
+			var fe *revision.FailError
+			if !errors.As(err, &fe) || fe.Code != tc.code || !strings.Contains(fe.Message, tc.names) {
+				t.Fatalf("failure %v, want code %s naming %s", err, tc.code, tc.names)
 			}
 		})
 	}

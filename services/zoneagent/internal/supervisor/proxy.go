@@ -104,15 +104,18 @@ func (l *Local) wake(ctx context.Context, route edge.Route) (*proc, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("the revision's tree is gone: %w", err)
 	}
-	m, _, err := ReadManifest(dir)
+	// Planned again from the tree, as it was before the build (the manifest is read anew
+	// the same way): the start line and its environment.
+	plan, m, _, err := l.planBuild(dir)
 	if err != nil {
 		return nil, err
 	}
+	m.Start = plan.Start
 	vars, err := l.openEnv(ctx, rev)
 	if err != nil {
 		return nil, err
 	}
-	return l.start(ctx, rev, dir, m, vars, NewRedactor(vars))
+	return l.start(ctx, rev, dir, m, withPlanEnv(vars, plan), NewRedactor(vars))
 }
 
 // NapJob naps idle minScale-0 services: it looks a few times per ZONE_IDLE_AFTER, at least

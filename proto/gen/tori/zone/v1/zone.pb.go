@@ -45,6 +45,9 @@ const (
 	DeployStep_DEPLOY_STEP_ACTIVATED DeployStep = 6
 	// The zone collected a discarded revision.
 	DeployStep_DEPLOY_STEP_DISCARDED DeployStep = 7
+	// The zone decided how a source revision is built and started (`build` says how, `message`
+	// why); it comes after BUILD_STARTED and before the build runs.
+	DeployStep_DEPLOY_STEP_BUILD_DETECTED DeployStep = 8
 )
 
 // Enum value maps for DeployStep.
@@ -58,6 +61,7 @@ var (
 		5: "DEPLOY_STEP_FAILED",
 		6: "DEPLOY_STEP_ACTIVATED",
 		7: "DEPLOY_STEP_DISCARDED",
+		8: "DEPLOY_STEP_BUILD_DETECTED",
 	}
 	DeployStep_value = map[string]int32{
 		"DEPLOY_STEP_UNSPECIFIED":       0,
@@ -68,6 +72,7 @@ var (
 		"DEPLOY_STEP_FAILED":            5,
 		"DEPLOY_STEP_ACTIVATED":         6,
 		"DEPLOY_STEP_DISCARDED":         7,
+		"DEPLOY_STEP_BUILD_DETECTED":    8,
 	}
 )
 
@@ -395,6 +400,71 @@ func (x *DiscardRevision) GetAppId() string {
 	return ""
 }
 
+// How a source revision is built and started: what the zone detected in its tree (node,
+// python, go, procfile, or tori.json when only the manifest said), and the commands, with
+// tori.json's winning where it gives them.
+type BuildPlan struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Detected string                 `protobuf:"bytes,1,opt,name=detected,proto3" json:"detected,omitempty"`
+	// The build command line; empty when nothing is built.
+	Command string `protobuf:"bytes,2,opt,name=command,proto3" json:"command,omitempty"`
+	// The start command line.
+	Start         string `protobuf:"bytes,3,opt,name=start,proto3" json:"start,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BuildPlan) Reset() {
+	*x = BuildPlan{}
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BuildPlan) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BuildPlan) ProtoMessage() {}
+
+func (x *BuildPlan) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BuildPlan.ProtoReflect.Descriptor instead.
+func (*BuildPlan) Descriptor() ([]byte, []int) {
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *BuildPlan) GetDetected() string {
+	if x != nil {
+		return x.Detected
+	}
+	return ""
+}
+
+func (x *BuildPlan) GetCommand() string {
+	if x != nil {
+		return x.Command
+	}
+	return ""
+}
+
+func (x *BuildPlan) GetStart() string {
+	if x != nil {
+		return x.Start
+	}
+	return ""
+}
+
 // Routing key: zone.deploy.progressed. One step of one revision on one zone.
 type DeployProgress struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -404,17 +474,19 @@ type DeployProgress struct {
 	Step     DeployStep             `protobuf:"varint,4,opt,name=step,proto3,enum=tori.zone.v1.DeployStep" json:"step,omitempty"`
 	// Human-readable detail; for DEPLOY_STEP_FAILED the reason.
 	Message string `protobuf:"bytes,5,opt,name=message,proto3" json:"message,omitempty"`
-	// A machine code for failures (build_failed, release_failed, release_timeout,
-	// health_check_failed, image_runtime_unavailable, invalid_artifact).
-	Error         string                 `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
-	At            *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=at,proto3" json:"at,omitempty"`
+	// A machine code for failures (build_failed, build_timeout, invalid_source, release_failed,
+	// release_timeout, health_check_failed, image_runtime_unavailable, invalid_artifact).
+	Error string                 `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
+	At    *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=at,proto3" json:"at,omitempty"`
+	// For DEPLOY_STEP_BUILD_DETECTED: the plan.
+	Build         *BuildPlan `protobuf:"bytes,8,opt,name=build,proto3" json:"build,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DeployProgress) Reset() {
 	*x = DeployProgress{}
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[3]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -426,7 +498,7 @@ func (x *DeployProgress) String() string {
 func (*DeployProgress) ProtoMessage() {}
 
 func (x *DeployProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[3]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -439,7 +511,7 @@ func (x *DeployProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeployProgress.ProtoReflect.Descriptor instead.
 func (*DeployProgress) Descriptor() ([]byte, []int) {
-	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{3}
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *DeployProgress) GetDeployId() string {
@@ -491,6 +563,13 @@ func (x *DeployProgress) GetAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *DeployProgress) GetBuild() *BuildPlan {
+	if x != nil {
+		return x.Build
+	}
+	return nil
+}
+
 // Routing key: zone.app.napping / zone.app.woken. A service app scaled to zero (minScale 0)
 // or woke for a request.
 type AppScaleChanged struct {
@@ -505,7 +584,7 @@ type AppScaleChanged struct {
 
 func (x *AppScaleChanged) Reset() {
 	*x = AppScaleChanged{}
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[4]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -517,7 +596,7 @@ func (x *AppScaleChanged) String() string {
 func (*AppScaleChanged) ProtoMessage() {}
 
 func (x *AppScaleChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[4]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -530,7 +609,7 @@ func (x *AppScaleChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppScaleChanged.ProtoReflect.Descriptor instead.
 func (*AppScaleChanged) Descriptor() ([]byte, []int) {
-	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{4}
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *AppScaleChanged) GetAppId() string {
@@ -593,7 +672,11 @@ const file_tori_zone_v1_zone_proto_rawDesc = "" +
 	"\x04slug\x18\x03 \x01(\tR\x04slug\"E\n" +
 	"\x0fDiscardRevision\x12\x1b\n" +
 	"\tdeploy_id\x18\x01 \x01(\tR\bdeployId\x12\x15\n" +
-	"\x06app_id\x18\x02 \x01(\tR\x05appId\"\xe2\x01\n" +
+	"\x06app_id\x18\x02 \x01(\tR\x05appId\"W\n" +
+	"\tBuildPlan\x12\x1a\n" +
+	"\bdetected\x18\x01 \x01(\tR\bdetected\x12\x18\n" +
+	"\acommand\x18\x02 \x01(\tR\acommand\x12\x14\n" +
+	"\x05start\x18\x03 \x01(\tR\x05start\"\x91\x02\n" +
 	"\x0eDeployProgress\x12\x1b\n" +
 	"\tdeploy_id\x18\x01 \x01(\tR\bdeployId\x12\x15\n" +
 	"\x06app_id\x18\x02 \x01(\tR\x05appId\x12\x12\n" +
@@ -601,12 +684,13 @@ const file_tori_zone_v1_zone_proto_rawDesc = "" +
 	"\x04step\x18\x04 \x01(\x0e2\x18.tori.zone.v1.DeployStepR\x04step\x12\x18\n" +
 	"\amessage\x18\x05 \x01(\tR\amessage\x12\x14\n" +
 	"\x05error\x18\x06 \x01(\tR\x05error\x12*\n" +
-	"\x02at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x02at\"\x82\x01\n" +
+	"\x02at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12-\n" +
+	"\x05build\x18\b \x01(\v2\x17.tori.zone.v1.BuildPlanR\x05build\"\x82\x01\n" +
 	"\x0fAppScaleChanged\x12\x15\n" +
 	"\x06app_id\x18\x01 \x01(\tR\x05appId\x12\x12\n" +
 	"\x04zone\x18\x02 \x01(\tR\x04zone\x12\x18\n" +
 	"\anapping\x18\x03 \x01(\bR\anapping\x12*\n" +
-	"\x02at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x02at*\xf1\x01\n" +
+	"\x02at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x02at*\x91\x02\n" +
 	"\n" +
 	"DeployStep\x12\x1b\n" +
 	"\x17DEPLOY_STEP_UNSPECIFIED\x10\x00\x12\x1d\n" +
@@ -616,7 +700,8 @@ const file_tori_zone_v1_zone_proto_rawDesc = "" +
 	"\x11DEPLOY_STEP_READY\x10\x04\x12\x16\n" +
 	"\x12DEPLOY_STEP_FAILED\x10\x05\x12\x19\n" +
 	"\x15DEPLOY_STEP_ACTIVATED\x10\x06\x12\x19\n" +
-	"\x15DEPLOY_STEP_DISCARDED\x10\aB(Z&tori.dev/proto/gen/tori/zone/v1;zonev1b\x06proto3"
+	"\x15DEPLOY_STEP_DISCARDED\x10\a\x12\x1e\n" +
+	"\x1aDEPLOY_STEP_BUILD_DETECTED\x10\bB(Z&tori.dev/proto/gen/tori/zone/v1;zonev1b\x06proto3"
 
 var (
 	file_tori_zone_v1_zone_proto_rawDescOnce sync.Once
@@ -631,26 +716,28 @@ func file_tori_zone_v1_zone_proto_rawDescGZIP() []byte {
 }
 
 var file_tori_zone_v1_zone_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_tori_zone_v1_zone_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_tori_zone_v1_zone_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_tori_zone_v1_zone_proto_goTypes = []any{
 	(DeployStep)(0),               // 0: tori.zone.v1.DeployStep
 	(*StartRevision)(nil),         // 1: tori.zone.v1.StartRevision
 	(*ActivateRevision)(nil),      // 2: tori.zone.v1.ActivateRevision
 	(*DiscardRevision)(nil),       // 3: tori.zone.v1.DiscardRevision
-	(*DeployProgress)(nil),        // 4: tori.zone.v1.DeployProgress
-	(*AppScaleChanged)(nil),       // 5: tori.zone.v1.AppScaleChanged
-	(*timestamppb.Timestamp)(nil), // 6: google.protobuf.Timestamp
+	(*BuildPlan)(nil),             // 4: tori.zone.v1.BuildPlan
+	(*DeployProgress)(nil),        // 5: tori.zone.v1.DeployProgress
+	(*AppScaleChanged)(nil),       // 6: tori.zone.v1.AppScaleChanged
+	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
 }
 var file_tori_zone_v1_zone_proto_depIdxs = []int32{
-	6, // 0: tori.zone.v1.StartRevision.deadline:type_name -> google.protobuf.Timestamp
+	7, // 0: tori.zone.v1.StartRevision.deadline:type_name -> google.protobuf.Timestamp
 	0, // 1: tori.zone.v1.DeployProgress.step:type_name -> tori.zone.v1.DeployStep
-	6, // 2: tori.zone.v1.DeployProgress.at:type_name -> google.protobuf.Timestamp
-	6, // 3: tori.zone.v1.AppScaleChanged.at:type_name -> google.protobuf.Timestamp
-	4, // [4:4] is the sub-list for method output_type
-	4, // [4:4] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	7, // 2: tori.zone.v1.DeployProgress.at:type_name -> google.protobuf.Timestamp
+	4, // 3: tori.zone.v1.DeployProgress.build:type_name -> tori.zone.v1.BuildPlan
+	7, // 4: tori.zone.v1.AppScaleChanged.at:type_name -> google.protobuf.Timestamp
+	5, // [5:5] is the sub-list for method output_type
+	5, // [5:5] is the sub-list for method input_type
+	5, // [5:5] is the sub-list for extension type_name
+	5, // [5:5] is the sub-list for extension extendee
+	0, // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_tori_zone_v1_zone_proto_init() }
@@ -664,7 +751,7 @@ func file_tori_zone_v1_zone_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tori_zone_v1_zone_proto_rawDesc), len(file_tori_zone_v1_zone_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   5,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
