@@ -45,6 +45,8 @@ type Stack struct {
 	procs    map[string]*process
 	services []string
 	redirect map[string]string
+	// ObjectStore is the stack's S3 server, with its root credentials (objectstore.go).
+	ObjectStore testinfra.ObjectStore
 }
 
 // Start runs every built service and waits until each answers /healthz.
@@ -122,6 +124,10 @@ func Start(t testing.TB, opts Options) *Stack {
 			s.creds[name]["ZONE_POSTGRES_ADMIN_URL"] = testinfra.ZoneProvisionerURL(t)
 			// And the key its certificates are sealed with, also from that file.
 			s.creds[name]["ZONE_TLS_STORAGE_KEY"] = tlsStorageKey()
+			// And its own account and bucket in the object store (objectstore.go).
+			for k, v := range s.zoneObjectStore(t, env["ZONE_ID"]) {
+				s.creds[name][k] = v
+			}
 		}
 		s.services = append(s.services, name)
 		s.start(name)
