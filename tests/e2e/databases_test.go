@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"tori.dev/pkg/objectstore"
 	"tori.dev/pkg/testinfra"
 	"tori.dev/tests/e2e/harness"
 )
@@ -189,6 +192,8 @@ func TestSourceAppUsesItsDatabase(t *testing.T) {
 		"AUTH_LIMIT_PER_15MIN": "100000", "DATABASE_STATEMENT_TIMEOUT": "1s",
 		// Measured five times a second against a cap of 12 MB (an empty database is 7.5 MB).
 		"DATABASE_SIZE_CHECK_INTERVAL": "200ms", "ZONE_DATABASE_MAX_BYTES_OVERRIDE": "12000000",
+		// A dump's download URL works this long (5 minutes by default), so the test sees one die.
+		"ZONE_DUMP_URL_TTL": "2s",
 	}})
 	a := s.NewAccount(t, "db-app")
 	ready := func(slug string) string {
@@ -286,14 +291,46 @@ func TestSourceAppUsesItsDatabase(t *testing.T) {
 	for _, d := range dumps {
 		expectKeys(t, "dump", d, "id", "createdAt", "sizeBytes", "status")
 	}
-	dl := s.Get(t, "/api/apps/"+slug+"/database/dumps/"+dumps[0]["id"].(string)+"/download", a.Token)
-	if dl.Status != http.StatusOK || int64(len(dl.Body)) != int64(dumps[0]["sizeBytes"].(float64)) {
-		t.Fatalf("download: %d, %d bytes of %v", dl.Status, len(dl.Body), dumps[0]["sizeBytes"])
+	// Downloaded through a short-lived presigned URL of the zone's bucket the API redirects to.
+	download := "/api/apps/" + slug + "/database/dumps/" + dumps[0]["id"].(string) + "/download"
+	link, issued := dumpLink(t, s, download, a.Token), time.Now()
+	code, body := getWithoutCredentials(t, link)
+	if code != http.StatusOK || int64(len(body)) != int64(dumps[0]["sizeBytes"].(float64)) {
+		t.Fatalf("download: %d, %d bytes of %v", code, len(body), dumps[0]["sizeBytes"])
 	}
-	if rows := restoredNotes(t, dl.Body); rows != 2 {
+	if rows := restoredNotes(t, body); rows != 2 {
 		t.Fatalf("the restored dump holds %d notes, want 2", rows)
 	}
 	expectError(t, s.Get(t, "/api/apps/"+slug+"/database/dumps/"+uuid.NewString()+"/download", a.Token), http.StatusNotFound, "not found")
+	stranger := s.NewAccount(t, "db-stranger")
+	expectError(t, s.Get(t, download, stranger.Token), http.StatusNotFound, "not found")
+	// The dump is an object of the zone's own bucket, which another zone's credentials cannot
+	// read; nothing of it is under DATA_DIR.
+	databaseID := s.Get(t, "/api/apps/"+slug+"/database", a.Token).Map(t)["id"].(string)
+	key := "dumps/" + databaseID + "/" + dumps[0]["id"].(string) + ".dump"
+	zoneBucket := rootBucket(t, s, "tori-zone-local")
+	if info, err := zoneBucket.Head(context.Background(), key); err != nil || info.Size != int64(len(body)) {
+		t.Fatalf("the dump in the zone's bucket: %+v (%v)", info, err)
+	}
+	if _, err := otherZoneOn(t, s, "tori-zone-local").Head(context.Background(), key); !errors.Is(err, objectstore.ErrAccessDenied) {
+		t.Fatalf("another zone's credentials on the dump: %v", err)
+	}
+	if err := filepath.WalkDir(s.DataDir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(path, ".dump") {
+			t.Errorf("a dump under DATA_DIR: %s", path)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Past its lifetime (ZONE_DUMP_URL_TTL) the URL reads nothing; the API hands out another.
+	time.Sleep(time.Until(issued.Add(4 * time.Second)))
+	if code, _ := getWithoutCredentials(t, link); code != http.StatusForbidden {
+		t.Fatalf("an expired download URL: %d", code)
+	}
+	if code, _ := getWithoutCredentials(t, dumpLink(t, s, download, a.Token)); code != http.StatusOK {
+		t.Fatalf("a new download URL: %d", code)
+	}
 
 	// The dump restored into a database of its own: the same rows there, DATABASE_RESTORE_URL
 	// written; one restore at a time; deleting it takes the variable away.
@@ -350,6 +387,14 @@ func TestSourceAppUsesItsDatabase(t *testing.T) {
 	}
 	harness.Eventually(t, 60*time.Second, "the app's databases dropped", func() bool {
 		return !zoneHasDatabase(t, restoreDB) && !zoneHasDatabase(t, liveDB)
+	})
+	// And its dumps out of the zone's bucket.
+	harness.Eventually(t, 30*time.Second, "the app's dumps deleted", func() bool {
+		n := 0
+		if err := zoneBucket.List(context.Background(), "dumps/"+databaseID+"/", func(objectstore.Info) bool { n++; return true }); err != nil {
+			t.Fatal(err)
+		}
+		return n == 0
 	})
 }
 

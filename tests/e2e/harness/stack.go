@@ -57,6 +57,8 @@ type Stack struct {
 	Gateways []string
 	zones    []*Stack
 	extras   map[string]extraProcess
+	// ObjectStore is the stack's S3 server, with its root credentials (objectstore.go).
+	ObjectStore testinfra.ObjectStore
 }
 
 // extraProcess is a process beside the stack's own services (a second zone, a replica): the
@@ -138,7 +140,7 @@ func Start(t testing.TB, opts Options) *Stack {
 		// What bin/bootstrap does for make run, with a role of this test's own per service
 		// and the broker users scripts/test.sh makes once per run.
 		if name == "zoneagent" {
-			s.creds[name] = zoneCredentials(t, dbURL, env["ZONE_ID"])
+			s.creds[name] = s.zoneCredentials(t, dbURL, env["ZONE_ID"])
 		} else {
 			s.creds[name] = testinfra.ServiceCredentials(t, dbURL, name, env["ZONE_ID"])
 		}
@@ -163,11 +165,15 @@ func Start(t testing.TB, opts Options) *Stack {
 // zoneCredentials are what bin/bootstrap writes to a zone agent's file: its own database and
 // broker URLs, its provisioning role on the managed-database cluster, and the key its
 // certificates are sealed with.
-func zoneCredentials(t testing.TB, dbURL, zone string) map[string]string {
+func (s *Stack) zoneCredentials(t testing.TB, dbURL, zone string) map[string]string {
 	t.Helper()
 	creds := testinfra.ServiceCredentials(t, dbURL, "zoneagent", zone)
 	creds["ZONE_POSTGRES_ADMIN_URL"] = testinfra.ZoneProvisionerURL(t)
 	creds["ZONE_TLS_STORAGE_KEY"] = tlsStorageKey()
+	// And its own account and bucket in the object store (objectstore.go).
+	for k, v := range s.zoneObjectStore(t, zone) {
+		creds[k] = v
+	}
 	return creds
 }
 

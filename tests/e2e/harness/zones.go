@@ -45,7 +45,7 @@ func zoneProcess(zone string) string { return "zoneagent-" + zone }
 func (s *Stack) startSecondZone(t testing.TB, dbURL string) {
 	t.Helper()
 	name := zoneProcess(SecondZone)
-	own := zoneCredentials(t, dbURL, SecondZone)
+	own := s.zoneCredentials(t, dbURL, SecondZone)
 	pooler := testinfra.FreeAddr(t)
 	for k, v := range map[string]string{
 		"ZONE_ID":            SecondZone,

@@ -1,7 +1,8 @@
 package zonebus
 
 // Managed databases (database.proto). The commands come from the databases service, the
-// events from the zone, and the credentials question is asked by the apps service alone.
+// events from the zone; the credentials question is asked by the apps service alone, the
+// dump URL and dump deletion questions by the databases service alone.
 const (
 	CommandDatabaseCreate = "database_create" // zonev1.CreateDatabase
 	CommandDatabaseDrop   = "database_drop"   // zonev1.DropDatabase
@@ -31,4 +32,16 @@ const (
 // (zonev1.DatabaseCredentialsRequest → DatabaseCredentialsReply).
 func DatabaseCredentialsQueue(zone string) string {
 	return "zoneagent." + zone + ".rpc.database_credentials"
+}
+
+// DumpURLQueue is zone's request queue for a short-lived download URL of one dump
+// (zonev1.DumpURLRequest → DumpURLReply), asked by the databases service alone.
+func DumpURLQueue(zone string) string {
+	return "zoneagent." + zone + ".rpc.dump_url"
+}
+
+// DeleteDumpsQueue is zone's request queue to delete pruned dumps from its bucket
+// (zonev1.DeleteDumpsRequest → DeleteDumpsReply), asked by the databases service alone.
+func DeleteDumpsQueue(zone string) string {
+	return "zoneagent." + zone + ".rpc.dump_delete"
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"tori.dev/pkg/lifecycle"
@@ -15,7 +14,6 @@ import (
 	"tori.dev/services/databases/internal/busapi"
 	"tori.dev/services/databases/internal/config"
 	"tori.dev/services/databases/internal/httpapi"
-	"tori.dev/services/databases/internal/objects"
 	"tori.dev/services/databases/internal/store"
 )
 
@@ -37,7 +35,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		dbs := app.NewDatabases(st,
 			busapi.AppsLookup{Client: appsbus.AppClient{Bus: p.Bus, Timeout: cfg.AppLookupTimeout}},
 			busapi.BillingPlans{Client: billingbus.PlanClient{Bus: p.Bus, Timeout: cfg.PlanLookupTimeout}},
-			objects.Store{Root: filepath.Join(cfg.DataDir, "objects")},
+			busapi.ZoneDumps{Bus: p.Bus, Timeout: cfg.ZoneRequestTimeout},
 			clock, p.Log)
 		dbs.DumpHour = cfg.DumpHour
 		web := httpapi.New(httpapi.Deps{Databases: dbs, SigningKey: []byte(cfg.SigningKey), Identity: p.Health, Log: p.Log})

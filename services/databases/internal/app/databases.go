@@ -16,7 +16,7 @@ type Databases struct {
 	store   Store
 	apps    AppSource
 	plans   PlanSource
-	objects Objects
+	objects DumpObjects
 	now     func() time.Time
 	log     *slog.Logger
 	// DumpHour is the hour (UTC) the nightly dumps start (DATABASE_DUMP_HOUR).
@@ -24,7 +24,7 @@ type Databases struct {
 }
 
 // NewDatabases builds the use cases.
-func NewDatabases(store Store, apps AppSource, plans PlanSource, objects Objects, now func() time.Time, log *slog.Logger) *Databases {
+func NewDatabases(store Store, apps AppSource, plans PlanSource, objects DumpObjects, now func() time.Time, log *slog.Logger) *Databases {
 	return &Databases{store: store, apps: apps, plans: plans, objects: objects, now: now, log: log}
 }
 

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"io"
 	"time"
 
 	"github.com/google/uuid"
@@ -13,11 +12,15 @@ import (
 	"tori.dev/services/databases/internal/database"
 )
 
-// Objects is object storage as the dumps need it.
-type Objects interface {
-	Open(key string) (io.ReadCloser, int64, error)
-	Remove(key string) error
-	RemoveDatabase(databaseID string) error
+// DumpObjects are the dumps in their zone's bucket, reached through the zone: this service
+// holds no object-store credentials (docs/conventions.md, "Dump objects").
+type DumpObjects interface {
+	// DownloadURL is a short-lived URL that downloads the dump without credentials;
+	// database.ErrNotFound when the zone has no such object, database.ErrZoneUnavailable
+	// when it does not answer.
+	DownloadURL(ctx context.Context, zone, databaseID, dumpID string) (string, error)
+	// Delete removes dumps from the zone's bucket; what is gone already counts as done.
+	Delete(ctx context.Context, zone, databaseID string, dumpIDs []string) error
 }
 
 // Candidate is a database the nightly job may dump, with its newest dump's time.
@@ -97,27 +100,28 @@ func (s *Databases) ListDumps(ctx context.Context, accountID, slug string) ([]da
 	return s.store.Dumps(ctx, d.ID)
 }
 
-// OpenDump opens a succeeded dump of the app's database for download.
-func (s *Databases) OpenDump(ctx context.Context, accountID, slug, dumpID string) (io.ReadCloser, int64, error) {
+// DumpURL is a short-lived URL that downloads a succeeded dump of the app's database from
+// its zone's bucket. Only the owner's account gets one: another's dump is ErrNotFound.
+func (s *Databases) DumpURL(ctx context.Context, accountID, slug, dumpID string) (string, error) {
 	a, err := s.app(ctx, accountID, slug)
 	if err != nil {
-		return nil, 0, err
+		return "", err
 	}
-	if _, err := uuid.Parse(dumpID); err != nil {
-		return nil, 0, database.ErrNotFound
+	if id, err := uuid.Parse(dumpID); err != nil || id.String() != dumpID {
+		return "", database.ErrNotFound
 	}
 	d, err := s.store.ByApp(ctx, a.ID)
 	if err != nil {
-		return nil, 0, err
+		return "", err
 	}
 	dump, err := s.store.Dump(ctx, dumpID)
 	if err != nil {
-		return nil, 0, err
+		return "", err
 	}
 	if dump.DatabaseID != d.ID || dump.Status != database.DumpSucceeded {
-		return nil, 0, database.ErrNotFound
+		return "", database.ErrNotFound
 	}
-	return s.objects.Open(dump.ObjectKey)
+	return s.objects.DownloadURL(ctx, d.Zone, d.ID, dump.ID)
 }
 
 // DumpReported records a zone's dump report and prunes the database's dumps, in tx.
@@ -152,12 +156,18 @@ func (s *Databases) DumpReported(ctx context.Context, tx Tx, zone, dumpID string
 		return nil
 	}
 	ids := make([]string, 0, len(gone))
+	var objects []string
 	for _, g := range gone {
 		ids = append(ids, g.ID)
 		if g.Status == database.DumpSucceeded {
-			if err := s.objects.Remove(g.ObjectKey); err != nil {
-				return err
-			}
+			objects = append(objects, g.ID)
+		}
+	}
+	// The zone deletes the objects before the records go: if this transaction fails, the
+	// report comes again and the zone's delete, done already, succeeds again.
+	if len(objects) > 0 {
+		if err := s.objects.Delete(ctx, zone, d.ID, objects); err != nil {
+			return err
 		}
 	}
 	s.log.InfoContext(ctx, "dumps pruned", "database_id", d.ID, "count", len(ids))

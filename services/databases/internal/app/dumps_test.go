@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"sort"
 	"testing"
@@ -107,19 +106,24 @@ func (m *memory) Publish(_ context.Context, key string, msg proto.Message) error
 	}
 	return nil
 }
-func (m *memory) Open(string) (io.ReadCloser, int64, error) { return nil, 0, database.ErrNotFound }
-func (m *memory) RemoveDatabase(string) error               { return nil }
 
-// objectsOf records removed keys in m.
+// objectsOf records in m the dumps the zone was asked to delete, as "zone/database/dump"
+// (the zone's side runs against the real S3 server in the zone agent's tests).
 type objectsOf struct{ m *memory }
 
-func (o objectsOf) Open(key string) (io.ReadCloser, int64, error) { return o.m.Open(key) }
-func (o objectsOf) Remove(key string) error                       { o.m.removed = append(o.m.removed, key); return nil }
-func (o objectsOf) RemoveDatabase(id string) error                { return o.m.RemoveDatabase(id) }
+func (o objectsOf) DownloadURL(context.Context, string, string, string) (string, error) {
+	return "", database.ErrNotFound
+}
+func (o objectsOf) Delete(_ context.Context, zone, databaseID string, dumpIDs []string) error {
+	for _, id := range dumpIDs {
+		o.m.removed = append(o.m.removed, zone+"/"+databaseID+"/"+id)
+	}
+	return nil
+}
 
 // Nine nights on a clock the test moves: one dump a night from 03:00 UTC and none before,
 // the fifth failing; seven good dumps kept, the failed one listed, and the oldest good one
-// gone with its file.
+// gone with its object.
 func TestNightlyDumpsKeepSevenGood(t *testing.T) {
 	m := &memory{dbs: map[string]database.Database{}, dumps: map[string]database.Dump{}}
 	db := database.Database{ID: "01000000-0000-7000-8000-000000000001", AppID: "a", Zone: "local", Name: "db_x", Status: database.StatusReady}
@@ -160,8 +164,9 @@ func TestNightlyDumpsKeepSevenGood(t *testing.T) {
 	if good != 7 || failed != 1 {
 		t.Fatalf("%d good and %d failed dumps kept, want 7 and 1", good, failed)
 	}
-	// Eight good dumps: night 1's went, with its file (night 5's failure counted for nothing).
-	if len(m.removed) != 1 || m.removed[0] != m.commands[0].GetObjectKey() {
+	// Eight good dumps: night 1's went, its object deleted by its zone (night 5's failure
+	// counted for nothing).
+	if len(m.removed) != 1 || m.removed[0] != "local/"+db.ID+"/"+m.commands[0].GetDumpId() {
 		t.Fatalf("removed %v", m.removed)
 	}
 	// A report from another zone, or a second report, changes nothing.

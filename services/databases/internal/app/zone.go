@@ -109,12 +109,9 @@ func (s *Databases) ZoneReported(ctx context.Context, tx Tx, r ZoneReport) error
 		if d.Status != database.StatusDeleting {
 			return nil
 		}
-		// Its dumps go with it (their records by the foreign key), and so do the records of
-		// its restores, whose databases the zone was told to drop with it: their variables
-		// go now.
-		if err := s.objects.RemoveDatabase(d.ID); err != nil {
-			return err
-		}
+		// Its dumps go with it: the zone deleted their objects before it reported the drop,
+		// and their records go by the foreign key. So do the records of its restores, whose
+		// databases the zone was told to drop with it: their variables go now.
 		restores, err := tx.Restores(ctx, d.ID)
 		if err != nil {
 			return err

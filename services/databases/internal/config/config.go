@@ -26,8 +26,10 @@ type Config struct {
 	AppLookupTimeout time.Duration `env:"DATABASES_APP_LOOKUP_TIMEOUT, default=2s"`
 	// PlanLookupTimeout bounds asking billing for the account's plan on a create.
 	PlanLookupTimeout time.Duration `env:"DATABASES_PLAN_LOOKUP_TIMEOUT, default=2s"`
-	// DataDir holds object storage (DATA_DIR/objects), where the zones write dumps.
-	DataDir string `env:"DATA_DIR, default=./var"`
+	// ZoneRequestTimeout bounds asking a database's zone for a dump's download URL or to
+	// delete pruned dumps (the dumps live in the zone's bucket; this service holds no
+	// object-store credentials).
+	ZoneRequestTimeout time.Duration `env:"DATABASES_ZONE_REQUEST_TIMEOUT, default=5s"`
 	// DumpHour is the hour (UTC) the nightly dumps start.
 	DumpHour int `env:"DATABASE_DUMP_HOUR, default=3"`
 	// DumpCheckInterval is how often the nightly job looks for databases due for their dump.
@@ -57,6 +59,7 @@ func (c *Config) Validate() error {
 	}{
 		{"DATABASES_APP_LOOKUP_TIMEOUT", c.AppLookupTimeout},
 		{"DATABASES_PLAN_LOOKUP_TIMEOUT", c.PlanLookupTimeout},
+		{"DATABASES_ZONE_REQUEST_TIMEOUT", c.ZoneRequestTimeout},
 		{"DATABASES_SHUTDOWN_TIMEOUT", c.ShutdownTimeout},
 		{"DATABASES_DUMP_CHECK_INTERVAL", c.DumpCheckInterval},
 		{"DATABASES_ROTATION_CHECK_INTERVAL", c.RotationCheckInterval},
@@ -67,9 +70,6 @@ func (c *Config) Validate() error {
 	}
 	if c.DumpHour < 0 || c.DumpHour > 23 {
 		errs = append(errs, fmt.Errorf("DATABASE_DUMP_HOUR must be an hour from 0 to 23, not %d", c.DumpHour))
-	}
-	if c.DataDir == "" {
-		errs = append(errs, errors.New("DATA_DIR must not be empty"))
 	}
 	if err := c.BusConfig().Validate(); err != nil {
 		errs = append(errs, err)

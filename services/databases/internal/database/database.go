@@ -149,6 +149,8 @@ var (
 	ErrTransition = errors.New("invalid status transition")
 	// ErrAppUnavailable: the apps service could not say whose app it is.
 	ErrAppUnavailable = errors.New("apps service unavailable")
+	// ErrZoneUnavailable: the database's zone did not answer about its dumps.
+	ErrZoneUnavailable = errors.New("zone unavailable")
 	// ErrPlanUnavailable: billing could not give the account's plan.
 	ErrPlanUnavailable = errors.New("plan unavailable")
 )

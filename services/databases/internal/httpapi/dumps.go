@@ -45,16 +45,16 @@ func (h *databaseHandler) takeDump(c *fiber.Ctx) error {
 	return c.Status(http.StatusAccepted).JSON(dumpToJSON(d))
 }
 
-// download serves GET /api/apps/{slug}/database/dumps/{id}/download: the dump in pg_dump's
-// custom format, streamed.
+// download serves GET /api/apps/{slug}/database/dumps/{id}/download: a 307 to a short-lived
+// presigned URL of the dump in its zone's bucket, which streams it (pg_dump's custom format)
+// straight from the object store (docs/conventions.md, "Dump objects"). The URL is the
+// caller's alone, so nothing may cache the answer.
 func (h *databaseHandler) download(c *fiber.Ctx) error {
 	slug, id := c.Params("slug"), strings.ToLower(c.Params("id"))
-	body, size, err := h.dbs.OpenDump(c.UserContext(), callerid.From(c).AccountID, slug, id)
+	u, err := h.dbs.DumpURL(c.UserContext(), callerid.From(c).AccountID, slug, id)
 	if err != nil {
 		return toHTTP(err)
 	}
-	c.Set(fiber.HeaderContentType, "application/octet-stream")
-	c.Set(fiber.HeaderContentDisposition, `attachment; filename="`+slug+"-"+id+`.dump"`)
-	// Fiber closes body once it is sent.
-	return c.SendStream(body, int(size))
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.Redirect(u, http.StatusTemporaryRedirect)
 }

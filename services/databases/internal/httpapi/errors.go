@@ -38,6 +38,9 @@ func toHTTP(err error) error {
 	case errors.Is(err, database.ErrAppUnavailable):
 		return httperror.New(http.StatusServiceUnavailable, "service_unavailable").
 			WithMessage("the app could not be looked up; try again shortly")
+	case errors.Is(err, database.ErrZoneUnavailable):
+		return httperror.New(http.StatusServiceUnavailable, "service_unavailable").
+			WithMessage("the database's zone did not answer; try again shortly")
 	case errors.Is(err, database.ErrPlanUnavailable):
 		// The plan decides the limits, and nothing guesses them (docs/conventions.md).
 		return httperror.New(http.StatusServiceUnavailable, "service_unavailable").

@@ -24,6 +24,7 @@ func TestErrorsMapToTheContract(t *testing.T) {
 		{fmt.Errorf("x: %w", database.ErrTransition), 409, "invalid_state"},
 		{fmt.Errorf("%w: down", database.ErrAppUnavailable), 503, "service_unavailable"},
 		{fmt.Errorf("%w: down", database.ErrPlanUnavailable), 503, "service_unavailable"},
+		{fmt.Errorf("%w: silent", database.ErrZoneUnavailable), 503, "service_unavailable"},
 	} {
 		he, ok := httperror.From(toHTTP(tc.err))
 		if !ok {

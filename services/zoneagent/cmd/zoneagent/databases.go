@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"tori.dev/pkg/lifecycle"
+	"tori.dev/pkg/objectstore"
 	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/config"
 	"tori.dev/services/zoneagent/internal/managed"
@@ -64,8 +65,27 @@ func managedDatabases(cfg config.Config, st app.Store, log *slog.Logger) (*app.D
 	dbs.Cluster = cluster
 	dbs.Pooler = p
 	dbs.Sizes = sizeWatch{cluster, p}
-	dbs.Dumps = managed.Dumper{Bin: cfg.PgDump, RestoreBin: cfg.PgRestore, AdminURL: cfg.PostgresAdminURL, Objects: cfg.Objects()}
+	dumps, err := dumper(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	dbs.Dumps = dumps
 	return dbs, p, nil
+}
+
+// dumper keeps the zone's dumps in its own bucket, with its own credentials; download URLs
+// name the store's public address.
+func dumper(cfg config.Config) (managed.Dumper, error) {
+	bucket, err := objectstore.New(cfg.ObjectStoreConfig())
+	if err != nil {
+		return managed.Dumper{}, err
+	}
+	presigner, err := objectstore.New(cfg.DumpPresignConfig())
+	if err != nil {
+		return managed.Dumper{}, err
+	}
+	return managed.Dumper{Bin: cfg.PgDump, RestoreBin: cfg.PgRestore, AdminURL: cfg.PostgresAdminURL,
+		Bucket: bucket, Presigner: presigner, URLLifetime: cfg.DumpURLLifetime}, nil
 }
 
 // databaseCeilings is the hard ceiling under every database's cap (managed/ceiling.go): it

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +22,7 @@ import (
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/bus/brokeradmin"
 	pkgconfig "tori.dev/pkg/config"
+	"tori.dev/pkg/objectstore"
 	"tori.dev/pkg/testinfra"
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
 	zonebus "tori.dev/proto/tori/zone/v1"
@@ -51,6 +54,31 @@ func publishAs(t *testing.T, ns, principal, key string, msg proto.Message) {
 	}
 }
 
+// withZoneBucket adds to env the zone's own account and bucket on an S3 server of the test's
+// own, as bin/bootstrap writes them to the agent's file (managed databases keep their dumps
+// there), and returns env and the zone's store.
+func withZoneBucket(t *testing.T, env map[string]string) (map[string]string, *objectstore.Store) {
+	t.Helper()
+	creds := testinfra.StartObjectStore(t).ZoneObjectStoreEnv(t, "local")
+	for k, v := range creds {
+		env[k] = v
+	}
+	bucket, err := objectstore.New(objectstore.Config{URL: creds["OBJECT_STORE_URL"], AccessKey: creds["ZONEAGENT_OBJECT_STORE_ACCESS_KEY"],
+		SecretKey: creds["ZONEAGENT_OBJECT_STORE_SECRET_KEY"], Bucket: creds["ZONEAGENT_OBJECT_STORE_BUCKET"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env, bucket
+}
+
+// withZoneStoreEnv is env with the zone's own bucket (withZoneBucket), for a test that does
+// not look into the bucket itself.
+func withZoneStoreEnv(t *testing.T, env map[string]string) map[string]string {
+	t.Helper()
+	env, _ = withZoneBucket(t, env)
+	return env
+}
+
 // outboxHas reports whether the zone's outbox holds a published event of key for databaseID.
 func outboxHas(t *testing.T, z *testinfra.Running, key, databaseID string) bool {
 	t.Helper()
@@ -62,15 +90,13 @@ func outboxHas(t *testing.T, z *testinfra.Running, key, databaseID string) bool 
 // it away. Both are reported as the zone's events.
 func TestZoneProvisionsADatabase(t *testing.T) {
 	poolerAddr := testinfra.FreeAddr(t)
-	z := testinfra.Service{
-		Name: "zoneagent", Serve: serve, AddrVar: "ZONEAGENT_ADDR", ReadyPath: "/readyz",
-		Env: map[string]string{
-			"EDGE_TLS_ADDR": "off", // the edge's HTTPS is edge_tls_test.go's
-			"EDGE_ADDR":     testinfra.FreeAddr(t), "ZONE_APPS_DIR": t.TempDir(), "APPS_DOMAIN": "apps.test",
-			"ZONE_POSTGRES_ADMIN_URL": testinfra.ZoneProvisionerURL(t), "ZONE_POOLER_ADDR": poolerAddr,
-			"DATABASE_STATEMENT_TIMEOUT": "500ms",
-		},
-	}.Start(t)
+	env, bucket := withZoneBucket(t, map[string]string{
+		"EDGE_TLS_ADDR": "off", // the edge's HTTPS is edge_tls_test.go's
+		"EDGE_ADDR":     testinfra.FreeAddr(t), "ZONE_APPS_DIR": t.TempDir(), "APPS_DOMAIN": "apps.test",
+		"ZONE_POSTGRES_ADMIN_URL": testinfra.ZoneProvisionerURL(t), "ZONE_POOLER_ADDR": poolerAddr,
+		"DATABASE_STATEMENT_TIMEOUT": "500ms",
+	})
+	z := testinfra.Service{Name: "zoneagent", Serve: serve, AddrVar: "ZONEAGENT_ADDR", ReadyPath: "/readyz", Env: env}.Start(t)
 	ns := z.Env["BUS_NAMESPACE"]
 	id, app := uuid.NewString(), uuid.NewString()
 	name, _ := busapi.DatabaseName(id)
@@ -123,7 +149,8 @@ func TestZoneProvisionsADatabase(t *testing.T) {
 		t.Fatalf("credentials of an unknown database: %v", err)
 	}
 
-	// A dump in pg_dump's custom format lands in object storage, readable by pg_restore.
+	// A dump in pg_dump's custom format lands in the zone's bucket, readable by pg_restore,
+	// downloaded through the URL only the databases service may ask for.
 	dumpID := uuid.NewString()
 	key := "dumps/" + id + "/" + dumpID + ".dump"
 	publishAs(t, ns, bus.PrincipalDatabases, zonebus.CommandKey("local", zonebus.CommandDatabaseDump),
@@ -133,13 +160,64 @@ func TestZoneProvisionsADatabase(t *testing.T) {
 		b, ok := outboxBody(t, z, zonebus.KeyDatabaseDumped)
 		return ok && proto.Unmarshal(b, &dumped) == nil && dumped.GetDumpId() == dumpID
 	})
-	file := filepath.Join(z.Env["DATA_DIR"], "objects", key)
-	fi, err := os.Stat(file)
-	if !dumped.GetOk() || err != nil || fi.Size() != dumped.GetSizeBytes() {
-		t.Fatalf("dump %v, file %v", &dumped, err)
+	info, err := bucket.Head(ctx, key)
+	if !dumped.GetOk() || err != nil || info.Size != dumped.GetSizeBytes() {
+		t.Fatalf("dump %v, object %+v (%v)", &dumped, info, err)
+	}
+	if _, err := os.Stat(filepath.Join(z.Env["DATA_DIR"], "objects")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the dump touched DATA_DIR/objects: %v", err)
+	}
+	databases := testinfra.DialBus(t, cfg.WithURL(testinfra.ServiceAMQPURL(t, bus.PrincipalDatabases)), nil)
+	var link zonev1.DumpURLReply
+	if err := databases.Request(ctx, zonebus.DumpURLQueue("local"), &zonev1.DumpURLRequest{DatabaseId: id, DumpId: dumpID}, &link); err != nil {
+		t.Fatal(err)
+	}
+	if left := time.Until(link.GetExpiresAt().AsTime()); left <= 0 || left > 5*time.Minute {
+		t.Fatalf("the URL expires in %v, want within ZONE_DUMP_URL_TTL (5m)", left)
+	}
+	file := filepath.Join(t.TempDir(), "app.dump")
+	resp, err := http.Get(link.GetUrl())
+	if err != nil {
+		t.Fatal(err)
+	}
+	downloaded, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || int64(len(downloaded)) != dumped.GetSizeBytes() {
+		t.Fatalf("download: %d, %d bytes of %d", resp.StatusCode, len(downloaded), dumped.GetSizeBytes())
+	}
+	if err := os.WriteFile(file, downloaded, 0o600); err != nil {
+		t.Fatal(err)
 	}
 	if out, err := exec.Command("pg_restore", "--list", file).CombinedOutput(); err != nil || !strings.Contains(string(out), "TABLE DATA public notes") {
 		t.Fatalf("pg_restore --list: %v\n%s", err, out)
+	}
+	// Asked by anyone but the databases service: forbidden; a dump not there: not_found.
+	var taken zonev1.DumpURLReply
+	err = apps.Request(ctx, zonebus.DumpURLQueue("local"), &zonev1.DumpURLRequest{DatabaseId: id, DumpId: dumpID}, &taken)
+	if re, ok := err.(*bus.RemoteError); !ok || re.Code != "forbidden" || taken.GetUrl() != "" {
+		t.Fatalf("a dump URL asked by apps: %v", err)
+	}
+	err = databases.Request(ctx, zonebus.DumpURLQueue("local"), &zonev1.DumpURLRequest{DatabaseId: id, DumpId: uuid.NewString()}, &taken)
+	if re, ok := err.(*bus.RemoteError); !ok || re.Code != "not_found" {
+		t.Fatalf("the URL of a dump not there: %v", err)
+	}
+	var refused zonev1.DeleteDumpsReply
+	err = deploys.Request(ctx, zonebus.DeleteDumpsQueue("local"), &zonev1.DeleteDumpsRequest{DatabaseId: id, DumpIds: []string{dumpID}}, &refused)
+	if re, ok := err.(*bus.RemoteError); !ok || re.Code != "forbidden" {
+		t.Fatalf("dumps deleted at deploys' request: %v", err)
+	}
+	// A pruned dump leaves the bucket when the databases service says so (this one is put
+	// there by the test, so the restore below still has the real one).
+	prunedID := uuid.NewString()
+	if _, err := bucket.Put(ctx, "dumps/"+id+"/"+prunedID+".dump", strings.NewReader("an older dump"), -1, ""); err != nil {
+		t.Fatal(err)
+	}
+	var deleted zonev1.DeleteDumpsReply
+	if err := databases.Request(ctx, zonebus.DeleteDumpsQueue("local"), &zonev1.DeleteDumpsRequest{DatabaseId: id, DumpIds: []string{prunedID}}, &deleted); err != nil || deleted.GetDeleted() != 1 {
+		t.Fatalf("delete the pruned dump: %d (%v)", deleted.GetDeleted(), err)
+	}
+	if _, err := bucket.Head(ctx, "dumps/"+id+"/"+prunedID+".dump"); !errors.Is(err, objectstore.ErrNotFound) {
+		t.Fatalf("the pruned dump: %v", err)
 	}
 
 	// Restored into a database of its own, reached through the pooler with its own
@@ -175,6 +253,10 @@ func TestZoneProvisionsADatabase(t *testing.T) {
 	publishAs(t, ns, bus.PrincipalDatabases, zonebus.CommandKey("local", zonebus.CommandDatabaseDrop),
 		&zonev1.DropDatabase{DatabaseId: id, AppId: app, Name: name})
 	testinfra.Eventually(t, 30*time.Second, "zone.database.dropped", func() bool { return outboxHas(t, z, zonebus.KeyDatabaseDropped, id) })
+	// Its dumps went with it, before it was reported dropped.
+	if _, err := bucket.Head(ctx, key); !errors.Is(err, objectstore.ErrNotFound) {
+		t.Fatalf("a dropped database's dump: %v", err)
+	}
 	if c, err := pgx.Connect(ctx, url); err == nil {
 		err = c.Ping(ctx)
 		c.Close(ctx)
@@ -191,12 +273,12 @@ func TestZoneDatabaseSizeCap(t *testing.T) {
 	poolerAddr := testinfra.FreeAddr(t)
 	z := testinfra.Service{
 		Name: "zoneagent", Serve: serve, AddrVar: "ZONEAGENT_ADDR", ReadyPath: "/readyz",
-		Env: map[string]string{
+		Env: withZoneStoreEnv(t, map[string]string{
 			"EDGE_TLS_ADDR": "off", // the edge's HTTPS is edge_tls_test.go's
 			"EDGE_ADDR":     testinfra.FreeAddr(t), "ZONE_APPS_DIR": t.TempDir(), "APPS_DOMAIN": "apps.test",
 			"ZONE_POSTGRES_ADMIN_URL": testinfra.ZoneProvisionerURL(t), "ZONE_POOLER_ADDR": poolerAddr,
 			"DATABASE_SIZE_CHECK_INTERVAL": "200ms", "ZONE_DATABASE_MAX_BYTES_OVERRIDE": "12000000",
-		},
+		}),
 	}.Start(t)
 	ns := z.Env["BUS_NAMESPACE"]
 	id, app := uuid.NewString(), uuid.NewString()

@@ -70,6 +70,10 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		}
 		// Only the apps service, which writes DATABASE_URL, learns a database's password.
 		p.Respond("database credentials", zonebus.DatabaseCredentialsQueue(cfg.Zone), bus.OnlyFrom(bus.Is(bus.PrincipalApps), busapi.DatabaseCredentials(dbs)))
+		// Only the databases service, which checked whose the dump is, asks for its URL or
+		// has pruned dumps deleted.
+		p.Respond("dump URL", zonebus.DumpURLQueue(cfg.Zone), bus.OnlyFrom(bus.Is(bus.PrincipalDatabases), busapi.DumpURL(dbs)))
+		p.Respond("dump deletion", zonebus.DeleteDumpsQueue(cfg.Zone), bus.OnlyFrom(bus.Is(bus.PrincipalDatabases), busapi.DeleteDumps(dbs)))
 		p.Go("agent", agent.Run)
 		p.Every(agent.PollJob())
 		p.Go("log batches", logBatches.Run)

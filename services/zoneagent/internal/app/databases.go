@@ -69,17 +69,23 @@ type Databases struct {
 	Store       Store
 	Sizes       SizeWatch
 	CapOverride int64
-	// Dumps writes a database's dump into object storage.
+	// Dumps writes a database's dumps into the zone's bucket, hands out their download URLs
+	// and deletes them (dumps.go).
 	Dumps DatabaseDumper
 	// OtherLogin is the login a rotation moves to from current (managed.OtherLogin).
 	OtherLogin func(name, current string) string
 }
 
-// DatabaseDumper dumps a database (pg_dump's custom format) to an object key, and restores
-// such a dump into a database.
+// DatabaseDumper dumps a database (pg_dump's custom format) to an object key in the zone's
+// bucket, restores such a dump into a database, makes a dump's download URL and deletes
+// dumps (managed.Dumper).
 type DatabaseDumper interface {
 	Dump(ctx context.Context, name, login, password, key string) (int64, error)
 	Restore(ctx context.Context, name, password, key string) error
+	Exists(ctx context.Context, key string) (bool, error)
+	DownloadURL(ctx context.Context, key string) (string, time.Duration, error)
+	Delete(ctx context.Context, keys []string) (int, error)
+	DeleteDatabase(ctx context.Context, databaseID string) (int, error)
 }
 
 // Restore makes database name (a new one, as for a create) from the dump at key and reports
@@ -186,6 +192,17 @@ func (d *Databases) Drop(ctx context.Context, tx Tx, databaseID, appID, name str
 		}
 		if err := d.Cluster.Drop(ctx, name); err != nil {
 			return fmt.Errorf("drop database %s: %w", databaseID, err)
+		}
+	}
+	// Its dumps go with it, before it is reported dropped: a failure here is retried with
+	// the command, and the databases service forgets the dumps only after the report.
+	if d.Dumps != nil {
+		n, err := d.Dumps.DeleteDatabase(ctx, databaseID)
+		if err != nil {
+			return fmt.Errorf("delete the dumps of database %s: %w", databaseID, err)
+		}
+		if n > 0 {
+			d.Log.InfoContext(ctx, "database dumps deleted", "database_id", databaseID, "count", n)
 		}
 	}
 	d.Log.InfoContext(ctx, "database dropped", "database_id", databaseID, "app_id", appID)

@@ -75,6 +75,7 @@ type Config struct {
 	bus.Config
 	ManagedDatabases
 	EdgeTLS
+	ZoneObjectStore
 }
 
 var zoneRe = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)

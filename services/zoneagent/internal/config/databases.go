@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"tori.dev/pkg/objectstore"
 )
 
 // ManagedDatabases are the zone's managed-database settings (decisions.md, "Managed
@@ -49,6 +51,21 @@ type ManagedDatabases struct {
 	// PgDump is the pg_dump binary the zone dumps databases with.
 	PgDump    string `env:"ZONE_PG_DUMP, default=pg_dump"`
 	PgRestore string `env:"ZONE_PG_RESTORE, default=pg_restore"`
+	// Dumps live in the zone's bucket (ZoneObjectStore). DumpURLLifetime is how long a
+	// customer's download URL of one works; ObjectStorePublicURL is the store as a customer
+	// reaches it (the URL's host), empty: OBJECT_STORE_URL.
+	DumpURLLifetime      time.Duration `env:"ZONE_DUMP_URL_TTL, default=5m"`
+	ObjectStorePublicURL string        `env:"OBJECT_STORE_PUBLIC_URL"`
+}
+
+// DumpPresignConfig is the zone's bucket as a customer's download URL names it: its own
+// credentials, the store's public address.
+func (c *Config) DumpPresignConfig() objectstore.Config {
+	cfg := c.ObjectStoreConfig()
+	if c.ObjectStorePublicURL != "" {
+		cfg.URL = c.ObjectStorePublicURL
+	}
+	return cfg
 }
 
 // Enabled reports whether the zone hosts managed databases.
@@ -100,6 +117,15 @@ func (c *Config) validateDatabases() error {
 	}
 	if c.StatementCheckInterval <= 0 || c.IdleInTransactionTimeout < time.Second {
 		errs = append(errs, errors.New("DATABASE_STATEMENT_CHECK_INTERVAL must be positive and DATABASE_IDLE_IN_TRANSACTION_TIMEOUT at least 1s"))
+	}
+	// Dumps are written to the zone's bucket: no bucket, no managed databases.
+	if err := c.ZoneObjectStore.validate(); err != nil {
+		errs = append(errs, err)
+	} else if _, err := objectstore.New(c.DumpPresignConfig()); err != nil {
+		errs = append(errs, errors.New("OBJECT_STORE_PUBLIC_URL must be http(s)://host[:port]"))
+	}
+	if c.DumpURLLifetime < time.Second || c.DumpURLLifetime > objectstore.MaxPresignLifetime {
+		errs = append(errs, errors.New("ZONE_DUMP_URL_TTL must be between 1s and 1h"))
 	}
 	if c.QueryWaitTimeout < time.Second || c.StatementTimeout < time.Millisecond || c.SizeCheckInterval <= 0 || c.CapOverride < 0 {
 		errs = append(errs, errors.New("ZONE_POOLER_QUERY_WAIT_TIMEOUT must be at least 1s, DATABASE_STATEMENT_TIMEOUT and DATABASE_SIZE_CHECK_INTERVAL positive, ZONE_DATABASE_MAX_BYTES_OVERRIDE not negative"))

@@ -48,8 +48,8 @@ func BenchmarkDumpRestore(b *testing.B) {
 	}
 	conn.Close(ctx)
 	dbSize, _ := c.Size(ctx, name)
-	objects := b.TempDir()
-	d := Dumper{Bin: "pg_dump", RestoreBin: "pg_restore", AdminURL: admin, Objects: objects}
+	bucket := zoneBucket(b, testinfra.StartObjectStore(b), "bench")
+	d := Dumper{Bin: "pg_dump", RestoreBin: "pg_restore", AdminURL: admin, Bucket: bucket, Presigner: bucket, URLLifetime: time.Minute}
 	key := "dumps/" + uuid.NewString() + "/" + uuid.NewString() + ".dump"
 	bare := filepath.Join(b.TempDir(), "bare.dump")
 	env := append(os.Environ(), "PGPASSWORD=pw", "PGSSLMODE=disable")

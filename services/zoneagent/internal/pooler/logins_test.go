@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"tori.dev/pkg/objectstore"
 	"tori.dev/pkg/testinfra"
 	"tori.dev/services/zoneagent/internal/managed"
 )
@@ -97,7 +98,8 @@ func TestRotationKeepsBothUntilRetired(t *testing.T) {
 		t.Fatalf("the new password after the retirement: %d rows (%v)", count, err)
 	}
 	// A dump runs as the login in use, the owner's login being retired.
-	d := managed.Dumper{Bin: "pg_dump", RestoreBin: "pg_restore", AdminURL: c.AdminURL, Objects: t.TempDir()}
+	bucket := zoneBucket(t)
+	d := managed.Dumper{Bin: "pg_dump", RestoreBin: "pg_restore", AdminURL: c.AdminURL, Bucket: bucket, Presigner: bucket, URLLifetime: time.Minute}
 	if size, err := d.Dump(ctx, n, next, "pw-2", "dumps/"+uuid.NewString()+"/"+uuid.NewString()+".dump"); err != nil || size == 0 {
 		t.Fatalf("a dump as the second login: %d bytes (%v)", size, err)
 	}
@@ -139,4 +141,17 @@ func TestRotationKeepsBothUntilRetired(t *testing.T) {
 	if err := admin.QueryRow(ctx, "SELECT count(*) FROM pg_roles WHERE rolname IN ($1, $2)", n, managed.SecondLogin(n)).Scan(&roles); err != nil || roles != 0 {
 		t.Fatalf("%d roles left after the drop (%v)", roles, err)
 	}
+}
+
+// zoneBucket is a zone's own bucket on an S3 server of the test's own, with that zone's
+// credentials, as bin/bootstrap makes them.
+func zoneBucket(t *testing.T) *objectstore.Store {
+	t.Helper()
+	env := testinfra.StartObjectStore(t).ZoneObjectStoreEnv(t, "local")
+	b, err := objectstore.New(objectstore.Config{URL: env["OBJECT_STORE_URL"], AccessKey: env["ZONEAGENT_OBJECT_STORE_ACCESS_KEY"],
+		SecretKey: env["ZONEAGENT_OBJECT_STORE_SECRET_KEY"], Bucket: env["ZONEAGENT_OBJECT_STORE_BUCKET"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -383,8 +383,8 @@ func (x *DatabaseCredentialsReply) GetPort() int32 {
 }
 
 // Routing key: zone.<zone>.database_dump, from the databases service. Dump the database with
-// pg_dump --format=custom into object storage at object_key (a path under the objects root),
-// then report zone.database.dumped.
+// pg_dump --format=custom into the zone's own bucket at object_key
+// (dumps/<database id>/<dump id>.dump, docs/conventions.md), then report zone.database.dumped.
 type DumpDatabase struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	DatabaseId    string                 `protobuf:"bytes,1,opt,name=database_id,json=databaseId,proto3" json:"database_id,omitempty"`
@@ -720,6 +720,215 @@ func (x *DatabaseRestored) GetAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// Request queue: zoneagent.<zone>.rpc.dump_url, answered to the databases service alone,
+// which has checked that the caller's account owns the database. A URL that downloads one
+// dump from the zone's bucket without credentials until expires_at (minutes).
+type DumpURLRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	DatabaseId    string                 `protobuf:"bytes,1,opt,name=database_id,json=databaseId,proto3" json:"database_id,omitempty"`
+	DumpId        string                 `protobuf:"bytes,2,opt,name=dump_id,json=dumpId,proto3" json:"dump_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DumpURLRequest) Reset() {
+	*x = DumpURLRequest{}
+	mi := &file_tori_zone_v1_database_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DumpURLRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DumpURLRequest) ProtoMessage() {}
+
+func (x *DumpURLRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_zone_v1_database_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DumpURLRequest.ProtoReflect.Descriptor instead.
+func (*DumpURLRequest) Descriptor() ([]byte, []int) {
+	return file_tori_zone_v1_database_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *DumpURLRequest) GetDatabaseId() string {
+	if x != nil {
+		return x.DatabaseId
+	}
+	return ""
+}
+
+func (x *DumpURLRequest) GetDumpId() string {
+	if x != nil {
+		return x.DumpId
+	}
+	return ""
+}
+
+// Refusals: forbidden (asked by anyone but the databases service), bad_request (ids that are
+// not UUIDs), not_found (no such dump in the zone's bucket).
+type DumpURLReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Url           string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DumpURLReply) Reset() {
+	*x = DumpURLReply{}
+	mi := &file_tori_zone_v1_database_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DumpURLReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DumpURLReply) ProtoMessage() {}
+
+func (x *DumpURLReply) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_zone_v1_database_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DumpURLReply.ProtoReflect.Descriptor instead.
+func (*DumpURLReply) Descriptor() ([]byte, []int) {
+	return file_tori_zone_v1_database_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *DumpURLReply) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *DumpURLReply) GetExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return nil
+}
+
+// Request queue: zoneagent.<zone>.rpc.dump_delete, answered to the databases service alone:
+// delete these dumps of the database from the zone's bucket (the ones retention pruned).
+// Deleting what is gone succeeds.
+type DeleteDumpsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	DatabaseId    string                 `protobuf:"bytes,1,opt,name=database_id,json=databaseId,proto3" json:"database_id,omitempty"`
+	DumpIds       []string               `protobuf:"bytes,2,rep,name=dump_ids,json=dumpIds,proto3" json:"dump_ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteDumpsRequest) Reset() {
+	*x = DeleteDumpsRequest{}
+	mi := &file_tori_zone_v1_database_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteDumpsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteDumpsRequest) ProtoMessage() {}
+
+func (x *DeleteDumpsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_zone_v1_database_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteDumpsRequest.ProtoReflect.Descriptor instead.
+func (*DeleteDumpsRequest) Descriptor() ([]byte, []int) {
+	return file_tori_zone_v1_database_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *DeleteDumpsRequest) GetDatabaseId() string {
+	if x != nil {
+		return x.DatabaseId
+	}
+	return ""
+}
+
+func (x *DeleteDumpsRequest) GetDumpIds() []string {
+	if x != nil {
+		return x.DumpIds
+	}
+	return nil
+}
+
+type DeleteDumpsReply struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How many objects were there to delete.
+	Deleted       int32 `protobuf:"varint,1,opt,name=deleted,proto3" json:"deleted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteDumpsReply) Reset() {
+	*x = DeleteDumpsReply{}
+	mi := &file_tori_zone_v1_database_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteDumpsReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteDumpsReply) ProtoMessage() {}
+
+func (x *DeleteDumpsReply) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_zone_v1_database_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteDumpsReply.ProtoReflect.Descriptor instead.
+func (*DeleteDumpsReply) Descriptor() ([]byte, []int) {
+	return file_tori_zone_v1_database_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *DeleteDumpsReply) GetDeleted() int32 {
+	if x != nil {
+		return x.Deleted
+	}
+	return 0
+}
+
 var File_tori_zone_v1_database_proto protoreflect.FileDescriptor
 
 const file_tori_zone_v1_database_proto_rawDesc = "" +
@@ -787,7 +996,21 @@ const file_tori_zone_v1_database_proto_rawDesc = "" +
 	"\x04zone\x18\x02 \x01(\tR\x04zone\x12\x0e\n" +
 	"\x02ok\x18\x03 \x01(\bR\x02ok\x12\x18\n" +
 	"\amessage\x18\x04 \x01(\tR\amessage\x12*\n" +
-	"\x02at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x02atB(Z&tori.dev/proto/gen/tori/zone/v1;zonev1b\x06proto3"
+	"\x02at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\"J\n" +
+	"\x0eDumpURLRequest\x12\x1f\n" +
+	"\vdatabase_id\x18\x01 \x01(\tR\n" +
+	"databaseId\x12\x17\n" +
+	"\adump_id\x18\x02 \x01(\tR\x06dumpId\"[\n" +
+	"\fDumpURLReply\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\x129\n" +
+	"\n" +
+	"expires_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"P\n" +
+	"\x12DeleteDumpsRequest\x12\x1f\n" +
+	"\vdatabase_id\x18\x01 \x01(\tR\n" +
+	"databaseId\x12\x19\n" +
+	"\bdump_ids\x18\x02 \x03(\tR\adumpIds\",\n" +
+	"\x10DeleteDumpsReply\x12\x18\n" +
+	"\adeleted\x18\x01 \x01(\x05R\adeletedB(Z&tori.dev/proto/gen/tori/zone/v1;zonev1b\x06proto3"
 
 var (
 	file_tori_zone_v1_database_proto_rawDescOnce sync.Once
@@ -801,7 +1024,7 @@ func file_tori_zone_v1_database_proto_rawDescGZIP() []byte {
 	return file_tori_zone_v1_database_proto_rawDescData
 }
 
-var file_tori_zone_v1_database_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_tori_zone_v1_database_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_tori_zone_v1_database_proto_goTypes = []any{
 	(*CreateDatabase)(nil),             // 0: tori.zone.v1.CreateDatabase
 	(*DropDatabase)(nil),               // 1: tori.zone.v1.DropDatabase
@@ -812,17 +1035,22 @@ var file_tori_zone_v1_database_proto_goTypes = []any{
 	(*DatabaseDumped)(nil),             // 6: tori.zone.v1.DatabaseDumped
 	(*RestoreDatabase)(nil),            // 7: tori.zone.v1.RestoreDatabase
 	(*DatabaseRestored)(nil),           // 8: tori.zone.v1.DatabaseRestored
-	(*timestamppb.Timestamp)(nil),      // 9: google.protobuf.Timestamp
+	(*DumpURLRequest)(nil),             // 9: tori.zone.v1.DumpURLRequest
+	(*DumpURLReply)(nil),               // 10: tori.zone.v1.DumpURLReply
+	(*DeleteDumpsRequest)(nil),         // 11: tori.zone.v1.DeleteDumpsRequest
+	(*DeleteDumpsReply)(nil),           // 12: tori.zone.v1.DeleteDumpsReply
+	(*timestamppb.Timestamp)(nil),      // 13: google.protobuf.Timestamp
 }
 var file_tori_zone_v1_database_proto_depIdxs = []int32{
-	9, // 0: tori.zone.v1.DatabaseChanged.at:type_name -> google.protobuf.Timestamp
-	9, // 1: tori.zone.v1.DatabaseDumped.at:type_name -> google.protobuf.Timestamp
-	9, // 2: tori.zone.v1.DatabaseRestored.at:type_name -> google.protobuf.Timestamp
-	3, // [3:3] is the sub-list for method output_type
-	3, // [3:3] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	13, // 0: tori.zone.v1.DatabaseChanged.at:type_name -> google.protobuf.Timestamp
+	13, // 1: tori.zone.v1.DatabaseDumped.at:type_name -> google.protobuf.Timestamp
+	13, // 2: tori.zone.v1.DatabaseRestored.at:type_name -> google.protobuf.Timestamp
+	13, // 3: tori.zone.v1.DumpURLReply.expires_at:type_name -> google.protobuf.Timestamp
+	4,  // [4:4] is the sub-list for method output_type
+	4,  // [4:4] is the sub-list for method input_type
+	4,  // [4:4] is the sub-list for extension type_name
+	4,  // [4:4] is the sub-list for extension extendee
+	0,  // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_tori_zone_v1_database_proto_init() }
@@ -836,7 +1064,7 @@ func file_tori_zone_v1_database_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tori_zone_v1_database_proto_rawDesc), len(file_tori_zone_v1_database_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
