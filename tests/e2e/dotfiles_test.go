@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"tori.dev/pkg/objectstore"
 	"tori.dev/tests/e2e/harness"
 )
 
@@ -32,11 +34,18 @@ func edgeRaw(t *testing.T, s *harness.Stack, slug, target string) (int, string) 
 	return resp.StatusCode, string(b)
 }
 
-// revisionHas reports whether a live static revision of the app on the zone holds name.
+// revisionHas reports whether a static revision published in the zone's bucket holds name.
 func revisionHas(t *testing.T, s *harness.Stack, name string) bool {
 	t.Helper()
-	found, _ := filepath.Glob(filepath.Join(s.DataDir, "sites", "*", "*", filepath.FromSlash(name)))
-	return len(found) > 0
+	found := false
+	err := s.ZoneSites().List(context.Background(), "sites/", func(o objectstore.Info) bool {
+		found = strings.HasSuffix(o.Key, "/files/"+name)
+		return !found
+	})
+	if err != nil {
+		t.Fatalf("the zone's bucket: %v", err)
+	}
+	return found
 }
 
 const securityTxt = "Contact: mailto:security@example.com\n"

@@ -45,6 +45,8 @@ type Stack struct {
 	procs    map[string]*process
 	services []string
 	redirect map[string]string
+	// objectStore is the stack's S3 server (objectstore.go).
+	objectStore *testinfra.ObjectStore
 }
 
 // Start runs every built service and waits until each answers /healthz.
@@ -122,6 +124,8 @@ func Start(t testing.TB, opts Options) *Stack {
 			s.creds[name]["ZONE_POSTGRES_ADMIN_URL"] = testinfra.ZoneProvisionerURL(t)
 			// And the key its certificates are sealed with, also from that file.
 			s.creds[name]["ZONE_TLS_STORAGE_KEY"] = tlsStorageKey()
+			// And its own account and bucket in the object store (its sites).
+			s.addZoneObjectStore(s.creds[name])
 		}
 		s.services = append(s.services, name)
 		s.start(name)

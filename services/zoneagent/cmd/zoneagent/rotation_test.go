@@ -54,14 +54,14 @@ func TestZoneRotatesADatabasePassword(t *testing.T) {
 	poolerAddr := testinfra.FreeAddr(t)
 	z := testinfra.Service{
 		Name: "zoneagent", Serve: serve, AddrVar: "ZONEAGENT_ADDR", ReadyPath: "/readyz",
-		Env: map[string]string{
+		Env: withZoneStore(t, map[string]string{
 			"EDGE_TLS_ADDR": "off", // the edge's HTTPS is edge_tls_test.go's
 			"EDGE_ADDR":     testinfra.FreeAddr(t), "ZONE_APPS_DIR": t.TempDir(), "APPS_DOMAIN": "apps.test",
 			"ZONE_POSTGRES_ADMIN_URL": testinfra.ZoneProvisionerURL(t), "ZONE_POOLER_ADDR": poolerAddr,
 			// An open session of a retired password fails at its next transaction, once the
 			// pooler gives up logging in as the retired login.
 			"ZONE_POOLER_QUERY_WAIT_TIMEOUT": "2s",
-		},
+		}),
 	}.Start(t)
 	ns := z.Env["BUS_NAMESPACE"]
 	id, app := uuid.NewString(), uuid.NewString()

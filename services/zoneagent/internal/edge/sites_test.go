@@ -1,0 +1,53 @@
+package edge
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"tori.dev/pkg/objectstore"
+	"tori.dev/pkg/testinfra"
+	"tori.dev/services/zoneagent/internal/sites"
+)
+
+// testSites is a zone's site store on the real S3 server and an edge cache in front of it.
+type testSites struct {
+	store sites.Store
+	cache *sites.Cache
+}
+
+func newTestSites(t *testing.T) *testSites {
+	t.Helper()
+	srv := testinfra.StartObjectStore(t)
+	env := srv.ZoneObjectStoreEnv(t, "edge-test")
+	bucket, err := objectstore.New(objectstore.Config{URL: env["OBJECT_STORE_URL"], AccessKey: env["ZONEAGENT_OBJECT_STORE_ACCESS_KEY"], SecretKey: env["ZONEAGENT_OBJECT_STORE_SECRET_KEY"], Bucket: env["ZONEAGENT_OBJECT_STORE_BUCKET"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := sites.Store{Bucket: bucket}
+	cache, err := sites.NewCache(store, t.TempDir(), 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testSites{store: store, cache: cache}
+}
+
+// publish writes files (path → content) as a folder and publishes it as the revision, as the
+// zone does when a static deploy is prepared.
+func (s *testSites) publish(t *testing.T, appID, deployID string, files map[string]string) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.store.Publish(context.Background(), appID, deployID, dir); err != nil {
+		t.Fatal(err)
+	}
+}
