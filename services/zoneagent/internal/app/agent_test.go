@@ -33,14 +33,14 @@ import (
 )
 
 type zone struct {
-	t        *testing.T
-	pool     *pgxpool.Pool
-	st       *store.Store
-	agent    *app.Agent
-	edge     *httptest.Server
-	objDir   string
-	sites    *sites.Store // the zone's bucket on the real S3 server
-	stop     func() // stops the agent, as a crash would
+	t      *testing.T
+	pool   *pgxpool.Pool
+	st     *store.Store
+	agent  *app.Agent
+	edge   *httptest.Server
+	objDir string
+	sites  *sites.Store // the zone's bucket on the real S3 server
+	stop   func()       // stops the agent, as a crash would
 }
 
 // runAgent runs an agent's parts as cmd/zoneagent does, until the returned stop is called.
