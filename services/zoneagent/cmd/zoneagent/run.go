@@ -78,6 +78,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		p.Respond("database credentials", zonebus.DatabaseCredentialsQueue(cfg.Zone), bus.OnlyFrom(bus.Is(bus.PrincipalApps), busapi.DatabaseCredentials(dbs)))
 		p.Go("agent", agent.Run)
 		p.Every(agent.PollJob())
+		p.Every(agent.SiteSweepJob())
 		p.Go("log batches", logBatches.Run)
 		p.Every(runner.NapJob())
 		p.Listening("edge", edges.Addrs())

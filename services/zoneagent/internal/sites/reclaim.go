@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"tori.dev/pkg/objectstore"
 )
@@ -49,4 +50,18 @@ func (s Store) removePrefix(ctx context.Context, prefix string) (int, error) {
 		objectsReclaimed.Inc()
 	}
 	return n, nil
+}
+
+// Revisions calls fn once for every revision that has objects in the bucket (published, or
+// left half-removed), as app and deploy ids.
+func (s Store) Revisions(ctx context.Context, fn func(appID, deployID string)) error {
+	seen := map[string]bool{}
+	return s.Bucket.List(ctx, root, func(o objectstore.Info) bool {
+		parts := strings.SplitN(strings.TrimPrefix(o.Key, root), "/", 3) // <app>/<deploy>/…
+		if len(parts) == 3 && !seen[parts[0]+"/"+parts[1]] {
+			seen[parts[0]+"/"+parts[1]] = true
+			fn(parts[0], parts[1])
+		}
+		return true
+	})
 }
