@@ -2,12 +2,15 @@ package edge
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"tori.dev/pkg/objectstore"
 	"tori.dev/pkg/testinfra"
+	"tori.dev/services/zoneagent/internal/revision"
 	"tori.dev/services/zoneagent/internal/sites"
 )
 
@@ -49,5 +52,28 @@ func (s *testSites) publish(t *testing.T, appID, deployID string, files map[stri
 	}
 	if err := s.store.Publish(context.Background(), appID, deployID, dir); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// With the store out of reach and the file not cached, a visitor is told to retry (503), not
+// that the site has no such page.
+func TestStoreOutOfReachIsUnavailable(t *testing.T) {
+	bucket, err := objectstore.New(objectstore.Config{URL: "http://" + testinfra.FreeAddr(t), AccessKey: "tori-zone-x", SecretKey: "nothing-listens-here", Bucket: "tori-zone-x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache, err := sites.NewCache(sites.Store{Bucket: bucket}, t.TempDir(), 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := NewTable()
+	table.Replace([]Route{{AppID: "app1", Slug: "site", DeployID: "d1", Kind: revision.KindStatic}}, nil)
+	e := &Edge{Domain: "apps.test", Sites: cache, Table: table}
+	req := httptest.NewRequest("GET", "/", nil)
+	req.Host = "site.apps.test"
+	w := httptest.NewRecorder()
+	e.ServeHTTP(w, req)
+	if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" {
+		t.Fatalf("store out of reach: %d %q", w.Code, w.Body.String())
 	}
 }
