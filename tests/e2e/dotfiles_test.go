@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -34,18 +35,39 @@ func edgeRaw(t *testing.T, s *harness.Stack, slug, target string) (int, string) 
 	return resp.StatusCode, string(b)
 }
 
-// revisionHas reports whether a static revision published in the zone's bucket holds name.
+// revisionHas reports whether a static revision published in the zone's bucket holds name
+// (its manifest lists every file: docs/conventions.md, "Site objects").
 func revisionHas(t *testing.T, s *harness.Stack, name string) bool {
 	t.Helper()
-	found := false
-	err := s.ZoneSites().List(context.Background(), "sites/", func(o objectstore.Info) bool {
-		found = strings.HasSuffix(o.Key, "/files/"+name)
-		return !found
+	bucket := s.ZoneSites()
+	var manifests []string
+	err := bucket.List(context.Background(), "sites/", func(o objectstore.Info) bool {
+		if strings.HasSuffix(o.Key, "/manifest.json") {
+			manifests = append(manifests, o.Key)
+		}
+		return true
 	})
 	if err != nil {
 		t.Fatalf("the zone's bucket: %v", err)
 	}
-	return found
+	for _, key := range manifests {
+		body, _, err := bucket.Get(context.Background(), key, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		var m struct {
+			Files map[string]any `json:"files"`
+		}
+		err = json.NewDecoder(body).Decode(&m)
+		body.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		if _, ok := m.Files[name]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 const securityTxt = "Contact: mailto:security@example.com\n"

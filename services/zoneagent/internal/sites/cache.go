@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -110,13 +111,14 @@ func (c *Cache) Open(ctx context.Context, appID, deployID, name string) (*Object
 		return nil, ErrNotFound
 	}
 	key := fileKey(appID, deployID, name)
+	bundle := bundleKey(appID, deployID)
 	if f.Size > c.maxFile {
 		cacheOpens.WithLabelValues("ranged").Inc()
-		return &Object{ReadSeekCloser: newRangeReader(ctx, c.store.Bucket, key, f.Size), Name: name, File: f}, nil
+		return &Object{ReadSeekCloser: newRangeReader(ctx, c.store.Bucket, bundle, f.Offset, f.Size), Name: name, File: f}, nil
 	}
 	// Twice at most: a copy found missing (the folder wiped) is dropped and fetched again.
 	for range 2 {
-		p, err := c.local(ctx, key, f.Size)
+		p, err := c.local(ctx, key, bundle, f)
 		if err != nil {
 			return nil, err
 		}
@@ -132,8 +134,9 @@ func (c *Cache) Open(ctx context.Context, appID, deployID, name string) (*Object
 	return nil, fmt.Errorf("sites: the cached copy of %s keeps disappearing", key)
 }
 
-// local is the path of key's cached copy, fetched first if it is not cached.
-func (c *Cache) local(ctx context.Context, key string, size int64) (string, error) {
+// local is the path of the cached copy of file f (key) of a revision's bundle, fetched
+// first if it is not cached.
+func (c *Cache) local(ctx context.Context, key, bundle string, f File) (string, error) {
 	for {
 		c.mu.Lock()
 		if el, ok := c.byKey[key]; ok {
@@ -161,13 +164,13 @@ func (c *Cache) local(ctx context.Context, key string, size int64) (string, erro
 
 		p := filepath.Join(c.dir, localName(key))
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fillTimeout)
-		cl.err = c.fetch(fctx, key, size, p)
+		cl.err = c.fetch(fctx, bundle, f, p)
 		cancel()
 		c.mu.Lock()
 		delete(c.filling, key)
 		if cl.err == nil {
-			c.byKey[key] = c.lru.PushFront(&entry{key: key, path: p, size: size})
-			c.used += size
+			c.byKey[key] = c.lru.PushFront(&entry{key: key, path: p, size: f.Size})
+			c.used += f.Size
 			c.evict()
 		}
 		c.mu.Unlock()
@@ -176,14 +179,19 @@ func (c *Cache) local(ctx context.Context, key string, size int64) (string, erro
 	}
 }
 
-// fetch downloads key into p through a temporary file, so p is whole or absent.
-func (c *Cache) fetch(ctx context.Context, key string, size int64, p string) error {
-	body, _, err := c.store.Bucket.Get(ctx, key, nil)
-	if err != nil {
-		if errors.Is(err, objectstore.ErrNotFound) {
-			return ErrNotFound // listed in the manifest, gone from the store: being removed
+// fetch downloads file f's bytes of the bundle into p through a temporary file, so p is
+// whole or absent.
+func (c *Cache) fetch(ctx context.Context, bundle string, f File, p string) error {
+	var body io.ReadCloser = io.NopCloser(strings.NewReader("")) // an empty file: nothing to ask
+	if f.Size > 0 {
+		var err error
+		body, _, err = c.store.Bucket.Get(ctx, bundle, &objectstore.Range{Start: f.Offset, End: f.Offset + f.Size - 1})
+		if err != nil {
+			if errors.Is(err, objectstore.ErrNotFound) {
+				return ErrNotFound // listed in the manifest, gone from the store: being removed
+			}
+			return err
 		}
-		return err
 	}
 	defer body.Close()
 	if err := os.MkdirAll(c.dir, 0o700); err != nil { // the folder may have been wiped
@@ -193,12 +201,12 @@ func (c *Cache) fetch(ctx context.Context, key string, size int64, p string) err
 	if err != nil {
 		return err
 	}
-	n, err := io.Copy(tmp, body)
+	n, err := io.Copy(tmp, io.LimitReader(body, f.Size))
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil && n != size {
-		err = fmt.Errorf("sites: %s has %d bytes, its manifest says %d", key, n, size)
+	if err == nil && n != f.Size {
+		err = fmt.Errorf("sites: %s gave %d bytes of a file of %d", bundle, n, f.Size)
 	}
 	if err == nil {
 		err = os.Rename(tmp.Name(), p)

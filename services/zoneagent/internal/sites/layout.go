@@ -2,11 +2,12 @@
 // store and serves them back through a bounded local cache, so any edge of a zone serves any
 // of its sites and nothing the edge needs lives in one machine's folder.
 //
-// The layout (docs/conventions.md, "Site objects"): a revision's files are objects under
-// sites/<app id>/<deploy id>/files/<path>, and its manifest, written last, is
-// sites/<app id>/<deploy id>/manifest.json. A revision is published exactly when its
-// manifest exists; a revision's objects never change once published, so any copy of one
-// (the edge's cache) never goes stale.
+// The layout (docs/conventions.md, "Site objects"): a revision's files are one object,
+// sites/<app id>/<deploy id>/bundle (their bytes one after the other), and its manifest,
+// written last, is sites/<app id>/<deploy id>/manifest.json (each file's place in the bundle,
+// size, content type and ETag). A revision is published exactly when its manifest exists; a
+// revision's objects never change once published, so any copy of a file (the edge's cache)
+// never goes stale.
 package sites
 
 import "errors"
@@ -27,7 +28,13 @@ func manifestKey(appID, deployID string) string {
 	return revisionPrefix(appID, deployID) + "manifest.json"
 }
 
-// fileKey names one file of a revision; name is the file's slash-separated path in the site.
+// bundleKey names a revision's bundle: every file's bytes, in the order its manifest places them.
+func bundleKey(appID, deployID string) string {
+	return revisionPrefix(appID, deployID) + "bundle"
+}
+
+// fileKey names one file of a revision in the edge's cache (never an object of the store);
+// name is the file's slash-separated path in the site.
 func fileKey(appID, deployID, name string) string {
 	return revisionPrefix(appID, deployID) + "files/" + name
 }

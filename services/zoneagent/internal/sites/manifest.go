@@ -17,11 +17,12 @@ type Manifest struct {
 	Files   map[string]File `json:"files"` // by slash-separated path in the site
 }
 
-// File is one file of a revision.
+// File is one file of a revision: its bytes are [Offset, Offset+Size) of the bundle.
 type File struct {
+	Offset      int64  `json:"offset"`
 	Size        int64  `json:"size"`
 	ContentType string `json:"type"`
-	ETag        string `json:"etag"` // the store's ETag of the object, as the upload returned it
+	ETag        string `json:"etag"` // the MD5 of its bytes, quoted: the ETag S3 gives an object put whole
 }
 
 func parseManifest(b []byte) (*Manifest, error) {

@@ -8,21 +8,22 @@ import (
 	"tori.dev/pkg/objectstore"
 )
 
-// rangeReader reads an object by ranged GETs from where the reader was last sought to, so
-// http.ServeContent can answer Range requests for a file too large to cache without the edge
-// reading (or holding) the rest of it.
+// rangeReader reads one file of a bundle by ranged GETs from where the reader was last
+// sought to, so http.ServeContent can answer Range requests for a file too large to cache
+// without the edge reading (or holding) the rest of it.
 type rangeReader struct {
 	ctx    context.Context
 	bucket *objectstore.Store
-	key    string
+	key    string // the bundle
+	base   int64  // where the file starts in the bundle
 	size   int64
 	off    int64
 	body   io.ReadCloser
 	bodyAt int64 // the offset body reads next
 }
 
-func newRangeReader(ctx context.Context, bucket *objectstore.Store, key string, size int64) *rangeReader {
-	return &rangeReader{ctx: ctx, bucket: bucket, key: key, size: size}
+func newRangeReader(ctx context.Context, bucket *objectstore.Store, key string, base, size int64) *rangeReader {
+	return &rangeReader{ctx: ctx, bucket: bucket, key: key, base: base, size: size}
 }
 
 func (r *rangeReader) Seek(offset int64, whence int) (int64, error) {
@@ -50,7 +51,7 @@ func (r *rangeReader) Read(p []byte) (int, error) {
 		if r.body != nil {
 			r.body.Close()
 		}
-		body, _, err := r.bucket.Get(r.ctx, r.key, &objectstore.Range{Start: r.off, End: -1})
+		body, _, err := r.bucket.Get(r.ctx, r.key, &objectstore.Range{Start: r.base + r.off, End: r.base + r.size - 1})
 		if err != nil {
 			r.body = nil
 			return 0, err

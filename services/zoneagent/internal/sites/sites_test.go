@@ -3,6 +3,8 @@ package sites
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"io"
 	"net/http"
@@ -70,22 +72,20 @@ func read(t testing.TB, c *Cache, appID, deployID, name string) string {
 	return string(b)
 }
 
-// A publication writes one object per file under the revision's prefix, with the content
-// type the edge serves it with, and the manifest last; the manifest keeps each object's ETag.
+// A publication writes the revision's bundle and then its manifest, which places every file
+// in the bundle with the content type the edge serves it with and its ETag (its MD5).
 func TestPublishLayout(t *testing.T) {
 	s := zoneStore(t)
-	publish(t, s, "app1", "d1", map[string][]byte{
+	files := map[string][]byte{
 		"index.html":        []byte("<p>home</p>"),
 		"assets/site.css":   []byte("body{}"),
 		"data":              []byte("\x89PNG\r\n\x1a\n0000"), // no extension: sniffed
 		".well-known/empty": {},
 		"a b/ünïcode ?.txt": []byte("odd name"),
-	})
-	got := keys(t, s, "sites/app1/d1/")
-	want := []string{
-		"sites/app1/d1/files/.well-known/empty", "sites/app1/d1/files/a b/ünïcode ?.txt", "sites/app1/d1/files/assets/site.css",
-		"sites/app1/d1/files/data", "sites/app1/d1/files/index.html", "sites/app1/d1/manifest.json",
 	}
+	publish(t, s, "app1", "d1", files)
+	got := keys(t, s, "sites/app1/d1/")
+	want := []string{"sites/app1/d1/bundle", "sites/app1/d1/manifest.json"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("keys:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
@@ -93,14 +93,21 @@ func TestPublishLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, ctype := range map[string]string{"index.html": "text/html; charset=utf-8", "assets/site.css": "text/css; charset=utf-8", "data": "image/png"} {
+	bundle, info, err := s.Bucket.Get(context.Background(), bundleKey("app1", "d1"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, _ := io.ReadAll(bundle)
+	bundle.Close()
+	if info.Size != int64(len(whole)) || len(m.Files) != len(files) {
+		t.Fatalf("bundle of %d bytes, manifest of %d files", info.Size, len(m.Files))
+	}
+	for name, ctype := range map[string]string{"index.html": "text/html; charset=utf-8", "assets/site.css": "text/css; charset=utf-8", "data": "image/png", ".well-known/empty": "text/plain; charset=utf-8"} {
 		f := m.Files[name]
-		info, err := s.Bucket.Head(context.Background(), fileKey("app1", "d1", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f.ContentType != ctype || info.ContentType != ctype || f.ETag == "" || f.ETag != info.ETag || f.Size != info.Size {
-			t.Errorf("%s: manifest %+v, object %+v, want type %s", name, f, info, ctype)
+		sum := md5.Sum(files[name])
+		if f.ContentType != ctype || f.ETag != `"`+hex.EncodeToString(sum[:])+`"` || f.Size != int64(len(files[name])) ||
+			!bytes.Equal(whole[f.Offset:f.Offset+f.Size], files[name]) {
+			t.Errorf("%s: manifest %+v, want type %s", name, f, ctype)
 		}
 	}
 	c, err := NewCache(s, t.TempDir(), 1<<20)
@@ -109,6 +116,9 @@ func TestPublishLayout(t *testing.T) {
 	}
 	if got := read(t, c, "app1", "d1", "a b/ünïcode ?.txt"); got != "odd name" {
 		t.Fatalf("odd name: %q", got)
+	}
+	if got := read(t, c, "app1", "d1", ".well-known/empty"); got != "" {
+		t.Fatalf("empty file: %q", got)
 	}
 }
 
@@ -233,7 +243,7 @@ func TestRemoveReclaimsObjects(t *testing.T) {
 	publish(t, s, "app1", "d2", map[string][]byte{"index.html": []byte("two")})
 	publish(t, s, "app2", "d9", map[string][]byte{"index.html": []byte("other")})
 	n, err := s.RemoveRevision(context.Background(), "app1", "d1")
-	if err != nil || n != 2 {
+	if err != nil || n != 1 { // its bundle (the manifest went first)
 		t.Fatalf("removed %d: %v", n, err)
 	}
 	if k := keys(t, s, "sites/app1/d1/"); len(k) != 0 {
