@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -10,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"tori.dev/pkg/objectstore"
 	"tori.dev/tests/e2e/harness"
 )
 
@@ -32,11 +35,39 @@ func edgeRaw(t *testing.T, s *harness.Stack, slug, target string) (int, string) 
 	return resp.StatusCode, string(b)
 }
 
-// revisionHas reports whether a live static revision of the app on the zone holds name.
+// revisionHas reports whether a static revision published in the zone's bucket holds name
+// (its manifest lists every file: docs/conventions.md, "Site objects").
 func revisionHas(t *testing.T, s *harness.Stack, name string) bool {
 	t.Helper()
-	found, _ := filepath.Glob(filepath.Join(s.DataDir, "sites", "*", "*", filepath.FromSlash(name)))
-	return len(found) > 0
+	bucket := s.ZoneSites()
+	var manifests []string
+	err := bucket.List(context.Background(), "sites/", func(o objectstore.Info) bool {
+		if strings.HasSuffix(o.Key, "/manifest.json") {
+			manifests = append(manifests, o.Key)
+		}
+		return true
+	})
+	if err != nil {
+		t.Fatalf("the zone's bucket: %v", err)
+	}
+	for _, key := range manifests {
+		body, _, err := bucket.Get(context.Background(), key, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		var m struct {
+			Files map[string]any `json:"files"`
+		}
+		err = json.NewDecoder(body).Decode(&m)
+		body.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		if _, ok := m.Files[name]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 const securityTxt = "Contact: mailto:security@example.com\n"

@@ -71,14 +71,6 @@ func withZoneBucket(t *testing.T, env map[string]string) (map[string]string, *ob
 	return env, bucket
 }
 
-// withZoneStoreEnv is env with the zone's own bucket (withZoneBucket), for a test that does
-// not look into the bucket itself.
-func withZoneStoreEnv(t *testing.T, env map[string]string) map[string]string {
-	t.Helper()
-	env, _ = withZoneBucket(t, env)
-	return env
-}
-
 // outboxHas reports whether the zone's outbox holds a published event of key for databaseID.
 func outboxHas(t *testing.T, z *testinfra.Running, key, databaseID string) bool {
 	t.Helper()
@@ -273,7 +265,7 @@ func TestZoneDatabaseSizeCap(t *testing.T) {
 	poolerAddr := testinfra.FreeAddr(t)
 	z := testinfra.Service{
 		Name: "zoneagent", Serve: serve, AddrVar: "ZONEAGENT_ADDR", ReadyPath: "/readyz",
-		Env: withZoneStoreEnv(t, map[string]string{
+		Env: withZoneStore(t, map[string]string{
 			"EDGE_TLS_ADDR": "off", // the edge's HTTPS is edge_tls_test.go's
 			"EDGE_ADDR":     testinfra.FreeAddr(t), "ZONE_APPS_DIR": t.TempDir(), "APPS_DOMAIN": "apps.test",
 			"ZONE_POSTGRES_ADMIN_URL": testinfra.ZoneProvisionerURL(t), "ZONE_POOLER_ADDR": poolerAddr,

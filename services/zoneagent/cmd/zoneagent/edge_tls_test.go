@@ -30,7 +30,6 @@ var testTLSKey = base64.StdEncoding.EncodeToString([]byte("0123456789abcdef01234
 type tlsEdge struct {
 	cfg   config.Config
 	table *edge.Table
-	sites string
 }
 
 // startTLSEdge opens the edge with cfg's TLS settings (addresses, key and data folder filled
@@ -47,15 +46,22 @@ func startTLSEdge(t testing.TB, cfg config.Config) *tlsEdge {
 	if cfg.RenewCheckInterval == 0 {
 		cfg.RenewCheckInterval = time.Minute
 	}
-	e := &tlsEdge{cfg: cfg, table: edge.NewTable(), sites: filepath.Join(cfg.DataDir, "sites")}
-	rev := filepath.Join(e.sites, "app1", "d1")
-	if err := os.MkdirAll(rev, 0o755); err != nil {
+	e := &tlsEdge{cfg: cfg, table: edge.NewTable()}
+	// The zone's sites in its bucket, and the one site published as the zone publishes it.
+	env := testinfra.StartObjectStore(t).ZoneObjectStoreEnv(t, "local")
+	cfg.ObjectStoreURL, cfg.ObjectStoreAccess = env["OBJECT_STORE_URL"], env["ZONEAGENT_OBJECT_STORE_ACCESS_KEY"]
+	cfg.ObjectStoreSecret, cfg.ObjectStoreBucket, cfg.CacheBytes = env["ZONEAGENT_OBJECT_STORE_SECRET_KEY"], env["ZONEAGENT_OBJECT_STORE_BUCKET"], 16<<20
+	siteStore, siteCache, err := openSites(cfg)
+	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(rev, "index.html"), []byte("hello over tls"), 0o644)
-	os.Symlink("d1", filepath.Join(e.sites, "app1", "current"))
+	site := t.TempDir()
+	os.WriteFile(filepath.Join(site, "index.html"), []byte("hello over tls"), 0o644)
+	if err := siteStore.Publish(context.Background(), "app1", "d1", site); err != nil {
+		t.Fatal(err)
+	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	es, err := listenEdge(cfg, storetest.NewPool(t), &edge.Edge{Domain: "apps.test", SitesDir: e.sites, Table: e.table}, log)
+	es, err := listenEdge(cfg, storetest.NewPool(t), &edge.Edge{Domain: "apps.test", Sites: siteCache, Table: e.table}, log)
 	if err != nil {
 		t.Fatal(err)
 	}

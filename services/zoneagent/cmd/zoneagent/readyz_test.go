@@ -70,13 +70,13 @@ func TestReadyzReportsTheSandbox(t *testing.T) {
 func TestZoneReadyzWithoutBubblewrap(t *testing.T) {
 	z := testinfra.Service{
 		Name: "zoneagent", Serve: serve, AddrVar: "ZONEAGENT_ADDR", ReadyPath: "/readyz",
-		Env: map[string]string{
+		Env: withZoneStore(t, map[string]string{
 			"EDGE_TLS_ADDR": "off", // the edge's HTTPS is edge_tls_test.go's
 			"EDGE_ADDR":     testinfra.FreeAddr(t),
 			"ZONE_APPS_DIR": t.TempDir(),
 			"APPS_DOMAIN":   "apps.test",
 			"ZONE_BWRAP":    "/nonexistent/bwrap",
-		},
+		}),
 	}.Start(t)
 	res, err := http.Get(z.URL + "/readyz")
 	if err != nil {

@@ -54,7 +54,7 @@ func TestZoneRotatesADatabasePassword(t *testing.T) {
 	poolerAddr := testinfra.FreeAddr(t)
 	z := testinfra.Service{
 		Name: "zoneagent", Serve: serve, AddrVar: "ZONEAGENT_ADDR", ReadyPath: "/readyz",
-		Env: withZoneStoreEnv(t, map[string]string{
+		Env: withZoneStore(t, map[string]string{
 			"EDGE_TLS_ADDR": "off", // the edge's HTTPS is edge_tls_test.go's
 			"EDGE_ADDR":     testinfra.FreeAddr(t), "ZONE_APPS_DIR": t.TempDir(), "APPS_DOMAIN": "apps.test",
 			"ZONE_POSTGRES_ADMIN_URL": testinfra.ZoneProvisionerURL(t), "ZONE_POOLER_ADDR": poolerAddr,

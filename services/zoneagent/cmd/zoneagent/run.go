@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"path/filepath"
 	"time"
 
 	"tori.dev/pkg/bus"
@@ -41,8 +40,11 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		sandbox.RegisterUsage(runner.AppsDir, runner.Disks, runner.Sandbox.Cgroups) // /metrics
 		// After the group: the edge no longer wakes a process that would then be orphaned.
 		p.OnClose(runner.StopAll)
-		sites := filepath.Join(cfg.DataDir, "sites")
-		agent, err := app.New(app.Deps{Zone: cfg.Zone, Store: st, ObjectsDir: cfg.Objects(), SitesDir: sites, Table: table, Runner: runner, Log: log})
+		siteStore, siteCache, err := openSites(*cfg)
+		if err != nil {
+			return err
+		}
+		agent, err := app.New(app.Deps{Zone: cfg.Zone, Store: st, ObjectsDir: cfg.Objects(), Sites: siteStore, ScratchDir: cfg.EdgeCacheDir(), Table: table, Runner: runner, Log: log})
 		if err != nil {
 			return err
 		}
@@ -57,7 +59,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		if err := p.ServeHTTP(healthApp, cfg.Addr, cfg.ShutdownTimeout); err != nil {
 			return err
 		}
-		edges, err := listenEdge(*cfg, p.Pool, &edge.Edge{Domain: cfg.AppsDomain, SitesDir: sites, Table: table, Services: runner}, log)
+		edges, err := listenEdge(*cfg, p.Pool, &edge.Edge{Domain: cfg.AppsDomain, Sites: siteCache, Table: table, Services: runner}, log)
 		if err != nil {
 			return err
 		}
@@ -76,6 +78,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		p.Respond("dump deletion", zonebus.DeleteDumpsQueue(cfg.Zone), bus.OnlyFrom(bus.Is(bus.PrincipalDatabases), busapi.DeleteDumps(dbs)))
 		p.Go("agent", agent.Run)
 		p.Every(agent.PollJob())
+		p.Every(agent.SiteSweepJob())
 		p.Go("log batches", logBatches.Run)
 		p.Every(runner.NapJob())
 		p.Listening("edge", edges.Addrs())

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"maps"
 	"net/http"
 	"testing"
 
@@ -14,13 +15,13 @@ func startZone(t *testing.T) *testinfra.Running {
 	t.Helper()
 	return testinfra.Service{
 		Name: "zoneagent", Serve: serve, AddrVar: "ZONEAGENT_ADDR", ReadyPath: "/readyz",
-		Env: map[string]string{
+		Env: withZoneStore(t, map[string]string{
 			"EDGE_ADDR":            testinfra.FreeAddr(t),
 			"EDGE_TLS_ADDR":        testinfra.FreeAddr(t),
 			"ZONE_TLS_STORAGE_KEY": testTLSKey,
 			"ZONE_APPS_DIR":        t.TempDir(),
 			"APPS_DOMAIN":          "apps.test",
-		},
+		}),
 	}.Start(t)
 }
 
@@ -56,4 +57,12 @@ func TestZoneServesHealthAndEdge(t *testing.T) {
 			t.Errorf("edge for %s: %d %q", host, status, body)
 		}
 	}
+}
+
+// withZoneStore adds to env the zone's own account and bucket on an S3 server of the test's
+// own, as bin/bootstrap writes them to the zone agent's file: the zone keeps its sites there.
+func withZoneStore(t testing.TB, env map[string]string) map[string]string {
+	t.Helper()
+	maps.Copy(env, testinfra.StartObjectStore(t).ZoneObjectStoreEnv(t, "local"))
+	return env
 }

@@ -16,6 +16,7 @@ import (
 	"tori.dev/services/zoneagent/internal/artifact"
 	"tori.dev/services/zoneagent/internal/edge"
 	"tori.dev/services/zoneagent/internal/revision"
+	"tori.dev/services/zoneagent/internal/sites"
 )
 
 // Deps are what an Agent is built from.
@@ -23,7 +24,11 @@ type Deps struct {
 	Zone       string
 	Store      Store
 	ObjectsDir string // the object store the deploys service writes artifacts to
-	SitesDir   string // DATA_DIR/sites: static revisions
+	// Sites are the zone's static sites in its bucket; ScratchDir is where a static
+	// artifact is unpacked while it is published (empty: the system's temp dir).
+	// Without Sites (a zone of services only, in tests), static deploys fail.
+	Sites      *sites.Store
+	ScratchDir string
 	Table      *edge.Table
 	Runner     Runner // nil on a zone that runs no services
 	Log        *slog.Logger
@@ -34,7 +39,8 @@ type Agent struct {
 	zone       string
 	store      Store
 	objectsDir string
-	sitesDir   string
+	sites      *sites.Store
+	scratchDir string
 	table      *edge.Table
 	runner     Runner
 	log        *slog.Logger
@@ -51,15 +57,15 @@ type Agent struct {
 
 // New builds an agent ready for its consumers and its Run.
 func New(d Deps) (*Agent, error) {
-	if d.Store == nil || d.Table == nil || d.SitesDir == "" {
-		return nil, errors.New("app: an agent needs a store, a routing table and a sites folder")
+	if d.Store == nil || d.Table == nil {
+		return nil, errors.New("app: an agent needs a store and a routing table")
 	}
 	log := d.Log
 	if log == nil {
 		log = slog.Default()
 	}
 	return &Agent{
-		zone: d.Zone, store: d.Store, objectsDir: d.ObjectsDir, sitesDir: d.SitesDir, table: d.Table,
+		zone: d.Zone, store: d.Store, objectsDir: d.ObjectsDir, sites: d.Sites, scratchDir: d.ScratchDir, table: d.Table,
 		runner: d.Runner, log: log,
 		poke: make(chan struct{}, 1), busy: map[string]bool{}, appLocks: map[string]*sync.Mutex{},
 		forgotten: map[string]bool{},

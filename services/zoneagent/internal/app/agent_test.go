@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"tori.dev/pkg/lifecycle"
+	"tori.dev/pkg/objectstore"
 	"tori.dev/pkg/testinfra"
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
 	zonebus "tori.dev/proto/tori/zone/v1"
@@ -26,19 +27,20 @@ import (
 	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/edge"
 	"tori.dev/services/zoneagent/internal/revision"
+	"tori.dev/services/zoneagent/internal/sites"
 	"tori.dev/services/zoneagent/internal/store"
 	"tori.dev/services/zoneagent/internal/store/storetest"
 )
 
 type zone struct {
-	t        *testing.T
-	pool     *pgxpool.Pool
-	st       *store.Store
-	agent    *app.Agent
-	edge     *httptest.Server
-	objDir   string
-	sitesDir string
-	stop     func() // stops the agent, as a crash would
+	t      *testing.T
+	pool   *pgxpool.Pool
+	st     *store.Store
+	agent  *app.Agent
+	edge   *httptest.Server
+	objDir string
+	sites  *sites.Store // the zone's bucket on the real S3 server
+	stop   func()       // stops the agent, as a crash would
 }
 
 // runAgent runs an agent's parts as cmd/zoneagent does, until the returned stop is called.
@@ -66,17 +68,49 @@ func newZone(t *testing.T) *zone {
 	t.Helper()
 	pool := storetest.NewPool(t)
 	data := t.TempDir()
-	z := &zone{t: t, pool: pool, st: store.New(pool), objDir: filepath.Join(data, "objects"), sitesDir: filepath.Join(data, "sites")}
+	z := &zone{t: t, pool: pool, st: store.New(pool), objDir: filepath.Join(data, "objects"), sites: zoneSites(t)}
 	table := edge.NewTable()
-	a, err := app.New(app.Deps{Zone: storetest.Zone, Store: z.st, ObjectsDir: z.objDir, SitesDir: z.sitesDir, Table: table})
+	a, err := app.New(app.Deps{Zone: storetest.Zone, Store: z.st, ObjectsDir: z.objDir, Sites: z.sites, ScratchDir: t.TempDir(), Table: table})
 	if err != nil {
 		t.Fatal(err)
 	}
 	z.agent = a
-	z.edge = httptest.NewServer(&edge.Edge{Domain: "apps.test", SitesDir: z.sitesDir, Table: table})
+	z.edge = httptest.NewServer(&edge.Edge{Domain: "apps.test", Sites: z.cache(), Table: table})
 	t.Cleanup(z.edge.Close)
 	z.stop = runAgent(t, a)
 	return z
+}
+
+// zoneSites is the zone's site store: a bucket of its own on a real S3 server, reached with
+// the zone's own credentials, as bin/bootstrap makes them.
+func zoneSites(t *testing.T) *sites.Store {
+	t.Helper()
+	env := testinfra.StartObjectStore(t).ZoneObjectStoreEnv(t, storetest.Zone)
+	bucket, err := objectstore.New(objectstore.Config{URL: env["OBJECT_STORE_URL"], AccessKey: env["ZONEAGENT_OBJECT_STORE_ACCESS_KEY"], SecretKey: env["ZONEAGENT_OBJECT_STORE_SECRET_KEY"], Bucket: env["ZONEAGENT_OBJECT_STORE_BUCKET"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &sites.Store{Bucket: bucket}
+}
+
+// cache is a new, empty edge cache in front of the zone's sites.
+func (z *zone) cache() *sites.Cache {
+	z.t.Helper()
+	c, err := sites.NewCache(*z.sites, z.t.TempDir(), 16<<20)
+	if err != nil {
+		z.t.Fatal(err)
+	}
+	return c
+}
+
+// objects counts the objects in the zone's bucket under prefix.
+func (z *zone) objects(prefix string) int {
+	z.t.Helper()
+	n := 0
+	if err := z.sites.Bucket.List(context.Background(), prefix, func(objectstore.Info) bool { n++; return true }); err != nil {
+		z.t.Fatal(err)
+	}
+	return n
 }
 
 // putSite writes a static artifact (a plain tar, as the deploys service makes) and returns
@@ -209,11 +243,13 @@ func TestStaticSiteServedThroughTheEdge(t *testing.T) {
 	if _, body := z.get("blog.apps.test:80", "/"); body != "v2" {
 		t.Fatalf("after switch: %q", body)
 	}
-	// The retired revision's files go after the switch commits (cleanup never holds a switch
-	// back), so they are awaited, not checked the moment the state flips.
-	testinfra.Eventually(t, 10*time.Second, "the retired revision's folder to go", func() bool {
-		_, err := os.Stat(filepath.Join(z.sitesDir, appID, d1))
-		return os.IsNotExist(err)
+	// The retired revision's objects go after the switch commits (cleanup never holds a
+	// switch back), so they are awaited, not checked the moment the state flips.
+	if n := z.objects("sites/" + appID + "/" + d2 + "/"); n != 2 {
+		t.Fatalf("the live revision has %d objects, want its file and its manifest", n)
+	}
+	testinfra.Eventually(t, 10*time.Second, "the retired revision's objects to go", func() bool {
+		return z.objects("sites/"+appID+"/"+d1+"/") == 0
 	})
 	want := []zonev1.DeployStep{app.StepBuildStarted, app.StepReady, app.StepActivated}
 	if got := z.steps(d1); !slices.Equal(got, want) {
@@ -226,6 +262,10 @@ func TestStaticSiteServedThroughTheEdge(t *testing.T) {
 	}
 	if status, _ := z.get("blog.apps.test", "/"); status != 404 {
 		t.Fatalf("deleted app still served: %d", status)
+	}
+	// And its objects are reclaimed.
+	if n := z.objects("sites/" + appID + "/"); n != 0 {
+		t.Fatalf("a deleted app keeps %d site objects", n)
 	}
 }
 
@@ -258,8 +298,8 @@ func TestUnsafeStaticArtifactFails(t *testing.T) {
 	appID := uuid.NewString()
 	d := z.start(appID, "bad", z.putSite(appID, map[string]string{"../escape.html": "x"}))
 	z.waitState(d, revision.StateFailed)
-	if _, err := os.Stat(filepath.Join(z.sitesDir, "escape.html")); err == nil {
-		t.Fatal("wrote outside the site")
+	if n := z.objects("sites/"); n != 0 {
+		t.Fatalf("a failed revision left %d site objects", n)
 	}
 	if got := z.steps(d); !slices.Contains(got, app.StepFailed) {
 		t.Fatalf("reported %v", got)
@@ -267,7 +307,8 @@ func TestUnsafeStaticArtifactFails(t *testing.T) {
 }
 
 // A revision an earlier run left half-prepared is prepared again after a restart, and the
-// live site is served again from the record and the files on disk.
+// live site is served again from the record and the store, through an edge cache that starts
+// empty.
 func TestRestartResumesAndRestores(t *testing.T) {
 	z := newZone(t)
 	appID := uuid.NewString()
@@ -286,13 +327,13 @@ func TestRestartResumesAndRestores(t *testing.T) {
 		return tx.SetState(ctx, pending, revision.StatePending, revision.StatePreparing)
 	})
 	table := edge.NewTable()
-	again, err := app.New(app.Deps{Zone: storetest.Zone, Store: z.st, ObjectsDir: z.objDir, SitesDir: z.sitesDir, Table: table})
+	again, err := app.New(app.Deps{Zone: storetest.Zone, Store: z.st, ObjectsDir: z.objDir, Sites: z.sites, ScratchDir: t.TempDir(), Table: table})
 	if err != nil {
 		t.Fatal(err)
 	}
 	runAgent(t, again)
 	z.waitState(pending, revision.StateReady)
-	srv := httptest.NewServer(&edge.Edge{Domain: "apps.test", SitesDir: z.sitesDir, Table: table})
+	srv := httptest.NewServer(&edge.Edge{Domain: "apps.test", Sites: z.cache(), Table: table})
 	defer srv.Close()
 	req, _ := http.NewRequest("GET", srv.URL+"/", nil)
 	req.Host = "keep.apps.test"

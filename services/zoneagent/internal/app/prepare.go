@@ -46,8 +46,10 @@ func (a *Agent) prepare(ctx context.Context, r revision.Revision) {
 		return
 	}
 	switch {
+	case r.Kind.Static() && a.sites == nil:
+		err = &revision.FailError{Code: revision.CodeZoneError, Message: "this zone has no site store"}
 	case r.Kind.Static():
-		err = a.prepareStatic(r)
+		err = a.prepareStatic(ctx, r)
 	case a.runner == nil:
 		err = &revision.FailError{Code: revision.CodeZoneError, Message: "this zone runs no services"}
 	default:
@@ -86,31 +88,36 @@ func (a *Agent) prepare(ctx context.Context, r revision.Revision) {
 	}
 }
 
-// siteDir is where a static revision is unpacked.
-func (a *Agent) siteDir(appID, deployID string) string {
-	return filepath.Join(a.sitesDir, appID, deployID)
-}
-
 // staticLimits: a site holds files and folders only.
 var staticLimits = artifact.Limits{MaxBytes: artifact.DefaultLimits.MaxBytes, MaxEntries: artifact.DefaultLimits.MaxEntries}
 
-func (a *Agent) prepareStatic(r revision.Revision) error {
-	dst := a.siteDir(r.AppID, r.DeployID)
-	if err := os.RemoveAll(dst); err != nil { // a half-done earlier attempt
-		return err
-	}
+// prepareStatic publishes the site to the zone's bucket: the artifact is unpacked into a
+// scratch folder (where the unpacker's safety rules apply), uploaded, and the folder removed.
+// Nothing of the site stays on this machine; every edge of the zone serves it from the store.
+func (a *Agent) prepareStatic(ctx context.Context, r revision.Revision) error {
 	f, err := a.openArtifact(r.ArtifactKey)
 	if err != nil {
 		return &revision.FailError{Code: revision.CodeInvalidArtifact, Message: fmt.Sprintf("artifact unavailable: %v", err)}
 	}
 	defer f.Close()
+	if a.scratchDir != "" {
+		if err := os.MkdirAll(a.scratchDir, 0o700); err != nil {
+			return err
+		}
+	}
+	scratch, err := os.MkdirTemp(a.scratchDir, "publish-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(scratch)
+	dst := filepath.Join(scratch, "site")
 	if _, err := artifact.Unpack(f, false, dst, staticLimits); err != nil {
 		if errors.Is(err, artifact.ErrUnsafe) {
 			return &revision.FailError{Code: revision.CodeInvalidArtifact, Message: err.Error()}
 		}
 		return err
 	}
-	return nil
+	return a.sites.Publish(ctx, r.AppID, r.DeployID, dst)
 }
 
 // jobs gives the runner the release-Job record and step reports of one revision.

@@ -2,10 +2,6 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"os"
-	"path/filepath"
 
 	"tori.dev/services/zoneagent/internal/edge"
 	"tori.dev/services/zoneagent/internal/revision"
@@ -48,13 +44,12 @@ func (a *Agent) activate(ctx context.Context, r revision.Revision) error {
 		}
 		// The switch itself is idempotent, so doing it before the commit is safe: a failed
 		// commit is retried and switches to the same revision again.
-		if rev.Kind.Static() {
-			err = a.switchSite(r.AppID, r.DeployID)
-		} else {
-			err = a.runner.Activate(ctx, rev, prevID)
-		}
-		if err != nil {
-			return err
+		// A static site needs no switch of its own: it is published, and the edge serves
+		// the revision its route names.
+		if !rev.Kind.Static() {
+			if err := a.runner.Activate(ctx, rev, prevID); err != nil {
+				return err
+			}
 		}
 		if err := tx.SetLive(ctx, revision.Route{AppID: r.AppID, Slug: r.Slug, DeployID: r.DeployID, Kind: r.Kind}); err != nil {
 			return err
@@ -96,32 +91,20 @@ func (a *Agent) serve(r edge.Route) {
 	}
 }
 
-// removeRevision deletes a revision's files and stops its process, if any.
+// removeRevision deletes a revision's files (a static site's objects) and stops its process,
+// if any.
 func (a *Agent) removeRevision(ctx context.Context, r revision.Revision) error {
 	if r.Kind.Static() {
-		return os.RemoveAll(a.siteDir(r.AppID, r.DeployID))
+		if a.sites == nil {
+			return nil
+		}
+		_, err := a.sites.RemoveRevision(ctx, r.AppID, r.DeployID)
+		return err
 	}
 	if a.runner == nil {
 		return nil
 	}
 	return a.runner.Discard(ctx, r.AppID, r.DeployID)
-}
-
-// switchSite points <app>/current at the revision's folder with one rename, which replaces
-// the old link atomically: every request sees the old site or the new one, never a mix.
-func (a *Agent) switchSite(appID, deployID string) error {
-	dir := filepath.Join(a.sitesDir, appID)
-	b := make([]byte, 6)
-	rand.Read(b)
-	tmp := filepath.Join(dir, ".current-"+hex.EncodeToString(b))
-	if err := os.Symlink(deployID, tmp); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, "current")); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
 }
 
 // discard collects a revision the control plane will never put live. One that settled
@@ -145,7 +128,8 @@ func (a *Agent) discard(ctx context.Context, r revision.Revision) error {
 	})
 }
 
-// ForgetApp stops serving a deleted app at once and removes its files and processes. It is
+// ForgetApp stops serving a deleted app at once and removes its processes and its sites'
+// objects. It is
 // idempotent: a redelivered delete repeats it harmlessly.
 func (a *Agent) ForgetApp(ctx context.Context, appID string) error {
 	a.mu.Lock()
@@ -157,5 +141,9 @@ func (a *Agent) ForgetApp(ctx context.Context, appID string) error {
 			return err
 		}
 	}
-	return os.RemoveAll(filepath.Join(a.sitesDir, appID))
+	if a.sites == nil {
+		return nil
+	}
+	_, err := a.sites.RemoveApp(ctx, appID)
+	return err
 }

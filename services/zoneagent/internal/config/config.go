@@ -27,8 +27,9 @@ type Config struct {
 	Zone string `env:"ZONE_ID, default=local"`
 	// AppsDomain: an app is served at <slug>.<AppsDomain>.
 	AppsDomain string `env:"APPS_DOMAIN, default=apps.localhost"`
-	// DataDir holds sites/ and apps/ (unpacked revisions); ObjectsDir is the object store
-	// the deploys service writes artifacts to (DATA_DIR/objects by default).
+	// DataDir holds the zone's local state (apps/ source trees, tls/, the edge's cache);
+	// ObjectsDir is the object store the deploys service writes artifacts to
+	// (DATA_DIR/objects by default).
 	DataDir    string `env:"DATA_DIR, default=./var"`
 	ObjectsDir string `env:"ZONE_OBJECTS_DIR"`
 	// AppsDir holds source trees of running services; see the README for its default.
@@ -76,6 +77,7 @@ type Config struct {
 	ManagedDatabases
 	EdgeTLS
 	ZoneObjectStore
+	EdgeCache
 }
 
 var zoneRe = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)
@@ -133,6 +135,12 @@ func (c *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := c.EdgeTLS.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.ZoneObjectStore.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.EdgeCache.validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

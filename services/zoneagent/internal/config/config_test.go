@@ -36,6 +36,25 @@ func TestDefaultsAndValidation(t *testing.T) {
 	if d := pkgconfig.Describe(&Config{DatabaseURL: "postgres://z:hunter2hunter2@h/db"}); strings.Contains(d["ZONEAGENT_DATABASE_URL"], "hunter2") {
 		t.Fatal("secret printed")
 	}
+	if d := pkgconfig.Describe(&c); strings.Contains(d["ZONEAGENT_OBJECT_STORE_SECRET_KEY"], "hunter2") {
+		t.Fatal("the object store's secret is printed")
+	}
+	if c.EdgeCacheDir() != "var/edge-cache" || c.CacheBytes != 1<<30 {
+		t.Fatalf("edge cache defaults: %q %d", c.EdgeCacheDir(), c.CacheBytes)
+	}
+	// The zone's sites need its bucket: no part of its way in may be missing.
+	for _, v := range []string{"OBJECT_STORE_URL", "ZONEAGENT_OBJECT_STORE_ACCESS_KEY", "ZONEAGENT_OBJECT_STORE_SECRET_KEY", "ZONEAGENT_OBJECT_STORE_BUCKET"} {
+		env := withCredentials(map[string]string{"EDGE_CACHE_BYTES": "1048576"})
+		delete(env, v)
+		var c Config
+		if err := pkgconfig.LoadMap(context.Background(), &c, env); err == nil {
+			t.Errorf("accepted without %s", v)
+		}
+	}
+	var small Config
+	if err := pkgconfig.LoadMap(context.Background(), &small, withCredentials(map[string]string{"EDGE_CACHE_BYTES": "1000"})); err == nil {
+		t.Error("a cache of 1000 bytes accepted")
+	}
 }
 
 // withCredentials adds the service's own credentials, which bin/bootstrap writes, to env.
@@ -44,6 +63,11 @@ func withCredentials(env map[string]string) map[string]string {
 		"ZONEAGENT_DATABASE_URL": "postgres://tori_zoneagent:pw@127.0.0.1:5432/tori?sslmode=disable",
 		"ZONEAGENT_AMQP_URL":     "amqp://tori.zoneagent:pw@127.0.0.1:5672/",
 		"ZONE_TLS_STORAGE_KEY":   testStorageKey,
+		// The zone's account and bucket in the object store (its sites).
+		"OBJECT_STORE_URL":                  "http://127.0.0.1:7070",
+		"ZONEAGENT_OBJECT_STORE_ACCESS_KEY": "tori-zone-local",
+		"ZONEAGENT_OBJECT_STORE_SECRET_KEY": "hunter2hunter2",
+		"ZONEAGENT_OBJECT_STORE_BUCKET":     "tori-zone-local",
 	}
 	for k, v := range env {
 		out[k] = v

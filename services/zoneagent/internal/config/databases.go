@@ -118,10 +118,8 @@ func (c *Config) validateDatabases() error {
 	if c.StatementCheckInterval <= 0 || c.IdleInTransactionTimeout < time.Second {
 		errs = append(errs, errors.New("DATABASE_STATEMENT_CHECK_INTERVAL must be positive and DATABASE_IDLE_IN_TRANSACTION_TIMEOUT at least 1s"))
 	}
-	// Dumps are written to the zone's bucket: no bucket, no managed databases.
-	if err := c.ZoneObjectStore.validate(); err != nil {
-		errs = append(errs, err)
-	} else if _, err := objectstore.New(c.DumpPresignConfig()); err != nil {
+	// Dumps are written to the zone's bucket (required of every zone: Config.Validate).
+	if _, err := objectstore.New(c.DumpPresignConfig()); c.ZoneObjectStore.validate() == nil && err != nil {
 		errs = append(errs, errors.New("OBJECT_STORE_PUBLIC_URL must be http(s)://host[:port]"))
 	}
 	if c.DumpURLLifetime < time.Second || c.DumpURLLifetime > objectstore.MaxPresignLifetime {

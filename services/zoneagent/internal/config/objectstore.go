@@ -8,7 +8,7 @@ import (
 
 // ZoneObjectStore is the zone's own account and bucket in the object store, as bin/bootstrap
 // writes them to the zone agent's file (docs/objectstore.md): the zone's sites and dumps live
-// there.
+// there, so every zone agent needs it.
 type ZoneObjectStore struct {
 	ObjectStoreURL    string `env:"OBJECT_STORE_URL"`
 	ObjectStoreAccess string `env:"ZONEAGENT_OBJECT_STORE_ACCESS_KEY"`

@@ -1,15 +1,17 @@
 package edge
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"net"
 	"net/http"
-	"os"
 	"path"
-	"path/filepath"
 	"strings"
 	"time"
+
+	"tori.dev/services/zoneagent/internal/sites"
 )
 
 // Services proxies a request to a live service's process, waking it if it naps.
@@ -17,10 +19,16 @@ type Services interface {
 	ServeHTTP(w http.ResponseWriter, r *http.Request, route Route)
 }
 
+// Sites opens a file of a static revision by its cleaned path ("" for the root; a folder
+// means its index.html); sites.ErrNotFound when there is none.
+type Sites interface {
+	Open(ctx context.Context, appID, deployID, name string) (*sites.Object, error)
+}
+
 // Edge answers requests by Host header.
 type Edge struct {
 	Domain   string // APPS_DOMAIN
-	SitesDir string // DATA_DIR/sites: <app>/current points at the live static revision
+	Sites    Sites  // the zone's static sites (the store, through a local cache); nil: none
 	Table    *Table
 	Services Services
 }
@@ -71,76 +79,49 @@ func (e *Edge) slugOf(host string) (string, bool) {
 	return slug, true
 }
 
-// serveStatic serves a file of the app's live revision. The revision folder is opened as an
-// os.Root through the `current` link at request time, so a switch (an atomic rename of the
-// link) takes effect between requests and no request path or link inside the site can reach
-// outside it. Dotfiles are answered as missing (hidden). A service's paths are its own
-// business: this rule is for the files the edge itself serves.
+// serveStatic serves a file of the app's live revision from the zone's site store (through
+// the edge's local cache). The revision is the route's, so a switch (a table update) takes
+// effect between requests. Dotfiles are answered as missing (hidden). A service's paths are
+// its own business: this rule is for the files the edge itself serves.
 func (e *Edge) serveStatic(w http.ResponseWriter, r *http.Request, route Route) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	// The live revision is resolved once, so the file served and its validator below name the
-	// same one.
-	appDir := filepath.Join(e.SitesDir, route.AppID)
-	deployID, err := os.Readlink(filepath.Join(appDir, "current"))
-	if err != nil || !filepath.IsLocal(deployID) {
-		notFound(w)
-		return
-	}
-	root, err := os.OpenRoot(filepath.Join(appDir, deployID))
-	if err != nil {
-		notFound(w)
-		return
-	}
-	defer root.Close()
 	// URL.Path is already percent-decoded (`/%2Eenv` is `/.env`), and the dot rule reads the
 	// cleaned path, so `/a/../.env` and `/.well-known/../.git/config` are caught too.
 	name := strings.TrimPrefix(path.Clean("/"+r.URL.Path), "/")
-	if hidden(name) {
+	if hidden(name) || e.Sites == nil {
 		notFound(w)
 		return
 	}
-	if name == "" {
-		name = "."
-	}
-	f, err := root.Open(name)
-	if err != nil {
+	f, err := e.Sites.Open(r.Context(), route.AppID, route.DeployID, name)
+	if errors.Is(err, sites.ErrNotFound) {
 		notFound(w)
+		return
+	}
+	if err != nil {
+		// The store is out of reach and the file is not cached: a visitor may retry.
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, "site temporarily unavailable", http.StatusServiceUnavailable)
 		return
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		notFound(w)
-		return
-	}
-	if info.IsDir() {
-		f.Close()
-		name = path.Join(name, "index.html")
-		if f, err = root.Open(name); err != nil {
-			notFound(w)
-			return
-		}
-		defer f.Close()
-		if info, err = f.Stat(); err != nil || info.IsDir() {
-			notFound(w)
-			return
-		}
-	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	// The content type was decided when the revision was published (by extension, else
+	// sniffed), as net/http would have decided it from the file.
+	w.Header().Set("Content-Type", f.ContentType)
 	// The validator is the revision, not the file's time: two deploys within one second (or
 	// of files with the same reproducible mtime) would share a Last-Modified, and a browser
 	// revalidating with it would be told its copy of the old site is current. A URL's content
 	// never changes within a revision, so the revision is an exact strong ETag (a digest of
 	// its id: a visitor learns no id of the API's). no-cache: a browser always asks, and a
 	// 304 keeps that cheap.
-	sum := sha256.Sum256([]byte(deployID))
+	sum := sha256.Sum256([]byte(route.DeployID))
 	w.Header().Set("ETag", `"`+hex.EncodeToString(sum[:12])+`"`)
 	w.Header().Set("Cache-Control", "no-cache")
-	http.ServeContent(w, r, info.Name(), time.Time{}, f)
+	http.ServeContent(w, r, f.Name, time.Time{}, f)
 }
 
 // pausedPage says the site is paused and nothing about why: a visitor is not told about the

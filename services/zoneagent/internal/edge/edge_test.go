@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -30,19 +31,22 @@ func TestSlugOf(t *testing.T) {
 	}
 }
 
-// A link inside a site cannot reach files outside it, and only GET and HEAD are served.
+// A site holds no links (a folder with one is refused at publication, so no link can reach
+// files outside it), and only GET and HEAD are served.
 func TestStaticStaysInsideTheSite(t *testing.T) {
-	sites := t.TempDir()
+	ts := newTestSites(t)
 	secret := filepath.Join(t.TempDir(), "secret.txt")
 	os.WriteFile(secret, []byte("secret"), 0o644)
-	rev := filepath.Join(sites, "app1", "d1")
-	os.MkdirAll(rev, 0o755)
-	os.WriteFile(filepath.Join(rev, "index.html"), []byte("home"), 0o644)
-	os.Symlink(secret, filepath.Join(rev, "leak.txt"))
-	os.Symlink("d1", filepath.Join(sites, "app1", "current"))
+	withLink := t.TempDir()
+	os.WriteFile(filepath.Join(withLink, "index.html"), []byte("home"), 0o644)
+	os.Symlink(secret, filepath.Join(withLink, "leak.txt"))
+	if err := ts.store.Publish(context.Background(), "app1", "d0", withLink); err == nil {
+		t.Fatal("a folder holding a link was published")
+	}
+	ts.publish(t, "app1", "d1", map[string]string{"index.html": "home"})
 	table := NewTable()
 	table.Replace([]Route{{AppID: "app1", Slug: "site", DeployID: "d1", Kind: revision.KindStatic}}, map[string]string{"www.example.com": "app1", "gone.example.com": "app2"})
-	e := &Edge{Domain: "apps.test", SitesDir: sites, Table: table}
+	e := &Edge{Domain: "apps.test", Sites: ts.cache, Table: table}
 	for _, tc := range []struct {
 		method, path string
 		status       int
@@ -101,21 +105,16 @@ func TestTableSet(t *testing.T) {
 // revision changed, even when both revisions' files have the same modification time (two
 // deploys within one second, or reproducible builds), and a 304 while it did not.
 func TestRevalidationFollowsTheRevision(t *testing.T) {
-	sites := t.TempDir()
+	ts := newTestSites(t)
 	same := time.Date(2026, 11, 24, 7, 0, 0, 0, time.UTC)
 	for rev, body := range map[string]string{"d1": "first", "d2": "second"} {
-		dir := filepath.Join(sites, "app1", rev)
-		os.MkdirAll(dir, 0o755)
-		os.WriteFile(filepath.Join(dir, "index.html"), []byte(body), 0o644)
-		os.Chtimes(filepath.Join(dir, "index.html"), same, same)
-	}
-	link := func(rev string) {
-		os.Remove(filepath.Join(sites, "app1", "current"))
-		os.Symlink(rev, filepath.Join(sites, "app1", "current"))
+		ts.publish(t, "app1", rev, map[string]string{"index.html": body})
 	}
 	table := NewTable()
-	table.Replace([]Route{{AppID: "app1", Slug: "site", DeployID: "d1", Kind: revision.KindStatic}}, nil)
-	e := &Edge{Domain: "apps.test", SitesDir: sites, Table: table}
+	e := &Edge{Domain: "apps.test", Sites: ts.cache, Table: table}
+	link := func(rev string) {
+		table.Set(Route{AppID: "app1", Slug: "site", DeployID: rev, Kind: revision.KindStatic})
+	}
 	get := func(headers ...string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest("GET", "/", nil)
 		req.Host = "site.apps.test"
@@ -132,6 +131,9 @@ func TestRevalidationFollowsTheRevision(t *testing.T) {
 	etag := first.Header().Get("ETag")
 	if first.Code != 200 || first.Body.String() != "first" || etag == "" || etag == `"d1"` || first.Header().Get("Cache-Control") != "no-cache" {
 		t.Fatalf("first: %d %q etag %q cache %q", first.Code, first.Body.String(), etag, first.Header().Get("Cache-Control"))
+	}
+	if ct := first.Header().Get("Content-Type"); ct != "text/html; charset=utf-8" {
+		t.Fatalf("first: content type %q", ct)
 	}
 	lastModified := same.Format(http.TimeFormat)
 	if w := get("If-None-Match", etag, "If-Modified-Since", lastModified); w.Code != http.StatusNotModified {

@@ -2,8 +2,6 @@ package edge
 
 import (
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"tori.dev/services/zoneagent/internal/revision"
@@ -38,9 +36,8 @@ func TestHiddenPaths(t *testing.T) {
 // is spelt: percent-encoded, through `..`, with a doubled slash. The rule reads the cleaned
 // path, so a path that cleans to a visible file is still served.
 func TestStaticDotfilesAreNotServed(t *testing.T) {
-	sites := t.TempDir()
-	rev := filepath.Join(sites, "app1", "d1")
-	for name, body := range map[string]string{
+	ts := newTestSites(t)
+	ts.publish(t, "app1", "d1", map[string]string{
 		"index.html":               "home",
 		"a/index.html":             "a home",
 		".env":                     "SECRET=1",
@@ -50,15 +47,10 @@ func TestStaticDotfilesAreNotServed(t *testing.T) {
 		".well-known/security.txt": "Contact: mailto:sec@example.com",
 		".well-known/.hidden":      "no",
 		".well-known/index.html":   "wk index",
-	} {
-		p := filepath.Join(rev, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte(body), 0o644)
-	}
-	os.Symlink("d1", filepath.Join(sites, "app1", "current"))
+	})
 	table := NewTable()
 	table.Replace([]Route{{AppID: "app1", Slug: "site", DeployID: "d1", Kind: revision.KindStatic}}, nil)
-	e := &Edge{Domain: "apps.test", SitesDir: sites, Table: table}
+	e := &Edge{Domain: "apps.test", Sites: ts.cache, Table: table}
 	for _, tc := range []struct {
 		target string
 		status int

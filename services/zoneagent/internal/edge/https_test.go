@@ -11,7 +11,7 @@ import (
 func httpsTestEdge() *Edge {
 	table := NewTable()
 	table.Replace([]Route{{AppID: "app1", Slug: "site", DeployID: "d1", Kind: revision.KindStatic}}, map[string]string{"www.example.com": "app1"})
-	return &Edge{Domain: "apps.test", SitesDir: "/nonexistent", Table: table}
+	return &Edge{Domain: "apps.test", Table: table}
 }
 
 func TestServesOnlyLiveHosts(t *testing.T) {

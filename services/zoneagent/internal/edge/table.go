@@ -1,5 +1,6 @@
 // Package edge is the zone's public face: it serves each live app at <slug>.<APPS_DOMAIN>,
-// static sites from their unpacked revision and services by proxy to their process.
+// static sites from the zone's site store (internal/sites) and services by proxy to their
+// process.
 package edge
 
 import (

@@ -9,7 +9,7 @@ type Kind string
 
 // Kinds a StartRevision carries.
 const (
-	// KindStatic is a site unpacked under DATA_DIR/sites and served from disk by the edge.
+	// KindStatic is a site published to the zone's bucket and served from there by the edge.
 	KindStatic Kind = "static"
 	// KindSource is a tarball built and run as a local process.
 	KindSource Kind = "source"

@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -34,7 +33,7 @@ type imageZone struct {
 	stop  func() // stops the agent as a crash would: containers keep running
 }
 
-func startImageZone(t *testing.T, pool *pgxpool.Pool, sites string, l *Local) *imageZone {
+func startImageZone(t *testing.T, pool *pgxpool.Pool, l *Local) *imageZone {
 	t.Helper()
 	st := store.New(pool)
 	l.Revision = st.Revision
@@ -46,7 +45,7 @@ func startImageZone(t *testing.T, pool *pgxpool.Pool, sites string, l *Local) *i
 		t.Fatal(err)
 	}
 	table := edge.NewTable()
-	a, err := agentapp.New(agentapp.Deps{Zone: storetest.Zone, Store: st, SitesDir: sites, Table: table, Runner: l})
+	a, err := agentapp.New(agentapp.Deps{Zone: storetest.Zone, Store: st, Table: table, Runner: l})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,10 +105,9 @@ func newImageLocal(r *rig, rt imageruntime.ContainerRuntime) *Local {
 func TestImageDeployThroughTheAgentSurvivesARestart(t *testing.T) {
 	r, eng := imageRig(t)
 	pool := storetest.NewPool(t)
-	sites := filepath.Join(t.TempDir(), "sites")
 	first := newImageLocal(r, eng.cli)
 	t.Cleanup(first.StopAll)
-	z := startImageZone(t, pool, sites, first)
+	z := startImageZone(t, pool, first)
 	app := uuid.NewString()
 	rev := imageRevision(app, "7", []string{"true"})
 	z.do(func(ctx context.Context, tx agentapp.Tx) error { _, err := tx.AddRevision(ctx, rev); return err })
@@ -125,7 +123,7 @@ func TestImageDeployThroughTheAgentSurvivesARestart(t *testing.T) {
 	}
 	second := newImageLocal(r, eng.cli)
 	t.Cleanup(second.StopAll)
-	again := startImageZone(t, pool, sites, second)
+	again := startImageZone(t, pool, second)
 	waitFor(t, "the live revision to be back", func() bool { return strings.HasPrefix(through(again.front, "/"), served(rev)) })
 	if got := eng.containers(); !slices.Equal(got, []string{"tori-" + rev.DeployID}) {
 		t.Fatalf("containers after the restart: %v", got)
@@ -140,7 +138,7 @@ func TestImageDeployThroughTheAgentSurvivesARestart(t *testing.T) {
 func TestImageDeployWithoutRuntimeFails(t *testing.T) {
 	r := newRig(t)
 	l := newImageLocal(r, nil)
-	z := startImageZone(t, storetest.NewPool(t), filepath.Join(t.TempDir(), "sites"), l)
+	z := startImageZone(t, storetest.NewPool(t), l)
 	rev := imageRevisionOf(uuid.NewString(), "registry.test/shop@sha256:"+strings.Repeat("8", 64), nil)
 	z.do(func(ctx context.Context, tx agentapp.Tx) error { _, err := tx.AddRevision(ctx, rev); return err })
 	z.waitState(rev.DeployID, revision.StateFailed)

@@ -1,0 +1,30 @@
+package config
+
+import (
+	"errors"
+	"path/filepath"
+)
+
+// EdgeCache is the edge's local cache of site files (README, "Static sites").
+type EdgeCache struct {
+	// CacheDir holds the cached copies; empty: edge-cache under DATA_DIR. Emptied at start.
+	CacheDir string `env:"EDGE_CACHE_DIR"`
+	// CacheBytes caps the copies' total size; the least recently used go first.
+	CacheBytes int64 `env:"EDGE_CACHE_BYTES, default=1073741824"`
+}
+
+// EdgeCacheDir is where the edge keeps its copies of site files (a cache: nothing there is
+// needed to serve a site).
+func (c *Config) EdgeCacheDir() string {
+	if c.CacheDir != "" {
+		return c.CacheDir
+	}
+	return filepath.Join(c.DataDir, "edge-cache")
+}
+
+func (e *EdgeCache) validate() error {
+	if e.CacheBytes < 1<<20 {
+		return errors.New("EDGE_CACHE_BYTES must be at least 1 MiB")
+	}
+	return nil
+}
