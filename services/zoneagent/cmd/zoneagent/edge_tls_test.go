@@ -55,7 +55,7 @@ func startTLSEdge(t testing.TB, cfg config.Config) *tlsEdge {
 	os.WriteFile(filepath.Join(rev, "index.html"), []byte("hello over tls"), 0o644)
 	os.Symlink("d1", filepath.Join(e.sites, "app1", "current"))
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	es, err := listenEdge(cfg, storetest.NewPool(t), &edge.Edge{Domain: "apps.test", SitesDir: e.sites, Table: e.table}, log)
+	es, err := listenEdge(cfg, storetest.NewPool(t), &edge.Edge{Domain: "apps.test", SitesDir: e.sites, Table: e.table}, nil, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/caddyserver/certmagic"
@@ -50,10 +51,25 @@ type Options struct {
 	// OrdersPerHour bounds the zone's orders (new and renewals) from an ACME CA; 0: no bound.
 	// The local CA has no limits to protect: its signatures are not bounded.
 	OrdersPerHour int
+	// OrdersPerAccountPerHour bounds one account's orders from an ACME CA (Owner names the
+	// account of a hostname); 0: no bound.
+	OrdersPerAccountPerHour int
+	// Owner names the app and account a served hostname belongs to, and whether it is a
+	// custom hostname; nil: no per-account bound and no state reported.
+	Owner func(ctx context.Context, host string) (Owner, bool)
+	// OnState is told each change of a custom hostname's certificate state (Next).
+	OnState func(ctx context.Context, host string, o Owner, s State, at time.Time)
 	// RenewCheckInterval is how often stored certificates are checked for renewal; zero is
 	// certmagic's default (10 minutes). Tests with short-lived certificates shorten it.
 	RenewCheckInterval time.Duration
 	Log                *slog.Logger
+}
+
+// Owner is whose a served hostname is.
+type Owner struct {
+	AppID, AccountID string
+	// Custom is a customer's own hostname (not <slug>.<APPS_DOMAIN>).
+	Custom bool
 }
 
 // Manager obtains, caches and renews the edge's certificates.
@@ -61,6 +77,12 @@ type Manager struct {
 	cfg   *certmagic.Config
 	cache *certmagic.Cache
 	acme  *certmagic.ACMEIssuer
+	// managed is cfg without on demand: the hostnames Keep names are ordered at once, with
+	// certmagic's retry and backoff, not at their first handshake.
+	managed *certmagic.Config
+	events  *events
+	mu      sync.Mutex
+	kept    map[string]context.CancelFunc
 }
 
 // New makes a Manager. Certificates are obtained on demand, at the first handshake that names
@@ -75,6 +97,8 @@ func New(o Options) (*Manager, error) {
 	}
 	zl := zapToSlog(log.With("component", "certmagic"))
 	var cfg *certmagic.Config
+	ev := newEvents(o)
+	m := &Manager{events: ev, kept: map[string]context.CancelFunc{}}
 	cache := certmagic.NewCache(certmagic.CacheOptions{
 		GetConfigForCert:   func(certmagic.Certificate) (*certmagic.Config, error) { return cfg, nil },
 		RenewCheckInterval: o.RenewCheckInterval,
@@ -85,7 +109,7 @@ func New(o Options) (*Manager, error) {
 		RenewalWindowRatio: RenewalWindowRatio,
 		Storage:            o.Storage,
 		Logger:             zl,
-		OnEvent:            newEvents(ordersPerHour(o), o.Storage).on,
+		OnEvent:            ev.on,
 		OnDemand: &certmagic.OnDemandConfig{
 			DecisionFunc: func(_ context.Context, name string) error {
 				if !o.Serves(strings.ToLower(name)) {
@@ -95,9 +119,18 @@ func New(o Options) (*Manager, error) {
 			},
 		},
 	})
-	m := &Manager{cfg: cfg, cache: cache}
+	m.cfg, m.cache = cfg, cache
+	ev.cache = cache
+	ev.kept = m.isKept
+	m.managed = certmagic.New(cache, certmagic.Config{
+		RenewalWindowRatio: RenewalWindowRatio,
+		Storage:            o.Storage,
+		Logger:             zl,
+		OnEvent:            ev.on,
+	})
 	if o.Local != nil {
 		cfg.Issuers = []certmagic.Issuer{o.Local}
+		m.managed.Issuers = cfg.Issuers
 		return m, nil
 	}
 	if o.ACME.Directory == "" {
@@ -118,14 +151,49 @@ func New(o Options) (*Manager, error) {
 		Logger:                  zl,
 	})
 	cfg.Issuers = []certmagic.Issuer{m.acme}
+	m.managed.Issuers = cfg.Issuers
 	return m, nil
 }
 
-func ordersPerHour(o Options) int {
-	if o.ACME == nil {
-		return 0
+func (m *Manager) isKept(host string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.kept[host]
+	return ok
+}
+
+// Keep makes hosts the hostnames ordered ahead of any handshake (the customers' own, once
+// active): a new one is ordered at once, a failed order is retried with certmagic's backoff
+// (1, 2, 2, 5, 10 minutes … up to 6 hours apart, for 30 days), and a hostname no longer
+// named stops being retried and leaves the cache.
+func (m *Manager) Keep(hosts []string) {
+	want := make(map[string]bool, len(hosts))
+	m.mu.Lock()
+	for _, h := range hosts {
+		h = strings.ToLower(h)
+		want[h] = true
+		if _, ok := m.kept[h]; !ok {
+			ctx, cancel := context.WithCancel(context.Background())
+			m.kept[h] = cancel
+			if err := m.managed.ManageAsync(ctx, []string{h}); err != nil {
+				cancel()
+				delete(m.kept, h)
+			}
+		}
 	}
-	return o.OrdersPerHour
+	var gone []certmagic.SubjectIssuer
+	for h, cancel := range m.kept {
+		if !want[h] {
+			cancel()
+			delete(m.kept, h)
+			m.events.forget(h)
+			gone = append(gone, certmagic.SubjectIssuer{Subject: h})
+		}
+	}
+	m.mu.Unlock()
+	if len(gone) > 0 {
+		m.cache.RemoveManaged(gone)
+	}
 }
 
 // TLSConfig is the edge's TLS: certificates on demand, HTTP/2 and HTTP/1.1, and the
@@ -158,5 +226,13 @@ func (m *Manager) Certificate(ctx context.Context, name string) (*x509.Certifica
 	return c.Leaf, nil
 }
 
-// Stop ends the background renewal.
-func (m *Manager) Stop() { m.cache.Stop() }
+// Stop ends the background renewal and the retries of Keep's hostnames.
+func (m *Manager) Stop() {
+	m.mu.Lock()
+	for h, cancel := range m.kept {
+		cancel()
+		delete(m.kept, h)
+	}
+	m.mu.Unlock()
+	m.cache.Stop()
+}

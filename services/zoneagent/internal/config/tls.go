@@ -37,6 +37,9 @@ type EdgeTLS struct {
 	// ACMEOrdersPerHour bounds the zone's certificate orders, new and renewals (Let's Encrypt
 	// allows 300 new orders per account in 3 hours); 0: no bound.
 	ACMEOrdersPerHour int `env:"ZONE_ACME_ORDERS_PER_HOUR, default=100"`
+	// ACMEOrdersPerAccountPerHour bounds one account's orders within the zone's, so one
+	// customer's many hostnames cannot use the zone's allowance up; 0: no bound.
+	ACMEOrdersPerAccountPerHour int `env:"ZONE_ACME_ORDERS_PER_ACCOUNT_PER_HOUR, default=20"`
 	// RenewCheckInterval is how often held certificates are checked for renewal.
 	RenewCheckInterval time.Duration `env:"ZONE_TLS_RENEW_CHECK_INTERVAL, default=10m"`
 }
@@ -97,6 +100,9 @@ func (t *EdgeTLS) validate() error {
 	}
 	if t.ACMEOrdersPerHour < 0 {
 		errs = append(errs, errors.New("ZONE_ACME_ORDERS_PER_HOUR must not be negative"))
+	}
+	if t.ACMEOrdersPerAccountPerHour < 0 {
+		errs = append(errs, errors.New("ZONE_ACME_ORDERS_PER_ACCOUNT_PER_HOUR must not be negative"))
 	}
 	if t.RenewCheckInterval < time.Second {
 		errs = append(errs, errors.New("ZONE_TLS_RENEW_CHECK_INTERVAL must be at least 1s"))
