@@ -107,6 +107,9 @@ func certManager(cfg config.Config, pool *pgxpool.Pool, e *edge.Edge, states *ce
 	_, p, _ = net.SplitHostPort(cfg.TLSAddr)
 	acme.TLSPort, _ = strconv.Atoi(p)
 	o.ACME = acme
+	if cfg.Wildcard == "dns01" {
+		o.Wildcard, o.DNS01Hook = "*."+e.Domain, cfg.DNS01Hook
+	}
 	return certs.New(o)
 }
 

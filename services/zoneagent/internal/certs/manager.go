@@ -59,6 +59,11 @@ type Options struct {
 	Owner func(ctx context.Context, host string) (Owner, bool)
 	// OnState is told each change of a custom hostname's certificate state (Next).
 	OnState func(ctx context.Context, host string, o Owner, s State, at time.Time)
+	// Wildcard, with an ACME CA, is one certificate for every <slug>.<APPS_DOMAIN>
+	// (`*.apps.example.com`) ordered ahead by DNS-01 through DNS01Hook: those names are then
+	// never ordered one by one. Empty: per-host certificates on demand.
+	Wildcard  string
+	DNS01Hook string
 	// RenewCheckInterval is how often stored certificates are checked for renewal; zero is
 	// certmagic's default (10 minutes). Tests with short-lived certificates shorten it.
 	RenewCheckInterval time.Duration
@@ -80,9 +85,13 @@ type Manager struct {
 	// managed is cfg without on demand: the hostnames Keep names are ordered at once, with
 	// certmagic's retry and backoff, not at their first handshake.
 	managed *certmagic.Config
-	events  *events
-	mu      sync.Mutex
-	kept    map[string]context.CancelFunc
+	// wild orders the wildcard certificate by DNS-01 (Options.Wildcard).
+	wild     *certmagic.Config
+	wildcard string
+	stopWild context.CancelFunc
+	events   *events
+	mu       sync.Mutex
+	kept     map[string]context.CancelFunc
 }
 
 // New makes a Manager. Certificates are obtained on demand, at the first handshake that names
@@ -112,7 +121,7 @@ func New(o Options) (*Manager, error) {
 		OnEvent:            ev.on,
 		OnDemand: &certmagic.OnDemandConfig{
 			DecisionFunc: func(_ context.Context, name string) error {
-				if !o.Serves(strings.ToLower(name)) {
+				if !o.Serves(strings.ToLower(name)) || wildcardCovers(o.Wildcard, name) {
 					return ErrNotServed
 				}
 				return nil
@@ -152,10 +161,45 @@ func New(o Options) (*Manager, error) {
 	})
 	cfg.Issuers = []certmagic.Issuer{m.acme}
 	m.managed.Issuers = cfg.Issuers
+	if o.Wildcard != "" {
+		if o.DNS01Hook == "" {
+			cache.Stop()
+			return nil, errors.New("certs: a wildcard certificate needs a DNS-01 hook")
+		}
+		m.wildcard = strings.ToLower(o.Wildcard)
+		m.wild = certmagic.New(cache, certmagic.Config{
+			RenewalWindowRatio: RenewalWindowRatio,
+			Storage:            o.Storage,
+			Logger:             zl,
+			OnEvent:            ev.on,
+		})
+		m.wild.Issuers = []certmagic.Issuer{certmagic.NewACMEIssuer(m.wild, certmagic.ACMEIssuer{
+			CA:                      o.ACME.Directory,
+			TestCA:                  o.ACME.Directory,
+			Email:                   o.ACME.Email,
+			Agreed:                  true,
+			TrustedRoots:            o.ACME.Roots,
+			DNS01Solver:             DNS01Hook{Command: o.DNS01Hook},
+			DisableHTTPChallenge:    true,
+			DisableTLSALPNChallenge: true,
+			Logger:                  zl,
+		})}
+		ctx, cancel := context.WithCancel(context.Background())
+		m.stopWild = cancel
+		// Ordered now, retried with certmagic's backoff, renewed by the cache.
+		if err := m.wild.ManageAsync(ctx, []string{m.wildcard}); err != nil {
+			cancel()
+			cache.Stop()
+			return nil, err
+		}
+	}
 	return m, nil
 }
 
 func (m *Manager) isKept(host string) bool {
+	if host != "" && host == m.wildcard {
+		return true
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	_, ok := m.kept[host]
@@ -234,5 +278,8 @@ func (m *Manager) Stop() {
 		delete(m.kept, h)
 	}
 	m.mu.Unlock()
+	if m.stopWild != nil {
+		m.stopWild()
+	}
 	m.cache.Stop()
 }
