@@ -55,3 +55,24 @@ func TestCertificateStateRule(t *testing.T) {
 		})
 	}
 }
+
+// A wildcard covers exactly one label under its base: every app's own hostname, nothing
+// deeper, not the base itself, and no custom hostname.
+func TestWildcardCovers(t *testing.T) {
+	for name, want := range map[string]bool{
+		"site.apps.test":   true,
+		"SITE.apps.test":   true,
+		"a.site.apps.test": false,
+		"apps.test":        false,
+		".apps.test":       false,
+		"shop.example.com": false,
+		"site.apps.test.x": false,
+	} {
+		if got := certs.WildcardCoversForTest("*.apps.test", name); got != want {
+			t.Errorf("*.apps.test covers %q: %v, want %v", name, got, want)
+		}
+	}
+	if certs.WildcardCoversForTest("", "site.apps.test") {
+		t.Error("no wildcard covers a name")
+	}
+}
