@@ -14,15 +14,18 @@ import (
 // CertificateReport is a zone's word on one custom hostname's certificate.
 type CertificateReport struct {
 	AppID, Hostname string
-	Certificate     domains.Certificate
-	At              time.Time // the zone's clock
+	// Zone is the zone that reported; a report from a zone other than the app's changes
+	// nothing.
+	Zone        string
+	Certificate domains.Certificate
+	At          time.Time // the zone's clock
 }
 
 // CertificateChanged keeps the report on the domain record and, when the certificate moves
 // into failed, publishes apps.domain.certificate_failed so identity mails the owner once
 // (domains.MailsOwner): the edge's retries that fail again are not news.
 func CertificateChanged(ctx context.Context, tx Tx, r CertificateReport) error {
-	ch, saved, err := tx.SaveCertificate(ctx, r.AppID, r.Hostname, r.Certificate, r.At)
+	ch, saved, err := tx.SaveCertificate(ctx, r.AppID, r.Zone, r.Hostname, r.Certificate, r.At)
 	if err != nil || !saved || !domains.MailsOwner(ch.Previous, r.Certificate.Status) {
 		return err
 	}

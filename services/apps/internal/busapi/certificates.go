@@ -37,8 +37,13 @@ func (c Consumers) HandleCertificate(ctx context.Context, tx bus.Tx, d bus.Deliv
 		return bus.Permanent(fmt.Errorf("decode %s: %w", d.RoutingKey, err))
 	}
 	status, ok := certificateStatuses[m.GetStatus()]
-	if !ok || m.GetAt() == nil || m.GetAppId() == "" || m.GetHostname() == "" {
+	if !ok || m.GetAt() == nil || m.GetAppId() == "" || m.GetHostname() == "" || m.GetZone() == "" {
 		return bus.Permanent(fmt.Errorf("%s %s: malformed", d.RoutingKey, d.ID))
+	}
+	// A zone speaks for itself only: the report names the zone that sent it, and only the
+	// app's own zone is heeded (app.CertificateChanged).
+	if z, isZone := bus.ZoneOf(d.Publisher); d.Publisher != "" && (!isZone || z != m.GetZone()) {
+		return bus.Permanent(fmt.Errorf("%s %s: zone %q reported by %q", d.RoutingKey, d.ID, m.GetZone(), d.Publisher))
 	}
 	cert := domains.Certificate{Status: status, LastError: strings.ToValidUTF8(m.GetLastError(), "")}
 	if len(cert.LastError) > maxCertificateError {
@@ -49,6 +54,6 @@ func (c Consumers) HandleCertificate(ctx context.Context, tx bus.Tx, d bus.Deliv
 		cert.ExpiresAt = &t
 	}
 	return app.CertificateChanged(ctx, c.Tx(tx), app.CertificateReport{
-		AppID: m.GetAppId(), Hostname: strings.ToLower(m.GetHostname()), Certificate: cert, At: m.GetAt().AsTime(),
+		AppID: m.GetAppId(), Zone: m.GetZone(), Hostname: strings.ToLower(m.GetHostname()), Certificate: cert, At: m.GetAt().AsTime(),
 	})
 }

@@ -20,7 +20,8 @@ func TestCertificateStateOnTheDomain(t *testing.T) {
 	s := apptest.New(t, apptest.Options{})
 	acct := apptest.NewAccount()
 	s.SetPlan(acct, "flock", 1)
-	appID := s.CreateApp(acct, map[string]any{"name": "shop"})["id"].(string)
+	created := s.CreateApp(acct, map[string]any{"name": "shop"})
+	appID, zone := created["id"].(string), created["zone"].(string)
 	s.Must(http.StatusCreated, acct, http.MethodPost, "/api/apps/shop/domains", map[string]any{"hostname": "shop.example.net"})
 	cert := func() map[string]any {
 		return domainOf(t, s, acct, "shop", "shop.example.net")["certificate"].(map[string]any)
@@ -30,7 +31,7 @@ func TestCertificateStateOnTheDomain(t *testing.T) {
 	}
 	at := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 	report := func(status zonev1.CertificateStatus, expires time.Time, lastError string, at time.Time) {
-		m := &zonev1.CertificateChanged{AppId: appID, Hostname: "shop.example.net", Zone: "local", Status: status, LastError: lastError, At: timestamppb.New(at)}
+		m := &zonev1.CertificateChanged{AppId: appID, Hostname: "shop.example.net", Zone: zone, Status: status, LastError: lastError, At: timestamppb.New(at)}
 		if !expires.IsZero() {
 			m.ExpiresAt = timestamppb.New(expires)
 		}
@@ -72,5 +73,11 @@ func TestCertificateStateOnTheDomain(t *testing.T) {
 	}
 	// A report for a hostname the app does not have changes nothing and is not an error.
 	s.Deliver(s.Consumers.HandleCertificate, zonebus.KeyCertificateChanged, &zonev1.CertificateChanged{AppId: appID, Hostname: "other.example.net",
-		Status: zonev1.CertificateStatus_CERTIFICATE_STATUS_ISSUED, At: timestamppb.New(at)})
+		Zone: zone, Status: zonev1.CertificateStatus_CERTIFICATE_STATUS_ISSUED, At: timestamppb.New(at)})
+	// Nor does another zone's word on this app's hostname.
+	s.Deliver(s.Consumers.HandleCertificate, zonebus.KeyCertificateChanged, &zonev1.CertificateChanged{AppId: appID, Hostname: "shop.example.net",
+		Zone: "elsewhere", Status: zonev1.CertificateStatus_CERTIFICATE_STATUS_ISSUED, At: timestamppb.New(expires.Add(2 * time.Hour))})
+	if c := cert(); c["status"] != "failed" {
+		t.Fatalf("another zone's report was kept: %v", c)
+	}
 }

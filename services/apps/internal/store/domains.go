@@ -152,17 +152,17 @@ func (r *repo) ExpireDomain(ctx context.Context, d domains.Domain) (bool, error)
 
 // SaveCertificate implements app.Tx. A report older than the one kept (by the zone's clock)
 // changes nothing (false), so two edges' reports arriving in any order leave the newest.
-func (r *repo) SaveCertificate(ctx context.Context, appID, hostname string, c domains.Certificate, at time.Time) (domains.CertificateChange, bool, error) {
+func (r *repo) SaveCertificate(ctx context.Context, appID, zone, hostname string, c domains.Certificate, at time.Time) (domains.CertificateChange, bool, error) {
 	var ch domains.CertificateChange
 	err := r.q.QueryRow(ctx, `
 WITH old AS (SELECT d.id, coalesce(d.cert_status, '') AS status FROM domains d
               WHERE d.app_id = $1 AND d.hostname = $2 FOR UPDATE)
 UPDATE domains d SET cert_status = $3, cert_expires_at = $4, cert_last_error = nullif($5, ''), cert_changed_at = $6
   FROM old, apps a
- WHERE d.id = old.id AND a.id = d.app_id AND a.deleted_at IS NULL
+ WHERE d.id = old.id AND a.id = d.app_id AND a.deleted_at IS NULL AND a.zone = $7
    AND (d.cert_changed_at IS NULL OR d.cert_changed_at < $6)
 RETURNING old.status, a.account_id, a.slug`,
-		appID, hostname, c.Status, c.ExpiresAt, c.LastError, at).Scan(&ch.Previous, &ch.AccountID, &ch.Slug)
+		appID, hostname, c.Status, c.ExpiresAt, c.LastError, at, zone).Scan(&ch.Previous, &ch.AccountID, &ch.Slug)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ch, false, nil // removed, deleted, or a newer report is kept
 	}
