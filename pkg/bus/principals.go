@@ -123,9 +123,9 @@ func TopicWrite(principal string) string {
 }
 
 // zoneEvents are the middle segments of the events zones publish (zone.deploy.progressed,
-// zone.logs.batch, zone.app.napping, zone.database.ready, zone.certificate.changed); a zone
-// id may not be one of them, so zone.<group>.# never matches a zone's commands.
-const zoneEvents = `(?:deploy|logs|app|database|certificate)`
+// zone.logs.batch, zone.app.napping, zone.database.ready); a zone id may not be one of them,
+// so zone.<group>.# never matches a zone's commands.
+const zoneEvents = `(?:deploy|logs|app|database)`
 
 // serviceEvents are the first segments of the services' events.
 const serviceEvents = `(?:identity|billing|apps|deploys|logs|databases)`

@@ -31,7 +31,7 @@ func TestZoneCommandsAndEventsHaveOneOwner(t *testing.T) {
 		{"zone.database.failed", zone},
 		{"zone.database.dropped", zone},
 		{"zone.deploy.progressed", zone},
-		{"zone.certificate.changed", zone},
+		{"zone.app.certificate_changed", zone},
 		{"databases.database.ready", bus.PrincipalDatabases},
 	} {
 		for _, p := range []string{bus.PrincipalDeploys, bus.PrincipalDatabases, bus.PrincipalApps, zone} {
@@ -48,7 +48,7 @@ func TestZoneCommandsAndEventsHaveOneOwner(t *testing.T) {
 
 // The apps service may bind to the zones' certificate reports (it keeps them on the domain).
 func TestAppsHearCertificateReports(t *testing.T) {
-	if !regexp.MustCompile(bus.TopicRead(bus.PrincipalApps)).MatchString("zone.certificate.changed") {
-		t.Fatal("apps may not bind zone.certificate.changed")
+	if !regexp.MustCompile(bus.TopicRead(bus.PrincipalApps)).MatchString("zone.app.certificate_changed") {
+		t.Fatal("apps may not bind zone.app.certificate_changed")
 	}
 }

@@ -11,7 +11,7 @@ const (
 	KeyAppWoken         = "zone.app.woken"         // zonev1.AppScaleChanged
 	// KeyCertificateChanged: a custom hostname's certificate changed state at an edge; the
 	// apps service keeps it on the domain record.
-	KeyCertificateChanged = "zone.certificate.changed" // zonev1.CertificateChanged
+	KeyCertificateChanged = "zone.app.certificate_changed" // zonev1.CertificateChanged
 )
 
 // Commands a zone takes. Their routing keys name the zone, so only its agent receives them.

@@ -20,7 +20,7 @@ import (
 // certificateStates ties the edge's certificates to the zone's record: whose a hostname is
 // (the routing table names the app, app_accounts its account: the per-account order bound),
 // and each custom hostname's certificate state published through the outbox
-// (zone.certificate.changed), for the apps service to keep on the domain record.
+// (zone.app.certificate_changed), for the apps service to keep on the domain record.
 type certificateStates struct {
 	zone  string
 	edge  *edge.Edge

@@ -22,7 +22,7 @@ import (
 	"tori.dev/services/zoneagent/internal/store/storetest"
 )
 
-// certificateEvents reads the zone.certificate.changed events in the zone's outbox for host,
+// certificateEvents reads the zone.app.certificate_changed events in the zone's outbox for host,
 // oldest first.
 func certificateEvents(t *testing.T, pool *pgxpool.Pool, host string) []*zonev1.CertificateChanged {
 	t.Helper()

@@ -63,6 +63,10 @@ type Config struct {
 	LogLinesPerSecond int   `env:"ZONE_APP_LOG_LINES_PER_SECOND, default=500"`
 	// PoolerPort is the one host loopback port an app reaches (its database pooler); 0: none.
 	PoolerPort int `env:"ZONE_POOLER_PORT, default=6432"`
+	// GoRoot is the Go toolchain builds use, shown read-only in every sandbox (README
+	// "Builds without a manifest"); unset: the one of the go on the agent's PATH; "none":
+	// no Go for builds.
+	GoRoot string `env:"ZONE_GO_ROOT"`
 	// IdleAfter: a service on a minScale-0 plan naps after this long without a request.
 	IdleAfter time.Duration `env:"ZONE_IDLE_AFTER, default=15m"`
 	// ShutdownTimeout bounds how long requests may finish after a stop signal.
@@ -92,10 +96,10 @@ func (c *Config) Validate() error {
 		}
 	}
 	// A zone named like a group of zones' events (zone.deploy.*, zone.logs.*, zone.app.*,
-	// zone.database.*, zone.certificate.*) would have its commands heard by whoever follows those events.
+	// zone.database.*) would have its commands heard by whoever follows those events.
 	switch {
-	case !zoneRe.MatchString(c.Zone), c.Zone == "deploy", c.Zone == "logs", c.Zone == "app", c.Zone == "database", c.Zone == "certificate":
-		errs = append(errs, fmt.Errorf("ZONE_ID %q must be a lower-case name (and not deploy, logs, app, database or certificate)", c.Zone))
+	case !zoneRe.MatchString(c.Zone), c.Zone == "deploy", c.Zone == "logs", c.Zone == "app", c.Zone == "database":
+		errs = append(errs, fmt.Errorf("ZONE_ID %q must be a lower-case name (and not deploy, logs, app or database)", c.Zone))
 	}
 	if c.AppsDomain == "" || c.DataDir == "" {
 		errs = append(errs, errors.New("APPS_DOMAIN and DATA_DIR must not be empty"))

@@ -618,7 +618,7 @@ func (x *AppScaleChanged) GetAt() *timestamppb.Timestamp {
 	return nil
 }
 
-// Routing key: zone.certificate.changed. A custom hostname's certificate changed state at
+// Routing key: zone.app.certificate_changed. A custom hostname's certificate changed state at
 // one of the zone's edges (an order started, succeeded or failed). Several edges may report
 // one hostname: the newest `at` wins.
 type CertificateChanged struct {
