@@ -31,6 +31,7 @@ func TestZoneCommandsAndEventsHaveOneOwner(t *testing.T) {
 		{"zone.database.failed", zone},
 		{"zone.database.dropped", zone},
 		{"zone.deploy.progressed", zone},
+		{"zone.app.certificate_changed", zone},
 		{"databases.database.ready", bus.PrincipalDatabases},
 	} {
 		for _, p := range []string{bus.PrincipalDeploys, bus.PrincipalDatabases, bus.PrincipalApps, zone} {
@@ -42,5 +43,12 @@ func TestZoneCommandsAndEventsHaveOneOwner(t *testing.T) {
 				t.Errorf("TopicWrite(%s) matches %s: %v, want %v", p, tc.key, got, want)
 			}
 		}
+	}
+}
+
+// The apps service may bind to the zones' certificate reports (it keeps them on the domain).
+func TestAppsHearCertificateReports(t *testing.T) {
+	if !regexp.MustCompile(bus.TopicRead(bus.PrincipalApps)).MatchString("zone.app.certificate_changed") {
+		t.Fatal("apps may not bind zone.app.certificate_changed")
 	}
 }

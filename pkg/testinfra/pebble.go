@@ -35,6 +35,42 @@ type Pebble struct {
 	// Roots trust the certificates Pebble issues.
 	Roots  *x509.CertPool
 	orders atomic.Int32
+	// challtest is pebble-challtestsrv's management address (validating Pebbles only).
+	challtest string
+}
+
+// SetA makes the challenge test server's DNS answer host with ip (a loopback address): a
+// name pointed where no edge listens fails validation, as a customer's mistyped record would.
+func (p *Pebble) SetA(t testing.TB, host, ip string) {
+	t.Helper()
+	p.challtestPost(t, "/add-a", map[string]any{"host": host, "addresses": []string{ip}})
+}
+
+// SetTXT publishes a TXT record at the challenge test server's DNS (a DNS-01 hook's stand-in
+// uses ChalltestURL instead, from its own process).
+func (p *Pebble) SetTXT(t testing.TB, host, value string) {
+	t.Helper()
+	p.challtestPost(t, "/set-txt", map[string]any{"host": host, "value": value})
+}
+
+// ChalltestURL is the challenge test server's management API (http://host:port), for a
+// process of the test's that changes its records.
+func (p *Pebble) ChalltestURL() string { return "http://" + p.challtest }
+
+func (p *Pebble) challtestPost(t testing.TB, path string, body map[string]any) {
+	t.Helper()
+	if p.challtest == "" {
+		t.Fatal("this Pebble validates nothing: start it with StartPebbleValidating")
+	}
+	b, _ := json.Marshal(body)
+	resp, err := http.Post(p.ChalltestURL()+path, "application/json", strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("pebble-challtestsrv %s: %s", path, resp.Status)
+	}
 }
 
 // Orders is how many new orders clients have placed.
@@ -93,13 +129,15 @@ func startPebble(t testing.TB, validity time.Duration, httpPort, tlsPort int) *P
 	}
 	t.Cleanup(func() { logf.Close() })
 	args := []string{"-config", confFile}
+	var challtest string
 	env := append(os.Environ(), "PEBBLE_VA_NOSLEEP=1", "PEBBLE_WFE_NONCEREJECT=0", "PEBBLE_AUTHZREUSE=0")
 	if httpPort == 0 {
 		env = append(env, "PEBBLE_VA_ALWAYS_VALID=1")
 	} else {
 		dns := FreeAddr(t)
+		challtest = FreeAddr(t)
 		runUntilCleanup(t, filepath.Join(filepath.Dir(bin), "pebble-challtestsrv"), nil, logf,
-			"-dnsserver", dns, "-management", FreeAddr(t), "-defaultIPv4", "127.0.0.1", "-defaultIPv6", "",
+			"-dnsserver", dns, "-management", challtest, "-defaultIPv4", "127.0.0.1", "-defaultIPv6", "",
 			"-http01", "", "-https01", "", "-tlsalpn01", "", "-doh", "")
 		args = append(args, "-dnsserver", dns)
 	}
@@ -117,7 +155,7 @@ func startPebble(t testing.TB, validity time.Duration, httpPort, tlsPort int) *P
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	})
-	p := &Pebble{APIRootFile: certFile, Roots: x509.NewCertPool()}
+	p := &Pebble{APIRootFile: certFile, Roots: x509.NewCertPool(), challtest: challtest}
 	if !p.Roots.AppendCertsFromPEM(rootPEM) {
 		t.Fatalf("pebble's root is not PEM: %q", rootPEM)
 	}

@@ -234,7 +234,10 @@ func TestApps(t *testing.T) {
 			}
 			return r.Status == http.StatusCreated
 		})
-		expectKeys(t, "domain", mine, "hostname", "status", "verification", "createdAt")
+		expectKeys(t, "domain", mine, "hostname", "status", "verification", "createdAt", "certificate")
+		if c := mine["certificate"].(map[string]any); c["status"] != "pending" || c["expiresAt"] != nil || c["lastError"] != nil {
+			t.Fatalf("a new hostname's certificate %v", c)
+		}
 		v := mine["verification"].(map[string]any)
 		if mine["status"] != "pending" || v["type"] != "TXT" || v["name"] != "_tori-challenge."+host || !strings.HasPrefix(v["value"].(string), "tori-verify=") {
 			t.Fatalf("domain %v", mine)

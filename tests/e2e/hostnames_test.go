@@ -61,6 +61,20 @@ func TestCustomHostnameLosingItsRecordStopsBeingServed(t *testing.T) {
 		code, body := hostGet(t, s, host)
 		return code == http.StatusOK && body == "shop"
 	})
+	// The zone orders the active hostname's certificate ahead of any visitor and reports it;
+	// the API shows it issued, with the end of the certificate the edge serves.
+	var cert map[string]any
+	poll(t, 30*time.Second, "the hostname's certificate issued", func() bool {
+		var list []map[string]any
+		s.Get(t, "/api/apps/"+slug+"/domains", a.Token).JSON(t, &list)
+		cert, _ = list[0]["certificate"].(map[string]any)
+		return cert != nil && cert["status"] == "issued"
+	})
+	if exp, _ := cert["expiresAt"].(string); exp == "" || cert["lastError"] != nil {
+		t.Fatalf("issued certificate %v", cert)
+	} else if at, err := time.Parse(time.RFC3339, exp); err != nil || !at.After(time.Now()) {
+		t.Fatalf("expiresAt %q: %v", exp, err)
+	}
 
 	mails := s.SMTP.Count(a.Email)
 	dns.set(record) // the name answers, without the record

@@ -108,6 +108,28 @@ type Domain struct {
 	Status       string             `json:"status"`
 	Verification DomainVerification `json:"verification"`
 	CreatedAt    string             `json:"createdAt"`
+	// Certificate is the edge's HTTPS certificate for the hostname (nil from a server that
+	// does not report it).
+	Certificate *DomainCertificate `json:"certificate"`
+}
+
+// DomainCertificate is a hostname's certificate: pending, issued (until ExpiresAt) or failed
+// (LastError says why; the edge retries).
+type DomainCertificate struct {
+	Status    string  `json:"status"`
+	ExpiresAt *string `json:"expiresAt"`
+	LastError *string `json:"lastError"`
+}
+
+// Summary is the certificate in a few words: "issued, until 2027-02-25".
+func (c *DomainCertificate) Summary() string {
+	switch {
+	case c == nil:
+		return "-"
+	case c.Status == "issued" && c.ExpiresAt != nil && len(*c.ExpiresAt) >= 10:
+		return "issued, until " + (*c.ExpiresAt)[:10]
+	}
+	return c.Status
 }
 
 // Database is an app's managed Postgres; its credentials never appear in an answer.

@@ -20,7 +20,7 @@ func (s *state) domainsCmd() *cobra.Command {
 	s.appFlag(c, true)
 	c.AddCommand(&cobra.Command{
 		Use:     "list",
-		Short:   "List hostnames and the TXT record each needs",
+		Short:   "List hostnames, their HTTPS certificates and the TXT record each needs",
 		Example: "  tori domains list --app my-site",
 		Args:    cobra.NoArgs,
 		PreRunE: s.signedIn,
@@ -29,11 +29,20 @@ func (s *state) domainsCmd() *cobra.Command {
 				return s.client.ListDomains(ctx, slug)
 			}, func(ds []api.Domain) error {
 				w := tabwriter.NewWriter(s.env.Stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(w, s.ui.Paint(ui.Bold, "HOSTNAME\tSTATUS\tTXT NAME\tTXT VALUE"))
+				fmt.Fprintln(w, s.ui.Paint(ui.Bold, "HOSTNAME\tSTATUS\tCERTIFICATE\tTXT NAME\tTXT VALUE"))
 				for _, d := range ds {
-					fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", d.Hostname, d.Status, d.Verification.Name, d.Verification.Value)
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", d.Hostname, d.Status, d.Certificate.Summary(), d.Verification.Name, d.Verification.Value)
 				}
-				return w.Flush()
+				if err := w.Flush(); err != nil {
+					return err
+				}
+				// The CA's reason, under the table: too long for a column.
+				for _, d := range ds {
+					if c := d.Certificate; c != nil && c.LastError != nil {
+						s.ui.Printf("%s: certificate %s: %s\n", d.Hostname, c.Status, *c.LastError)
+					}
+				}
+				return nil
 			})
 		},
 	}, &cobra.Command{

@@ -47,7 +47,8 @@ func newFakeAPI(t *testing.T) *fakeAPI {
 		case "GET /api/apps/svc/database":
 			fmt.Fprint(w, `{"id":"db1","status":"ready","message":null}`)
 		case "GET /api/apps/site/domains":
-			fmt.Fprint(w, `[{"hostname":"www.example.com","status":"active"},{"hostname":"example.com","status":"pending"}]`)
+			fmt.Fprint(w, `[{"hostname":"www.example.com","status":"active","certificate":{"status":"issued","expiresAt":"2027-02-25T12:00:00.000Z","lastError":null}},`+
+				`{"hostname":"example.com","status":"pending","certificate":{"status":"failed","expiresAt":null,"lastError":"urn:ietf:params:acme:error:connection: refused"}}]`)
 		case "GET /api/apps/svc/env":
 			fmt.Fprint(w, `[{"key":"API_KEY","value":"s3c********"},{"key":"DEBUG","value":"********"}]`)
 		case "PATCH /api/apps/svc/env":
@@ -317,5 +318,19 @@ func TestCompletionOffersAppsAndEnvKeys(t *testing.T) {
 		[]string{"__complete", "apps", "show", ""})
 	if code != 0 || strings.TrimSpace(outb.String()) != ":4" {
 		t.Fatalf("signed out: %d %q", code, outb.String())
+	}
+}
+
+// tori domains list shows each hostname's certificate, and the CA's reason for a failure.
+func TestDomainsListShowsCertificates(t *testing.T) {
+	api := newFakeAPI(t)
+	code, out, stderr := run(t, api.URL, "", "domains", "list", "-a", "site")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"CERTIFICATE", "issued, until 2027-02-25", "failed", "example.com: certificate failed: urn:ietf:params:acme:error:connection: refused"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("domains list lacks %q:\n%s", want, out)
+		}
 	}
 }

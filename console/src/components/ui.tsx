@@ -25,6 +25,7 @@ const tone: Record<string, string> = {
   active: 'ok',
   ready: 'ok',
   paid: 'ok',
+  issued: 'ok',
   deploying: 'busy',
   building: 'busy',
   releasing: 'busy',

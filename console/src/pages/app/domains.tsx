@@ -3,6 +3,26 @@ import { api, ok } from '../../api/client'
 import { useAction, useLoad } from '../../hooks'
 import { Badge, CopyButton, Empty, ErrorBox, Loading } from '../../components/ui'
 import { useConfirm } from '../../components/confirm'
+import type { Domain } from '../../api/types'
+
+// The edge's HTTPS certificate for a hostname: pending until the first order succeeds, issued
+// until its end (renewed on its own), failed with the authority's reason while the edge retries.
+function Certificate({ cert }: { cert: Domain['certificate'] }) {
+  return (
+    <div class="small">
+      <p>
+        HTTPS certificate: <Badge status={cert.status} />
+        {cert.status === 'issued' && cert.expiresAt && <> until {cert.expiresAt.slice(0, 10)}, renewed on its own</>}
+        {cert.status === 'failed' && <> — Tori keeps trying; check that the hostname's DNS points at Tori.</>}
+      </p>
+      {cert.lastError && (
+        <p>
+          Last error: <code class="wrap">{cert.lastError}</code>
+        </p>
+      )}
+    </div>
+  )
+}
 
 export function Domains({ slug, kind }: { slug: string; kind: string }) {
   const domains = useLoad(() => ok(api().GET('/api/apps/{slug}/domains', { params: { path: { slug } } })), [slug])
@@ -63,6 +83,7 @@ export function Domains({ slug, kind }: { slug: string; kind: string }) {
               <strong>{d.hostname}</strong>
               <Badge status={d.status} />
             </div>
+            {d.status === 'active' && <Certificate cert={d.certificate} />}
             {d.status === 'pending' && (
               <div class="small">
                 <p>Create this DNS record; the domain turns active once it is seen.</p>

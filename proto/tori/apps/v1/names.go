@@ -14,6 +14,9 @@ const (
 	// KeyDomainVerificationFailing: an active hostname's TXT record went missing; identity
 	// mails the account's owner.
 	KeyDomainVerificationFailing = "apps.domain.verification_failing" // appsv1.DomainVerificationFailing
+	// KeyDomainCertificateFailed: a custom hostname's certificate order failed (once per
+	// failure, not per retry); identity mails the account's owner.
+	KeyDomainCertificateFailed = "apps.domain.certificate_failed" // appsv1.DomainCertificateFailed
 )
 
 // Requests (queues apps answers).

@@ -9,6 +9,9 @@ const (
 	KeyLogBatch         = "zone.logs.batch"        // logsv1.LogBatch
 	KeyAppNapping       = "zone.app.napping"       // zonev1.AppScaleChanged
 	KeyAppWoken         = "zone.app.woken"         // zonev1.AppScaleChanged
+	// KeyCertificateChanged: a custom hostname's certificate changed state at an edge; the
+	// apps service keeps it on the domain record.
+	KeyCertificateChanged = "zone.app.certificate_changed" // zonev1.CertificateChanged
 )
 
 // Commands a zone takes. Their routing keys name the zone, so only its agent receives them.

@@ -97,6 +97,10 @@ type Tx interface {
 	// meanwhile, and domains.ErrHostnameTaken when now is active and another app has it
 	// active.
 	SaveCheck(ctx context.Context, was, now domains.Domain, at time.Time) (domains.Activation, bool, error)
+	// SaveCertificate keeps zone's report of a hostname's certificate unless a newer one is
+	// kept; false when nothing changed (no such hostname, another zone's app, or an older
+	// report).
+	SaveCertificate(ctx context.Context, appID, zone, hostname string, c domains.Certificate, at time.Time) (domains.CertificateChange, bool, error)
 	// ExpireDomain removes a claim still pending since d.PendingSince; false when it is not.
 	ExpireDomain(ctx context.Context, d domains.Domain) (bool, error)
 }

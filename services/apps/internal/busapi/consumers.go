@@ -35,8 +35,9 @@ type Consumers struct {
 // Subscriptions are every durable subscription of the service, by name.
 func (c Consumers) Subscriptions() map[string]bus.Subscription {
 	subs := map[string]bus.Subscription{
-		"accounts consumer":  c.Accounts(),
-		"revisions consumer": c.Revisions(),
+		"accounts consumer":     c.Accounts(),
+		"revisions consumer":    c.Revisions(),
+		"certificates consumer": c.Certificates(),
 	}
 	if len(c.CleanupFrom) > 0 {
 		subs["cleanup consumer"] = c.Cleanup()

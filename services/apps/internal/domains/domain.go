@@ -32,6 +32,8 @@ type Domain struct {
 	MissingSince *time.Time
 	// NextCheckAt is when the checker looks the record up again; nil means at once.
 	NextCheckAt *time.Time
+	// Certificate is the edge's certificate for the hostname (certificate.go).
+	Certificate Certificate
 }
 
 // Verification is the TXT record that proves control of the hostname.

@@ -55,7 +55,11 @@ func domainOf(t *testing.T, s *apptest.Service, acct, slug, host string) map[str
 func checkDomain(t *testing.T, d map[string]any, host, status string) {
 	t.Helper()
 	v, _ := d["verification"].(map[string]any)
-	if d["hostname"] != host || d["status"] != status || len(d) != 4 || v == nil || len(v) != 3 ||
+	c, _ := d["certificate"].(map[string]any)
+	if c == nil || len(c) != 3 || c["status"] == nil {
+		t.Errorf("domain %v: no certificate", d)
+	}
+	if d["hostname"] != host || d["status"] != status || len(d) != 5 || v == nil || len(v) != 3 ||
 		v["type"] != "TXT" || v["name"] != "_tori-challenge."+host ||
 		!strings.HasPrefix(v["value"].(string), "tori-verify=") || len(v["value"].(string)) < len("tori-verify=")+20 {
 		t.Errorf("domain %v, want %s %s with its verification", d, host, status)

@@ -59,6 +59,28 @@ type domainJSON struct {
 	Status       string           `json:"status"`
 	Verification verificationJSON `json:"verification"`
 	CreatedAt    string           `json:"createdAt"`
+	Certificate  certificateJSON  `json:"certificate"`
+}
+
+// certificateJSON is the edge's certificate for a hostname: expiresAt and lastError are null
+// when there is none.
+type certificateJSON struct {
+	Status    string  `json:"status"`
+	ExpiresAt *string `json:"expiresAt"`
+	LastError *string `json:"lastError"`
+}
+
+func toCertificateJSON(c domains.Certificate) certificateJSON {
+	c = c.Shown()
+	out := certificateJSON{Status: c.Status}
+	if c.ExpiresAt != nil {
+		s := apitime.Format(*c.ExpiresAt)
+		out.ExpiresAt = &s
+	}
+	if c.LastError != "" {
+		out.LastError = &c.LastError
+	}
+	return out
 }
 
 func toDomainJSON(d domains.Domain) domainJSON {
@@ -68,5 +90,6 @@ func toDomainJSON(d domains.Domain) domainJSON {
 		Status:       d.Status,
 		Verification: verificationJSON{Type: v.Type, Name: v.Name, Value: v.Value},
 		CreatedAt:    apitime.Format(d.CreatedAt),
+		Certificate:  toCertificateJSON(d.Certificate),
 	}
 }

@@ -13,14 +13,14 @@ import (
 )
 
 const domainColumns = `d.id::text, d.app_id::text, d.hostname, d.status, d.token, d.created_at, d.activated_at,
-d.pending_since, d.missing_since, d.next_check_at`
+d.pending_since, d.missing_since, d.next_check_at, coalesce(d.cert_status, ''), d.cert_expires_at, coalesce(d.cert_last_error, '')`
 
 func scanDomain(row pgx.Row) (domains.Domain, error) {
 	var d domains.Domain
 	err := row.Scan(&d.ID, &d.AppID, &d.Hostname, &d.Status, &d.Token, &d.CreatedAt, &d.ActivatedAt,
-		&d.PendingSince, &d.MissingSince, &d.NextCheckAt)
+		&d.PendingSince, &d.MissingSince, &d.NextCheckAt, &d.Certificate.Status, &d.Certificate.ExpiresAt, &d.Certificate.LastError)
 	d.CreatedAt = d.CreatedAt.UTC()
-	for _, t := range []*time.Time{d.ActivatedAt, d.PendingSince, d.MissingSince, d.NextCheckAt} {
+	for _, t := range []*time.Time{d.ActivatedAt, d.PendingSince, d.MissingSince, d.NextCheckAt, d.Certificate.ExpiresAt} {
 		if t != nil {
 			*t = t.UTC()
 		}
@@ -148,4 +148,26 @@ func (r *repo) ExpireDomain(ctx context.Context, d domains.Domain) (bool, error)
 		return false, wrap("expire domain", err)
 	}
 	return tag.RowsAffected() == 1, nil
+}
+
+// SaveCertificate implements app.Tx. A report older than the one kept (by the zone's clock)
+// changes nothing (false), so two edges' reports arriving in any order leave the newest.
+func (r *repo) SaveCertificate(ctx context.Context, appID, zone, hostname string, c domains.Certificate, at time.Time) (domains.CertificateChange, bool, error) {
+	var ch domains.CertificateChange
+	err := r.q.QueryRow(ctx, `
+WITH old AS (SELECT d.id, coalesce(d.cert_status, '') AS status FROM domains d
+              WHERE d.app_id = $1 AND d.hostname = $2 FOR UPDATE)
+UPDATE domains d SET cert_status = $3, cert_expires_at = $4, cert_last_error = nullif($5, ''), cert_changed_at = $6
+  FROM old, apps a
+ WHERE d.id = old.id AND a.id = d.app_id AND a.deleted_at IS NULL AND a.zone = $7
+   AND (d.cert_changed_at IS NULL OR d.cert_changed_at < $6)
+RETURNING old.status, a.account_id, a.slug`,
+		appID, hostname, c.Status, c.ExpiresAt, c.LastError, at, zone).Scan(&ch.Previous, &ch.AccountID, &ch.Slug)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ch, false, nil // removed, deleted, or a newer report is kept
+	}
+	if err != nil {
+		return ch, false, wrap("save certificate", err)
+	}
+	return ch, true, nil
 }

@@ -61,6 +61,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		p.Consume(
 			busapi.PlanConsumer{Repo: store.Bind, Log: log}.Subscription(),
 			busapi.HostnameMailConsumer{Repo: store.Bind, Service: svc, Log: log}.Subscription(),
+			busapi.CertificateMailConsumer{Repo: store.Bind, Service: svc, Log: log}.Subscription(),
 			busapi.HoldMailConsumer{Repo: store.Bind, Service: svc, Log: log}.Subscription(),
 		)
 		if err := p.ServeHTTP(web, cfg.Addr, cfg.ShutdownTimeout); err != nil {

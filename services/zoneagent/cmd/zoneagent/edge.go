@@ -29,8 +29,9 @@ type edgeServers struct {
 	certs     *certs.Manager
 }
 
-// listenEdge opens the edge's listeners and its certificate manager.
-func listenEdge(cfg config.Config, pool *pgxpool.Pool, e *edge.Edge, log *slog.Logger) (*edgeServers, error) {
+// listenEdge opens the edge's listeners and its certificate manager; states (nil in tests of
+// the listeners alone) names hostnames' owners and publishes custom hostnames' certificates.
+func listenEdge(cfg config.Config, pool *pgxpool.Pool, e *edge.Edge, states *certificateStates, log *slog.Logger) (*edgeServers, error) {
 	es := &edgeServers{}
 	// A failed handshake (an unknown name, a scanner) is routine at an edge: debug, not noise.
 	errorLog := slog.NewLogLogger(log.Handler(), slog.LevelDebug)
@@ -44,7 +45,7 @@ func listenEdge(cfg config.Config, pool *pgxpool.Pool, e *edge.Edge, log *slog.L
 	if !cfg.TLSEnabled() {
 		return es, nil
 	}
-	m, err := certManager(cfg, pool, e, log)
+	m, err := certManager(cfg, pool, e, states, log)
 	if err != nil {
 		es.close()
 		return nil, err
@@ -65,7 +66,7 @@ func listenEdge(cfg config.Config, pool *pgxpool.Pool, e *edge.Edge, log *slog.L
 
 // certManager is certmagic over the zone's storage with the configured issuer: an ACME CA, or
 // the zone's local CA made once in DATA_DIR/tls (its root in root.pem, for clients to trust).
-func certManager(cfg config.Config, pool *pgxpool.Pool, e *edge.Edge, log *slog.Logger) (*certs.Manager, error) {
+func certManager(cfg config.Config, pool *pgxpool.Pool, e *edge.Edge, states *certificateStates, log *slog.Logger) (*certs.Manager, error) {
 	key, err := cfg.StorageKeyBytes()
 	if err != nil {
 		return nil, err
@@ -74,7 +75,11 @@ func certManager(cfg config.Config, pool *pgxpool.Pool, e *edge.Edge, log *slog.
 	if err != nil {
 		return nil, err
 	}
-	o := certs.Options{Storage: st, Serves: e.Serves, RenewCheckInterval: cfg.RenewCheckInterval, OrdersPerHour: cfg.ACMEOrdersPerHour, Log: log}
+	o := certs.Options{Storage: st, Serves: e.Serves, RenewCheckInterval: cfg.RenewCheckInterval,
+		OrdersPerHour: cfg.ACMEOrdersPerHour, OrdersPerAccountPerHour: cfg.ACMEOrdersPerAccountPerHour, Log: log}
+	if states != nil {
+		o.Owner, o.OnState = states.owner, states.publish
+	}
 	if cfg.ACMECA == "" {
 		dir := filepath.Join(cfg.DataDir, "tls")
 		if o.Local, err = certs.LoadOrCreateLocalCA(dir); err != nil {
@@ -102,6 +107,9 @@ func certManager(cfg config.Config, pool *pgxpool.Pool, e *edge.Edge, log *slog.
 	_, p, _ = net.SplitHostPort(cfg.TLSAddr)
 	acme.TLSPort, _ = strconv.Atoi(p)
 	o.ACME = acme
+	if cfg.Wildcard == "dns01" {
+		o.Wildcard, o.DNS01Hook = "*."+e.Domain, cfg.DNS01Hook
+	}
 	return certs.New(o)
 }
 

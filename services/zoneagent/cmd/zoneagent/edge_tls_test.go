@@ -61,7 +61,7 @@ func startTLSEdge(t testing.TB, cfg config.Config) *tlsEdge {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	es, err := listenEdge(cfg, storetest.NewPool(t), &edge.Edge{Domain: "apps.test", Sites: siteCache, Table: e.table}, log)
+	es, err := listenEdge(cfg, storetest.NewPool(t), &edge.Edge{Domain: "apps.test", Sites: siteCache, Table: e.table}, nil, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,11 +59,14 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		if err := p.ServeHTTP(healthApp, cfg.Addr, cfg.ShutdownTimeout); err != nil {
 			return err
 		}
-		edges, err := listenEdge(*cfg, p.Pool, &edge.Edge{Domain: cfg.AppsDomain, Sites: siteCache, Table: table, Services: runner}, log)
+		theEdge := &edge.Edge{Domain: cfg.AppsDomain, Sites: siteCache, Table: table, Services: runner}
+		states := &certificateStates{zone: cfg.Zone, edge: theEdge, store: st, log: log}
+		edges, err := listenEdge(*cfg, p.Pool, theEdge, states, log)
 		if err != nil {
 			return err
 		}
 		serveEdge(p, edges, cfg.ShutdownTimeout)
+		keepCustomHostnames(p, edges, table) // certstate.go
 		p.RelayOutbox()
 		if pooler != nil {
 			if err := runPooler(p, *cfg, st, dbs, pooler); err != nil {

@@ -218,3 +218,53 @@ func TestZoneOrderRateLimit(t *testing.T) {
 		}
 	}
 }
+
+// Past an account's own order rate its next order is refused (limited_account) while another
+// account's hostnames are still ordered: one customer's many hostnames cannot use the zone's
+// allowance up. The refusal takes nothing from the zone's bucket.
+func TestAccountOrderRateLimit(t *testing.T) {
+	ca, err := certs.LoadOrCreateLocalCA(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	counting := &countingCA{LocalCA: ca}
+	st, _ := store.NewCertStorage(storetest.NewPool(t), make([]byte, 32))
+	accountOf := map[string]string{"a1.example.test": "greedy", "a2.example.test": "greedy", "b1.example.test": "modest", "b2.example.test": "modest"}
+	m, err := certs.New(certs.Options{Storage: st, Serves: served("a1.example.test", "a2.example.test", "b1.example.test", "b2.example.test"),
+		ACME: &certs.ACME{Directory: "https://acme.invalid/directory"}, OrdersPerHour: 20, OrdersPerAccountPerHour: 1,
+		Owner: func(_ context.Context, host string) (certs.Owner, bool) {
+			acct, ok := accountOf[host]
+			return certs.Owner{AppID: "app-" + acct, AccountID: acct, Custom: true}, ok
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Stop)
+	certs.SetIssuerForTest(m, counting)
+	before := testutil.ToFloat64(certs.OrdersForTest("new", "limited_account"))
+	ctx := context.Background()
+	if _, err := m.Certificate(ctx, "a1.example.test"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Certificate(ctx, "a2.example.test"); !limitedBy(err, certs.ErrAccountOrderLimit) {
+		t.Fatalf("the account's second order within the hour: %v", err)
+	}
+	// The zone's burst is 2 (20 an hour): had the refused order taken a zone token, this one
+	// would be refused by the zone.
+	if _, err := m.Certificate(ctx, "b1.example.test"); err != nil {
+		t.Fatalf("another account: %v", err)
+	}
+	if _, err := m.Certificate(ctx, "b2.example.test"); !limitedBy(err, certs.ErrAccountOrderLimit) {
+		t.Fatalf("the other account's second order: %v", err)
+	}
+	if n := counting.issued.Load(); n != 2 {
+		t.Fatalf("%d certificates signed, want 2", n)
+	}
+	if got := testutil.ToFloat64(certs.OrdersForTest("new", "limited_account")) - before; got != 2 {
+		t.Fatalf("limited_account counted %v, want 2", got)
+	}
+}
+
+func limitedBy(err, limit error) bool {
+	return err != nil && strings.Contains(err.Error(), limit.Error())
+}

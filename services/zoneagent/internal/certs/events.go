@@ -17,11 +17,15 @@ import (
 // however many hostnames customers add, the zone stays within its CA's limits.
 var ErrOrderLimit = errors.New("the zone's certificate order rate is exhausted; asked again at the next handshake or renewal check")
 
+// ErrAccountOrderLimit refuses an order past the account's own rate
+// (ZONE_ACME_ORDERS_PER_ACCOUNT_PER_HOUR): one customer's hostnames cannot use up the zone's.
+var ErrAccountOrderLimit = errors.New("the account's certificate order rate is exhausted; the order is tried again later")
+
 // Metrics of the zone's certificates, on the agent's /metrics.
 var (
 	ordersTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "tori_edge_certificate_orders_total",
-		Help: "Certificate orders by the edge: kind new or renewal; result obtained, failed, or limited (refused by the zone's order rate).",
+		Help: "Certificate orders by the edge: kind new or renewal; result obtained, failed, limited (refused by the zone's order rate) or limited_account (by the account's).",
 	}, []string{"kind", "result"})
 	expiryDesc = prometheus.NewDesc("tori_edge_certificate_soonest_expiry_days",
 		"Days until the soonest-expiring certificate this edge obtained expires (absent before the first).", nil, nil)
@@ -54,21 +58,39 @@ func (e *expiries) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// events is certmagic's event hook: it limits the zone's orders and counts them.
+// events is certmagic's event hook: it limits the zone's and each account's orders, counts
+// them, and follows each custom hostname's certificate state.
 type events struct {
-	limiter *rate.Limiter // nil: no limit
-	storage certmagic.Storage
+	zone       *rate.Limiter // nil: no limit
+	perAccount int           // orders an hour per account; 0: no limit
+	storage    certmagic.Storage
+	cache      *certmagic.Cache
+	owner      func(ctx context.Context, host string) (Owner, bool)
+	onState    func(ctx context.Context, host string, o Owner, s State, at time.Time)
+	kept       func(host string) bool // ordered ahead by Keep, retried with backoff
+	mu         sync.Mutex
+	accounts   map[string]*rate.Limiter
+	states     map[string]State
 }
 
-func newEvents(ordersPerHour int, storage certmagic.Storage) *events {
+func newEvents(o Options) *events {
 	registerMetrics.Do(func() { prometheus.MustRegister(ordersTotal, held) })
-	e := &events{storage: storage}
-	if ordersPerHour > 0 {
-		// A burst of a tenth of the hour's allowance: a zone's start (or a batch of new
-		// hostnames) is served at once, a flood is spread over the hour.
-		e.limiter = rate.NewLimiter(rate.Limit(float64(ordersPerHour)/3600), max(1, ordersPerHour/10))
+	e := &events{storage: o.Storage, owner: o.Owner, onState: o.OnState,
+		accounts: map[string]*rate.Limiter{}, states: map[string]State{}}
+	if o.ACME != nil { // the local CA has no limits to protect: its signatures are not bounded
+		e.zone = hourly(o.OrdersPerHour)
+		e.perAccount = o.OrdersPerAccountPerHour
 	}
 	return e
+}
+
+// hourly is a token bucket of n an hour with a burst of a tenth: a zone's start (or a batch
+// of new hostnames) is served at once, a flood is spread over the hour. nil for n <= 0.
+func hourly(n int) *rate.Limiter {
+	if n <= 0 {
+		return nil
+	}
+	return rate.NewLimiter(rate.Limit(float64(n)/3600), max(1, n/10))
 }
 
 func kindOf(data map[string]any) string {
@@ -78,20 +100,42 @@ func kindOf(data map[string]any) string {
 	return "new"
 }
 
+// maxErrorLen bounds the reason kept and shown for a failed order.
+const maxErrorLen = 500
+
+func errorText(data map[string]any) string {
+	msg := "the order failed"
+	if err, ok := data["error"].(error); ok && err != nil {
+		msg = err.Error()
+	}
+	if len(msg) > maxErrorLen {
+		msg = msg[:maxErrorLen]
+	}
+	return msg
+}
+
 func (e *events) on(ctx context.Context, event string, data map[string]any) error {
+	name, _ := data["identifier"].(string)
+	now := time.Now()
 	switch event {
 	case "cert_obtaining":
-		if e.limiter != nil && !e.limiter.Allow() {
-			ordersTotal.WithLabelValues(kindOf(data), "limited").Inc()
-			// No retry loop here: the handshake that asked fails now, and the next one (or
-			// the next renewal check) asks again.
-			return certmagic.ErrNoRetry{Err: ErrOrderLimit}
+		if err := e.allow(ctx, name); err != nil {
+			ordersTotal.WithLabelValues(kindOf(data), limitedResult(err)).Inc()
+			e.report(ctx, name, Event{Step: Limited, Err: err.Error(), At: now})
+			// On demand, no retry loop: the handshake that asked fails now and the next one
+			// asks again. A hostname the edge orders ahead (Keep) is retried with certmagic's
+			// backoff.
+			if e.kept != nil && e.kept(name) {
+				return err
+			}
+			return certmagic.ErrNoRetry{Err: err}
 		}
+		e.report(ctx, name, Event{Step: Ordering, At: now})
 	case "cert_failed":
 		ordersTotal.WithLabelValues(kindOf(data), "failed").Inc()
+		e.report(ctx, name, Event{Step: Failed, Err: errorText(data), At: now})
 	case "cert_obtained":
 		ordersTotal.WithLabelValues(kindOf(data), "obtained").Inc()
-		name, _ := data["identifier"].(string)
 		path, _ := data["certificate_path"].(string)
 		if name == "" || path == "" {
 			return nil
@@ -105,8 +149,89 @@ func (e *events) on(ctx context.Context, event string, data map[string]any) erro
 				held.mu.Lock()
 				held.notAfter[name] = leaf.NotAfter
 				held.mu.Unlock()
+				e.report(ctx, name, Event{Step: Obtained, NotAfter: leaf.NotAfter, At: now})
+			}
+		}
+	case "cached_managed_cert":
+		// A certificate found in the zone's storage (another edge ordered it, or this one
+		// before a restart): issued, as far as this hostname's owner is concerned.
+		sans, _ := data["sans"].([]string)
+		for _, san := range sans {
+			if e.cache == nil {
+				break
+			}
+			for _, c := range e.cache.AllMatchingCertificates(san) {
+				if c.Leaf != nil {
+					e.report(ctx, san, Event{Step: Obtained, NotAfter: c.Leaf.NotAfter, At: now})
+					break
+				}
 			}
 		}
 	}
 	return nil
+}
+
+// allow takes one order from the account's bucket and the zone's; a refusal by the zone
+// gives the account's token back.
+func (e *events) allow(ctx context.Context, name string) error {
+	var acct *rate.Reservation
+	if e.perAccount > 0 && e.owner != nil {
+		if o, ok := e.owner(ctx, name); ok && o.AccountID != "" {
+			e.mu.Lock()
+			l := e.accounts[o.AccountID]
+			if l == nil {
+				l = hourly(e.perAccount)
+				e.accounts[o.AccountID] = l
+			}
+			e.mu.Unlock()
+			at := time.Now()
+			acct = l.ReserveN(at, 1)
+			if !acct.OK() || acct.DelayFrom(at) > 0 {
+				acct.Cancel()
+				return ErrAccountOrderLimit
+			}
+		}
+	}
+	if e.zone != nil && !e.zone.Allow() {
+		if acct != nil {
+			acct.Cancel()
+		}
+		return ErrOrderLimit
+	}
+	return nil
+}
+
+func limitedResult(err error) string {
+	if errors.Is(err, ErrAccountOrderLimit) {
+		return "limited_account"
+	}
+	return "limited"
+}
+
+// report follows a custom hostname's certificate state and tells OnState of each change.
+// The apps' own hostnames are not reported: nobody keeps a record of them.
+func (e *events) report(ctx context.Context, name string, ev Event) {
+	if e.onState == nil || e.owner == nil || name == "" {
+		return
+	}
+	o, ok := e.owner(ctx, name)
+	if !ok || !o.Custom {
+		return
+	}
+	e.mu.Lock()
+	prev := e.states[name]
+	next := Next(prev, ev)
+	changed := next != prev
+	e.states[name] = next
+	e.mu.Unlock()
+	if changed {
+		e.onState(ctx, name, o, next, ev.At)
+	}
+}
+
+// forget drops a hostname's state when the edge stops serving it, so a return starts afresh.
+func (e *events) forget(name string) {
+	e.mu.Lock()
+	delete(e.states, name)
+	e.mu.Unlock()
 }

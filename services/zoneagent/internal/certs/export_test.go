@@ -12,3 +12,6 @@ func SetIssuerForTest(m *Manager, iss certmagic.Issuer) { m.cfg.Issuers = []cert
 func OrdersForTest(kind, result string) prometheus.Counter {
 	return ordersTotal.WithLabelValues(kind, result)
 }
+
+// WildcardCoversForTest is wildcardCovers.
+var WildcardCoversForTest = wildcardCovers

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/caddyserver/certmagic"
@@ -50,10 +51,30 @@ type Options struct {
 	// OrdersPerHour bounds the zone's orders (new and renewals) from an ACME CA; 0: no bound.
 	// The local CA has no limits to protect: its signatures are not bounded.
 	OrdersPerHour int
+	// OrdersPerAccountPerHour bounds one account's orders from an ACME CA (Owner names the
+	// account of a hostname); 0: no bound.
+	OrdersPerAccountPerHour int
+	// Owner names the app and account a served hostname belongs to, and whether it is a
+	// custom hostname; nil: no per-account bound and no state reported.
+	Owner func(ctx context.Context, host string) (Owner, bool)
+	// OnState is told each change of a custom hostname's certificate state (Next).
+	OnState func(ctx context.Context, host string, o Owner, s State, at time.Time)
+	// Wildcard, with an ACME CA, is one certificate for every <slug>.<APPS_DOMAIN>
+	// (`*.apps.example.com`) ordered ahead by DNS-01 through DNS01Hook: those names are then
+	// never ordered one by one. Empty: per-host certificates on demand.
+	Wildcard  string
+	DNS01Hook string
 	// RenewCheckInterval is how often stored certificates are checked for renewal; zero is
 	// certmagic's default (10 minutes). Tests with short-lived certificates shorten it.
 	RenewCheckInterval time.Duration
 	Log                *slog.Logger
+}
+
+// Owner is whose a served hostname is.
+type Owner struct {
+	AppID, AccountID string
+	// Custom is a customer's own hostname (not <slug>.<APPS_DOMAIN>).
+	Custom bool
 }
 
 // Manager obtains, caches and renews the edge's certificates.
@@ -61,6 +82,16 @@ type Manager struct {
 	cfg   *certmagic.Config
 	cache *certmagic.Cache
 	acme  *certmagic.ACMEIssuer
+	// managed is cfg without on demand: the hostnames Keep names are ordered at once, with
+	// certmagic's retry and backoff, not at their first handshake.
+	managed *certmagic.Config
+	// wild orders the wildcard certificate by DNS-01 (Options.Wildcard).
+	wild     *certmagic.Config
+	wildcard string
+	stopWild context.CancelFunc
+	events   *events
+	mu       sync.Mutex
+	kept     map[string]context.CancelFunc
 }
 
 // New makes a Manager. Certificates are obtained on demand, at the first handshake that names
@@ -75,6 +106,8 @@ func New(o Options) (*Manager, error) {
 	}
 	zl := zapToSlog(log.With("component", "certmagic"))
 	var cfg *certmagic.Config
+	ev := newEvents(o)
+	m := &Manager{events: ev, kept: map[string]context.CancelFunc{}}
 	cache := certmagic.NewCache(certmagic.CacheOptions{
 		GetConfigForCert:   func(certmagic.Certificate) (*certmagic.Config, error) { return cfg, nil },
 		RenewCheckInterval: o.RenewCheckInterval,
@@ -85,19 +118,28 @@ func New(o Options) (*Manager, error) {
 		RenewalWindowRatio: RenewalWindowRatio,
 		Storage:            o.Storage,
 		Logger:             zl,
-		OnEvent:            newEvents(ordersPerHour(o), o.Storage).on,
+		OnEvent:            ev.on,
 		OnDemand: &certmagic.OnDemandConfig{
 			DecisionFunc: func(_ context.Context, name string) error {
-				if !o.Serves(strings.ToLower(name)) {
+				if !o.Serves(strings.ToLower(name)) || wildcardCovers(o.Wildcard, name) {
 					return ErrNotServed
 				}
 				return nil
 			},
 		},
 	})
-	m := &Manager{cfg: cfg, cache: cache}
+	m.cfg, m.cache = cfg, cache
+	ev.cache = cache
+	ev.kept = m.isKept
+	m.managed = certmagic.New(cache, certmagic.Config{
+		RenewalWindowRatio: RenewalWindowRatio,
+		Storage:            o.Storage,
+		Logger:             zl,
+		OnEvent:            ev.on,
+	})
 	if o.Local != nil {
 		cfg.Issuers = []certmagic.Issuer{o.Local}
+		m.managed.Issuers = cfg.Issuers
 		return m, nil
 	}
 	if o.ACME.Directory == "" {
@@ -118,14 +160,84 @@ func New(o Options) (*Manager, error) {
 		Logger:                  zl,
 	})
 	cfg.Issuers = []certmagic.Issuer{m.acme}
+	m.managed.Issuers = cfg.Issuers
+	if o.Wildcard != "" {
+		if o.DNS01Hook == "" {
+			cache.Stop()
+			return nil, errors.New("certs: a wildcard certificate needs a DNS-01 hook")
+		}
+		m.wildcard = strings.ToLower(o.Wildcard)
+		m.wild = certmagic.New(cache, certmagic.Config{
+			RenewalWindowRatio: RenewalWindowRatio,
+			Storage:            o.Storage,
+			Logger:             zl,
+			OnEvent:            ev.on,
+		})
+		m.wild.Issuers = []certmagic.Issuer{certmagic.NewACMEIssuer(m.wild, certmagic.ACMEIssuer{
+			CA:                      o.ACME.Directory,
+			TestCA:                  o.ACME.Directory,
+			Email:                   o.ACME.Email,
+			Agreed:                  true,
+			TrustedRoots:            o.ACME.Roots,
+			DNS01Solver:             DNS01Hook{Command: o.DNS01Hook},
+			DisableHTTPChallenge:    true,
+			DisableTLSALPNChallenge: true,
+			Logger:                  zl,
+		})}
+		ctx, cancel := context.WithCancel(context.Background())
+		m.stopWild = cancel
+		// Ordered now, retried with certmagic's backoff, renewed by the cache.
+		if err := m.wild.ManageAsync(ctx, []string{m.wildcard}); err != nil {
+			cancel()
+			cache.Stop()
+			return nil, err
+		}
+	}
 	return m, nil
 }
 
-func ordersPerHour(o Options) int {
-	if o.ACME == nil {
-		return 0
+func (m *Manager) isKept(host string) bool {
+	if host != "" && host == m.wildcard {
+		return true
 	}
-	return o.OrdersPerHour
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.kept[host]
+	return ok
+}
+
+// Keep makes hosts the hostnames ordered ahead of any handshake (the customers' own, once
+// active): a new one is ordered at once, a failed order is retried with certmagic's backoff
+// (1, 2, 2, 5, 10 minutes … up to 6 hours apart, for 30 days), and a hostname no longer
+// named stops being retried and leaves the cache.
+func (m *Manager) Keep(hosts []string) {
+	want := make(map[string]bool, len(hosts))
+	m.mu.Lock()
+	for _, h := range hosts {
+		h = strings.ToLower(h)
+		want[h] = true
+		if _, ok := m.kept[h]; !ok {
+			ctx, cancel := context.WithCancel(context.Background())
+			m.kept[h] = cancel
+			if err := m.managed.ManageAsync(ctx, []string{h}); err != nil {
+				cancel()
+				delete(m.kept, h)
+			}
+		}
+	}
+	var gone []certmagic.SubjectIssuer
+	for h, cancel := range m.kept {
+		if !want[h] {
+			cancel()
+			delete(m.kept, h)
+			m.events.forget(h)
+			gone = append(gone, certmagic.SubjectIssuer{Subject: h})
+		}
+	}
+	m.mu.Unlock()
+	if len(gone) > 0 {
+		m.cache.RemoveManaged(gone)
+	}
 }
 
 // TLSConfig is the edge's TLS: certificates on demand, HTTP/2 and HTTP/1.1, and the
@@ -158,5 +270,16 @@ func (m *Manager) Certificate(ctx context.Context, name string) (*x509.Certifica
 	return c.Leaf, nil
 }
 
-// Stop ends the background renewal.
-func (m *Manager) Stop() { m.cache.Stop() }
+// Stop ends the background renewal and the retries of Keep's hostnames.
+func (m *Manager) Stop() {
+	m.mu.Lock()
+	for h, cancel := range m.kept {
+		cancel()
+		delete(m.kept, h)
+	}
+	m.mu.Unlock()
+	if m.stopWild != nil {
+		m.stopWild()
+	}
+	m.cache.Stop()
+}

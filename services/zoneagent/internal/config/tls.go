@@ -37,6 +37,16 @@ type EdgeTLS struct {
 	// ACMEOrdersPerHour bounds the zone's certificate orders, new and renewals (Let's Encrypt
 	// allows 300 new orders per account in 3 hours); 0: no bound.
 	ACMEOrdersPerHour int `env:"ZONE_ACME_ORDERS_PER_HOUR, default=100"`
+	// ACMEOrdersPerAccountPerHour bounds one account's orders within the zone's, so one
+	// customer's many hostnames cannot use the zone's allowance up; 0: no bound.
+	ACMEOrdersPerAccountPerHour int `env:"ZONE_ACME_ORDERS_PER_ACCOUNT_PER_HOUR, default=20"`
+	// Wildcard is "dns01" for one certificate for every <slug>.<APPS_DOMAIN> from the ACME CA
+	// by DNS-01, through DNS01Hook; empty: per-host certificates on demand.
+	Wildcard string `env:"ZONE_TLS_WILDCARD"`
+	// DNS01Hook is the operator's command that publishes and removes DNS-01 TXT records
+	// (certs.DNS01Hook: `HOOK present|cleanup <name> <value>`); it sees only PATH, HOME and
+	// ZONE_TLS_DNS01_* of the agent's environment.
+	DNS01Hook string `env:"ZONE_TLS_DNS01_HOOK"`
 	// RenewCheckInterval is how often held certificates are checked for renewal.
 	RenewCheckInterval time.Duration `env:"ZONE_TLS_RENEW_CHECK_INTERVAL, default=10m"`
 }
@@ -97,6 +107,15 @@ func (t *EdgeTLS) validate() error {
 	}
 	if t.ACMEOrdersPerHour < 0 {
 		errs = append(errs, errors.New("ZONE_ACME_ORDERS_PER_HOUR must not be negative"))
+	}
+	switch {
+	case t.Wildcard != "" && t.Wildcard != "dns01":
+		errs = append(errs, fmt.Errorf("ZONE_TLS_WILDCARD: %q is not dns01 (or empty)", t.Wildcard))
+	case t.Wildcard == "dns01" && (t.ACMECA == "" || t.DNS01Hook == ""):
+		errs = append(errs, errors.New("ZONE_TLS_WILDCARD=dns01 needs ZONE_ACME_CA and ZONE_TLS_DNS01_HOOK"))
+	}
+	if t.ACMEOrdersPerAccountPerHour < 0 {
+		errs = append(errs, errors.New("ZONE_ACME_ORDERS_PER_ACCOUNT_PER_HOUR must not be negative"))
 	}
 	if t.RenewCheckInterval < time.Second {
 		errs = append(errs, errors.New("ZONE_TLS_RENEW_CHECK_INTERVAL must be at least 1s"))

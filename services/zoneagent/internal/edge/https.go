@@ -22,6 +22,17 @@ func (e *Edge) Serves(host string) bool {
 	return ok
 }
 
+// Owner names the app that serves host and whether host is a custom hostname (not
+// <slug>.<APPS_DOMAIN>); false when the edge does not serve it.
+func (e *Edge) Owner(host string) (appID string, custom, ok bool) {
+	r, ok := e.route(host)
+	if !ok {
+		return "", false, false
+	}
+	_, own := e.slugOf(host)
+	return r.AppID, !own, true
+}
+
 // Secure is the edge over TLS: the same answers, with HSTS for the apps' own hostnames.
 type Secure struct{ Edge *Edge }
 

@@ -69,6 +69,16 @@ func (t *Table) LookupHost(host string) (Route, bool) {
 	return r, ok
 }
 
+// Hosts lists the active custom hostnames of live apps.
+func (t *Table) Hosts() []string {
+	m := t.p.Load().byHost
+	out := make([]string, 0, len(m))
+	for h := range m {
+		out = append(out, h)
+	}
+	return out
+}
+
 // Replace installs a new table built from routes and hostnames (hostname → app id).
 func (t *Table) Replace(routes []Route, hosts map[string]string) {
 	next := &tables{bySlug: make(map[string]Route, len(routes)), byHost: map[string]Route{}}

@@ -27,7 +27,7 @@ type CertStorage struct {
 	aead cipher.AEAD
 
 	mu    sync.Mutex
-	locks map[string]*pgxpool.Conn // name → the session holding its advisory lock
+	locks map[string]*pgx.Conn // name → the session holding its advisory lock
 }
 
 var _ certmagic.Storage = (*CertStorage)(nil)
@@ -52,7 +52,7 @@ func NewCertStorage(pool *pgxpool.Pool, key []byte) (*CertStorage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CertStorage{pool: pool, aead: aead, locks: map[string]*pgxpool.Conn{}}, nil
+	return &CertStorage{pool: pool, aead: aead, locks: map[string]*pgx.Conn{}}, nil
 }
 
 func (s *CertStorage) seal(key string, value []byte) []byte {
@@ -163,17 +163,19 @@ func (s *CertStorage) Stat(ctx context.Context, key string) (certmagic.KeyInfo, 
 }
 
 // Lock takes the zone-wide lock name, waiting until it is free or ctx ends. It is a session
-// advisory lock held by a connection kept aside until Unlock: an edge that dies lets go of it
-// with its session, so no lock outlives its holder.
+// advisory lock held by a connection of its own, opened with the pool's settings but outside
+// it, until Unlock: an edge that dies lets go of it with its session, so no lock outlives its
+// holder; and locks held while certmagic nests them (an order's, the ACME account's) never
+// take the pool's connections, which the work under them needs (with the pool's, as many
+// concurrent orders as the pool has connections stalled every one).
 func (s *CertStorage) Lock(ctx context.Context, name string) error {
-	conn, err := s.pool.Acquire(ctx)
+	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return err
 	}
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1, hashtext(current_schema() || ':' || $2))`, lockClass, name); err != nil {
-		// The session may hold it if the wait was cancelled after the grant: drop the session.
-		conn.Conn().Close(context.WithoutCancel(ctx))
-		conn.Release()
+		// The session may hold it if the wait was cancelled after the grant: closing ends it.
+		conn.Close(context.WithoutCancel(ctx))
 		return err
 	}
 	s.mu.Lock()
@@ -191,15 +193,14 @@ func (s *CertStorage) Unlock(ctx context.Context, name string) error {
 	if !ok {
 		return fmt.Errorf("tls storage: %q is not locked here", name)
 	}
-	defer conn.Release()
+	// Ending the session releases the lock whatever happens to the unlock.
+	defer conn.Close(context.WithoutCancel(ctx))
 	var released bool
-	if err := conn.QueryRow(ctx, `SELECT pg_advisory_unlock($1, hashtext(current_schema() || ':' || $2))`, lockClass, name).Scan(&released); err != nil || !released {
-		// Never hand a session that may still hold the lock back to the pool.
-		conn.Conn().Close(context.WithoutCancel(ctx))
-		if err == nil {
-			err = fmt.Errorf("tls storage: %q was not held", name)
-		}
+	if err := conn.QueryRow(ctx, `SELECT pg_advisory_unlock($1, hashtext(current_schema() || ':' || $2))`, lockClass, name).Scan(&released); err != nil {
 		return err
+	}
+	if !released {
+		return fmt.Errorf("tls storage: %q was not held", name)
 	}
 	return nil
 }

@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // SetAppAccount records the account an app belongs to.
@@ -10,6 +13,16 @@ func (t Tx) SetAppAccount(ctx context.Context, appID, accountID string) error {
 	_, err := t.tx.Exec(ctx, `INSERT INTO app_accounts (app_id, account_id) VALUES ($1, $2)
 		ON CONFLICT (app_id) DO UPDATE SET account_id = EXCLUDED.account_id`, appID, accountID)
 	return err
+}
+
+// AccountOf is the account an app belongs to ("" when the zone has not heard yet).
+func (s *Store) AccountOf(ctx context.Context, appID string) (string, error) {
+	var account string
+	err := s.pool.QueryRow(ctx, `SELECT account_id FROM app_accounts WHERE app_id = $1`, appID).Scan(&account)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	return account, err
 }
 
 // SaveHold keeps an account's hold (stopsFrom nil: none) unless a version as new is kept:

@@ -368,6 +368,86 @@ func (x *DomainVerificationFailing) GetDeactivateAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// Routing key: apps.domain.certificate_failed. The zone reported a custom hostname's
+// certificate order failed and none is held; identity mails the account's owner. Published
+// when the certificate moves into failed, not for each retry: a certificate issued and then
+// failing again publishes anew.
+type DomainCertificateFailed struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	AccountId     string                 `protobuf:"bytes,2,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	Slug          string                 `protobuf:"bytes,3,opt,name=slug,proto3" json:"slug,omitempty"`
+	Hostname      string                 `protobuf:"bytes,4,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	FailedAt      *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=failed_at,json=failedAt,proto3" json:"failed_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DomainCertificateFailed) Reset() {
+	*x = DomainCertificateFailed{}
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DomainCertificateFailed) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DomainCertificateFailed) ProtoMessage() {}
+
+func (x *DomainCertificateFailed) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DomainCertificateFailed.ProtoReflect.Descriptor instead.
+func (*DomainCertificateFailed) Descriptor() ([]byte, []int) {
+	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *DomainCertificateFailed) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *DomainCertificateFailed) GetAccountId() string {
+	if x != nil {
+		return x.AccountId
+	}
+	return ""
+}
+
+func (x *DomainCertificateFailed) GetSlug() string {
+	if x != nil {
+		return x.Slug
+	}
+	return ""
+}
+
+func (x *DomainCertificateFailed) GetHostname() string {
+	if x != nil {
+		return x.Hostname
+	}
+	return ""
+}
+
+func (x *DomainCertificateFailed) GetFailedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.FailedAt
+	}
+	return nil
+}
+
 // Request queue: apps.rpc.env_snapshot. Seal the app's current environment for one deploy.
 type EnvSnapshotRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -379,7 +459,7 @@ type EnvSnapshotRequest struct {
 
 func (x *EnvSnapshotRequest) Reset() {
 	*x = EnvSnapshotRequest{}
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[4]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -391,7 +471,7 @@ func (x *EnvSnapshotRequest) String() string {
 func (*EnvSnapshotRequest) ProtoMessage() {}
 
 func (x *EnvSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[4]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -404,7 +484,7 @@ func (x *EnvSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*EnvSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{4}
+	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *EnvSnapshotRequest) GetAppId() string {
@@ -436,7 +516,7 @@ type EnvSnapshotReply struct {
 
 func (x *EnvSnapshotReply) Reset() {
 	*x = EnvSnapshotReply{}
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[5]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -448,7 +528,7 @@ func (x *EnvSnapshotReply) String() string {
 func (*EnvSnapshotReply) ProtoMessage() {}
 
 func (x *EnvSnapshotReply) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[5]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -461,7 +541,7 @@ func (x *EnvSnapshotReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvSnapshotReply.ProtoReflect.Descriptor instead.
 func (*EnvSnapshotReply) Descriptor() ([]byte, []int) {
-	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{5}
+	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *EnvSnapshotReply) GetSealed() []byte {
@@ -504,7 +584,7 @@ type EnvOpenRequest struct {
 
 func (x *EnvOpenRequest) Reset() {
 	*x = EnvOpenRequest{}
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[6]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -516,7 +596,7 @@ func (x *EnvOpenRequest) String() string {
 func (*EnvOpenRequest) ProtoMessage() {}
 
 func (x *EnvOpenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[6]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -529,7 +609,7 @@ func (x *EnvOpenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvOpenRequest.ProtoReflect.Descriptor instead.
 func (*EnvOpenRequest) Descriptor() ([]byte, []int) {
-	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{6}
+	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *EnvOpenRequest) GetAppId() string {
@@ -579,7 +659,7 @@ type EnvOpenReply struct {
 
 func (x *EnvOpenReply) Reset() {
 	*x = EnvOpenReply{}
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[7]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -591,7 +671,7 @@ func (x *EnvOpenReply) String() string {
 func (*EnvOpenReply) ProtoMessage() {}
 
 func (x *EnvOpenReply) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[7]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -604,7 +684,7 @@ func (x *EnvOpenReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvOpenReply.ProtoReflect.Descriptor instead.
 func (*EnvOpenReply) Descriptor() ([]byte, []int) {
-	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{7}
+	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *EnvOpenReply) GetVars() map[string]string {
@@ -626,7 +706,7 @@ type SealedEnv struct {
 
 func (x *SealedEnv) Reset() {
 	*x = SealedEnv{}
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[8]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -638,7 +718,7 @@ func (x *SealedEnv) String() string {
 func (*SealedEnv) ProtoMessage() {}
 
 func (x *SealedEnv) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[8]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -651,7 +731,7 @@ func (x *SealedEnv) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SealedEnv.ProtoReflect.Descriptor instead.
 func (*SealedEnv) Descriptor() ([]byte, []int) {
-	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{8}
+	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SealedEnv) GetDeployId() string {
@@ -689,7 +769,7 @@ type EnvSameRequest struct {
 
 func (x *EnvSameRequest) Reset() {
 	*x = EnvSameRequest{}
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[9]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -701,7 +781,7 @@ func (x *EnvSameRequest) String() string {
 func (*EnvSameRequest) ProtoMessage() {}
 
 func (x *EnvSameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[9]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -714,7 +794,7 @@ func (x *EnvSameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvSameRequest.ProtoReflect.Descriptor instead.
 func (*EnvSameRequest) Descriptor() ([]byte, []int) {
-	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{9}
+	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *EnvSameRequest) GetAppId() string {
@@ -748,7 +828,7 @@ type EnvSameReply struct {
 
 func (x *EnvSameReply) Reset() {
 	*x = EnvSameReply{}
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[10]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -760,7 +840,7 @@ func (x *EnvSameReply) String() string {
 func (*EnvSameReply) ProtoMessage() {}
 
 func (x *EnvSameReply) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[10]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -773,7 +853,7 @@ func (x *EnvSameReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvSameReply.ProtoReflect.Descriptor instead.
 func (*EnvSameReply) Descriptor() ([]byte, []int) {
-	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{10}
+	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *EnvSameReply) GetSame() bool {
@@ -796,7 +876,7 @@ type AppLookupRequest struct {
 
 func (x *AppLookupRequest) Reset() {
 	*x = AppLookupRequest{}
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[11]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -808,7 +888,7 @@ func (x *AppLookupRequest) String() string {
 func (*AppLookupRequest) ProtoMessage() {}
 
 func (x *AppLookupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[11]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -821,7 +901,7 @@ func (x *AppLookupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppLookupRequest.ProtoReflect.Descriptor instead.
 func (*AppLookupRequest) Descriptor() ([]byte, []int) {
-	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{11}
+	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *AppLookupRequest) GetAccountId() string {
@@ -849,7 +929,7 @@ type AppLookupReply struct {
 
 func (x *AppLookupReply) Reset() {
 	*x = AppLookupReply{}
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[12]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -861,7 +941,7 @@ func (x *AppLookupReply) String() string {
 func (*AppLookupReply) ProtoMessage() {}
 
 func (x *AppLookupReply) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_apps_v1_apps_proto_msgTypes[12]
+	mi := &file_tori_apps_v1_apps_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -874,7 +954,7 @@ func (x *AppLookupReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppLookupReply.ProtoReflect.Descriptor instead.
 func (*AppLookupReply) Descriptor() ([]byte, []int) {
-	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{12}
+	return file_tori_apps_v1_apps_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *AppLookupReply) GetApp() *AppCreated {
@@ -921,7 +1001,14 @@ const file_tori_apps_v1_apps_proto_rawDesc = "" +
 	"recordName\x12!\n" +
 	"\frecord_value\x18\x06 \x01(\tR\vrecordValue\x12?\n" +
 	"\rmissing_since\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\fmissingSince\x12?\n" +
-	"\rdeactivate_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\fdeactivateAt\"H\n" +
+	"\rdeactivate_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\fdeactivateAt\"\xb8\x01\n" +
+	"\x17DomainCertificateFailed\x12\x15\n" +
+	"\x06app_id\x18\x01 \x01(\tR\x05appId\x12\x1d\n" +
+	"\n" +
+	"account_id\x18\x02 \x01(\tR\taccountId\x12\x12\n" +
+	"\x04slug\x18\x03 \x01(\tR\x04slug\x12\x1a\n" +
+	"\bhostname\x18\x04 \x01(\tR\bhostname\x127\n" +
+	"\tfailed_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\bfailedAt\"H\n" +
 	"\x12EnvSnapshotRequest\x12\x15\n" +
 	"\x06app_id\x18\x01 \x01(\tR\x05appId\x12\x1b\n" +
 	"\tdeploy_id\x18\x02 \x01(\tR\bdeployId\"W\n" +
@@ -969,40 +1056,42 @@ func file_tori_apps_v1_apps_proto_rawDescGZIP() []byte {
 	return file_tori_apps_v1_apps_proto_rawDescData
 }
 
-var file_tori_apps_v1_apps_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_tori_apps_v1_apps_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_tori_apps_v1_apps_proto_goTypes = []any{
 	(*DomainActivated)(nil),           // 0: tori.apps.v1.DomainActivated
 	(*DomainRemoved)(nil),             // 1: tori.apps.v1.DomainRemoved
 	(*DomainDeactivated)(nil),         // 2: tori.apps.v1.DomainDeactivated
 	(*DomainVerificationFailing)(nil), // 3: tori.apps.v1.DomainVerificationFailing
-	(*EnvSnapshotRequest)(nil),        // 4: tori.apps.v1.EnvSnapshotRequest
-	(*EnvSnapshotReply)(nil),          // 5: tori.apps.v1.EnvSnapshotReply
-	(*EnvOpenRequest)(nil),            // 6: tori.apps.v1.EnvOpenRequest
-	(*EnvOpenReply)(nil),              // 7: tori.apps.v1.EnvOpenReply
-	(*SealedEnv)(nil),                 // 8: tori.apps.v1.SealedEnv
-	(*EnvSameRequest)(nil),            // 9: tori.apps.v1.EnvSameRequest
-	(*EnvSameReply)(nil),              // 10: tori.apps.v1.EnvSameReply
-	(*AppLookupRequest)(nil),          // 11: tori.apps.v1.AppLookupRequest
-	(*AppLookupReply)(nil),            // 12: tori.apps.v1.AppLookupReply
-	nil,                               // 13: tori.apps.v1.EnvOpenReply.VarsEntry
-	(*timestamppb.Timestamp)(nil),     // 14: google.protobuf.Timestamp
-	(*AppCreated)(nil),                // 15: tori.apps.v1.AppCreated
+	(*DomainCertificateFailed)(nil),   // 4: tori.apps.v1.DomainCertificateFailed
+	(*EnvSnapshotRequest)(nil),        // 5: tori.apps.v1.EnvSnapshotRequest
+	(*EnvSnapshotReply)(nil),          // 6: tori.apps.v1.EnvSnapshotReply
+	(*EnvOpenRequest)(nil),            // 7: tori.apps.v1.EnvOpenRequest
+	(*EnvOpenReply)(nil),              // 8: tori.apps.v1.EnvOpenReply
+	(*SealedEnv)(nil),                 // 9: tori.apps.v1.SealedEnv
+	(*EnvSameRequest)(nil),            // 10: tori.apps.v1.EnvSameRequest
+	(*EnvSameReply)(nil),              // 11: tori.apps.v1.EnvSameReply
+	(*AppLookupRequest)(nil),          // 12: tori.apps.v1.AppLookupRequest
+	(*AppLookupReply)(nil),            // 13: tori.apps.v1.AppLookupReply
+	nil,                               // 14: tori.apps.v1.EnvOpenReply.VarsEntry
+	(*timestamppb.Timestamp)(nil),     // 15: google.protobuf.Timestamp
+	(*AppCreated)(nil),                // 16: tori.apps.v1.AppCreated
 }
 var file_tori_apps_v1_apps_proto_depIdxs = []int32{
-	14, // 0: tori.apps.v1.DomainActivated.activated_at:type_name -> google.protobuf.Timestamp
-	14, // 1: tori.apps.v1.DomainRemoved.removed_at:type_name -> google.protobuf.Timestamp
-	14, // 2: tori.apps.v1.DomainDeactivated.deactivated_at:type_name -> google.protobuf.Timestamp
-	14, // 3: tori.apps.v1.DomainVerificationFailing.missing_since:type_name -> google.protobuf.Timestamp
-	14, // 4: tori.apps.v1.DomainVerificationFailing.deactivate_at:type_name -> google.protobuf.Timestamp
-	13, // 5: tori.apps.v1.EnvOpenReply.vars:type_name -> tori.apps.v1.EnvOpenReply.VarsEntry
-	8,  // 6: tori.apps.v1.EnvSameRequest.a:type_name -> tori.apps.v1.SealedEnv
-	8,  // 7: tori.apps.v1.EnvSameRequest.b:type_name -> tori.apps.v1.SealedEnv
-	15, // 8: tori.apps.v1.AppLookupReply.app:type_name -> tori.apps.v1.AppCreated
-	9,  // [9:9] is the sub-list for method output_type
-	9,  // [9:9] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	15, // 0: tori.apps.v1.DomainActivated.activated_at:type_name -> google.protobuf.Timestamp
+	15, // 1: tori.apps.v1.DomainRemoved.removed_at:type_name -> google.protobuf.Timestamp
+	15, // 2: tori.apps.v1.DomainDeactivated.deactivated_at:type_name -> google.protobuf.Timestamp
+	15, // 3: tori.apps.v1.DomainVerificationFailing.missing_since:type_name -> google.protobuf.Timestamp
+	15, // 4: tori.apps.v1.DomainVerificationFailing.deactivate_at:type_name -> google.protobuf.Timestamp
+	15, // 5: tori.apps.v1.DomainCertificateFailed.failed_at:type_name -> google.protobuf.Timestamp
+	14, // 6: tori.apps.v1.EnvOpenReply.vars:type_name -> tori.apps.v1.EnvOpenReply.VarsEntry
+	9,  // 7: tori.apps.v1.EnvSameRequest.a:type_name -> tori.apps.v1.SealedEnv
+	9,  // 8: tori.apps.v1.EnvSameRequest.b:type_name -> tori.apps.v1.SealedEnv
+	16, // 9: tori.apps.v1.AppLookupReply.app:type_name -> tori.apps.v1.AppCreated
+	10, // [10:10] is the sub-list for method output_type
+	10, // [10:10] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_tori_apps_v1_apps_proto_init() }
@@ -1017,7 +1106,7 @@ func file_tori_apps_v1_apps_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tori_apps_v1_apps_proto_rawDesc), len(file_tori_apps_v1_apps_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   14,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -103,6 +103,63 @@ func (DeployStep) EnumDescriptor() ([]byte, []int) {
 	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{0}
 }
 
+// The state of a custom hostname's certificate at the zone's edge.
+type CertificateStatus int32
+
+const (
+	CertificateStatus_CERTIFICATE_STATUS_UNSPECIFIED CertificateStatus = 0
+	// Not obtained yet: the first order is under way or waits for the order rate.
+	CertificateStatus_CERTIFICATE_STATUS_PENDING CertificateStatus = 1
+	// A certificate is held and served; expires_at is its end.
+	CertificateStatus_CERTIFICATE_STATUS_ISSUED CertificateStatus = 2
+	// The last order failed and none is held (or the one held has expired); the edge retries
+	// with backoff, and last_error says why the CA refused.
+	CertificateStatus_CERTIFICATE_STATUS_FAILED CertificateStatus = 3
+)
+
+// Enum value maps for CertificateStatus.
+var (
+	CertificateStatus_name = map[int32]string{
+		0: "CERTIFICATE_STATUS_UNSPECIFIED",
+		1: "CERTIFICATE_STATUS_PENDING",
+		2: "CERTIFICATE_STATUS_ISSUED",
+		3: "CERTIFICATE_STATUS_FAILED",
+	}
+	CertificateStatus_value = map[string]int32{
+		"CERTIFICATE_STATUS_UNSPECIFIED": 0,
+		"CERTIFICATE_STATUS_PENDING":     1,
+		"CERTIFICATE_STATUS_ISSUED":      2,
+		"CERTIFICATE_STATUS_FAILED":      3,
+	}
+)
+
+func (x CertificateStatus) Enum() *CertificateStatus {
+	p := new(CertificateStatus)
+	*p = x
+	return p
+}
+
+func (x CertificateStatus) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (CertificateStatus) Descriptor() protoreflect.EnumDescriptor {
+	return file_tori_zone_v1_zone_proto_enumTypes[1].Descriptor()
+}
+
+func (CertificateStatus) Type() protoreflect.EnumType {
+	return &file_tori_zone_v1_zone_proto_enumTypes[1]
+}
+
+func (x CertificateStatus) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use CertificateStatus.Descriptor instead.
+func (CertificateStatus) EnumDescriptor() ([]byte, []int) {
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{1}
+}
+
 // Routing key: zone.<zone>.deploy. Prepare a revision: fetch the artifact, build, run the
 // release command, start and health-check the process. The zone does not switch traffic
 // until ActivateRevision arrives. Redelivery of the same deploy id is a retry and reuses the
@@ -640,6 +697,103 @@ func (x *AppScaleChanged) GetAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// Routing key: zone.app.certificate_changed. A custom hostname's certificate changed state at
+// one of the zone's edges (an order started, succeeded or failed). Several edges may report
+// one hostname: the newest `at` wins.
+type CertificateChanged struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	AppId    string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	Hostname string                 `protobuf:"bytes,2,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	Zone     string                 `protobuf:"bytes,3,opt,name=zone,proto3" json:"zone,omitempty"`
+	Status   CertificateStatus      `protobuf:"varint,4,opt,name=status,proto3,enum=tori.zone.v1.CertificateStatus" json:"status,omitempty"`
+	// The held certificate's NotAfter; unset when none is held.
+	ExpiresAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	// The CA's or the edge's reason the last order failed or waits; empty after an issue.
+	LastError     string                 `protobuf:"bytes,6,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
+	At            *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CertificateChanged) Reset() {
+	*x = CertificateChanged{}
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CertificateChanged) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CertificateChanged) ProtoMessage() {}
+
+func (x *CertificateChanged) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CertificateChanged.ProtoReflect.Descriptor instead.
+func (*CertificateChanged) Descriptor() ([]byte, []int) {
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *CertificateChanged) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *CertificateChanged) GetHostname() string {
+	if x != nil {
+		return x.Hostname
+	}
+	return ""
+}
+
+func (x *CertificateChanged) GetZone() string {
+	if x != nil {
+		return x.Zone
+	}
+	return ""
+}
+
+func (x *CertificateChanged) GetStatus() CertificateStatus {
+	if x != nil {
+		return x.Status
+	}
+	return CertificateStatus_CERTIFICATE_STATUS_UNSPECIFIED
+}
+
+func (x *CertificateChanged) GetExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return nil
+}
+
+func (x *CertificateChanged) GetLastError() string {
+	if x != nil {
+		return x.LastError
+	}
+	return ""
+}
+
+func (x *CertificateChanged) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
 var File_tori_zone_v1_zone_proto protoreflect.FileDescriptor
 
 const file_tori_zone_v1_zone_proto_rawDesc = "" +
@@ -690,7 +844,17 @@ const file_tori_zone_v1_zone_proto_rawDesc = "" +
 	"\x06app_id\x18\x01 \x01(\tR\x05appId\x12\x12\n" +
 	"\x04zone\x18\x02 \x01(\tR\x04zone\x12\x18\n" +
 	"\anapping\x18\x03 \x01(\bR\anapping\x12*\n" +
-	"\x02at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x02at*\x91\x02\n" +
+	"\x02at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\"\x9a\x02\n" +
+	"\x12CertificateChanged\x12\x15\n" +
+	"\x06app_id\x18\x01 \x01(\tR\x05appId\x12\x1a\n" +
+	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x12\n" +
+	"\x04zone\x18\x03 \x01(\tR\x04zone\x127\n" +
+	"\x06status\x18\x04 \x01(\x0e2\x1f.tori.zone.v1.CertificateStatusR\x06status\x129\n" +
+	"\n" +
+	"expires_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12\x1d\n" +
+	"\n" +
+	"last_error\x18\x06 \x01(\tR\tlastError\x12*\n" +
+	"\x02at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x02at*\x91\x02\n" +
 	"\n" +
 	"DeployStep\x12\x1b\n" +
 	"\x17DEPLOY_STEP_UNSPECIFIED\x10\x00\x12\x1d\n" +
@@ -701,7 +865,12 @@ const file_tori_zone_v1_zone_proto_rawDesc = "" +
 	"\x12DEPLOY_STEP_FAILED\x10\x05\x12\x19\n" +
 	"\x15DEPLOY_STEP_ACTIVATED\x10\x06\x12\x19\n" +
 	"\x15DEPLOY_STEP_DISCARDED\x10\a\x12\x1e\n" +
-	"\x1aDEPLOY_STEP_BUILD_DETECTED\x10\bB(Z&tori.dev/proto/gen/tori/zone/v1;zonev1b\x06proto3"
+	"\x1aDEPLOY_STEP_BUILD_DETECTED\x10\b*\x95\x01\n" +
+	"\x11CertificateStatus\x12\"\n" +
+	"\x1eCERTIFICATE_STATUS_UNSPECIFIED\x10\x00\x12\x1e\n" +
+	"\x1aCERTIFICATE_STATUS_PENDING\x10\x01\x12\x1d\n" +
+	"\x19CERTIFICATE_STATUS_ISSUED\x10\x02\x12\x1d\n" +
+	"\x19CERTIFICATE_STATUS_FAILED\x10\x03B(Z&tori.dev/proto/gen/tori/zone/v1;zonev1b\x06proto3"
 
 var (
 	file_tori_zone_v1_zone_proto_rawDescOnce sync.Once
@@ -715,29 +884,34 @@ func file_tori_zone_v1_zone_proto_rawDescGZIP() []byte {
 	return file_tori_zone_v1_zone_proto_rawDescData
 }
 
-var file_tori_zone_v1_zone_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_tori_zone_v1_zone_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_tori_zone_v1_zone_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_tori_zone_v1_zone_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_tori_zone_v1_zone_proto_goTypes = []any{
 	(DeployStep)(0),               // 0: tori.zone.v1.DeployStep
-	(*StartRevision)(nil),         // 1: tori.zone.v1.StartRevision
-	(*ActivateRevision)(nil),      // 2: tori.zone.v1.ActivateRevision
-	(*DiscardRevision)(nil),       // 3: tori.zone.v1.DiscardRevision
-	(*BuildPlan)(nil),             // 4: tori.zone.v1.BuildPlan
-	(*DeployProgress)(nil),        // 5: tori.zone.v1.DeployProgress
-	(*AppScaleChanged)(nil),       // 6: tori.zone.v1.AppScaleChanged
-	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
+	(CertificateStatus)(0),        // 1: tori.zone.v1.CertificateStatus
+	(*StartRevision)(nil),         // 2: tori.zone.v1.StartRevision
+	(*ActivateRevision)(nil),      // 3: tori.zone.v1.ActivateRevision
+	(*DiscardRevision)(nil),       // 4: tori.zone.v1.DiscardRevision
+	(*BuildPlan)(nil),             // 5: tori.zone.v1.BuildPlan
+	(*DeployProgress)(nil),        // 6: tori.zone.v1.DeployProgress
+	(*AppScaleChanged)(nil),       // 7: tori.zone.v1.AppScaleChanged
+	(*CertificateChanged)(nil),    // 8: tori.zone.v1.CertificateChanged
+	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
 }
 var file_tori_zone_v1_zone_proto_depIdxs = []int32{
-	7, // 0: tori.zone.v1.StartRevision.deadline:type_name -> google.protobuf.Timestamp
+	9, // 0: tori.zone.v1.StartRevision.deadline:type_name -> google.protobuf.Timestamp
 	0, // 1: tori.zone.v1.DeployProgress.step:type_name -> tori.zone.v1.DeployStep
-	7, // 2: tori.zone.v1.DeployProgress.at:type_name -> google.protobuf.Timestamp
-	4, // 3: tori.zone.v1.DeployProgress.build:type_name -> tori.zone.v1.BuildPlan
-	7, // 4: tori.zone.v1.AppScaleChanged.at:type_name -> google.protobuf.Timestamp
-	5, // [5:5] is the sub-list for method output_type
-	5, // [5:5] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	9, // 2: tori.zone.v1.DeployProgress.at:type_name -> google.protobuf.Timestamp
+	5, // 3: tori.zone.v1.DeployProgress.build:type_name -> tori.zone.v1.BuildPlan
+	9, // 4: tori.zone.v1.AppScaleChanged.at:type_name -> google.protobuf.Timestamp
+	1, // 5: tori.zone.v1.CertificateChanged.status:type_name -> tori.zone.v1.CertificateStatus
+	9, // 6: tori.zone.v1.CertificateChanged.expires_at:type_name -> google.protobuf.Timestamp
+	9, // 7: tori.zone.v1.CertificateChanged.at:type_name -> google.protobuf.Timestamp
+	8, // [8:8] is the sub-list for method output_type
+	8, // [8:8] is the sub-list for method input_type
+	8, // [8:8] is the sub-list for extension type_name
+	8, // [8:8] is the sub-list for extension extendee
+	0, // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_tori_zone_v1_zone_proto_init() }
@@ -750,8 +924,8 @@ func file_tori_zone_v1_zone_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tori_zone_v1_zone_proto_rawDesc), len(file_tori_zone_v1_zone_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   6,
+			NumEnums:      2,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
