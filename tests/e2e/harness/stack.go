@@ -45,6 +45,9 @@ type Stack struct {
 	procs    map[string]*process
 	services []string
 	redirect map[string]string
+
+	// ObjectStore is the stack's S3 server and its root credentials (objectstore.go).
+	ObjectStore testinfra.ObjectStore
 }
 
 // Start runs every built service and waits until each answers /healthz.
@@ -109,6 +112,7 @@ func Start(t testing.TB, opts Options) *Stack {
 	s.Edge = "http://" + env["EDGE_ADDR"]
 	s.EdgeTLS = env["EDGE_TLS_ADDR"]
 
+	s.startObjectStore()
 	for _, name := range startOrder {
 		if _, err := os.Stat(filepath.Join(bin, name)); err != nil {
 			continue
@@ -122,6 +126,9 @@ func Start(t testing.TB, opts Options) *Stack {
 			s.creds[name]["ZONE_POSTGRES_ADMIN_URL"] = testinfra.ZoneProvisionerURL(t)
 			// And the key its certificates are sealed with, also from that file.
 			s.creds[name]["ZONE_TLS_STORAGE_KEY"] = tlsStorageKey()
+		}
+		for k, v := range s.objectStoreCredentials(name) {
+			s.creds[name][k] = v
 		}
 		s.services = append(s.services, name)
 		s.start(name)

@@ -20,24 +20,24 @@ import (
 
 // Deps are what an Agent is built from.
 type Deps struct {
-	Zone       string
-	Store      Store
-	ObjectsDir string // the object store the deploys service writes artifacts to
-	SitesDir   string // DATA_DIR/sites: static revisions
-	Table      *edge.Table
-	Runner     Runner // nil on a zone that runs no services
-	Log        *slog.Logger
+	Zone      string
+	Store     Store
+	Artifacts artifact.Source // how a revision's artifact is fetched (artifact.Fetcher)
+	SitesDir  string          // DATA_DIR/sites: static revisions
+	Table     *edge.Table
+	Runner    Runner // nil on a zone that runs no services
+	Log       *slog.Logger
 }
 
 // Agent is one zone's agent.
 type Agent struct {
-	zone       string
-	store      Store
-	objectsDir string
-	sitesDir   string
-	table      *edge.Table
-	runner     Runner
-	log        *slog.Logger
+	zone      string
+	store     Store
+	artifacts artifact.Source
+	sitesDir  string
+	table     *edge.Table
+	runner    Runner
+	log       *slog.Logger
 
 	poke     chan struct{}
 	passMu   sync.Mutex // the poll job and pokes never run two passes at once
@@ -51,15 +51,15 @@ type Agent struct {
 
 // New builds an agent ready for its consumers and its Run.
 func New(d Deps) (*Agent, error) {
-	if d.Store == nil || d.Table == nil || d.SitesDir == "" {
-		return nil, errors.New("app: an agent needs a store, a routing table and a sites folder")
+	if d.Store == nil || d.Table == nil || d.SitesDir == "" || d.Artifacts == nil {
+		return nil, errors.New("app: an agent needs a store, a routing table, a sites folder and an artifact source")
 	}
 	log := d.Log
 	if log == nil {
 		log = slog.Default()
 	}
 	return &Agent{
-		zone: d.Zone, store: d.Store, objectsDir: d.ObjectsDir, sitesDir: d.SitesDir, table: d.Table,
+		zone: d.Zone, store: d.Store, artifacts: d.Artifacts, sitesDir: d.SitesDir, table: d.Table,
 		runner: d.Runner, log: log,
 		poke: make(chan struct{}, 1), busy: map[string]bool{}, appLocks: map[string]*sync.Mutex{},
 		forgotten: map[string]bool{},
@@ -208,7 +208,8 @@ func move(ctx context.Context, tx Tx, r *revision.Revision, to revision.State) e
 	return tx.SetState(ctx, r.DeployID, from, to)
 }
 
-// openArtifact reads an artifact from the object store the deploys service writes.
-func (a *Agent) openArtifact(key string) (io.ReadCloser, error) {
-	return artifact.OpenObject(a.objectsDir, key)
+// openArtifact streams a revision's artifact from the object store, by a URL the deploys
+// service hands this zone now.
+func (a *Agent) openArtifact(ctx context.Context, r revision.Revision) (io.ReadCloser, error) {
+	return a.artifacts.Open(ctx, r.AppID, r.DeployID)
 }

@@ -68,7 +68,7 @@ func newZone(t *testing.T) *zone {
 	data := t.TempDir()
 	z := &zone{t: t, pool: pool, st: store.New(pool), objDir: filepath.Join(data, "objects"), sitesDir: filepath.Join(data, "sites")}
 	table := edge.NewTable()
-	a, err := app.New(app.Deps{Zone: storetest.Zone, Store: z.st, ObjectsDir: z.objDir, SitesDir: z.sitesDir, Table: table})
+	a, err := app.New(app.Deps{Zone: storetest.Zone, Store: z.st, Artifacts: artifactsFrom(t, z.st, z.objDir), SitesDir: z.sitesDir, Table: table})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +286,7 @@ func TestRestartResumesAndRestores(t *testing.T) {
 		return tx.SetState(ctx, pending, revision.StatePending, revision.StatePreparing)
 	})
 	table := edge.NewTable()
-	again, err := app.New(app.Deps{Zone: storetest.Zone, Store: z.st, ObjectsDir: z.objDir, SitesDir: z.sitesDir, Table: table})
+	again, err := app.New(app.Deps{Zone: storetest.Zone, Store: z.st, Artifacts: artifactsFrom(t, z.st, z.objDir), SitesDir: z.sitesDir, Table: table})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func (a *Agent) prepare(ctx context.Context, r revision.Revision) {
 	}
 	switch {
 	case r.Kind.Static():
-		err = a.prepareStatic(r)
+		err = a.prepareStatic(ctx, r)
 	case a.runner == nil:
 		err = &revision.FailError{Code: revision.CodeZoneError, Message: "this zone runs no services"}
 	default:
@@ -93,12 +93,12 @@ func (a *Agent) siteDir(appID, deployID string) string {
 // staticLimits: a site holds files and folders only.
 var staticLimits = artifact.Limits{MaxBytes: artifact.DefaultLimits.MaxBytes, MaxEntries: artifact.DefaultLimits.MaxEntries}
 
-func (a *Agent) prepareStatic(r revision.Revision) error {
+func (a *Agent) prepareStatic(ctx context.Context, r revision.Revision) error {
 	dst := a.siteDir(r.AppID, r.DeployID)
 	if err := os.RemoveAll(dst); err != nil { // a half-done earlier attempt
 		return err
 	}
-	f, err := a.openArtifact(r.ArtifactKey)
+	f, err := a.openArtifact(ctx, r)
 	if err != nil {
 		return &revision.FailError{Code: revision.CodeInvalidArtifact, Message: fmt.Sprintf("artifact unavailable: %v", err)}
 	}

@@ -27,8 +27,9 @@ type Config struct {
 	Zone string `env:"ZONE_ID, default=local"`
 	// AppsDomain: an app is served at <slug>.<AppsDomain>.
 	AppsDomain string `env:"APPS_DOMAIN, default=apps.localhost"`
-	// DataDir holds sites/ and apps/ (unpacked revisions); ObjectsDir is the object store
-	// the deploys service writes artifacts to (DATA_DIR/objects by default).
+	// DataDir holds sites/ and apps/ (unpacked revisions); ObjectsDir is where database
+	// dumps are written (DATA_DIR/objects by default) until they move to the object store.
+	// Artifacts are never read from a folder: the zone fetches each by a presigned URL.
 	DataDir    string `env:"DATA_DIR, default=./var"`
 	ObjectsDir string `env:"ZONE_OBJECTS_DIR"`
 	// AppsDir holds source trees of running services; see the README for its default.
@@ -75,7 +76,7 @@ type Config struct {
 
 var zoneRe = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)
 
-// Objects is the object store's root.
+// Objects is the dumps' folder (ZONE_OBJECTS_DIR).
 func (c *Config) Objects() string {
 	if c.ObjectsDir != "" {
 		return c.ObjectsDir
