@@ -18,8 +18,8 @@ import (
 
 // A static and a source deploy go live with their artifacts in the real S3 server only: each
 // is an object of deploys' bucket under artifacts/<app id>/<deploy id>, no folder holds one
-// (deploys writes nothing under DATA_DIR, so the zone had nothing there to read: it fetched
-// each by a URL deploys handed it), and the zone's own credentials, tried against the real
+// (deploys writes none under the DATA_DIR it shares with the zone here, so the zone had none
+// there to read: it fetched each by a URL deploys handed it), and the zone's own credentials, tried against the real
 // server, reach none of them. Deleting the app reclaims its artifacts, counted on /metrics.
 func TestDeploysGoLiveFromTheObjectStore(t *testing.T) {
 	s := harness.Start(t, harness.Options{Env: map[string]string{"AUTH_LIMIT_PER_15MIN": "100000", "DEPLOYS_SWEEP_EVERY": "1s"}})
@@ -60,10 +60,18 @@ func TestDeploysGoLiveFromTheObjectStore(t *testing.T) {
 	}
 	siteKey, sourceKey := keyOf(static), keyOf(source)
 
-	// Nothing of an artifact rests in a folder.
-	if _, err := os.Stat(filepath.Join(s.DataDir, "objects")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("DATA_DIR/objects exists (%v): artifacts went to a folder", err)
-	}
+	// Nothing of an artifact rests in a folder: no file under DATA_DIR (which deploys and the
+	// zone share here) is named as an artifact is, <deploy id>.tar[.gz].
+	filepath.WalkDir(s.DataDir, func(p string, e os.DirEntry, err error) error {
+		if err == nil && !e.IsDir() {
+			for _, d := range []map[string]any{static, source} {
+				if strings.HasPrefix(e.Name(), d["id"].(string)+".") {
+					t.Errorf("an artifact in a folder: %s", p)
+				}
+			}
+		}
+		return nil
+	})
 
 	// The zone's own credentials on the real server: no read, head, list, presigned read,
 	// write or delete in the artifacts bucket.
