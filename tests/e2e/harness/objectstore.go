@@ -1,32 +1,21 @@
 package harness
 
-import "tori.dev/pkg/testinfra"
+import (
+	"testing"
 
-// The stack's S3 server (docs/objectstore.md): every stack runs the real one, and deploys and
-// the zone agent get the accounts and buckets bin/bootstrap makes for them, each only its own.
+	"tori.dev/pkg/testinfra"
+)
 
-// ArtifactsBucket is deploys' bucket, where every uploaded artifact lives.
-const ArtifactsBucket = "tori-artifacts"
-
-// startObjectStore runs the stack's S3 server until the test ends.
-func (s *Stack) startObjectStore() {
-	s.t.Helper()
-	s.ObjectStore = testinfra.StartObjectStore(s.t)
-}
-
-// objectStoreCredentials are what bin/bootstrap writes for service name: deploys' account
-// and the artifacts bucket, the zone's account and its own bucket; nothing for the others.
-func (s *Stack) objectStoreCredentials(name string) map[string]string {
-	s.t.Helper()
-	switch name {
-	case "deploys":
-		return s.ObjectStore.Holding(s.t, "DEPLOYS", "tori-deploys", ArtifactsBucket)
-	case "zoneagent":
-		zone := s.Env["ZONE_ID"]
-		if zone == "" {
-			zone = "local"
-		}
-		return s.ObjectStore.Holding(s.t, "ZONEAGENT", "tori-zone-"+zone, "tori-zone-"+zone)
+// zoneObjectStore is what bin/bootstrap writes to zone's agent file about the object store:
+// the stack's S3 server (started on first use, one per stack) and the zone's own account and
+// bucket there (its dumps live in it; docs/conventions.md).
+func (s *Stack) zoneObjectStore(t testing.TB, zone string) map[string]string {
+	t.Helper()
+	if s.ObjectStore.URL == "" {
+		s.ObjectStore = testinfra.StartObjectStore(t)
 	}
-	return nil
+	if zone == "" {
+		zone = "local"
+	}
+	return s.ObjectStore.ZoneObjectStoreEnv(t, zone)
 }

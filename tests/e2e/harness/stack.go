@@ -45,8 +45,7 @@ type Stack struct {
 	procs    map[string]*process
 	services []string
 	redirect map[string]string
-
-	// ObjectStore is the stack's S3 server and its root credentials (objectstore.go).
+	// ObjectStore is the stack's S3 server, with its root credentials (objectstore.go).
 	ObjectStore testinfra.ObjectStore
 }
 
@@ -112,23 +111,22 @@ func Start(t testing.TB, opts Options) *Stack {
 	s.Edge = "http://" + env["EDGE_ADDR"]
 	s.EdgeTLS = env["EDGE_TLS_ADDR"]
 
-	s.startObjectStore()
 	for _, name := range startOrder {
 		if _, err := os.Stat(filepath.Join(bin, name)); err != nil {
 			continue
 		}
 		// What bin/bootstrap does for make run, with a role of this test's own per service
 		// and the broker users scripts/test.sh makes once per run.
-		s.creds[name] = testinfra.ServiceCredentials(t, dbURL, name, env["ZONE_ID"])
 		if name == "zoneagent" {
-			// The zone's provisioning role on the managed-database cluster, as bin/bootstrap
-			// writes it to the zone agent's file alone.
-			s.creds[name]["ZONE_POSTGRES_ADMIN_URL"] = testinfra.ZoneProvisionerURL(t)
-			// And the key its certificates are sealed with, also from that file.
-			s.creds[name]["ZONE_TLS_STORAGE_KEY"] = tlsStorageKey()
+			s.creds[name] = s.zoneCredentials(t, dbURL, env["ZONE_ID"])
+		} else {
+			s.creds[name] = testinfra.ServiceCredentials(t, dbURL, name, env["ZONE_ID"])
 		}
-		for k, v := range s.objectStoreCredentials(name) {
-			s.creds[name][k] = v
+		if name == "deploys" {
+			// deploys' account and the artifacts bucket (artifacts.go).
+			for k, v := range s.deploysObjectStore(t) {
+				s.creds[name][k] = v
+			}
 		}
 		s.services = append(s.services, name)
 		s.start(name)
@@ -138,6 +136,21 @@ func Start(t testing.TB, opts Options) *Stack {
 		s.waitHealthy(name, addrVars[name])
 	}
 	return s
+}
+
+// zoneCredentials are what bin/bootstrap writes to a zone agent's file: its own database and
+// broker URLs, its provisioning role on the managed-database cluster, and the key its
+// certificates are sealed with.
+func (s *Stack) zoneCredentials(t testing.TB, dbURL, zone string) map[string]string {
+	t.Helper()
+	creds := testinfra.ServiceCredentials(t, dbURL, "zoneagent", zone)
+	creds["ZONE_POSTGRES_ADMIN_URL"] = testinfra.ZoneProvisionerURL(t)
+	creds["ZONE_TLS_STORAGE_KEY"] = tlsStorageKey()
+	// And its own account and bucket in the object store (objectstore.go).
+	for k, v := range s.zoneObjectStore(t, zone) {
+		creds[k] = v
+	}
+	return creds
 }
 
 // process is one running service and a channel closed once it has exited.
