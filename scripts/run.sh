@@ -104,8 +104,6 @@ zone2_env=(
   "ZONE_POOLER_ADDR=127.0.0.1:${ZONE2_POOLER_PORT:-6442}"
   "ZONE_APP_UID_BASE=${ZONE2_APP_UID_BASE:-300000}"
   "ZONE_APP_UID_COUNT=${ZONE2_APP_UID_COUNT:-100000}"
-  # Artifacts the deploys service keeps as files are read from its DATA_DIR.
-  "ZONE_OBJECTS_DIR=${ZONE_OBJECTS_DIR:-$DATA_DIR/objects}"
 )
 if [ "$ZONES" = 2 ]; then
   lo1=${ZONE_APP_UID_BASE:-200000} hi1=$(( ${ZONE_APP_UID_BASE:-200000} + ${ZONE_APP_UID_COUNT:-100000} ))

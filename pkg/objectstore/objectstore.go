@@ -19,8 +19,11 @@ import (
 )
 
 // PartSize is the size of one part of a multipart upload and so the most a Put holds in
-// memory at once: an upload of unknown length is read one part at a time.
-const PartSize = 8 << 20
+// memory at once: an upload of unknown length is read one part at a time. S3's smallest part
+// (5 MiB) keeps deploys' peak memory during an upload lowest (measured against 8 MiB in
+// README's performance table); with S3's 10,000 parts an object may reach about 48 GiB, far
+// over any plan's upload limit.
+const PartSize = 5 << 20
 
 // MaxPresignLifetime bounds a presigned URL's life: a URL is handed to a process outside the
 // holder of the credentials, so it must not outlive the task it was made for by much.

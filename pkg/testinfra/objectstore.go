@@ -1,11 +1,14 @@
 package testinfra
 
 import (
+	"context"
 	"net"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"tori.dev/pkg/objectstore/versityadmin"
 )
 
 // ObjectStore is a running S3 server of a test's own and its root credentials: the
@@ -57,4 +60,26 @@ func StartObjectStore(t testing.TB) ObjectStore {
 	})
 	store.URL = "http://" + addr
 	return store
+}
+
+// Holding makes, as bin/bootstrap does, an account of the least role with a secret of its
+// own and a bucket it owns, and returns the variables bootstrap writes to the holder's file:
+// OBJECT_STORE_URL and <prefix>_OBJECT_STORE_ACCESS_KEY, _SECRET_KEY, _BUCKET (prefix
+// "DEPLOYS" with "tori-deploys" and "tori-artifacts"; "ZONEAGENT" with "tori-zone-<zone>").
+func (o ObjectStore) Holding(t testing.TB, prefix, access, bucket string) map[string]string {
+	t.Helper()
+	admin := versityadmin.Client{URL: o.URL, AccessKey: o.AccessKey, SecretKey: o.SecretKey}
+	secret := randomHex(16)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := admin.EnsureUser(ctx, access, secret); err != nil {
+		t.Fatalf("object store account %s: %v", access, err)
+	}
+	if err := admin.EnsureBucket(ctx, bucket, access); err != nil {
+		t.Fatalf("object store bucket %s: %v", bucket, err)
+	}
+	pre := prefix + "_OBJECT_STORE_"
+	return map[string]string{
+		"OBJECT_STORE_URL": o.URL, pre + "ACCESS_KEY": access, pre + "SECRET_KEY": secret, pre + "BUCKET": bucket,
+	}
 }

@@ -122,10 +122,11 @@ func waitEdge(t *testing.T, s *harness.Stack, slug, path, want string) {
 	})
 }
 
-// objectFiles lists what the deploys service stored.
+// objectFiles lists what the deploys service stored: every file of the artifacts bucket in
+// the S3 server's folder, unfinished multipart uploads included.
 func objectFiles(s *harness.Stack) []string {
 	var out []string
-	filepath.Walk(filepath.Join(s.DataDir, "objects"), func(p string, info os.FileInfo, err error) error {
+	filepath.Walk(filepath.Join(s.ObjectStore.DataDir, harness.ArtifactsBucket), func(p string, info os.FileInfo, err error) error {
 		if err == nil && !info.IsDir() {
 			out = append(out, p)
 		}

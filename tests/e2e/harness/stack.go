@@ -144,6 +144,12 @@ func Start(t testing.TB, opts Options) *Stack {
 		} else {
 			s.creds[name] = testinfra.ServiceCredentials(t, dbURL, name, env["ZONE_ID"])
 		}
+		if name == "deploys" {
+			// deploys' account and the artifacts bucket (artifacts.go).
+			for k, v := range s.deploysObjectStore(t) {
+				s.creds[name][k] = v
+			}
+		}
 		s.services = append(s.services, name)
 		s.start(name)
 	}

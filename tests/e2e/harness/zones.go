@@ -58,10 +58,6 @@ func (s *Stack) startSecondZone(t testing.TB, dbURL string) {
 		"ZONE_APPS_DIR":      zoneAppsDir(t),
 		"ZONE_APP_UID_BASE":  strconv.FormatUint(uint64(zoneUIDBase[SecondZone]), 10),
 		"ZONE_APP_UID_COUNT": strconv.Itoa(zoneUIDCount),
-		// While artifacts are files the deploys service writes under its DATA_DIR (the
-		// default store), the zone reads them there; with the object store it fetches them
-		// by presigned URL and this is unused.
-		"ZONE_OBJECTS_DIR": s.DataDir + "/objects",
 	} {
 		own[k] = v
 	}

@@ -12,5 +12,6 @@ const (
 
 // Requests (queues deploys answers).
 const (
-	QueueHosting = "deploys.rpc.hosting" // deploysv1.HostingRequest → HostingReply
+	QueueHosting     = "deploys.rpc.hosting"      // deploysv1.HostingRequest → HostingReply
+	QueueArtifactURL = "deploys.rpc.artifact_url" // deploysv1.ArtifactURLRequest → ArtifactURLReply
 )

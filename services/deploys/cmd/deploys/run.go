@@ -7,6 +7,7 @@ import (
 
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/lifecycle"
+	"tori.dev/pkg/objectstore"
 	"tori.dev/pkg/service"
 	appsbus "tori.dev/proto/tori/apps/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
@@ -24,10 +25,12 @@ import (
 func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	spec := service.Spec[*config.Config]{Name: "deploys", Version: version, Env: env, Logs: logs}
 	return service.Run(ctx, spec, func(ctx context.Context, p *service.Process, cfg *config.Config) error {
-		objs, err := objects.NewLocal(cfg.ObjectsDir())
+		// Every artifact lives in the object store; zones fetch one by a presigned URL.
+		bucket, err := objectstore.New(cfg.ObjectStore())
 		if err != nil {
 			return err
 		}
+		objs := objects.NewS3(bucket)
 		if err := p.OpenServiceDatabase(ctx, cfg.DatabaseURL, store.Service("").Schema, store.Migrations); err != nil {
 			return err
 		}
@@ -42,7 +45,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		conn := p.Bus
 		svc := app.New(app.Deps{
 			Registries: registries,
-			Store:      store.New(p.Pool), Objects: objs, Plans: busapi.BillingPlans{Client: billingbus.PlanClient{Bus: conn}},
+			Store:      store.New(p.Pool), Objects: objs, ArtifactLinks: objs, Plans: busapi.BillingPlans{Client: billingbus.PlanClient{Bus: conn}},
 			Env: busapi.NewAppsEnv(conn), Apps: busapi.AppsLookup{Client: appsbus.AppClient{Bus: conn, Timeout: cfg.AppLookupTimeout}}, Log: p.Log,
 		})
 		web := httpapi.New(httpapi.Deps{Deploys: svc, SigningKey: []byte(cfg.SigningKey), Health: p.Health, Log: p.Log})
@@ -52,6 +55,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		}
 		p.RelayOutbox()
 		p.Respond("hosting responder", deploysbus.QueueHosting, bus.OnlyFrom(bus.Is(bus.PrincipalApps), busapi.Hosting(svc)))
+		p.Respond("artifact url responder", deploysbus.QueueArtifactURL, bus.OnlyFrom(bus.IsZone, busapi.ArtifactURL(svc)))
 		for _, job := range sweepJobs(svc, *cfg) {
 			p.Every(job)
 		}

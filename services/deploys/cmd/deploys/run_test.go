@@ -9,10 +9,13 @@ import (
 	"tori.dev/pkg/testinfra"
 )
 
-// The whole service in-process: it becomes ready with its consumers bound, runs its three
-// sweeps as periodic jobs, refuses unsigned callers and never logs its signing key.
+// The whole service in-process: it becomes ready with its consumers bound (and its artifacts
+// in the real S3 server, with the account and bucket bin/bootstrap makes), runs its three
+// sweeps as periodic jobs, refuses unsigned callers and never logs its signing key or its
+// object-store secret.
 func TestServeRunsTheWholeService(t *testing.T) {
-	svc := testinfra.Service{Name: "deploys", Serve: serve}.Start(t)
+	store := testinfra.StartObjectStore(t).Holding(t, "DEPLOYS", "tori-deploys", "tori-artifacts")
+	svc := testinfra.Service{Name: "deploys", Serve: serve, Env: store}.Start(t)
 
 	res, err := http.Get(svc.URL + "/api/apps/site/deploys")
 	if err != nil {
@@ -40,5 +43,8 @@ func TestServeRunsTheWholeService(t *testing.T) {
 	})
 	if strings.Contains(svc.Logs.String(), svc.Env["GATEWAY_SIGNING_KEY"]) {
 		t.Fatal("the signing key is in the log")
+	}
+	if strings.Contains(svc.Logs.String(), store["DEPLOYS_OBJECT_STORE_SECRET_KEY"]) {
+		t.Fatal("the object store's secret is in the log")
 	}
 }

@@ -56,7 +56,11 @@ func (s *Service) CleanDeletedApps(ctx context.Context) (int64, error) {
 		}
 		var errs []error
 		for _, k := range keys {
-			errs = append(errs, s.objects.Delete(ctx, k))
+			err := s.objects.Delete(ctx, k)
+			if err == nil {
+				artifactsDeleted.WithLabelValues("app_deleted").Inc()
+			}
+			errs = append(errs, err)
 		}
 		if err := errors.Join(errs...); err != nil {
 			return done, err

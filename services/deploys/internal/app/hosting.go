@@ -11,15 +11,25 @@ import (
 // whether zone hosts the app's deploy now (the app lives in that zone, and the deploy is
 // building, releasing or live), and which deploy's snapshot the deploy uses.
 func (s *Service) Hosting(ctx context.Context, zone, appID, deployID string) (envDeployID string, hosted bool, err error) {
-	d, err := s.store.Deploy(ctx, deployID)
-	if errors.Is(err, deploy.ErrNotFound) {
-		return "", false, nil
-	}
-	if err != nil {
+	d, hosted, err := s.hostedDeploy(ctx, zone, appID, deployID)
+	if err != nil || !hosted {
 		return "", false, err
 	}
+	return d.Env.For, true, nil
+}
+
+// hostedDeploy is the app's deploy if zone hosts it now: the deploy is building, releasing
+// or live, and the app (not deleted) lives in zone.
+func (s *Service) hostedDeploy(ctx context.Context, zone, appID, deployID string) (*deploy.Deploy, bool, error) {
+	d, err := s.store.Deploy(ctx, deployID)
+	if errors.Is(err, deploy.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
 	if d.AppID != appID || !d.Running() {
-		return "", false, nil
+		return nil, false, nil
 	}
 	var a App
 	err = s.store.InTx(ctx, func(tx Tx) error {
@@ -27,13 +37,13 @@ func (s *Service) Hosting(ctx context.Context, zone, appID, deployID string) (en
 		return err
 	})
 	if errors.Is(err, deploy.ErrAppNotFound) {
-		return "", false, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return "", false, err
+		return nil, false, err
 	}
 	if a.Deleted || a.Zone != zone {
-		return "", false, nil
+		return nil, false, nil
 	}
-	return d.Env.For, true, nil
+	return d, true, nil
 }

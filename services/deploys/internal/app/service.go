@@ -20,6 +20,7 @@ type Clock func() time.Time
 type Service struct {
 	store   Store
 	objects objects.Store
+	links   ArtifactLinks
 	plans   PlanSource
 	env     EnvSource
 	apps    AppSource
@@ -33,19 +34,22 @@ type Service struct {
 type Deps struct {
 	Store   Store
 	Objects objects.Store
-	Plans   PlanSource
-	Env     EnvSource
-	Apps    AppSource // nil: only the copy fed by events is consulted
-	Now     Clock
-	NewID   func() string
-	Log     *slog.Logger
+	// ArtifactLinks makes the URLs zones fetch artifacts by (the same S3 store as Objects);
+	// nil where no zone fetches (tests of other use cases).
+	ArtifactLinks ArtifactLinks
+	Plans         PlanSource
+	Env           EnvSource
+	Apps          AppSource // nil: only the copy fed by events is consulted
+	Now           Clock
+	NewID         func() string
+	Log           *slog.Logger
 	// Registries is where images may come from; the zero value: any public DNS name.
 	Registries deploy.Registries
 }
 
 // New builds the service.
 func New(d Deps) *Service {
-	s := &Service{store: d.Store, objects: d.Objects, plans: d.Plans, env: d.Env, apps: d.Apps, now: d.Now, newID: d.NewID, log: d.Log, images: d.Registries}
+	s := &Service{store: d.Store, objects: d.Objects, links: d.ArtifactLinks, plans: d.Plans, env: d.Env, apps: d.Apps, now: d.Now, newID: d.NewID, log: d.Log, images: d.Registries}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -68,6 +68,7 @@ func (s *Service) SweepArtifacts(ctx context.Context, grace time.Duration) (int6
 		if err := s.objects.Delete(ctx, key); err != nil {
 			return err
 		}
+		artifactsDeleted.WithLabelValues("unreferenced").Inc()
 		swept++
 		return nil
 	})

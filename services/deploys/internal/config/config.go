@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"path/filepath"
 	"time"
 
 	"tori.dev/pkg/bus"
@@ -25,8 +24,6 @@ type Config struct {
 	DatabaseURL string `env:"DEPLOYS_DATABASE_URL"`
 	// AMQPURL is the service's own broker user, written by bin/bootstrap.
 	AMQPURL string `env:"DEPLOYS_AMQP_URL"`
-	// DataDir holds object storage under DATA_DIR/objects (uploads and artifacts).
-	DataDir string `env:"DATA_DIR, default=./var"`
 	// SweepEvery is how often overdue deploys are closed, deleted apps cleaned and
 	// unreferenced artifacts removed.
 	SweepEvery time.Duration `env:"DEPLOYS_SWEEP_EVERY, default=15s"`
@@ -41,11 +38,9 @@ type Config struct {
 	// allows any registry named by a public DNS name. Loopback, link-local and private
 	// registries are refused either way (deploy.Registries).
 	ImageRegistries []string `env:"DEPLOYS_IMAGE_REGISTRIES"`
-	// ArtifactStore is where artifacts are kept: "local" (DATA_DIR/objects, the default
-	// while zones read artifacts through that folder) or "s3" (the object store below,
-	// docs/objectstore.md).
-	ArtifactStore string `env:"DEPLOYS_ARTIFACT_STORE, default=local"`
-	// The object store and deploys' own account and bucket in it, written by bin/bootstrap.
+	// The object store every artifact lives in, and deploys' own account and bucket in it,
+	// written by bin/bootstrap (docs/objectstore.md). No folder holds an artifact: a zone
+	// on another machine fetches one by a presigned URL this service hands it.
 	ObjectStoreURL       string `env:"OBJECT_STORE_URL"`
 	ObjectStoreAccessKey string `env:"DEPLOYS_OBJECT_STORE_ACCESS_KEY"`
 	ObjectStoreSecretKey string `env:"DEPLOYS_OBJECT_STORE_SECRET_KEY" secret:"true"`
@@ -63,13 +58,10 @@ func (c *Config) Registries() (deploy.Registries, error) {
 	return r, nil
 }
 
-// ObjectStore is deploys' way into its bucket, for DEPLOYS_ARTIFACT_STORE=s3.
+// ObjectStore is deploys' way into its bucket.
 func (c *Config) ObjectStore() objectstore.Config {
 	return objectstore.Config{URL: c.ObjectStoreURL, AccessKey: c.ObjectStoreAccessKey, SecretKey: c.ObjectStoreSecretKey, Bucket: c.ObjectStoreBucket}
 }
-
-// ObjectsDir is the local object store's root.
-func (c *Config) ObjectsDir() string { return filepath.Join(c.DataDir, "objects") }
 
 // Validate checks the configuration.
 func (c *Config) Validate() error {
@@ -86,19 +78,10 @@ func (c *Config) Validate() error {
 	if _, err := c.Registries(); err != nil {
 		errs = append(errs, err)
 	}
-	switch c.ArtifactStore {
-	case "local":
-	case "s3":
-		// objectstore.New checks the URL and that every credential is there, reaching nothing;
-		// its message names no value.
-		if _, err := objectstore.New(c.ObjectStore()); err != nil {
-			errs = append(errs, fmt.Errorf("DEPLOYS_ARTIFACT_STORE=s3 needs OBJECT_STORE_URL and DEPLOYS_OBJECT_STORE_ACCESS_KEY, _SECRET_KEY, _BUCKET (bin/bootstrap writes them): %w", err))
-		}
-	default:
-		errs = append(errs, fmt.Errorf("DEPLOYS_ARTIFACT_STORE must be local or s3, not %q", c.ArtifactStore))
-	}
-	if c.DataDir == "" {
-		errs = append(errs, errors.New("DATA_DIR must not be empty"))
+	// objectstore.New checks the URL and that every credential is there, reaching nothing;
+	// its message names no value.
+	if _, err := objectstore.New(c.ObjectStore()); err != nil {
+		errs = append(errs, fmt.Errorf("the artifact store needs OBJECT_STORE_URL and DEPLOYS_OBJECT_STORE_ACCESS_KEY, _SECRET_KEY, _BUCKET (bin/bootstrap writes them to DATA_DIR/secrets/deploys.env): %w", err))
 	}
 	if c.SweepEvery <= 0 || c.ShutdownTimeout <= 0 || c.ArtifactGrace <= 0 || c.AppLookupTimeout <= 0 {
 		errs = append(errs, errors.New("DEPLOYS_SWEEP_EVERY, DEPLOYS_ARTIFACT_GRACE, DEPLOYS_SHUTDOWN_TIMEOUT and DEPLOYS_APP_LOOKUP_TIMEOUT must be positive"))

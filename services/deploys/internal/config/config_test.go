@@ -14,10 +14,10 @@ func TestSigningKeyRequiredAndDefaults(t *testing.T) {
 		t.Fatal("started without GATEWAY_SIGNING_KEY")
 	}
 	c = Config{}
-	if err := pkgconfig.LoadMap(context.Background(), &c, withCredentials(map[string]string{"GATEWAY_SIGNING_KEY": "k"})); err != nil {
+	if err := pkgconfig.LoadMap(context.Background(), &c, withCredentials(merge(storeVars, map[string]string{"GATEWAY_SIGNING_KEY": "k"}))); err != nil {
 		t.Fatal(err)
 	}
-	if c.Addr != "127.0.0.1:8104" || c.ObjectsDir() != "var/objects" {
+	if c.Addr != "127.0.0.1:8104" {
 		t.Fatalf("defaults: %+v", c)
 	}
 	if d := pkgconfig.Describe(&c); d["GATEWAY_SIGNING_KEY"] == "k" {
@@ -25,24 +25,27 @@ func TestSigningKeyRequiredAndDefaults(t *testing.T) {
 	}
 }
 
+// storeVars are the object-store variables bin/bootstrap writes to deploys.env.
+var storeVars = map[string]string{
+	"OBJECT_STORE_URL":                "http://127.0.0.1:7070",
+	"DEPLOYS_OBJECT_STORE_ACCESS_KEY": "tori-deploys",
+	"DEPLOYS_OBJECT_STORE_SECRET_KEY": "s3cr3t-0123456789",
+	"DEPLOYS_OBJECT_STORE_BUCKET":     "tori-artifacts",
+}
+
+// The artifact store is the object store, and deploys does not start without it.
 func TestArtifactStoreSetting(t *testing.T) {
-	store := map[string]string{
-		"OBJECT_STORE_URL":                "http://127.0.0.1:7070",
-		"DEPLOYS_OBJECT_STORE_ACCESS_KEY": "tori-deploys",
-		"DEPLOYS_OBJECT_STORE_SECRET_KEY": "s3cr3t-0123456789",
-		"DEPLOYS_OBJECT_STORE_BUCKET":     "tori-artifacts",
-	}
+	store := storeVars
 	for _, tc := range []struct {
 		name    string
 		env     map[string]string
 		wantErr string
 	}{
-		{"local by default, credentials or not", store, ""},
-		{"s3 with its credentials", merge(store, map[string]string{"DEPLOYS_ARTIFACT_STORE": "s3"}), ""},
-		{"s3 without a secret", merge(store, map[string]string{"DEPLOYS_ARTIFACT_STORE": "s3", "DEPLOYS_OBJECT_STORE_SECRET_KEY": ""}), "DEPLOYS_ARTIFACT_STORE=s3 needs"},
-		{"s3 without a bucket", merge(store, map[string]string{"DEPLOYS_ARTIFACT_STORE": "s3", "DEPLOYS_OBJECT_STORE_BUCKET": ""}), "DEPLOYS_ARTIFACT_STORE=s3 needs"},
-		{"s3 with a bad URL", merge(store, map[string]string{"DEPLOYS_ARTIFACT_STORE": "s3", "OBJECT_STORE_URL": "127.0.0.1:7070"}), "DEPLOYS_ARTIFACT_STORE=s3 needs"},
-		{"unknown store", map[string]string{"DEPLOYS_ARTIFACT_STORE": "nfs"}, "must be local or s3"},
+		{"the store with its credentials", store, ""},
+		{"no store at all", map[string]string{}, "the artifact store needs"},
+		{"without a secret", merge(store, map[string]string{"DEPLOYS_OBJECT_STORE_SECRET_KEY": ""}), "the artifact store needs"},
+		{"without a bucket", merge(store, map[string]string{"DEPLOYS_OBJECT_STORE_BUCKET": ""}), "the artifact store needs"},
+		{"with a bad URL", merge(store, map[string]string{"OBJECT_STORE_URL": "127.0.0.1:7070"}), "the artifact store needs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var c Config
@@ -77,6 +80,7 @@ func withCredentials(env map[string]string) map[string]string {
 		"DEPLOYS_DATABASE_URL": "postgres://tori_deploys:pw@127.0.0.1:5432/tori?sslmode=disable",
 		"DEPLOYS_AMQP_URL":     "amqp://tori.deploys:pw@127.0.0.1:5672/",
 	}
+
 	for k, v := range env {
 		out[k] = v
 	}

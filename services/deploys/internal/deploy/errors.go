@@ -30,6 +30,10 @@ var (
 	// ErrAppUnavailable means the app is not in this service's copy and the apps service
 	// could not say whether it exists: a 404 then might be false, so none is given.
 	ErrAppUnavailable = errors.New("deploy: app lookup unavailable")
+	// ErrNotHosted refuses a zone something about a deploy it does not host now.
+	ErrNotHosted = errors.New("deploy: the zone does not host that deploy")
+	// ErrNoArtifact: the deploy has no uploaded artifact (an image deploy).
+	ErrNoArtifact = errors.New("deploy: the deploy has no artifact")
 )
 
 // LimitError is a plan limit that refused the request.

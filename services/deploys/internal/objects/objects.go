@@ -1,6 +1,6 @@
 // Package objects is object storage for uploads and artifacts. The deploys service writes
-// through Store; the local-directory implementation is the default under DATA_DIR/objects,
-// and an S3-compatible one can sit behind the same interface.
+// through Store into the S3-compatible object store (S3); the local-directory implementation
+// serves only in-process tests that do not test storage.
 package objects
 
 import (

@@ -13,8 +13,8 @@ import (
 
 // S3 stores objects in one bucket of an S3-compatible store (docs/objectstore.md): an upload
 // streams into a multipart upload as it is written, one part in memory at a time, and
-// becomes visible only when Commit completes it. The local directory stays the default until
-// every reader of artifacts (the zone) fetches them through presigned URLs instead.
+// becomes visible only when Commit completes it. It is deploys' only artifact store: a zone
+// reads an artifact through a URL PresignGet makes, never through a shared folder.
 type S3 struct {
 	store *objectstore.Store
 }

@@ -11,6 +11,7 @@ import (
 	"tori.dev/pkg/service"
 	zonebus "tori.dev/proto/tori/zone/v1"
 	"tori.dev/services/zoneagent/internal/app"
+	"tori.dev/services/zoneagent/internal/artifact"
 	"tori.dev/services/zoneagent/internal/busapi"
 	"tori.dev/services/zoneagent/internal/config"
 	"tori.dev/services/zoneagent/internal/edge"
@@ -33,7 +34,9 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		if err := p.DialBus(ctx); err != nil {
 			return err
 		}
-		runner, err := newRunner(ctx, *cfg, st, busapi.EnvOpener{Conn: p.Bus}, logBatches, log)
+		// Artifacts come from the object store by URLs deploys hands this zone at fetch time.
+		artifacts := artifact.Fetcher{URLs: busapi.ArtifactURLs{Conn: p.Bus}}
+		runner, err := newRunner(ctx, *cfg, st, busapi.EnvOpener{Conn: p.Bus}, artifacts, logBatches, log)
 		if err != nil {
 			return err
 		}
@@ -44,7 +47,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		if err != nil {
 			return err
 		}
-		agent, err := app.New(app.Deps{Zone: cfg.Zone, Store: st, ObjectsDir: cfg.Objects(), Sites: siteStore, ScratchDir: cfg.EdgeCacheDir(), Table: table, Runner: runner, Log: log})
+		agent, err := app.New(app.Deps{Zone: cfg.Zone, Store: st, Artifacts: artifacts, Sites: siteStore, ScratchDir: cfg.EdgeCacheDir(), Table: table, Runner: runner, Log: log})
 		if err != nil {
 			return err
 		}

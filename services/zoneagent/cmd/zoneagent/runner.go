@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"tori.dev/services/zoneagent/internal/app"
+	"tori.dev/services/zoneagent/internal/artifact"
 	"tori.dev/services/zoneagent/internal/config"
 	"tori.dev/services/zoneagent/internal/imageruntime"
 	"tori.dev/services/zoneagent/internal/sandbox"
@@ -25,7 +26,7 @@ import (
 
 // newRunner makes the runner of service revisions and clears what a previous run left:
 // processes inside the apps folder, and containers no live route names.
-func newRunner(ctx context.Context, cfg config.Config, st *store.Store, env supervisor.EnvOpener, logs supervisor.LogSink, log *slog.Logger) (*supervisor.Local, error) {
+func newRunner(ctx context.Context, cfg config.Config, st *store.Store, env supervisor.EnvOpener, artifacts artifact.Source, logs supervisor.LogSink, log *slog.Logger) (*supervisor.Local, error) {
 	appsDir := appsDir(cfg)
 	// Traverse-only for others: each app's uid reaches its own folder (0700) and lists nothing.
 	if err := os.MkdirAll(appsDir, 0o711); err != nil {
@@ -61,7 +62,7 @@ func newRunner(ctx context.Context, cfg config.Config, st *store.Store, env supe
 		log.ErrorContext(ctx, "sandbox unavailable: "+sb.Unavailable)
 	}
 	local := &supervisor.Local{
-		AppsDir: appsDir, ObjectsDir: cfg.Objects(), Containers: containers, Sandbox: sb,
+		AppsDir: appsDir, Artifacts: artifacts, Containers: containers, Sandbox: sb,
 		UIDs: st, UIDBase: cfg.UIDBase, UIDCount: cfg.UIDCount, Disks: disks, LogLinesPerSecond: cfg.LogLinesPerSecond,
 		Env: env, Logs: logs, IdleAfter: cfg.IdleAfter,
 		Napped: app.Scale{Store: st, Zone: cfg.Zone, Log: log}.Changed, Revision: st.Revision, Log: log,

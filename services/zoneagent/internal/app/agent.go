@@ -21,9 +21,10 @@ import (
 
 // Deps are what an Agent is built from.
 type Deps struct {
-	Zone       string
-	Store      Store
-	ObjectsDir string // the object store the deploys service writes artifacts to
+	Zone  string
+	Store Store
+	// Artifacts is how a revision's artifact is fetched (artifact.Fetcher).
+	Artifacts artifact.Source
 	// Sites are the zone's static sites in its bucket; ScratchDir is where a static
 	// artifact is unpacked while it is published (empty: the system's temp dir).
 	// Without Sites (a zone of services only, in tests), static deploys fail.
@@ -38,7 +39,7 @@ type Deps struct {
 type Agent struct {
 	zone       string
 	store      Store
-	objectsDir string
+	artifacts  artifact.Source
 	sites      *sites.Store
 	scratchDir string
 	table      *edge.Table
@@ -57,15 +58,15 @@ type Agent struct {
 
 // New builds an agent ready for its consumers and its Run.
 func New(d Deps) (*Agent, error) {
-	if d.Store == nil || d.Table == nil {
-		return nil, errors.New("app: an agent needs a store and a routing table")
+	if d.Store == nil || d.Table == nil || d.Artifacts == nil {
+		return nil, errors.New("app: an agent needs a store, a routing table and an artifact source")
 	}
 	log := d.Log
 	if log == nil {
 		log = slog.Default()
 	}
 	return &Agent{
-		zone: d.Zone, store: d.Store, objectsDir: d.ObjectsDir, sites: d.Sites, scratchDir: d.ScratchDir, table: d.Table,
+		zone: d.Zone, store: d.Store, artifacts: d.Artifacts, sites: d.Sites, scratchDir: d.ScratchDir, table: d.Table,
 		runner: d.Runner, log: log,
 		poke: make(chan struct{}, 1), busy: map[string]bool{}, appLocks: map[string]*sync.Mutex{},
 		forgotten: map[string]bool{},
@@ -214,7 +215,8 @@ func move(ctx context.Context, tx Tx, r *revision.Revision, to revision.State) e
 	return tx.SetState(ctx, r.DeployID, from, to)
 }
 
-// openArtifact reads an artifact from the object store the deploys service writes.
-func (a *Agent) openArtifact(key string) (io.ReadCloser, error) {
-	return artifact.OpenObject(a.objectsDir, key)
+// openArtifact streams a revision's artifact from the object store, by a URL the deploys
+// service hands this zone now.
+func (a *Agent) openArtifact(ctx context.Context, r revision.Revision) (io.ReadCloser, error) {
+	return a.artifacts.Open(ctx, r.AppID, r.DeployID)
 }

@@ -70,7 +70,7 @@ func newZone(t *testing.T) *zone {
 	data := t.TempDir()
 	z := &zone{t: t, pool: pool, st: store.New(pool), objDir: filepath.Join(data, "objects"), sites: zoneSites(t)}
 	table := edge.NewTable()
-	a, err := app.New(app.Deps{Zone: storetest.Zone, Store: z.st, ObjectsDir: z.objDir, Sites: z.sites, ScratchDir: t.TempDir(), Table: table})
+	a, err := app.New(app.Deps{Zone: storetest.Zone, Store: z.st, Artifacts: artifactsFrom(t, z.st, z.objDir), Sites: z.sites, ScratchDir: t.TempDir(), Table: table})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +327,7 @@ func TestRestartResumesAndRestores(t *testing.T) {
 		return tx.SetState(ctx, pending, revision.StatePending, revision.StatePreparing)
 	})
 	table := edge.NewTable()
-	again, err := app.New(app.Deps{Zone: storetest.Zone, Store: z.st, ObjectsDir: z.objDir, Sites: z.sites, ScratchDir: t.TempDir(), Table: table})
+	again, err := app.New(app.Deps{Zone: storetest.Zone, Store: z.st, Artifacts: artifactsFrom(t, z.st, z.objDir), Sites: z.sites, ScratchDir: t.TempDir(), Table: table})
 	if err != nil {
 		t.Fatal(err)
 	}

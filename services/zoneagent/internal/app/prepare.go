@@ -95,7 +95,7 @@ var staticLimits = artifact.Limits{MaxBytes: artifact.DefaultLimits.MaxBytes, Ma
 // scratch folder (where the unpacker's safety rules apply), uploaded, and the folder removed.
 // Nothing of the site stays on this machine; every edge of the zone serves it from the store.
 func (a *Agent) prepareStatic(ctx context.Context, r revision.Revision) error {
-	f, err := a.openArtifact(r.ArtifactKey)
+	f, err := a.openArtifact(ctx, r)
 	if err != nil {
 		return &revision.FailError{Code: revision.CodeInvalidArtifact, Message: fmt.Sprintf("artifact unavailable: %v", err)}
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -27,11 +26,9 @@ type Config struct {
 	Zone string `env:"ZONE_ID, default=local"`
 	// AppsDomain: an app is served at <slug>.<AppsDomain>.
 	AppsDomain string `env:"APPS_DOMAIN, default=apps.localhost"`
-	// DataDir holds the zone's local state (apps/ source trees, tls/, the edge's cache);
-	// ObjectsDir is the object store the deploys service writes artifacts to
-	// (DATA_DIR/objects by default).
-	DataDir    string `env:"DATA_DIR, default=./var"`
-	ObjectsDir string `env:"ZONE_OBJECTS_DIR"`
+	// DataDir holds the zone's local state (apps/ source trees, tls/, the edge's cache).
+	// Artifacts, sites and dumps are never in a folder: they live in the object store.
+	DataDir string `env:"DATA_DIR, default=./var"`
 	// AppsDir holds source trees of running services; see the README for its default.
 	AppsDir string `env:"ZONE_APPS_DIR"`
 	// DatabaseURL is the service's own Postgres role, written by bin/bootstrap; it runs
@@ -81,14 +78,6 @@ type Config struct {
 }
 
 var zoneRe = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)
-
-// Objects is the object store's root.
-func (c *Config) Objects() string {
-	if c.ObjectsDir != "" {
-		return c.ObjectsDir
-	}
-	return filepath.Join(c.DataDir, "objects")
-}
 
 // Validate checks the configuration.
 func (c *Config) Validate() error {

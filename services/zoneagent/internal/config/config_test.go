@@ -13,7 +13,7 @@ func TestDefaultsAndValidation(t *testing.T) {
 	if err := pkgconfig.LoadMap(context.Background(), &c, withCredentials(map[string]string{})); err != nil {
 		t.Fatalf("defaults must be valid: %v", err)
 	}
-	if c.Zone != "local" || c.EdgeAddr != "127.0.0.1:8081" || c.Addr != "127.0.0.1:8107" || c.Objects() != "var/objects" {
+	if c.Zone != "local" || c.EdgeAddr != "127.0.0.1:8081" || c.Addr != "127.0.0.1:8107" {
 		t.Fatalf("defaults: %+v", c)
 	}
 	for _, env := range []map[string]string{

@@ -45,7 +45,7 @@ func startImageZone(t *testing.T, pool *pgxpool.Pool, l *Local) *imageZone {
 		t.Fatal(err)
 	}
 	table := edge.NewTable()
-	a, err := agentapp.New(agentapp.Deps{Zone: storetest.Zone, Store: st, Table: table, Runner: l})
+	a, err := agentapp.New(agentapp.Deps{Zone: storetest.Zone, Store: st, Table: table, Runner: l, Artifacts: l.Artifacts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func (z *imageZone) failure(deployID string) (string, string) {
 }
 
 func newImageLocal(r *rig, rt imageruntime.ContainerRuntime) *Local {
-	return &Local{AppsDir: r.l.AppsDir, ObjectsDir: r.objDir, Containers: rt, Sandbox: r.l.Sandbox, Env: r.l.Env,
+	return &Local{AppsDir: r.l.AppsDir, Artifacts: r.l.Artifacts, Containers: rt, Sandbox: r.l.Sandbox, Env: r.l.Env,
 		UIDs: r.l.UIDs, UIDBase: r.l.UIDBase, UIDCount: r.l.UIDCount,
 		Logs: r.sink, HealthTimeout: r.l.HealthTimeout}
 }

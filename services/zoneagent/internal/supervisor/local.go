@@ -52,8 +52,9 @@ func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) 
 
 // Local runs service revisions: source ones as local processes, image ones in containers.
 type Local struct {
-	AppsDir    string // each app's trees: <AppsDir>/<app>/<deploy>
-	ObjectsDir string
+	AppsDir string // each app's trees: <AppsDir>/<app>/<deploy>
+	// Artifacts fetches a revision's artifact (artifact.Fetcher: by a presigned URL).
+	Artifacts artifact.Source
 	// Containers runs image revisions; nil where the zone has no container runtime, and
 	// image deploys then fail with image_runtime_unavailable.
 	Containers imageruntime.ContainerRuntime
@@ -136,7 +137,7 @@ func (l *Local) Prepare(ctx context.Context, rev revision.Revision, jobs app.Job
 	if err := l.appDisk(rev.AppID); err != nil {
 		return err
 	}
-	if err := l.unpack(rev, dir); err != nil {
+	if err := l.unpack(ctx, rev, dir); err != nil {
 		return err
 	}
 	plan, m, manifestRelease, err := l.planBuild(dir)
@@ -210,11 +211,11 @@ func failed(code int, failCode, timeoutCode, what string, err error) error {
 	return &revision.FailError{Code: failCode, Message: fmt.Sprintf("%s exited with status %d", what, code)}
 }
 
-func (l *Local) unpack(rev revision.Revision, dir string) error {
+func (l *Local) unpack(ctx context.Context, rev revision.Revision, dir string) error {
 	if err := os.RemoveAll(dir); err != nil { // a half-done earlier attempt
 		return err
 	}
-	f, err := artifact.OpenObject(l.ObjectsDir, rev.ArtifactKey)
+	f, err := l.Artifacts.Open(ctx, rev.AppID, rev.DeployID)
 	if err != nil {
 		return &revision.FailError{Code: revision.CodeInvalidArtifact, Message: fmt.Sprintf("artifact unavailable: %v", err)}
 	}

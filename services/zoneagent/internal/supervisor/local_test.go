@@ -180,7 +180,7 @@ func newRig(t *testing.T) *rig {
 	os.WriteFile(secretFile, []byte("control-plane-secret"), 0o600)
 	r := &rig{t: t, objDir: filepath.Join(data, "objects"), sink: &sink{}, jobs: &jobs{states: map[string]revision.JobState{}}, secret: secretFile}
 	r.l = &Local{
-		AppsDir: apps, ObjectsDir: r.objDir, Sandbox: testSandbox(t),
+		AppsDir: apps, Artifacts: artifactsFrom(t, r.objDir), Sandbox: testSandbox(t),
 		UIDs: newMemUIDs(), UIDBase: testUIDBase, UIDCount: 1000, Disks: &sandbox.Disks{Dir: filepath.Join(data, "disks"), Bytes: 64 << 20, Mkfs: "mkfs.ext4"},
 		LogLinesPerSecond: 1000,
 		Env:               env{"SECRET_TOKEN": secret, "PROBE_ENVIRON": "/proc/" + strconv.Itoa(os.Getpid()) + "/environ", "PROBE_FILE": secretFile},
@@ -192,13 +192,14 @@ func newRig(t *testing.T) *rig {
 
 func (r *rig) revision(appID string, archive []byte, release []string) revision.Revision {
 	r.t.Helper()
-	key := "artifacts/" + appID + "/" + uuid.NewString() + ".tar.gz"
+	deployID := uuid.Must(uuid.NewV7()).String()
+	key := artifactKey(appID, deployID)
 	p := filepath.Join(r.objDir, key)
 	os.MkdirAll(filepath.Dir(p), 0o700)
 	if err := os.WriteFile(p, archive, 0o600); err != nil {
 		r.t.Fatal(err)
 	}
-	return revision.Revision{DeployID: uuid.Must(uuid.NewV7()).String(), AppID: appID, Slug: "svc", Kind: revision.KindSource, ArtifactKey: key,
+	return revision.Revision{DeployID: deployID, AppID: appID, Slug: "svc", Kind: revision.KindSource, ArtifactKey: key,
 		Release: release, EnvSealed: []byte("sealed"), BuildMinutes: 10, MinScale: 1}
 }
 

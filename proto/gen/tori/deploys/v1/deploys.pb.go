@@ -11,6 +11,7 @@ package deploysv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -141,18 +142,136 @@ func (x *HostingReply) GetEnvDeployId() string {
 	return ""
 }
 
+// Request queue: deploys.rpc.artifact_url. A presigned GET URL for the artifact of one
+// deploy, asked by a zone's agent when it starts fetching it (a command may wait longer than
+// any URL lives, so no URL travels in a command). Answered only while the asking zone hosts
+// the deploy (building, releasing or live, in the app's zone).
+type ArtifactURLRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	DeployId      string                 `protobuf:"bytes,2,opt,name=deploy_id,json=deployId,proto3" json:"deploy_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ArtifactURLRequest) Reset() {
+	*x = ArtifactURLRequest{}
+	mi := &file_tori_deploys_v1_deploys_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ArtifactURLRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ArtifactURLRequest) ProtoMessage() {}
+
+func (x *ArtifactURLRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_deploys_v1_deploys_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ArtifactURLRequest.ProtoReflect.Descriptor instead.
+func (*ArtifactURLRequest) Descriptor() ([]byte, []int) {
+	return file_tori_deploys_v1_deploys_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ArtifactURLRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *ArtifactURLRequest) GetDeployId() string {
+	if x != nil {
+		return x.DeployId
+	}
+	return ""
+}
+
+// url reads the artifact, once or more, without credentials until expires_at (minutes).
+// Refusals: forbidden (not a zone, or not the zone hosting that deploy), not_found (the
+// deploy has no artifact: an image deploy).
+type ArtifactURLReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Url           string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ArtifactURLReply) Reset() {
+	*x = ArtifactURLReply{}
+	mi := &file_tori_deploys_v1_deploys_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ArtifactURLReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ArtifactURLReply) ProtoMessage() {}
+
+func (x *ArtifactURLReply) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_deploys_v1_deploys_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ArtifactURLReply.ProtoReflect.Descriptor instead.
+func (*ArtifactURLReply) Descriptor() ([]byte, []int) {
+	return file_tori_deploys_v1_deploys_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ArtifactURLReply) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *ArtifactURLReply) GetExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return nil
+}
+
 var File_tori_deploys_v1_deploys_proto protoreflect.FileDescriptor
 
 const file_tori_deploys_v1_deploys_proto_rawDesc = "" +
 	"\n" +
-	"\x1dtori/deploys/v1/deploys.proto\x12\x0ftori.deploys.v1\"X\n" +
+	"\x1dtori/deploys/v1/deploys.proto\x12\x0ftori.deploys.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"X\n" +
 	"\x0eHostingRequest\x12\x15\n" +
 	"\x06app_id\x18\x01 \x01(\tR\x05appId\x12\x1b\n" +
 	"\tdeploy_id\x18\x02 \x01(\tR\bdeployId\x12\x12\n" +
 	"\x04zone\x18\x03 \x01(\tR\x04zone\"J\n" +
 	"\fHostingReply\x12\x16\n" +
 	"\x06hosted\x18\x01 \x01(\bR\x06hosted\x12\"\n" +
-	"\renv_deploy_id\x18\x02 \x01(\tR\venvDeployIdB.Z,tori.dev/proto/gen/tori/deploys/v1;deploysv1b\x06proto3"
+	"\renv_deploy_id\x18\x02 \x01(\tR\venvDeployId\"H\n" +
+	"\x12ArtifactURLRequest\x12\x15\n" +
+	"\x06app_id\x18\x01 \x01(\tR\x05appId\x12\x1b\n" +
+	"\tdeploy_id\x18\x02 \x01(\tR\bdeployId\"_\n" +
+	"\x10ArtifactURLReply\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\x129\n" +
+	"\n" +
+	"expires_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAtB.Z,tori.dev/proto/gen/tori/deploys/v1;deploysv1b\x06proto3"
 
 var (
 	file_tori_deploys_v1_deploys_proto_rawDescOnce sync.Once
@@ -166,17 +285,21 @@ func file_tori_deploys_v1_deploys_proto_rawDescGZIP() []byte {
 	return file_tori_deploys_v1_deploys_proto_rawDescData
 }
 
-var file_tori_deploys_v1_deploys_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_tori_deploys_v1_deploys_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_tori_deploys_v1_deploys_proto_goTypes = []any{
-	(*HostingRequest)(nil), // 0: tori.deploys.v1.HostingRequest
-	(*HostingReply)(nil),   // 1: tori.deploys.v1.HostingReply
+	(*HostingRequest)(nil),        // 0: tori.deploys.v1.HostingRequest
+	(*HostingReply)(nil),          // 1: tori.deploys.v1.HostingReply
+	(*ArtifactURLRequest)(nil),    // 2: tori.deploys.v1.ArtifactURLRequest
+	(*ArtifactURLReply)(nil),      // 3: tori.deploys.v1.ArtifactURLReply
+	(*timestamppb.Timestamp)(nil), // 4: google.protobuf.Timestamp
 }
 var file_tori_deploys_v1_deploys_proto_depIdxs = []int32{
-	0, // [0:0] is the sub-list for method output_type
-	0, // [0:0] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	4, // 0: tori.deploys.v1.ArtifactURLReply.expires_at:type_name -> google.protobuf.Timestamp
+	1, // [1:1] is the sub-list for method output_type
+	1, // [1:1] is the sub-list for method input_type
+	1, // [1:1] is the sub-list for extension type_name
+	1, // [1:1] is the sub-list for extension extendee
+	0, // [0:1] is the sub-list for field type_name
 }
 
 func init() { file_tori_deploys_v1_deploys_proto_init() }
@@ -190,7 +313,7 @@ func file_tori_deploys_v1_deploys_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tori_deploys_v1_deploys_proto_rawDesc), len(file_tori_deploys_v1_deploys_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   4,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
