@@ -73,7 +73,7 @@ func TestSourceNeedsAManifestAndPacksTheFolder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, _, err := Source(dir, sel, ""); err == nil || !strings.Contains(err.Error(), "tori.json") {
+		if _, _, _, err := Source(dir, sel, SourceOptions{}); err == nil || !strings.Contains(err.Error(), "tori.json") {
 			t.Fatalf("%v: err %v", files, err)
 		}
 	}
@@ -82,7 +82,7 @@ func TestSourceNeedsAManifestAndPacksTheFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	up, size, cleanup, err := Source(dir, sel, "python3 migrate.py")
+	up, size, cleanup, err := Source(dir, sel, SourceOptions{Release: "python3 migrate.py", ClearCache: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,5 +115,30 @@ func TestSourceNeedsAManifestAndPacksTheFolder(t *testing.T) {
 	b, _ := io.ReadAll(rel)
 	if rel.FormName() != "release" || string(b) != "python3 migrate.py" {
 		t.Fatalf("release part %q %q", rel.FormName(), b)
+	}
+	clear, _ := mr.NextPart()
+	b, _ = io.ReadAll(clear)
+	if clear.FormName() != "clearCache" || string(b) != "true" {
+		t.Fatalf("clearCache part %q %q", clear.FormName(), b)
+	}
+	if _, err := mr.NextPart(); err != io.EOF {
+		t.Fatalf("a part after clearCache: %v", err)
+	}
+
+	// Without options, the source is the only part.
+	up, _, cleanup2, err := Source(dir, sel, SourceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup2()
+	body, _ = up.Open()
+	raw, _ = io.ReadAll(body)
+	_, params, _ = mime.ParseMediaType(up.ContentType)
+	mr = multipart.NewReader(strings.NewReader(string(raw)), params["boundary"])
+	if p, _ := mr.NextPart(); p.FormName() != "source" {
+		t.Fatalf("first part %q", p.FormName())
+	}
+	if _, err := mr.NextPart(); err != io.EOF {
+		t.Fatalf("a part besides the source: %v", err)
 	}
 }
