@@ -15,7 +15,7 @@ export TEST_REDIS_URL    ?= redis://127.0.0.1:6379/0
 # The zone's managed-database cluster (scripts/zone-postgres.sh), as its superuser over the socket.
 export TEST_ZONE_POSTGRES_URL ?= postgres://postgres@/postgres?host=/var/run/postgresql&port=5433&sslmode=disable
 
-.PHONY: all tools proto openapi build run test fmt services wrk vault-dev objectstore stripe-mock pebble bench-bus bench-gateway flood-public bench-apps bench-logs bench-databases bench-databases-dump bench-deploys chaos clean
+.PHONY: all tools proto openapi build run test fmt services wrk vault-dev objectstore stripe-mock pebble bench-bus bench-gateway flood-public bench-apps bench-logs bench-databases bench-databases-dump bench-deploys bench-builds chaos clean
 
 all: build
 
@@ -83,6 +83,11 @@ bench-databases-dump:
 
 bench-deploys: build
 	cd tests/e2e && go test -count=1 -run '^$$' -bench BenchmarkStaticDeploy -benchtime 1x .
+
+# Issue 30: the Node service of tests/e2e/testdata/buildbench built three times in one app
+# (npm from the registry): empty cache, one dependency added, then with clearCache.
+bench-builds: build
+	cd tests/e2e && go test -count=1 -timeout 30m -run '^$$' -bench BenchmarkBuildCache -benchtime 1x -v .
 
 # The fault suite (not part of `make test`): SIGKILLs each service in turn, restarts the
 # broker and Postgres under load, then checks convergence. It restarts the machine's RabbitMQ

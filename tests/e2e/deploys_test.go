@@ -39,7 +39,7 @@ func deployFiles(t *testing.T, s *harness.Stack, token, slug string, files ...si
 }
 
 // sourceTarball packs files (name → content) as a .tar.gz.
-func sourceTarball(t *testing.T, files map[string]string) []byte {
+func sourceTarball(t testing.TB, files map[string]string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)

@@ -115,10 +115,15 @@ func CheckSource(dir string, sel Selection) error {
 	return nil
 }
 
+// SourceOptions are a service deploy's parts besides its source.
+type SourceOptions struct {
+	Release    string // the release part, when set: wins over tori.json's
+	ClearCache bool   // a clearCache part: build from an empty cache
+}
+
 // Source packs sel's files (Select with ServiceSource) as a .tar.gz in a temporary file
-// (removed by cleanup) and returns the service's upload, with release as its release part
-// when set.
-func Source(dir string, sel Selection, release string) (up *api.Upload, size int64, cleanup func(), err error) {
+// (removed by cleanup) and returns the service's upload, with opts' parts after the source.
+func Source(dir string, sel Selection, opts SourceOptions) (up *api.Upload, size int64, cleanup func(), err error) {
 	if err := CheckSource(dir, sel); err != nil {
 		return nil, 0, nil, err
 	}
@@ -142,8 +147,11 @@ func Source(dir string, sel Selection, release string) (up *api.Upload, size int
 		header: "Content-Disposition: form-data; name=\"source\"; filename=\"source.tar.gz\"\r\nContent-Type: application/gzip\r\n",
 		file:   tmp.Name(), size: info.Size(),
 	}}
-	if release != "" {
-		parts = append(parts, part{header: "Content-Disposition: form-data; name=\"release\"\r\n", value: release, size: int64(len(release))})
+	if opts.Release != "" {
+		parts = append(parts, part{header: "Content-Disposition: form-data; name=\"release\"\r\n", value: opts.Release, size: int64(len(opts.Release))})
+	}
+	if opts.ClearCache {
+		parts = append(parts, part{header: "Content-Disposition: form-data; name=\"clearCache\"\r\n", value: "true", size: 4})
 	}
 	return formUpload(parts), info.Size(), cleanup, nil
 }

@@ -72,7 +72,7 @@ func TestSourceKeepsItsManifestAndPacksTheFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := Source(dir, sel, ""); err == nil || !strings.Contains(err.Error(), "tori.json is left out") {
+	if _, _, _, err := Source(dir, sel, SourceOptions{}); err == nil || !strings.Contains(err.Error(), "tori.json is left out") {
 		t.Fatalf("a left-out manifest: err %v", err)
 	}
 	// Without a manifest the folder goes as it is: the zone detects how to build it.
@@ -80,7 +80,7 @@ func TestSourceKeepsItsManifestAndPacksTheFolder(t *testing.T) {
 	if sel, err = Select(dir, ServiceSource); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, cleanup, err := Source(dir, sel, ""); err != nil {
+	if _, _, cleanup, err := Source(dir, sel, SourceOptions{}); err != nil {
 		t.Fatalf("a source without tori.json: %v", err)
 	} else {
 		cleanup()
@@ -90,7 +90,7 @@ func TestSourceKeepsItsManifestAndPacksTheFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	up, size, cleanup, err := Source(dir, sel, "python3 migrate.py")
+	up, size, cleanup, err := Source(dir, sel, SourceOptions{Release: "python3 migrate.py", ClearCache: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,5 +123,30 @@ func TestSourceKeepsItsManifestAndPacksTheFolder(t *testing.T) {
 	b, _ := io.ReadAll(rel)
 	if rel.FormName() != "release" || string(b) != "python3 migrate.py" {
 		t.Fatalf("release part %q %q", rel.FormName(), b)
+	}
+	clear, _ := mr.NextPart()
+	b, _ = io.ReadAll(clear)
+	if clear.FormName() != "clearCache" || string(b) != "true" {
+		t.Fatalf("clearCache part %q %q", clear.FormName(), b)
+	}
+	if _, err := mr.NextPart(); err != io.EOF {
+		t.Fatalf("a part after clearCache: %v", err)
+	}
+
+	// Without options, the source is the only part.
+	up, _, cleanup2, err := Source(dir, sel, SourceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup2()
+	body, _ = up.Open()
+	raw, _ = io.ReadAll(body)
+	_, params, _ = mime.ParseMediaType(up.ContentType)
+	mr = multipart.NewReader(strings.NewReader(string(raw)), params["boundary"])
+	if p, _ := mr.NextPart(); p.FormName() != "source" {
+		t.Fatalf("first part %q", p.FormName())
+	}
+	if _, err := mr.NextPart(); err != io.EOF {
+		t.Fatalf("a part besides the source: %v", err)
 	}
 }

@@ -210,3 +210,29 @@ func TestSignInIsNeeded(t *testing.T) {
 		t.Fatalf("code %d stderr %q", code, errb.String())
 	}
 }
+
+// --clear-cache is for a service's source: with --image or to a static app it is a usage
+// error and nothing is sent.
+func TestClearCacheIsForServiceSource(t *testing.T) {
+	posts := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			posts++
+		}
+		w.Write([]byte(`{"id":"a1","slug":"site","kind":"static"}`))
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "index.html"), []byte("hi"), 0o644)
+	code, _, stderr := run(t, srv.URL, "", "deploy", dir, "--app", "site", "--clear-cache")
+	if code != 2 || !strings.Contains(stderr, "--clear-cache is for service apps") {
+		t.Fatalf("static app: code %d stderr %q", code, stderr)
+	}
+	code, _, stderr = run(t, srv.URL, "", "deploy", "--app", "svc", "--image", "ghcr.io/a/b@sha256:"+strings.Repeat("ab", 32), "--clear-cache")
+	if code != 2 || !strings.Contains(stderr, "--clear-cache goes with a service's source") {
+		t.Fatalf("image: code %d stderr %q", code, stderr)
+	}
+	if posts != 0 {
+		t.Fatalf("%d deploys sent", posts)
+	}
+}

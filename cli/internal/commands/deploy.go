@@ -18,7 +18,7 @@ import (
 
 func (s *state) deployCmd() *cobra.Command {
 	var image, release string
-	var forceRestart, detach, dryRun bool
+	var forceRestart, detach, dryRun, clearCache bool
 	c := &cobra.Command{
 		Use:   "deploy [DIR]",
 		Short: "Deploy a folder (static files, or a service's source) or an image",
@@ -30,7 +30,7 @@ func (s *state) deployCmd() *cobra.Command {
 			"A folder is sent the way git sees it: .gitignore, .dockerignore and .toriignore are\n" +
 			"honoured; .git, .env* and a static site's node_modules and dotfiles (but .well-known) are\n" +
 			"left out; a symbolic link out of the folder is refused. --dry-run lists what would be sent.",
-		Example: "  tori deploy ./public --app my-site\n  tori deploy . --release \"python3 migrate.py\"\n" +
+		Example: "  tori deploy ./public --app my-site\n  tori deploy . --release \"python3 migrate.py\"\n  tori deploy . --clear-cache\n" +
 			"  tori deploy --image ghcr.io/acme/web@sha256:<digest> --app my-api\n  tori deploy --detach\n" +
 			"  tori deploy ./public --dry-run",
 		Args:    cobra.MaximumNArgs(1),
@@ -43,6 +43,9 @@ func (s *state) deployCmd() *cobra.Command {
 			}
 			if forceRestart && image == "" {
 				return usagef("--force-restart goes with --image")
+			}
+			if clearCache && image != "" {
+				return usagef("--clear-cache goes with a service's source: an --image deploy builds nothing")
 			}
 			slug, err := s.slug(dir)
 			if err != nil {
@@ -59,7 +62,7 @@ func (s *state) deployCmd() *cobra.Command {
 			if image != "" {
 				d, raw, err = s.client.DeployImage(ctx, slug, api.ImageDeployRequest{Image: image, Release: release, ForceRestart: forceRestart})
 			} else {
-				d, raw, err = s.upload(ctx, slug, dir, release)
+				d, raw, err = s.upload(ctx, slug, dir, bundle.SourceOptions{Release: release, ClearCache: clearCache})
 			}
 			if err != nil {
 				return err
@@ -72,13 +75,14 @@ func (s *state) deployCmd() *cobra.Command {
 	f.StringVar(&image, "image", "", "deploy this image (registry/repo@sha256:…) instead of a folder")
 	f.StringVar(&release, "release", "", "release command, run before traffic moves (wins over tori.json's)")
 	f.BoolVar(&forceRestart, "force-restart", false, "with --image: a new revision even when nothing changed")
+	f.BoolVar(&clearCache, "clear-cache", false, "service source: build from an empty cache (npm, pip and Go caches are otherwise kept between the app's builds)")
 	f.BoolVar(&detach, "detach", false, "return once the deploy is accepted")
 	f.BoolVar(&dryRun, "dry-run", false, "list the files a deploy of the folder would send (stdout) and what it leaves out (stderr); send nothing")
 	return c
 }
 
 // upload sends dir as the app's kind wants it, with a progress bar on a terminal.
-func (s *state) upload(ctx context.Context, slug, dir, release string) (api.Deploy, api.Raw, error) {
+func (s *state) upload(ctx context.Context, slug, dir string, opts bundle.SourceOptions) (api.Deploy, api.Raw, error) {
 	_, kind, sel, err := s.selectFolder(ctx, slug, dir)
 	if err != nil {
 		return api.Deploy{}, nil, err
@@ -87,15 +91,18 @@ func (s *state) upload(ctx context.Context, slug, dir, release string) (api.Depl
 	var label string
 	if kind == bundle.ServiceSource {
 		var cleanup func()
-		up, _, cleanup, err = bundle.Source(dir, sel, release)
+		up, _, cleanup, err = bundle.Source(dir, sel, opts)
 		if err != nil {
 			return api.Deploy{}, nil, err
 		}
 		defer cleanup()
 		label = "Uploading source"
 	} else {
-		if release != "" {
+		if opts.Release != "" {
 			return api.Deploy{}, nil, usagef("--release is for service apps")
+		}
+		if opts.ClearCache {
+			return api.Deploy{}, nil, usagef("--clear-cache is for service apps: a static site is uploaded built")
 		}
 		up, err = bundle.Static(dir, sel)
 		if err != nil {

@@ -144,7 +144,7 @@ func (s *Service) CreateImage(ctx context.Context, accountID, slug string, in Im
 		Image: in.Image, Release: in.Release, Env: snap, Framework: deploy.FrameworkStatic,
 		CreatedAt: now, UpdatedAt: now,
 	}
-	if err := s.insert(ctx, app, plan, d, in.Release != nil); err != nil {
+	if err := s.insert(ctx, app, plan, d, revisionOptions{releaseGiven: in.Release != nil}); err != nil {
 		return nil, false, err
 	}
 	return d, true, nil
@@ -176,11 +176,11 @@ func (s *Service) CreateUpload(ctx context.Context, accountID, slug string, cont
 		return nil, err
 	}
 	limited := &objects.LimitedReader{R: body, Limit: plan.UploadBytes}
-	var release []string
-	var releaseGiven bool
+	var parts upload.SourceParts
 	var pkg upload.PackageJSON
 	if service {
-		release, releaseGiven, pkg, err = upload.Source(limited, boundary, up)
+		parts, err = upload.Source(limited, boundary, up)
+		pkg = parts.Package
 	} else {
 		_, pkg, err = upload.Static(limited, boundary, up)
 	}
@@ -199,7 +199,7 @@ func (s *Service) CreateUpload(ctx context.Context, accountID, slug string, cont
 	if err := up.Commit(); err != nil {
 		return nil, err
 	}
-	d := &deploy.Deploy{ID: id, AppID: app.ID, AccountID: accountID, Kind: kind, Status: deploy.Building, Release: release, ArtifactKey: key}
+	d := &deploy.Deploy{ID: id, AppID: app.ID, AccountID: accountID, Kind: kind, Status: deploy.Building, Release: parts.Release, ArtifactKey: key}
 	d.Framework = s.framework(ctx, d, pkg)
 	if service {
 		snap, err := s.snapshot(ctx, app.ID, id)
@@ -211,7 +211,7 @@ func (s *Service) CreateUpload(ctx context.Context, accountID, slug string, cont
 	}
 	now := s.clock()
 	d.CreatedAt, d.UpdatedAt = now, now
-	if err := s.insert(ctx, app, plan, d, releaseGiven); err != nil {
+	if err := s.insert(ctx, app, plan, d, revisionOptions{releaseGiven: parts.ReleaseGiven, clearCache: parts.ClearCache}); err != nil {
 		s.dropObject(ctx, key)
 		return nil, err
 	}
@@ -257,7 +257,7 @@ func (s *Service) sameEnv(ctx context.Context, appID string, a, b deploy.Snapsho
 
 // insert writes a new building deploy and tells the zone, under the account's lock so that
 // the concurrent-deploy limit holds however many requests race.
-func (s *Service) insert(ctx context.Context, app App, plan Plan, d *deploy.Deploy, releaseGiven bool) error {
+func (s *Service) insert(ctx context.Context, app App, plan Plan, d *deploy.Deploy, opts revisionOptions) error {
 	return s.store.InTx(ctx, func(tx Tx) error {
 		if err := tx.LockAccount(ctx, d.AccountID); err != nil {
 			return err
@@ -282,6 +282,6 @@ func (s *Service) insert(ctx context.Context, app App, plan Plan, d *deploy.Depl
 		if err := tx.RecordRevisionPlan(ctx, d.ID, plan.Version); err != nil {
 			return err
 		}
-		return s.startRevision(ctx, tx, app, plan, d, releaseGiven)
+		return s.startRevision(ctx, tx, app, plan, d, opts)
 	})
 }

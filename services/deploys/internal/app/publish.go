@@ -36,12 +36,22 @@ func (s *Service) saveTransition(ctx context.Context, tx Tx, d *deploy.Deploy, p
 	})
 }
 
+// revisionOptions are what a StartRevision carries besides the deploy's record: whether the
+// release command came with the deploy (it then wins over the manifest's), and whether the
+// request asked for a build from an empty cache (clearCache). Only the request that asked
+// clears the cache: a rollback or a plan redeploy builds with the cache as it is.
+type revisionOptions struct {
+	releaseGiven bool
+	clearCache   bool
+}
+
 // startRevision tells the app's zone to prepare the deploy's revision.
-func (s *Service) startRevision(ctx context.Context, tx Tx, app App, plan Plan, d *deploy.Deploy, releaseGiven bool) error {
+func (s *Service) startRevision(ctx context.Context, tx Tx, app App, plan Plan, d *deploy.Deploy, opts revisionOptions) error {
 	return tx.Publish(ctx, zonebus.CommandKey(app.Zone, zonebus.CommandDeploy), &zonev1.StartRevision{
 		DeployId: d.ID, AppId: d.AppID, AccountId: app.AccountID, Slug: app.Slug, Kind: string(d.Kind), ArtifactKey: d.ArtifactKey,
 		Image: d.Image, Release: d.Release, EnvSealed: d.Env.Sealed, EnvKeyId: d.Env.KeyID, EnvDeployId: d.Env.For, BuildMinutes: plan.BuildMinutes,
-		MinScale: plan.MinScale, Cpu: plan.CPU, Deadline: timestamppb.New(d.DeadlineAt()), ReleaseGiven: releaseGiven,
+		MinScale: plan.MinScale, Cpu: plan.CPU, Deadline: timestamppb.New(d.DeadlineAt()), ReleaseGiven: opts.releaseGiven,
+		ClearCache: opts.clearCache,
 	})
 }
 

@@ -79,7 +79,7 @@ func (s *Service) redeploy(ctx context.Context, r StaleRevision) (bool, error) {
 			return err
 		}
 		done = true
-		return s.startRevision(ctx, tx, app, plan, d, live.Release != nil)
+		return s.startRevision(ctx, tx, app, plan, d, revisionOptions{releaseGiven: live.Release != nil})
 	})
 	return done, err
 }

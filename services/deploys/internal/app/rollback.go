@@ -32,7 +32,7 @@ func (s *Service) Rollback(ctx context.Context, accountID, slug, id string) (*de
 		Image: target.Image, Release: target.Release, RollbackOf: target.ID, ArtifactKey: target.ArtifactKey,
 		Env: target.Env, Framework: target.Framework, CreatedAt: now, UpdatedAt: now,
 	}
-	if err := s.insert(ctx, app, plan, d, target.Release != nil); err != nil {
+	if err := s.insert(ctx, app, plan, d, revisionOptions{releaseGiven: target.Release != nil}); err != nil {
 		return nil, err
 	}
 	return d, nil

@@ -104,6 +104,12 @@ func TestCreateRefusalsLeaveNothingBehind(t *testing.T) {
 		{"source without source part", func() (int, map[string]any, http.Header) {
 			return e.upload(e.account, "svc", part{`form-data; name="release"`, "bin/migrate"})
 		}, 400, "invalid_body"},
+		{"clearCache neither true nor false", func() (int, map[string]any, http.Header) {
+			return e.upload(e.account, "svc", part{`form-data; name="source"; filename="app.tar.gz"`, "x"}, part{`form-data; name="clearCache"`, "yes"})
+		}, 400, "invalid_body"},
+		{"clearCache on a static upload", func() (int, map[string]any, http.Header) {
+			return e.upload(e.account, "site", file("index.html", "ok"), part{`form-data; name="clearCache"`, "true"})
+		}, 400, "kind_mismatch"},
 		{"bad image", func() (int, map[string]any, http.Header) {
 			return e.postJSON(e.account, "/api/apps/svc/deploys", `{"image":"nginx:latest"}`)
 		}, 400, "invalid_image"},

@@ -137,7 +137,8 @@ func TestSourceReadsTheRootPackageJSON(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			_, _, pkg, err := Source(bytes.NewReader(sourceBody(tc.tgz)), boundary, &out)
+			parts, err := Source(bytes.NewReader(sourceBody(tc.tgz)), boundary, &out)
+			pkg := parts.Package
 			if err != nil {
 				t.Fatal(err)
 			}

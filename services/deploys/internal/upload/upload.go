@@ -22,6 +22,9 @@ const (
 	FieldFiles   = "files"
 	FieldSource  = "source"
 	FieldRelease = "release"
+	// FieldClearCache ("true" or "false") on a source deploy asks the zone for a build from
+	// an empty cache (issue 30).
+	FieldClearCache = "clearCache"
 )
 
 // maxReleasePart bounds the release part of a source upload; it is a command line.
@@ -44,7 +47,7 @@ func Static(body io.Reader, boundary string, w io.Writer) (files int, pkg Packag
 		}
 		field, name, hasName := deploy.DispositionParams(part.Header.Get("Content-Disposition"))
 		switch {
-		case field == FieldSource || field == FieldRelease:
+		case field == FieldSource || field == FieldRelease || field == FieldClearCache:
 			return files, pkg, fmt.Errorf("%w: a static app takes `files` parts, not %q", deploy.ErrKindMismatch, field)
 		case field != FieldFiles:
 			return files, pkg, fmt.Errorf("%w: unexpected part %q", deploy.ErrInvalidBody, field)
@@ -95,56 +98,91 @@ func copyEntry(tw *tar.Writer, path string, part io.Reader, mtime time.Time) err
 	return err
 }
 
-// Source copies the `source` part into w and returns the optional release part, split on
-// whitespace, and the tarball's root package.json. A `files` part means a static payload
-// (kind_mismatch).
-func Source(body io.Reader, boundary string, w io.Writer) (release []string, releaseGiven bool, pkg PackageJSON, err error) {
+// SourceParts is what a source deploy's body says besides the tarball.
+type SourceParts struct {
+	// Release is the optional release part, split on whitespace; ReleaseGiven says it came.
+	Release      []string
+	ReleaseGiven bool
+	// ClearCache is the clearCache part: build from an empty cache.
+	ClearCache bool
+	// Package is the tarball's root package.json.
+	Package PackageJSON
+}
+
+// Source copies the `source` part into w and returns the other parts: the optional release
+// part, split on whitespace, and clearCache, with the tarball's root package.json. A `files`
+// part means a static payload (kind_mismatch).
+func Source(body io.Reader, boundary string, w io.Writer) (SourceParts, error) {
+	var out SourceParts
 	mr := multipart.NewReader(body, boundary)
-	sawSource := false
+	sawSource, sawClear := false, false
 	for {
 		part, err := mr.NextRawPart()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, false, PackageJSON{}, bodyError(err)
+			return SourceParts{}, bodyError(err)
 		}
 		field, _, _ := deploy.DispositionParams(part.Header.Get("Content-Disposition"))
 		switch field {
 		case FieldFiles:
-			return nil, false, PackageJSON{}, fmt.Errorf("%w: a service app takes a `source` tarball, not `files`", deploy.ErrKindMismatch)
+			return SourceParts{}, fmt.Errorf("%w: a service app takes a `source` tarball, not `files`", deploy.ErrKindMismatch)
 		case FieldSource:
 			if sawSource {
-				return nil, false, PackageJSON{}, fmt.Errorf("%w: more than one `source` part", deploy.ErrInvalidBody)
+				return SourceParts{}, fmt.Errorf("%w: more than one `source` part", deploy.ErrInvalidBody)
 			}
 			sawSource = true
 			scan := newSourceScan()
 			_, err := io.Copy(io.MultiWriter(w, scan), part)
-			pkg = scan.Finish()
+			out.Package = scan.Finish()
 			if err != nil {
-				return nil, false, PackageJSON{}, bodyError(err)
+				return SourceParts{}, bodyError(err)
 			}
 		case FieldRelease:
 			b, err := io.ReadAll(io.LimitReader(part, maxReleasePart+1))
 			if err != nil {
-				return nil, false, PackageJSON{}, bodyError(err)
+				return SourceParts{}, bodyError(err)
 			}
 			if len(b) > maxReleasePart {
-				return nil, false, PackageJSON{}, fmt.Errorf("%w: longer than %d bytes", deploy.ErrInvalidRelease, maxReleasePart)
+				return SourceParts{}, fmt.Errorf("%w: longer than %d bytes", deploy.ErrInvalidRelease, maxReleasePart)
 			}
-			release, err = deploy.SplitRelease(string(b))
+			out.Release, err = deploy.SplitRelease(string(b))
 			if err != nil {
-				return nil, false, PackageJSON{}, err
+				return SourceParts{}, err
 			}
-			releaseGiven = release != nil
+			out.ReleaseGiven = out.Release != nil
+		case FieldClearCache:
+			if sawClear {
+				return SourceParts{}, fmt.Errorf("%w: more than one `clearCache` part", deploy.ErrInvalidBody)
+			}
+			sawClear = true
+			if out.ClearCache, err = clearCachePart(part); err != nil {
+				return SourceParts{}, err
+			}
 		default:
-			return nil, false, PackageJSON{}, fmt.Errorf("%w: unexpected part %q", deploy.ErrInvalidBody, field)
+			return SourceParts{}, fmt.Errorf("%w: unexpected part %q", deploy.ErrInvalidBody, field)
 		}
 	}
 	if !sawSource {
-		return nil, false, PackageJSON{}, fmt.Errorf("%w: no `source` part", deploy.ErrInvalidBody)
+		return SourceParts{}, fmt.Errorf("%w: no `source` part", deploy.ErrInvalidBody)
 	}
-	return release, releaseGiven, pkg, nil
+	return out, nil
+}
+
+// clearCachePart reads a clearCache part: "true" or "false", surrounding space aside.
+func clearCachePart(part io.Reader) (bool, error) {
+	b, err := io.ReadAll(io.LimitReader(part, 16))
+	if err != nil {
+		return false, bodyError(err)
+	}
+	switch strings.TrimSpace(string(b)) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("%w: `clearCache` must be true or false", deploy.ErrInvalidBody)
 }
 
 // bodyError keeps the size-limit error as it is (it must become 413) and marks any other

@@ -194,5 +194,6 @@ func revisionFrom(c *zonev1.StartRevision) revision.Revision {
 		ArtifactKey: c.GetArtifactKey(), Image: c.GetImage(), Release: c.GetRelease(), ReleaseGiven: c.GetReleaseGiven(),
 		EnvSealed: c.GetEnvSealed(), EnvKeyID: c.GetEnvKeyId(), EnvDeployID: c.GetEnvDeployId(),
 		BuildMinutes: c.GetBuildMinutes(), MinScale: c.GetMinScale(), CPU: c.GetCpu(), Deadline: deadline,
+		ClearCache: c.GetClearCache(),
 	}
 }

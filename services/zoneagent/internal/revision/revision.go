@@ -29,13 +29,15 @@ type Revision struct {
 	Kind                                      Kind
 	Release                                   []string
 	ReleaseGiven                              bool
-	EnvSealed                                 []byte
-	EnvKeyID, EnvDeployID                     string
-	BuildMinutes, MinScale                    int64
-	CPU                                       float64
-	Deadline                                  *time.Time
-	State                                     State
-	ActivateWanted, DiscardWanted             bool
+	// ClearCache empties the app's build cache before this revision's build.
+	ClearCache                    bool
+	EnvSealed                     []byte
+	EnvKeyID, EnvDeployID         string
+	BuildMinutes, MinScale        int64
+	CPU                           float64
+	Deadline                      *time.Time
+	State                         State
+	ActivateWanted, DiscardWanted bool
 }
 
 // MoveTo moves r to state to, or refuses as Transition does and leaves r as it was.

@@ -130,9 +130,10 @@ var devices = []string{"null", "zero", "full", "random", "urandom", "tty"}
 
 // mounts is what an app's sandbox sees (bubblewrap's options): the system read-only, a few
 // files of /etc, its own /proc, a /dev of devices, the zone's Go read-only, a private /tmp
-// and /dev/shm of DiskBytes, its tree (dir on the host) at AppRoot, and a read-only root.
-// Nothing else of the host.
-func (p Policy) mounts(dir string) []string {
+// and /dev/shm of DiskBytes, its tree (dir on the host) at AppRoot, for a build its cache
+// (cache on the host, "" for none) at BuildCacheRoot, and a read-only root. Nothing else of
+// the host.
+func (p Policy) mounts(dir, cache string) []string {
 	a := []string{"--ro-bind", "/usr", "/usr"}
 	a = append(a, systemLinks()...)
 	for _, f := range etcFiles {
@@ -151,7 +152,7 @@ func (p Policy) mounts(dir string) []string {
 	if p.GoRoot != "" {
 		a = append(a, "--ro-bind", p.GoRoot, GoRootInSandbox)
 	}
-	return append(a,
+	a = append(a,
 		"--symlink", "/proc/self/fd", "/dev/fd",
 		"--symlink", "/proc/self/fd/0", "/dev/stdin",
 		"--symlink", "/proc/self/fd/1", "/dev/stdout",
@@ -159,8 +160,13 @@ func (p Policy) mounts(dir string) []string {
 		"--size", size, "--tmpfs", "/dev/shm",
 		"--size", size, "--tmpfs", "/tmp",
 		"--bind", dir, AppRoot,
+	)
+	if cache != "" {
+		a = append(a, "--bind", cache, BuildCacheRoot)
+	}
+	return append(a,
 		// The root bwrap builds the view on is a tmpfs: read-only, so the app writes only
-		// to its tree, /tmp and /dev/shm.
+		// to its tree, /tmp and /dev/shm (and a build to its cache).
 		"--remount-ro", "/",
 		"--chdir", AppRoot,
 	)

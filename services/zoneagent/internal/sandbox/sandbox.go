@@ -121,8 +121,11 @@ func Environ(vars map[string]string, port int) []string {
 
 // Spec is one sandboxed command.
 type Spec struct {
-	AppID          string
-	Dir            string // the revision's tree on the host, seen as /app
+	AppID string
+	Dir   string // the revision's tree on the host, seen as /app
+	// BuildCache is the app's build cache on the host, seen as BuildCacheRoot; builds only
+	// (see buildcache.go), "" for every other command.
+	BuildCache     string
 	Argv           []string
 	Env            []string
 	CPU            float64
@@ -333,7 +336,7 @@ func (s *Sandbox) bwrapOptions(uid uint32, spec Spec) []string {
 			a = append(a, "--setenv", k, v)
 		}
 	}
-	return append(a, s.mounts(spec.Dir)...)
+	return append(a, s.mounts(spec.Dir, spec.BuildCache)...)
 }
 
 // command is what bwrap executes inside: tini as the namespace's first process (pid 1,

@@ -74,3 +74,23 @@ func TestSetStateRefusesAStaleFrom(t *testing.T) {
 		t.Fatalf("after a refused change: %v %v", r.State, err)
 	}
 }
+
+// A deploy's clearCache is kept with its revision: a prepare retried after a restart still
+// builds from an empty cache.
+func TestRevisionKeepsClearCache(t *testing.T) {
+	ctx := context.Background()
+	st := store.New(storetest.NewPool(t))
+	for _, clear := range []bool{true, false} {
+		id := uuid.Must(uuid.NewV7()).String()
+		err := st.InTx(ctx, func(tx app.Tx) error {
+			_, err := tx.AddRevision(ctx, revision.Revision{DeployID: id, AppID: "a", Slug: "s", Kind: revision.KindSource, ClearCache: clear})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, err := st.Revision(ctx, id); err != nil || r.ClearCache != clear {
+			t.Fatalf("stored clearCache %v, read back %v (%v)", clear, r.ClearCache, err)
+		}
+	}
+}

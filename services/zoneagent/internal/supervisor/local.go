@@ -140,6 +140,9 @@ func (l *Local) Prepare(ctx context.Context, rev revision.Revision, jobs app.Job
 	if err := l.unpack(ctx, rev, dir); err != nil {
 		return err
 	}
+	if err := l.prepareBuildCache(rev); err != nil { // buildcache.go
+		return err
+	}
 	plan, m, manifestRelease, err := l.planBuild(dir)
 	if err != nil {
 		return err

@@ -90,7 +90,8 @@ func (l *Local) runCommand(ctx context.Context, rev revision.Revision, dir strin
 	ctx, span := startSpan(ctx, "zone "+stream, rev) // trace.go
 	defer span.End()
 	out := l.newLineWriter(r, rev.AppID, rev.DeployID, stream)
-	sb, err := l.Sandbox.Start(ctx, sandbox.Spec{AppID: rev.AppID, Dir: dir, Argv: argv, Env: sandbox.Environ(vars, 0), CPU: rev.CPU, Stdout: out, Stderr: out})
+	spec := sandbox.Spec{AppID: rev.AppID, Dir: dir, Argv: argv, Env: sandbox.Environ(vars, 0), CPU: rev.CPU, Stdout: out, Stderr: out}
+	sb, err := l.Sandbox.Start(ctx, l.withBuildCache(spec, stream, vars)) // buildcache.go
 	if err != nil {
 		return -1, err
 	}

@@ -194,7 +194,11 @@ type StartRevision struct {
 	EnvDeployId string `protobuf:"bytes,15,opt,name=env_deploy_id,json=envDeployId,proto3" json:"env_deploy_id,omitempty"`
 	// The app's account: the zone stops serving every app of an account whose payment-failure
 	// hold reaches serving_stops_from (billing.account.hold_changed).
-	AccountId     string `protobuf:"bytes,16,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	AccountId string `protobuf:"bytes,16,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	// The customer asked for a clean build (clearCache on the deploy): the zone empties the
+	// app's build cache before this revision's build. The cache is otherwise kept between the
+	// app's builds.
+	ClearCache    bool `protobuf:"varint,17,opt,name=clear_cache,json=clearCache,proto3" json:"clear_cache,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -339,6 +343,13 @@ func (x *StartRevision) GetAccountId() string {
 		return x.AccountId
 	}
 	return ""
+}
+
+func (x *StartRevision) GetClearCache() bool {
+	if x != nil {
+		return x.ClearCache
+	}
+	return false
 }
 
 // Routing key: zone.<zone>.activate. Switch the app's traffic to the prepared revision and
@@ -798,7 +809,7 @@ var File_tori_zone_v1_zone_proto protoreflect.FileDescriptor
 
 const file_tori_zone_v1_zone_proto_rawDesc = "" +
 	"\n" +
-	"\x17tori/zone/v1/zone.proto\x12\ftori.zone.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xef\x03\n" +
+	"\x17tori/zone/v1/zone.proto\x12\ftori.zone.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x90\x04\n" +
 	"\rStartRevision\x12\x1b\n" +
 	"\tdeploy_id\x18\x01 \x01(\tR\bdeployId\x12\x15\n" +
 	"\x06app_id\x18\x02 \x01(\tR\x05appId\x12\x12\n" +
@@ -819,7 +830,9 @@ const file_tori_zone_v1_zone_proto_rawDesc = "" +
 	"env_key_id\x18\x0e \x01(\tR\benvKeyId\x12\"\n" +
 	"\renv_deploy_id\x18\x0f \x01(\tR\venvDeployId\x12\x1d\n" +
 	"\n" +
-	"account_id\x18\x10 \x01(\tR\taccountId\"Z\n" +
+	"account_id\x18\x10 \x01(\tR\taccountId\x12\x1f\n" +
+	"\vclear_cache\x18\x11 \x01(\bR\n" +
+	"clearCache\"Z\n" +
 	"\x10ActivateRevision\x12\x1b\n" +
 	"\tdeploy_id\x18\x01 \x01(\tR\bdeployId\x12\x15\n" +
 	"\x06app_id\x18\x02 \x01(\tR\x05appId\x12\x12\n" +
