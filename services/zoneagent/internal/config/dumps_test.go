@@ -38,8 +38,12 @@ func TestManagedDatabasesNeedTheZonesBucket(t *testing.T) {
 	if public.DumpPresignConfig().URL != "https://store.example.com" || public.ObjectStoreConfig().URL != "http://127.0.0.1:7070" {
 		t.Fatalf("the public address is for URLs alone: %s, %s", public.DumpPresignConfig().URL, public.ObjectStoreConfig().URL)
 	}
+	noBucket := with(managed)
+	for k := range bucket {
+		delete(noBucket, k)
+	}
 	for _, env := range []map[string]string{
-		with(managed),
+		noBucket,
 		with(managed, bucket, map[string]string{"ZONE_DUMP_URL_TTL": "2h"}),
 		with(managed, bucket, map[string]string{"ZONE_DUMP_URL_TTL": "0s"}),
 		with(managed, bucket, map[string]string{"OBJECT_STORE_PUBLIC_URL": "store.example.com"}),
