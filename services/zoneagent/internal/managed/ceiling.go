@@ -215,7 +215,12 @@ func (c *Ceilings) Tend(name string, capBytes int64) (bool, error) {
 	c.fullAtLastCheck[name] = full && !(stayedFull && len(held) > 0)
 	switch {
 	case stayedFull && len(held) > 0:
+		if c.Log != nil {
+			c.Log.Info("a full database filesystem gets part of its reserve back", "database", name, "free_bytes", free, "parts_left", len(held)-1)
+		}
 		return true, os.Remove(c.reserve(name, held[0]))
+	case stayedFull && c.Log != nil:
+		c.Log.Warn("a full database filesystem has no reserve left", "database", name, "free_bytes", free)
 	case !full && len(held) < reserveParts && free > 2*reserveBytes(size):
 		return false, c.makeReserves(name, size)
 	}
