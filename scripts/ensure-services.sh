@@ -62,6 +62,12 @@ if ! pg_up; then
   echo "starting Postgres"
   pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -1)" main start || true
 fi
+if ! rabbit_up && command -v rabbitmqctl >/dev/null 2>&1 && timeout 20 rabbitmqctl -q ping >/dev/null 2>&1; then
+  # The node runs but its app was stopped (a broker-restart test ended between stop_app and
+  # start_app): starting the server again would fail on the running node.
+  echo "starting RabbitMQ's app on the running node"
+  timeout 60 rabbitmqctl -q start_app || true
+fi
 if ! rabbit_up; then
   echo "starting RabbitMQ"
   # Debian's wrapper re-enters as the rabbitmq user through su, which resets the open-file
