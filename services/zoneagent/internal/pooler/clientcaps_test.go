@@ -28,6 +28,7 @@ if sys.argv[3] == "hold":
     held, refused = [], 0
     for _ in range(int(sys.argv[4])):
         s = socket.socket()
+        s.settimeout(10)  # a connect nobody answers counts as refused, not a hung test
         try:
             s.connect((host, port)); held.append(s)
         except OSError:
