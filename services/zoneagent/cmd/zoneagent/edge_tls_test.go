@@ -86,7 +86,10 @@ func (e *tlsEdge) route() {
 func (e *tlsEdge) client(roots *x509.CertPool) *http.Client {
 	dialer := &net.Dialer{Timeout: 5 * time.Second}
 	return &http.Client{
-		Timeout:       10 * time.Second,
+		// A safety net, not a speed check: the first request issues the name's certificate
+		// and fills the edge's cache from the store, which a loaded CI machine (four test
+		// binaries at once) once took past ten seconds to do.
+		Timeout:       time.Minute,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		Transport: &http.Transport{
 			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
