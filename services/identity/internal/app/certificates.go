@@ -2,11 +2,8 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
-
-	"tori.dev/services/identity/internal/account"
 )
 
 // CertificateFailed is a custom hostname whose certificate the zone's edge could not obtain
@@ -24,31 +21,19 @@ type CertificateFailed struct {
 // know gets no mail; a mail server that refuses makes the error ErrMailUnavailable, so the
 // bus delivers the event again.
 func (s *Service) MailCertificateFailed(ctx context.Context, repo Repo, c CertificateFailed) error {
-	_, owner, err := repo.Account(ctx, c.AccountID)
-	if errors.Is(err, account.ErrNotFound) {
-		s.log.WarnContext(ctx, "certificate mail: no such account", "account_id", c.AccountID)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	const when = "2006-01-02 15:04 UTC"
-	msg := Mail{
-		To:      owner.Email,
-		Subject: "Tori: no HTTPS certificate for a custom hostname yet",
-		Text: fmt.Sprintf("Tori could not obtain an HTTPS certificate for %s (app %s) at %s, so\n"+
-			"visitors reaching it over https:// get a certificate error.\n\n"+
-			"The usual cause is DNS: %s must point at Tori (its A/AAAA or CNAME record),\n"+
-			"so the certificate authority's check reaches Tori's edge. Tori keeps trying, less\n"+
-			"and less often; once a try succeeds the site is served over HTTPS with no action\n"+
-			"from you. `tori domains %s` shows the authority's reason for the last failure.\n\n"+
-			"You get this mail once per failure, not for every retry.\n",
-			c.Hostname, c.Slug, c.FailedAt.UTC().Format(when), c.Hostname, c.Slug),
-	}
-	if err := s.mailer.Send(ctx, msg); err != nil {
-		s.log.ErrorContext(ctx, "certificate mail not delivered", "err", err.Error())
-		return fmt.Errorf("%w: %w", ErrMailUnavailable, err)
-	}
-	s.log.InfoContext(ctx, "certificate mail sent", "account_id", c.AccountID)
-	return nil
+	return s.mailOwner(ctx, repo, "certificate", c.AccountID, func() (Mail, error) {
+		const when = "2006-01-02 15:04 UTC"
+		msg := Mail{
+			Subject: "Tori: no HTTPS certificate for a custom hostname yet",
+			Text: fmt.Sprintf("Tori could not obtain an HTTPS certificate for %s (app %s) at %s, so\n"+
+				"visitors reaching it over https:// get a certificate error.\n\n"+
+				"The usual cause is DNS: %s must point at Tori (its A/AAAA or CNAME record),\n"+
+				"so the certificate authority's check reaches Tori's edge. Tori keeps trying, less\n"+
+				"and less often; once a try succeeds the site is served over HTTPS with no action\n"+
+				"from you. `tori domains %s` shows the authority's reason for the last failure.\n\n"+
+				"You get this mail once per failure, not for every retry.\n",
+				c.Hostname, c.Slug, c.FailedAt.UTC().Format(when), c.Hostname, c.Slug),
+		}
+		return msg, nil
+	})
 }
