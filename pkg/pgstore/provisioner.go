@@ -31,7 +31,7 @@ func EnsureProvisioner(ctx context.Context, superURL string, p Provisioner) erro
 		return fmt.Errorf("pgstore: connect to the zone cluster: %w", err)
 	}
 	defer conn.Close(ctx)
-	unlock, err := advisoryLock(ctx, conn, "tori.pgstore.roles")
+	unlock, err := LockRoles(ctx, conn)
 	if err != nil {
 		return err
 	}
@@ -61,6 +61,14 @@ func EnsureProvisioner(ctx context.Context, superURL string, p Provisioner) erro
 		}
 	}
 	return nil
+}
+
+// LockRoles takes the cluster-wide lock under which provisioning roles are made, granted the
+// maintenance database and dropped, until unlock. Postgres refuses a second concurrent
+// GRANT or REVOKE on the same database ("tuple concurrently updated") rather than waiting,
+// so everything that edits the maintenance database's privileges takes this lock first.
+func LockRoles(ctx context.Context, conn *pgx.Conn) (unlock func(), err error) {
+	return advisoryLock(ctx, conn, "tori.pgstore.roles")
 }
 
 // ProvisionerURL is the URL that logs in as p over TCP, in the maintenance database.

@@ -2,6 +2,7 @@ package testinfra
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/url"
@@ -196,5 +197,20 @@ func TestZoneProvisionerURL(t *testing.T) {
 	}
 	if n != 0 {
 		t.Fatalf("%d of the app's database and role left after the test", n)
+	}
+}
+
+// Tests of several packages make and drop provisioners at once: each one's grant on the
+// maintenance database and another's revoke never collide ("tuple concurrently updated").
+func TestZoneProvisionersComeAndGoConcurrently(t *testing.T) {
+	for round := range 4 {
+		t.Run(fmt.Sprint("round", round), func(t *testing.T) {
+			for i := range 6 {
+				t.Run(fmt.Sprint(i), func(t *testing.T) {
+					t.Parallel()
+					ZoneProvisionerURL(t) // fails the test on any error; its cleanup drops it
+				})
+			}
+		})
 	}
 }

@@ -95,6 +95,12 @@ func dropProvisioner(t testing.TB, super, role string) {
 		}
 	}
 	dropTablespaces(ctx, t, c, role)
+	unlock, err := pgstore.LockRoles(ctx, c)
+	if err != nil {
+		t.Errorf("testinfra: drop provisioner %s: %v", role, err)
+		return
+	}
+	defer unlock()
 	for _, r := range owners {
 		// The provisioner's CONNECT on the maintenance database would keep it.
 		if _, err := c.Exec(ctx, "REVOKE ALL ON DATABASE postgres FROM "+pgx.Identifier{r}.Sanitize()); err != nil {
