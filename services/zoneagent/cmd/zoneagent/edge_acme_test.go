@@ -38,9 +38,9 @@ func TestEdgeAnswersACMEChallenges(t *testing.T) {
 			e.route()
 			var last error
 			testinfra.Eventually(t, 30*time.Second, "a certificate validated by "+challenge, func() bool {
-				leaf, err := e.handshake("site.apps.test", pebble.Roots)
+				leaf, err := e.handshake(e.host, pebble.Roots)
 				last = err
-				return err == nil && leaf.VerifyHostname("site.apps.test") == nil
+				return err == nil && leaf.VerifyHostname(e.host) == nil
 			})
 			if last != nil {
 				t.Fatal(last)
@@ -57,14 +57,14 @@ func TestEdgeOrdersFromACMEForServedNamesOnly(t *testing.T) {
 	e := startTLSEdge(t, acmeConfig(pebble, time.Minute))
 
 	// Not servable yet: no certificate, no order.
-	if _, err := e.handshake("site.apps.test", pebble.Roots); err == nil || !strings.Contains(err.Error(), "remote error: tls:") {
+	if _, err := e.handshake(e.host, pebble.Roots); err == nil || !strings.Contains(err.Error(), "remote error: tls:") {
 		t.Fatalf("before the app is routed: %v, want a TLS alert", err)
 	}
 	e.route()
 	servable := time.Now()
 	var body string
 	testinfra.Eventually(t, 30*time.Second, "https with a certificate from the ACME CA", func() bool {
-		resp, err := e.client(pebble.Roots).Get(e.httpsURL("site.apps.test", "/"))
+		resp, err := e.client(pebble.Roots).Get(e.httpsURL(e.host, "/"))
 		if err != nil {
 			return false
 		}
@@ -77,15 +77,15 @@ func TestEdgeOrdersFromACMEForServedNamesOnly(t *testing.T) {
 	if body != "hello over tls" {
 		t.Fatalf("body %q", body)
 	}
-	leaf, err := e.handshake("site.apps.test", pebble.Roots)
-	if err != nil || leaf.VerifyHostname("site.apps.test") != nil {
+	leaf, err := e.handshake(e.host, pebble.Roots)
+	if err != nil || leaf.VerifyHostname(e.host) != nil {
 		t.Fatalf("leaf: %v", err)
 	}
 	orders := pebble.Orders()
 	if orders != 1 {
 		t.Fatalf("%d orders for one name, want 1", orders)
 	}
-	for _, name := range []string{"evil.apps.test", "example.com", "a.site.apps.test"} {
+	for _, name := range []string{"evil.apps.test", "example.com", "a." + e.host} {
 		if _, err := e.handshake(name, pebble.Roots); err == nil || !strings.Contains(err.Error(), "remote error: tls:") {
 			t.Fatalf("%s: %v, want a TLS alert", name, err)
 		}
@@ -106,7 +106,7 @@ func TestEdgeRenewsWithoutAFailedRequest(t *testing.T) {
 		var last error
 		deadline := time.Now().Add(30 * time.Second)
 		for time.Now().Before(deadline) {
-			leaf, err := e.handshake("site.apps.test", pebble.Roots)
+			leaf, err := e.handshake(e.host, pebble.Roots)
 			if err == nil {
 				serial = leaf.SerialNumber.String()
 				return serial, nil
@@ -126,7 +126,7 @@ func TestEdgeRenewsWithoutAFailedRequest(t *testing.T) {
 	requests := 0
 	for time.Now().Before(deadline) && !renewed {
 		requests++
-		resp, err := client.Get(e.httpsURL("site.apps.test", "/"))
+		resp, err := client.Get(e.httpsURL(e.host, "/"))
 		if err != nil {
 			failures.Add(1)
 			t.Errorf("request %d failed: %v", requests, err)

@@ -26,7 +26,7 @@ func benchEdge(b *testing.B) (*tlsEdge, *x509.CertPool) {
 	}
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(pemRoot)
-	if _, err := e.handshake("site.apps.test", roots); err != nil { // the certificate, once
+	if _, err := e.handshake(e.host, roots); err != nil { // the certificate, once
 		b.Fatal(err)
 	}
 	return e, roots
@@ -37,7 +37,7 @@ func BenchmarkEdgeTLSHandshake(b *testing.B) {
 	e, roots := benchEdge(b)
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := e.handshake("site.apps.test", roots); err != nil {
+		if _, err := e.handshake(e.host, roots); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -65,7 +65,7 @@ func benchGet(b *testing.B, c *http.Client, url, host string) {
 func BenchmarkEdgeRequestPlain(b *testing.B) {
 	e := startTLSEdge(b, config.Config{EdgeTLS: config.EdgeTLS{TLSAddr: config.TLSOff}})
 	e.route()
-	benchGet(b, &http.Client{}, "http://"+e.cfg.EdgeAddr+"/", "site.apps.test")
+	benchGet(b, &http.Client{}, "http://"+e.cfg.EdgeAddr+"/", e.host)
 }
 
 // BenchmarkEdgeRequestTLS: the same file over HTTPS (HTTP/1.1), kept-alive.
@@ -75,5 +75,5 @@ func BenchmarkEdgeRequestTLS(b *testing.B) {
 	c.Transport.(*http.Transport).DisableKeepAlives = false
 	c.Transport.(*http.Transport).ForceAttemptHTTP2 = false
 	c.Transport.(*http.Transport).TLSClientConfig = &tls.Config{RootCAs: roots}
-	benchGet(b, c, e.httpsURL("site.apps.test", "/"), "site.apps.test")
+	benchGet(b, c, e.httpsURL(e.host, "/"), e.host)
 }

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -12,6 +14,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,7 +34,15 @@ var testTLSKey = base64.StdEncoding.EncodeToString([]byte("0123456789abcdef01234
 type tlsEdge struct {
 	cfg   config.Config
 	table *edge.Table
+	// slug and host name this edge's one site. Each edge has its own: certmagic keeps the
+	// names it is obtaining or renewing in one map for the whole process, so a renewal an
+	// earlier test's edge left running (its CA gone, retrying for minutes) would hold up a
+	// later test's first handshake for the same name.
+	slug, host string
 }
+
+// edgeSerial numbers the edges of one test binary (their site names).
+var edgeSerial atomic.Int64
 
 // startTLSEdge opens the edge with cfg's TLS settings (addresses, key and data folder filled
 // in) on a fresh zone schema, and a static site for app "app1" (served once routed).
@@ -46,7 +58,8 @@ func startTLSEdge(t testing.TB, cfg config.Config) *tlsEdge {
 	if cfg.RenewCheckInterval == 0 {
 		cfg.RenewCheckInterval = time.Minute
 	}
-	e := &tlsEdge{cfg: cfg, table: edge.NewTable()}
+	slug := fmt.Sprintf("site%d", edgeSerial.Add(1))
+	e := &tlsEdge{cfg: cfg, table: edge.NewTable(), slug: slug, host: slug + ".apps.test"}
 	// The zone's sites in its bucket, and the one site published as the zone publishes it.
 	env := testinfra.StartObjectStore(t).ZoneObjectStoreEnv(t, "local")
 	cfg.ObjectStoreURL, cfg.ObjectStoreAccess = env["OBJECT_STORE_URL"], env["ZONEAGENT_OBJECT_STORE_ACCESS_KEY"]
@@ -60,7 +73,15 @@ func startTLSEdge(t testing.TB, cfg config.Config) *tlsEdge {
 	if err := siteStore.Publish(context.Background(), "app1", "d1", site); err != nil {
 		t.Fatal(err)
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	// The edge's and certmagic's log, shown only when the test fails: it says why a handshake
+	// or an order stalled.
+	var logBuf lockedBuffer
+	log := slog.New(slog.NewTextHandler(&logBuf, nil))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the edge's log:\n%s", logBuf.String())
+		}
+	})
 	es, err := listenEdge(cfg, storetest.NewPool(t), &edge.Edge{Domain: "apps.test", Sites: siteCache, Table: e.table}, nil, log)
 	if err != nil {
 		t.Fatal(err)
@@ -78,8 +99,32 @@ func startTLSEdge(t testing.TB, cfg config.Config) *tlsEdge {
 	return e
 }
 
+// lockedBuffer is a log sink written by the edge's goroutines and read by the test.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// maxLogBytes bounds what a long benchmark's edge keeps of its log.
+const maxLogBytes = 1 << 20
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.buf.Len() < maxLogBytes {
+		b.buf.Write(p)
+	}
+	return len(p), nil
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 func (e *tlsEdge) route() {
-	e.table.Set(edge.Route{AppID: "app1", Slug: "site", DeployID: "d1", Kind: revision.KindStatic})
+	e.table.Set(edge.Route{AppID: "app1", Slug: e.slug, DeployID: "d1", Kind: revision.KindStatic})
 }
 
 // client asks the TLS listener for any host, trusting roots only; one connection per request.
@@ -107,9 +152,10 @@ func (e *tlsEdge) httpsURL(host, path string) string {
 	return "https://" + host + ":" + port + path
 }
 
-// handshake opens a TLS connection for name and reports the certificate or the error.
+// handshake opens a TLS connection for name and reports the certificate or the error. The
+// dialer's bound covers the handshake, which may issue the certificate: a safety net.
 func (e *tlsEdge) handshake(name string, roots *x509.CertPool) (*x509.Certificate, error) {
-	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", e.cfg.TLSAddr, &tls.Config{ServerName: name, RootCAs: roots})
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 30 * time.Second}, "tcp", e.cfg.TLSAddr, &tls.Config{ServerName: name, RootCAs: roots})
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +176,11 @@ func TestEdgeServesHTTPSFromTheLocalCA(t *testing.T) {
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(pemRoot)
 
-	resp, err := e.client(roots).Get(e.httpsURL("site.apps.test", "/"))
+	// The certificate first, so a failure says which step stalled: its issue or the request.
+	if _, err := e.handshake(e.host, roots); err != nil {
+		t.Fatalf("the first handshake, which issues the certificate: %v", err)
+	}
+	resp, err := e.client(roots).Get(e.httpsURL(e.host, "/"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,19 +193,19 @@ func TestEdgeServesHTTPSFromTheLocalCA(t *testing.T) {
 		t.Errorf("HSTS %q", resp.Header.Get("Strict-Transport-Security"))
 	}
 	// A 404 is served over TLS too (a path the site lacks).
-	if resp, err := e.client(roots).Get(e.httpsURL("site.apps.test", "/missing")); err != nil || resp.StatusCode != 404 {
+	if resp, err := e.client(roots).Get(e.httpsURL(e.host, "/missing")); err != nil || resp.StatusCode != 404 {
 		t.Fatalf("404 over TLS: %v %v", resp, err)
 	}
 
 	req, _ := http.NewRequest("GET", "http://"+e.cfg.EdgeAddr+"/a?b=c", nil)
-	req.Host = "site.apps.test"
+	req.Host = e.host
 	plain := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err = plain.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if want := e.httpsURL("site.apps.test", "/a?b=c"); resp.StatusCode != http.StatusPermanentRedirect || resp.Header.Get("Location") != want {
+	if want := e.httpsURL(e.host, "/a?b=c"); resp.StatusCode != http.StatusPermanentRedirect || resp.Header.Get("Location") != want {
 		t.Fatalf("http: %d %q, want 308 %q", resp.StatusCode, resp.Header.Get("Location"), want)
 	}
 
@@ -167,7 +217,7 @@ func TestEdgeServesHTTPSFromTheLocalCA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if leaf, err := e.handshake("site.apps.test", roots); err != nil || leaf.CheckSignatureFrom(ca.Root()) != nil {
+	if leaf, err := e.handshake(e.host, roots); err != nil || leaf.CheckSignatureFrom(ca.Root()) != nil {
 		t.Fatalf("the leaf is not the local CA's: %v", err)
 	}
 }

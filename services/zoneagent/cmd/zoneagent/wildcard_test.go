@@ -55,13 +55,13 @@ func TestEdgeWildcardByDNS01Hook(t *testing.T) {
 	cfg.Wildcard, cfg.DNS01Hook = "dns01", hook
 	e := startTLSEdge(t, cfg)
 	e.table.Replace([]edge.Route{
-		{AppID: "app1", Slug: "site", DeployID: "d1", Kind: revision.KindStatic},
+		{AppID: "app1", Slug: e.slug, DeployID: "d1", Kind: revision.KindStatic},
 		{AppID: "app2", Slug: "other", DeployID: "d2", Kind: revision.KindStatic},
 	}, nil)
 
 	var last error
-	testinfra.Eventually(t, 60*time.Second, "the wildcard certificate served for site.apps.test", func() bool {
-		leaf, err := e.handshake("site.apps.test", pebble.Roots)
+	testinfra.Eventually(t, 60*time.Second, "the wildcard certificate served for "+e.host, func() bool {
+		leaf, err := e.handshake(e.host, pebble.Roots)
 		last = err
 		return err == nil && slices.Contains(leaf.DNSNames, "*.apps.test")
 	})
