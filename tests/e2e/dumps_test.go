@@ -49,26 +49,7 @@ func TestDatabaseDumpsLiveInTheZonesBucket(t *testing.T) {
 	}
 	dump := func(slug string) map[string]any {
 		t.Helper()
-		r := post(s, t, "/api/apps/"+slug+"/database/dumps", a.Token, nil)
-		if r.Status != http.StatusAccepted {
-			t.Fatalf("take a dump: %d %s", r.Status, r.Body)
-		}
-		id := r.Map(t)["id"]
-		var found map[string]any
-		harness.Eventually(t, 60*time.Second, "the dump succeeded", func() bool {
-			var dumps []map[string]any
-			s.Get(t, "/api/apps/"+slug+"/database/dumps", a.Token).JSON(t, &dumps)
-			for _, d := range dumps {
-				if d["id"] == id {
-					if d["status"] == "failed" {
-						t.Fatalf("dump %v", d)
-					}
-					found = d
-				}
-			}
-			return found != nil && found["status"] == "succeeded"
-		})
-		return found
+		return takeDump(t, s, a.Token, slug)
 	}
 	objects := func(databaseID string) []string {
 		t.Helper()
@@ -156,6 +137,32 @@ func TestDatabaseDumpsLiveInTheZonesBucket(t *testing.T) {
 		t.Fatalf("delete the app: %d %s", r.Status, r.Body)
 	}
 	harness.Eventually(t, 60*time.Second, "the deleted app's dumps deleted", func() bool { return len(objects(otherID)) == 0 })
+}
+
+// takeDump asks for a dump of slug's database on request and waits until it succeeded; it
+// returns the dump as the API lists it.
+func takeDump(t *testing.T, s *harness.Stack, token, slug string) map[string]any {
+	t.Helper()
+	r := post(s, t, "/api/apps/"+slug+"/database/dumps", token, nil)
+	if r.Status != http.StatusAccepted {
+		t.Fatalf("take a dump of %s's database: %d %s", slug, r.Status, r.Body)
+	}
+	id := r.Map(t)["id"]
+	var found map[string]any
+	harness.Eventually(t, 60*time.Second, "the dump of "+slug+"'s database succeeded", func() bool {
+		var dumps []map[string]any
+		s.Get(t, "/api/apps/"+slug+"/database/dumps", token).JSON(t, &dumps)
+		for _, d := range dumps {
+			if d["id"] == id {
+				if d["status"] == "failed" {
+					t.Fatalf("dump %v", d)
+				}
+				found = d
+			}
+		}
+		return found != nil && found["status"] == "succeeded"
+	})
+	return found
 }
 
 // zoneExec runs sql in database name of the zone's cluster as the database's own role.

@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -11,15 +13,23 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 
+	"tori.dev/pkg/objectstore"
 	"tori.dev/tests/e2e/harness"
 )
 
 // The test that runs on a two-zone stack (harness.Options.TwoZones; README, "Two zones"):
 // an app of each region deploys a static site and a source service, each served by its own
-// zone's edge alone, with a database made by its own zone; each zone's credentials reach
-// neither the other's rows (its schema) nor the other's databases, and each zone gives uids
-// from its own range only. It holds whether artifacts are files or objects in the store.
+// zone's edge alone, with a database made by its own zone; that database's dump is written by
+// its zone to its zone's bucket and downloads through a presigned URL of that bucket (a
+// pg_dump of what the app wrote). Each zone's credentials reach neither the other's rows (its
+// schema) nor the other's databases, and each zone gives uids from its own range only. In the
+// object store, each zone's own keys, used against the real S3 server, read its own bucket
+// (the site it published, the dump it wrote) and are refused (S3's AccessDenied) listing,
+// reading (the other's dump, by its key) and writing the other zone's bucket, and the same on
+// deploys' artifacts bucket.
 func TestAppsOfEachRegionRunInTheirOwnZone(t *testing.T) {
 	s := harness.Start(t, harness.Options{TwoZones: true, Env: map[string]string{"AUTH_LIMIT_PER_15MIN": "100000"}})
 	// An account of each region (the free plan has one service app).
@@ -28,7 +38,13 @@ func TestAppsOfEachRegionRunInTheirOwnZone(t *testing.T) {
 	other := map[string]string{"eu": "us", "us": "eu"}
 	process := map[string]string{"eu": "zoneagent", "us": "zoneagent-" + harness.SecondZone}
 
-	type placed struct{ static, service, database string }
+	type placed struct {
+		static, service string
+		database        string // its name on the zone's cluster
+		databaseID      string
+		deploys         map[string]map[string]any // kind ("static", "source"): the deploy as created
+		dump            map[string]any            // the database's dump as the API lists it
+	}
 	apps := map[string]placed{}
 	for _, region := range []string{"eu", "us"} {
 		a := accounts[region]
@@ -63,7 +79,9 @@ func TestAppsOfEachRegionRunInTheirOwnZone(t *testing.T) {
 			_, ok := envValue(t, s, a.Token, p.service, "DATABASE_URL")
 			return r.Map(t)["status"] == "ready" && ok
 		})
-		p.database = "db_" + strings.ReplaceAll(s.Get(t, "/api/apps/"+p.service+"/database", a.Token).Map(t)["id"].(string), "-", "")
+		p.databaseID = s.Get(t, "/api/apps/"+p.service+"/database", a.Token).Map(t)["id"].(string)
+		p.database = "db_" + strings.ReplaceAll(p.databaseID, "-", "")
+		p.deploys = map[string]map[string]any{}
 		apps[region] = p
 	}
 
@@ -84,6 +102,7 @@ func TestAppsOfEachRegionRunInTheirOwnZone(t *testing.T) {
 				t.Fatalf("%s deploy in %s: %d %s", kind, region, r.Status, r.Body)
 			}
 			deploys[region] = r.Map(t)["id"].(string)
+			apps[region].deploys[kind] = r.Map(t)
 		}
 		for region, p := range apps {
 			slug := p.static
@@ -110,6 +129,33 @@ func TestAppsOfEachRegionRunInTheirOwnZone(t *testing.T) {
 			if status, body := edgeGet(t, elsewhere, slug, "/"); status != http.StatusNotFound {
 				t.Fatalf("the %s edge serves %s of region %s: %d %q", other[region], slug, region, status, body)
 			}
+		}
+	}
+
+	// Each database dumped on request by its own zone, into its zone's bucket, and downloaded
+	// through a presigned URL of that bucket: a pg_dump of the table the app wrote to.
+	for _, region := range []string{"eu", "us"} {
+		p, a := apps[region], accounts[region]
+		p.dump = takeDump(t, s, a.Token, p.service)
+		apps[region] = p
+		bucket := s.Credentials(process[region])["ZONEAGENT_OBJECT_STORE_BUCKET"]
+		if bucket != "tori-zone-"+zoneOf[region] {
+			t.Fatalf("zone %s's bucket is %q", zoneOf[region], bucket)
+		}
+		link := dumpLink(t, s, "/api/apps/"+p.service+"/database/dumps/"+p.dump["id"].(string)+"/download", a.Token)
+		u, err := url.Parse(link)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "/" + bucket + "/dumps/" + p.databaseID + "/" + p.dump["id"].(string) + ".dump"; u.Path != want || u.Query().Get("X-Amz-Signature") == "" {
+			t.Fatalf("the %s dump downloads from %s, want a presigned URL of %s", region, u.Path, want)
+		}
+		code, body := getWithoutCredentials(t, link)
+		if code != http.StatusOK || int64(len(body)) != int64(p.dump["sizeBytes"].(float64)) {
+			t.Fatalf("the %s dump's download: %d, %d bytes of %v", region, code, len(body), p.dump["sizeBytes"])
+		}
+		if rows := restoredNotes(t, body); rows != 1 {
+			t.Fatalf("the %s dump restores %d of the app's notes, want 1", region, rows)
 		}
 	}
 
@@ -176,4 +222,94 @@ func TestAppsOfEachRegionRunInTheirOwnZone(t *testing.T) {
 		}
 		c.Close(ctx)
 	}
+
+	// The object store, with each zone's own keys against the real S3 server: its own bucket
+	// is readable, the other zone's and deploys' are not, whatever the operation.
+	artifacts := rootBucket(t, s, harness.ArtifactsBucket)
+	for _, region := range []string{"eu", "us"} {
+		p, q := apps[region], apps[other[region]]
+		creds := s.Credentials(process[region])
+		own, theirs := creds["ZONEAGENT_OBJECT_STORE_BUCKET"], s.Credentials(process[other[region]])["ZONEAGENT_OBJECT_STORE_BUCKET"]
+		zone := s3As(t, creds["OBJECT_STORE_URL"], creds["ZONEAGENT_OBJECT_STORE_ACCESS_KEY"], creds["ZONEAGENT_OBJECT_STORE_SECRET_KEY"])
+
+		static := p.deploys["static"]
+		manifest, err := readObject(ctx, zone, own, "sites/"+static["appId"].(string)+"/"+static["id"].(string)+"/manifest.json")
+		if err != nil || !strings.Contains(string(manifest), `"index.html"`) {
+			t.Fatalf("zone %s reading its site's manifest in %s: %v %s", zoneOf[region], own, err, manifest)
+		}
+		dumpKey := func(p placed) string { return "dumps/" + p.databaseID + "/" + p.dump["id"].(string) + ".dump" }
+		if b, err := readObject(ctx, zone, own, dumpKey(p)); err != nil || int64(len(b)) != int64(p.dump["sizeBytes"].(float64)) {
+			t.Fatalf("zone %s reading its dump in %s: %v (%d bytes)", zoneOf[region], own, err, len(b))
+		}
+
+		// The targets exist (their owners read them), so a refusal is not a missing object.
+		artifactKey := "artifacts/" + static["appId"].(string) + "/" + static["id"].(string) + ".tar"
+		if _, err := artifacts.Head(ctx, artifactKey); err != nil {
+			t.Fatalf("the %s static deploy's artifact %s: %v", region, artifactKey, err)
+		}
+		for _, target := range []struct{ bucket, key string }{{theirs, dumpKey(q)}, {harness.ArtifactsBucket, artifactKey}} {
+			planted := "planted-by-" + zoneOf[region]
+			for what, err := range map[string]error{
+				"lists":  listFirst(ctx, zone, target.bucket),
+				"reads":  func() error { _, err := readObject(ctx, zone, target.bucket, target.key); return err }(),
+				"writes": putSmall(ctx, zone, target.bucket, planted),
+			} {
+				if code := s3Code(err); code != "AccessDenied" {
+					t.Errorf("zone %s %s in %s: S3 code %q (%v), want AccessDenied", zoneOf[region], what, target.bucket, code, err)
+				}
+			}
+			if _, err := rootBucket(t, s, target.bucket).Head(ctx, planted); !errors.Is(err, objectstore.ErrNotFound) {
+				t.Errorf("zone %s's planted object in %s: %v, want none", zoneOf[region], target.bucket, err)
+			}
+		}
+	}
+}
+
+// s3As is the stack's S3 server seen with one holder's own keys through minio-go itself, not
+// the services' objectstore package: what it is refused is the server's own answer.
+func s3As(t *testing.T, endpoint, accessKey, secretKey string) *minio.Client {
+	t.Helper()
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := minio.New(u.Host, &minio.Options{
+		Creds:        credentials.NewStaticV4(accessKey, secretKey, ""),
+		Secure:       u.Scheme == "https",
+		Region:       "us-east-1",
+		BucketLookup: minio.BucketLookupPath,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// s3Code is the S3 error code err carries ("" for none).
+func s3Code(err error) string { return minio.ToErrorResponse(err).Code }
+
+// readObject GETs the whole object.
+func readObject(ctx context.Context, c *minio.Client, bucket, key string) ([]byte, error) {
+	o, err := c.GetObject(ctx, bucket, key, minio.GetObjectOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer o.Close()
+	return io.ReadAll(o)
+}
+
+// listFirst lists bucket as far as its first key: the error the listing met, nil if none.
+func listFirst(ctx context.Context, c *minio.Client, bucket string) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for o := range c.ListObjects(ctx, bucket, minio.ListObjectsOptions{Recursive: true, MaxKeys: 1}) {
+		return o.Err
+	}
+	return nil
+}
+
+// putSmall writes a one-byte object under key.
+func putSmall(ctx context.Context, c *minio.Client, bucket, key string) error {
+	_, err := c.PutObject(ctx, bucket, key, strings.NewReader("x"), 1, minio.PutObjectOptions{})
+	return err
 }
