@@ -15,7 +15,7 @@ export TEST_REDIS_URL    ?= redis://127.0.0.1:6379/0
 # The zone's managed-database cluster (scripts/zone-postgres.sh), as its superuser over the socket.
 export TEST_ZONE_POSTGRES_URL ?= postgres://postgres@/postgres?host=/var/run/postgresql&port=5433&sslmode=disable
 
-.PHONY: all tools proto openapi build run test fmt services wrk vault-dev objectstore stripe-mock pebble bench-bus bench-gateway flood-public bench-apps bench-logs bench-databases bench-databases-dump bench-deploys bench-builds chaos clean
+.PHONY: all tools proto openapi build run test fmt services wrk vault-dev objectstore stripe-mock pebble bench-bus bench-gateway flood-public bench-apps bench-logs bench-databases bench-databases-dump bench-deploys bench-builds bench-edge caddy chaos clean
 
 all: build
 
@@ -68,6 +68,10 @@ stripe-mock:
 pebble:
 	@scripts/pebble-build.sh
 
+# Builds Caddy into ~/.cache/tori once, the reference `make bench-edge` measures against.
+caddy:
+	@scripts/caddy-build.sh
+
 bench-apps:
 	cd services/apps && go test -run '^$$' -bench . -benchtime 2000x ./internal/httpapi/
 
@@ -88,6 +92,20 @@ bench-deploys: build
 # (npm from the registry): empty cache, one dependency added, then with clearCache.
 bench-builds: build
 	cd tests/e2e && go test -count=1 -timeout 30m -run '^$$' -bench BenchmarkBuildCache -benchtime 1x -v .
+
+# Issue 32: the zone's edge against Caddy on one machine, in one run, the two taking turns
+# (ROUNDS, default 3; DURATION of each wrk run, default 10s; wrk -t2 -c64): a 1,000-file static
+# site deployed through the API (edge cache over the object store) against Caddy's file_server
+# on the same files, one small page and the 100 kB images; a Go app (tests/e2e/testdata/edgeapp)
+# deployed as a service behind the edge, sandbox included, against the same binary as a plain
+# process behind Caddy's reverse_proxy; each over http, then https (the zone's local CA, and
+# Caddy with a certificate from the same root). Prints `ratio <what> Tori/Caddy: throughput
+# <n>x, p99 <n>x` for each. Caddy is built once into ~/.cache/tori (`make caddy`).
+bench-edge: wrk services
+	caddy=$$(scripts/caddy-build.sh) && objectstore=$${OBJECTSTORE_BIN:-$$(scripts/objectstore-build.sh)} && \
+	cd tests/e2e && CADDY_BIN=$$caddy OBJECTSTORE_BIN=$$objectstore \
+	  EDGE_BENCH_DURATION=$${DURATION:-10s} EDGE_BENCH_ROUNDS=$${ROUNDS:-3} \
+	  go test -count=1 -timeout 60m -run '^$$' -bench BenchmarkEdgeAgainstCaddy -benchtime 1x -v .
 
 # The fault suite (not part of `make test`): SIGKILLs each service in turn, restarts the
 # broker and Postgres under load, then checks convergence. It restarts the machine's RabbitMQ

@@ -1,0 +1,3 @@
+module example.com/tori/edgeapp
+
+go 1.22
