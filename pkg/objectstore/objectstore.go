@@ -19,10 +19,10 @@ import (
 )
 
 // PartSize is the size of one part of a multipart upload and so the most a Put holds in
-// memory at once: an upload of unknown length is read one part at a time. S3's smallest part
-// (5 MiB) keeps deploys' peak memory during an upload lowest (measured against 8 MiB in
-// README's performance table); with S3's 10,000 parts an object may reach about 48 GiB, far
-// over any plan's upload limit.
+// memory at once: an upload of unknown length is read one part at a time, into a buffer kept
+// across uploads (partbuf.go). S3's smallest part (5 MiB) keeps deploys' peak memory during
+// an upload lowest (measured against 8 MiB in README's performance table); with S3's 10,000
+// parts an object may reach about 48 GiB, far over any plan's upload limit.
 const PartSize = 5 << 20
 
 // MaxPresignLifetime bounds a presigned URL's life: a URL is handed to a process outside the
@@ -98,8 +98,9 @@ func New(cfg Config) (*Store, error) {
 // Bucket is the bucket this store names.
 func (s *Store) Bucket() string { return s.bucket }
 
-// Put stores r under key. With size < 0 (length unknown: an upload as it arrives) it is a
-// multipart upload read one PartSize part at a time; a failed upload leaves no object.
+// Put stores r under key. A short object of known length (at most PartSize) is one PUT
+// streamed from r; anything else (size < 0, an upload as it arrives, or longer) is read one
+// PartSize part at a time into a pooled buffer (putParts); a failed upload leaves no object.
 func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64, contentType string) (Info, error) {
 	if err := checkKey(key); err != nil {
 		return Info{}, err
@@ -107,11 +108,10 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64, co
 	if contentType == "" {
 		contentType = "application/octet-stream"
 	}
-	up, err := s.client.PutObject(ctx, s.bucket, key, r, size, minio.PutObjectOptions{
-		ContentType: contentType,
-		PartSize:    PartSize,
-		NumThreads:  1, // one part in memory at a time: the bound above
-	})
+	if size < 0 || size > PartSize {
+		return s.putParts(ctx, key, r, size, contentType)
+	}
+	up, err := s.client.PutObject(ctx, s.bucket, key, r, size, minio.PutObjectOptions{ContentType: contentType})
 	if err != nil {
 		return Info{}, translate(err)
 	}

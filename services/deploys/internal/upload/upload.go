@@ -83,7 +83,7 @@ func Static(body io.Reader, boundary string, w io.Writer) (files int, pkg Packag
 func copyEntry(tw *tar.Writer, path string, part io.Reader, mtime time.Time) error {
 	sp := newSpool()
 	defer sp.Close()
-	n, err := io.Copy(sp, part)
+	n, err := sp.copyFrom(part)
 	if err != nil {
 		return bodyError(err)
 	}
