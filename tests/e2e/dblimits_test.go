@@ -14,7 +14,7 @@ import (
 // through $DATABASE_URL and the zone's pooler: writes past its cap in READ WRITE
 // transactions, a query whose sort spills to temporary files, a statement after raising its
 // own statement_timeout, and a flood of bare connections to the pooler.
-const dbLimitsAppPy = `import glob, json, os, socket, subprocess, time
+const dbLimitsAppPy = `import glob, json, os, selectors, socket, subprocess, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit, urlparse, parse_qs
 PSQL = (sorted(glob.glob("/usr/lib/postgresql/*/bin/psql")) + ["psql"])[0]
@@ -25,6 +25,12 @@ def psql(sql):
     p = subprocess.run([PSQL, "-X", "-q", "-tA", URL, "-c", sql], capture_output=True, text=True, timeout=120)
     return {"rc": p.returncode, "out": p.stdout.strip(), "err": p.stderr.strip()[-300:], "seconds": time.time() - started}
 ROWS = "INSERT INTO big SELECT string_agg(md5(random()::text), '') FROM generate_series(1, 50) g, generate_series(1, 1000) r GROUP BY r"
+# A connection is held when the pooler itself answers on it. Inside the sandbox every
+# connect() succeeds at once (pasta accepts it and dials the host's side after), so an open
+# socket alone proves nothing: a loaded host may not have dialled, or reset, its other side
+# yet. Each socket asks for TLS (an SSLRequest) and counts only on the pooler's one-byte
+# answer; a reset, a close or no answer in time is not held.
+SSL_REQUEST = (8).to_bytes(4, "big") + (80877103).to_bytes(4, "big")
 def hold(n):
     parts = urlsplit(URL)
     socks, refused = [], 0
@@ -35,20 +41,29 @@ def hold(n):
             s.connect((parts.hostname, parts.port)); socks.append(s)
         except OSError:
             refused += 1; s.close()
-    time.sleep(2)
-    held = []
+    sel = selectors.DefaultSelector()
     for s in socks:
         try:
+            s.sendall(SSL_REQUEST)
             s.setblocking(False)
-            alive = s.recv(1, socket.MSG_PEEK) != b""
-        except BlockingIOError:
-            alive = True
+            sel.register(s, selectors.EVENT_READ)
         except OSError:
-            alive = False
-        if alive:
-            held.append(s)
-        else:
             s.close()
+    held, deadline = [], time.time() + 60
+    while sel.get_map() and time.time() < deadline:
+        for key, _ in sel.select(timeout=1):
+            s = key.fileobj
+            sel.unregister(s)
+            try:
+                answer = s.recv(1)
+            except OSError:
+                answer = b""
+            if answer in (b"N", b"S"):
+                held.append(s)
+            else:
+                s.close()
+    for key in list(sel.get_map().values()):
+        key.fileobj.close()
     HELD.extend(held)
     return {"held": len(held), "refused": n - len(held)}
 class H(BaseHTTPRequestHandler):
