@@ -62,3 +62,11 @@ func Binaries(t testing.TB) string {
 	}
 	return binDir
 }
+
+// RemoveBinaries deletes the folder Binaries built (about 300 MB), once every test of the
+// process is done: each test binary's TestMain calls it, so runs leave none behind in /tmp.
+func RemoveBinaries() {
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+}
