@@ -111,6 +111,7 @@ func rel(path string) string {
 // ---- compose ----
 
 type composeService struct {
+	Image string `yaml:"image"`
 	Build struct {
 		Args map[string]string `yaml:"args"`
 	} `yaml:"build"`
@@ -187,6 +188,8 @@ func composeWant(services map[string]composeService) map[string][]string {
 		"vault-transit": {"vault"},
 		"jaeger":        nil,
 		"console":       nil,
+		// The S3 server holds its root key; the bootstrap gets the same key as its admin.
+		"objectstore": {"objectstore"},
 	}
 	boot := []string{adminSecret}
 	for _, p := range withDatabase(principals("local")) {
@@ -340,22 +343,23 @@ func TestComposeSecretsScriptGivesEachServiceOnlyItsCredentials(t *testing.T) {
 			}
 		}
 	}
-	// The clusters' superuser passwords: the bootstrap and each server itself alone.
+	// The clusters' superuser passwords and the object store's root secret: the bootstrap
+	// and each server itself alone.
 	admin := map[string]string{}
-	for _, server := range []string{"postgres", "zone-postgres"} {
+	for server, v := range map[string]string{"postgres": "POSTGRES_PASSWORD", "zone-postgres": "POSTGRES_PASSWORD", "objectstore": "ROOT_SECRET_KEY"} {
 		vars, err := readEnvFile(filepath.Join(dir, server+".env"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		admin[vars["POSTGRES_PASSWORD"]] = server
+		if vars[v] == "" {
+			t.Fatalf("%s.env has no %s", server, v)
+		}
+		admin[vars[v]] = server
 	}
 	for name, env := range envs {
 		svc := services[name].Build.Args["SERVICE"]
 		for k, v := range env {
 			for pw, server := range admin {
-				if pw == "" {
-					t.Fatalf("%s.env has no POSTGRES_PASSWORD", server)
-				}
 				if strings.Contains(v, pw) && name != server && svc != "bootstrap" {
 					t.Errorf("%s sees %s's superuser password (in %s)", name, server, k)
 				}
@@ -398,6 +402,60 @@ func TestComposeSecretsScriptGivesEachServiceOnlyItsCredentials(t *testing.T) {
 	}
 	if passwordIn(envs["bootstrap"]["DATABASE_URL"]) == "" {
 		t.Errorf("the bootstrap's admin DATABASE_URL has no password")
+	}
+	checkComposeObjectStore(t, services, envs)
+}
+
+// checkComposeObjectStore holds compose to what deploys and the zone need to start at all:
+// each finds OBJECT_STORE_URL naming compose's S3 server and its own account and bucket, the
+// bootstrap (which makes those accounts) the server's root key as its admin, and no other
+// service anything of the store.
+func checkComposeObjectStore(t *testing.T, services map[string]composeService, envs map[string]map[string]string) {
+	t.Helper()
+	server := ""
+	for name, s := range services {
+		if strings.HasPrefix(s.Image, "versity/versitygw:") {
+			server = name
+		}
+	}
+	if server == "" {
+		t.Fatal("docker-compose.yml runs no S3 server (versity/versitygw): deploys would not start and the zone has no bucket")
+	}
+	root := envs[server]
+	if root["ROOT_ACCESS_KEY"] == "" || root["ROOT_SECRET_KEY"] == "" {
+		t.Errorf("%s gets no ROOT_ACCESS_KEY/ROOT_SECRET_KEY", server)
+	}
+	boot := envs["bootstrap"]
+	if boot["OBJECT_STORE_ADMIN_ACCESS_KEY"] != root["ROOT_ACCESS_KEY"] || boot["OBJECT_STORE_ADMIN_SECRET_KEY"] != root["ROOT_SECRET_KEY"] {
+		t.Errorf("the bootstrap's OBJECT_STORE_ADMIN_* are not %s's root key: it could make no account or bucket", server)
+	}
+	holders := map[string]string{"deploys": "tori-artifacts", "zoneagent": "tori-zone-local"}
+	for name, env := range envs {
+		svc := services[name].Build.Args["SERVICE"]
+		bucket, holds := holders[svc]
+		if svc == "bootstrap" {
+			holds = true
+		}
+		for k := range env {
+			if strings.Contains(k, "OBJECT_STORE") && !holds {
+				t.Errorf("%s sees %s: only deploys and the zone hold object-store settings", name, k)
+			}
+		}
+		if bucket == "" {
+			continue
+		}
+		want := "http://" + server + ":7070"
+		if env[objectStoreURLVar] != want {
+			t.Errorf("%s's OBJECT_STORE_URL is %q, want %q (compose's S3 server)", name, env[objectStoreURLVar], want)
+		}
+		pre := strings.ToUpper(svc) + "_OBJECT_STORE_"
+		if env[pre+"ACCESS_KEY"] == "" || len(env[pre+"SECRET_KEY"]) < 32 || env[pre+"BUCKET"] != bucket {
+			t.Errorf("%s lacks its own account or bucket: access %q, secret set %v, bucket %q (want %s)",
+				name, env[pre+"ACCESS_KEY"], env[pre+"SECRET_KEY"] != "", env[pre+"BUCKET"], bucket)
+		}
+	}
+	if envs["zoneagent"]["OBJECT_STORE_PUBLIC_URL"] == "" {
+		t.Errorf("the zone agent has no OBJECT_STORE_PUBLIC_URL: dump download URLs would name http://%s:7070, which no browser reaches", server)
 	}
 }
 

@@ -3,6 +3,8 @@
 // or misspelt field fails, as `kubectl apply --validate=strict` would), every control-plane
 // workload meets the restricted Pod Security profile with pinned images and /readyz probes,
 // has a PodDisruptionBudget and NetworkPolicies, and docker-compose.yml validates against
-// the compose specification's JSON schema (the copy compose-go embeds). Nothing is
-// downloaded: the types and the schema come with the Go modules.
+// the compose specification's JSON schema (the copy compose-go embeds), pulls only pinned
+// images, has a healthcheck on every long-running service, and runs the object store deploys
+// and the zone agent need (compose_services_test.go). Nothing is downloaded: the types and
+// the schema come with the Go modules.
 package manifests
