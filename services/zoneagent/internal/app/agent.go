@@ -74,7 +74,9 @@ func New(d Deps) (*Agent, error) {
 // Zone is the zone the agent serves.
 func (a *Agent) Zone() string { return a.zone }
 
-// Poke wakes the worker; consumers call it after recording a command.
+// Poke wakes the worker; consumers call it once the transaction that recorded a command has
+// committed (bus.Tx.AfterCommit): a pass woken earlier would find nothing and the command
+// would wait for the next poll.
 func (a *Agent) Poke() {
 	select {
 	case a.poke <- struct{}{}:
@@ -82,12 +84,12 @@ func (a *Agent) Poke() {
 	}
 }
 
-// pollEvery bounds how long a command recorded just before a poke waits: the poke can
-// arrive before the consumer's transaction commits.
+// pollEvery bounds how long work waits that no poke announced (a pass that failed, work on
+// record from before a restart).
 const pollEvery = 500 * time.Millisecond
 
 // Run restores the routing table, then handles revisions as commands poke it, until ctx
-// ends. PollJob covers the pokes that come before their command commits.
+// ends. PollJob covers work that no poke announced.
 func (a *Agent) Run(ctx context.Context) error {
 	if err := a.ReloadRoutes(ctx); err != nil {
 		return err
