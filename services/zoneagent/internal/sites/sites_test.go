@@ -21,11 +21,11 @@ import (
 )
 
 // zoneStore is a zone's site store: its own bucket on a real S3 server, reached with the
-// zone's own credentials (as bin/bootstrap makes them).
+// zone's own credentials (as bin/bootstrap makes them), reading ahead as the zone does.
 func zoneStore(t testing.TB) Store {
 	t.Helper()
 	env := testinfra.StartObjectStore(t).ZoneObjectStoreEnv(t, "sites-test")
-	bucket, err := objectstore.New(objectstore.Config{URL: env["OBJECT_STORE_URL"], AccessKey: env["ZONEAGENT_OBJECT_STORE_ACCESS_KEY"], SecretKey: env["ZONEAGENT_OBJECT_STORE_SECRET_KEY"], Bucket: env["ZONEAGENT_OBJECT_STORE_BUCKET"]})
+	bucket, err := objectstore.New(objectstore.Config{URL: env["OBJECT_STORE_URL"], AccessKey: env["ZONEAGENT_OBJECT_STORE_ACCESS_KEY"], SecretKey: env["ZONEAGENT_OBJECT_STORE_SECRET_KEY"], Bucket: env["ZONEAGENT_OBJECT_STORE_BUCKET"], ReadAhead: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ func tarOf(t *testing.T, entries ...tarEntry) []byte {
 func streamStore(t *testing.T) (Store, minio.Core, string) {
 	t.Helper()
 	env := testinfra.StartObjectStore(t).ZoneObjectStoreEnv(t, "sites-stream")
-	cfg := objectstore.Config{URL: env["OBJECT_STORE_URL"], AccessKey: env["ZONEAGENT_OBJECT_STORE_ACCESS_KEY"], SecretKey: env["ZONEAGENT_OBJECT_STORE_SECRET_KEY"], Bucket: env["ZONEAGENT_OBJECT_STORE_BUCKET"]}
+	cfg := objectstore.Config{URL: env["OBJECT_STORE_URL"], AccessKey: env["ZONEAGENT_OBJECT_STORE_ACCESS_KEY"], SecretKey: env["ZONEAGENT_OBJECT_STORE_SECRET_KEY"], Bucket: env["ZONEAGENT_OBJECT_STORE_BUCKET"], ReadAhead: true}
 	bucket, err := objectstore.New(cfg)
 	if err != nil {
 		t.Fatal(err)
