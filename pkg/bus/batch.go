@@ -148,7 +148,8 @@ func (s *consumeSession) attemptBatch(ctx context.Context, conn *pgxpool.Conn, m
 	if err != nil {
 		return -1, err
 	}
-	handle, btx := recovering(s.sub.Handle), TxOf(tx)
+	handle := recovering(s.sub.Handle)
+	btx, commit := committing(tx)
 	for i, m := range msgs {
 		if !fresh[m.ev.id] {
 			continue // processed before, or a second copy in this batch
@@ -158,5 +159,5 @@ func (s *consumeSession) attemptBatch(ctx context.Context, conn *pgxpool.Conn, m
 			return i, err
 		}
 	}
-	return -1, tx.Commit(ctx)
+	return -1, commit(ctx)
 }

@@ -52,9 +52,10 @@ func inTransaction(pool *pgxpool.Pool, h TxHandler) tryFunc {
 			return infraError{fmt.Errorf("bus: begin: %w", err)}
 		}
 		defer tx.Rollback(context.WithoutCancel(ctx))
-		if err := h(ctx, TxOf(tx), m.delivery(n)); err != nil {
+		btx, commit := committing(tx)
+		if err := h(ctx, btx, m.delivery(n)); err != nil {
 			return err
 		}
-		return tx.Commit(ctx)
+		return commit(ctx)
 	}
 }

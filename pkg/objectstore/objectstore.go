@@ -19,7 +19,7 @@ import (
 )
 
 // PartSize is the size of one part of a multipart upload and so the most a Put holds in
-// memory at once: an upload of unknown length is read one part at a time, into a buffer kept
+// memory at once (twice that with Config.ReadAhead): an upload of unknown length is read one part at a time, into a buffer kept
 // across uploads (partbuf.go). S3's smallest part (5 MiB) keeps deploys' peak memory during
 // an upload lowest (measured against 8 MiB in README's performance table); with S3's 10,000
 // parts an object may reach about 48 GiB, far over any plan's upload limit.
@@ -45,12 +45,19 @@ type Config struct {
 	SecretKey string
 	Bucket    string
 	Region    string // "us-east-1" unless the server says otherwise
+	// ReadAhead reads an upload's next part from its stream while the part before it is
+	// sent, into a second kept buffer: a long upload takes about the longer of reading and
+	// sending instead of their sum, for one more part in memory while it runs. For a holder
+	// whose peak memory during uploads matters less than their time (a zone publishing a
+	// site); deploys, whose peak during a 500 MB upload is a budgeted figure, keeps it off.
+	ReadAhead bool
 }
 
 // Store is one bucket seen through one holder's credentials. Safe for concurrent use.
 type Store struct {
-	client *minio.Client
-	bucket string
+	client    *minio.Client
+	bucket    string
+	readAhead bool
 }
 
 // Info describes a stored object.
@@ -92,7 +99,7 @@ func New(cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("objectstore: %w", err)
 	}
-	return &Store{client: client, bucket: cfg.Bucket}, nil
+	return &Store{client: client, bucket: cfg.Bucket, readAhead: cfg.ReadAhead}, nil
 }
 
 // Bucket is the bucket this store names.

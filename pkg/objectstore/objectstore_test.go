@@ -21,6 +21,12 @@ func TestContract(t *testing.T) {
 // seen through that account's credentials.
 func holder(t testing.TB, srv testinfra.ObjectStore, access, bucket string) *objectstore.Store {
 	t.Helper()
+	return holderWith(t, srv, access, bucket, false)
+}
+
+// holderWith is holder with Config.ReadAhead as given.
+func holderWith(t testing.TB, srv testinfra.ObjectStore, access, bucket string, readAhead bool) *objectstore.Store {
+	t.Helper()
 	admin := versityadmin.Client{URL: srv.URL, AccessKey: srv.AccessKey, SecretKey: srv.SecretKey}
 	secret := "secret-of-" + access + "-0123456789"
 	ctx := context.Background()
@@ -30,7 +36,7 @@ func holder(t testing.TB, srv testinfra.ObjectStore, access, bucket string) *obj
 	if err := admin.EnsureBucket(ctx, bucket, access); err != nil {
 		t.Fatal(err)
 	}
-	s, err := objectstore.New(objectstore.Config{URL: srv.URL, AccessKey: access, SecretKey: secret, Bucket: bucket})
+	s, err := objectstore.New(objectstore.Config{URL: srv.URL, AccessKey: access, SecretKey: secret, Bucket: bucket, ReadAhead: readAhead})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,9 +23,10 @@ const abortTimeout = 30 * time.Second
 var errTooLarge = errors.New("objectstore: object larger than the store's multipart limit")
 
 // putParts stores r, of length size (< 0: unknown), read one PartSize part at a time into one
-// kept buffer (partbuf.go). A stream that ends within its first part is one plain PUT of that
-// buffer; a longer one is a multipart upload of the buffer's successive contents, aborted on
-// any failure so that no object and no unfinished upload stays behind.
+// kept buffer (partbuf.go; two with ReadAhead, the next part read into the second while the
+// first is sent). A stream that ends within its first part is one plain PUT of that buffer; a
+// longer one is a multipart upload of the buffers' successive contents, aborted on any
+// failure so that no object and no unfinished upload stays behind.
 //
 // minio-go's own PutObject does the same with a new heap buffer for every upload and, over
 // plain HTTP, signs each part in 64 KiB chunks (aws-chunked: about 11 MB of garbage per
@@ -39,9 +40,16 @@ func (s *Store) putParts(ctx context.Context, key string, r io.Reader, size int6
 	if size >= 0 {
 		r = io.LimitReader(r, size)
 	}
-	pb := partBuffers.get()
-	defer partBuffers.put(pb)
-	buf := pb.b
+	// cur holds the part being sent; spare, with ReadAhead, the next one as it is read.
+	cur := partBuffers.get()
+	var spare *partBuffer
+	defer func() {
+		partBuffers.put(cur)
+		if spare != nil {
+			partBuffers.put(spare)
+		}
+	}()
+	buf := cur.b
 
 	p, err := readPart(r, buf)
 	if err != nil {
@@ -74,11 +82,28 @@ func (s *Store) putParts(ctx context.Context, key string, r io.Reader, size int6
 		if len(parts) == maxParts {
 			return Info{}, s.abort(ctx, key, id, errTooLarge)
 		}
-		body := newPartReader(buf[:p.n])
+		var next chan readResult
+		if s.readAhead && !p.last {
+			if spare == nil {
+				spare = partBuffers.get()
+			}
+			next = make(chan readResult, 1)
+			go func(b []byte) {
+				q, err := readPart(r, b)
+				next <- readResult{q, err}
+			}(spare.b)
+		}
+		body := newPartReader(cur.b[:p.n])
 		done, err := core.PutObjectPart(ctx, s.bucket, key, id, len(parts)+1, body, int64(p.n),
 			minio.PutObjectPartOptions{Sha256Hex: p.sha256, DisableContentSha256: true})
 		body.detach()
 		if err != nil {
+			if next != nil {
+				// The read may wait on r for as long as its writer likes: its buffer goes
+				// back to the pool once it ends, not now.
+				go func(b *partBuffer) { <-next; partBuffers.put(b) }(spare)
+				spare = nil
+			}
 			return Info{}, s.abort(ctx, key, id, translate(err))
 		}
 		parts = append(parts, minio.CompletePart{PartNumber: done.PartNumber, ETag: done.ETag})
@@ -86,7 +111,14 @@ func (s *Store) putParts(ctx context.Context, key string, r io.Reader, size int6
 		if p.last {
 			break
 		}
-		if p, err = readPart(r, buf); err != nil {
+		if next != nil {
+			got := <-next
+			cur, spare = spare, cur
+			p, err = got.p, got.err
+		} else {
+			p, err = readPart(r, cur.b)
+		}
+		if err != nil {
 			return Info{}, s.abort(ctx, key, id, fmt.Errorf("objectstore: read %s: %w", key, err))
 		}
 	}
@@ -98,6 +130,12 @@ func (s *Store) putParts(ctx context.Context, key string, r io.Reader, size int6
 		return Info{}, s.abort(ctx, key, id, translate(err))
 	}
 	return Info{Key: key, Size: total, ETag: up.ETag, ContentType: contentType, LastModified: up.LastModified}, nil
+}
+
+// readResult is a part read ahead (ReadAhead) while the one before it was sent.
+type readResult struct {
+	p   part
+	err error
 }
 
 // part is what readPart put in the buffer.

@@ -21,7 +21,12 @@ import (
 // or not, a length that is an exact number of parts, empty) read back byte for byte.
 func TestPutRoundTrips(t *testing.T) {
 	srv := testinfra.StartObjectStore(t)
-	s := holder(t, srv, "put", "put-bucket")
+	eachReadAhead(t, func(t *testing.T, ahead bool) {
+		testPutRoundTrips(t, holderWith(t, srv, "put", fmt.Sprintf("put-bucket-%v", ahead), ahead))
+	})
+}
+
+func testPutRoundTrips(t *testing.T, s *objectstore.Store) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name  string
@@ -84,19 +89,24 @@ func TestPutOfKnownLengthChecksTheStream(t *testing.T) {
 // parts the server would otherwise keep).
 func TestFailedPutLeavesNoUpload(t *testing.T) {
 	srv := testinfra.StartObjectStore(t)
-	s := holder(t, srv, "abort", "abort-bucket")
-	core := coreOf(t, srv, "abort")
+	eachReadAhead(t, func(t *testing.T, ahead bool) {
+		bucket := fmt.Sprintf("abort-bucket-%v", ahead)
+		testFailedPutLeavesNoUpload(t, holderWith(t, srv, "abort", bucket, ahead), coreOf(t, srv, "abort"), bucket)
+	})
+}
+
+func testFailedPutLeavesNoUpload(t *testing.T, s *objectstore.Store, core minio.Core, bucket string) {
 	ctx := context.Background()
 
 	// The listing the assertion relies on does see an unfinished upload.
-	id, err := core.NewMultipartUpload(ctx, "abort-bucket", "probe", minio.PutObjectOptions{})
+	id, err := core.NewMultipartUpload(ctx, bucket, "probe", minio.PutObjectOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := unfinishedUploads(t, core, "abort-bucket"); n != 1 {
+	if n := unfinishedUploads(t, core, bucket); n != 1 {
 		t.Fatalf("an upload started and left: listed %d unfinished, want 1", n)
 	}
-	if err := core.AbortMultipartUpload(ctx, "abort-bucket", "probe", id); err != nil {
+	if err := core.AbortMultipartUpload(ctx, bucket, "probe", id); err != nil {
 		t.Fatal(err)
 	}
 
@@ -114,7 +124,7 @@ func TestFailedPutLeavesNoUpload(t *testing.T) {
 			t.Errorf("after a failed upload head %s = %v, want ErrNotFound", key, err)
 		}
 	}
-	if n := unfinishedUploads(t, core, "abort-bucket"); n != 0 {
+	if n := unfinishedUploads(t, core, bucket); n != 0 {
 		t.Fatalf("%d unfinished multipart uploads left behind, want none", n)
 	}
 }
@@ -123,7 +133,12 @@ func TestFailedPutLeavesNoUpload(t *testing.T) {
 // (each holds a part buffer of its own; run with -race).
 func TestConcurrentPutsKeepTheirOwnBytes(t *testing.T) {
 	srv := testinfra.StartObjectStore(t)
-	s := holder(t, srv, "many", "many-bucket")
+	eachReadAhead(t, func(t *testing.T, ahead bool) {
+		testConcurrentPutsKeepTheirOwnBytes(t, holderWith(t, srv, "many", fmt.Sprintf("many-bucket-%v", ahead), ahead))
+	})
+}
+
+func testConcurrentPutsKeepTheirOwnBytes(t *testing.T, s *objectstore.Store) {
 	ctx := context.Background()
 	const uploads = 4
 	size := func(i int) int64 { return int64(i+1)*objectstore.PartSize + int64(i)*777 }
@@ -142,6 +157,14 @@ func TestConcurrentPutsKeepTheirOwnBytes(t *testing.T) {
 		if storedSum(t, s, fmt.Sprintf("many/%d", i)) != sumOf(&pattern{seed: byte(i * 31), left: size(i)}) {
 			t.Errorf("upload %d read back differs from its stream", i)
 		}
+	}
+}
+
+// eachReadAhead runs test for a store that reads one part at a time and for one that reads
+// the next part while it sends the one before (Config.ReadAhead).
+func eachReadAhead(t *testing.T, test func(t *testing.T, ahead bool)) {
+	for _, ahead := range []bool{false, true} {
+		t.Run(fmt.Sprintf("read-ahead=%v", ahead), func(t *testing.T) { test(t, ahead) })
 	}
 }
 

@@ -47,7 +47,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		if err != nil {
 			return err
 		}
-		agent, err := app.New(app.Deps{Zone: cfg.Zone, Store: st, Artifacts: artifacts, Sites: siteStore, ScratchDir: cfg.EdgeCacheDir(), Table: table, Runner: runner, Log: log})
+		agent, err := app.New(app.Deps{Zone: cfg.Zone, Store: st, Artifacts: artifacts, Sites: siteStore, Table: table, Runner: runner, Log: log})
 		if err != nil {
 			return err
 		}

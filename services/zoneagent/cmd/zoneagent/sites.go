@@ -19,7 +19,8 @@ func openSites(cfg config.Config) (*sites.Store, *sites.Cache, error) {
 		return nil, nil, err
 	}
 	store := &sites.Store{Bucket: bucket}
-	// Scratch folders a run stopped mid-publication left behind (the agent publishes again).
+	// Scratch folders that a run of an earlier version (which unpacked a site before
+	// publishing it) stopped mid-publication left behind; publication uses none now.
 	old, _ := filepath.Glob(filepath.Join(cfg.EdgeCacheDir(), "publish-*"))
 	for _, dir := range old {
 		os.RemoveAll(dir)

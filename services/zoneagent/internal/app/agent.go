@@ -25,26 +25,24 @@ type Deps struct {
 	Store Store
 	// Artifacts is how a revision's artifact is fetched (artifact.Fetcher).
 	Artifacts artifact.Source
-	// Sites are the zone's static sites in its bucket; ScratchDir is where a static
-	// artifact is unpacked while it is published (empty: the system's temp dir).
-	// Without Sites (a zone of services only, in tests), static deploys fail.
-	Sites      *sites.Store
-	ScratchDir string
-	Table      *edge.Table
-	Runner     Runner // nil on a zone that runs no services
-	Log        *slog.Logger
+	// Sites are the zone's static sites in its bucket, published straight from the
+	// artifact's stream. Without Sites (a zone of services only, in tests), static deploys
+	// fail.
+	Sites  *sites.Store
+	Table  *edge.Table
+	Runner Runner // nil on a zone that runs no services
+	Log    *slog.Logger
 }
 
 // Agent is one zone's agent.
 type Agent struct {
-	zone       string
-	store      Store
-	artifacts  artifact.Source
-	sites      *sites.Store
-	scratchDir string
-	table      *edge.Table
-	runner     Runner
-	log        *slog.Logger
+	zone      string
+	store     Store
+	artifacts artifact.Source
+	sites     *sites.Store
+	table     *edge.Table
+	runner    Runner
+	log       *slog.Logger
 
 	poke     chan struct{}
 	passMu   sync.Mutex // the poll job and pokes never run two passes at once
@@ -66,7 +64,7 @@ func New(d Deps) (*Agent, error) {
 		log = slog.Default()
 	}
 	return &Agent{
-		zone: d.Zone, store: d.Store, artifacts: d.Artifacts, sites: d.Sites, scratchDir: d.ScratchDir, table: d.Table,
+		zone: d.Zone, store: d.Store, artifacts: d.Artifacts, sites: d.Sites, table: d.Table,
 		runner: d.Runner, log: log,
 		poke: make(chan struct{}, 1), busy: map[string]bool{}, appLocks: map[string]*sync.Mutex{},
 		forgotten: map[string]bool{},
@@ -76,7 +74,9 @@ func New(d Deps) (*Agent, error) {
 // Zone is the zone the agent serves.
 func (a *Agent) Zone() string { return a.zone }
 
-// Poke wakes the worker; consumers call it after recording a command.
+// Poke wakes the worker; consumers call it once the transaction that recorded a command has
+// committed (bus.Tx.AfterCommit): a pass woken earlier would find nothing and the command
+// would wait for the next poll.
 func (a *Agent) Poke() {
 	select {
 	case a.poke <- struct{}{}:
@@ -84,12 +84,12 @@ func (a *Agent) Poke() {
 	}
 }
 
-// pollEvery bounds how long a command recorded just before a poke waits: the poke can
-// arrive before the consumer's transaction commits.
+// pollEvery bounds how long work waits that no poke announced (a pass that failed, work on
+// record from before a restart).
 const pollEvery = 500 * time.Millisecond
 
 // Run restores the routing table, then handles revisions as commands poke it, until ctx
-// ends. PollJob covers the pokes that come before their command commits.
+// ends. PollJob covers work that no poke announced.
 func (a *Agent) Run(ctx context.Context) error {
 	if err := a.ReloadRoutes(ctx); err != nil {
 		return err

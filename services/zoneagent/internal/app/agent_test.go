@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -70,7 +71,7 @@ func newZone(t *testing.T) *zone {
 	data := t.TempDir()
 	z := &zone{t: t, pool: pool, st: store.New(pool), objDir: filepath.Join(data, "objects"), sites: zoneSites(t)}
 	table := edge.NewTable()
-	a, err := app.New(app.Deps{Zone: storetest.Zone, Store: z.st, Artifacts: artifactsFrom(t, z.st, z.objDir), Sites: z.sites, ScratchDir: t.TempDir(), Table: table})
+	a, err := app.New(app.Deps{Zone: storetest.Zone, Store: z.st, Artifacts: artifactsFrom(t, z.st, z.objDir), Sites: z.sites, Table: table})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,10 +125,16 @@ func (z *zone) putSite(appID string, files map[string]string) string {
 		tw.Write([]byte(body))
 	}
 	tw.Close()
+	return z.putArtifact(appID, buf.Bytes())
+}
+
+// putArtifact writes an artifact of the given bytes and returns its key.
+func (z *zone) putArtifact(appID string, archive []byte) string {
+	z.t.Helper()
 	key := "artifacts/" + appID + "/" + uuid.NewString() + ".tar"
 	p := filepath.Join(z.objDir, filepath.FromSlash(key))
 	os.MkdirAll(filepath.Dir(p), 0o700)
-	if err := os.WriteFile(p, buf.Bytes(), 0o600); err != nil {
+	if err := os.WriteFile(p, archive, 0o600); err != nil {
 		z.t.Fatal(err)
 	}
 	return key
@@ -181,6 +188,31 @@ func (z *zone) get(host, path string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// progress is the report of step for a deploy (the test fails without one).
+func (z *zone) progress(deployID string, step zonev1.DeployStep) *zonev1.DeployProgress {
+	z.t.Helper()
+	rows, err := z.pool.Query(context.Background(), `SELECT body FROM outbox WHERE routing_key = $1 ORDER BY seq`, zonebus.KeyDeployProgressed)
+	if err != nil {
+		z.t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			z.t.Fatal(err)
+		}
+		var p zonev1.DeployProgress
+		if err := proto.Unmarshal(b, &p); err != nil {
+			z.t.Fatal(err)
+		}
+		if p.GetDeployId() == deployID && p.GetStep() == step {
+			return &p
+		}
+	}
+	z.t.Fatalf("deploy %s reported no %v", deployID, step)
+	return nil
 }
 
 // steps lists the steps the zone reported for a deploy, in order.
@@ -306,6 +338,29 @@ func TestUnsafeStaticArtifactFails(t *testing.T) {
 	}
 }
 
+// A static artifact is published straight from its stream, under the unpacker's rules: one
+// holding a link fails as invalid_artifact (as when it was unpacked first), even after files
+// already went into the bundle, and leaves nothing in the store.
+func TestStaticArtifactWithALinkFails(t *testing.T) {
+	z := newZone(t)
+	appID := uuid.NewString()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	tw.WriteHeader(&tar.Header{Name: "index.html", Mode: 0o644, Size: 4, Typeflag: tar.TypeReg})
+	tw.Write([]byte("home"))
+	tw.WriteHeader(&tar.Header{Name: "leak.txt", Linkname: "/etc/passwd", Typeflag: tar.TypeSymlink})
+	tw.Close()
+	d := z.start(appID, "linked", z.putArtifact(appID, buf.Bytes()))
+	z.waitState(d, revision.StateFailed)
+	if n := z.objects("sites/"); n != 0 {
+		t.Fatalf("a refused site left %d objects", n)
+	}
+	failed := z.progress(d, app.StepFailed)
+	if failed.GetError() != revision.CodeInvalidArtifact || !strings.Contains(failed.GetMessage(), "a site holds no links") {
+		t.Fatalf("failed as %q: %q", failed.GetError(), failed.GetMessage())
+	}
+}
+
 // A revision an earlier run left half-prepared is prepared again after a restart, and the
 // live site is served again from the record and the store, through an edge cache that starts
 // empty.
@@ -327,7 +382,7 @@ func TestRestartResumesAndRestores(t *testing.T) {
 		return tx.SetState(ctx, pending, revision.StatePending, revision.StatePreparing)
 	})
 	table := edge.NewTable()
-	again, err := app.New(app.Deps{Zone: storetest.Zone, Store: z.st, Artifacts: artifactsFrom(t, z.st, z.objDir), Sites: z.sites, ScratchDir: t.TempDir(), Table: table})
+	again, err := app.New(app.Deps{Zone: storetest.Zone, Store: z.st, Artifacts: artifactsFrom(t, z.st, z.objDir), Sites: z.sites, Table: table})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,12 +9,12 @@ import (
 
 // The control plane's commands and the apps' events are recorded in the consumer's
 // transaction (tx) and acted on by the worker outside it: a command is never lost to a
-// crash, and the slow part holds no delivery. Each pokes the worker.
+// crash, and the slow part holds no delivery. The consumer pokes the worker once that
+// transaction commits (Poke), so the worker's pass finds what was recorded.
 
 // StartRevision records a revision to prepare; a redelivery changes nothing, and one for a
 // deleted app is dropped.
 func (a *Agent) StartRevision(ctx context.Context, tx Tx, r revision.Revision) error {
-	defer a.Poke()
 	rememberTrace(ctx, r.DeployID) // traces.go
 	_, err := tx.AddRevision(ctx, r)
 	return err
@@ -22,32 +22,27 @@ func (a *Agent) StartRevision(ctx context.Context, tx Tx, r revision.Revision) e
 
 // ActivateRevision records that the control plane wants the revision live.
 func (a *Agent) ActivateRevision(ctx context.Context, tx Tx, deployID string) error {
-	defer a.Poke()
 	return tx.Want(ctx, deployID, true)
 }
 
 // DiscardRevision records that the control plane gave the revision up.
 func (a *Agent) DiscardRevision(ctx context.Context, tx Tx, deployID string) error {
-	defer a.Poke()
 	return tx.Want(ctx, deployID, false)
 }
 
 // DomainActivated adds an app's custom hostname; the edge follows within one pass.
 func (a *Agent) DomainActivated(ctx context.Context, tx Tx, hostname, appID string, at time.Time) error {
-	defer a.Poke()
 	return tx.SetDomain(ctx, hostname, appID, at)
 }
 
 // DomainRemoved removes an app's custom hostname.
 func (a *Agent) DomainRemoved(ctx context.Context, tx Tx, hostname, appID string, at time.Time) error {
-	defer a.Poke()
 	return tx.RemoveDomain(ctx, hostname, appID, at)
 }
 
 // DomainDeactivated stops serving a hostname whose TXT record went missing: apps keeps the
 // claim (pending again), but until it is verified anew the edge must not route it.
 func (a *Agent) DomainDeactivated(ctx context.Context, tx Tx, hostname, appID string, at time.Time) error {
-	defer a.Poke()
 	return tx.RemoveDomain(ctx, hostname, appID, at)
 }
 
@@ -61,14 +56,12 @@ func (a *Agent) NoteAccount(ctx context.Context, tx Tx, appID, accountID string)
 // stopsFrom every app of the account answers with the paused page (nil lifts it). The edge
 // follows within one pass.
 func (a *Agent) HoldChanged(ctx context.Context, tx Tx, accountID string, stopsFrom *time.Time, version int64) error {
-	defer a.Poke()
 	return tx.SaveHold(ctx, accountID, stopsFrom, version)
 }
 
 // DeleteApp stops serving the app before the record commits: the delete is a fact, and
 // stopping twice on a redelivery is harmless.
 func (a *Agent) DeleteApp(ctx context.Context, tx Tx, appID string, deletedAt time.Time) error {
-	defer a.Poke()
 	if err := a.ForgetApp(ctx, appID); err != nil {
 		return err
 	}

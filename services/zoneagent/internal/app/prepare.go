@@ -4,8 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io"
 
 	"tori.dev/services/zoneagent/internal/artifact"
 	"tori.dev/services/zoneagent/internal/buildplan"
@@ -91,33 +90,24 @@ func (a *Agent) prepare(ctx context.Context, r revision.Revision) {
 // staticLimits: a site holds files and folders only.
 var staticLimits = artifact.Limits{MaxBytes: artifact.DefaultLimits.MaxBytes, MaxEntries: artifact.DefaultLimits.MaxEntries}
 
-// prepareStatic publishes the site to the zone's bucket: the artifact is unpacked into a
-// scratch folder (where the unpacker's safety rules apply), uploaded, and the folder removed.
-// Nothing of the site stays on this machine; every edge of the zone serves it from the store.
+// prepareStatic publishes the site to the zone's bucket straight from the artifact's
+// stream: each file passes the unpacker's rules (artifact.Files) and goes into the
+// revision's bundle as it arrives, read once, with no scratch folder. Nothing of the site
+// stays on this machine; every edge of the zone serves it from the store. A refused artifact
+// leaves nothing in the store (the bundle's upload is given up).
 func (a *Agent) prepareStatic(ctx context.Context, r revision.Revision) error {
 	f, err := a.openArtifact(ctx, r)
 	if err != nil {
 		return &revision.FailError{Code: revision.CodeInvalidArtifact, Message: fmt.Sprintf("artifact unavailable: %v", err)}
 	}
 	defer f.Close()
-	if a.scratchDir != "" {
-		if err := os.MkdirAll(a.scratchDir, 0o700); err != nil {
-			return err
-		}
+	err = a.sites.PublishFiles(ctx, r.AppID, r.DeployID, func(add func(string, int64, io.Reader) error) error {
+		return artifact.Files(f, staticLimits, add)
+	})
+	if errors.Is(err, artifact.ErrUnsafe) {
+		return &revision.FailError{Code: revision.CodeInvalidArtifact, Message: err.Error()}
 	}
-	scratch, err := os.MkdirTemp(a.scratchDir, "publish-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(scratch)
-	dst := filepath.Join(scratch, "site")
-	if _, err := artifact.Unpack(f, false, dst, staticLimits); err != nil {
-		if errors.Is(err, artifact.ErrUnsafe) {
-			return &revision.FailError{Code: revision.CodeInvalidArtifact, Message: err.Error()}
-		}
-		return err
-	}
-	return a.sites.Publish(ctx, r.AppID, r.DeployID, dst)
+	return err
 }
 
 // jobs gives the runner the release-Job record and step reports of one revision.

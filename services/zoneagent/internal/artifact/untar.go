@@ -77,65 +77,35 @@ func Unpack(r io.Reader, gz bool, dst string, lim Limits) (files int, err error)
 // extract writes the archive's entries under root and returns the links it made, for
 // checkTreeLinks.
 func extract(tr *tar.Reader, root *os.Root, lim Limits) (files int, links []string, err error) {
-	var total int64
-	entries := 0
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return files, links, nil
-		}
-		if err != nil {
-			return files, nil, fmt.Errorf("%w: %v", ErrUnsafe, err)
-		}
-		entries++
-		if lim.MaxEntries > 0 && entries > lim.MaxEntries {
-			return files, nil, fmt.Errorf("%w: more than %d entries", ErrUnsafe, lim.MaxEntries)
-		}
-		name, err := cleanName(h.Name)
-		if err != nil {
-			return files, nil, err
-		}
-		if name == "" {
-			continue // the archive's own root folder
-		}
+	err = walk(tr, lim, func(e checked) error {
+		h, name := e.header, e.name
 		switch h.Typeflag {
 		case tar.TypeDir:
 			if err := root.MkdirAll(name, 0o755); err != nil {
-				return files, nil, fmt.Errorf("%w: folder %q: %v", ErrUnsafe, h.Name, stripRoot(err))
+				return fmt.Errorf("%w: folder %q: %v", ErrUnsafe, h.Name, stripRoot(err))
 			}
 		case tar.TypeReg:
-			total += h.Size
-			if lim.MaxBytes > 0 && total > lim.MaxBytes {
-				return files, nil, fmt.Errorf("%w: more than %d bytes", ErrUnsafe, lim.MaxBytes)
-			}
 			if err := writeFile(root, name, h, tr); err != nil {
-				return files, nil, err
+				return err
 			}
 			files++
 		case tar.TypeSymlink:
-			if !lim.AllowSymlinks {
-				return files, nil, fmt.Errorf("%w: link %q: a site holds no links", ErrUnsafe, h.Name)
-			}
-			if err := checkLink(name, h.Linkname); err != nil {
-				return files, nil, err
-			}
 			if dir := path.Dir(name); dir != "." {
 				if err := root.MkdirAll(dir, 0o755); err != nil {
-					return files, nil, fmt.Errorf("%w: link %q: %v", ErrUnsafe, h.Name, stripRoot(err))
+					return fmt.Errorf("%w: link %q: %v", ErrUnsafe, h.Name, stripRoot(err))
 				}
 			}
 			if err := root.Symlink(h.Linkname, name); err != nil {
-				return files, nil, fmt.Errorf("%w: link %q: %v", ErrUnsafe, h.Name, stripRoot(err))
+				return fmt.Errorf("%w: link %q: %v", ErrUnsafe, h.Name, stripRoot(err))
 			}
 			links = append(links, name)
-		case tar.TypeXGlobalHeader, tar.TypeXHeader:
-			continue
-		default:
-			// None belongs in a site or a source tree, and a FIFO or a device would make
-			// whoever opens it (the agent reading a manifest) block or read a host device.
-			return files, nil, fmt.Errorf("%w: entry %q is %s", ErrUnsafe, h.Name, kind(h.Typeflag))
 		}
+		return nil
+	})
+	if err != nil {
+		return files, nil, err
 	}
+	return files, links, nil
 }
 
 // kind names a refused tar entry type for the customer.

@@ -39,17 +39,17 @@ func Subscriptions(a *app.Agent) []bus.Subscription {
 				zonebus.CommandKey(z, zonebus.CommandActivate),
 				zonebus.CommandKey(z, zonebus.CommandDiscard),
 			},
-			Handle: commandHandler(a),
+			Handle: pokeAfterCommit(a, commandHandler(a)),
 		},
 		{
 			Queue:  holdsQueue(z),
 			Keys:   []string{billingbus.KeyHoldChanged},
-			Handle: holdsHandler(a),
+			Handle: pokeAfterCommit(a, holdsHandler(a)),
 		},
 		{
 			Queue:  appsQueue(z),
 			Keys:   []string{appsbus.KeyAppDeleted, appsbus.KeyDomainActivated, appsbus.KeyDomainRemoved, appsbus.KeyDomainDeactivated},
-			Handle: appsHandler(a),
+			Handle: pokeAfterCommit(a, appsHandler(a)),
 		},
 	}
 }
@@ -94,8 +94,16 @@ func commandHandler(a *app.Agent) bus.TxHandler {
 			}
 			return a.DiscardRevision(ctx, t, c.GetDeployId())
 		}
-		a.Poke()
 		return nil
+	}
+}
+
+// pokeAfterCommit has h's delivery wake the agent's worker once the consumer's transaction
+// has committed what h recorded.
+func pokeAfterCommit(a *app.Agent, h bus.TxHandler) bus.TxHandler {
+	return func(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
+		tx.AfterCommit(a.Poke)
+		return h(ctx, tx, d)
 	}
 }
 

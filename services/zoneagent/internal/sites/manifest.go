@@ -22,7 +22,7 @@ type File struct {
 	Offset      int64  `json:"offset"`
 	Size        int64  `json:"size"`
 	ContentType string `json:"type"`
-	ETag        string `json:"etag"` // the MD5 of its bytes, quoted: the ETag S3 gives an object put whole
+	ETag        string `json:"etag"` // names its bytes: the first half of their SHA-256, in hex, quoted (etag)
 }
 
 func parseManifest(b []byte) (*Manifest, error) {
