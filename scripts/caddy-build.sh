@@ -8,20 +8,4 @@
 set -euo pipefail
 
 version=v2.11.9
-cache="${TORI_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tori}/caddy-$version"
-bin="$cache/caddy"
-
-if [ -x "$bin" ]; then
-  echo "$bin"
-  exit 0
-fi
-
-mkdir -p "$cache"
-# Caddy's module has no replace lines, so go install pkg@version builds it as published,
-# checked against the checksum database, outside any workspace. The binary goes into a
-# temporary folder first and is renamed into place: no half-built caddy is ever found.
-tmp=$(mktemp -d "$cache/build.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-GOWORK=off GOBIN="$tmp" GOFLAGS="-buildvcs=false" go install -trimpath "github.com/caddyserver/caddy/v2/cmd/caddy@$version" >&2
-mv "$tmp/caddy" "$bin"
-echo "$bin"
+exec "$(dirname "$0")/go-install-cached.sh" caddy "$version" github.com/caddyserver/caddy/v2/cmd/caddy

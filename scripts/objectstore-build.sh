@@ -9,20 +9,4 @@
 set -euo pipefail
 
 version=v1.8.0
-cache="${TORI_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tori}/versitygw-$version"
-bin="$cache/versitygw"
-
-if [ -x "$bin" ]; then
-  echo "$bin"
-  exit 0
-fi
-
-mkdir -p "$cache"
-# The module has no replace lines, so go install pkg@version builds it as published and checks
-# it against the checksum database, outside any workspace. Install into a temporary folder and
-# rename: an interrupted build never leaves half a binary behind.
-tmp=$(mktemp -d "$cache/build.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-GOWORK=off GOBIN="$tmp" GOFLAGS="-buildvcs=false" go install -trimpath "github.com/versity/versitygw/cmd/versitygw@$version" >&2
-mv "$tmp/versitygw" "$bin"
-echo "$bin"
+exec "$(dirname "$0")/go-install-cached.sh" versitygw "$version" github.com/versity/versitygw/cmd/versitygw
