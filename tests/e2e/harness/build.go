@@ -63,10 +63,12 @@ func Binaries(t testing.TB) string {
 	return binDir
 }
 
-// RemoveBinaries deletes the folder Binaries built (about 300 MB), once every test of the
-// process is done: each test binary's TestMain calls it, so runs leave none behind in /tmp.
-func RemoveBinaries() {
+// Main runs a test binary's tests and then deletes the folder Binaries built for them (about
+// 300 MB), so runs leave none behind in /tmp; each test binary's TestMain is Main.
+func Main(m *testing.M) {
+	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}
+	os.Exit(code)
 }
