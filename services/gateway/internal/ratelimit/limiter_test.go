@@ -64,6 +64,15 @@ func TestLimiterContract(t *testing.T) {
 			if c, _ := l.Hit(ctx, "k", time.Minute); c.N != 1 {
 				t.Fatalf("windows of another length share a counter: %d", c.N)
 			}
+			// Windows of different lengths that start at the same moment (an hour's and a
+			// minute's do at every hour; these two at the epoch, whatever the time now).
+			century := 100 * 365 * 24 * time.Hour
+			if c, _ := l.Hit(ctx, "epoch", century); c.N != 1 {
+				t.Fatalf("first hit of a century's window: %d", c.N)
+			}
+			if c, _ := l.Hit(ctx, "epoch", 2*century); c.N != 1 {
+				t.Fatalf("windows of another length that start together share a counter: %d", c.N)
+			}
 			// A window ends when ResetIn says: a wait on the clock, not on the system, since a
 			// ResetIn shorter than the window's real end would find the old window counting.
 			first, err := l.Hit(ctx, "short", time.Second)

@@ -25,14 +25,15 @@ func NewRedis(client *redis.Client, prefix string) *Redis {
 
 // count adds ARGV[2] (0 for a peek, which creates nothing) to KEYS[1]'s counter in the window
 // of ARGV[1] milliseconds that holds Redis's now, and returns the count and the milliseconds
-// left in the window. A counter outlives its window by a second, so a request that read the
-// window just before its end still finds it.
+// left in the window. The key names the window's length as well as its start: an hour's window
+// and a minute's start together at every hour, and must not count together. A counter outlives
+// its window by a second, so a request that read the window just before its end still finds it.
 var count = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local length = tonumber(ARGV[1])
 local start = now - (now % length)
-local key = KEYS[1] .. '@' .. start
+local key = KEYS[1] .. '@' .. length .. '@' .. start
 local left = start + length - now
 local n
 if tonumber(ARGV[2]) > 0 then
