@@ -104,7 +104,7 @@ bench-builds: build
 bench-edge: wrk services
 	caddy=$$(scripts/caddy-build.sh) && objectstore=$${OBJECTSTORE_BIN:-$$(scripts/objectstore-build.sh)} && \
 	cd tests/e2e && CADDY_BIN=$$caddy OBJECTSTORE_BIN=$$objectstore \
-	  EDGE_BENCH_DURATION=$${DURATION:-10s} EDGE_BENCH_ROUNDS=$${ROUNDS:-3} \
+	  EDGE_BENCH_DURATION=$${DURATION:-10s} EDGE_BENCH_ROUNDS=$${ROUNDS:-3} EDGE_BENCH_PROFILE_DIR=$${PROFILE_DIR:-} \
 	  go test -count=1 -timeout 60m -run '^$$' -bench BenchmarkEdgeAgainstCaddy -benchtime 1x -v .
 
 # The fault suite (not part of `make test`): SIGKILLs each service in turn, restarts the

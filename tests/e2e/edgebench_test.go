@@ -41,7 +41,9 @@ import (
 // Each case prints every run's figures and a line `ratio <what> Tori/Caddy: throughput <n>x,
 // p99 <n>x` of the medians. Nothing is asserted of the figures: the issue's targets are read
 // from them. EDGE_BENCH_DURATION (each wrk run, default 10s) and EDGE_BENCH_ROUNDS (default
-// 3) set the length; CADDY_BIN is scripts/caddy-build.sh's binary.
+// 3) set the length; CADDY_BIN is scripts/caddy-build.sh's binary. EDGE_BENCH_PROFILE_DIR
+// (make bench-edge PROFILE_DIR=dir) runs the zone agent with its profile server and writes a
+// CPU profile of it for each of Tori's runs (<transport>-<case>-<round>.cpu.pprof).
 //
 // Run: make bench-edge (go test -run '^$' -bench BenchmarkEdgeAgainstCaddy -benchtime 1x -v .)
 func BenchmarkEdgeAgainstCaddy(b *testing.B) {
@@ -63,6 +65,14 @@ func BenchmarkEdgeAgainstCaddy(b *testing.B) {
 	s := harness.Start(b, harness.Options{Env: map[string]string{
 		"AUTH_LIMIT_PER_15MIN": "100000", "EDGE_TLS_ADDR": "off", "LOG_LEVEL": "info",
 	}})
+	prof := edgeProfiler{dir: os.Getenv("EDGE_BENCH_PROFILE_DIR")}
+	if prof.dir != "" {
+		// The zone agent alone gets a profile server (every service reads PROFILE_ADDR).
+		prof.addr = testinfra.FreeAddr(b)
+		s.Stop("zoneagent")
+		s.Env["PROFILE_ADDR"] = prof.addr
+		s.Restart("zoneagent")
+	}
 	a := s.NewAccount(b, "edgebench")
 	// flock, the largest plan: the site's size fits, and the app gets its most CPU.
 	if out, err := s.Command("billing", "set-plan", "-account", a.Email, "-plan", "flock"); err != nil {
@@ -104,7 +114,7 @@ func BenchmarkEdgeAgainstCaddy(b *testing.B) {
 	for _, t := range plain {
 		t.warm(b, site, staticHost, appHost)
 	}
-	runEdgeRounds(b, work, "http", rounds, duration, cases, plain)
+	runEdgeRounds(b, work, "http", rounds, duration, cases, plain, prof)
 
 	// HTTPS: the zone agent again, now with its TLS listener and its local CA (make run's
 	// default), and Caddy with a certificate from that CA's root for both names.
@@ -120,7 +130,7 @@ func BenchmarkEdgeAgainstCaddy(b *testing.B) {
 	for _, t := range secure {
 		t.warm(b, site, staticHost, appHost)
 	}
-	runEdgeRounds(b, work, "https", rounds, duration, cases, secure)
+	runEdgeRounds(b, work, "https", rounds, duration, cases, secure, prof)
 }
 
 // edgeCase is what wrk asks for: paths, gone round, of the site named host.
@@ -138,7 +148,7 @@ type edgeTarget struct {
 
 // runEdgeRounds runs every case on both targets, rounds times, the first to go swapping each
 // round, and prints each run and then each case's ratio of the medians.
-func runEdgeRounds(b *testing.B, dir, transport string, rounds int, duration string, cases []edgeCase, targets [2]edgeTarget) {
+func runEdgeRounds(b *testing.B, dir, transport string, rounds int, duration string, cases []edgeCase, targets [2]edgeTarget, prof edgeProfiler) {
 	b.Helper()
 	runs := map[string][2][]wrkResult{}
 	for round := 1; round <= rounds; round++ {
@@ -150,7 +160,14 @@ func runEdgeRounds(b *testing.B, dir, transport string, rounds int, duration str
 			got := runs[c.what]
 			for _, i := range order {
 				t := targets[i]
+				var done func()
+				if i == 0 {
+					done = prof.start(b, fmt.Sprintf("%s-%s-%d", transport, c.what, round), duration)
+				}
 				r := runWrk(b, dir, t.addr, t.scheme, c.host, c.paths, duration)
+				if done != nil {
+					done()
+				}
 				fmt.Printf("%-5s %-20s round %d  %-5s %s\n", transport, c.what, round, t.name, r)
 				got[i] = append(got[i], r)
 			}

@@ -8,6 +8,7 @@ import (
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/httpserver"
 	"tori.dev/pkg/pgstore"
+	"tori.dev/pkg/profiling"
 	"tori.dev/pkg/service"
 	zonebus "tori.dev/proto/tori/zone/v1"
 	"tori.dev/services/zoneagent/internal/app"
@@ -87,6 +88,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		p.Every(agent.SiteSweepJob())
 		p.Go("log batches", logBatches.Run)
 		p.Every(runner.NapJob())
+		p.Go("profiles", func(ctx context.Context) error { return profiling.Serve(ctx, cfg.Profiling, log) })
 		p.Listening("edge", edges.Addrs())
 		return nil
 	})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"tori.dev/pkg/bus"
+	"tori.dev/pkg/profiling"
 )
 
 // Config is the zone agent's configuration.
@@ -69,6 +70,8 @@ type Config struct {
 	IdleAfter time.Duration `env:"ZONE_IDLE_AFTER, default=15m"`
 	// ShutdownTimeout bounds how long requests may finish after a stop signal.
 	ShutdownTimeout time.Duration `env:"ZONEAGENT_SHUTDOWN_TIMEOUT, default=10s"`
+	// Profiles for profiling the edge under load (PROFILE_ADDR, loopback only); off by default.
+	Profiling profiling.Config
 
 	bus.Config
 	ManagedDatabases
@@ -130,6 +133,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := c.EdgeCache.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Profiling.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

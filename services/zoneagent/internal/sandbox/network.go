@@ -248,22 +248,20 @@ func (s *Sandbox) startPasta(ctx context.Context, cred *syscall.Credential, appI
 // belong to it. The thread moves back before it is used for anything else; if it cannot, it
 // stays locked and Go ends it with the goroutine.
 func inNetNS(netns *os.File, f func() error) error {
+	home, err := agentNetNS()
+	if err != nil {
+		return err
+	}
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		home, err := os.Open("/proc/thread-self/ns/net")
-		if err != nil {
-			runtime.UnlockOSThread()
-			errc <- err
-			return
-		}
-		defer home.Close()
 		if err := setns(netns, syscall.CLONE_NEWNET); err != nil {
 			runtime.UnlockOSThread()
 			errc <- fmt.Errorf("enter the app's network: %w", err)
 			return
 		}
-		err = f()
+		err := f()
+		// A thread that cannot go home stays locked, and so ends with this goroutine.
 		if setns(home, syscall.CLONE_NEWNET) == nil {
 			runtime.UnlockOSThread()
 		}
@@ -271,6 +269,13 @@ func inNetNS(netns *os.File, f func() error) error {
 	}()
 	return <-errc
 }
+
+// agentNetNS is the agent's own network namespace, opened once: every thread is in it except
+// for the moment one is in an app's, so each hop back needs no open of its own (the edge
+// dials through here whenever it has no idle connection to an app).
+var agentNetNS = sync.OnceValues(func() (*os.File, error) {
+	return os.Open("/proc/self/ns/net")
+})
 
 func setns(f *os.File, kind int) error {
 	return unix.Setns(int(f.Fd()), kind)
