@@ -30,7 +30,8 @@ type BindTx func(tx bus.Tx) app.Tx
 // Subscriptions are every durable consumer of the deploys service.
 func Subscriptions(svc *app.Service, bind BindTx) []bus.Subscription {
 	return []bus.Subscription{
-		{Queue: QueueApps, Keys: []string{appsbus.KeyAppCreated, appsbus.KeyAppDeleted}, Handle: appsHandler(svc, bind)},
+		// Batched, as the logs service's copy of the apps: creates come in bursts.
+		{Queue: QueueApps, Keys: []string{appsbus.KeyAppCreated, appsbus.KeyAppDeleted}, Handle: appsHandler(svc, bind), Batch: true},
 		{Queue: QueuePlans, Keys: []string{billingbus.KeyPlanChanged}, Handle: plansHandler(svc, bind)},
 		{Queue: QueueHolds, Keys: []string{billingbus.KeyHoldChanged}, Handle: holdsHandler(svc, bind)},
 		{Queue: QueueZoneReports, Keys: []string{zonebus.KeyDeployProgressed}, Handle: progressHandler(svc, bind)},
