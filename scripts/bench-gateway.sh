@@ -134,9 +134,12 @@ done = function(summary, latency, requests)
 end
 LUA
 
-# Warm the token cache and the connection pools before measuring.
-wrk -t"$THREADS" -c"$CONNECTIONS" -d3s -s "$work/rotate.lua" "$gw" >/dev/null
 health=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s "$work/plain.lua" "$gw/healthz" | grep RESULT)
+# Warm the token cache, the account copy and the connection pools just before the reads: both
+# keep an entry up to TOKEN_CACHE_TTL / ACCOUNT_CACHE_TTL (30 s, less a fifth at random), so a
+# warm-up before the /healthz run expired all 4,000 accounts at once in the middle of this
+# one, a wave that steady traffic spreads out (each account's entry is refreshed once in 24-30 s).
+wrk -t"$THREADS" -c"$CONNECTIONS" -d3s -s "$work/rotate.lua" "$gw" >/dev/null
 # CPU time (clock ticks) each part of the machine spends during the /api/account run, so the
 # cost of a request shows by process.
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
