@@ -35,6 +35,7 @@ type options struct {
 	days          int
 	samples       int
 	binDir        string
+	profileDir    string
 	limit         int
 	keep          bool
 }
@@ -62,6 +63,7 @@ func main() {
 	flag.StringVar(&o.binDir, "bin", "", "folder with the identity, billing, apps, logs and gateway binaries (e.g. ../../bin after scripts/build.sh); empty builds them from this workspace")
 	flag.IntVar(&o.limit, "limit", 500, "entries per read")
 	flag.BoolVar(&o.keep, "keep", false, "keep the scratch database")
+	flag.StringVar(&o.profileDir, "profile", "", "folder for CPU profiles of the gateway and the logs service taken while the page is read (their PROFILE_ADDR); empty: none")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -72,7 +72,11 @@ func benchRead(ctx context.Context, db *scratch, o options) (err error) {
 	}
 	defer f.stop()
 	paths.bare, paths.relayed = f.bare, f.relayed
-	return measure(ctx, paths, o.samples)
+	done := profileReads(s.profiles, o.profileDir, o.samples)
+	if err := measure(ctx, paths, o.samples); err != nil {
+		return err
+	}
+	return done()
 }
 
 // awaitLogsReady waits until the logs service has the app (from apps.app.created) and the

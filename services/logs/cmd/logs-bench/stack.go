@@ -35,6 +35,8 @@ type stack struct {
 	logs    string // http://host:port of the logs service itself
 	key     string // GATEWAY_SIGNING_KEY
 	procs   []*process
+	// profiles are the profile servers' addresses by service (-profile): gateway and logs.
+	profiles map[string]string
 }
 
 // process is one running service binary.
@@ -158,6 +160,16 @@ func (s *stack) configure(db *scratch, o options, services []string) error {
 			s.env[upper+"_URL"] = "http://" + addr
 		}
 	}
+	if o.profileDir != "" {
+		s.profiles = map[string]string{}
+		for _, name := range []string{"gateway", "logs"} {
+			addr, err := freeAddr()
+			if err != nil {
+				return err
+			}
+			s.profiles[name] = addr
+		}
+	}
 	s.gateway = "http://" + s.env["GATEWAY_ADDR"]
 	s.logs = s.env["LOGS_URL"]
 	s.env["BASE_URL"] = s.gateway
@@ -183,6 +195,9 @@ func (s *stack) start(name string) error {
 	defer logf.Close()
 	p.cmd = exec.Command(filepath.Join(s.bin, name))
 	p.cmd.Env = s.environ()
+	if addr := s.profiles[name]; addr != "" {
+		p.cmd.Env = append(p.cmd.Env, "PROFILE_ADDR="+addr)
+	}
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
 	// A group of its own, so a terminal's Ctrl-C reaches the benchmark alone and the services
 	// are stopped in order; the parent-death signal ends them should the benchmark be killed.
