@@ -3,7 +3,7 @@
 # the first one's path (the others are beside it); a later call finds them there and builds
 # nothing. For modules without `replace` lines only: `go install pkg@version` builds them as
 # published, checked against the checksum database, outside any workspace (a module with
-# replace lines builds through a wrapper module, as scripts/stripe-mock-build.sh does).
+# replace lines builds through a wrapper module, as scripts/vault-dev-build.sh does).
 # Usage: scripts/go-install-cached.sh NAME VERSION PACKAGE...
 set -euo pipefail
 name=$1 version=$2

@@ -6,22 +6,4 @@
 # stripe-mock v0.203.0 embeds 2026-08-26.dahlia, the nearest release on the proxy).
 # Usage: STRIPE_MOCK_BIN=$(scripts/stripe-mock-build.sh)
 set -euo pipefail
-
-version=v0.203.0
-cache="${TORI_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tori}/stripe-mock-$version"
-bin="$cache/stripe-mock"
-
-if [ -x "$bin" ]; then
-  echo "$bin"
-  exit 0
-fi
-
-mkdir -p "$cache"
-# go install pkg@version builds outside any workspace and checks the module against the
-# checksum database. Install into a temporary folder and rename: an interrupted build never
-# leaves half a binary behind.
-tmp=$(mktemp -d "$cache/build.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-GOWORK=off GOBIN="$tmp" GOFLAGS="-buildvcs=false" go install -trimpath "github.com/stripe/stripe-mock@$version" >&2
-mv "$tmp/stripe-mock" "$bin"
-echo "$bin"
+exec "$(dirname "$0")/go-install-cached.sh" stripe-mock v0.203.0 github.com/stripe/stripe-mock
