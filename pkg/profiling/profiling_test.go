@@ -7,6 +7,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -67,5 +71,29 @@ func TestServeAnswersProfilesUntilStopped(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Serve did not return after its context ended")
+	}
+}
+
+// SaveCPU writes the served profile to a file in a folder it makes, and says so when the
+// address serves no profile.
+func TestSaveCPUWritesTheProfile(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/debug/pprof/profile" || r.URL.Query().Get("seconds") != "3" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte("profile bytes"))
+	}))
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	file := filepath.Join(t.TempDir(), "new", "gw.cpu.pprof")
+	if err := SaveCPU(addr, 3, file); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(file); err != nil || string(got) != "profile bytes" {
+		t.Fatalf("file holds %q, %v", got, err)
+	}
+	if err := SaveCPU(addr, 4, filepath.Join(t.TempDir(), "x")); err == nil {
+		t.Fatal("a 404 from the profile server must be an error")
 	}
 }

@@ -2,13 +2,12 @@ package e2e
 
 import (
 	"fmt"
-	"io"
-	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"tori.dev/pkg/profiling"
 )
 
 // edgeProfiler takes a CPU profile of the zone agent (its profile server at addr) while one
@@ -30,25 +29,7 @@ func (p edgeProfiler) start(b *testing.B, name, duration string) func() {
 	secs := max(1, int(d.Seconds())-1)
 	file := filepath.Join(p.dir, strings.ReplaceAll(name, " ", "-")+".cpu.pprof")
 	errc := make(chan error, 1)
-	go func() {
-		resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", p.addr, secs))
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		if err == nil && resp.StatusCode != http.StatusOK {
-			err = fmt.Errorf("profile server answered %d: %s", resp.StatusCode, body)
-		}
-		if err == nil {
-			err = os.MkdirAll(p.dir, 0o755)
-		}
-		if err == nil {
-			err = os.WriteFile(file, body, 0o644)
-		}
-		errc <- err
-	}()
+	go func() { errc <- profiling.SaveCPU(p.addr, secs, file) }()
 	return func() {
 		if err := <-errc; err != nil {
 			b.Fatalf("profile of the zone agent (%s): %v", file, err)

@@ -3,10 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"os"
 	"path/filepath"
+
+	"tori.dev/pkg/profiling"
 )
 
 // profileReads takes a CPU profile of each service in profiles (name → its profile server)
@@ -22,7 +21,7 @@ func profileReads(profiles map[string]string, dir string, samples int) func() er
 	errc := make(chan error, len(profiles))
 	for name, addr := range profiles {
 		go func() {
-			errc <- fetchProfile(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, secs), filepath.Join(dir, name+".cpu.pprof"))
+			errc <- profiling.SaveCPU(addr, secs, filepath.Join(dir, name+".cpu.pprof"))
 		}()
 	}
 	return func() error {
@@ -36,23 +35,4 @@ func profileReads(profiles map[string]string, dir string, samples int) func() er
 		fmt.Printf("  CPU profiles in %s (go tool pprof -top %s)\n", dir, filepath.Join(dir, "gateway.cpu.pprof"))
 		return nil
 	}
-}
-
-func fetchProfile(url, file string) error {
-	resp, err := http.Get(url)
-	if err != nil {
-		return fmt.Errorf("profile: %w", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err == nil && resp.StatusCode != http.StatusOK {
-		err = fmt.Errorf("profile %s: %d %s", url, resp.StatusCode, body)
-	}
-	if err == nil {
-		err = os.MkdirAll(filepath.Dir(file), 0o755)
-	}
-	if err == nil {
-		err = os.WriteFile(file, body, 0o644)
-	}
-	return err
 }
