@@ -4,15 +4,22 @@
 # (5432), and Debian's PgBouncer for the zone agent to run in front of it. Made once; run
 # again it only starts what has stopped. The control plane's cluster is never touched.
 #
-# Authentication in the zone cluster: every TCP connection needs a password
-# (scram-sha-256); over the Unix socket the OS user postgres, and root (who runs
-# bin/bootstrap and the tests here), may log in as postgres by peer. bin/bootstrap then makes
+# Authentication in the zone cluster (docs/tenants-managed-databases.md): one login reaches
+# one database. Over the Unix socket the OS user postgres, and root (who runs bin/bootstrap,
+# the zone agent and the tests here), may log in as postgres by peer. Between two marker
+# lines, pg_hba.conf names each managed database with its two logins (password, over TCP for
+# the pooler and over the socket for the zone's dumps) and each provisioning role with the
+# maintenance database; the zone agents regenerate that section from the catalog
+# (pkg/pgstore/zonehba.go); every other TCP connection is refused. bin/bootstrap then makes
 # the zone's provisioning role (LOGIN CREATEDB CREATEROLE, not a superuser) with a password
-# it keeps in DATA_DIR/secrets/zoneagent.env.
+# it keeps in DATA_DIR/secrets/zoneagent.env. Run on a cluster made before the section, this
+# script moves its pg_hba.conf to the new layout (a reload, never a restart).
 set -euo pipefail
 
 PORT="${ZONE_POSTGRES_PORT:-5433}"
-NAME=zone
+# Another name (and port) makes a private cluster of the same kind, for work that must not
+# touch the shared one.
+NAME="${ZONE_POSTGRES_NAME:-zone}"
 
 if ! command -v pgbouncer >/dev/null 2>&1 && [ ! -x /usr/sbin/pgbouncer ]; then
   if command -v apt-get >/dev/null 2>&1; then
@@ -37,18 +44,58 @@ VERSION=$(pg_lsclusters -h | awk '$3 == 5432 {print $1; exit}')
 [ -n "$VERSION" ] || VERSION=$(ls /etc/postgresql | sort -V | tail -1)
 CONF=/etc/postgresql/$VERSION/$NAME
 
+# pg_hba.conf in the zone's layout: the head, the section the zone agents keep (filled here
+# from the catalog, as pkg/pgstore/zonehba.go fills it: the same lines), and the tail that
+# refuses every other TCP connection. A file already in this layout is left to the agents.
+HBA_BEGIN="# BEGIN tori zone: one line per database naming its two logins; regenerated from the catalog, edits here are lost"
+HBA_END="# END tori zone"
+hba_section() {
+  psql -X -q -At -v ON_ERROR_STOP=1 -h /var/run/postgresql -p "$PORT" -U postgres -d postgres <<'SQL'
+SELECT line FROM (
+  SELECT 1 AS part, rolname COLLATE "C" AS name, n, format('host postgres "%s" %s scram-sha-256', rolname, addr) AS line
+  FROM pg_roles, unnest(ARRAY['127.0.0.1/32', '::1/128']) WITH ORDINALITY AS a(addr, n)
+  WHERE rolcanlogin AND rolcreaterole AND NOT rolsuper AND rolname ~ '^[a-z_][a-z0-9_]{0,62}$' AND rolname !~ '^db_'
+  UNION ALL
+  SELECT 2, datname COLLATE "C", 0, format('local "%1$s" "%1$s","%1$s_b" scram-sha-256', datname)
+  FROM pg_database WHERE datname ~ '^db_[0-9a-f]{32}$'
+  UNION ALL
+  SELECT 2, datname COLLATE "C", n, format('host "%1$s" "%1$s","%1$s_b" %2$s scram-sha-256', datname, addr)
+  FROM pg_database, unnest(ARRAY['127.0.0.1/32', '::1/128']) WITH ORDINALITY AS a(addr, n)
+  WHERE datname ~ '^db_[0-9a-f]{32}$'
+) lines ORDER BY part, name, n;
+SQL
+}
+# write_hba SECTION replaces pg_hba.conf (owner and mode kept) in one rename.
+HBA_FILE="$CONF/pg_hba.conf"
+write_hba() {
+  local tmp
+  tmp=$(mktemp "$CONF/.pg_hba.conf.XXXXXX")
+  {
+    cat <<'HBA'
+# The zone's managed-database cluster (scripts/zone-postgres.sh). The Unix socket admits
+# postgres (and root as postgres) by peer; each managed database admits its own two logins,
+# with their password, and the provisioning roles the maintenance database, by the section
+# below; every other TCP connection is refused.
+local   all   postgres                  peer map=zone
+HBA
+    echo "$HBA_BEGIN"
+    [ -z "$1" ] || printf '%s\n' "$1"
+    echo "$HBA_END"
+    cat <<'HBA'
+local   all   all                       peer
+host    all   all        127.0.0.1/32   reject
+host    all   all        ::1/128        reject
+HBA
+  } >"$tmp"
+  chown --reference="$HBA_FILE" "$tmp" && chmod --reference="$HBA_FILE" "$tmp"
+  mv "$tmp" "$HBA_FILE"
+}
+
 if [ ! -d "$CONF" ]; then
   echo "creating the zone's Postgres cluster ($VERSION/$NAME on port $PORT)"
   pg_createcluster "$VERSION" "$NAME" -p "$PORT" >/dev/null
-  cat >"$CONF/pg_hba.conf" <<'HBA'
-# The zone's managed-database cluster (scripts/zone-postgres.sh). Every TCP connection needs
-# a password; the Unix socket admits postgres (and root as postgres) by peer, for the
-# bootstrap, and each other role by peer only as itself.
-local   all   postgres                  peer map=zone
-local   all   all                       peer
-host    all   all        127.0.0.1/32   scram-sha-256
-host    all   all        ::1/128        scram-sha-256
-HBA
+  # No database and no provisioning role yet: an empty section.
+  write_hba ""
   cat >>"$CONF/pg_ident.conf" <<'IDENT'
 zone   postgres   postgres
 zone   root       postgres
@@ -71,6 +118,17 @@ done
 if [ -z "$ready" ]; then
   echo "the zone's Postgres does not answer on 127.0.0.1:$PORT" >&2
   exit 1
+fi
+
+if ! grep -qxF "$HBA_BEGIN" "$HBA_FILE"; then
+  echo "zone Postgres: pg_hba.conf to one login per database"
+  exec 9>"$HBA_FILE.lock"
+  flock 9
+  section=$(hba_section)
+  cp -p "$HBA_FILE" "$HBA_FILE.before-zone-section"
+  write_hba "$section"
+  echo "SELECT pg_reload_conf();" | psql -X -q -At -v ON_ERROR_STOP=1 -h /var/run/postgresql -p "$PORT" -U postgres -d postgres >/dev/null
+  exec 9>&-
 fi
 
 # What a database's own role may not change (superuser settings), applied online: a reload,

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -21,7 +22,8 @@ type Provisioner struct {
 
 // EnsureProvisioner creates p's role on the cluster superURL reaches (a superuser; for
 // scripts/zone-postgres.sh's cluster, postgres over the Unix socket), or brings an existing
-// one back to LOGIN CREATEDB CREATEROLE NOSUPERUSER with p's password.
+// one back to LOGIN CREATEDB CREATEROLE NOSUPERUSER with p's password, a member of
+// pg_read_all_stats and pg_signal_backend, with its line in the cluster's pg_hba.conf.
 func EnsureProvisioner(ctx context.Context, superURL string, p Provisioner) error {
 	if !identRe.MatchString(p.Role) || p.Password == "" {
 		return fmt.Errorf("pgstore: invalid provisioning role %q", p.Role)
@@ -55,10 +57,18 @@ func EnsureProvisioner(ctx context.Context, superURL string, p Provisioner) erro
 		"REVOKE CONNECT, TEMPORARY ON DATABASE postgres FROM PUBLIC",
 		"REVOKE CONNECT, TEMPORARY ON DATABASE template1 FROM PUBLIC",
 		"GRANT CONNECT ON DATABASE postgres TO " + role,
+		// What the zone's maintenance reads and ends (the statement watchdog, a retired
+		// login's sessions) it reaches through these, not through membership in a login.
+		"GRANT pg_read_all_stats, pg_signal_backend TO " + role,
 	} {
 		if _, err := conn.Exec(ctx, s); err != nil {
 			return fmt.Errorf("pgstore: %s: %w", s, err)
 		}
+	}
+	// Its line in the cluster's pg_hba.conf, where the cluster keeps a zone section; a
+	// cluster that is not this host's or has none is its operator's to open.
+	if err := KeepZoneHBA(ctx, superURL); err != nil && !errors.Is(err, ErrZoneHBAUnmanaged) && !errors.Is(err, ErrZoneHBANotLocal) {
+		return err
 	}
 	return nil
 }

@@ -2,8 +2,10 @@ package testinfra
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -66,7 +68,7 @@ func dropProvisioner(t testing.TB, super, role string) {
 		SELECT r.rolname FROM pg_auth_members m
 		JOIN pg_roles r ON r.oid = m.roleid
 		JOIN pg_roles p ON p.oid = m.member
-		WHERE p.rolname = $1`, role)
+		WHERE p.rolname = $1 AND r.rolname !~ '^pg_'`, role)
 	if err != nil {
 		t.Errorf("testinfra: drop provisioner %s: %v", role, err)
 		return
@@ -102,6 +104,12 @@ func dropProvisioner(t testing.TB, super, role string) {
 	}
 	defer unlock()
 	for _, r := range owners {
+		if strings.HasPrefix(r, "db_") && !strings.HasSuffix(r, "_b") {
+			// A database's second login is no member of the provisioner (managed/logins.go).
+			if _, err := c.Exec(ctx, "DROP ROLE IF EXISTS "+pgx.Identifier{r + "_b"}.Sanitize()); err != nil {
+				t.Errorf("testinfra: drop role %s_b: %v", r, err)
+			}
+		}
 		// The provisioner's CONNECT on the maintenance database would keep it.
 		if _, err := c.Exec(ctx, "REVOKE ALL ON DATABASE postgres FROM "+pgx.Identifier{r}.Sanitize()); err != nil {
 			t.Errorf("testinfra: revoke from %s: %v", r, err)
@@ -109,6 +117,10 @@ func dropProvisioner(t testing.TB, super, role string) {
 		if _, err := c.Exec(ctx, "DROP ROLE IF EXISTS "+pgx.Identifier{r}.Sanitize()); err != nil {
 			t.Errorf("testinfra: drop role %s: %v", r, err)
 		}
+	}
+	// Their lines leave the cluster's pg_hba.conf (where the zone keeps it).
+	if err := pgstore.KeepZoneHBA(ctx, super); err != nil && !errors.Is(err, pgstore.ErrZoneHBAUnmanaged) && !errors.Is(err, pgstore.ErrZoneHBANotLocal) {
+		t.Errorf("testinfra: pg_hba.conf after dropping %s: %v", role, err)
 	}
 }
 
@@ -142,4 +154,15 @@ func dropTablespaces(ctx context.Context, t testing.TB, c *pgx.Conn, role string
 		// The agent's folder of mount points, once empty (a folder per test's DATA_DIR).
 		_ = os.Remove(filepath.Dir(mount))
 	}
+}
+
+// ZonePostgresSocket is the directory of the zone cluster's Unix socket, where the zone's
+// dumps and restores connect (ZonePostgresSuperURL's host).
+func ZonePostgresSocket(t testing.TB) string {
+	t.Helper()
+	c, err := pgx.ParseConfig(ZonePostgresSuperURL(t))
+	if err != nil || !strings.HasPrefix(c.Host, "/") {
+		t.Fatalf("testinfra: the zone cluster's superuser URL names no Unix socket (%v)", err)
+	}
+	return c.Host
 }

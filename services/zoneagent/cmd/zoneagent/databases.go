@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"log/slog"
 	"net"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"tori.dev/pkg/lifecycle"
 	"tori.dev/pkg/objectstore"
@@ -50,7 +53,8 @@ func managedDatabases(cfg config.Config, st app.Store, log *slog.Logger) (*app.D
 		return nil, nil, err
 	}
 	cluster := managed.Cluster{AdminURL: cfg.PostgresAdminURL, StatementTimeout: cfg.StatementTimeout,
-		Ceilings: databaseCeilings(cfg, log)}
+		Ceilings: databaseCeilings(cfg, log), SuperURL: cfg.Tablespaces()}
+	keepAccess(cluster, log)
 	if cluster.Ceilings != nil {
 		// A reboot unmounts them: until they are back their databases cannot be read.
 		caps := map[string]int64{}
@@ -85,7 +89,31 @@ func dumper(cfg config.Config) (managed.Dumper, error) {
 		return managed.Dumper{}, err
 	}
 	return managed.Dumper{Bin: cfg.PgDump, RestoreBin: cfg.PgRestore, AdminURL: cfg.PostgresAdminURL,
-		Bucket: bucket, Presigner: presigner, URLLifetime: cfg.DumpURLLifetime}, nil
+		Socket: clusterSocket(cfg.Tablespaces()), Bucket: bucket, Presigner: presigner, URLLifetime: cfg.DumpURLLifetime}, nil
+}
+
+// clusterSocket is the directory of the cluster's Unix socket superURL names, "" when it
+// names none (a cluster on another host).
+func clusterSocket(superURL string) string {
+	c, err := pgconn.ParseConfig(superURL)
+	if err != nil || !strings.HasPrefix(c.Host, "/") {
+		return ""
+	}
+	return c.Host
+}
+
+// keepAccess brings the cluster's pg_hba.conf section up to date at start (a database made
+// or dropped while the agent was down), or says plainly that it is not the zone's to keep.
+func keepAccess(cluster managed.Cluster, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err := cluster.KeepAccess(ctx)
+	switch {
+	case errors.Is(err, managed.ErrAccessUnmanaged):
+		log.Error("the zone cluster's pg_hba.conf is not kept by the zone: unless its operator names each database's logins, a login that gains another database's role may connect to it (scripts/zone-postgres.sh sets the section up)", "err", err.Error())
+	case err != nil:
+		log.Error("the zone cluster's pg_hba.conf could not be brought up to date", "err", err.Error())
+	}
 }
 
 // databaseCeilings is the hard ceiling under every database's cap (managed/ceiling.go): it

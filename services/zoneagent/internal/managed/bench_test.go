@@ -27,7 +27,7 @@ func BenchmarkDumpRestore(b *testing.B) {
 	}
 	ctx := context.Background()
 	admin := testinfra.ZoneProvisionerURL(b)
-	c := Cluster{AdminURL: admin, StatementTimeout: time.Hour}
+	c := Cluster{AdminURL: admin, SuperURL: testinfra.ZonePostgresSuperURL(b), StatementTimeout: time.Hour}
 	name, restoreName := newName(), newName()
 	if err := c.Create(ctx, name, "pw", 5, 1<<28); err != nil {
 		b.Fatal(err)
@@ -49,7 +49,7 @@ func BenchmarkDumpRestore(b *testing.B) {
 	conn.Close(ctx)
 	dbSize, _ := c.Size(ctx, name)
 	bucket := zoneBucket(b, testinfra.StartObjectStore(b), "bench")
-	d := Dumper{Bin: "pg_dump", RestoreBin: "pg_restore", AdminURL: admin, Bucket: bucket, Presigner: bucket, URLLifetime: time.Minute}
+	d := Dumper{Bin: "pg_dump", RestoreBin: "pg_restore", AdminURL: admin, Socket: testinfra.ZonePostgresSocket(b), Bucket: bucket, Presigner: bucket, URLLifetime: time.Minute}
 	key := "dumps/" + uuid.NewString() + "/" + uuid.NewString() + ".dump"
 	bare := filepath.Join(b.TempDir(), "bare.dump")
 	env := append(os.Environ(), "PGPASSWORD=pw", "PGSSLMODE=disable")

@@ -33,7 +33,19 @@ type Cluster struct {
 	// Ceilings, when set, puts each database on a filesystem of its own (ceiling.go); nil
 	// (an agent that is not root) leaves the soft cap alone.
 	Ceilings *Ceilings
+	// SuperURL, when set, is the cluster's superuser over its Unix socket: after each
+	// database comes or goes the zone rebuilds the cluster's pg_hba.conf section from the
+	// catalog with it (access.go).
+	SuperURL string
 }
+
+// ZoneConnections is how many sessions above the plan's a database's logins may open: the
+// pooler holds the customer to the plan's databaseConnections (max_db_connections), so a
+// dump or restore of the zone's, under the same login, always finds one free.
+const ZoneConnections = 1
+
+// roleLimit is the CONNECTION LIMIT of a login whose plan gives connLimit.
+func roleLimit(connLimit int) int { return connLimit + ZoneConnections }
 
 func (c Cluster) connect(ctx context.Context) (*pgx.Conn, error) {
 	conn, err := pgx.Connect(ctx, c.AdminURL)
@@ -44,8 +56,9 @@ func (c Cluster) connect(ctx context.Context) (*pgx.Conn, error) {
 }
 
 // Create makes the database name owned by a role of the same name that logs in with
-// password, may hold connLimit sessions and has its statements cancelled past the timeout.
-// Nobody else may connect to it. With Ceilings its files live in a tablespace on a
+// password, may hold connLimit sessions (and the zone's one) and has its statements
+// cancelled past the timeout. Nobody else may connect to it, and it admits no other login
+// (pg_hba.conf). With Ceilings its files live in a tablespace on a
 // filesystem of about 110 % of capBytes. Run again, it brings what exists to the same state
 // (the password, a larger cap included), so a redelivered command, a plan change or a
 // half-done earlier try ends the same.
@@ -75,7 +88,7 @@ func (c Cluster) Create(ctx context.Context, name, password string, connLimit in
 		// drop both later; the app's role gains nothing from it.
 		"GRANT " + ident + " TO CURRENT_USER",
 		"ALTER ROLE " + ident + " LOGIN" +
-			fmt.Sprintf(" CONNECTION LIMIT %d PASSWORD %s", connLimit, quoteLiteral(password)),
+			fmt.Sprintf(" CONNECTION LIMIT %d PASSWORD %s", roleLimit(connLimit), quoteLiteral(password)),
 		fmt.Sprintf("ALTER ROLE %s SET statement_timeout = %s", ident, quoteLiteral(fmt.Sprintf("%dms", c.StatementTimeout.Milliseconds()))),
 	}
 	for _, s := range stmts {
@@ -113,7 +126,8 @@ func (c Cluster) Create(ctx context.Context, name, password string, connLimit in
 			return fmt.Errorf("managed: set up database %s: %w", name, err)
 		}
 	}
-	return nil
+	// Its lines in pg_hba.conf before anyone is handed its credentials.
+	return c.keepAccess(ctx)
 }
 
 // SetCeiling brings database name's ceiling to capBytes (grown, never shrunk) and moves a
@@ -166,7 +180,8 @@ func moveOntoCeiling(ctx context.Context, conn *pgx.Conn, name string) error {
 	return nil
 }
 
-// SetConnectionLimit changes the role's CONNECTION LIMIT (a plan change).
+// SetConnectionLimit changes the role's CONNECTION LIMIT (a plan change) to connLimit and
+// the zone's own.
 func (c Cluster) SetConnectionLimit(ctx context.Context, name string, connLimit int) error {
 	if !ValidName(name) || connLimit < 1 {
 		return fmt.Errorf("managed: limit %q: invalid name or limit", name)
@@ -176,7 +191,7 @@ func (c Cluster) SetConnectionLimit(ctx context.Context, name string, connLimit 
 		return err
 	}
 	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, fmt.Sprintf("ALTER ROLE %s CONNECTION LIMIT %d", pgx.Identifier{name}.Sanitize(), connLimit))
+	_, err = conn.Exec(ctx, fmt.Sprintf("ALTER ROLE %s CONNECTION LIMIT %d", pgx.Identifier{name}.Sanitize(), roleLimit(connLimit)))
 	return err
 }
 
@@ -194,6 +209,9 @@ func (c Cluster) Drop(ctx context.Context, name string) error {
 	ident := pgx.Identifier{name}.Sanitize()
 	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+ident+" WITH (FORCE)"); err != nil {
 		return fmt.Errorf("managed: drop database %s: %w", name, err)
+	}
+	if err := c.keepAccess(ctx); err != nil {
+		return err
 	}
 	// The second login first: it is a member of the owner.
 	if _, err := conn.Exec(ctx, "DROP ROLE IF EXISTS "+pgx.Identifier{SecondLogin(name)}.Sanitize()); err != nil {

@@ -25,7 +25,7 @@ func dbURL(admin, name, password, database string) string {
 
 func TestClusterCreateAndDrop(t *testing.T) {
 	ctx := context.Background()
-	c := Cluster{AdminURL: testinfra.ZoneProvisionerURL(t), StatementTimeout: 300 * time.Millisecond}
+	c := Cluster{AdminURL: testinfra.ZoneProvisionerURL(t), SuperURL: testinfra.ZonePostgresSuperURL(t), StatementTimeout: 300 * time.Millisecond}
 	a, b := newName(), newName()
 	if err := c.Create(ctx, a, "pw-a", 1, 1<<28); err != nil {
 		t.Fatal(err)
@@ -47,9 +47,9 @@ func TestClusterCreateAndDrop(t *testing.T) {
 	if _, err := own.Exec(ctx, "CREATE TABLE t (v int); INSERT INTO t VALUES (1)"); err != nil {
 		t.Fatalf("the role writes in its own database: %v", err)
 	}
-	var super bool
-	if err := own.QueryRow(ctx, "SELECT rolsuper FROM pg_roles WHERE rolname = current_user").Scan(&super); err != nil || super {
-		t.Fatalf("superuser %v (%v)", super, err)
+	var isSuper bool
+	if err := own.QueryRow(ctx, "SELECT rolsuper FROM pg_roles WHERE rolname = current_user").Scan(&isSuper); err != nil || isSuper {
+		t.Fatalf("superuser %v (%v)", isSuper, err)
 	}
 	// A statement past the timeout is cancelled (57014 query_canceled).
 	if _, err := own.Exec(ctx, "SELECT pg_sleep(5)"); !isCode(err, "57014") {
@@ -70,24 +70,54 @@ func TestClusterCreateAndDrop(t *testing.T) {
 		})
 	}
 
-	// CONNECTION LIMIT 2: own is one, a second is admitted, a third refused. The refused
-	// attempts above each had a backend that counted against the limit until it exited, which
-	// can take a moment after the refusal: the second is admitted once they are gone.
-	var second *pgx.Conn
-	testinfra.Eventually(t, 5*time.Second, "a second connection admitted", func() bool {
+	// The plan's 2 and the zone's one: own is one, two more are admitted, a fourth refused.
+	// The refused attempts above each had a backend that counted against the limit until it
+	// exited, which can take a moment after the refusal: the others are admitted once they
+	// are gone.
+	var more []*pgx.Conn
+	testinfra.Eventually(t, 5*time.Second, "the plan's second and the zone's connection admitted", func() bool {
 		conn, err := pgx.Connect(ctx, dbURL(c.AdminURL, a, "pw-a2", a))
 		if err != nil && !isCode(err, "53300") {
 			t.Fatal(err)
 		}
-		second = conn
-		return err == nil
-	})
-	defer second.Close(ctx)
-	if third, err := pgx.Connect(ctx, dbURL(c.AdminURL, a, "pw-a2", a)); err == nil || !isCode(err, "53300") {
 		if err == nil {
-			third.Close(ctx)
+			more = append(more, conn)
+		}
+		return len(more) == 2
+	})
+	defer func() {
+		for _, m := range more {
+			m.Close(ctx)
+		}
+	}()
+	if fourth, err := pgx.Connect(ctx, dbURL(c.AdminURL, a, "pw-a2", a)); err == nil || !isCode(err, "53300") {
+		if err == nil {
+			fourth.Close(ctx)
 		}
 		t.Fatalf("a connection past the limit: %v", err)
+	}
+
+	// A login that gained another database's role (granted by hand here, as a restore as the
+	// provisioning role could once) still cannot connect to that database: pg_hba.conf names
+	// each database's logins, and the refusal is the cluster's (28000), not a missing CONNECT.
+	super, err := pgx.Connect(ctx, testinfra.ZonePostgresSuperURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer super.Close(ctx)
+	if _, err := super.Exec(ctx, "GRANT "+pgx.Identifier{a}.Sanitize()+" TO "+pgx.Identifier{b}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	if conn, err := pgx.Connect(ctx, dbURL(c.AdminURL, b, "pw-b", a)); err == nil || !isCode(err, "28000") {
+		if err == nil {
+			conn.Close(ctx)
+		}
+		t.Fatalf("a login with another database's role connected to it: %v", err)
+	}
+	if conn, err := pgx.Connect(ctx, dbURL(c.AdminURL, b, "pw-b", b)); err != nil {
+		t.Fatalf("the login to its own database: %v", err)
+	} else {
+		conn.Close(ctx)
 	}
 
 	if err := c.Drop(ctx, a); err != nil {
@@ -96,13 +126,8 @@ func TestClusterCreateAndDrop(t *testing.T) {
 	if err := c.Drop(ctx, a); err != nil {
 		t.Fatalf("dropping again: %v", err)
 	}
-	super2, err := pgx.Connect(ctx, testinfra.ZonePostgresSuperURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer super2.Close(ctx)
 	var left int
-	if err := super2.QueryRow(ctx, `SELECT (SELECT count(*) FROM pg_database WHERE datname = $1) + (SELECT count(*) FROM pg_roles WHERE rolname = $1)`, a).Scan(&left); err != nil || left != 0 {
+	if err := super.QueryRow(ctx, `SELECT (SELECT count(*) FROM pg_database WHERE datname = $1) + (SELECT count(*) FROM pg_roles WHERE rolname = $1)`, a).Scan(&left); err != nil || left != 0 {
 		t.Fatalf("%d of the database and role left (%v)", left, err)
 	}
 }

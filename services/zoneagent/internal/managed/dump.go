@@ -49,21 +49,31 @@ type DumpPresigner interface {
 	PresignGet(ctx context.Context, key string, ttl time.Duration) (string, error)
 }
 
-// Dumper runs pg_dump and pg_restore against the zone's cluster for a database, as the
-// provisioning role acting as the database's login (--role), and keeps the dumps in the
-// zone's bucket.
+// Dumper runs pg_dump and pg_restore against the zone's cluster for a database, logged in
+// as the database's own login with its password, and keeps the dumps in the zone's bucket.
+// Never as the provisioning role: a dump or restore evaluates what the customer defined (a
+// CHECK's function, a domain, a generated column), and a session of a CREATEROLE role that
+// does so hands the customer that role (it may RESET ROLE and GRANT itself any role).
+//
+// They connect over the cluster's Unix socket, which no customer can reach (an app's sandbox
+// has no path to it; the pooler connects over TCP): the statement watchdog tells the zone's
+// sessions by that (client_addr is null), and a login's CONNECTION LIMIT keeps one session
+// above the plan's for them (ZoneConnections).
 type Dumper struct {
 	Bin        string // pg_dump (Debian's wrapper picks the newest, never older than the cluster)
 	RestoreBin string // pg_restore
-	AdminURL   string // the cluster's address is taken from it
-	Bucket     DumpBucket
-	Presigner  DumpPresigner
+	AdminURL   string // the cluster's port (and, without Socket, its address) is taken from it
+	// Socket is the directory of the cluster's Unix socket; empty: over TCP to AdminURL's
+	// host (a cluster on another host: the watchdog then treats a long dump as a customer's).
+	Socket    string
+	Bucket    DumpBucket
+	Presigner DumpPresigner
 	// URLLifetime is how long a download URL works (ZONE_DUMP_URL_TTL).
 	URLLifetime time.Duration
 }
 
-// pgArgs are the connection arguments and environment of the provisioning role.
-func (d Dumper) pgArgs() (args, env []string, err error) {
+// pgArgs are the connection arguments and environment of login with password.
+func (d Dumper) pgArgs(login, password string) (args, env []string, err error) {
 	u, err := url.Parse(d.AdminURL)
 	if err != nil {
 		return nil, nil, err
@@ -72,9 +82,12 @@ func (d Dumper) pgArgs() (args, env []string, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("cluster address: %w", err)
 	}
-	password, _ := u.User.Password()
-	return []string{"--host", host, "--port", port, "--username", u.User.Username()},
-		[]string{"PGPASSWORD=" + password, "PGSSLMODE=disable", "PATH=/usr/bin:/bin"}, nil
+	if d.Socket != "" {
+		host = d.Socket
+	}
+	// The customer's own settings (ALTER ROLE … SET) apply: it is the customer's session.
+	return []string{"--host", host, "--port", port, "--username", login, "--no-password"},
+		[]string{"PGPASSWORD=" + password, "PGSSLMODE=disable", "PGCONNECT_TIMEOUT=30", "PATH=/usr/bin:/bin"}, nil
 }
 
 // Dump streams database name in pg_dump's custom format into the zone's bucket at key (a
@@ -85,7 +98,7 @@ func (d Dumper) Dump(ctx context.Context, name, login, password, key string) (in
 	if !ValidLogin(name, login) || !ValidDumpKey(key) || password == "" {
 		return 0, errors.New("managed: dump: invalid name or key")
 	}
-	conn, env, err := d.pgArgs()
+	conn, env, err := d.pgArgs(login, password)
 	if err != nil {
 		return 0, fmt.Errorf("managed: dump: %w", err)
 	}
@@ -93,11 +106,8 @@ func (d Dumper) Dump(ctx context.Context, name, login, password, key string) (in
 	defer cancel()
 	// Without owners and grants: the dump restores into any database as any role, as a
 	// customer's pg_restore or our own restore needs.
-	// As the provisioning role acting as the database's login (--role: SET ROLE), so the
-	// zone's statement watchdog (watchdog.go), which ends long statements of customer
-	// logins, leaves a long dump alone.
 	args := append([]string{"--format=custom", "--no-owner", "--no-privileges"}, conn...)
-	cmd := exec.CommandContext(ctx, d.Bin, append(args, "--role", login, "--dbname", name)...)
+	cmd := exec.CommandContext(ctx, d.Bin, append(args, "--dbname", name)...)
 	cmd.Env = env
 	pr, pw := io.Pipe()
 	cmd.Stdout = pw
@@ -133,14 +143,15 @@ func (d Dumper) Dump(ctx context.Context, name, login, password, key string) (in
 	return info.Size, nil
 }
 
-// Restore loads the dump at key into database name as its own role, in one transaction
-// (pg_restore --single-transaction --exit-on-error): the database holds all of it or none.
-// The dump is streamed from the zone's bucket into pg_restore.
+// Restore loads the dump at key into database name logged in as its owner with password (a
+// database just made), in one transaction (pg_restore --single-transaction
+// --exit-on-error): the database holds all of it or none. The dump is streamed from the
+// zone's bucket into pg_restore.
 func (d Dumper) Restore(ctx context.Context, name, password, key string) error {
 	if !ValidName(name) || !ValidDumpKey(key) || password == "" {
 		return errors.New("managed: restore: invalid name or key")
 	}
-	conn, env, err := d.pgArgs()
+	conn, env, err := d.pgArgs(name, password)
 	if err != nil {
 		return fmt.Errorf("managed: restore: %w", err)
 	}
@@ -149,10 +160,9 @@ func (d Dumper) Restore(ctx context.Context, name, password, key string) error {
 		return fmt.Errorf("managed: restore: the dump %s: %w", key, err)
 	}
 	defer body.Close()
-	// As the provisioning role acting as the database's owner, as for a dump: what it makes
-	// is the owner's.
+	// What it makes is the owner's: the owner makes it.
 	args := append([]string{"--no-owner", "--no-privileges", "--single-transaction", "--exit-on-error"}, conn...)
-	cmd := exec.CommandContext(ctx, d.RestoreBin, append(args, "--role", name, "--dbname", name)...)
+	cmd := exec.CommandContext(ctx, d.RestoreBin, append(args, "--dbname", name)...)
 	cmd.Env = env
 	cmd.Stdin = body
 	var stderr bytes.Buffer

@@ -65,7 +65,7 @@ func fetch(t *testing.T, url string) (int, []byte) {
 func TestDumpsLiveInTheZonesBucket(t *testing.T) {
 	ctx := context.Background()
 	admin := testinfra.ZoneProvisionerURL(t)
-	c := Cluster{AdminURL: admin, StatementTimeout: time.Minute}
+	c := Cluster{AdminURL: admin, SuperURL: testinfra.ZonePostgresSuperURL(t), StatementTimeout: time.Minute}
 	name := newName()
 	if err := c.Create(ctx, name, "pw", 5, 1<<28); err != nil {
 		t.Fatal(err)
@@ -83,7 +83,7 @@ func TestDumpsLiveInTheZonesBucket(t *testing.T) {
 	srv := testinfra.StartObjectStore(t)
 	usEnv := srv.ZoneObjectStoreEnv(t, "us-1")
 	eu, us := zoneBucket(t, srv, "eu-1"), bucketOf(t, usEnv, "")
-	d := Dumper{Bin: "pg_dump", RestoreBin: "pg_restore", AdminURL: admin, Bucket: eu, Presigner: eu, URLLifetime: 2 * time.Second}
+	d := Dumper{Bin: "pg_dump", RestoreBin: "pg_restore", AdminURL: admin, Socket: testinfra.ZonePostgresSocket(t), Bucket: eu, Presigner: eu, URLLifetime: 2 * time.Second}
 	databaseID, dumpID := uuid.NewString(), uuid.NewString()
 	key := DumpKey(databaseID, dumpID)
 	size, err := d.Dump(ctx, name, name, "pw", key)

@@ -33,7 +33,7 @@ func ValidLogin(name, login string) bool {
 }
 
 // SetLogin makes login (one of database name's two) log in with password, holding at most
-// connLimit sessions; the second login is made the first time, a member of the owner that
+// connLimit sessions and the zone's one (pg_hba.conf already names both logins); the second login is made the first time, a member of the owner that
 // acts as it. The database must exist. Run again, it ends the same.
 func (c Cluster) SetLogin(ctx context.Context, name, login, password string, connLimit int) error {
 	if !ValidLogin(name, login) || password == "" || connLimit < 1 {
@@ -56,9 +56,9 @@ func (c Cluster) SetLogin(ctx context.Context, name, login, password string, con
 				return fmt.Errorf("managed: create role %s: %w", login, err)
 			}
 		}
+		// The provisioning role is not made a member of it: CREATEROLE drops it and
+		// pg_signal_backend ends its sessions.
 		stmts = append(stmts,
-			// Membership lets the provisioning role end the login's sessions and drop it.
-			"GRANT "+ident+" TO CURRENT_USER",
 			"GRANT "+owner+" TO "+ident,
 			"ALTER ROLE "+ident+" SET role = "+quoteLiteral(name),
 			"GRANT CONNECT, TEMPORARY ON DATABASE "+owner+" TO "+ident,
@@ -66,7 +66,7 @@ func (c Cluster) SetLogin(ctx context.Context, name, login, password string, con
 	}
 	stmts = append(stmts,
 		fmt.Sprintf("ALTER ROLE %s SET statement_timeout = %s", ident, quoteLiteral(fmt.Sprintf("%dms", c.StatementTimeout.Milliseconds()))),
-		"ALTER ROLE "+ident+" LOGIN"+fmt.Sprintf(" CONNECTION LIMIT %d PASSWORD %s", connLimit, quoteLiteral(password)),
+		"ALTER ROLE "+ident+" LOGIN"+fmt.Sprintf(" CONNECTION LIMIT %d PASSWORD %s", roleLimit(connLimit), quoteLiteral(password)),
 	)
 	for _, s := range stmts {
 		if _, err := conn.Exec(ctx, s); err != nil {

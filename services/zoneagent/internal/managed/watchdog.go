@@ -11,9 +11,12 @@ import (
 // itself cancels any statement of a customer login running past StatementLimit (the
 // contract's 60 s) and ends any session idle in a transaction past IdleLimit (it holds one
 // of the pool's server connections, and its locks, for nothing). It runs as the provisioning
-// role, a member of every database's logins, so it sees and may signal their backends and no
-// one else's; the zone's own dumps and restores log in as that role, so they are not a
-// customer login's and are left alone.
+// role from the maintenance database and reads pg_stat_activity alone: pg_read_all_stats
+// shows it every session's state and pg_signal_backend lets it end them. It watches the
+// logins of this zone's databases (those whose owner the provisioning role is a member of:
+// several zones may share a cluster) and spares the zone's own dumps and restores, which log
+// in as the same logins but over the cluster's Unix socket (dump.go): a session with no
+// client address, which no customer can open.
 type Watchdog struct {
 	AdminURL                  string
 	StatementLimit, IdleLimit time.Duration
@@ -34,6 +37,8 @@ func (w Watchdog) Run(ctx context.Context) (int64, error) {
 		SELECT count(*) FILTER (WHERE CASE WHEN state = 'active' THEN pg_cancel_backend(pid) ELSE pg_terminate_backend(pid) END)
 		FROM pg_stat_activity
 		WHERE backend_type = 'client backend' AND usename ~ $1 AND pid <> pg_backend_pid()
+		  AND client_addr IS NOT NULL
+		  AND pg_has_role((SELECT datdba FROM pg_database WHERE oid = datid), 'MEMBER')
 		  AND ((state = 'active' AND query_start < clock_timestamp() - make_interval(secs => $2))
 		    OR (state IN ('idle in transaction', 'idle in transaction (aborted)')
 		        AND state_change < clock_timestamp() - make_interval(secs => $3)))`,

@@ -26,7 +26,7 @@ func loginURL(p *Pooler, name, login, password string) string {
 // database and its roles drop.
 func TestRotationKeepsBothUntilRetired(t *testing.T) {
 	ctx := context.Background()
-	c := managed.Cluster{AdminURL: testinfra.ZoneProvisionerURL(t), StatementTimeout: time.Minute}
+	c := managed.Cluster{AdminURL: testinfra.ZoneProvisionerURL(t), SuperURL: testinfra.ZonePostgresSuperURL(t), StatementTimeout: time.Minute}
 	p := startPooler(t, 2*time.Second)
 	n := newName()
 	t.Cleanup(func() { _ = c.Drop(context.Background(), n) })
@@ -99,7 +99,7 @@ func TestRotationKeepsBothUntilRetired(t *testing.T) {
 	}
 	// A dump runs as the login in use, the owner's login being retired.
 	bucket := zoneBucket(t)
-	d := managed.Dumper{Bin: "pg_dump", RestoreBin: "pg_restore", AdminURL: c.AdminURL, Bucket: bucket, Presigner: bucket, URLLifetime: time.Minute}
+	d := managed.Dumper{Bin: "pg_dump", RestoreBin: "pg_restore", AdminURL: c.AdminURL, Socket: testinfra.ZonePostgresSocket(t), Bucket: bucket, Presigner: bucket, URLLifetime: time.Minute}
 	if size, err := d.Dump(ctx, n, next, "pw-2", "dumps/"+uuid.NewString()+"/"+uuid.NewString()+".dump"); err != nil || size == 0 {
 		t.Fatalf("a dump as the second login: %d bytes (%v)", size, err)
 	}
