@@ -101,15 +101,17 @@ func KeepZoneHBA(ctx context.Context, superURL string) error {
 	if err := conn.QueryRow(ctx, "SHOW hba_file").Scan(&path); err != nil {
 		return fmt.Errorf("pgstore: where pg_hba.conf is: %w", err)
 	}
+	// A file that is not the zone's is left as it is, no lock file beside it either.
+	if err := hasZoneSection(path); err != nil {
+		return err
+	}
 	unlock, err := lockFile(path + ".lock")
 	if err != nil {
 		return err
 	}
 	defer unlock()
 	old, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return ErrZoneHBANotLocal
-	} else if err != nil {
+	if err != nil {
 		return fmt.Errorf("pgstore: read pg_hba.conf: %w", err)
 	}
 	provisioners, databases, err := zoneHBANames(ctx, conn)
@@ -132,6 +134,20 @@ func KeepZoneHBA(ctx context.Context, superURL string) error {
 		return fmt.Errorf("pgstore: the regenerated pg_hba.conf has %d bad lines (%v): kept the old one", bad, err)
 	}
 	return reloadHBA(ctx, conn, cfg)
+}
+
+// hasZoneSection is nil when the file at path has the zone's section.
+func hasZoneSection(path string) error {
+	body, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return ErrZoneHBANotLocal
+	} else if err != nil {
+		return fmt.Errorf("pgstore: read pg_hba.conf: %w", err)
+	}
+	if _, ok := replaceZoneSection(string(body), nil); !ok {
+		return ErrZoneHBAUnmanaged
+	}
+	return nil
 }
 
 // zoneHBANames are the provisioning roles (non-superuser logins that may create roles) and

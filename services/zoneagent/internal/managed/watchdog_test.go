@@ -2,6 +2,7 @@ package managed
 
 import (
 	"context"
+	"net/url"
 	"testing"
 	"time"
 
@@ -11,8 +12,9 @@ import (
 )
 
 // A role that raised its own statement_timeout still has a statement past the zone's limit
-// cancelled, and a transaction left idle past its limit ended; the zone's own sessions (the
-// provisioning role's, as dumps run) are left alone. The limits are short here; the zone's
+// cancelled, and a transaction left idle past its limit ended; the zone's own sessions, under
+// the same login but over the cluster's Unix socket (as dumps and restores run), are left
+// alone. The limits are short here; the zone's
 // default statement limit is the contract's 60 s (DATABASE_STATEMENT_TIMEOUT).
 func TestWatchdogEndsWhatTheRoleCouldLift(t *testing.T) {
 	ctx := context.Background()
@@ -44,7 +46,7 @@ func TestWatchdogEndsWhatTheRoleCouldLift(t *testing.T) {
 	if _, err := idle.Exec(ctx, "BEGIN; SELECT 1"); err != nil {
 		t.Fatal(err)
 	}
-	zone, err := pgx.Connect(ctx, c.AdminURL)
+	zone, err := pgx.Connect(ctx, overSocket(t, c.AdminURL, name, "pw"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +70,7 @@ func TestWatchdogEndsWhatTheRoleCouldLift(t *testing.T) {
 
 	zoneDone := make(chan error, 1)
 	go func() {
-		_, err := zone.Exec(ctx, "SELECT pg_sleep(4)")
+		_, err := zone.Exec(ctx, "SET statement_timeout = 0; SELECT pg_sleep(4)")
 		zoneDone <- err
 	}()
 	started := time.Now()
@@ -102,4 +104,16 @@ func TestWatchdogEndsWhatTheRoleCouldLift(t *testing.T) {
 	if err := <-zoneDone; err != nil {
 		t.Fatalf("the zone's own long statement: %v", err)
 	}
+}
+
+// overSocket is the URL that logs in to database name as its login over the cluster's Unix
+// socket, as the zone's dumps do.
+func overSocket(t *testing.T, admin, name, password string) string {
+	t.Helper()
+	u, err := url.Parse(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := url.Values{"host": {testinfra.ZonePostgresSocket(t)}, "port": {u.Port()}, "sslmode": {"disable"}}
+	return (&url.URL{Scheme: "postgres", User: url.UserPassword(name, password), Path: "/" + name, RawQuery: q.Encode()}).String()
 }
