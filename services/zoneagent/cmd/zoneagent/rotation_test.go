@@ -13,6 +13,7 @@ import (
 	"tori.dev/pkg/bus"
 	pkgconfig "tori.dev/pkg/config"
 	"tori.dev/pkg/testinfra"
+	"tori.dev/services/zoneagent/internal/managed"
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
 	zonebus "tori.dev/proto/tori/zone/v1"
 	"tori.dev/services/zoneagent/internal/busapi"
@@ -142,7 +143,7 @@ func TestZoneRotatesADatabasePassword(t *testing.T) {
 	}
 
 	// A plan change afterwards (the create command again) gives the login in use the new
-	// limit and leaves the retired one retired.
+	// limit (and the zone's own connection above it) and leaves the retired one retired.
 	publishAs(t, ns, bus.PrincipalDatabases, zonebus.CommandKey("local", zonebus.CommandDatabaseCreate),
 		&zonev1.CreateDatabase{DatabaseId: id, AppId: app, Name: name, ConnectionLimit: 7, MaxBytes: 1 << 28})
 	testinfra.Eventually(t, 30*time.Second, "the plan change applied", func() bool { return outboxCount(t, z, zonebus.KeyDatabaseReady, id) == 2 })
@@ -166,7 +167,7 @@ func TestZoneRotatesADatabasePassword(t *testing.T) {
 		}
 		logins[role], limits[role] = canLogin, limit
 	}
-	if rows.Err() != nil || logins[old.GetUser()] || !logins[fresh.GetUser()] || limits[fresh.GetUser()] != 7 {
+	if rows.Err() != nil || logins[old.GetUser()] || !logins[fresh.GetUser()] || limits[fresh.GetUser()] != 7+managed.ZoneConnections {
 		t.Fatalf("after the plan change: logins %v, limits %v (%v)", logins, limits, rows.Err())
 	}
 	if again := creds(); again.GetUser() != fresh.GetUser() || again.GetPassword() != fresh.GetPassword() {
