@@ -41,7 +41,8 @@ type ManagedDatabases struct {
 	// ClusterUser is the OS user the cluster runs as: each tablespace's folder is its.
 	ClusterUser string `env:"ZONE_POSTGRES_OS_USER, default=postgres"`
 	// TablespaceURL is the cluster's superuser over its Unix socket (peer: root logs in as
-	// postgres), used only to create each database's tablespace; empty: postgres at
+	// postgres), used to create each database's tablespace and to keep the zone section of
+	// the cluster's pg_hba.conf; dumps connect to its socket directory. Empty: postgres at
 	// /var/run/postgresql on ZONE_POSTGRES_ADMIN_URL's port.
 	TablespaceURL string `env:"ZONE_POSTGRES_TABLESPACE_URL" secret:"true"`
 	// StatementCheckInterval spaces the zone's own enforcement of the statement limit and of
@@ -88,7 +89,7 @@ func (m ManagedDatabases) ClusterAddr() string {
 	return u.Host
 }
 
-// Tablespaces is the superuser URL that creates each database's tablespace.
+// Tablespaces is the superuser URL over the cluster's socket (tablespaces, pg_hba.conf).
 func (m ManagedDatabases) Tablespaces() string {
 	if m.TablespaceURL != "" {
 		return m.TablespaceURL
