@@ -13,10 +13,10 @@ import (
 	"tori.dev/pkg/bus"
 	pkgconfig "tori.dev/pkg/config"
 	"tori.dev/pkg/testinfra"
-	"tori.dev/services/zoneagent/internal/managed"
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
 	zonebus "tori.dev/proto/tori/zone/v1"
 	"tori.dev/services/zoneagent/internal/busapi"
+	"tori.dev/services/zoneagent/internal/managed"
 )
 
 // outboxCount is how many events of key for databaseID the zone has published.
