@@ -92,6 +92,10 @@ func KeepZoneHBA(ctx context.Context, superURL string) error {
 	if !strings.HasPrefix(cfg.Host, "/") {
 		return ErrZoneHBANotLocal
 	}
+	if _, err := os.Stat(filepath.Join(cfg.Host, fmt.Sprintf(".s.PGSQL.%d", cfg.Port))); err != nil {
+		// No such socket here: the cluster runs elsewhere (another container, another host).
+		return ErrZoneHBANotLocal
+	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("pgstore: connect to the zone cluster as its superuser: %w", err)

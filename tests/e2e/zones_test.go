@@ -215,10 +215,17 @@ func TestAppsOfEachRegionRunInTheirOwnZone(t *testing.T) {
 			c.Close(ctx)
 			t.Fatalf("zone %s's provisioning role opened zone %s's database %s", zoneOf[region], zoneOf[other[region]], q.database)
 		}
+		// Nor its own zone's: it works from the maintenance database alone, and never
+		// connects into a customer's (docs/tenants-managed-databases.md).
 		prov.Path = "/" + p.database
+		if c, err := pgx.Connect(ctx, prov.String()); err == nil {
+			c.Close(ctx)
+			t.Fatalf("zone %s's provisioning role opened its own zone's database %s", zoneOf[region], p.database)
+		}
+		prov.Path = "/postgres"
 		c, err := pgx.Connect(ctx, prov.String())
 		if err != nil {
-			t.Fatalf("zone %s's provisioning role and its own database %s: %v", zoneOf[region], p.database, err)
+			t.Fatalf("zone %s's provisioning role and the maintenance database: %v", zoneOf[region], err)
 		}
 		c.Close(ctx)
 	}
