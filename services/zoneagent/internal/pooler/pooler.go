@@ -37,15 +37,16 @@ import (
 const adminUser = "tori_pooler_admin"
 
 // Pooler runs PgBouncer in transaction mode in front of the zone's cluster and keeps its
-// files: the configuration (one pool per database, its size the plan's connections) and the
-// auth file, which holds each database role's password and is the zone's only record of it.
-// Adding or removing a database rewrites both and reloads the running pooler online
+// files: the configuration (one pool per database, its size the plan's connections), the
+// auth file, which holds each database role's password and is the zone's only record of it,
+// and the HBA file, which admits each login to its own database only (hba.go).
+// Adding or removing a database rewrites them and reloads the running pooler online
 // (RELOAD on its admin console); connections in flight to other databases are untouched.
 type Pooler struct {
 	Bin string // pgbouncer
 	// Dir keeps the pooler's record (every database's password), mode 0700: DATA_DIR/pooler.
 	Dir string
-	// RuntimeDir holds what PgBouncer reads (its configuration and auth file), mode 0700,
+	// RuntimeDir holds what PgBouncer reads (its configuration, auth and HBA files), mode 0700,
 	// owned by RunAs: PgBouncer rereads them after dropping root, and may not be able to reach
 	// into Dir. Written from the record at every start and change; Dir when empty.
 	RuntimeDir string
@@ -179,8 +180,11 @@ func (p *Pooler) Remove(ctx context.Context, name string) error {
 	return p.reload(ctx)
 }
 
-// writeFiles writes the record, the configuration and the auth file, each through a
-// temporary file so PgBouncer never reads half of one. p.mu is held.
+// writeFiles writes the record, the configuration, the auth file and the HBA file, each
+// through a temporary file so PgBouncer never reads half of one. Between two of them a
+// reload may read a new auth file with the old HBA file: a login either lacks lets nobody
+// in, and no HBA file names a login for another database, so no mix admits more. p.mu is
+// held.
 func (p *Pooler) writeFiles() error {
 	host, port, err := net.SplitHostPort(p.Listen)
 	if err != nil {
@@ -215,7 +219,9 @@ func (p *Pooler) writeFiles() error {
 		{"listen_addr", host},
 		{"listen_port", port},
 		{"unix_socket_dir", ""},
-		{"auth_type", "scram-sha-256"},
+		// Who may log in (auth_file) and to which database (auth_hba_file, hba.go).
+		{"auth_type", "hba"},
+		{"auth_hba_file", filepath.Join(p.RuntimeDir, "hba.txt")},
 		{"auth_file", filepath.Join(p.RuntimeDir, "users.txt")},
 		{"admin_users", adminUser},
 		{"pool_mode", "transaction"},
@@ -238,6 +244,9 @@ func (p *Pooler) writeFiles() error {
 		return err
 	}
 	if err := p.writeFile(p.RuntimeDir, "users.txt", []byte(users.String()), p.RunAs); err != nil {
+		return err
+	}
+	if err := p.writeFile(p.RuntimeDir, "hba.txt", []byte(p.hbaFile(names)), p.RunAs); err != nil {
 		return err
 	}
 	return p.writeFile(p.RuntimeDir, "pgbouncer.ini", []byte(ini.String()), p.RunAs)

@@ -155,7 +155,7 @@ func TestPoolerRecordSurvivesReopen(t *testing.T) {
 	if pw, ok := q.Password("db_0123456789abcdef0123456789abcdef"); !ok || pw != "x" || q.state.AdminPassword != p.state.AdminPassword {
 		t.Fatal("the record did not survive")
 	}
-	for _, f := range []string{"state.json", "users.txt", "pgbouncer.ini"} {
+	for _, f := range []string{"state.json", "users.txt", "hba.txt", "pgbouncer.ini"} {
 		fi, err := os.Stat(filepath.Join(dir, f))
 		if err != nil || fi.Mode().Perm() != 0o600 {
 			t.Fatalf("%s: %v %v", f, fi.Mode(), err)
