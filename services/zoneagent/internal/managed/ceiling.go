@@ -59,6 +59,8 @@ type Ceilings struct {
 	mu sync.Mutex
 	// fullAtLastCheck names the databases whose filesystem Tend last found full.
 	fullAtLastCheck map[string]bool
+	// highWater is each filesystem's most used bytes since Watch last asked for a checkpoint.
+	highWater map[string]int64
 }
 
 func (c *Ceilings) image(name string) string { return filepath.Join(c.ImagesDir, name+".ext4") }
@@ -80,7 +82,11 @@ func (c *Ceilings) Ensure(ctx context.Context, name string, capBytes int64, tabl
 	if err := c.Mount(name, capBytes); err != nil {
 		return err
 	}
-	return c.ensureTablespace(ctx, name, tablespaceOwner)
+	if err := c.ensureTablespace(ctx, name, tablespaceOwner); err != nil {
+		return err
+	}
+	_, err := c.keepCrashReserve(name, sizecap.Ceiling(capBytes))
+	return err
 }
 
 // Mount makes (the first time) and mounts database name's filesystem, growing it to the
@@ -298,6 +304,7 @@ func (c *Ceilings) Release(name string) error {
 	}
 	c.mu.Lock()
 	delete(c.fullAtLastCheck, name)
+	delete(c.highWater, name)
 	c.mu.Unlock()
 	dir := c.mountPoint(name)
 	if mounted(dir) {
