@@ -205,6 +205,9 @@ func (c Cluster) Drop(ctx context.Context, name string) error {
 	}
 	if c.Ceilings != nil {
 		// The provisioning role owns the tablespace; the filesystem goes once it is empty.
+		if err := c.Ceilings.dropCrashReserve(name); err != nil {
+			return err
+		}
 		if _, err := conn.Exec(ctx, "DROP TABLESPACE IF EXISTS "+ident); err != nil {
 			return fmt.Errorf("managed: drop tablespace %s: %w", name, err)
 		}

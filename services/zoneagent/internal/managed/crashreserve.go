@@ -29,10 +29,18 @@ import (
 // one of its own (those are pgsql_tmp<pid>.<n>).
 const crashReserveName = "pgsql_tmp_zone_crash_reserve"
 
-// crashReserveBytes is the crash reserve of a filesystem of size bytes: 2 % of it, 1 MiB to
-// 256 MiB. With the other reserve and ext4's own overhead the owner still has room past
-// its cap (sizecap.Ceiling is 110 % of it), so the size check can see it over the cap.
-func crashReserveBytes(size int64) int64 { return min(max(size/50, 1<<20), 256<<20) }
+// crashReserveBytes is the crash reserve of a database whose ceiling is size bytes: as much
+// as ext4's own metadata takes of its image (the journal, the inode tables), so the image is
+// that much larger than the ceiling and, even with the reserve gone, the owner's files stay
+// under it: pg_database_size never passes 110 % of the cap.
+func crashReserveBytes(size int64) int64 { return journalMiB(size)<<20 + size/bytesPerInode*inodeBytes }
+
+// imageBytes is the size of the image of a database whose cap is capBytes: its ceiling and
+// its crash reserve.
+func imageBytes(capBytes int64) int64 {
+	size := sizecap.Ceiling(capBytes)
+	return size + crashReserveBytes(size)
+}
 
 // tempDir is database name's tablespace's pgsql_tmp folder, made (the cluster's user's,
 // 0700, as Postgres makes it) when missing; "" when the tablespace is not there yet.
@@ -168,4 +176,19 @@ func (c *Ceilings) WatchAll(ctx context.Context, caps map[string]int64) (int64, 
 		}
 	}
 	return due, errors.Join(errs...)
+}
+
+// dropCrashReserve removes database name's crash reserve: DROP TABLESPACE refuses a
+// tablespace whose pgsql_tmp holds a file.
+func (c *Ceilings) dropCrashReserve(name string) error {
+	versions, err := filepath.Glob(filepath.Join(c.Location(name), "PG_*", "pgsql_tmp", crashReserveName))
+	if err != nil {
+		return err
+	}
+	for _, path := range versions {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
