@@ -118,12 +118,26 @@ func TestFullDatabaseHarmsOnlyItself(t *testing.T) {
 		t.Fatalf("drop another database with the agent stopped: %v\n%s", err, cl.logTail(t))
 	}
 
+	// The crash reserve the agent kept in the tablespace's pgsql_tmp, which Postgres itself
+	// frees before redo.
+	var location string
+	if err := super.QueryRow(ctx, `SELECT pg_tablespace_location(dattablespace) FROM pg_database WHERE datname = $1`, full).Scan(&location); err != nil {
+		t.Fatal(err)
+	}
+	reserves := filepath.Join(location, "PG_*", "pgsql_tmp", "pgsql_tmp_zone_crash_reserve")
+	if held, _ := filepath.Glob(reserves); len(held) != 1 {
+		t.Fatalf("no crash reserve on the full database's filesystem (%s)", reserves)
+	}
+
 	// A crash while the owner still writes: recovery completes and the cluster serves.
 	super.Close(ctx)
 	cl.pgctl(t, "stop", "-m", "immediate")
 	stop()
 	cl.pgctl(t, "start", "-w", "-t", "120", "-l", cl.log)
 	super = cl.connect(t)
+	if held, _ := filepath.Glob(reserves); len(held) != 0 {
+		t.Fatalf("the crash reserve is still there after the restart: Postgres did not free it for redo")
+	}
 	checkpoint("after recovery")
 	var n int64
 	if err := super.QueryRow(ctx, "SELECT count(*) FROM pg_database WHERE datname = $1", full).Scan(&n); err != nil || n != 1 {
