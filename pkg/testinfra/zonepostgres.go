@@ -144,6 +144,12 @@ func dropTablespaces(ctx context.Context, t testing.TB, c *pgx.Conn, role string
 		return
 	}
 	for _, s := range spaces {
+		// The zone's crash reserve sits in the tablespace's pgsql_tmp, which DROP TABLESPACE
+		// wants empty (the zone's own Drop removes it first too).
+		reserves, _ := filepath.Glob(filepath.Join(s.location, "PG_*", "pgsql_tmp", "pgsql_tmp_*"))
+		for _, r := range reserves {
+			_ = os.Remove(r)
+		}
 		if _, err := c.Exec(ctx, "DROP TABLESPACE IF EXISTS "+pgx.Identifier{s.name}.Sanitize()); err != nil {
 			t.Errorf("testinfra: drop tablespace %s: %v", s.name, err)
 			continue

@@ -169,3 +169,21 @@ func awaitPooler(ctx context.Context, p *pooler.Pooler) error {
 	defer cancel()
 	return p.Ready(rctx)
 }
+
+// ceilingWatch is the zone's fast job over the databases' filesystems (managed/
+// crashreserve.go): each keeps its crash reserve, and a checkpoint follows any owner's large
+// free, so what recovery may have to write again always fits. None without ceilings.
+func ceilingWatch(cfg config.Config, dbs *app.Databases, pool *pooler.Pooler) (lifecycle.Job, bool) {
+	sizes, ok := dbs.Sizes.(sizeWatch)
+	if !ok || sizes.Cluster.Ceilings == nil {
+		return lifecycle.Job{}, false
+	}
+	ceilings := sizes.Cluster.Ceilings
+	return lifecycle.Job{Name: "database ceilings", Every: cfg.CeilingCheckInterval, Run: func(ctx context.Context) (int64, error) {
+		caps := map[string]int64{}
+		for _, t := range pool.Tracked() {
+			caps[t.Name] = dbs.Cap(t.MaxBytes)
+		}
+		return ceilings.WatchAll(ctx, caps)
+	}}, true
+}

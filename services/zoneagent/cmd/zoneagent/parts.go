@@ -40,6 +40,9 @@ func runPooler(p *service.Process, cfg config.Config, st *store.Store, dbs *app.
 	// before it answers fails and is retried by the bus.
 	p.Every(lifecycle.Job{Name: "database sizes", Every: cfg.SizeCheckInterval, Run: dbs.CheckSizes})
 	p.Every(statementWatchdog(cfg))
+	if job, ok := ceilingWatch(cfg, dbs, pool); ok {
+		p.Every(job)
+	}
 	if capsOK {
 		p.Every(capsJob)
 		p.Go("pooler client caps removal", func(ctx context.Context) error {

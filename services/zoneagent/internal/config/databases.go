@@ -30,6 +30,9 @@ type ManagedDatabases struct {
 	StatementTimeout time.Duration `env:"DATABASE_STATEMENT_TIMEOUT, default=60s"`
 	// SizeCheckInterval spaces the measures of every database against its cap.
 	SizeCheckInterval time.Duration `env:"DATABASE_SIZE_CHECK_INTERVAL, default=1m"`
+	// CeilingCheckInterval spaces the watch of every database's filesystem (its crash
+	// reserve kept, a checkpoint asked for once the owner freed room: managed/crashreserve.go).
+	CeilingCheckInterval time.Duration `env:"DATABASE_CEILING_CHECK_INTERVAL, default=1s"`
 	// CapOverride, for tests only, lowers every database's cap to this many bytes (0: the
 	// plan's databaseBytes), so the cap is reached with a few megabytes.
 	CapOverride int64 `env:"ZONE_DATABASE_MAX_BYTES_OVERRIDE, default=0"`
@@ -126,7 +129,7 @@ func (c *Config) validateDatabases() error {
 	if c.DumpURLLifetime < time.Second || c.DumpURLLifetime > objectstore.MaxPresignLifetime {
 		errs = append(errs, errors.New("ZONE_DUMP_URL_TTL must be between 1s and 1h"))
 	}
-	if c.QueryWaitTimeout < time.Second || c.StatementTimeout < time.Millisecond || c.SizeCheckInterval <= 0 || c.CapOverride < 0 {
+	if c.QueryWaitTimeout < time.Second || c.StatementTimeout < time.Millisecond || c.SizeCheckInterval <= 0 || c.CeilingCheckInterval <= 0 || c.CapOverride < 0 {
 		errs = append(errs, errors.New("ZONE_POOLER_QUERY_WAIT_TIMEOUT must be at least 1s, DATABASE_STATEMENT_TIMEOUT and DATABASE_SIZE_CHECK_INTERVAL positive, ZONE_DATABASE_MAX_BYTES_OVERRIDE not negative"))
 	}
 	return errors.Join(errs...)

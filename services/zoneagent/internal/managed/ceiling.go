@@ -23,8 +23,9 @@ import (
 // makes a database read-only over its cap, but a transaction that begins with SET
 // TRANSACTION READ WRITE (the contract's way out) may still write, and so may temporary
 // files. So each database's files live in a tablespace of its own on an ext4 filesystem of
-// its own, an image of at most 110 % of the cap loop-mounted for it: past that, any write
-// fails with "no space left on device" while TRUNCATE and DROP still free space. The owner
+// its own, an image of 110 % of the cap (and a crash reserve the owner never reaches:
+// crashreserve.go) loop-mounted for it: past that, any write fails with "no space left on
+// device" while TRUNCATE and DROP still free space. The owner
 // cannot move its files elsewhere: a tablespace takes CREATE, which it has on none (its
 // database's own tablespace needs none), and temp_tablespaces ignores the ones it may not use.
 //
@@ -59,6 +60,8 @@ type Ceilings struct {
 	mu sync.Mutex
 	// fullAtLastCheck names the databases whose filesystem Tend last found full.
 	fullAtLastCheck map[string]bool
+	// highWater is each filesystem's most used bytes since Watch last asked for a checkpoint.
+	highWater map[string]int64
 }
 
 func (c *Ceilings) image(name string) string { return filepath.Join(c.ImagesDir, name+".ext4") }
@@ -80,7 +83,11 @@ func (c *Ceilings) Ensure(ctx context.Context, name string, capBytes int64, tabl
 	if err := c.Mount(name, capBytes); err != nil {
 		return err
 	}
-	return c.ensureTablespace(ctx, name, tablespaceOwner)
+	if err := c.ensureTablespace(ctx, name, tablespaceOwner); err != nil {
+		return err
+	}
+	_, err := c.keepCrashReserve(name, sizecap.Ceiling(capBytes))
+	return err
 }
 
 // Mount makes (the first time) and mounts database name's filesystem, growing it to the
@@ -97,7 +104,7 @@ func (c *Ceilings) Mount(name string, capBytes int64) error {
 	if err := os.MkdirAll(c.MountsDir, 0o711); err != nil {
 		return err
 	}
-	img, dir, want := c.image(name), c.mountPoint(name), sizecap.Ceiling(capBytes)
+	img, dir, want := c.image(name), c.mountPoint(name), imageBytes(capBytes)
 	if _, err := os.Stat(img); errors.Is(err, os.ErrNotExist) {
 		if err := c.makeImage(img, want); err != nil {
 			os.Remove(img)
@@ -131,8 +138,8 @@ func (c *Ceilings) Mount(name string, capBytes int64) error {
 	if err := os.Remove(filepath.Join(dir, "reserve")); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	if c.free(name) > 2*reserveBytes(want) {
-		return c.makeReserves(name, want)
+	if ceiling := sizecap.Ceiling(capBytes); c.free(name) > 2*reserveBytes(ceiling) {
+		return c.makeReserves(name, ceiling)
 	}
 	return nil
 }
@@ -227,6 +234,15 @@ func (c *Ceilings) Tend(name string, capBytes int64) (bool, error) {
 	return full, nil
 }
 
+// bytesPerInode and inodeBytes size the image's inode tables (mkfs.ext4 -i, and its inode size).
+const (
+	bytesPerInode = 32768
+	inodeBytes    = 256
+)
+
+// journalMiB is the journal of an image of size bytes: about 1/64 of it, 4 to 64 MiB.
+func journalMiB(size int64) int64 { return min(max(size>>26, 4), 64) }
+
 func (c *Ceilings) makeImage(img string, size int64) error {
 	f, err := os.OpenFile(img, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
@@ -240,8 +256,7 @@ func (c *Ceilings) makeImage(img string, size int64) error {
 	// No blocks reserved for root (the cluster is not root), one inode per 32 KiB (a
 	// database is few, large files) and a journal of about 1/64 of the image: the cap stays
 	// reachable under the ceiling (a 256 MiB cap gets about 270 MiB of room in 282 MiB).
-	journal := min(max(size>>26, 4), 64)
-	args := []string{"-q", "-F", "-m", "0", "-b", "4096", "-i", "32768", "-J", "size=" + strconv.FormatInt(journal, 10), img}
+	args := []string{"-q", "-F", "-m", "0", "-b", "4096", "-i", strconv.Itoa(bytesPerInode), "-J", "size=" + strconv.FormatInt(journalMiB(size), 10), img}
 	if out, err := exec.Command(c.Mkfs, args...).CombinedOutput(); err != nil {
 		return fmt.Errorf("managed: make the database's filesystem: %v: %s", err, strings.TrimSpace(string(out)))
 	}
@@ -298,6 +313,7 @@ func (c *Ceilings) Release(name string) error {
 	}
 	c.mu.Lock()
 	delete(c.fullAtLastCheck, name)
+	delete(c.highWater, name)
 	c.mu.Unlock()
 	dir := c.mountPoint(name)
 	if mounted(dir) {

@@ -33,7 +33,10 @@ func testCeilings(t *testing.T) *Ceilings {
 	if err := os.Chmod(mounts, 0o711); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(mounts) })
+	// Remove, never RemoveAll: a filesystem a failed test left mounted there holds a live
+	// tablespace's files, and deleting them would leave the cluster a tablespace it cannot
+	// recover into.
+	t.Cleanup(func() { os.Remove(mounts) })
 	return &Ceilings{ImagesDir: t.TempDir(), MountsDir: mounts, SuperURL: testinfra.ZonePostgresSuperURL(t),
 		Owner: "postgres", Mkfs: mkfs, Resize: resize}
 }

@@ -108,8 +108,12 @@ func (c Cluster) Create(ctx context.Context, name, password string, connLimit in
 		placement = " TABLESPACE " + ident
 	}
 	if !dbExists {
-		// CREATE DATABASE runs outside a transaction; pgx's Exec sends it alone.
-		if _, err := conn.Exec(ctx, "CREATE DATABASE "+ident+" OWNER "+ident+placement); err != nil && !isCode(err, "42P04") {
+		// CREATE DATABASE runs outside a transaction; pgx's Exec sends it alone. FILE_COPY
+		// writes every block of the new database's files at once; Postgres 15's default
+		// (WAL_LOG) leaves them sparse, their pages dirty in shared buffers, so a database
+		// filled before the next checkpoint made that checkpoint, and every later one of the
+		// cluster, fail for want of room (docs/tenants-ceilings.md).
+		if _, err := conn.Exec(ctx, "CREATE DATABASE "+ident+" OWNER "+ident+placement+" STRATEGY FILE_COPY"); err != nil && !isCode(err, "42P04") {
 			return fmt.Errorf("managed: create database %s: %w", name, err)
 		}
 	} else if placement != "" {
@@ -219,6 +223,9 @@ func (c Cluster) Drop(ctx context.Context, name string) error {
 	}
 	if c.Ceilings != nil {
 		// The provisioning role owns the tablespace; the filesystem goes once it is empty.
+		if err := c.Ceilings.dropCrashReserve(name); err != nil {
+			return err
+		}
 		if _, err := conn.Exec(ctx, "DROP TABLESPACE IF EXISTS "+ident); err != nil {
 			return fmt.Errorf("managed: drop tablespace %s: %w", name, err)
 		}
