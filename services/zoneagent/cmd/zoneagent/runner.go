@@ -36,7 +36,7 @@ func newRunner(ctx context.Context, cfg config.Config, st *store.Store, env supe
 		return nil, err
 	}
 	sb := sandbox.NewSandbox(ctx, sandbox.SandboxConfig{
-		Zone: cfg.Zone, Bwrap: cfg.Bwrap, Pasta: cfg.Pasta, Nft: cfg.Nft, Prlimit: "prlimit", CgroupMount: cfg.CgroupMount,
+		Zone: cfg.Zone, Bwrap: cfg.Bwrap, Pasta: cfg.Pasta, Nft: cfg.Nft, CgroupMount: cfg.CgroupMount,
 		UIDBase: cfg.UIDBase, UIDCount: cfg.UIDCount, MemoryBytes: cfg.MemoryBytes, MaxProcesses: cfg.MaxProcesses,
 		MaxOpenFiles: cfg.MaxOpenFiles, DiskBytes: cfg.DiskBytes, PoolerPort: cfg.PoolerPort, GoRoot: goRoot(cfg, log),
 	})

@@ -10,7 +10,7 @@ import (
 
 // Policy is the sandbox's promise in one value: what an app may reach, its limits and what
 // it sees. The zone's firewall (Firewall here, imageruntime.ContainerFirewall for image
-// containers), the app's network (pasta, network.go), its cgroup and prlimit, its mounts
+// containers), the app's network (pasta, network.go), its cgroup and the launcher's limits, its mounts
 // (bubblewrap's view) and the seccomp filter all read it; TestPolicy is the promise's table
 // test. The README's "The sandbox: what customer code gets" says it in prose.
 type Policy struct {
@@ -31,7 +31,7 @@ type Policy struct {
 
 	MemoryBytes  int64 // per app, all its processes together: its cgroup's memory limit
 	MaxProcesses int64 // per app: its cgroup's pids limit
-	MaxOpenFiles int64 // per process: RLIMIT_NOFILE (and no core dumps)
+	MaxOpenFiles int64 // per process: RLIMIT_NOFILE, soft and hard (and no core dumps), set by the launcher
 	DiskBytes    int64 // per app: its tree's filesystem, and each of its /tmp and /dev/shm
 	// The CPU ceiling is the plan's, per revision (Spec.CPU, Limits); the connection cap on
 	// the pooler is PoolerClientsPerConnection per plan connection of each of the app's
@@ -106,12 +106,6 @@ func (p Policy) pastaPorts() []string {
 // limits is the app's cgroup for a revision with the plan's cpu (0: no CPU ceiling).
 func (p Policy) limits(cpu float64) Limits {
 	return Limits{MemoryBytes: p.MemoryBytes, Pids: p.MaxProcesses, CPU: cpu}
-}
-
-// prlimit is what prlimit sets inside, as the app (the agent's root may lack
-// CAP_SYS_RESOURCE to set another uid's limits from outside).
-func (p Policy) prlimit() []string {
-	return []string{"--nofile=" + strconv.FormatInt(p.MaxOpenFiles, 10), "--core=0"}
 }
 
 // etcFiles are the parts of /etc common runtimes read (the dynamic loader, name

@@ -12,9 +12,9 @@ import (
 
 // SandboxConfig is what the sandbox is made from (the zone's settings).
 type SandboxConfig struct {
-	Zone                       string
-	Bwrap, Pasta, Nft, Prlimit string // names on PATH or paths
-	CgroupMount                string // normally /sys/fs/cgroup
+	Zone              string
+	Bwrap, Pasta, Nft string // names on PATH or paths
+	CgroupMount       string // normally /sys/fs/cgroup
 	// UIDBase..UIDBase+UIDCount-1 are the apps' uids; UIDBase itself is kept for the
 	// start-up probe, apps get the ones above it.
 	UIDBase, UIDCount uint32
@@ -66,9 +66,8 @@ func (s *Sandbox) setup(ctx context.Context, c SandboxConfig) error {
 	if s.Pasta, err = exec.LookPath(c.Pasta); err != nil {
 		return fmt.Errorf("pasta (passt) not found (ZONE_PASTA=%s): %v", c.Pasta, err)
 	}
-	if c.Prlimit != "" {
-		s.Prlimit, _ = exec.LookPath(c.Prlimit) // optional: only RLIMIT_NOFILE and core dumps
-	}
+	// The agent's own binary (launcher.go): no other program to trust with the limits.
+	s.Launcher = selfExe
 	// The sandbox's first process (see Sandbox.command): tini-static, which the app's loader
 	// variables cannot touch, or tini.
 	if s.Init, err = exec.LookPath("tini-static"); err != nil {

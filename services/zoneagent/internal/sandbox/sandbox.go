@@ -39,7 +39,10 @@ type Sandbox struct {
 	// deploys then fail with sandbox_unavailable instead of running unconfined.
 	Unavailable string
 
-	Bwrap, Pasta, Prlimit, Nsenter string // tool paths
+	Bwrap, Pasta, Nsenter string // tool paths
+	// Launcher is the program every sandbox starts through (launcher.go): the agent's own
+	// binary, which sets the sandbox's hard limits before anything of the app exists.
+	Launcher string
 	// Init is the sandbox's first process (tini): a program freshly executed, where
 	// bubblewrap's own would be pid 1 with bubblewrap's memory (host paths) readable to the app.
 	Init    string
@@ -194,7 +197,7 @@ func (s *Sandbox) Start(ctx context.Context, spec Spec) (*Sandboxed, error) {
 	// (--clearenv, --setenv) and reach only the command it executes inside the sandbox.
 	holder := strconv.Itoa(network.holderPID)
 	args := append([]string{"--target", holder, "--user", "--net", "--preserve-credentials", "--", s.Bwrap, "--args", "6", "--"}, s.command(spec)...)
-	cmd := hostCommand(s.Nsenter, args...)
+	cmd := hostCommand(s.Launcher, s.launcherArgs(s.Nsenter, args...)...)
 	// bwrap's own complaints (a folder it cannot bind, say) come before the app runs: kept to
 	// say why a sandbox did not start, and passed on to the app's log as they were.
 	diag := &startDiag{w: spec.Stderr}
@@ -340,7 +343,8 @@ func (s *Sandbox) bwrapOptions(uid uint32, spec Spec) []string {
 }
 
 // command is what bwrap executes inside: tini as the namespace's first process (pid 1,
-// --as-pid-1: it reaps orphans and passes signals on), then prlimit, then the app's argv.
+// --as-pid-1: it reaps orphans and passes signals on), then the app's argv. The limits are
+// set before, by the launcher (launcher.go), where no variable of the app exists.
 // bubblewrap's own first process would hold bubblewrap's memory, its arguments and the
 // host's mount table among it, readable through /proc/1/mem to a process of the same uid;
 // tini is executed afresh and knows nothing of the host. The command stays on bwrap's
@@ -350,11 +354,6 @@ func (s *Sandbox) command(spec Spec) []string {
 	var a []string
 	if s.Init != "" {
 		a = append(a, s.Init, "--")
-	}
-	// Inside, as the app: the agent's root lacks CAP_SYS_RESOURCE on some hosts (this
-	// project's among them), so it cannot set another uid's limits from outside.
-	if s.Prlimit != "" {
-		a = append(append(append(a, s.Prlimit), s.prlimit()...), "--")
 	}
 	return append(a, spec.Argv...)
 }
