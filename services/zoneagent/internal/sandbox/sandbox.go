@@ -51,6 +51,8 @@ type Sandbox struct {
 
 	// Policy is the promise the sandbox keeps (policy.go): reach, limits, mounts.
 	Policy
+	// Resolver is the zone's DNS relay every app asks (resolver.go); nil: apps get none.
+	Resolver *Resolver
 
 	ids *idCache
 }
@@ -203,6 +205,19 @@ func (s *Sandbox) Start(ctx context.Context, spec Spec) (*Sandboxed, error) {
 	diag := &startDiag{w: spec.Stderr}
 	cmd.Stdout, cmd.Stderr = spec.Stdout, diag
 	cmd.ExtraFiles = []*os.File{infoW, blockR, secR, argsR} // fds 3, 4, 5, 6
+	if s.ResolverPort > 0 {
+		// fd 7: the sandbox's /etc/resolv.conf (Policy.mounts), naming the zone's resolver.
+		resolvR, err := resolvConfFile()
+		if err != nil {
+			infoW.Close()
+			blockR.Close()
+			secR.Close()
+			argsR.Close()
+			return nil, err
+		}
+		defer resolvR.Close()
+		cmd.ExtraFiles = append(cmd.ExtraFiles, resolvR)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Setpgid:    true,
 		Pdeathsig:  syscall.SIGKILL,
@@ -361,17 +376,22 @@ func (s *Sandbox) command(spec Spec) []string {
 // bwrapArgsFile is an anonymous memory file holding args NUL-separated, at offset 0, for
 // bwrap's --args: no size limit as a pipe has, and no name on any filesystem.
 func bwrapArgsFile(args []string) (*os.File, error) {
-	fd, err := unix.MemfdCreate("tori-sandbox-args", unix.MFD_CLOEXEC)
-	if err != nil {
-		return nil, err
-	}
-	f := os.NewFile(uintptr(fd), "tori-sandbox-args")
 	var b strings.Builder
 	for _, a := range args {
 		b.WriteString(a)
 		b.WriteByte(0)
 	}
-	if _, err := f.WriteString(b.String()); err != nil {
+	return memFile("tori-sandbox-args", []byte(b.String()))
+}
+
+// memFile is an anonymous memory file holding data, at offset 0.
+func memFile(name string, data []byte) (*os.File, error) {
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	if _, err := f.Write(data); err != nil {
 		f.Close()
 		return nil, err
 	}
