@@ -10,12 +10,15 @@ import (
 	"syscall"
 
 	"tori.dev/pkg/buildinfo"
+	"tori.dev/services/zoneagent/internal/sandbox"
 )
 
 // version is what scripts/build.sh stamps into pkg/buildinfo (scripts/ldflags.sh).
 var version = buildinfo.Version
 
 func main() {
+	// First: the agent's binary is also every sandbox's launcher (it never returns then).
+	sandbox.RunLauncher()
 	if buildinfo.Asked(os.Args[1:]) {
 		fmt.Println(buildinfo.Line("zoneagent"))
 		return

@@ -36,18 +36,19 @@ func newRunner(ctx context.Context, cfg config.Config, st *store.Store, env supe
 		return nil, err
 	}
 	sb := sandbox.NewSandbox(ctx, sandbox.SandboxConfig{
-		Zone: cfg.Zone, Bwrap: cfg.Bwrap, Pasta: cfg.Pasta, Nft: cfg.Nft, Prlimit: "prlimit", CgroupMount: cfg.CgroupMount,
+		Zone: cfg.Zone, Bwrap: cfg.Bwrap, Pasta: cfg.Pasta, Nft: cfg.Nft, CgroupMount: cfg.CgroupMount,
 		UIDBase: cfg.UIDBase, UIDCount: cfg.UIDCount, MemoryBytes: cfg.MemoryBytes, MaxProcesses: cfg.MaxProcesses,
 		MaxOpenFiles: cfg.MaxOpenFiles, DiskBytes: cfg.DiskBytes, PoolerPort: cfg.PoolerPort, GoRoot: goRoot(cfg, log),
+		Resolvers: cfg.SandboxResolverAddrs(),
 	})
-	if len(sb.Resolvers) == 0 {
-		log.WarnContext(ctx, "no DNS resolver of /etc/resolv.conf is reachable from the sandbox (none, or loopback only): builds cannot reach npm, PyPI or the Go module proxy by name")
+	if sb.Resolver != nil && len(sb.Resolver.Upstreams) == 0 {
+		log.WarnContext(ctx, "the sandboxes' resolver has no upstream (ZONE_SANDBOX_RESOLVERS unset, no nameserver in /etc/resolv.conf): builds cannot reach npm, PyPI or the Go module proxy by name")
 	}
 	if sb.Unavailable != "" {
 		// The one line an operator needs: customer code will not run here, and why.
 		log.ErrorContext(ctx, "sandbox unavailable: source deploys will fail with sandbox_unavailable; static sites are served: "+sb.Unavailable)
 	} else {
-		log.InfoContext(ctx, "service sandbox", "appsDir", appsDir, "bwrap", sb.Bwrap, "pasta", sb.Pasta,
+		log.InfoContext(ctx, "service sandbox", "appsDir", appsDir, "bwrap", sb.Bwrap, "pasta", sb.Pasta, "resolverUpstreams", sb.Resolver.Upstreams,
 			"cgroupV2", sb.Cgroups.V2, "imageRuntime", cfg.ImageRuntime)
 	}
 	containers, err := containerRuntime(cfg)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"strings"
@@ -66,6 +67,9 @@ type Config struct {
 	// "Builds without a manifest"); unset: the one of the go on the agent's PATH; "none":
 	// no Go for builds.
 	GoRoot string `env:"ZONE_GO_ROOT"`
+	// SandboxResolvers are the upstreams (IP or IP:port, 53 by default) of the zone's DNS
+	// relay, the one resolver apps ask; none: the host's /etc/resolv.conf nameservers.
+	SandboxResolvers []string `env:"ZONE_SANDBOX_RESOLVERS"`
 	// IdleAfter: a service on a minScale-0 plan naps after this long without a request.
 	IdleAfter time.Duration `env:"ZONE_IDLE_AFTER, default=15m"`
 	// ShutdownTimeout bounds how long requests may finish after a stop signal.
@@ -114,6 +118,9 @@ func (c *Config) Validate() error {
 	if c.PoolerPort < 0 || c.PoolerPort > 65535 {
 		errs = append(errs, errors.New("ZONE_POOLER_PORT must be a port or 0"))
 	}
+	if _, err := resolverAddrs(c.SandboxResolvers); err != nil {
+		errs = append(errs, fmt.Errorf("ZONE_SANDBOX_RESOLVERS: %w", err))
+	}
 	if c.TestRegistryHost != "" && (!strings.HasSuffix(c.TestRegistryHost, ".test") || c.TestRegistryCA == "") {
 		errs = append(errs, errors.New("ZONE_TEST_REGISTRY_HOST must end in .test and come with ZONE_TEST_REGISTRY_CA (tests only)"))
 	}
@@ -143,3 +150,30 @@ func (c *Config) Validate() error {
 
 // BusConfig is the bus configuration with the service's own broker user.
 func (c *Config) BusConfig() bus.Config { return c.Config.WithURL(c.AMQPURL) }
+
+// SandboxResolverAddrs are ZONE_SANDBOX_RESOLVERS as IP:port (Validate has checked them).
+func (c Config) SandboxResolverAddrs() []string {
+	addrs, _ := resolverAddrs(c.SandboxResolvers)
+	return addrs
+}
+
+// resolverAddrs parses resolver addresses: an IP, or IP:port; port 53 when none.
+func resolverAddrs(list []string) ([]string, error) {
+	var out []string
+	for _, a := range list {
+		a = strings.TrimSpace(a)
+		if a == "" {
+			continue
+		}
+		if ap, err := netip.ParseAddrPort(a); err == nil && ap.Port() != 0 && ap.Addr().Zone() == "" {
+			out = append(out, ap.String())
+			continue
+		}
+		ip, err := netip.ParseAddr(a)
+		if err != nil || ip.Zone() != "" {
+			return nil, fmt.Errorf("%q is not an IP address or IP:port", a)
+		}
+		out = append(out, netip.AddrPortFrom(ip, 53).String())
+	}
+	return out, nil
+}

@@ -74,3 +74,25 @@ func withCredentials(env map[string]string) map[string]string {
 	}
 	return out
 }
+
+// ZONE_SANDBOX_RESOLVERS is a list of IP or IP:port (53 by default), the upstreams of the
+// zone's DNS relay; anything else stops the agent at start.
+func TestSandboxResolvers(t *testing.T) {
+	var c Config
+	if err := pkgconfig.LoadMap(context.Background(), &c, withCredentials(map[string]string{"ZONE_SANDBOX_RESOLVERS": "9.9.9.9, 127.0.0.1:5353,2001:db8::53"})); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(c.SandboxResolverAddrs(), " "); got != "9.9.9.9:53 127.0.0.1:5353 [2001:db8::53]:53" {
+		t.Errorf("upstreams %q", got)
+	}
+	for _, bad := range []string{"dns.example", "9.9.9.9:0", "fe80::1%eth0", "10.0.0.1:dns"} {
+		var c Config
+		if err := pkgconfig.LoadMap(context.Background(), &c, withCredentials(map[string]string{"ZONE_SANDBOX_RESOLVERS": bad})); err == nil || !strings.Contains(err.Error(), "ZONE_SANDBOX_RESOLVERS") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+	var none Config
+	if err := pkgconfig.LoadMap(context.Background(), &none, withCredentials(map[string]string{})); err != nil || none.SandboxResolverAddrs() != nil {
+		t.Errorf("unset: %v %v", none.SandboxResolverAddrs(), err)
+	}
+}

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"fmt"
-	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -10,7 +9,7 @@ import (
 
 // Policy is the sandbox's promise in one value: what an app may reach, its limits and what
 // it sees. The zone's firewall (Firewall here, imageruntime.ContainerFirewall for image
-// containers), the app's network (pasta, network.go), its cgroup and prlimit, its mounts
+// containers), the app's network (pasta, network.go), its cgroup and the launcher's limits, its mounts
 // (bubblewrap's view) and the seccomp filter all read it; TestPolicy is the promise's table
 // test. The README's "The sandbox: what customer code gets" says it in prose.
 type Policy struct {
@@ -19,11 +18,10 @@ type Policy struct {
 	// internet and nothing else (RefuseNonPublic); nothing reaches the app but the edge,
 	// which dials into its namespace (no port is forwarded in through pasta).
 	PoolerPort int
-	// Resolvers are the host's DNS servers (its /etc/resolv.conf, which the sandbox sees):
-	// an app reaches them on port 53 and on no other port, so names resolve inside as on
-	// the host even when its resolver sits on a private address. A loopback resolver
-	// (systemd-resolved's 127.0.0.53) is not among them: pasta cannot carry it.
-	Resolvers []netip.Addr
+	// ResolverPort is the zone's DNS relay on the host's loopback (resolver.go), which an app
+	// reaches as 127.0.0.1:53 in its namespace and finds in its /etc/resolv.conf; 0: none,
+	// and no resolv.conf. An app never reaches a resolver of the host's network itself.
+	ResolverPort int
 	// GoRoot is the zone's Go toolchain on the host, shown read-only at GoRootInSandbox
 	// (whose bin is on every sandboxed PATH): builds use the host's Go, never download one
 	// (Environ sets GOTOOLCHAIN=local). "" shows none.
@@ -31,7 +29,7 @@ type Policy struct {
 
 	MemoryBytes  int64 // per app, all its processes together: its cgroup's memory limit
 	MaxProcesses int64 // per app: its cgroup's pids limit
-	MaxOpenFiles int64 // per process: RLIMIT_NOFILE (and no core dumps)
+	MaxOpenFiles int64 // per process: RLIMIT_NOFILE, soft and hard (and no core dumps), set by the launcher
 	DiskBytes    int64 // per app: its tree's filesystem, and each of its /tmp and /dev/shm
 	// The CPU ceiling is the plan's, per revision (Spec.CPU, Limits); the connection cap on
 	// the pooler is PoolerClientsPerConnection per plan connection of each of the app's
@@ -73,34 +71,30 @@ func (p Policy) egressRules() string {
 	if p.PoolerPort > 0 {
 		fmt.Fprintf(&b, "\t\tip daddr 127.0.0.1 tcp dport %d accept\n", p.PoolerPort)
 	}
-	var v4, v6 []string
-	for _, r := range p.Resolvers {
-		if r.Is4() {
-			v4 = append(v4, r.String())
-		} else {
-			v6 = append(v6, r.String())
-		}
-	}
-	for _, set := range []struct {
-		family string
-		addrs  []string
-	}{{"ip", v4}, {"ip6", v6}} {
-		if len(set.addrs) > 0 {
-			fmt.Fprintf(&b, "\t\t%s daddr { %s } meta l4proto { tcp, udp } th dport 53 accept\n", set.family, strings.Join(set.addrs, ", "))
-		}
+	if p.ResolverPort > 0 {
+		fmt.Fprintf(&b, "\t\tip daddr 127.0.0.1 meta l4proto { tcp, udp } th dport %d accept\n", p.ResolverPort)
 	}
 	b.WriteString(p.RefuseNonPublic())
 	return b.String()
 }
 
 // pastaPorts is what pasta forwards: nothing in from the host (the edge dials into the
-// namespace instead), and out to the host's loopback only the pooler's port.
+// namespace instead), and out to the host's loopback only the pooler's port and the zone's
+// resolver (port 53 in the namespace, its own port on the host).
 func (p Policy) pastaPorts() []string {
-	pooler := "none"
+	var tcp []string
+	udp := "none"
 	if p.PoolerPort > 0 {
-		pooler = strconv.Itoa(p.PoolerPort)
+		tcp = append(tcp, strconv.Itoa(p.PoolerPort))
 	}
-	return []string{"--tcp-ports", "none", "--udp-ports", "none", "--tcp-ns", pooler, "--udp-ns", "none"}
+	if p.ResolverPort > 0 {
+		dns := "53:" + strconv.Itoa(p.ResolverPort)
+		tcp, udp = append(tcp, dns), dns
+	}
+	if len(tcp) == 0 {
+		tcp = []string{"none"}
+	}
+	return []string{"--tcp-ports", "none", "--udp-ports", "none", "--tcp-ns", strings.Join(tcp, ","), "--udp-ns", udp}
 }
 
 // limits is the app's cgroup for a revision with the plan's cpu (0: no CPU ceiling).
@@ -108,22 +102,20 @@ func (p Policy) limits(cpu float64) Limits {
 	return Limits{MemoryBytes: p.MemoryBytes, Pids: p.MaxProcesses, CPU: cpu}
 }
 
-// prlimit is what prlimit sets inside, as the app (the agent's root may lack
-// CAP_SYS_RESOURCE to set another uid's limits from outside).
-func (p Policy) prlimit() []string {
-	return []string{"--nofile=" + strconv.FormatInt(p.MaxOpenFiles, 10), "--core=0"}
-}
-
 // etcFiles are the parts of /etc common runtimes read (the dynamic loader, name
 // resolution, certificates, time zone, users for tools that look the uid up); nothing else
 // of the host's configuration is visible.
 var etcFiles = []string{
 	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
-	"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/host.conf", "/etc/gai.conf",
+	"/etc/hosts", "/etc/nsswitch.conf", "/etc/host.conf", "/etc/gai.conf",
 	"/etc/protocols", "/etc/services", "/etc/ssl", "/etc/ca-certificates", "/etc/pki",
 	"/etc/localtime", "/etc/timezone", "/etc/mime.types", "/etc/passwd", "/etc/group",
 	"/etc/os-release", "/etc/debian_version", "/etc/python3", "/etc/python3.11",
 }
+
+// resolvConfFD is the descriptor bubblewrap reads the sandbox's resolv.conf from
+// (Sandbox.Start passes it).
+const resolvConfFD = "7"
 
 // devices are the only nodes of /dev an app gets.
 var devices = []string{"null", "zero", "full", "random", "urandom", "tty"}
@@ -138,6 +130,10 @@ func (p Policy) mounts(dir, cache string) []string {
 	a = append(a, systemLinks()...)
 	for _, f := range etcFiles {
 		a = append(a, "--ro-bind-try", f, f)
+	}
+	// Not the host's resolv.conf: the zone's resolver (resolver.go), from a descriptor.
+	if p.ResolverPort > 0 {
+		a = append(a, "--ro-bind-data", resolvConfFD, "/etc/resolv.conf")
 	}
 	a = append(a,
 		"--proc", "/proc",

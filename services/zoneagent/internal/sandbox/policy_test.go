@@ -3,7 +3,6 @@ package sandbox
 import (
 	"encoding/binary"
 	"fmt"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,9 +19,9 @@ import (
 // promise held by the real tools.
 func TestPolicy(t *testing.T) {
 	p := Policy{PoolerPort: 6432, MemoryBytes: 512 << 20, MaxProcesses: 256, MaxOpenFiles: 1024, DiskBytes: 1 << 30,
-		Resolvers: []netip.Addr{netip.MustParseAddr("10.255.255.53"), netip.MustParseAddr("2001:db8::53")}, GoRoot: "/usr/local/go"}
+		ResolverPort: 40053, GoRoot: "/usr/local/go"}
 	noPooler := p
-	noPooler.PoolerPort, noPooler.Resolvers = 0, nil
+	noPooler.PoolerPort, noPooler.ResolverPort = 0, 0
 	fw := func(p Policy) string {
 		return Firewall{Table: "tori_t", UIDLo: 200001, UIDHi: 299999, Policy: p}.Ruleset()
 	}
@@ -40,11 +39,15 @@ func TestPolicy(t *testing.T) {
 			[]string{"ct state established,related accept"}, nil},
 		{"the pooler's port is the one host port reached", fw(p),
 			[]string{"ip daddr 127.0.0.1 tcp dport 6432 accept"}, []string{"dport 5432"}},
-		{"the host's resolvers are reached on port 53 and on no other", fw(p),
-			[]string{"ip daddr { 10.255.255.53 } meta l4proto { tcp, udp } th dport 53 accept", "ip6 daddr { 2001:db8::53 } meta l4proto { tcp, udp } th dport 53 accept"},
-			[]string{"daddr 10.255.255.53 accept"}},
-		{"the refusals follow the resolvers' accept", fw(p)[strings.Index(fw(p), "th dport 53"):],
+		{"the zone's resolver is reached on its loopback port; no resolver of the host's network", fw(p),
+			[]string{"ip daddr 127.0.0.1 meta l4proto { tcp, udp } th dport 40053 accept"},
+			[]string{"dport 53 ", "th dport 53\n"}},
+		{"the refusals follow the resolver's accept", fw(p)[strings.Index(fw(p), "dport 40053"):],
 			[]string{"10.0.0.0/8", "fc00::/7"}, nil},
+		{"pasta carries port 53 of the namespace to the zone's resolver, UDP and TCP", joined(p.pastaPorts()),
+			[]string{"--tcp-ns 6432,53:40053", "--udp-ns 53:40053"}, nil},
+		{"the sandbox's resolv.conf is the zone's, never the host's", joined(p.mounts("/x", "")),
+			[]string{"--ro-bind-data 7 /etc/resolv.conf"}, []string{"--ro-bind-try /etc/resolv.conf"}},
 		{"without a pooler or resolvers, no host port at all", fw(noPooler),
 			[]string{"fib daddr type { local, broadcast, multicast, anycast } reject"}, []string{"dport"}},
 		{"the host's own addresses are refused", fw(p),
@@ -57,16 +60,16 @@ func TestPolicy(t *testing.T) {
 			[]string{"ip daddr {", "ip6 daddr {"}, nil},
 		{"image containers get the same refusals", p.RefuseNonPublic(),
 			[]string{"10.0.0.0/8", "fc00::/7", "fib daddr type"}, []string{"accept"}},
-		{"nothing comes in through pasta; out, only the pooler's port", joined(p.pastaPorts()),
-			[]string{"--tcp-ports none", "--udp-ports none", "--tcp-ns 6432", "--udp-ns none"}, nil},
-		{"without a pooler pasta forwards nothing", joined(noPooler.pastaPorts()),
-			[]string{"--tcp-ns none", "--tcp-ports none"}, []string{"6432"}},
+		{"nothing comes in through pasta; out, only the pooler's port and the zone's resolver", joined(p.pastaPorts()),
+			[]string{"--tcp-ports none", "--udp-ports none", "--tcp-ns 6432,53:40053", "--udp-ns 53:40053"}, nil},
+		{"without a pooler or resolver pasta forwards nothing", joined(noPooler.pastaPorts()),
+			[]string{"--tcp-ns none", "--tcp-ports none", "--udp-ns none"}, []string{"6432", "53"}},
 		{"memory, processes and CPU of the app", strings.Join([]string{
 			strconv.FormatInt(p.limits(0.5).MemoryBytes, 10), strconv.FormatInt(p.limits(0.5).Pids, 10),
 			strconv.FormatFloat(p.limits(0.5).CPU, 'g', -1, 64)}, " "),
 			[]string{"536870912 256 0.5"}, nil},
-		{"open files per process, no core dumps", joined(p.prlimit()),
-			[]string{"--nofile=1024", "--core=0"}, nil},
+		{"open files per process, set by the launcher before bwrap", joined(p.launcherArgs("/usr/bin/nsenter", "-t", "1")),
+			[]string{LauncherArg + " 1024 -- /usr/bin/nsenter -t 1"}, nil},
 		{"the app's tree at /app, the one writable bind", joined(p.mounts("/srv/apps/a/d", "")),
 			[]string{"--bind /srv/apps/a/d /app", "--chdir /app", "--remount-ro /"}, []string{"--bind-try", "--dev-bind / "}},
 		{"the system read-only, /tmp and /dev/shm of the disk's size", joined(p.mounts("/x", "")),
@@ -125,8 +128,8 @@ func TestPolicy(t *testing.T) {
 	}
 }
 
-// The resolvers apps may ask are resolv.conf's, but for loopback ones (pasta cannot carry
-// them); the Go toolchain is found through the go on PATH.
+// The zone's resolver asks resolv.conf's nameservers (loopback ones too: it is the zone's
+// own process on the host); the Go toolchain is found through the go on PATH.
 func TestHostResolversAndGoRoot(t *testing.T) {
 	conf := filepath.Join(t.TempDir(), "resolv.conf")
 	os.WriteFile(conf, []byte("# comment\nnameserver 10.255.255.53\nnameserver 127.0.0.53\nsearch example\nnameserver ::ffff:192.0.2.53\nnameserver fe80::1%eth0\nnameserver junk\n"), 0o644)
@@ -136,6 +139,9 @@ func TestHostResolversAndGoRoot(t *testing.T) {
 	}
 	if got := fmt.Sprint(loop); got != "[127.0.0.53]" {
 		t.Errorf("loopback %s", got)
+	}
+	if got := fmt.Sprint(hostUpstreams(conf)); got != "[10.255.255.53:53 192.0.2.53:53 [fe80::1]:53 127.0.0.53:53]" {
+		t.Errorf("the resolver's upstreams %s", got)
 	}
 	if r, l := HostResolvers(filepath.Join(t.TempDir(), "none")); r != nil || l != nil {
 		t.Errorf("a missing resolv.conf gives %v %v", r, l)

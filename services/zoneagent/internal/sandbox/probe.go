@@ -12,9 +12,9 @@ import (
 
 // SandboxConfig is what the sandbox is made from (the zone's settings).
 type SandboxConfig struct {
-	Zone                       string
-	Bwrap, Pasta, Nft, Prlimit string // names on PATH or paths
-	CgroupMount                string // normally /sys/fs/cgroup
+	Zone              string
+	Bwrap, Pasta, Nft string // names on PATH or paths
+	CgroupMount       string // normally /sys/fs/cgroup
 	// UIDBase..UIDBase+UIDCount-1 are the apps' uids; UIDBase itself is kept for the
 	// start-up probe, apps get the ones above it.
 	UIDBase, UIDCount uint32
@@ -25,8 +25,10 @@ type SandboxConfig struct {
 	PoolerPort        int
 	// GoRoot is the zone's Go toolchain, shown read-only in every sandbox; "" none.
 	GoRoot string
-	// ResolvConf is the host's resolver configuration (default /etc/resolv.conf): its
-	// nameservers are the ones apps may ask (Policy.Resolvers).
+	// Resolvers are the upstreams (IP:port) of the zone's DNS relay, the one resolver apps
+	// ask (resolver.go): ZONE_SANDBOX_RESOLVERS; none, the nameservers of ResolvConf.
+	Resolvers []string
+	// ResolvConf is the host's resolver configuration (default /etc/resolv.conf).
 	ResolvConf string
 }
 
@@ -42,10 +44,20 @@ func NewSandbox(ctx context.Context, c SandboxConfig) Sandbox {
 	if c.ResolvConf == "" {
 		c.ResolvConf = "/etc/resolv.conf"
 	}
-	resolvers, _ := HostResolvers(c.ResolvConf)
-	s := Sandbox{Policy: Policy{PoolerPort: c.PoolerPort, Resolvers: resolvers, GoRoot: c.GoRoot, MemoryBytes: c.MemoryBytes,
+	s := Sandbox{Policy: Policy{PoolerPort: c.PoolerPort, GoRoot: c.GoRoot, MemoryBytes: c.MemoryBytes,
 		MaxProcesses: c.MaxProcesses, MaxOpenFiles: c.MaxOpenFiles, DiskBytes: c.DiskBytes}}
 	s.SetUID(probeApp, c.UIDBase)
+	upstreams := c.Resolvers
+	if len(upstreams) == 0 {
+		upstreams = hostUpstreams(c.ResolvConf)
+	}
+	// Before the firewall and pasta: both carry its port.
+	r, err := StartResolver(upstreams)
+	if err != nil {
+		s.Unavailable = err.Error()
+		return s
+	}
+	s.Resolver, s.ResolverPort = r, r.Port
 	if err := s.setup(ctx, c); err != nil {
 		s.Unavailable = err.Error()
 	}
@@ -66,9 +78,8 @@ func (s *Sandbox) setup(ctx context.Context, c SandboxConfig) error {
 	if s.Pasta, err = exec.LookPath(c.Pasta); err != nil {
 		return fmt.Errorf("pasta (passt) not found (ZONE_PASTA=%s): %v", c.Pasta, err)
 	}
-	if c.Prlimit != "" {
-		s.Prlimit, _ = exec.LookPath(c.Prlimit) // optional: only RLIMIT_NOFILE and core dumps
-	}
+	// The agent's own binary (launcher.go): no other program to trust with the limits.
+	s.Launcher = selfExe
 	// The sandbox's first process (see Sandbox.command): tini-static, which the app's loader
 	// variables cannot touch, or tini.
 	if s.Init, err = exec.LookPath("tini-static"); err != nil {

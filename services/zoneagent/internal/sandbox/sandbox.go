@@ -39,7 +39,10 @@ type Sandbox struct {
 	// deploys then fail with sandbox_unavailable instead of running unconfined.
 	Unavailable string
 
-	Bwrap, Pasta, Prlimit, Nsenter string // tool paths
+	Bwrap, Pasta, Nsenter string // tool paths
+	// Launcher is the program every sandbox starts through (launcher.go): the agent's own
+	// binary, which sets the sandbox's hard limits before anything of the app exists.
+	Launcher string
 	// Init is the sandbox's first process (tini): a program freshly executed, where
 	// bubblewrap's own would be pid 1 with bubblewrap's memory (host paths) readable to the app.
 	Init    string
@@ -48,6 +51,8 @@ type Sandbox struct {
 
 	// Policy is the promise the sandbox keeps (policy.go): reach, limits, mounts.
 	Policy
+	// Resolver is the zone's DNS relay every app asks (resolver.go); nil: apps get none.
+	Resolver *Resolver
 
 	ids *idCache
 }
@@ -194,12 +199,25 @@ func (s *Sandbox) Start(ctx context.Context, spec Spec) (*Sandboxed, error) {
 	// (--clearenv, --setenv) and reach only the command it executes inside the sandbox.
 	holder := strconv.Itoa(network.holderPID)
 	args := append([]string{"--target", holder, "--user", "--net", "--preserve-credentials", "--", s.Bwrap, "--args", "6", "--"}, s.command(spec)...)
-	cmd := hostCommand(s.Nsenter, args...)
+	cmd := hostCommand(s.Launcher, s.launcherArgs(s.Nsenter, args...)...)
 	// bwrap's own complaints (a folder it cannot bind, say) come before the app runs: kept to
 	// say why a sandbox did not start, and passed on to the app's log as they were.
 	diag := &startDiag{w: spec.Stderr}
 	cmd.Stdout, cmd.Stderr = spec.Stdout, diag
 	cmd.ExtraFiles = []*os.File{infoW, blockR, secR, argsR} // fds 3, 4, 5, 6
+	if s.ResolverPort > 0 {
+		// fd 7: the sandbox's /etc/resolv.conf (Policy.mounts), naming the zone's resolver.
+		resolvR, err := resolvConfFile()
+		if err != nil {
+			infoW.Close()
+			blockR.Close()
+			secR.Close()
+			argsR.Close()
+			return nil, err
+		}
+		defer resolvR.Close()
+		cmd.ExtraFiles = append(cmd.ExtraFiles, resolvR)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Setpgid:    true,
 		Pdeathsig:  syscall.SIGKILL,
@@ -340,7 +358,8 @@ func (s *Sandbox) bwrapOptions(uid uint32, spec Spec) []string {
 }
 
 // command is what bwrap executes inside: tini as the namespace's first process (pid 1,
-// --as-pid-1: it reaps orphans and passes signals on), then prlimit, then the app's argv.
+// --as-pid-1: it reaps orphans and passes signals on), then the app's argv. The limits are
+// set before, by the launcher (launcher.go), where no variable of the app exists.
 // bubblewrap's own first process would hold bubblewrap's memory, its arguments and the
 // host's mount table among it, readable through /proc/1/mem to a process of the same uid;
 // tini is executed afresh and knows nothing of the host. The command stays on bwrap's
@@ -351,28 +370,28 @@ func (s *Sandbox) command(spec Spec) []string {
 	if s.Init != "" {
 		a = append(a, s.Init, "--")
 	}
-	// Inside, as the app: the agent's root lacks CAP_SYS_RESOURCE on some hosts (this
-	// project's among them), so it cannot set another uid's limits from outside.
-	if s.Prlimit != "" {
-		a = append(append(append(a, s.Prlimit), s.prlimit()...), "--")
-	}
 	return append(a, spec.Argv...)
 }
 
 // bwrapArgsFile is an anonymous memory file holding args NUL-separated, at offset 0, for
 // bwrap's --args: no size limit as a pipe has, and no name on any filesystem.
 func bwrapArgsFile(args []string) (*os.File, error) {
-	fd, err := unix.MemfdCreate("tori-sandbox-args", unix.MFD_CLOEXEC)
-	if err != nil {
-		return nil, err
-	}
-	f := os.NewFile(uintptr(fd), "tori-sandbox-args")
 	var b strings.Builder
 	for _, a := range args {
 		b.WriteString(a)
 		b.WriteByte(0)
 	}
-	if _, err := f.WriteString(b.String()); err != nil {
+	return memFile("tori-sandbox-args", []byte(b.String()))
+}
+
+// memFile is an anonymous memory file holding data, at offset 0.
+func memFile(name string, data []byte) (*os.File, error) {
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	if _, err := f.Write(data); err != nil {
 		f.Close()
 		return nil, err
 	}

@@ -26,7 +26,7 @@ func testSandbox(t *testing.T) Sandbox {
 	t.Helper()
 	sandboxOnce.Do(func() {
 		sandboxMade = NewSandbox(context.Background(), SandboxConfig{
-			Zone: testZone, Bwrap: "bwrap", Pasta: "pasta", Nft: "nft", Prlimit: "prlimit", CgroupMount: "/sys/fs/cgroup",
+			Zone: testZone, Bwrap: "bwrap", Pasta: "pasta", Nft: "nft", CgroupMount: "/sys/fs/cgroup",
 			UIDBase: testUIDBase, UIDCount: 1000, MemoryBytes: 1 << 30, MaxProcesses: 256, MaxOpenFiles: 1024,
 			DiskBytes: 64 << 20, PoolerPort: 6432,
 		})

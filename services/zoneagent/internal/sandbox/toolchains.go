@@ -11,8 +11,8 @@ import (
 
 // What builds find in the sandbox besides the system (/usr: node and npm, python3 and pip
 // from Debian, which the project's scripts install): the zone's Go, bound read-only, and the
-// host's DNS resolvers, so the npm registry, PyPI and the Go module proxy are reached as the
-// host reaches them. Nothing is downloaded to build with.
+// zone's resolver (resolver.go), so the npm registry, PyPI and the Go module proxy are
+// reached by name. Nothing is downloaded to build with.
 
 // GoRootInSandbox is where the zone's Go appears inside every sandbox (Policy.GoRoot).
 const GoRootInSandbox = "/opt/go"
@@ -43,9 +43,8 @@ func GoRootOf(bin string) string {
 	return root
 }
 
-// HostResolvers are the nameservers of resolv.conf (the host's, which the sandbox sees too)
-// an app can be let reach: loopback ones are left out (pasta carries no loopback address
-// but the pooler's port), and reported apart.
+// HostResolvers are the nameservers of resolv.conf (the host's; apps never see it), the
+// loopback ones apart: the zone's resolver asks them all (hostUpstreams).
 func HostResolvers(resolvConf string) (reachable, loopback []netip.Addr) {
 	f, err := os.Open(resolvConf)
 	if err != nil {
