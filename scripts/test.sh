@@ -94,7 +94,10 @@ test_module() {
   if ! (cd "$mod" && go vet ./...); then
     fail=1; failed+=("$mod (vet)")
   fi
-  if ! (cd "$mod" && go test -count=1 -p 4 -timeout 15m ./...); then
+  # The end-to-end suite starts a whole stack per test, most of them one after another.
+  local timeout=15m
+  [ "$mod" = tests/e2e ] && timeout=35m
+  if ! (cd "$mod" && go test -count=1 -p 4 -timeout "$timeout" ./...); then
     fail=1; failed+=("$mod")
   fi
 }
