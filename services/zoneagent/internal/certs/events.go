@@ -56,14 +56,14 @@ func (e *expiries) Collect(ch chan<- prometheus.Metric) {
 // events is certmagic's event hook: it holds orders to the zone's budget (budget.go), counts
 // them, and follows each custom hostname's certificate state.
 type events struct {
-	budget     *budget // nil: no bound (the local CA)
-	storage    certmagic.Storage
-	cache      *certmagic.Cache
-	owner      func(ctx context.Context, host string) (Owner, bool)
-	onState    func(ctx context.Context, host string, o Owner, s State, at time.Time)
-	kept       func(host string) bool // ordered ahead by Keep, retried with backoff
-	mu         sync.Mutex
-	states     map[string]State
+	budget  *budget // nil: no bound (the local CA)
+	storage certmagic.Storage
+	cache   *certmagic.Cache
+	owner   func(ctx context.Context, host string) (Owner, bool)
+	onState func(ctx context.Context, host string, o Owner, s State, at time.Time)
+	kept    func(host string) bool // ordered ahead by Keep, retried with backoff
+	mu      sync.Mutex
+	states  map[string]State
 }
 
 func newEvents(o Options) *events {
