@@ -132,9 +132,8 @@ func TestCertificateBudgetNoTenantCanStarve(t *testing.T) {
 		waitStatus(t, s, token, slug, r.Map(t)["id"].(string), "live")
 		return slug + ".apps.test"
 	}
-	// A handshake for a served name either gets a certificate or, refused, a TLS alert; the
-	// first ones right after the deploy may still find the name unrouted (an alert too), so a
-	// refusal is believed once the order was counted as refused.
+	// The first handshakes right after a deploy may find the name not yet routed (a TLS
+	// alert, no order): asked until one gets a certificate.
 	certificate := func(host string) *x509.Certificate {
 		var leaf *x509.Certificate
 		harness.Eventually(t, 30*time.Second, "a certificate for "+host, func() bool {
@@ -149,7 +148,9 @@ func TestCertificateBudgetNoTenantCanStarve(t *testing.T) {
 	first := liveSite(greedy.Token)
 	firstCert := certificate(first)
 	certificate(liveSite(greedy.Token))
-	// The third new hostname within the day is refused, however often it is asked for.
+	// The third new hostname within the day is refused, however often it is asked for: an
+	// alert at first may be the name not yet routed, so it is believed once the refusal was
+	// counted.
 	third := liveSite(greedy.Token)
 	before := metric(t, s, `tori_edge_certificate_refusals_total{kind="new",reason="account_daily_cap"}`)
 	harness.Eventually(t, 30*time.Second, "the greedy account's third order refused at its cap", func() bool {
