@@ -152,13 +152,14 @@ func TestCertificateBudgetNoTenantCanStarve(t *testing.T) {
 	// alert at first may be the name not yet routed, so it is believed once the refusal was
 	// counted.
 	third := liveSite(greedy.Token)
-	before := metric(t, s, `tori_edge_certificate_refusals_total{kind="new",reason="account_daily_cap"}`)
+	const refusedByCap = `tori_edge_certificate_orders_total{kind="new",result="limited_account"}`
+	before := metric(t, s, refusedByCap)
 	harness.Eventually(t, 30*time.Second, "the greedy account's third order refused at its cap", func() bool {
 		_, err := handshake(third)
 		if err == nil {
 			t.Fatalf("a third certificate for the greedy account within the day")
 		}
-		return metric(t, s, `tori_edge_certificate_refusals_total{kind="new",reason="account_daily_cap"}`) > before
+		return metric(t, s, refusedByCap) > before
 	})
 	if _, err := handshake(third); err == nil || !strings.Contains(err.Error(), "remote error: tls:") {
 		t.Fatalf("the greedy account's third hostname: %v, want a TLS alert", err)
@@ -175,6 +176,12 @@ func TestCertificateBudgetNoTenantCanStarve(t *testing.T) {
 	})
 	if n := metric(t, s, `tori_edge_certificate_orders_total{kind="renewal",result="obtained"}`); n < 1 {
 		t.Fatalf("renewals obtained: %v", n)
+	}
+	if n := metric(t, s, `tori_edge_certificate_refusals_total{kind="new",reason="account_daily_cap"}`); n < 1 {
+		t.Fatalf("refusals by the account's daily cap: %v", n)
+	}
+	if n := metric(t, s, `tori_edge_certificate_refusals_total{kind="renewal",reason="account_daily_cap"}`); n != 0 {
+		t.Fatalf("renewals refused by an account's cap: %v", n)
 	}
 }
 
