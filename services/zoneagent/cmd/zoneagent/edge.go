@@ -76,7 +76,7 @@ func certManager(cfg config.Config, pool *pgxpool.Pool, e *edge.Edge, states *ce
 		return nil, err
 	}
 	o := certs.Options{Storage: st, Serves: e.Serves, RenewCheckInterval: cfg.RenewCheckInterval,
-		OrdersPerHour: cfg.ACMEOrdersPerHour, OrdersPerAccountPerHour: cfg.ACMEOrdersPerAccountPerHour, Log: log}
+		OrdersPerHour: cfg.ACMEOrdersPerHour, NewOrdersPerAccountPerDay: cfg.ACMENewOrdersPerAccountPerDay, Log: log}
 	if states != nil {
 		o.Owner, o.OnState = states.owner, states.publish
 	}

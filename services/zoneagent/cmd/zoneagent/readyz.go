@@ -6,12 +6,15 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"tori.dev/pkg/health"
+	"tori.dev/services/zoneagent/internal/config"
 )
 
 // readyz is /readyz with the sandbox's state added to a ready answer: "ok", or
 // "unavailable: <why>" (the zone is still ready: it serves static sites and refuses only
-// customer code).
-func readyz(id health.Identity, unavailable string) fiber.Handler {
+// customer code); and the tenants' shared settings (config.Posture): "appsDomain" and
+// "certificates", each "ok" or what is wrong. Neither makes the zone unready: a local zone
+// runs with both, and an operator reads them here and in the start line.
+func readyz(id health.Identity, unavailable string, posture config.Posture) fiber.Handler {
 	sandbox := "ok"
 	if unavailable != "" {
 		sandbox = "unavailable: " + unavailable
@@ -25,6 +28,8 @@ func readyz(id health.Identity, unavailable string) fiber.Handler {
 			return err
 		}
 		body["sandbox"] = sandbox
+		body["appsDomain"] = posture.AppsDomain
+		body["certificates"] = posture.Certificates
 		return c.JSON(body)
 	}
 }

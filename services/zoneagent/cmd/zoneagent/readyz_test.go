@@ -12,6 +12,7 @@ import (
 
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/testinfra"
+	"tori.dev/services/zoneagent/internal/config"
 )
 
 func readyBody(t *testing.T, res *http.Response) map[string]any {
@@ -43,7 +44,7 @@ func TestReadyzReportsTheSandbox(t *testing.T) {
 				id.Await("zone.deploy.requested")
 			}
 			app := fiber.New()
-			app.Get("/readyz", readyz(id, tc.unavailable))
+			app.Get("/readyz", readyz(id, tc.unavailable, config.Posture{AppsDomain: "ok", Certificates: "ok"}))
 			res, err := app.Test(httptest.NewRequest("GET", "/readyz", nil))
 			if err != nil {
 				t.Fatal(err)
@@ -89,6 +90,14 @@ func TestZoneReadyzWithoutBubblewrap(t *testing.T) {
 	}
 	if logs := z.Logs.String(); !strings.Contains(logs, "sandbox unavailable: source deploys will fail with sandbox_unavailable; static sites are served: bubblewrap not found") {
 		t.Errorf("no start line saying the sandbox is unavailable:\n%s", logs)
+	}
+	// apps.test is on no list: the apps share their cookies, and both places say so.
+	const shared = "apps.test is not a public suffix: one app can set cookies every other app receives"
+	if d, _ := body["appsDomain"].(string); !strings.HasPrefix(d, shared) || body["certificates"] != "ok" {
+		t.Errorf("/readyz appsDomain %q, certificates %v", d, body["certificates"])
+	}
+	if logs := z.Logs.String(); !strings.Contains(logs, `"msg":"`+shared) || !strings.Contains(logs, `"apps_domain":"`+shared) {
+		t.Errorf("no start line saying the apps domain is not a public suffix:\n%s", logs)
 	}
 
 	ok := startZone(t)

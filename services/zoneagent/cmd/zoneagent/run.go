@@ -57,8 +57,12 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 			return err
 		}
 
+		posture := cfg.Posture()
+		for _, w := range posture.Warnings() {
+			log.WarnContext(ctx, w)
+		}
 		healthApp := httpserver.New(httpserver.Options{Name: "zoneagent", Log: log, WriteTimeout: 10 * time.Second,
-			Observe: httpserver.MetricsOnly, Health: &p.Health, Ready: readyz(p.Health, runner.Sandbox.Unavailable)})
+			Observe: httpserver.MetricsOnly, Health: &p.Health, Ready: readyz(p.Health, runner.Sandbox.Unavailable, posture)})
 		p.Consume(append(busapi.Subscriptions(agent), busapi.DatabaseSubscription(cfg.Zone, dbs))...)
 		if err := p.ServeHTTP(healthApp, cfg.Addr, cfg.ShutdownTimeout); err != nil {
 			return err
@@ -89,7 +93,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		p.Go("log batches", logBatches.Run)
 		p.Every(runner.NapJob())
 		p.Go("profiles", func(ctx context.Context) error { return profiling.Serve(ctx, cfg.Profiling, log) })
-		p.Listening("edge", edges.Addrs())
+		p.Listening("edge", edges.Addrs(), "apps_domain", posture.AppsDomain, "certificates", posture.Certificates)
 		return nil
 	})
 }

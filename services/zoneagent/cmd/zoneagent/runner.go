@@ -67,6 +67,7 @@ func newRunner(ctx context.Context, cfg config.Config, st *store.Store, env supe
 		UIDs: st, UIDBase: cfg.UIDBase, UIDCount: cfg.UIDCount, Disks: disks, LogLinesPerSecond: cfg.LogLinesPerSecond,
 		Env: env, Logs: logs, IdleAfter: cfg.IdleAfter,
 		Napped: app.Scale{Store: st, Zone: cfg.Zone, Log: log}.Changed, Revision: st.Revision, Log: log,
+		AppsDomain: cfg.AppsDomain,
 	}
 	if n := local.ReapOrphans(); n > 0 {
 		log.WarnContext(ctx, "killed processes a previous run left behind", "count", n)

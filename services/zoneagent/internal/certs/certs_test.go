@@ -219,7 +219,7 @@ func TestZoneOrderRateLimit(t *testing.T) {
 	}
 }
 
-// Past an account's own order rate its next order is refused (limited_account) while another
+// Past an account's daily cap its next order is refused (limited_account) while another
 // account's hostnames are still ordered: one customer's many hostnames cannot use the zone's
 // allowance up. The refusal takes nothing from the zone's bucket.
 func TestAccountOrderRateLimit(t *testing.T) {
@@ -231,7 +231,7 @@ func TestAccountOrderRateLimit(t *testing.T) {
 	st, _ := store.NewCertStorage(storetest.NewPool(t), make([]byte, 32))
 	accountOf := map[string]string{"a1.example.test": "greedy", "a2.example.test": "greedy", "b1.example.test": "modest", "b2.example.test": "modest"}
 	m, err := certs.New(certs.Options{Storage: st, Serves: served("a1.example.test", "a2.example.test", "b1.example.test", "b2.example.test"),
-		ACME: &certs.ACME{Directory: "https://acme.invalid/directory"}, OrdersPerHour: 20, OrdersPerAccountPerHour: 1,
+		ACME: &certs.ACME{Directory: "https://acme.invalid/directory"}, OrdersPerHour: 28, NewOrdersPerAccountPerDay: 1,
 		Owner: func(_ context.Context, host string) (certs.Owner, bool) {
 			acct, ok := accountOf[host]
 			return certs.Owner{AppID: "app-" + acct, AccountID: acct, Custom: true}, ok
@@ -249,8 +249,8 @@ func TestAccountOrderRateLimit(t *testing.T) {
 	if _, err := m.Certificate(ctx, "a2.example.test"); !limitedBy(err, certs.ErrAccountOrderLimit) {
 		t.Fatalf("the account's second order within the hour: %v", err)
 	}
-	// The zone's burst is 2 (20 an hour): had the refused order taken a zone token, this one
-	// would be refused by the zone.
+	// New orders' burst is 2 (21 of the 28 an hour): had the refused order taken a zone
+	// token, this one would be refused by the zone.
 	if _, err := m.Certificate(ctx, "b1.example.test"); err != nil {
 		t.Fatalf("another account: %v", err)
 	}

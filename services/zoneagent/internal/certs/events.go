@@ -10,23 +10,18 @@ import (
 
 	"github.com/caddyserver/certmagic"
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/time/rate"
 )
-
-// ErrOrderLimit refuses an order past the zone's ACME order rate (ZONE_ACME_ORDERS_PER_HOUR):
-// however many hostnames customers add, the zone stays within its CA's limits.
-var ErrOrderLimit = errors.New("the zone's certificate order rate is exhausted; asked again at the next handshake or renewal check")
-
-// ErrAccountOrderLimit refuses an order past the account's own rate
-// (ZONE_ACME_ORDERS_PER_ACCOUNT_PER_HOUR): one customer's hostnames cannot use up the zone's.
-var ErrAccountOrderLimit = errors.New("the account's certificate order rate is exhausted; the order is tried again later")
 
 // Metrics of the zone's certificates, on the agent's /metrics.
 var (
 	ordersTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "tori_edge_certificate_orders_total",
-		Help: "Certificate orders by the edge: kind new or renewal; result obtained, failed, limited (refused by the zone's order rate) or limited_account (by the account's).",
+		Help: "Certificate orders by the edge: kind new or renewal; result obtained, failed, limited (refused by the zone's order budget) or limited_account (by the account's daily cap).",
 	}, []string{"kind", "result"})
+	refusalsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tori_edge_certificate_refusals_total",
+		Help: "Certificate orders the edge refused before asking the CA: kind new or renewal; reason zone_budget (the zone's hourly budget, or for new orders their share of it) or account_daily_cap.",
+	}, []string{"kind", "reason"})
 	expiryDesc = prometheus.NewDesc("tori_edge_certificate_soonest_expiry_days",
 		"Days until the soonest-expiring certificate this edge obtained expires (absent before the first).", nil, nil)
 	heldDesc = prometheus.NewDesc("tori_edge_certificates_obtained",
@@ -58,39 +53,26 @@ func (e *expiries) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// events is certmagic's event hook: it limits the zone's and each account's orders, counts
+// events is certmagic's event hook: it holds orders to the zone's budget (budget.go), counts
 // them, and follows each custom hostname's certificate state.
 type events struct {
-	zone       *rate.Limiter // nil: no limit
-	perAccount int           // orders an hour per account; 0: no limit
-	storage    certmagic.Storage
-	cache      *certmagic.Cache
-	owner      func(ctx context.Context, host string) (Owner, bool)
-	onState    func(ctx context.Context, host string, o Owner, s State, at time.Time)
-	kept       func(host string) bool // ordered ahead by Keep, retried with backoff
-	mu         sync.Mutex
-	accounts   map[string]*rate.Limiter
-	states     map[string]State
+	budget  *budget // nil: no bound (the local CA)
+	storage certmagic.Storage
+	cache   *certmagic.Cache
+	owner   func(ctx context.Context, host string) (Owner, bool)
+	onState func(ctx context.Context, host string, o Owner, s State, at time.Time)
+	kept    func(host string) bool // ordered ahead by Keep, retried with backoff
+	mu      sync.Mutex
+	states  map[string]State
 }
 
 func newEvents(o Options) *events {
-	registerMetrics.Do(func() { prometheus.MustRegister(ordersTotal, held) })
-	e := &events{storage: o.Storage, owner: o.Owner, onState: o.OnState,
-		accounts: map[string]*rate.Limiter{}, states: map[string]State{}}
+	registerMetrics.Do(func() { prometheus.MustRegister(ordersTotal, refusalsTotal, held) })
+	e := &events{storage: o.Storage, owner: o.Owner, onState: o.OnState, states: map[string]State{}}
 	if o.ACME != nil { // the local CA has no limits to protect: its signatures are not bounded
-		e.zone = hourly(o.OrdersPerHour)
-		e.perAccount = o.OrdersPerAccountPerHour
+		e.budget = newBudget(o.OrdersPerHour, o.NewOrdersPerAccountPerDay, time.Now())
 	}
 	return e
-}
-
-// hourly is a token bucket of n an hour with a burst of a tenth: a zone's start (or a batch
-// of new hostnames) is served at once, a flood is spread over the hour. nil for n <= 0.
-func hourly(n int) *rate.Limiter {
-	if n <= 0 {
-		return nil
-	}
-	return rate.NewLimiter(rate.Limit(float64(n)/3600), max(1, n/10))
 }
 
 func kindOf(data map[string]any) string {
@@ -119,8 +101,9 @@ func (e *events) on(ctx context.Context, event string, data map[string]any) erro
 	now := time.Now()
 	switch event {
 	case "cert_obtaining":
-		if err := e.allow(ctx, name); err != nil {
+		if reason, err := e.allow(ctx, name, kindOf(data) == "renewal"); err != nil {
 			ordersTotal.WithLabelValues(kindOf(data), limitedResult(err)).Inc()
+			refusalsTotal.WithLabelValues(kindOf(data), reason).Inc()
 			e.report(ctx, name, Event{Step: Limited, Err: err.Error(), At: now})
 			// On demand, no retry loop: the handshake that asked fails now and the next one
 			// asks again. A hostname the edge orders ahead (Keep) is retried with certmagic's
@@ -171,34 +154,18 @@ func (e *events) on(ctx context.Context, event string, data map[string]any) erro
 	return nil
 }
 
-// allow takes one order from the account's bucket and the zone's; a refusal by the zone
-// gives the account's token back.
-func (e *events) allow(ctx context.Context, name string) error {
-	var acct *rate.Reservation
-	if e.perAccount > 0 && e.owner != nil {
-		if o, ok := e.owner(ctx, name); ok && o.AccountID != "" {
-			e.mu.Lock()
-			l := e.accounts[o.AccountID]
-			if l == nil {
-				l = hourly(e.perAccount)
-				e.accounts[o.AccountID] = l
-			}
-			e.mu.Unlock()
-			at := time.Now()
-			acct = l.ReserveN(at, 1)
-			if !acct.OK() || acct.DelayFrom(at) > 0 {
-				acct.Cancel()
-				return ErrAccountOrderLimit
-			}
+// allow asks the budget for one order of name's account; a renewal never asks whose it is.
+func (e *events) allow(ctx context.Context, name string, renewal bool) (reason string, err error) {
+	if e.budget == nil {
+		return "", nil
+	}
+	var account string
+	if !renewal && e.owner != nil {
+		if o, ok := e.owner(ctx, name); ok {
+			account = o.AccountID
 		}
 	}
-	if e.zone != nil && !e.zone.Allow() {
-		if acct != nil {
-			acct.Cancel()
-		}
-		return ErrOrderLimit
-	}
-	return nil
+	return e.budget.allow(renewal, account, time.Now())
 }
 
 func limitedResult(err error) string {

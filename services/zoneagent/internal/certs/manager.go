@@ -48,12 +48,13 @@ type Options struct {
 	// Exactly one of Local and ACME.
 	Local *LocalCA
 	ACME  *ACME
-	// OrdersPerHour bounds the zone's orders (new and renewals) from an ACME CA; 0: no bound.
-	// The local CA has no limits to protect: its signatures are not bounded.
+	// OrdersPerHour bounds the zone's orders (new and renewals) from an ACME CA, a share of it
+	// (RenewalShare) kept for renewals; 0: no bound. The local CA has no limits to protect:
+	// its signatures are not bounded.
 	OrdersPerHour int
-	// OrdersPerAccountPerHour bounds one account's orders from an ACME CA (Owner names the
-	// account of a hostname); 0: no bound.
-	OrdersPerAccountPerHour int
+	// NewOrdersPerAccountPerDay caps one account's new orders from an ACME CA over any 24
+	// hours (Owner names the account of a hostname); renewals never count; 0: no cap.
+	NewOrdersPerAccountPerDay int
 	// Owner names the app and account a served hostname belongs to, and whether it is a
 	// custom hostname; nil: no per-account bound and no state reported.
 	Owner func(ctx context.Context, host string) (Owner, bool)

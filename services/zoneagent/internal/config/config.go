@@ -28,6 +28,9 @@ type Config struct {
 	Zone string `env:"ZONE_ID, default=local"`
 	// AppsDomain: an app is served at <slug>.<AppsDomain>.
 	AppsDomain string `env:"APPS_DOMAIN, default=apps.localhost"`
+	// ConsoleURL is the web console's address (the same setting as identity's and the
+	// console's): the zone refuses to start when it lies under AppsDomain.
+	ConsoleURL string `env:"CONSOLE_URL, default=http://127.0.0.1:5173"`
 	// DataDir holds the zone's local state (apps/ source trees, tls/, the edge's cache).
 	// Artifacts, sites and dumps are never in a folder: they live in the object store.
 	DataDir string `env:"DATA_DIR, default=./var"`
@@ -102,6 +105,9 @@ func (c *Config) Validate() error {
 	}
 	if c.AppsDomain == "" || c.DataDir == "" {
 		errs = append(errs, errors.New("APPS_DOMAIN and DATA_DIR must not be empty"))
+	}
+	if consoleUnderAppsDomain(c.ConsoleURL, c.AppsDomain) {
+		errs = append(errs, errors.New("CONSOLE_URL must not be APPS_DOMAIN or under it: every app could set the console's cookies; give the console a host of its own"))
 	}
 	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		errs = append(errs, errors.New("ZONEAGENT_DATABASE_URL must be a postgres:// URL (bin/bootstrap writes it to DATA_DIR/secrets/zoneagent.env)"))

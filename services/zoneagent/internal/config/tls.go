@@ -34,12 +34,14 @@ type EdgeTLS struct {
 	// StorageKey seals the zone's certificate keys in its schema (base64 of 32 bytes, written
 	// by bin/bootstrap to the zone agent's secrets file). Every edge of a zone has the same.
 	StorageKey string `env:"ZONE_TLS_STORAGE_KEY" secret:"true"`
-	// ACMEOrdersPerHour bounds the zone's certificate orders, new and renewals (Let's Encrypt
-	// allows 300 new orders per account in 3 hours); 0: no bound.
+	// ACMEOrdersPerHour bounds the zone's certificate orders, new and renewals, a quarter
+	// kept for renewals (Let's Encrypt allows 300 new orders per account in 3 hours); 0: no
+	// bound.
 	ACMEOrdersPerHour int `env:"ZONE_ACME_ORDERS_PER_HOUR, default=100"`
-	// ACMEOrdersPerAccountPerHour bounds one account's orders within the zone's, so one
-	// customer's many hostnames cannot use the zone's allowance up; 0: no bound.
-	ACMEOrdersPerAccountPerHour int `env:"ZONE_ACME_ORDERS_PER_ACCOUNT_PER_HOUR, default=20"`
+	// ACMENewOrdersPerAccountPerDay caps one account's new orders over any 24 hours, so one
+	// customer's churn of hostnames cannot use the zone's budget up; renewals never count;
+	// 0: no cap.
+	ACMENewOrdersPerAccountPerDay int `env:"ZONE_ACME_NEW_ORDERS_PER_ACCOUNT_PER_DAY, default=20"`
 	// Wildcard is "dns01" for one certificate for every <slug>.<APPS_DOMAIN> from the ACME CA
 	// by DNS-01, through DNS01Hook; empty: per-host certificates on demand.
 	Wildcard string `env:"ZONE_TLS_WILDCARD"`
@@ -114,8 +116,8 @@ func (t *EdgeTLS) validate() error {
 	case t.Wildcard == "dns01" && (t.ACMECA == "" || t.DNS01Hook == ""):
 		errs = append(errs, errors.New("ZONE_TLS_WILDCARD=dns01 needs ZONE_ACME_CA and ZONE_TLS_DNS01_HOOK"))
 	}
-	if t.ACMEOrdersPerAccountPerHour < 0 {
-		errs = append(errs, errors.New("ZONE_ACME_ORDERS_PER_ACCOUNT_PER_HOUR must not be negative"))
+	if t.ACMENewOrdersPerAccountPerDay < 0 {
+		errs = append(errs, errors.New("ZONE_ACME_NEW_ORDERS_PER_ACCOUNT_PER_DAY must not be negative"))
 	}
 	if t.RenewCheckInterval < time.Second {
 		errs = append(errs, errors.New("ZONE_TLS_RENEW_CHECK_INTERVAL must be at least 1s"))

@@ -16,8 +16,8 @@ func TestEdgeTLSSettings(t *testing.T) {
 	if err := pkgconfig.LoadMap(context.Background(), &c, withCredentials(nil)); err != nil {
 		t.Fatal(err)
 	}
-	if c.ACMEOrdersPerAccountPerHour != 20 || c.Wildcard != "" {
-		t.Fatalf("per-account bound %d, wildcard %q", c.ACMEOrdersPerAccountPerHour, c.Wildcard)
+	if c.ACMENewOrdersPerAccountPerDay != 20 || c.Wildcard != "" {
+		t.Fatalf("per-account cap %d, wildcard %q", c.ACMENewOrdersPerAccountPerDay, c.Wildcard)
 	}
 	if !c.TLSEnabled() || c.TLSAddr != "127.0.0.1:8443" || c.HTTPSPort() != 8443 || !c.Challenge("http-01") || !c.Challenge("tls-alpn-01") {
 		t.Fatalf("TLS defaults: %q %d", c.TLSAddr, c.HTTPSPort())
@@ -41,8 +41,8 @@ func TestEdgeTLSSettings(t *testing.T) {
 		{map[string]string{"ZONE_ACME_ORDERS_PER_HOUR": "-1"}, false},
 		{map[string]string{"ZONE_ACME_CHALLENGES": "tls-alpn-01"}, true},
 		{map[string]string{"ZONE_ACME_CHALLENGES": "dns-01"}, false},
-		{map[string]string{"ZONE_ACME_ORDERS_PER_ACCOUNT_PER_HOUR": "-1"}, false},
-		{map[string]string{"ZONE_ACME_ORDERS_PER_ACCOUNT_PER_HOUR": "0"}, true},
+		{map[string]string{"ZONE_ACME_NEW_ORDERS_PER_ACCOUNT_PER_DAY": "-1"}, false},
+		{map[string]string{"ZONE_ACME_NEW_ORDERS_PER_ACCOUNT_PER_DAY": "0"}, true},
 		{map[string]string{"ZONE_ACME_CA": "https://127.0.0.1:14000/dir", "ZONE_TLS_WILDCARD": "dns01", "ZONE_TLS_DNS01_HOOK": "/usr/local/bin/dns01"}, true},
 		{map[string]string{"ZONE_TLS_WILDCARD": "dns01", "ZONE_TLS_DNS01_HOOK": "/usr/local/bin/dns01"}, false}, // the local CA needs no DNS
 		{map[string]string{"ZONE_ACME_CA": "https://127.0.0.1:14000/dir", "ZONE_TLS_WILDCARD": "dns01"}, false},

@@ -80,6 +80,8 @@ type Local struct {
 	// Revision loads a revision's record, to restart it after a nap or an agent restart.
 	Revision func(ctx context.Context, deployID string) (revision.Revision, error)
 	Log      *slog.Logger
+	// AppsDomain is APPS_DOMAIN: a Set-Cookie an app sends for it (or a parent) is dropped.
+	AppsDomain string
 
 	mu       sync.Mutex
 	active   map[string]*proc // by app: the process the edge proxies to

@@ -29,7 +29,9 @@ type proc struct {
 	cancel    func()
 	exited    chan struct{}
 	lastUsed  atomic.Int64 // unix nanoseconds of the last proxied request
-	stopOnce  sync.Once
+	// cookieNoted is when the app's log last told of a dropped cookie (unix nanoseconds).
+	cookieNoted atomic.Int64
+	stopOnce    sync.Once
 }
 
 // stop ends the process group (or removes the container) and waits for it.

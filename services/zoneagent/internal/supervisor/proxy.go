@@ -7,6 +7,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,12 +25,39 @@ func (l *Local) ServeHTTP(w http.ResponseWriter, r *http.Request, route edge.Rou
 		return
 	}
 	p.lastUsed.Store(time.Now().UnixNano())
-	p.reverseProxy().ServeHTTP(w, r)
+	p.reverseProxy(l.dropSharedCookies(p)).ServeHTTP(w, r)
+}
+
+// sharedCookieNote bounds how often one process's dropped cookies are written to its log.
+const sharedCookieNote = time.Minute
+
+// dropSharedCookies is the proxy's answer filter: a Set-Cookie for the whole apps domain
+// (edge.DropSharedCookies) never leaves the edge, and the app's own log says why, at most once
+// a minute per process (an app may send one on every answer).
+func (l *Local) dropSharedCookies(p *proc) func(*http.Response) error {
+	return func(resp *http.Response) error {
+		if l.AppsDomain == "" {
+			return nil
+		}
+		dropped := edge.DropSharedCookies(resp.Header, l.AppsDomain)
+		if len(dropped) == 0 {
+			return nil
+		}
+		sharedCookiesDropped.Add(float64(len(dropped))) // metrics.go
+		now := time.Now().UnixNano()
+		last := p.cookieNoted.Load()
+		if l.Logs != nil && now-last >= int64(sharedCookieNote) && p.cookieNoted.CompareAndSwap(last, now) {
+			l.Logs.Line(p.appID, p.deployID, "system", fmt.Sprintf(
+				"the edge dropped Set-Cookie %s: its Domain is %s or a parent of it, so every app would receive it; set the cookie without Domain (for this app's own host)",
+				strings.Join(dropped, ", "), l.AppsDomain), 0)
+		}
+		return nil
+	}
 }
 
 // reverseProxy is the process's proxy, made on its first request and kept: the target and the
 // way in never change while the process runs.
-func (p *proc) reverseProxy() *httputil.ReverseProxy {
+func (p *proc) reverseProxy(modify func(*http.Response) error) *httputil.ReverseProxy {
 	p.proxyOnce.Do(func() {
 		target := &url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", p.port)}
 		p.proxy = &httputil.ReverseProxy{
@@ -39,7 +67,8 @@ func (p *proc) reverseProxy() *httputil.ReverseProxy {
 				pr.Out.Host = pr.In.Host
 				pr.SetXForwarded()
 			},
-			BufferPool: copyBuffers,
+			ModifyResponse: modify,
+			BufferPool:     copyBuffers,
 			ErrorHandler: func(w http.ResponseWriter, _ *http.Request, _ error) {
 				http.Error(w, "bad gateway", http.StatusBadGateway)
 			},
