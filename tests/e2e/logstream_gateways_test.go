@@ -57,12 +57,12 @@ func TestLogStreamsAreCappedAcrossGatewaysAndEndWithTheirToken(t *testing.T) {
 		// The session is made to end in a few seconds, as a 30-day one does at its end. Its
 		// stream is opened on the gateway that has not seen the token, so that gateway learns
 		// the new end from identity rather than from a copy cached before the change.
-		ends := sessionEndsSoon(t, s, a.AccountID, 4*time.Second)
+		ends := sessionEndsSoon(t, s, a.UserID, 10*time.Second)
 		ls := openLogStream(t, gatewayB, a.Token, slug, nil, "")
 		if ls.Status != http.StatusOK {
 			t.Fatalf("open: %d %s", ls.Status, ls.Body)
 		}
-		ev := ls.next(t, 15*time.Second)
+		ev := ls.next(t, 30*time.Second)
 		if reason := closeReasonOf(t, ev); reason != "token_expired" {
 			t.Fatalf("final event reason %q, want token_expired", reason)
 		}
@@ -79,9 +79,9 @@ func TestLogStreamsAreCappedAcrossGatewaysAndEndWithTheirToken(t *testing.T) {
 	})
 }
 
-// sessionEndsSoon sets the end of accountID's sessions to in from now (on the database's
+// sessionEndsSoon sets the end of userID's live sessions to in from now (on the database's
 // clock) and returns that end.
-func sessionEndsSoon(t *testing.T, s *harness.Stack, accountID string, in time.Duration) time.Time {
+func sessionEndsSoon(t *testing.T, s *harness.Stack, userID string, in time.Duration) time.Time {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -92,7 +92,7 @@ func sessionEndsSoon(t *testing.T, s *harness.Stack, accountID string, in time.D
 	defer conn.Close(ctx)
 	var end time.Time
 	err = conn.QueryRow(ctx, `UPDATE identity.sessions SET expires_at = now() + make_interval(secs => $2)
-		WHERE account_id = $1 AND revoked_at IS NULL RETURNING expires_at`, accountID, in.Seconds()).Scan(&end)
+		WHERE user_id = $1 AND revoked_at IS NULL RETURNING expires_at`, userID, in.Seconds()).Scan(&end)
 	if err != nil {
 		t.Fatalf("shorten the session: %v", err)
 	}
