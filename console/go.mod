@@ -2,10 +2,15 @@ module tori.dev/console
 
 go 1.26.0
 
-require github.com/redis/go-redis/v9 v9.22.0
+require (
+	github.com/redis/go-redis/v9 v9.22.0
+	tori.dev/pkg v0.0.0
+)
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	go.uber.org/atomic v1.11.0 // indirect
-	golang.org/x/sys v0.30.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
 )
+
+replace tori.dev/pkg => ../pkg

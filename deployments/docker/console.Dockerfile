@@ -11,13 +11,14 @@ RUN npm run --silent build
 
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
-COPY console/go.mod console/
+COPY console/go.mod console/go.sum console/
+# console's go.mod replaces tori.dev/pkg with ../pkg, so the download needs it in place.
+COPY pkg/ pkg/
 RUN cd console && GOWORK=off go mod download
 ARG VERSION=dev
 ARG COMMIT=unknown
 COPY console/ console/
 COPY --from=page /src/console/dist console/dist
-COPY pkg/ pkg/
 RUN cd console && CGO_ENABLED=0 GOWORK=off go build -trimpath \
       -ldflags "-X main.Version=${VERSION} -X main.Commit=${COMMIT}" -o /out/console ./cmd/console \
  && cd /src/pkg && CGO_ENABLED=0 go build -trimpath -o /out/healthprobe ./health/cmd/healthprobe

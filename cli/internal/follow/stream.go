@@ -65,10 +65,10 @@ type Closed struct {
 }
 
 // final reports whether reconnecting after c is pointless: the app is gone, the token was
-// revoked, or every line up to the asked end was sent.
+// revoked or reached its end, or every line up to the asked end was sent.
 func (c Closed) final() bool {
 	switch c.Reason {
-	case "app_deleted", "token_revoked", "end_reached":
+	case "app_deleted", "token_revoked", "token_expired", "end_reached":
 		return true
 	}
 	return false

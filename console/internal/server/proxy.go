@@ -7,16 +7,35 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+
+	"tori.dev/pkg/routepath"
 )
 
 // notForwarded are API routes the page must not reach through this server: the two that
 // answer a session or token to whoever calls them (the console's server calls verify itself,
 // and the page has no use for the command line's token exchange), and logout, which the
 // session routes do so that the cookie goes too.
-var notForwarded = map[string]string{
-	"/api/auth/magic-link/verify": "POST /session/verify signs the console in",
-	"/api/auth/cli/token":         "the command line's token exchange is not the console's",
-	"/api/auth/logout":            "POST /session/logout signs the console out",
+//
+// They are matched as the gateway routes them (routepath: any case, one trailing slash), on the
+// path as it is forwarded and on its unescaped form, so no spelling of a path the gateway
+// would hand to one of them gets through.
+var notForwarded = []struct {
+	route routepath.Template
+	why   string
+}{
+	{routepath.Parse("/api/auth/magic-link/verify"), "POST /session/verify signs the console in"},
+	{routepath.Parse("/api/auth/cli/token"), "the command line's token exchange is not the console's"},
+	{routepath.Parse("/api/auth/logout"), "POST /session/logout signs the console out"},
+}
+
+// refused is why the console never forwards r's path, if it does not.
+func refused(r *http.Request) (string, bool) {
+	for _, nf := range notForwarded {
+		if nf.route.Matches(r.URL.EscapedPath()) || nf.route.Matches(r.URL.Path) {
+			return nf.why, true
+		}
+	}
+	return "", false
 }
 
 func newForwarder(h *Handler, base *url.URL) *httputil.ReverseProxy {
@@ -63,7 +82,7 @@ func newForwarder(h *Handler, base *url.URL) *httputil.ReverseProxy {
 // forward answers /api/…: the page's call, checked for its origin and CSRF token when it
 // changes something, sent on to the API with the session's bearer token.
 func (h *Handler) forward(w http.ResponseWriter, r *http.Request) {
-	if why, ok := notForwarded[r.URL.Path]; ok {
+	if why, ok := refused(r); ok {
 		writeError(w, http.StatusNotFound, "not_found", why)
 		return
 	}

@@ -38,7 +38,7 @@ export function parseEvent(raw: string): SSEEvent | null {
   return ev
 }
 
-const finalReasons = new Set(['app_deleted', 'token_revoked', 'end_reached'])
+const finalReasons = new Set(['app_deleted', 'token_revoked', 'token_expired', 'end_reached'])
 const permanentStatus = new Set([400, 403, 404, 410])
 const MIN_BACKOFF = 500
 const MAX_BACKOFF = 15_000

@@ -42,18 +42,19 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 			return err
 		}
 		revocations := auth.NewRevocations(p.Bus, cache, log)
-		streams := logStreams(p, cfg.LogStreamsPerAccount, revocations)
+		counted, err := openCounters(*cfg)
+		if err != nil {
+			return err
+		}
+		// memory counters prune themselves; Redis expires each with its window or lease
+		p.OnClose(counted.close)
+		streams := logStreams(p, cfg.LogStreamsPerAccount, counted.places, revocations, log)
 		var accounts *httpapi.AccountViews
 		if cfg.AccountCacheTTL > 0 {
 			accounts = &httpapi.AccountViews{Cache: accountview.New(cfg.AccountCacheTTL), Trusted: revocations.Trusted}
 			revocations.KeepAccounts(accounts.Cache)
 		}
 		authenticator := auth.NewAuthenticator(auth.NewIdentityClient(trimBase(cfg.IdentityURL), key, transport), cache, revocations, cfg.TokenCacheTTL)
-		limiter, closeLimiter, err := openLimiter(*cfg)
-		if err != nil {
-			return err
-		}
-		p.OnClose(closeLimiter) // memory counters prune themselves; Redis expires each with its window
 		keys := idempotency.NewPostgres(p.Pool)
 		proxies, err := cfg.Proxies()
 		if err != nil {
@@ -61,7 +62,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		}
 		app := httpapi.New(httpapi.Deps{
 			Log: log, Identity: p.Health, OpenAPI: gateway.OpenAPI, Upstreams: upstreams(*cfg), Auth: authenticator,
-			Limits:   ratelimit.NewPolicy(limiter, cfg.AuthLimitPer15Min, log),
+			Limits:   ratelimit.NewPolicy(counted.limiter, cfg.AuthLimitPer15Min, log),
 			ClientIP: clientip.New(proxies), CORS: cors.New(cfg.AllowedOrigins()),
 			Proxy:  proxy.New(transport, key, httpapi.MaxBody),
 			Ready:  readiness.New(transport, cfg.ReadyTargets(), cfg.ReadyCacheTTL),

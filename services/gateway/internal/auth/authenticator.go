@@ -6,8 +6,6 @@ import (
 	"errors"
 	"math/rand/v2"
 	"time"
-
-	"tori.dev/pkg/callerid"
 )
 
 // Trust says whether cached answers may be used now; Revocations is the real one.
@@ -30,11 +28,11 @@ func NewAuthenticator(identity Introspector, cache *Cache, trust Trust, ttl time
 	return &Authenticator{identity: identity, cache: cache, trust: trust, ttl: ttl, unknown: NewUnknown(NegativeTTL), now: time.Now}
 }
 
-// Authenticate returns the caller of an Authorization header value.
-func (a *Authenticator) Authenticate(ctx context.Context, authorization string) (callerid.Caller, error) {
+// Authenticate returns the principal of an Authorization header value.
+func (a *Authenticator) Authenticate(ctx context.Context, authorization string) (Principal, error) {
 	tok, ok := BearerToken(authorization)
 	if !ok {
-		return callerid.Caller{}, ErrUnauthorized
+		return Principal{}, ErrUnauthorized
 	}
 	h := sha256.Sum256([]byte(tok))
 	now := a.now()
@@ -47,7 +45,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, authorization string) 
 	// A token identity refused moments ago is refused again without asking: revocation only
 	// ever makes tokens invalid, so this answer cannot go stale the dangerous way.
 	if a.unknown.Has(h, now) {
-		return callerid.Caller{}, ErrUnauthorized
+		return Principal{}, ErrUnauthorized
 	}
 	gen := a.cache.Generation()
 
@@ -56,12 +54,12 @@ func (a *Authenticator) Authenticate(ctx context.Context, authorization string) 
 		a.unknown.Add(h, now)
 	}
 	if err != nil {
-		return callerid.Caller{}, err
+		return Principal{}, err
 	}
 	if in.ExpiresAt != nil && !in.ExpiresAt.After(now) {
-		return callerid.Caller{}, ErrUnauthorized
+		return Principal{}, ErrUnauthorized
 	}
-	caller := in.Caller()
+	caller := in.Principal()
 	if useCache && a.trust.Trusted(a.now()) {
 		// Never past the token's own end: an expired session must not live on in the cache.
 		// Less up to a fifth at random: tokens cached together (a burst of sign-ins, a

@@ -49,16 +49,22 @@ func TestCacheTTLAndTokenExpiry(t *testing.T) {
 	a.now = func() time.Time { return clock }
 	ctx := context.Background()
 
-	mustAuth := func(h string) {
+	// Whether introspected or cached, the principal carries its token's end (a log stream
+	// ends there); an API token's is zero.
+	mustAuth := func(h string, expires time.Time) {
 		t.Helper()
-		if _, err := a.Authenticate(ctx, h); err != nil {
+		p, err := a.Authenticate(ctx, h)
+		if err != nil {
 			t.Fatal(err)
 		}
+		if !p.Expires.Equal(expires) {
+			t.Fatalf("%s expires %v, want %v", h, p.Expires, expires)
+		}
 	}
-	mustAuth("Bearer tok_sess")
-	mustAuth("Bearer svc_alice")
+	mustAuth("Bearer tok_sess", exp)
+	mustAuth("Bearer svc_alice", time.Time{})
 	clock = now.Add(9 * time.Second)
-	mustAuth("Bearer tok_sess")
+	mustAuth("Bearer tok_sess", exp)
 	if n := id.calls.Load(); n != 2 {
 		t.Fatalf("%d calls, want 2 (both cached)", n)
 	}
@@ -69,12 +75,12 @@ func TestCacheTTLAndTokenExpiry(t *testing.T) {
 	if _, err := a.Authenticate(ctx, "Bearer tok_sess"); !errors.Is(err, ErrUnauthorized) {
 		t.Fatalf("expired session: %v", err)
 	}
-	mustAuth("Bearer svc_alice") // still within its 30s
+	mustAuth("Bearer svc_alice", time.Time{}) // still within its 30s
 	if n := id.calls.Load(); n != 3 {
 		t.Fatalf("%d calls, want 3", n)
 	}
 	clock = now.Add(31 * time.Second)
-	mustAuth("Bearer svc_alice")
+	mustAuth("Bearer svc_alice", time.Time{})
 	if n := id.calls.Load(); n != 4 {
 		t.Fatalf("%d calls, want 4 (TTL over)", n)
 	}
@@ -222,7 +228,7 @@ func TestDisconnectFlushesAndReconnectWaitsForGrace(t *testing.T) {
 	}
 	runRevocations(t, rev)
 	testinfra.Eventually(t, time.Second, "trusted", func() bool { return rev.Trusted(time.Now()) })
-	cache.Put(sha256.Sum256([]byte("svc_x")), alice().Caller(), time.Now().Add(time.Minute), cache.Generation())
+	cache.Put(sha256.Sum256([]byte("svc_x")), alice().Principal(), time.Now().Add(time.Minute), cache.Generation())
 
 	b.connected.Store(false)
 	if rev.Trusted(time.Now()) {
@@ -283,8 +289,8 @@ func TestListenerFailureStopsTrust(t *testing.T) {
 func TestSweepDropsStaleEntries(t *testing.T) {
 	c := NewCache()
 	now := time.Now()
-	c.Put(sha256.Sum256([]byte("a")), alice().Caller(), now.Add(-time.Second), c.Generation())
-	fresh := alice().Caller()
+	c.Put(sha256.Sum256([]byte("a")), alice().Principal(), now.Add(-time.Second), c.Generation())
+	fresh := alice().Principal()
 	fresh.TokenID = "other"
 	c.Put(sha256.Sum256([]byte("b")), fresh, now.Add(time.Minute), c.Generation())
 	if n := c.Sweep(now); n != 1 || c.Len() != 1 {
@@ -294,7 +300,7 @@ func TestSweepDropsStaleEntries(t *testing.T) {
 
 func TestSweepJobReportsWhatItDropped(t *testing.T) {
 	c := NewCache()
-	c.Put(sha256.Sum256([]byte("a")), alice().Caller(), time.Now().Add(-time.Second), c.Generation())
+	c.Put(sha256.Sum256([]byte("a")), alice().Principal(), time.Now().Add(-time.Second), c.Generation())
 	job := c.SweepJob()
 	if n, err := job.Run(context.Background()); n != 1 || err != nil || c.Len() != 0 {
 		t.Fatalf("%s: %d, %v, %d left", job.Name, n, err, c.Len())

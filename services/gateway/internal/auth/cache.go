@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/lifecycle"
 	"tori.dev/services/gateway/internal/fresh"
 )
@@ -23,23 +22,23 @@ const maxEntries = 200_000
 // introspection that began before a revocation is not cached.
 type Cache struct {
 	mu      sync.Mutex // guards byID, and keeps it in step with callers
-	callers *fresh.Map[Hash, callerid.Caller]
+	callers *fresh.Map[Hash, Principal]
 	byID    map[string]Hash
 }
 
 // NewCache makes an empty cache.
 func NewCache() *Cache {
-	return &Cache{callers: fresh.New[Hash, callerid.Caller](maxEntries), byID: map[string]Hash{}}
+	return &Cache{callers: fresh.New[Hash, Principal](maxEntries), byID: map[string]Hash{}}
 }
 
-// Get returns the caller cached for h, if still fresh at now.
-func (c *Cache) Get(h Hash, now time.Time) (callerid.Caller, bool) { return c.callers.Get(h, now) }
+// Get returns the principal cached for h, if still fresh at now.
+func (c *Cache) Get(h Hash, now time.Time) (Principal, bool) { return c.callers.Get(h, now) }
 
 // Generation is read before introspecting and passed to Put.
 func (c *Cache) Generation() uint64 { return c.callers.Generation() }
 
 // Put caches caller for h until until, unless anything was evicted since gen was read.
-func (c *Cache) Put(h Hash, caller callerid.Caller, until time.Time, gen uint64) {
+func (c *Cache) Put(h Hash, caller Principal, until time.Time, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.callers.Put(h, caller, until, gen, nil) {
@@ -76,7 +75,7 @@ func (c *Cache) Flush() {
 func (c *Cache) Sweep(now time.Time) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.callers.Sweep(now, func(h Hash, caller callerid.Caller) {
+	return c.callers.Sweep(now, func(h Hash, caller Principal) {
 		if c.byID[caller.TokenID] == h {
 			delete(c.byID, caller.TokenID)
 		}

@@ -29,6 +29,22 @@ func (in Introspection) Caller() callerid.Caller {
 	return callerid.Caller{AccountID: in.AccountID, UserID: in.UserID, TokenKind: in.TokenKind, TokenID: in.TokenID}
 }
 
+// Principal is who a valid token belongs to, and until when it is valid.
+func (in Introspection) Principal() Principal {
+	p := Principal{Caller: in.Caller()}
+	if in.ExpiresAt != nil {
+		p.Expires = *in.ExpiresAt
+	}
+	return p
+}
+
+// Principal is an authenticated caller and its token's end: what the gateway signs onto
+// forwarded requests, and when an answer that lasts (a log stream) must end.
+type Principal struct {
+	callerid.Caller
+	Expires time.Time // zero for tokens that do not expire (API tokens)
+}
+
 // Introspector checks a token with its owner. It returns ErrUnauthorized for a token that is
 // not valid and ErrUnavailable (wrapped) when it cannot tell.
 type Introspector interface {

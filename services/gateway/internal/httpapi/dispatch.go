@@ -7,7 +7,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"tori.dev/pkg/callerid"
 	"tori.dev/services/gateway/internal/auth"
 	"tori.dev/services/gateway/internal/clientip"
 	"tori.dev/services/gateway/internal/idempotency"
@@ -54,21 +53,22 @@ func (s *Server) dispatch(ctx context.Context, c *fiber.Ctx, m routes.Match) err
 		}
 	}
 
-	var caller callerid.Caller // empty, still signed, on public routes
+	var who auth.Principal // empty, still signed, on public routes
 	if !m.Public() {
 		var err error
-		if caller, err = s.Auth.Authenticate(ctx, c.Get(fiber.HeaderAuthorization)); err != nil {
+		if who, err = s.Auth.Authenticate(ctx, c.Get(fiber.HeaderAuthorization)); err != nil {
 			if errors.Is(err, auth.ErrUnauthorized) {
 				err = s.refused(ctx, c, &addr)
 			}
 			proxy.Discard(c)
 			return err
 		}
-		if err := s.Limits.Account(ctx, caller.AccountID, m.Op, routes.IsRead(c.Method())); err != nil {
+		if err := s.Limits.Account(ctx, who.AccountID, m.Op, routes.IsRead(c.Method())); err != nil {
 			proxy.Discard(c)
 			return err
 		}
 	}
+	caller := who.Caller
 
 	base, ok := s.Upstreams[m.Owner]
 	if !ok {
@@ -76,7 +76,7 @@ func (s *Server) dispatch(ctx context.Context, c *fiber.Ctx, m routes.Match) err
 		return errNoRoute
 	}
 	if s.Streams != nil && m.Route != nil && m.Route.Template == routes.LogStream {
-		return s.forwardStream(ctx, c, m, base, caller)
+		return s.forwardStream(ctx, c, m, base, who)
 	}
 	var obs proxy.Observer
 	if s.Accounts != nil && accountRoute(m) {

@@ -66,7 +66,7 @@ func TestLogStreamIsExemptFromTheWriteTimeoutAndUnbuffered(t *testing.T) {
 	h := start(t, options{
 		override: map[string]string{"logs": eventService(t, 15).URL},
 		timeouts: httpapi.Timeouts{Write: 300 * time.Millisecond},
-		streams:  logstreams.New(5),
+		streams:  logstreams.New(5, nil, nil),
 	})
 	status, lines, _ := openStream(t, h, "tok_alice")
 	if status != http.StatusOK {
@@ -93,7 +93,7 @@ func TestLogStreamIsExemptFromTheWriteTimeoutAndUnbuffered(t *testing.T) {
 // Logout through the gateway ends the token's streams with token_revoked; another token's
 // stream goes on; the account's cap counts open streams and frees a place when one ends.
 func TestLogStreamEndsOnRevocationAndIsCapped(t *testing.T) {
-	streams := logstreams.New(2)
+	streams := logstreams.New(2, nil, nil)
 	h := start(t, options{override: map[string]string{"logs": eventService(t, 0).URL}, streams: streams})
 	_, session, _ := openStream(t, h, "tok_alice")
 	_, apiToken, _ := openStream(t, h, "svc_alice") // same account, another token

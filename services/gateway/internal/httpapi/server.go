@@ -14,10 +14,10 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
 
-	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/connlimit"
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/httpserver"
+	"tori.dev/services/gateway/internal/auth"
 	"tori.dev/services/gateway/internal/clientip"
 	"tori.dev/services/gateway/internal/cors"
 	"tori.dev/services/gateway/internal/idempotency"
@@ -59,7 +59,7 @@ func Listen(ln net.Listener, maxPerIP int) net.Listener { return connlimit.PerIP
 
 // Authenticator resolves an Authorization header to a caller.
 type Authenticator interface {
-	Authenticate(ctx context.Context, authorization string) (callerid.Caller, error)
+	Authenticate(ctx context.Context, authorization string) (auth.Principal, error)
 }
 
 // Readiness reports whether the services behind the gateway are ready.

@@ -1,6 +1,7 @@
 package logstreams
 
 import (
+	"context"
 	"errors"
 	"io"
 	"strings"
@@ -8,17 +9,19 @@ import (
 	"time"
 )
 
+var ctx = context.Background()
+
 func TestCapPerAccount(t *testing.T) {
-	r := New(2)
-	a1, err1 := r.Open("acc", "t1")
-	_, err2 := r.Open("acc", "t2")
+	r := New(2, nil, nil)
+	a1, err1 := r.Open(ctx, "acc", "t1", time.Time{})
+	_, err2 := r.Open(ctx, "acc", "t2", time.Time{})
 	if err1 != nil || err2 != nil {
 		t.Fatal(err1, err2)
 	}
-	if _, err := r.Open("acc", "t3"); !errors.Is(err, ErrTooMany) {
+	if _, err := r.Open(ctx, "acc", "t3", time.Time{}); !errors.Is(err, ErrTooMany) {
 		t.Fatalf("third stream: %v, want ErrTooMany", err)
 	}
-	if _, err := r.Open("other", "t4"); err != nil {
+	if _, err := r.Open(ctx, "other", "t4", time.Time{}); err != nil {
 		t.Fatalf("another account's stream: %v", err)
 	}
 	a1.Release()
@@ -26,7 +29,7 @@ func TestCapPerAccount(t *testing.T) {
 	if got := r.Count("acc"); got != 1 {
 		t.Fatalf("count after release = %d, want 1", got)
 	}
-	if _, err := r.Open("acc", "t5"); err != nil {
+	if _, err := r.Open(ctx, "acc", "t5", time.Time{}); err != nil {
 		t.Fatalf("after a release: %v", err)
 	}
 }
@@ -73,9 +76,9 @@ func readAll(t *testing.T, r io.Reader) string {
 }
 
 func TestRevokeEndsOnlyThatTokensStreamsAfterWholeEvents(t *testing.T) {
-	r := New(5)
-	st, _ := r.Open("acc", "tok")
-	other, _ := r.Open("acc", "other-tok")
+	r := New(5, nil, nil)
+	st, _ := r.Open(ctx, "acc", "tok", time.Time{})
+	other, _ := r.Open(ctx, "acc", "other-tok", time.Time{})
 	body := newSlowBody()
 	w := st.Wrap(body)
 	body.parts <- "id: 1\ndata: {\"message\":\"a\"}\n\nid: 2\nda" // the second event is half here
@@ -111,8 +114,8 @@ func TestRevokeEndsOnlyThatTokensStreamsAfterWholeEvents(t *testing.T) {
 }
 
 func TestServiceEndPassesThrough(t *testing.T) {
-	r := New(1)
-	st, _ := r.Open("acc", "tok")
+	r := New(1, nil, nil)
+	st, _ := r.Open(ctx, "acc", "tok", time.Time{})
 	w := st.Wrap(io.NopCloser(strings.NewReader("event: close\ndata: {\"reason\":\"idle_timeout\"}\n\n")))
 	if got := readAll(t, w); got != "event: close\ndata: {\"reason\":\"idle_timeout\"}\n\n" {
 		t.Fatalf("got %q", got)
@@ -124,15 +127,52 @@ func TestServiceEndPassesThrough(t *testing.T) {
 }
 
 func TestShutdownEndsEveryStreamAndLaterOnes(t *testing.T) {
-	r := New(3)
-	a, _ := r.Open("a", "t1")
+	r := New(3, nil, nil)
+	a, _ := r.Open(ctx, "a", "t1", time.Time{})
 	wa := a.Wrap(newSlowBody())
 	r.Shutdown()
 	if got := readAll(t, wa); got != string(CloseEvent(ReasonShutdown)) {
 		t.Fatalf("open stream got %q", got)
 	}
-	b, _ := r.Open("b", "t2")
+	b, _ := r.Open(ctx, "b", "t2", time.Time{})
 	if got := readAll(t, b.Wrap(newSlowBody())); got != string(CloseEvent(ReasonShutdown)) {
 		t.Fatalf("stream opened during shutdown got %q", got)
+	}
+}
+
+// A stream ends with token_expired when the token it was opened with expires, after the
+// whole events before; a released stream's timer never fires.
+func TestStreamEndsWhenItsTokenExpires(t *testing.T) {
+	r := New(5, nil, nil)
+	opened := time.Now()
+	st, err := r.Open(ctx, "acc", "tok", opened.Add(300*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := newSlowBody()
+	w := st.Wrap(body)
+	body.parts <- "id: 1\ndata: {\"message\":\"a\"}\n\n"
+	got := readAll(t, w)
+	if want := "id: 1\ndata: {\"message\":\"a\"}\n\n" + string(CloseEvent(ReasonTokenExpired)); got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if took := time.Since(opened); took < 300*time.Millisecond {
+		t.Fatalf("ended after %s, before the token's end", took)
+	}
+	if !strings.Contains(string(CloseEvent(ReasonTokenExpired)), `"reason":"token_expired"`) {
+		t.Fatal("the final event does not name token_expired")
+	}
+	_ = w.Close()
+	if r.Count("acc") != 0 {
+		t.Fatal("place not freed")
+	}
+
+	released, _ := r.Open(ctx, "acc", "tok2", time.Now().Add(50*time.Millisecond))
+	released.Release()
+	time.Sleep(100 * time.Millisecond) // past the token's end: nothing may be sent to it
+	select {
+	case reason := <-released.end:
+		t.Fatalf("a released stream was ended with %s", reason)
+	default:
 	}
 }

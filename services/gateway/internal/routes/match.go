@@ -1,6 +1,10 @@
 package routes
 
-import "strings"
+import (
+	"strings"
+
+	"tori.dev/pkg/routepath"
+)
 
 // Match is what the gateway knows about a request's path.
 type Match struct {
@@ -26,73 +30,36 @@ func (m Match) Bucket() Bucket {
 
 // Find classifies a request by method and raw path (as received, before any unescaping).
 //
-// It matches the way the services' Fiber routers do, so that the gateway's decision (public or
-// not, which owner) is the one the service will act on: on the raw path, static segments
-// case-insensitively, with one trailing slash ignored. Paths with empty, "." or ".." segments
-// match nothing, so no normalisation anywhere can make one operation look like another.
+// It matches the way the services' Fiber routers do (routepath: on the raw path, static
+// segments case-insensitively, one trailing slash ignored), so that the gateway's decision
+// (public or not, which owner) is the one the service will act on. Paths with empty, "." or
+// ".." segments match nothing, so no normalisation anywhere can make one operation look like
+// another. The console server matches the routes it never forwards with the same package.
 func Find(method, path string) Match {
 	if method == "HEAD" {
 		method = "GET" // Fiber serves HEAD with the GET handler; it counts as a read
 	}
-	p := trim(path)
-	if !clean(p) {
+	p := routepath.Trim(path)
+	if !routepath.Clean(p) {
 		return Match{Op: unknownOp(method)}
 	}
 	for i := range table {
 		r := &table[i]
-		if r.Method == method && matches(r.segs, p) {
+		if r.Method == method && r.segs.MatchesTrimmed(p) {
 			return Match{Route: r, Owner: r.Owner, Op: r.op}
 		}
 	}
 	return Match{Owner: ownerOf(p), Op: unknownOp(method)}
 }
 
-// trim drops the leading slash and one trailing slash.
-func trim(path string) string {
-	path = strings.TrimPrefix(path, "/")
-	return strings.TrimSuffix(path, "/")
-}
-
-func clean(p string) bool {
-	if p == "" {
-		return true
-	}
-	for seg := range strings.SplitSeq(p, "/") {
-		if seg == "" || seg == "." || seg == ".." {
-			return false
-		}
-	}
-	return true
-}
-
-// matches compares template segments with the path without allocating: this runs on every
-// request.
-func matches(segs []string, p string) bool {
-	for i, want := range segs {
-		if p == "" && i < len(segs) {
-			return false
-		}
-		seg := p
-		rest := ""
-		if j := strings.IndexByte(p, '/'); j >= 0 {
-			seg, rest = p[:j], p[j+1:]
-		}
-		if want != "" && !strings.EqualFold(want, seg) {
-			return false
-		}
-		p = rest
-	}
-	return p == ""
-}
-
 // ownerOf routes a path the table does not list by its prefix, as the architecture assigns
 // prefixes to services.
 func ownerOf(p string) string {
 	s := strings.Split(p, "/")
-	if len(s) < 2 || !strings.EqualFold(s[0], "api") {
+	if len(s) < 2 || !routepath.Is(s[0], "api") {
 		return ""
 	}
-	is := func(i int, word string) bool { return len(s) > i && strings.EqualFold(s[i], word) }
+	is := func(i int, word string) bool { return len(s) > i && routepath.Is(s[i], word) }
 	switch {
 	case is(1, "auth") && len(s) >= 3, is(1, "tokens"), is(1, "account") && len(s) == 2:
 		return Identity
@@ -125,17 +92,6 @@ func unknownOp(method string) string {
 		return op
 	}
 	return "OTHER " + Unknown // any method a client invents shares one window
-}
-
-// splitTemplate turns "/api/apps/{slug}" into ["api", "apps", ""]: "" is a parameter.
-func splitTemplate(t string) []string {
-	segs := strings.Split(trim(t), "/")
-	for i, s := range segs {
-		if strings.HasPrefix(s, "{") {
-			segs[i] = ""
-		}
-	}
-	return segs
 }
 
 // IsRead reports whether a method is a read for the per-account limits: GET (and HEAD, which

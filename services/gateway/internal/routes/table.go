@@ -2,6 +2,8 @@
 // operations need no token, and the route template every rate limit and log line is keyed by.
 package routes
 
+import "tori.dev/pkg/routepath"
+
 // Owners of paths. Local routes are answered by the gateway itself.
 const (
 	Local     = "local"
@@ -48,8 +50,8 @@ type Route struct {
 	// it from a few addresses). Every other public route has a per-address window.
 	Probe bool
 
-	op   string   // "METHOD template", the rate-limit operation
-	segs []string // template split on '/', "" for a parameter
+	op   string // "METHOD template", the rate-limit operation
+	segs routepath.Template
 }
 
 // Op is the operation name rate limits are keyed by: method and template.
@@ -123,7 +125,7 @@ func init() {
 	for i := range table {
 		r := &table[i]
 		r.op = r.Method + " " + r.Template
-		r.segs = splitTemplate(r.Template)
+		r.segs = routepath.Parse(r.Template)
 	}
 }
 
