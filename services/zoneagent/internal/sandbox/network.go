@@ -53,13 +53,24 @@ func (n *appNet) close() {
 	if n.pastaPID > 0 {
 		_ = syscall.Kill(n.pastaPID, syscall.SIGKILL)
 	}
-	_ = syscall.Kill(-n.holder.Process.Pid, syscall.SIGKILL)
+	n.killHolder()
 	<-n.done
 	if n.pastaDone != nil {
 		<-n.pastaDone
 	}
 	n.userNS.Close()
 	n.netNS.Close()
+}
+
+// killHolder ends the holder: bwrap's process group and the namespace's first process, whose
+// end ends every process of its pid namespace. The group alone is not enough: that process
+// is in a session of its own (--new-session) and dies with bwrap only once it has asked to
+// (--die-with-parent), which a kill during the namespace's set-up can come before.
+func (n *appNet) killHolder() {
+	_ = syscall.Kill(-n.holder.Process.Pid, syscall.SIGKILL)
+	if n.holderPID > 0 {
+		_ = syscall.Kill(n.holderPID, syscall.SIGKILL)
+	}
 }
 
 // network is the app's namespace, made on first use or when its holder has died.
@@ -136,6 +147,9 @@ func (s *Sandbox) makeNetwork(ctx context.Context, appID string, cred *syscall.C
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
+	// The namespace's processes share bwrap's stderr: should one outlive the kill, Wait
+	// still returns (killHolder says why one could).
+	cmd.WaitDelay = 5 * time.Second
 	err = cmd.Start()
 	infoW.Close()
 	secR.Close()
@@ -145,7 +159,7 @@ func (s *Sandbox) makeNetwork(ctx context.Context, appID string, cred *syscall.C
 	n := &appNet{holder: cmd, done: make(chan struct{})}
 	go func() { cmd.Wait(); close(n.done) }()
 	fail := func(err error) (*appNet, error) {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		n.killHolder()
 		<-n.done
 		if n.userNS != nil {
 			n.userNS.Close()
