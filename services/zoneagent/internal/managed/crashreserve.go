@@ -29,17 +29,26 @@ import (
 // one of its own (those are pgsql_tmp<pid>.<n>).
 const crashReserveName = "pgsql_tmp_zone_crash_reserve"
 
-// crashReserveBytes is the crash reserve of a database whose ceiling is size bytes: as much
-// as ext4's own metadata takes of its image (the journal, the inode tables), so the image is
-// that much larger than the ceiling and, even with the reserve gone, the owner's files stay
-// under it: pg_database_size never passes 110 % of the cap.
-func crashReserveBytes(size int64) int64 { return journalMiB(size)<<20 + size/bytesPerInode*inodeBytes }
+// metadataBytes is what ext4's own metadata takes of an image for a ceiling of size bytes
+// (the journal, the inode tables). The image is that much larger than the ceiling, so even
+// with every reserve gone the owner's files stay under the ceiling: pg_database_size never
+// passes 110 % of the cap.
+func metadataBytes(size int64) int64 { return journalMiB(size)<<20 + size/bytesPerInode*inodeBytes }
+
+// crashReserveBytes is the crash reserve of a database whose ceiling is size bytes: 2 % of
+// it, at least 1 MiB and never more than the image's room above the ceiling. It comes out of
+// the owner's room while it is kept, so it stays small enough that the owner still passes its
+// cap (and is told so, read-only) before the filesystem refuses it; a smaller reserve only
+// has the watch ask for checkpoints after smaller frees.
+func crashReserveBytes(size int64) int64 {
+	return min(max(size/50, 1<<20), metadataBytes(size))
+}
 
 // imageBytes is the size of the image of a database whose cap is capBytes: its ceiling and
-// its crash reserve.
+// room for ext4's metadata.
 func imageBytes(capBytes int64) int64 {
 	size := sizecap.Ceiling(capBytes)
-	return size + crashReserveBytes(size)
+	return size + metadataBytes(size)
 }
 
 // tempDir is database name's tablespace's pgsql_tmp folder, made (the cluster's user's,

@@ -9,28 +9,31 @@ import (
 	"tori.dev/services/zoneagent/internal/sizecap"
 )
 
-// The crash reserve is what ext4's metadata takes of the image (so the owner's files stay
-// under 110 % of the cap even while the reserve is gone), and the owner still reaches past
-// its cap while it is held.
+// The image is the ceiling and what ext4's metadata takes of it (so the owner's files stay
+// under 110 % of the cap even while every reserve is gone); the crash reserve is small enough
+// that the owner still reaches past its cap while it is held, with room for ext4's own
+// blocks the estimate leaves out (about 2 MB of a 79 MB image, measured by
+// TestDatabaseHardLimitsFromTheSandbox's fill).
 func TestCrashReserveBytes(t *testing.T) {
 	for _, tc := range []struct{ size, want int64 }{
-		{32 << 20, 4<<20 + 256<<10},
-		{1 << 30, 16<<20 + 8<<20},
+		{32 << 20, 1 << 20},
+		{1 << 30, (1 << 30) / 50},
 		{100 << 30, 64<<20 + 800<<20},
 	} {
 		if got := crashReserveBytes(tc.size); got != tc.want {
 			t.Errorf("crashReserveBytes(%d) = %d, want %d", tc.size, got, tc.want)
 		}
 	}
-	for _, capBytes := range []int64{32 << 20, 256 << 20, 1 << 30, 10 << 30} {
+	for _, capBytes := range []int64{32 << 20, 64 << 20, 256 << 20, 1 << 30, 10 << 30} {
 		ceiling := sizecap.Ceiling(capBytes)
 		image := imageBytes(capBytes)
 		metadata := journalMiB(image)<<20 + image/bytesPerInode*inodeBytes
 		if image-metadata > ceiling+ceiling/100 {
 			t.Errorf("cap %d: %d bytes of room with the reserve gone, over the ceiling %d", capBytes, image-metadata, ceiling)
 		}
+		unestimated := image * 3 / 100
 		// The smallest images are mostly journal: a cap under 64 MiB is the tests' alone.
-		if room := image - metadata - crashReserveBytes(ceiling) - reserveBytes(ceiling); capBytes >= 64<<20 && room <= capBytes {
+		if room := image - metadata - unestimated - crashReserveBytes(ceiling) - reserveBytes(ceiling); capBytes >= 64<<20 && room <= capBytes {
 			t.Errorf("cap %d: the owner's room %d does not pass the cap", capBytes, room)
 		}
 	}
