@@ -27,7 +27,7 @@ func TestCrashReserveBytes(t *testing.T) {
 	for _, capBytes := range []int64{32 << 20, 64 << 20, 256 << 20, 1 << 30, 10 << 30} {
 		ceiling := sizecap.Ceiling(capBytes)
 		image := imageBytes(capBytes)
-		metadata := journalMiB(image)<<20 + image/bytesPerInode*inodeBytes
+		metadata := metadataBytes(image)
 		if image-metadata > ceiling+ceiling/100 {
 			t.Errorf("cap %d: %d bytes of room with the reserve gone, over the ceiling %d", capBytes, image-metadata, ceiling)
 		}
