@@ -45,6 +45,18 @@ sandbox_tools() {
 }
 sandbox_tools
 
+# system_user NAME WHY makes the system user NAME (no home, no shell, a group of its own)
+# when missing, as root; the zone agent starts a process of its as that user.
+system_user() {
+  id "$1" >/dev/null 2>&1 && return 0
+  [ "$(id -u)" = 0 ] || { echo "no user $1 and not root to make it: $2 runs as the agent's own user" >&2; return 0; }
+  echo "making the system user $1 ($2)"
+  useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$1" \
+    || echo "could not make the user $1" >&2
+}
+# The zone's database host (services/zoneagent/docs/database-host.md): neither root nor postgres.
+system_user tori-dbhost "the zone's database host"
+
 # The zone's own Postgres cluster (port 5433) and PgBouncer, for managed databases.
 "$(dirname "$0")/zone-postgres.sh" || echo "the zone's Postgres is not running: managed databases will fail" >&2
 

@@ -13,6 +13,7 @@ import (
 
 	"tori.dev/pkg/lifecycle"
 	"tori.dev/services/zoneagent/internal/config"
+	"tori.dev/services/zoneagent/internal/dbhelper"
 	"tori.dev/services/zoneagent/internal/managed"
 	"tori.dev/services/zoneagent/internal/pooler"
 	"tori.dev/services/zoneagent/internal/store"
@@ -22,28 +23,33 @@ import (
 // their uid (an app that has not run yet has no connections to cap).
 const clientCapsEvery = 5 * time.Second
 
-// poolerClientCaps loads the zone's per-app caps on connections to the pooler
-// (managed/clientcaps.go) and returns the job that keeps them in step; ok is false when the
-// host cannot have them (not root, no nft), which the agent says. remove takes the table away
-// when the agent (and with it the pooler) stops.
-func poolerClientCaps(cfg config.Config, st *store.Store, pooler *pooler.Pooler, log *slog.Logger) (job lifecycle.Job, remove func(), ok bool, err error) {
+// poolerClientCaps makes the zone's table of per-app caps on connections to the pooler
+// (managed/clientcaps.go), the root helper's to keep in step; nil when the host cannot have
+// them (not root, no nft), which the database host says. The agent takes the table away
+// when it stops (and with it the pooler).
+func poolerClientCaps(cfg config.Config, log *slog.Logger) (*managed.ClientCaps, error) {
 	nft, err := exec.LookPath(cfg.Nft)
 	if os.Geteuid() != 0 || err != nil {
-		log.Error("the pooler has no per-app connection caps: they need root and nft (ZONE_NFT)")
-		return lifecycle.Job{}, nil, false, nil
+		return nil, nil
 	}
 	_, port, _ := net.SplitHostPort(cfg.Pooler())
 	// Named after the pooler's port too: one table per pooler on the host.
-	caps := managed.ClientCaps{Nft: nft, Table: "tori_" + strings.ReplaceAll(cfg.Zone, "-", "_") + "_pooler_" + port,
+	caps := &managed.ClientCaps{Nft: nft, Table: "tori_" + strings.ReplaceAll(cfg.Zone, "-", "_") + "_pooler_" + port,
 		Pooler: cfg.Pooler(), UIDLo: cfg.UIDBase + 1, UIDHi: cfg.UIDBase + cfg.UIDCount - 1}
 	if err := caps.Init(); err != nil {
-		return lifecycle.Job{}, nil, false, err
+		return nil, err
 	}
+	return caps, nil
+}
+
+// clientCapsJob is the database host's job that keeps the caps in step with the pooler's
+// databases and the apps' uids, through the root helper.
+func clientCapsJob(st *store.Store, pool *pooler.Pooler, helper dbhelper.Client) lifecycle.Job {
 	var mu sync.Mutex
 	var loaded map[uint32]int
 	return lifecycle.Job{Name: "pooler client caps", Every: clientCapsEvery, Immediately: true,
 		Run: func(ctx context.Context) (int64, error) {
-			pools := pooler.AppPools()
+			pools := pool.AppPools()
 			apps := make([]string, 0, len(pools))
 			for app := range pools {
 				apps = append(apps, app)
@@ -63,10 +69,10 @@ func poolerClientCaps(cfg config.Config, st *store.Store, pooler *pooler.Pooler,
 			if loaded != nil && maps.Equal(loaded, want) {
 				return 0, nil
 			}
-			if err := caps.Sync(want); err != nil {
+			if err := helper.SyncClientCaps(ctx, want); err != nil {
 				return 0, err
 			}
 			loaded = want
 			return int64(len(want)), nil
-		}}, func() { _ = caps.Remove() }, true, nil
+		}}
 }

@@ -20,51 +20,57 @@ import (
 	"tori.dev/pkg/objectstore"
 	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/config"
+	"tori.dev/services/zoneagent/internal/dbhelper"
 	"tori.dev/services/zoneagent/internal/managed"
 	"tori.dev/services/zoneagent/internal/pooler"
 )
 
-// managedDatabases builds the zone's managed-database use cases and, when the zone hosts
-// databases (ZONE_POSTGRES_ADMIN_URL), the pooler the composition root runs; nil otherwise.
-func managedDatabases(cfg config.Config, st app.Store, log *slog.Logger) (*app.Databases, *pooler.Pooler, error) {
+// databasesNotHosted are the zone's managed-database use cases when it hosts none
+// (no ZONE_POSTGRES_ADMIN_URL): every command is answered with failed.
+func databasesNotHosted(cfg config.Config, st app.Store, log *slog.Logger) (*app.Databases, error) {
 	host, portText, err := net.SplitHostPort(cfg.Pooler())
+	if err != nil {
+		return nil, err
+	}
+	port, _ := strconv.Atoi(portText)
+	return &app.Databases{
+		Zone: cfg.Zone, Host: sandboxHost(host), Port: port, Store: st, CapOverride: cfg.CapOverride,
+		NewPassword: pooler.NewPassword, OtherLogin: managed.OtherLogin, Now: time.Now, Log: log,
+	}, nil
+}
+
+// managedDatabases builds the database host's use cases and the pooler it runs, over the
+// root helper's steps (ceilings when it has them, the cluster's pg_hba.conf).
+func managedDatabases(cfg config.Config, st app.Store, helper dbhelper.Client, ceilings bool, log *slog.Logger) (*app.Databases, *pooler.Pooler, error) {
+	dbs, err := databasesNotHosted(cfg, st, log)
 	if err != nil {
 		return nil, nil, err
 	}
-	port, _ := strconv.Atoi(portText)
-	dbs := &app.Databases{
-		Zone: cfg.Zone, Host: sandboxHost(host), Port: port, Store: st,
-		NewPassword: pooler.NewPassword, OtherLogin: managed.OtherLogin, Now: time.Now, Log: log,
-	}
-	dbs.CapOverride = cfg.CapOverride
-	if !cfg.Enabled() {
-		return dbs, nil, nil
-	}
+	// PgBouncer runs as the host's own user; its files are in the host's folder.
 	p := &pooler.Pooler{
-		Bin: cfg.PoolerBin, Dir: filepath.Join(cfg.DataDir, "pooler"), Listen: cfg.Pooler(),
+		Bin: cfg.PoolerBin, Dir: filepath.Join(cfg.DatabasesDir, "pooler"), Listen: cfg.Pooler(),
 		Cluster: cfg.ClusterAddr(), QueryWaitTimeout: cfg.QueryWaitTimeout, Log: log.With("component", "pooler"),
-	}
-	if os.Geteuid() == 0 {
-		// PgBouncer refuses root; what it reads lives where its own user can reach it.
-		p.RunAs = cfg.PoolerUser
-		p.RuntimeDir = filepath.Join(os.TempDir(), "tori-pooler-"+cfg.Zone+"-"+portText)
 	}
 	if err := p.Open(); err != nil {
 		return nil, nil, err
 	}
-	cluster := managed.Cluster{AdminURL: cfg.PostgresAdminURL, StatementTimeout: cfg.StatementTimeout,
-		Ceilings: databaseCeilings(cfg, log), SuperURL: cfg.Tablespaces()}
+	cluster := managed.Cluster{AdminURL: cfg.PostgresAdminURL, StatementTimeout: cfg.StatementTimeout, Access: helper}
 	keepAccess(cluster, log)
-	if cluster.Ceilings != nil {
+	if ceilings {
+		cluster.Ceilings = helper
 		// A reboot unmounts them: until they are back their databases cannot be read.
 		caps := map[string]int64{}
 		for _, t := range p.Tracked() {
 			caps[t.Name] = dbs.Cap(t.MaxBytes)
 		}
-		if err := cluster.Ceilings.Remount(caps); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		if err := helper.Remount(ctx, caps); err != nil {
 			// Those databases stay unreachable (their files are not there); the others serve.
 			log.Error("some databases' filesystems could not be mounted", "err", err.Error())
 		}
+	} else {
+		log.Error("managed databases have no hard ceiling under their cap: it needs root and e2fsprogs (mkfs.ext4, resize2fs)")
 	}
 	dbs.Cluster = cluster
 	dbs.Pooler = p
@@ -118,12 +124,11 @@ func keepAccess(cluster managed.Cluster, log *slog.Logger) {
 
 // databaseCeilings is the hard ceiling under every database's cap (managed/ceiling.go): it
 // mounts filesystems, so it needs root and e2fsprogs; without them the soft cap alone holds,
-// and the agent says so.
+// and the database host says so. The root helper's.
 func databaseCeilings(cfg config.Config, log *slog.Logger) *managed.Ceilings {
 	mkfs, err1 := exec.LookPath("mkfs.ext4")
 	resize, err2 := exec.LookPath("resize2fs")
 	if os.Geteuid() != 0 || err1 != nil || err2 != nil {
-		log.Error("managed databases have no hard ceiling under their cap: it needs root and e2fsprogs (mkfs.ext4, resize2fs)")
 		return nil
 	}
 	images := cfg.DiskImagesDir
@@ -171,19 +176,19 @@ func awaitPooler(ctx context.Context, p *pooler.Pooler) error {
 }
 
 // ceilingWatch is the zone's fast job over the databases' filesystems (managed/
-// crashreserve.go): each keeps its crash reserve, and a checkpoint follows any owner's large
-// free, so what recovery may have to write again always fits. None without ceilings.
-func ceilingWatch(cfg config.Config, dbs *app.Databases, pool *pooler.Pooler) (lifecycle.Job, bool) {
+// crashreserve.go, through the root helper): each keeps its crash reserve, and a checkpoint
+// follows any owner's large free, so what recovery may have to write again always fits. None
+// without ceilings.
+func ceilingWatch(cfg config.Config, dbs *app.Databases, pool *pooler.Pooler, helper dbhelper.Client) (lifecycle.Job, bool) {
 	sizes, ok := dbs.Sizes.(sizeWatch)
 	if !ok || sizes.Cluster.Ceilings == nil {
 		return lifecycle.Job{}, false
 	}
-	ceilings := sizes.Cluster.Ceilings
 	return lifecycle.Job{Name: "database ceilings", Every: cfg.CeilingCheckInterval, Run: func(ctx context.Context) (int64, error) {
 		caps := map[string]int64{}
 		for _, t := range pool.Tracked() {
 			caps[t.Name] = dbs.Cap(t.MaxBytes)
 		}
-		return ceilings.WatchAll(ctx, caps)
+		return helper.WatchAll(ctx, caps)
 	}}, true
 }

@@ -19,6 +19,8 @@ var version = buildinfo.Version
 func main() {
 	// First: the agent's binary is also every sandbox's launcher (it never returns then).
 	sandbox.RunLauncher()
+	// Or the zone's database host, the agent's child (dbhostmain.go).
+	runDatabaseHost()
 	if buildinfo.Asked(os.Args[1:]) {
 		fmt.Println(buildinfo.Line("zoneagent"))
 		return

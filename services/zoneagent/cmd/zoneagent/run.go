@@ -10,7 +10,6 @@ import (
 	"tori.dev/pkg/pgstore"
 	"tori.dev/pkg/profiling"
 	"tori.dev/pkg/service"
-	zonebus "tori.dev/proto/tori/zone/v1"
 	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/artifact"
 	"tori.dev/services/zoneagent/internal/busapi"
@@ -52,10 +51,6 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		if err != nil {
 			return err
 		}
-		dbs, pooler, err := managedDatabases(*cfg, st, log)
-		if err != nil {
-			return err
-		}
 
 		posture := cfg.Posture()
 		for _, w := range posture.Warnings() {
@@ -63,7 +58,11 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		}
 		healthApp := httpserver.New(httpserver.Options{Name: "zoneagent", Log: log, WriteTimeout: 10 * time.Second,
 			Observe: httpserver.MetricsOnly, Health: &p.Health, Ready: readyz(p.Health, runner.Sandbox.Unavailable, posture)})
-		p.Consume(append(busapi.Subscriptions(agent), busapi.DatabaseSubscription(cfg.Zone, dbs))...)
+		p.Consume(busapi.Subscriptions(agent)...)
+		// The managed databases: a process of their own (dbhost.go).
+		if err := hostDatabases(p, *cfg, st, env, logs); err != nil {
+			return err
+		}
 		if err := p.ServeHTTP(healthApp, cfg.Addr, cfg.ShutdownTimeout); err != nil {
 			return err
 		}
@@ -76,17 +75,6 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		serveEdge(p, edges, cfg.ShutdownTimeout)
 		keepCustomHostnames(p, edges, table) // certstate.go
 		p.RelayOutbox()
-		if pooler != nil {
-			if err := runPooler(p, *cfg, st, dbs, pooler); err != nil {
-				return err
-			}
-		}
-		// Only the apps service, which writes DATABASE_URL, learns a database's password.
-		p.Respond("database credentials", zonebus.DatabaseCredentialsQueue(cfg.Zone), bus.OnlyFrom(bus.Is(bus.PrincipalApps), busapi.DatabaseCredentials(dbs)))
-		// Only the databases service, which checked whose the dump is, asks for its URL or
-		// has pruned dumps deleted.
-		p.Respond("dump URL", zonebus.DumpURLQueue(cfg.Zone), bus.OnlyFrom(bus.Is(bus.PrincipalDatabases), busapi.DumpURL(dbs)))
-		p.Respond("dump deletion", zonebus.DeleteDumpsQueue(cfg.Zone), bus.OnlyFrom(bus.Is(bus.PrincipalDatabases), busapi.DeleteDumps(dbs)))
 		p.Go("agent", agent.Run)
 		p.Every(agent.PollJob())
 		p.Every(agent.SiteSweepJob())

@@ -21,8 +21,16 @@ type ManagedDatabases struct {
 	// an app's sandbox may reach.
 	PoolerAddr string `env:"ZONE_POOLER_ADDR"`
 	PoolerBin  string `env:"ZONE_POOLER_BIN, default=pgbouncer"`
-	// PoolerUser is who PgBouncer runs as when the agent is root (it refuses root).
-	PoolerUser string `env:"ZONE_POOLER_USER, default=postgres"`
+	// DatabasesUser is the OS user the database host (cmd/zoneagent databases: the cluster's
+	// provisioning, the pooler, ceilings, dumps) runs as when the agent is root: neither root
+	// nor the cluster's; scripts/ensure-services.sh makes it. PgBouncer runs as it too.
+	DatabasesUser string `env:"ZONE_DATABASES_USER, default=tori-dbhost"`
+	// DatabasesHealthAddr serves the database host's /healthz and /readyz; the agent's
+	// /readyz waits for it.
+	DatabasesHealthAddr string `env:"ZONE_DATABASES_HEALTH_ADDR, default=127.0.0.1:8109"`
+	// DatabasesDir is the database host's own folder (the pooler's record and files), its
+	// user's alone; empty: /var/lib/tori/dbhost-<zone>-<hash of DATA_DIR>.
+	DatabasesDir string `env:"ZONE_DATABASES_DIR"`
 	// QueryWaitTimeout: a transaction past a database's pool waits this long, then fails.
 	QueryWaitTimeout time.Duration `env:"ZONE_POOLER_QUERY_WAIT_TIMEOUT, default=120s"`
 	// StatementTimeout cancels a statement running longer (60 s by the contract; tests
@@ -112,6 +120,9 @@ func (c *Config) validateDatabases() error {
 	u, err := url.Parse(c.PostgresAdminURL)
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Port() == "" {
 		errs = append(errs, errors.New("ZONE_POSTGRES_ADMIN_URL must be a postgres:// URL with host and port (bin/bootstrap writes it)"))
+	}
+	if _, _, err := net.SplitHostPort(c.DatabasesHealthAddr); err != nil || c.DatabasesUser == "" {
+		errs = append(errs, errors.New("ZONE_DATABASES_HEALTH_ADDR must be host:port and ZONE_DATABASES_USER a user"))
 	}
 	if c.PoolerPort == 0 && c.PoolerAddr == "" {
 		errs = append(errs, errors.New("managed databases need the pooler: ZONE_POOLER_PORT or ZONE_POOLER_ADDR"))

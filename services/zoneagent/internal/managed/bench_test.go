@@ -27,7 +27,7 @@ func BenchmarkDumpRestore(b *testing.B) {
 	}
 	ctx := context.Background()
 	admin := testinfra.ZoneProvisionerURL(b)
-	c := Cluster{AdminURL: admin, SuperURL: testinfra.ZonePostgresSuperURL(b), StatementTimeout: time.Hour}
+	c := Cluster{AdminURL: admin, Access: HBAKeeper{SuperURL: testinfra.ZonePostgresSuperURL(b)}, StatementTimeout: time.Hour}
 	name, restoreName := newName(), newName()
 	if err := c.Create(ctx, name, "pw", 5, 1<<28); err != nil {
 		b.Fatal(err)

@@ -56,7 +56,7 @@ func sqlState(err error) string {
 func TestCeilingHoldsUnderTheCap(t *testing.T) {
 	ctx := context.Background()
 	ceilings := testCeilings(t)
-	c := Cluster{AdminURL: testinfra.ZoneProvisionerURL(t), SuperURL: testinfra.ZonePostgresSuperURL(t), StatementTimeout: time.Minute, Ceilings: ceilings}
+	c := Cluster{AdminURL: testinfra.ZoneProvisionerURL(t), Access: HBAKeeper{SuperURL: testinfra.ZonePostgresSuperURL(t)}, StatementTimeout: time.Minute, Ceilings: ceilings}
 	const capBytes = 64 << 20
 	name := newName()
 	if err := c.Create(ctx, name, "pw", 3, capBytes); err != nil {

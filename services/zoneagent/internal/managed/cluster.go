@@ -30,13 +30,24 @@ type Cluster struct {
 	// StatementTimeout is set on every database's role: a statement running longer is
 	// cancelled (decisions.md: 60 s; DATABASE_STATEMENT_TIMEOUT shortens it for tests).
 	StatementTimeout time.Duration
-	// Ceilings, when set, puts each database on a filesystem of its own (ceiling.go); nil
-	// (an agent that is not root) leaves the soft cap alone.
-	Ceilings *Ceilings
-	// SuperURL, when set, is the cluster's superuser over its Unix socket: after each
-	// database comes or goes the zone rebuilds the cluster's pg_hba.conf section from the
-	// catalog with it (access.go).
-	SuperURL string
+	// Ceilings, when set, puts each database on a filesystem of its own (ceiling.go): the
+	// database host's root helper (internal/dbhelper) or, as root, *Ceilings itself; nil (no
+	// root on the host) leaves the soft cap alone.
+	Ceilings CeilingSteps
+	// Access, when set, rebuilds the cluster's pg_hba.conf section from the catalog after
+	// each database comes or goes (access.go): the root helper, or HBAKeeper as root.
+	Access AccessKeeper
+}
+
+// CeilingSteps are the privileged steps of a database's ceiling (mounting its filesystem,
+// its tablespace as the cluster's superuser, the reserves in files of root's and the
+// cluster's user's): *Ceilings does them, and the database host asks the root helper for
+// each (internal/dbhelper), one step with checked arguments at a time.
+type CeilingSteps interface {
+	Ensure(ctx context.Context, name string, capBytes int64, tablespaceOwner string) error
+	Tend(name string, capBytes int64) (bool, error)
+	DropCrashReserve(name string) error
+	Release(name string) error
 }
 
 // ZoneConnections is how many sessions above the plan's a database's logins may open: the
@@ -223,7 +234,7 @@ func (c Cluster) Drop(ctx context.Context, name string) error {
 	}
 	if c.Ceilings != nil {
 		// The provisioning role owns the tablespace; the filesystem goes once it is empty.
-		if err := c.Ceilings.dropCrashReserve(name); err != nil {
+		if err := c.Ceilings.DropCrashReserve(name); err != nil {
 			return err
 		}
 		if _, err := conn.Exec(ctx, "DROP TABLESPACE IF EXISTS "+ident); err != nil {

@@ -25,7 +25,7 @@ func dbURL(admin, name, password, database string) string {
 
 func TestClusterCreateAndDrop(t *testing.T) {
 	ctx := context.Background()
-	c := Cluster{AdminURL: testinfra.ZoneProvisionerURL(t), SuperURL: testinfra.ZonePostgresSuperURL(t), StatementTimeout: 300 * time.Millisecond}
+	c := Cluster{AdminURL: testinfra.ZoneProvisionerURL(t), Access: HBAKeeper{SuperURL: testinfra.ZonePostgresSuperURL(t)}, StatementTimeout: 300 * time.Millisecond}
 	a, b := newName(), newName()
 	if err := c.Create(ctx, a, "pw-a", 1, 1<<28); err != nil {
 		t.Fatal(err)

@@ -187,9 +187,9 @@ func (c *Ceilings) WatchAll(ctx context.Context, caps map[string]int64) (int64, 
 	return due, errors.Join(errs...)
 }
 
-// dropCrashReserve removes database name's crash reserve: DROP TABLESPACE refuses a
+// DropCrashReserve removes database name's crash reserve: DROP TABLESPACE refuses a
 // tablespace whose pgsql_tmp holds a file.
-func (c *Ceilings) dropCrashReserve(name string) error {
+func (c *Ceilings) DropCrashReserve(name string) error {
 	versions, err := filepath.Glob(filepath.Join(c.Location(name), "PG_*", "pgsql_tmp", crashReserveName))
 	if err != nil {
 		return err

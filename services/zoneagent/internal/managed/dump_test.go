@@ -65,7 +65,7 @@ func fetch(t *testing.T, url string) (int, []byte) {
 func TestDumpsLiveInTheZonesBucket(t *testing.T) {
 	ctx := context.Background()
 	admin := testinfra.ZoneProvisionerURL(t)
-	c := Cluster{AdminURL: admin, SuperURL: testinfra.ZonePostgresSuperURL(t), StatementTimeout: time.Minute}
+	c := Cluster{AdminURL: admin, Access: HBAKeeper{SuperURL: testinfra.ZonePostgresSuperURL(t)}, StatementTimeout: time.Minute}
 	name := newName()
 	if err := c.Create(ctx, name, "pw", 5, 1<<28); err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ import (
 // default statement limit is the contract's 60 s (DATABASE_STATEMENT_TIMEOUT).
 func TestWatchdogEndsWhatTheRoleCouldLift(t *testing.T) {
 	ctx := context.Background()
-	c := Cluster{AdminURL: testinfra.ZoneProvisionerURL(t), SuperURL: testinfra.ZonePostgresSuperURL(t), StatementTimeout: time.Minute}
+	c := Cluster{AdminURL: testinfra.ZoneProvisionerURL(t), Access: HBAKeeper{SuperURL: testinfra.ZonePostgresSuperURL(t)}, StatementTimeout: time.Minute}
 	name := newName()
 	if err := c.Create(ctx, name, "pw", 5, 1<<28); err != nil {
 		t.Fatal(err)

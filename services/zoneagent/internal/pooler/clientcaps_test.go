@@ -55,7 +55,7 @@ func asUID(uid uint32, args ...string) *exec.Cmd {
 // matching only its pooler's port), real PgBouncer, the zone cluster.
 func TestClientCapsKeepOneAppFromStarvingAnother(t *testing.T) {
 	ctx := context.Background()
-	c := managed.Cluster{AdminURL: testinfra.ZoneProvisionerURL(t), SuperURL: testinfra.ZonePostgresSuperURL(t), StatementTimeout: time.Minute}
+	c := managed.Cluster{AdminURL: testinfra.ZoneProvisionerURL(t), Access: managed.HBAKeeper{SuperURL: testinfra.ZonePostgresSuperURL(t)}, StatementTimeout: time.Minute}
 	p := startPooler(t, 2*time.Second)
 	heavy, light := newName(), newName()
 	heavyApp, lightApp := uuid.NewString(), uuid.NewString()

@@ -92,7 +92,7 @@ func loginRejected(err error) bool {
 // record, rewritten and reloaded at every change, follows the databases made and dropped.
 func TestPoolerRefusesALoginAnotherDatabase(t *testing.T) {
 	ctx := context.Background()
-	c := managed.Cluster{AdminURL: testinfra.ZoneProvisionerURL(t), SuperURL: testinfra.ZonePostgresSuperURL(t), StatementTimeout: time.Minute}
+	c := managed.Cluster{AdminURL: testinfra.ZoneProvisionerURL(t), Access: managed.HBAKeeper{SuperURL: testinfra.ZonePostgresSuperURL(t)}, StatementTimeout: time.Minute}
 	p := startPooler(t, 2*time.Second)
 	mine, theirs := newName(), newName()
 	for _, n := range []string{mine, theirs} {

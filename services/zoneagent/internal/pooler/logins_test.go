@@ -26,7 +26,7 @@ func loginURL(p *Pooler, name, login, password string) string {
 // database and its roles drop.
 func TestRotationKeepsBothUntilRetired(t *testing.T) {
 	ctx := context.Background()
-	c := managed.Cluster{AdminURL: testinfra.ZoneProvisionerURL(t), SuperURL: testinfra.ZonePostgresSuperURL(t), StatementTimeout: time.Minute}
+	c := managed.Cluster{AdminURL: testinfra.ZoneProvisionerURL(t), Access: managed.HBAKeeper{SuperURL: testinfra.ZonePostgresSuperURL(t)}, StatementTimeout: time.Minute}
 	p := startPooler(t, 2*time.Second)
 	n := newName()
 	t.Cleanup(func() { _ = c.Drop(context.Background(), n) })

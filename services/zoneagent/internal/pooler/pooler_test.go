@@ -52,7 +52,7 @@ func poolerURL(p *Pooler, name, password string) string {
 // it is reached no more; all of it without restarting the pooler.
 func TestPoolerAdmitsOnline(t *testing.T) {
 	ctx := context.Background()
-	c := managed.Cluster{AdminURL: testinfra.ZoneProvisionerURL(t), SuperURL: testinfra.ZonePostgresSuperURL(t), StatementTimeout: time.Minute}
+	c := managed.Cluster{AdminURL: testinfra.ZoneProvisionerURL(t), Access: managed.HBAKeeper{SuperURL: testinfra.ZonePostgresSuperURL(t)}, StatementTimeout: time.Minute}
 	p := startPooler(t, 2*time.Second)
 	a, b := newName(), newName()
 	for _, n := range []string{a, b} {
