@@ -34,12 +34,12 @@ func (c Client) Do(ctx context.Context, req Request) (Reply, error) {
 	} else {
 		_ = conn.SetDeadline(time.Now().Add(clientTimeout))
 	}
-	if err := json.NewEncoder(conn).Encode(req); err != nil {
-		return Reply{}, fmt.Errorf("dbhelper: %s: %w", req.Op, err)
-	}
+	// The helper closes without a word on a connection it does not admit.
 	var reply Reply
+	if err := json.NewEncoder(conn).Encode(req); err != nil {
+		return Reply{}, fmt.Errorf("%w: %s: no answer (%v)", ErrRefused, req.Op, err)
+	}
 	if err := json.NewDecoder(conn).Decode(&reply); err != nil {
-		// The helper closes without a word on a connection it does not admit.
 		return Reply{}, fmt.Errorf("%w: %s: no answer (%v)", ErrRefused, req.Op, err)
 	}
 	switch {
