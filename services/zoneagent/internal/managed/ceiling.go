@@ -29,11 +29,12 @@ import (
 // cannot move its files elsewhere: a tablespace takes CREATE, which it has on none (its
 // database's own tablespace needs none), and temp_tablespaces ignores the ones it may not use.
 //
-// CREATE TABLESPACE needs a superuser. The provisioning role is none, so the agent, which runs
-// as root on the cluster's host (it must, to mount filesystems), logs in as postgres over the
-// cluster's Unix socket (peer authentication maps root to postgres, as for bin/bootstrap) for
-// that one statement, and makes the provisioning role the tablespace's owner: everything else
-// (CREATE DATABASE … TABLESPACE, DROP TABLESPACE) it does as that role.
+// CREATE TABLESPACE needs a superuser. The provisioning role is none, so the agent's root
+// helper (internal/dbhelper: Ceilings runs there, as root on the cluster's host, to mount
+// filesystems) logs in as postgres over the cluster's Unix socket (peer authentication maps
+// root to postgres, as for bin/bootstrap) for that one statement, and makes the provisioning
+// role the tablespace's owner: everything else (CREATE DATABASE … TABLESPACE, DROP
+// TABLESPACE) the database host does as that role.
 
 // A filesystem filled to the last block would refuse the recovery too (TRUNCATE creates a file
 // and writes catalog rows), so each keeps a reserve: files of root's inside the image (the
