@@ -79,9 +79,7 @@ func serveDatabaseHost(ctx context.Context, env map[string]string, logs io.Write
 		}
 		st, log := store.New(p.Pool), p.Log
 		helper := dbhelper.Client{Socket: os.Getenv(helperSocketEnv)}
-		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		ceilings, clientCaps, err := helper.Ping(pctx)
-		cancel()
+		ceilings, clientCaps, err := firstPing(ctx, helper)
 		if err != nil {
 			return fmt.Errorf("the database helper: %w", err)
 		}
@@ -131,4 +129,21 @@ func serveDatabaseHost(ctx context.Context, env map[string]string, logs io.Write
 		p.Listening("pooler", cfg.Pooler(), "health", cfg.DatabasesHealthAddr, "uid", os.Getuid(), "ceilings", ceilings)
 		return nil
 	})
+}
+
+// firstPing asks the helper what it can do, again for a few seconds: the agent admits this
+// process's pid only once it has started it, which a fast start may precede.
+func firstPing(ctx context.Context, helper dbhelper.Client) (ceilings, clientCaps bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for {
+		if ceilings, clientCaps, err = helper.Ping(ctx); err == nil {
+			return ceilings, clientCaps, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, false, err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
