@@ -28,7 +28,9 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       bubblewrap passt nftables e2fsprogs util-linux iproute2 tini pgbouncer postgresql-client-15 ca-certificates \
       nodejs npm python3 python3-pip \
- && rm -rf /var/lib/apt/lists/*
+ && rm -rf /var/lib/apt/lists/* \
+ && useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin tori-dbhost
+# tori-dbhost: the zone's database host, the agent's child (services/zoneagent/docs/database-host.md).
 COPY --from=build /usr/local/go /usr/local/go
 ENV ZONE_GO_ROOT=/usr/local/go
 COPY --from=build /out/zoneagent /zoneagent
