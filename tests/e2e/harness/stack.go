@@ -112,8 +112,9 @@ func Start(t testing.TB, opts Options) *Stack {
 	// The zone's database pooler on a port of the stack's own; the sandbox reaches that port.
 	env["ZONE_POOLER_ADDR"] = testinfra.FreeAddr(t)
 	env["ZONE_POOLER_PORT"] = env["ZONE_POOLER_ADDR"][strings.LastIndex(env["ZONE_POOLER_ADDR"], ":")+1:]
-	// And its database host's health server (the agent's child).
+	// And its database host's (the agent's child) health server and folder.
 	env["ZONE_DATABASES_HEALTH_ADDR"] = testinfra.FreeAddr(t)
+	env["ZONE_DATABASES_DIR"] = databasesDir(t)
 	env["ZONE_APPS_DIR"] = zoneAppsDir(t)
 	env["BASE_URL"] = "http://" + env["GATEWAY_ADDR"]
 	// The web console's origin (StartConsole serves it there): magic links and the device

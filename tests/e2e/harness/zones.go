@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -55,6 +56,7 @@ func (s *Stack) startSecondZone(t testing.TB, dbURL string) {
 		"ZONE_POOLER_ADDR":           pooler,
 		"ZONE_POOLER_PORT":           pooler[strings.LastIndex(pooler, ":")+1:],
 		"ZONE_DATABASES_HEALTH_ADDR": testinfra.FreeAddr(t),
+		"ZONE_DATABASES_DIR":         databasesDir(t),
 		"DATA_DIR":                   t.TempDir(),
 		"ZONE_APPS_DIR":              zoneAppsDir(t),
 		"ZONE_APP_UID_BASE":          strconv.FormatUint(uint64(zoneUIDBase[SecondZone]), 10),
@@ -90,4 +92,16 @@ func (s *Stack) Zone(region string) *Stack {
 		return s.zones[1]
 	}
 	return s.zones[0]
+}
+
+// databasesDir is a folder for a zone's database host, removed after the test: the host's
+// user reaches it (the agent makes it that user's), which it could not under t.TempDir().
+func databasesDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "tori-e2e-dbhost-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }

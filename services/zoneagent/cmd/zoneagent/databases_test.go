@@ -85,7 +85,7 @@ func TestZoneProvisionsADatabase(t *testing.T) {
 	env, bucket := withZoneBucket(t, map[string]string{
 		"EDGE_TLS_ADDR": "off", // the edge's HTTPS is edge_tls_test.go's
 		"EDGE_ADDR":     testinfra.FreeAddr(t), "ZONE_APPS_DIR": t.TempDir(), "APPS_DOMAIN": "apps.test",
-		"ZONE_POSTGRES_ADMIN_URL": testinfra.ZoneProvisionerURL(t), "ZONE_POOLER_ADDR": poolerAddr, "ZONE_DATABASES_HEALTH_ADDR": testinfra.FreeAddr(t),
+		"ZONE_POSTGRES_ADMIN_URL": testinfra.ZoneProvisionerURL(t), "ZONE_POOLER_ADDR": poolerAddr, "ZONE_DATABASES_HEALTH_ADDR": testinfra.FreeAddr(t), "ZONE_DATABASES_DIR": testDatabasesDir(t),
 		"DATABASE_STATEMENT_TIMEOUT": "500ms",
 	})
 	z := testinfra.Service{Name: "zoneagent", Serve: serve, AddrVar: "ZONEAGENT_ADDR", ReadyPath: "/readyz", Env: env}.Start(t)
@@ -268,7 +268,7 @@ func TestZoneDatabaseSizeCap(t *testing.T) {
 		Env: withZoneStore(t, map[string]string{
 			"EDGE_TLS_ADDR": "off", // the edge's HTTPS is edge_tls_test.go's
 			"EDGE_ADDR":     testinfra.FreeAddr(t), "ZONE_APPS_DIR": t.TempDir(), "APPS_DOMAIN": "apps.test",
-			"ZONE_POSTGRES_ADMIN_URL": testinfra.ZoneProvisionerURL(t), "ZONE_POOLER_ADDR": poolerAddr, "ZONE_DATABASES_HEALTH_ADDR": testinfra.FreeAddr(t),
+			"ZONE_POSTGRES_ADMIN_URL": testinfra.ZoneProvisionerURL(t), "ZONE_POOLER_ADDR": poolerAddr, "ZONE_DATABASES_HEALTH_ADDR": testinfra.FreeAddr(t), "ZONE_DATABASES_DIR": testDatabasesDir(t),
 			"DATABASE_SIZE_CHECK_INTERVAL": "200ms", "ZONE_DATABASE_MAX_BYTES_OVERRIDE": "12000000",
 		}),
 	}.Start(t)
@@ -334,4 +334,16 @@ func outboxBody(t *testing.T, z *testinfra.Running, key string) ([]byte, bool) {
 	var b []byte
 	err = conn.QueryRow(ctx, `SELECT body FROM outbox WHERE routing_key = $1 AND sent_at IS NOT NULL ORDER BY id DESC LIMIT 1`, key).Scan(&b)
 	return b, err == nil
+}
+
+// testDatabasesDir is a folder for the database host, removed after the test: the host's user
+// reaches it (the agent makes it that user's), which it could not under t.TempDir().
+func testDatabasesDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "tori-test-dbhost-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
