@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -180,6 +179,3 @@ func (h *databaseHost) run(ctx context.Context, helper *dbhelper.Server) error {
 	}
 	return nil
 }
-
-// errNoExe: the agent cannot open its own binary to start the host from.
-var errNoExe = errors.New("the agent's own binary cannot be opened")

@@ -27,6 +27,9 @@ const (
 	hostParentEnv   = "ZONE_DATABASES_PARENT_PID"
 )
 
+// errNoExe: the agent cannot open its own binary to start the host from.
+var errNoExe = errors.New("the agent's own binary cannot be opened")
+
 // exeFD is where the host finds the agent's binary: an open file the agent hands it, so it
 // starts from a binary in a folder its user cannot reach (a test binary's, a private build's).
 const exeFD = 3
