@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -149,6 +150,11 @@ func (h *databaseHost) ready(ctx context.Context) error {
 // run starts the host, admits it at the helper and keeps it until ctx ends; a host that
 // stops on its own stops the agent, naming it (as its pooler did when it ran in the agent).
 func (h *databaseHost) run(ctx context.Context, helper *dbhelper.Server) error {
+	// The parent-death signal follows the thread that forked the host, not the process: a
+	// thread the Go runtime lets end (one a goroutine left locked, as namespace work does)
+	// would kill it. This goroutine keeps its thread until the host has exited.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	cmd, err := h.command()
 	if err != nil {
 		return err

@@ -47,12 +47,14 @@ func runDatabaseHost() {
 	os.Exit(0)
 }
 
-// dieWithAgent asks for SIGTERM when the agent dies (setpriv's change of user dropped what
-// the agent asked for at the fork), then checks the agent has not died already; and keeps
+// dieWithAgent asks to be killed when the agent dies (setpriv's change of user dropped what
+// the agent asked for at the fork), at once and with its pooler (killed with it), so an agent
+// started again finds the pooler's port free, as when the pooler was the agent's own child;
+// then it checks the agent has not died already. And it keeps
 // anything this process runs from gaining privileges (setpriv did too; not when the agent
 // is not root).
 func dieWithAgent() error {
-	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0, 0, 0); err != nil {
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
 		return err
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {

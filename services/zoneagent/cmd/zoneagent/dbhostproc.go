@@ -162,6 +162,6 @@ func (h *databaseHost) command() (*exec.Cmd, error) {
 	cmd.Env = append([]string{helperSocketEnv + "=" + h.socket}, h.env...)
 	cmd.Dir = h.dir
 	cmd.Stdout, cmd.Stderr = h.logs, h.logs
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	return cmd, nil
 }
