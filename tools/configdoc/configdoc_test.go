@@ -111,3 +111,40 @@ func TestProseAboveTheMarkerIsKept(t *testing.T) {
 		t.Fatalf("generated file does not keep the prose and replace the rest:\n%s", doc)
 	}
 }
+
+// A process whose settings live outside internal/config (the zone's edge, say) gets a section
+// of its own as soon as its struct has env tags; nothing has to list it.
+func TestEverySettingsPackageOfAServiceIsFound(t *testing.T) {
+	root := t.TempDir()
+	write := func(path, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, path)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, path), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.work", "go 1.26.0\n")
+	write(outputPath, "# Configuration\n\n"+marker+"\n")
+	write("services/demo/internal/config/config.go", "package config\n\n// Config is demo's.\ntype Config struct {\n\t// Addr is where it listens.\n\tAddr string `env:\"DEMO_ADDR, default=127.0.0.1:1\"`\n}\n")
+	write("services/demo/internal/edge/settings.go", "package edge\n\n// Settings are the edge process's.\ntype Settings struct {\n\t// Health is its health address.\n\tHealth string `env:\"DEMO_EDGE_HEALTH_ADDR, default=127.0.0.1:2\"`\n}\n")
+	write("services/demo/internal/edge/settings_test.go", "package edge\n\ntype testOnly struct {\n\tX string `env:\"DEMO_TEST_ONLY\"`\n}\n")
+	doc, err := generate(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"### demo\n",
+		"| `DEMO_ADDR` | `127.0.0.1:1` |  | Where it listens. |",
+		"### demo (internal/edge.Settings)\n",
+		"| `DEMO_EDGE_HEALTH_ADDR` | `127.0.0.1:2` |  | Its health address. |",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("generated file lacks %q:\n%s", want, doc)
+		}
+	}
+	if strings.Contains(doc, "DEMO_TEST_ONLY") {
+		t.Errorf("a test file's struct was documented:\n%s", doc)
+	}
+}

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -16,37 +18,50 @@ const marker = "<!-- Everything below is written by `make docs` (tools/configdoc
 // outputPath is the file, from the repository's root.
 const outputPath = "docs/configuration.md"
 
-// configPackages are the folders named config under services/*/internal, the packages
-// config.Load fills a service's struct from.
+// configPackages are the packages under services/ whose non-test files declare env tags: a
+// service's internal/config, and any other package a process of a service loads its settings
+// into (the zone's processes may each have their own).
 func configPackages(root string) ([]string, error) {
 	var dirs []string
-	services, err := filepath.Glob(filepath.Join(root, "services", "*", "internal"))
+	services := filepath.Join(root, "services")
+	if _, err := os.Stat(services); os.IsNotExist(err) {
+		return nil, nil
+	}
+	err := filepath.WalkDir(services, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); name == "testdata" || name == "node_modules" || strings.HasPrefix(name, ".") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if !bytes.Contains(b, []byte("`env:\"")) && !bytes.Contains(b, []byte(" env:\"")) {
+			return nil
+		}
+		rel, err := filepath.Rel(root, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if len(dirs) == 0 || dirs[len(dirs)-1] != rel {
+			dirs = append(dirs, rel)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	for _, internal := range services {
-		err := filepath.WalkDir(internal, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() && d.Name() == "testdata" {
-				return filepath.SkipDir
-			}
-			if d.IsDir() && d.Name() == "config" {
-				rel, err := filepath.Rel(root, path)
-				if err != nil {
-					return err
-				}
-				dirs = append(dirs, filepath.ToSlash(rel))
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
 	sort.Strings(dirs)
-	return dirs, nil
+	return slices.Compact(dirs), nil
 }
 
 // generate is the whole of docs/configuration.md as it should be: the committed prose above
