@@ -70,6 +70,7 @@ func TestSettingsReadFromTagsAndComments(t *testing.T) {
 		{Name: "DEMO_SECOND", Doc: "As above."},
 		{Name: "DEMO_TOKEN", Required: "when DEMO_ADDR is set", Doc: "For Vault."},
 		{Name: "DEMO_UNNAMED"},
+		{Name: "DEMO_CAP", Default: "0", HasDefault: true, Doc: "For tests only, lowers the cap."},
 	}
 	if !reflect.DeepEqual(groups[0].Settings, want) {
 		for i := range max(len(want), len(groups[0].Settings)) {

@@ -410,7 +410,10 @@ func speaksOfOthers(doc string, fields map[string]bool) bool {
 
 // namesSeveral: what follows a field's name in "A and B are …", "A, B …" or "A … D are …".
 func namesSeveral(rest string) bool {
-	return strings.HasPrefix(rest, " and ") || strings.HasPrefix(rest, ", ") || strings.HasPrefix(rest, " … ")
+	if after, ok := strings.CutPrefix(rest, ", "); ok {
+		return after != "" && after[0] >= 'A' && after[0] <= 'Z' // "A, B …", not "A, for tests only, …"
+	}
+	return strings.HasPrefix(rest, " and ") || strings.HasPrefix(rest, " … ")
 }
 
 func firstWord(s string) string {

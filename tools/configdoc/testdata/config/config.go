@@ -23,6 +23,8 @@ type Config struct {
 	Token   string `env:"DEMO_TOKEN"`
 	Unnamed string `env:"DEMO_UNNAMED"`
 	Skipped string `env:"-"`
+	// Cap, for tests only, lowers the cap.
+	Cap int64 `env:"DEMO_CAP, default=0"`
 
 	Nested
 }
