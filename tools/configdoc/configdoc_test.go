@@ -68,6 +68,7 @@ func TestSettingsReadFromTagsAndComments(t *testing.T) {
 		{Name: "DEMO_LONELY"},
 		{Name: "DEMO_FIRST", Doc: "First and Second are a pair."},
 		{Name: "DEMO_SECOND", Doc: "As above."},
+		{Name: "DEMO_SMTP", Doc: "smtp://host:port, kept as written."},
 		{Name: "DEMO_TOKEN", Required: "when DEMO_ADDR is set", Doc: "For Vault."},
 		{Name: "DEMO_UNNAMED"},
 		{Name: "DEMO_CAP", Default: "0", HasDefault: true, Doc: "For tests only, lowers the cap."},

@@ -393,6 +393,12 @@ func stripFieldName(doc, field string) string {
 	if rest == "" {
 		return doc
 	}
+	// "where the service listens" becomes a sentence; "smtp://…" and "host:port" stay as written.
+	for _, c := range strings.TrimRight(firstWord(rest), ".;") {
+		if c < 'a' || c > 'z' {
+			return rest
+		}
+	}
 	return strings.ToUpper(rest[:1]) + rest[1:]
 }
 

@@ -19,6 +19,8 @@ type Config struct {
 	// First and Second are a pair.
 	First  string `env:"DEMO_FIRST"`
 	Second string `env:"DEMO_SECOND"`
+	// SMTP is smtp://host:port, kept as written.
+	SMTP string `env:"DEMO_SMTP"`
 	// Token is for Vault.
 	Token   string `env:"DEMO_TOKEN"`
 	Unnamed string `env:"DEMO_UNNAMED"`
