@@ -48,7 +48,7 @@ func serviceContainerName(deployID string) string { return "tori-" + deployID }
 // removeTimeout bounds an `rm -f` made after the work that wanted it has ended.
 const removeTimeout = time.Minute
 
-// prepareImage pulls the image, runs its release Job and starts its container, healthy. It
+// prepare pulls the image, runs its release Job and starts its container, healthy. It
 // follows the source path step for step: the Job record, a give-up between steps, the
 // health check and the prepared process the switch takes.
 func (i *ImageRuntime) prepare(ctx context.Context, rev revision.Revision, jobs app.JobRecorder) (*proc, error) {
