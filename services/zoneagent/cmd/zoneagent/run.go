@@ -41,7 +41,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		if err != nil {
 			return err
 		}
-		sandbox.RegisterUsage(runner.IDs.AppsDir, runner.IDs.Disks, runner.Source.Sandbox.Cgroups) // /metrics
+		sandbox.RegisterUsage(runner.Identities.AppsDir, runner.Identities.Disks, runner.Source.Sandbox.Cgroups) // /metrics
 		// After the group: the edge no longer wakes a process that would then be orphaned.
 		p.OnClose(runner.StopAll)
 		siteStore, siteCache, err := openSites(*cfg)

@@ -84,11 +84,11 @@ func newLocal(cfg config.Config, appsDir string, sb *sandbox.Sandbox, disks *san
 	st *store.Store, env supervisor.EnvOpener, artifacts artifact.Source, logs supervisor.LogSink, log *slog.Logger) *supervisor.Local {
 	ids := &supervisor.Identities{AppsDir: appsDir, Sandbox: sb, UIDs: st, UIDBase: cfg.UIDBase, UIDCount: cfg.UIDCount, Disks: disks}
 	return &supervisor.Local{
-		Source: &supervisor.SourceRuntime{IDs: ids, Artifacts: artifacts, Sandbox: sb, Env: env, Log: log,
+		Source: &supervisor.SourceRuntime{Identities: ids, Artifacts: artifacts, Sandbox: sb, Env: env, Log: log,
 			Output: &supervisor.Output{Sink: logs, LinesPerSecond: cfg.LogLinesPerSecond}},
-		Image:    &supervisor.ImageRuntime{Containers: containers, IDs: ids, Sandbox: sb, Env: env, Logs: logs, Log: log},
-		IDs:      ids,
-		Revision: st.Revision, IdleAfter: cfg.IdleAfter, Napped: app.Scale{Store: st, Zone: cfg.Zone, Log: log}.Changed,
+		Image:      &supervisor.ImageRuntime{Containers: containers, Identities: ids, Sandbox: sb, Env: env, Logs: logs, Log: log},
+		Identities: ids,
+		Revision:   st.Revision, IdleAfter: cfg.IdleAfter, Napped: app.Scale{Store: st, Zone: cfg.Zone, Log: log}.Changed,
 		AppsDomain: cfg.AppsDomain, Logs: logs, Log: log,
 	}
 }

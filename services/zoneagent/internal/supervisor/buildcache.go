@@ -16,7 +16,7 @@ const buildCacheName = ".build-cache"
 
 // buildCache is where the app's build cache lives on the host.
 func (s *SourceRuntime) buildCache(appID string) string {
-	return filepath.Join(s.IDs.AppDir(appID), buildCacheName)
+	return filepath.Join(s.Identities.AppDir(appID), buildCacheName)
 }
 
 // prepareBuildCache makes the app's build cache ready for rev's build: emptied first when

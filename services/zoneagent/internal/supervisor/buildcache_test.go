@@ -112,7 +112,7 @@ func TestBuildCachePerApp(t *testing.T) {
 	if _, err := os.Stat(r.l.Source.buildCache(appA)); !os.IsNotExist(err) {
 		t.Fatalf("app A's cache after the app was deleted: %v", err)
 	}
-	if _, err := os.Stat(r.l.IDs.Disks.Image(appA)); !os.IsNotExist(err) {
+	if _, err := os.Stat(r.l.Identities.Disks.Image(appA)); !os.IsNotExist(err) {
 		t.Fatalf("app A's disk after the app was deleted: %v", err)
 	}
 	if b, err := os.ReadFile(filepath.Join(r.l.Source.buildCache(appB), "npm", "planted")); err != nil || strings.TrimSpace(string(b)) != "from-b" {

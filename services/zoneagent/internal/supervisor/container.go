@@ -58,7 +58,7 @@ func (i *ImageRuntime) containerUser(appID string) (uid, gid uint32) {
 // containerVolume makes a container's writable folder afresh, owned by the app's uid, under
 // the revision's tree (removed with it on discard and on the app's deletion).
 func (i *ImageRuntime) containerVolume(rev revision.Revision, name string, uid, gid uint32) (string, error) {
-	dir := filepath.Join(i.IDs.Tree(rev.AppID, rev.DeployID), "volumes", name)
+	dir := filepath.Join(i.Identities.Tree(rev.AppID, rev.DeployID), "volumes", name)
 	if err := os.RemoveAll(dir); err != nil {
 		return "", err
 	}

@@ -64,7 +64,7 @@ func checkSandboxedRun(t *testing.T, r *rig, got []string, rev revision.Revision
 	if port > 0 {
 		mode = "-d"
 	}
-	volume := filepath.Join(r.l.IDs.AppsDir, rev.AppID, rev.DeployID, "volumes", name)
+	volume := filepath.Join(r.l.Identities.AppsDir, rev.AppID, rev.DeployID, "volumes", name)
 	want := []string{"run", mode, "--name", name,
 		"--pull", "never",
 		"--network", "tori-app-" + rev.AppID,

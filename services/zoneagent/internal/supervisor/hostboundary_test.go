@@ -93,16 +93,16 @@ func TestAppVariablesActOnlyInsideTheSandbox(t *testing.T) {
 	r := newRig(t)
 	app := uuid.NewString()
 	ctx := context.Background()
-	if err := r.l.IDs.Ensure(ctx, app); err != nil {
+	if err := r.l.Identities.Ensure(ctx, app); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.l.Source.Sandbox.ReleaseNetwork(app); r.l.Source.Sandbox.Cgroups.Remove(app) })
 	// On the app's own disk, as every tree is.
-	if err := r.l.IDs.Disk(app); err != nil {
+	if err := r.l.Identities.Disk(app); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { r.l.IDs.Disks.Release(app, filepath.Join(r.l.IDs.AppsDir, app)) })
-	dir := r.l.IDs.Tree(app, uuid.NewString())
+	t.Cleanup(func() { r.l.Identities.Disks.Release(app, filepath.Join(r.l.Identities.AppsDir, app)) })
+	dir := r.l.Identities.Tree(app, uuid.NewString())
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestAppVariablesActOnlyInsideTheSandbox(t *testing.T) {
 	// The loader names the host paths the variables hold (they are the app's own); what
 	// the sandbox shows it must not.
 	for _, line := range strings.Split(got, "\n") {
-		if (strings.HasPrefix(line, "cmdline: ") || strings.HasPrefix(line, "mounts: ")) && strings.Contains(line, r.l.IDs.AppsDir) {
+		if (strings.HasPrefix(line, "cmdline: ") || strings.HasPrefix(line, "mounts: ")) && strings.Contains(line, r.l.Identities.AppsDir) {
 			t.Fatalf("the sandbox can read its tree's host path:\n%s", line)
 		}
 	}
@@ -143,7 +143,7 @@ func TestAppVariablesActOnlyInsideTheSandbox(t *testing.T) {
 	// bubblewrap's own init held its arguments and the host's mount table there. (Without
 	// the variables above, which hold the host path themselves.)
 	memory := `
-needle = ` + strconv.Quote(reverse(r.l.IDs.AppsDir)) + `[::-1].encode()  # not in this command line as it is
+needle = ` + strconv.Quote(reverse(r.l.Identities.AppsDir)) + `[::-1].encode()  # not in this command line as it is
 found = []
 with open("/proc/1/mem", "rb") as mem:
     for line in open("/proc/1/maps").read().splitlines():

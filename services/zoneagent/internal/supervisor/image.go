@@ -23,8 +23,8 @@ type ImageRuntime struct {
 	// Containers runs image revisions; nil where the zone has no container runtime, and
 	// image deploys then fail with image_runtime_unavailable.
 	Containers imageruntime.ContainerRuntime
-	// IDs gives containers the app's uid and their volumes a place in the revision's tree.
-	IDs *Identities
+	// Identities gives containers the app's uid and their volumes a place in the revision's tree.
+	Identities *Identities
 	// Sandbox's limits (memory, processes) are the containers' too.
 	Sandbox *sandbox.Sandbox
 	Env     EnvOpener

@@ -95,7 +95,7 @@ func (z *imageZone) failure(deployID string) (string, string) {
 }
 
 func newImageLocal(r *rig, rt imageruntime.ContainerRuntime) *Local {
-	ids := &Identities{AppsDir: r.l.IDs.AppsDir, Sandbox: r.l.IDs.Sandbox, UIDs: r.l.IDs.UIDs, UIDBase: r.l.IDs.UIDBase, UIDCount: r.l.IDs.UIDCount}
+	ids := &Identities{AppsDir: r.l.Identities.AppsDir, Sandbox: r.l.Identities.Sandbox, UIDs: r.l.Identities.UIDs, UIDBase: r.l.Identities.UIDBase, UIDCount: r.l.Identities.UIDCount}
 	return newLocal(ids, r.l.Source.Artifacts, rt, r.l.Source.Env, r.sink, 0)
 }
 

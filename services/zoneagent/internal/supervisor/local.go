@@ -65,8 +65,8 @@ func logOr(log *slog.Logger) *slog.Logger {
 type Local struct {
 	Source *SourceRuntime // source revisions: sandboxed processes
 	Image  *ImageRuntime  // image revisions: containers
-	// IDs gives each app its uid and its filesystem, for either kind.
-	IDs *Identities
+	// Identities gives each app its uid and its filesystem, for either kind.
+	Identities *Identities
 	// Revision loads a revision's record, to restart it after a nap or an agent restart.
 	Revision func(ctx context.Context, deployID string) (revision.Revision, error)
 	// IdleAfter: a minScale-0 service with no request for this long is stopped (napping).
@@ -86,15 +86,15 @@ var _ app.Runner = (*Local)(nil)
 
 func (l *Local) logger() *slog.Logger { return logOr(l.Log) }
 
-// starter is what each runtime does for Local: prepare a new revision, and start a
-// prepared one again from what preparing left (after a nap or an agent restart).
-type starter interface {
+// runtime is what the runtime of each kind does for Local: prepare a new revision, and
+// start a prepared one again from what preparing left (after a nap or an agent restart).
+type runtime interface {
 	prepare(ctx context.Context, rev revision.Revision, jobs app.JobRecorder) (*proc, error)
 	wake(ctx context.Context, rev revision.Revision) (*proc, error)
 }
 
-// runtime is the runtime of rev's kind.
-func (l *Local) runtime(kind revision.Kind) starter {
+// runtimeFor is the runtime of a revision kind: images', or sources' for every other.
+func (l *Local) runtimeFor(kind revision.Kind) runtime {
 	if kind.Image() {
 		return l.Image
 	}
@@ -104,10 +104,10 @@ func (l *Local) runtime(kind revision.Kind) starter {
 // Prepare builds (or pulls) and releases a revision and starts its process, healthy; it is
 // kept until Activate or Discard.
 func (l *Local) Prepare(ctx context.Context, rev revision.Revision, jobs app.JobRecorder) error {
-	if err := l.IDs.Ensure(ctx, rev.AppID); err != nil {
+	if err := l.Identities.Ensure(ctx, rev.AppID); err != nil {
 		return err
 	}
-	p, err := l.runtime(rev.Kind).prepare(ctx, rev, jobs)
+	p, err := l.runtimeFor(rev.Kind).prepare(ctx, rev, jobs)
 	if err != nil {
 		return err
 	}
@@ -129,7 +129,7 @@ func (l *Local) Discard(_ context.Context, appID, deployID string) error {
 	if p := l.procs.takePrepared(deployID); p != nil {
 		p.stop()
 	}
-	return l.IDs.RemoveTree(appID, deployID)
+	return l.Identities.RemoveTree(appID, deployID)
 }
 
 // StopApp stops every process of a deleted app, removes its trees and frees its uid.
@@ -139,7 +139,7 @@ func (l *Local) StopApp(ctx context.Context, appID string) error {
 	}
 	l.Image.forgetApp(ctx, appID)
 	l.Source.forgetApp(appID)
-	return l.IDs.Release(ctx, appID)
+	return l.Identities.Release(ctx, appID)
 }
 
 // StopAll stops every process; the agent calls it when it stops, so none is orphaned.

@@ -195,10 +195,10 @@ func newRig(t *testing.T) *rig {
 func newLocal(ids *Identities, artifacts artifact.Source, containers imageruntime.ContainerRuntime, vars EnvOpener, sink LogSink, linesPerSecond int) *Local {
 	health := Health{Timeout: 20 * time.Second}
 	return &Local{
-		Source: &SourceRuntime{IDs: ids, Artifacts: artifacts, Sandbox: ids.Sandbox, Env: vars, Health: health,
+		Source: &SourceRuntime{Identities: ids, Artifacts: artifacts, Sandbox: ids.Sandbox, Env: vars, Health: health,
 			Output: &Output{Sink: sink, LinesPerSecond: linesPerSecond}},
-		Image: &ImageRuntime{Containers: containers, IDs: ids, Sandbox: ids.Sandbox, Env: vars, Logs: sink, Health: health},
-		IDs:   ids, Logs: sink,
+		Image:      &ImageRuntime{Containers: containers, Identities: ids, Sandbox: ids.Sandbox, Env: vars, Logs: sink, Health: health},
+		Identities: ids, Logs: sink,
 	}
 }
 
@@ -277,7 +277,7 @@ func TestSourceRevisionBuildsReleasesAndServes(t *testing.T) {
 
 	// A retry of the same deploy reuses the release Job and does not run it again.
 	r.jobs.steps = nil
-	os.Remove(filepath.Join(r.l.IDs.Tree(app, rev.DeployID), "released"))
+	os.Remove(filepath.Join(r.l.Identities.Tree(app, rev.DeployID), "released"))
 	rev2 := rev
 	if err := r.l.Prepare(context.Background(), rev2, r.jobs); err != nil {
 		t.Fatal(err)
@@ -338,7 +338,7 @@ func TestHostileTarballsAndImagesAreRefused(t *testing.T) {
 			if !errors.As(err, &fe) || fe.Code != tc.code {
 				t.Fatalf("got %v", err)
 			}
-			if _, err := os.Stat(filepath.Join(filepath.Dir(r.l.IDs.AppsDir), "evil")); err == nil {
+			if _, err := os.Stat(filepath.Join(filepath.Dir(r.l.Identities.AppsDir), "evil")); err == nil {
 				t.Fatal("wrote outside the tree")
 			}
 		})

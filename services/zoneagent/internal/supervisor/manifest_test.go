@@ -101,7 +101,7 @@ func TestHostileSourceTarballsFailTheirDeployOnly(t *testing.T) {
 			if !errors.As(err, &fe) || fe.Code != revision.CodeInvalidArtifact || !strings.Contains(fe.Message, tc.says) {
 				t.Fatalf("got %v, want invalid_artifact saying %q", err, tc.says)
 			}
-			if strings.Contains(fe.Message, r.l.IDs.AppsDir) {
+			if strings.Contains(fe.Message, r.l.Identities.AppsDir) {
 				t.Fatalf("the message shows a host path: %s", fe.Message)
 			}
 			if !errors.Is(err, artifact.ErrUnsafe) && !strings.Contains(fe.Message, "unsafe artifact") {

@@ -113,10 +113,10 @@ func TestSandboxedFloodIsBounded(t *testing.T) {
 	r.l.Source.Output.LinesPerSecond = perSecond
 	app := uuid.NewString()
 	ctx := context.Background()
-	if err := r.l.IDs.Ensure(ctx, app); err != nil {
+	if err := r.l.Identities.Ensure(ctx, app); err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(r.l.IDs.AppsDir, app) // reachable by the app's uid; t.TempDir() is not
+	dir := filepath.Join(r.l.Identities.AppsDir, app) // reachable by the app's uid; t.TempDir() is not
 	os.Mkdir(dir, 0o700)
 	cred := r.l.Source.Sandbox.Credential(app)
 	os.Chown(dir, int(cred.Uid), int(cred.Gid))

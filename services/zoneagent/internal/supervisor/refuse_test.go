@@ -43,10 +43,10 @@ func TestNoBwrapRefusesSourceDeploys(t *testing.T) {
 func TestSandboxPrivileges(t *testing.T) {
 	r := newRig(t)
 	app := uuid.NewString()
-	if err := r.l.IDs.Ensure(context.Background(), app); err != nil {
+	if err := r.l.Identities.Ensure(context.Background(), app); err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(r.l.IDs.AppsDir, app) // reachable by the app's uid, as trees are
+	dir := filepath.Join(r.l.Identities.AppsDir, app) // reachable by the app's uid, as trees are
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -34,10 +34,10 @@ func BenchmarkSandbox(b *testing.B) {
 	b.Cleanup(r.l.StopAll)
 	app := uuid.NewString()
 	ctx := context.Background()
-	if err := r.l.IDs.Ensure(ctx, app); err != nil {
+	if err := r.l.Identities.Ensure(ctx, app); err != nil {
 		b.Fatal(err)
 	}
-	dir := filepath.Join(r.l.IDs.AppsDir, app)
+	dir := filepath.Join(r.l.Identities.AppsDir, app)
 	os.Mkdir(dir, 0o700)
 	cred := r.l.Source.Sandbox.Credential(app)
 	os.Chown(dir, int(cred.Uid), int(cred.Gid))

@@ -18,8 +18,8 @@ import (
 // plans and runs the build (with the app's build cache), runs the release Job as a
 // sandboxed command, and starts the service in the sandbox, healthy.
 type SourceRuntime struct {
-	// IDs gives the revision's tree its owner and its app's filesystem.
-	IDs *Identities
+	// Identities gives the revision's tree its owner and its app's filesystem.
+	Identities *Identities
 	// Artifacts fetches a revision's artifact (artifact.Fetcher: by a presigned URL).
 	Artifacts artifact.Source
 	Sandbox   *sandbox.Sandbox
@@ -37,8 +37,8 @@ func (s *SourceRuntime) prepare(ctx context.Context, rev revision.Revision, jobs
 	if s.Sandbox.Unavailable != "" {
 		return nil, &revision.FailError{Code: sandbox.CodeSandboxUnavailable, Message: "this zone cannot confine customer code: " + s.Sandbox.Unavailable}
 	}
-	dir := s.IDs.Tree(rev.AppID, rev.DeployID)
-	if err := s.IDs.Disk(rev.AppID); err != nil {
+	dir := s.Identities.Tree(rev.AppID, rev.DeployID)
+	if err := s.Identities.Disk(rev.AppID); err != nil {
 		return nil, err
 	}
 	if err := s.unpack(ctx, rev, dir); err != nil {
@@ -97,10 +97,10 @@ func (s *SourceRuntime) prepare(ctx context.Context, rev revision.Revision, jobs
 // wake starts a prepared revision's process again from its tree, without rebuilding or
 // re-running its release Job.
 func (s *SourceRuntime) wake(ctx context.Context, rev revision.Revision) (*proc, error) {
-	if err := s.IDs.Disk(rev.AppID); err != nil {
+	if err := s.Identities.Disk(rev.AppID); err != nil {
 		return nil, err
 	}
-	dir := s.IDs.Tree(rev.AppID, rev.DeployID)
+	dir := s.Identities.Tree(rev.AppID, rev.DeployID)
 	if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("the revision's tree is gone: %w", err)
 	}
@@ -135,7 +135,7 @@ func (s *SourceRuntime) unpack(ctx context.Context, rev revision.Revision, dir s
 		}
 		return err
 	}
-	return s.IDs.Own(rev.AppID, dir)
+	return s.Identities.Own(rev.AppID, dir)
 }
 
 // forgetApp drops what the sandbox holds for a deleted app, once its processes are

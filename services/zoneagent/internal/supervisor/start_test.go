@@ -20,7 +20,7 @@ func TestSandboxThatCannotStartSaysWhy(t *testing.T) {
 	r := newRig(t)
 	app := uuid.NewString()
 	ctx := context.Background()
-	if err := r.l.IDs.Ensure(ctx, app); err != nil {
+	if err := r.l.Identities.Ensure(ctx, app); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.l.Source.Sandbox.ReleaseNetwork(app); r.l.Source.Sandbox.Cgroups.Remove(app) })

@@ -65,8 +65,8 @@ func (l *Local) wake(ctx context.Context, route edge.Route) (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := l.IDs.Ensure(ctx, rev.AppID); err != nil {
+	if err := l.Identities.Ensure(ctx, rev.AppID); err != nil {
 		return nil, err
 	}
-	return l.runtime(rev.Kind).wake(ctx, rev)
+	return l.runtimeFor(rev.Kind).wake(ctx, rev)
 }
