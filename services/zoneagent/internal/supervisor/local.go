@@ -33,6 +33,18 @@ type EnvOpener interface {
 	Open(ctx context.Context, rev revision.Revision) (map[string]string, error)
 }
 
+// openEnv opens the revision's sealed environment; a revision without one has none.
+func openEnv(ctx context.Context, env EnvOpener, rev revision.Revision) (map[string]string, error) {
+	if len(rev.EnvSealed) == 0 || env == nil {
+		return map[string]string{}, nil
+	}
+	vars, err := env.Open(ctx, rev)
+	if err != nil {
+		return nil, &revision.FailError{Code: CodeEnvUnavailable, Message: "the environment snapshot could not be opened"}
+	}
+	return vars, nil
+}
+
 // Clock is the time the build and release limits are measured by; tests inject one to
 // cross the 10-minute release limit without waiting.
 type Clock interface {

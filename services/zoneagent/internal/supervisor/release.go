@@ -19,10 +19,9 @@ func releaseJobName(deployID string) string { return "release-" + deployID }
 type job func(ctx context.Context) (int, error)
 
 // runRelease runs the release Job named release-<deployId> within the contract's 10 minutes
-// (by clock).
-// A retry of the same deploy reuses the record: a Job that already succeeded does not run
-// again. A job may fail with an *revision.FailError of its own (an image that cannot be
-// pulled); it is reported as it is.
+// (measured by clock). A retry of the same deploy reuses the record: a Job that already
+// succeeded does not run again. A job may fail with an *revision.FailError of its own (an
+// image that cannot be pulled); it is reported as it is.
 func runRelease(ctx context.Context, clock Clock, rev revision.Revision, jobs app.JobRecorder, work job) error {
 	name := releaseJobName(rev.DeployID)
 	state, err := jobs.JobState(ctx, name)
@@ -98,21 +97,11 @@ func exitStatus(err error) int {
 	}
 }
 
+// failed is the failure of a build or release that ended badly: timeoutCode when it ran
+// past its limit, else failCode with its exit status.
 func failed(code int, failCode, timeoutCode, what string, err error) error {
 	if errors.Is(err, errTimedOut) {
 		return &revision.FailError{Code: timeoutCode, Message: what + " exceeded its time limit"}
 	}
 	return &revision.FailError{Code: failCode, Message: fmt.Sprintf("%s exited with status %d", what, code)}
-}
-
-// openEnv opens the revision's sealed environment; a revision without one has none.
-func openEnv(ctx context.Context, env EnvOpener, rev revision.Revision) (map[string]string, error) {
-	if len(rev.EnvSealed) == 0 || env == nil {
-		return map[string]string{}, nil
-	}
-	vars, err := env.Open(ctx, rev)
-	if err != nil {
-		return nil, &revision.FailError{Code: CodeEnvUnavailable, Message: "the environment snapshot could not be opened"}
-	}
-	return vars, nil
 }
