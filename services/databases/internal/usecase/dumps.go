@@ -137,12 +137,19 @@ func (s *Databases) DumpReported(ctx context.Context, tx Tx, zone, dumpID string
 	if err != nil {
 		return err
 	}
-	if d.Zone != zone || dump.Status != database.DumpRunning {
+	if d.Zone != zone {
 		return nil
 	}
-	dump.Status, dump.SizeBytes = database.DumpFailed, 0
+	cause := database.NotDumped
 	if ok {
-		dump.Status, dump.SizeBytes = database.DumpSucceeded, size
+		cause = database.Dumped
+	}
+	// A report about a dump that already ended (redelivered, or late) moves nothing and is
+	// no error, so the bus does not retry it.
+	if err := dump.Apply(cause, size); errors.Is(err, database.ErrTransition) {
+		return nil
+	} else if err != nil {
+		return err
 	}
 	if err := tx.FinishDump(ctx, dump, s.now().UTC()); err != nil {
 		return err

@@ -25,6 +25,7 @@ type memory struct {
 	rotations       map[string]database.Rotation
 	rotationDeploys map[string]string
 	keys            []string
+	restores        map[string]database.Restore
 }
 
 func (m *memory) ByApp(_ context.Context, appID string) (database.Database, error) {
@@ -180,12 +181,34 @@ func TestNightlyDumpsKeepSevenGood(t *testing.T) {
 	}
 }
 
-func (m *memory) InsertRestore(context.Context, database.Restore) error { return nil }
-func (m *memory) LockRestore(context.Context, string) (database.Restore, error) {
-	return database.Restore{}, database.ErrNotFound
+// The restores, for restores_test.go; a test that sets none has none.
+func (m *memory) InsertRestore(_ context.Context, r database.Restore) error {
+	if m.restores == nil {
+		m.restores = map[string]database.Restore{}
+	}
+	m.restores[r.ID] = r
+	return nil
 }
-func (m *memory) UpdateRestore(context.Context, database.Restore) error { return nil }
-func (m *memory) RemoveRestore(context.Context, string) error           { return nil }
-func (m *memory) Restores(context.Context, string) ([]database.Restore, error) {
-	return nil, nil
+func (m *memory) LockRestore(_ context.Context, id string) (database.Restore, error) {
+	r, ok := m.restores[id]
+	if !ok {
+		return database.Restore{}, database.ErrNotFound
+	}
+	return r, nil
+}
+func (m *memory) UpdateRestore(ctx context.Context, r database.Restore) error {
+	return m.InsertRestore(ctx, r)
+}
+func (m *memory) RemoveRestore(_ context.Context, id string) error {
+	delete(m.restores, id)
+	return nil
+}
+func (m *memory) Restores(_ context.Context, databaseID string) ([]database.Restore, error) {
+	var out []database.Restore
+	for _, r := range m.restores {
+		if r.DatabaseID == databaseID {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }

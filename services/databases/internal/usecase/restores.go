@@ -90,10 +90,12 @@ func (s *Databases) DeleteRestore(ctx context.Context, accountID, slug, restoreI
 			return database.ErrNotFound
 		}
 		out = r
-		if r.Status == database.RestoreDeleting {
+		// A restore deleting already stays so: the delete was asked, the zone told.
+		if err := out.Apply(database.RestoreDeleteAsked, ""); errors.Is(err, database.ErrTransition) {
 			return nil
+		} else if err != nil {
+			return err
 		}
-		out.Status = database.RestoreDeleting
 		if err := tx.UpdateRestore(ctx, out); err != nil {
 			return err
 		}
@@ -117,16 +119,25 @@ func (s *Databases) RestoreReported(ctx context.Context, tx Tx, zone, restoreID 
 	if err != nil {
 		return err
 	}
-	if d.Zone != zone || r.Status != database.RestoreRestoring {
+	if d.Zone != zone {
 		return nil
 	}
-	if !ok {
-		r.Status, r.Message = database.RestoreFailed, message
-		return tx.UpdateRestore(ctx, r)
+	cause := database.NotRestored
+	if ok {
+		cause = database.Restored
 	}
-	r.Status = database.RestoreReady
+	// A report the table does not take from the restore's status (redelivered, or about a
+	// restore since asked to go) moves nothing and is no error, so the bus does not retry it.
+	if err := r.Apply(cause, message); errors.Is(err, database.ErrTransition) {
+		return nil
+	} else if err != nil {
+		return err
+	}
 	if err := tx.UpdateRestore(ctx, r); err != nil {
 		return err
+	}
+	if r.Status != database.RestoreReady {
+		return nil
 	}
 	return tx.Publish(ctx, databasesbus.KeyRestoreReady, &databasesv1.DatabaseChanged{
 		DatabaseId: r.ID, AppId: d.AppID, AccountId: d.AccountID, Zone: d.Zone, At: timestamppb.New(s.now()),

@@ -31,10 +31,11 @@ func (s *Databases) dropRequested(ctx context.Context, tx Tx, d database.Databas
 		return err
 	}
 	for _, r := range restores {
-		if r.Status == database.RestoreDeleting {
-			continue
+		if err := r.Apply(database.RestoreDeleteAsked, ""); errors.Is(err, database.ErrTransition) {
+			continue // deleting already: its drop was asked
+		} else if err != nil {
+			return err
 		}
-		r.Status = database.RestoreDeleting
 		if err := tx.UpdateRestore(ctx, r); err != nil {
 			return err
 		}
