@@ -3,7 +3,9 @@ package usecase_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/netip"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -39,28 +41,14 @@ func newMemory() *memory {
 func (m *memory) InTx(_ context.Context, fn func(usecase.Tx) error) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	saved := m.snapshot()
+	apps, deploys, plans, holds, uploads := maps.Clone(m.apps), maps.Clone(m.deploys), maps.Clone(m.plans), maps.Clone(m.holds), maps.Clone(m.uploads)
+	published := slices.Clone(m.published)
 	if err := fn(m); err != nil {
-		m.restore(saved)
+		m.apps, m.deploys, m.plans, m.holds, m.uploads, m.published = apps, deploys, plans, holds, uploads, published
 		return err
 	}
 	return nil
 }
-
-type memorySnapshot struct {
-	deploys   map[string]deploy.Deploy
-	published []string
-}
-
-func (m *memory) snapshot() memorySnapshot {
-	s := memorySnapshot{deploys: map[string]deploy.Deploy{}, published: append([]string(nil), m.published...)}
-	for k, v := range m.deploys {
-		s.deploys[k] = v
-	}
-	return s
-}
-
-func (m *memory) restore(s memorySnapshot) { m.deploys, m.published = s.deploys, s.published }
 
 // Tx.
 
