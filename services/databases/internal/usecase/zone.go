@@ -136,7 +136,7 @@ func (s *Databases) ZoneReported(ctx context.Context, tx Tx, r ZoneReport) error
 		}
 		return nil
 	}
-	return fmt.Errorf("app: unknown zone report %q", r.Kind)
+	return fmt.Errorf("usecase: unknown zone report %q", r.Kind)
 }
 
 // moveOnReport moves d on a zone's report through the state machine and records it. A report

@@ -34,7 +34,7 @@ func (s *Service) ArtifactURL(ctx context.Context, zone, appID, deployID string)
 		return "", time.Time{}, deploy.ErrNoArtifact
 	}
 	if s.links == nil {
-		return "", time.Time{}, errors.New("app: the artifact store makes no presigned URLs")
+		return "", time.Time{}, errors.New("usecase: the artifact store makes no presigned URLs")
 	}
 	expires := s.now().Add(ArtifactURLLifetime)
 	url, err := s.links.PresignGet(ctx, d.ArtifactKey, ArtifactURLLifetime)

@@ -14,7 +14,7 @@ import (
 )
 
 // ErrMailUnavailable: the sign-in mail could not be handed to the mail server or written.
-var ErrMailUnavailable = errors.New("app: mail could not be delivered")
+var ErrMailUnavailable = errors.New("usecase: mail could not be delivered")
 
 // Mail is one plain-text message.
 type Mail struct {
@@ -30,7 +30,7 @@ type Mailer interface {
 
 // ErrPlanUnavailable: identity has no copy of the account's plan and billing could not say
 // which it is; the request that needed the plan fails rather than guess its limits.
-var ErrPlanUnavailable = errors.New("app: account plan unavailable")
+var ErrPlanUnavailable = errors.New("usecase: account plan unavailable")
 
 // PlanSource asks billing for an account's plan, for the moments before billing's
 // plan_changed event has reached identity. An error it returns wraps ErrPlanUnavailable.
