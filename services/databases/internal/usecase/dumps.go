@@ -146,9 +146,10 @@ func (s *Databases) DumpReported(ctx context.Context, tx Tx, zone, dumpID string
 	}
 	// A report about a dump that already ended (redelivered, or late) moves nothing and is
 	// no error, so the bus does not retry it.
-	if err := dump.Apply(cause, size); errors.Is(err, database.ErrTransition) {
-		return nil
-	} else if err != nil {
+	if err := dump.Apply(cause, size); err != nil {
+		if errors.Is(err, database.ErrTransition) {
+			return nil
+		}
 		return err
 	}
 	if err := tx.FinishDump(ctx, dump, s.now().UTC()); err != nil {

@@ -91,9 +91,10 @@ func (s *Databases) DeleteRestore(ctx context.Context, accountID, slug, restoreI
 		}
 		out = r
 		// A restore deleting already stays so: the delete was asked, the zone told.
-		if err := out.Apply(database.RestoreDeleteAsked, ""); errors.Is(err, database.ErrTransition) {
-			return nil
-		} else if err != nil {
+		if err := out.Apply(database.RestoreDeleteAsked, ""); err != nil {
+			if errors.Is(err, database.ErrTransition) {
+				return nil
+			}
 			return err
 		}
 		if err := tx.UpdateRestore(ctx, out); err != nil {
@@ -128,9 +129,10 @@ func (s *Databases) RestoreReported(ctx context.Context, tx Tx, zone, restoreID 
 	}
 	// A report the table does not take from the restore's status (redelivered, or about a
 	// restore since asked to go) moves nothing and is no error, so the bus does not retry it.
-	if err := r.Apply(cause, message); errors.Is(err, database.ErrTransition) {
-		return nil
-	} else if err != nil {
+	if err := r.Apply(cause, message); err != nil {
+		if errors.Is(err, database.ErrTransition) {
+			return nil
+		}
 		return err
 	}
 	if err := tx.UpdateRestore(ctx, r); err != nil {

@@ -31,9 +31,10 @@ func (s *Databases) dropRequested(ctx context.Context, tx Tx, d database.Databas
 		return err
 	}
 	for _, r := range restores {
-		if err := r.Apply(database.RestoreDeleteAsked, ""); errors.Is(err, database.ErrTransition) {
-			continue // deleting already: its drop was asked
-		} else if err != nil {
+		if err := r.Apply(database.RestoreDeleteAsked, ""); err != nil {
+			if errors.Is(err, database.ErrTransition) {
+				continue // deleting already: its drop was asked
+			}
 			return err
 		}
 		if err := tx.UpdateRestore(ctx, r); err != nil {
