@@ -10,14 +10,14 @@ import (
 	"tori.dev/pkg/bus"
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
 	appsbus "tori.dev/proto/tori/apps/v1"
-	"tori.dev/services/logs/internal/app"
 	"tori.dev/services/logs/internal/logs"
+	"tori.dev/services/logs/internal/usecase"
 )
 
 // Apps consumes the apps' lives.
 type Apps struct {
 	txs  Transactions
-	apps app.Apps
+	apps usecase.Apps
 	now  func() time.Time
 }
 
