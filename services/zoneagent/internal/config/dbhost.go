@@ -17,6 +17,8 @@ import (
 // process that does not run as root. Same names as Config: the agent hands the host its own
 // environment, less what the host must not hold.
 type DatabaseHost struct {
+	// Zone, DatabaseURL, AMQPURL, PoolerPort and ShutdownTimeout are the agent's (Config),
+	// handed to the host by the agent.
 	Zone            string        `env:"ZONE_ID, default=local"`
 	DatabaseURL     string        `env:"ZONEAGENT_DATABASE_URL"`
 	AMQPURL         string        `env:"ZONEAGENT_AMQP_URL"`
