@@ -71,7 +71,8 @@ func prepareDatabaseHost(cfg config.Config, env map[string]string, logs io.Write
 }
 
 // databasesDir is ZONE_DATABASES_DIR, absolute; by default a folder of the zone's (and its
-// DATA_DIR's) under /var/lib/tori: DATA_DIR may sit where the host's user cannot reach.
+// DATA_DIR's) under /var/lib/tori: DATA_DIR may sit where the host's user cannot reach. An
+// agent that is not root runs the host as itself, and keeps it in DATA_DIR/dbhost.
 func databasesDir(cfg config.Config) (string, error) {
 	if cfg.DatabasesDir != "" {
 		return filepath.Abs(cfg.DatabasesDir)
@@ -79,6 +80,9 @@ func databasesDir(cfg config.Config) (string, error) {
 	abs, err := filepath.Abs(cfg.DataDir)
 	if err != nil {
 		return "", err
+	}
+	if os.Geteuid() != 0 {
+		return filepath.Join(abs, "dbhost"), nil
 	}
 	sum := sha256.Sum256([]byte(abs + "\x00" + cfg.Zone))
 	return filepath.Join("/var/lib/tori", "dbhost-"+cfg.Zone+"-"+hex.EncodeToString(sum[:6])), nil

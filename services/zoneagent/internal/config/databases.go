@@ -29,7 +29,8 @@ type ManagedDatabases struct {
 	// /readyz waits for it.
 	DatabasesHealthAddr string `env:"ZONE_DATABASES_HEALTH_ADDR, default=127.0.0.1:8109"`
 	// DatabasesDir is the database host's own folder (the pooler's record and files), its
-	// user's alone; empty: /var/lib/tori/dbhost-<zone>-<hash of DATA_DIR>.
+	// user's alone; empty: /var/lib/tori/dbhost-<zone>-<hash of DATA_DIR> (DATA_DIR/dbhost when
+	// the agent is not root).
 	DatabasesDir string `env:"ZONE_DATABASES_DIR"`
 	// QueryWaitTimeout: a transaction past a database's pool waits this long, then fails.
 	QueryWaitTimeout time.Duration `env:"ZONE_POOLER_QUERY_WAIT_TIMEOUT, default=120s"`
