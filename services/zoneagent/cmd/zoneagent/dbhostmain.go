@@ -89,10 +89,6 @@ func serveDatabaseHost(ctx context.Context, env map[string]string, logs io.Write
 		if err := p.DialBus(ctx); err != nil {
 			return err
 		}
-		dbs, pool, err := managedDatabases(cfg, st, helper, ceilings, log)
-		if err != nil {
-			return err
-		}
 		// The host provisions as a role that is not the cluster's superuser; the superuser's
 		// steps are the helper's.
 		cluster := managed.Cluster{AdminURL: cfg.PostgresAdminURL}
@@ -100,6 +96,10 @@ func serveDatabaseHost(ctx context.Context, env map[string]string, logs io.Write
 			return err
 		}
 		p.Health.Check("cluster", cluster.Ping)
+		dbs, pool, err := managedDatabases(cfg, st, helper, ceilings, log)
+		if err != nil {
+			return err
+		}
 		poolerUp := p.Health.Await("pooler")
 		health := httpserver.New(httpserver.Options{Name: "zoneagent-databases", Log: log, WriteTimeout: 10 * time.Second,
 			Observe: httpserver.MetricsOnly, Health: &p.Health, Ready: p.Health.ReadyHandler})
