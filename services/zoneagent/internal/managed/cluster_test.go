@@ -2,6 +2,7 @@ package managed
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"strings"
 	"testing"
@@ -147,5 +148,17 @@ func TestValidName(t *testing.T) {
 		if got := ValidName(tc.name); got != tc.ok {
 			t.Errorf("ValidName(%q) = %v", tc.name, got)
 		}
+	}
+}
+
+// The database host provisions as a role that is not the cluster's superuser, and refuses
+// to start as one.
+func TestRefuseSuperuserProvisioner(t *testing.T) {
+	ctx := context.Background()
+	if err := (Cluster{AdminURL: testinfra.ZoneProvisionerURL(t)}).RefuseSuperuser(ctx); err != nil {
+		t.Fatalf("the provisioning role: %v", err)
+	}
+	if err := (Cluster{AdminURL: testinfra.ZonePostgresSuperURL(t)}).RefuseSuperuser(ctx); !errors.Is(err, ErrSuperuserProvisioner) {
+		t.Fatalf("the cluster's superuser: %v", err)
 	}
 }
