@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"tori.dev/cli/internal/api"
+	"tori.dev/contract/apitime"
 )
 
 // Overlap is how far before the newest line shown each poll re-reads: a line ingested up to
@@ -36,8 +37,8 @@ func New(since time.Time) *Follower {
 	return &Follower{since: since, next: since, seen: map[string]time.Time{}}
 }
 
-// Stamp formats a time as the logs route reads it.
-func Stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+// Stamp formats a time as the logs route reads it: the API's time format.
+func Stamp(t time.Time) string { return apitime.Format(t) }
 
 // Poll reads everything from the last point on and returns the lines not shown before,
 // oldest first.

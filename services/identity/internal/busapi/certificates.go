@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"tori.dev/contract/names"
 	"tori.dev/pkg/bus"
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
 	appsbus "tori.dev/proto/tori/apps/v1"
@@ -39,7 +40,7 @@ func (c CertificateMailConsumer) Handle(ctx context.Context, tx bus.Tx, d bus.De
 	}
 	h := ev.GetHostname()
 	if uuid.Validate(ev.GetAccountId()) != nil || len(h) > 253 || !hostnameShape.MatchString(h) ||
-		!slugShape.MatchString(ev.GetSlug()) || ev.GetFailedAt() == nil {
+		!names.ValidSlug(ev.GetSlug()) || ev.GetFailedAt() == nil {
 		return bus.Permanent(fmt.Errorf("certificate_failed %s: malformed", d.ID))
 	}
 	return c.Service.MailCertificateFailed(ctx, c.Repo(tx), app.CertificateFailed{

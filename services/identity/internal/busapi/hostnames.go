@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"tori.dev/contract/names"
 	"tori.dev/pkg/bus"
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
 	appsbus "tori.dev/proto/tori/apps/v1"
@@ -17,11 +18,11 @@ import (
 // HostnamesQueue is identity's own durable queue for the apps service's hostname warnings.
 const HostnamesQueue = "identity.hostnames"
 
-// The shapes apps gives a hostname, its slug and its record: anything else in the mail's text
-// (a newline, say) would be someone else's words in a mail from Tori.
+// The shapes apps gives a hostname and its record (its slug's is the contract's,
+// names.ValidSlug): anything else in the mail's text (a newline, say) would be someone else's
+// words in a mail from Tori.
 var (
 	hostnameShape = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$`)
-	slugShape     = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 	tokenShape    = regexp.MustCompile(`^tori-verify=[0-9a-f]{32}$`)
 )
 
@@ -47,7 +48,7 @@ func (c HostnameMailConsumer) Handle(ctx context.Context, tx bus.Tx, d bus.Deliv
 	}
 	h := ev.GetHostname()
 	if uuid.Validate(ev.GetAccountId()) != nil || len(h) > 253 || !hostnameShape.MatchString(h) ||
-		!slugShape.MatchString(ev.GetSlug()) || ev.GetRecordName() != "_tori-challenge."+h ||
+		!names.ValidSlug(ev.GetSlug()) || ev.GetRecordName() != "_tori-challenge."+h ||
 		!tokenShape.MatchString(ev.GetRecordValue()) || ev.GetMissingSince() == nil || ev.GetDeactivateAt() == nil {
 		return bus.Permanent(fmt.Errorf("verification_failing %s: malformed", d.ID))
 	}

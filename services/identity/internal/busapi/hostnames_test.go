@@ -88,6 +88,17 @@ func TestVerificationFailingMailsTheOwner(t *testing.T) {
 		t.Fatalf("mail to %q, subject %q", m.To, m.Subject)
 	}
 
+	// Any slug the apps service gives an app is mailed about, by the one rule both hold a
+	// slug to (names.SlugPattern): one with a leading hyphen was once dead-lettered (#37).
+	for _, slug := range []string{"-abc", "abc-", strings.Repeat("a", 63)} {
+		e := event(acc.ID)
+		e.Slug = slug
+		if err := deliver(e); err != nil || len(box.msgs) != 2 || !strings.Contains(box.msgs[1].Text, "app "+slug) {
+			t.Fatalf("slug %q: %v, %d mails", slug, err, len(box.msgs))
+		}
+		box.msgs = box.msgs[:1]
+	}
+
 	// An account identity never heard of: nobody to write to, and nothing to retry.
 	if err := deliver(event(uuid.NewString())); err != nil || len(box.msgs) != 1 {
 		t.Fatalf("unknown account: %v, %d mails", err, len(box.msgs))
@@ -106,6 +117,7 @@ func TestVerificationFailingMailsTheOwner(t *testing.T) {
 		"record name":    func(e *appsv1.DomainVerificationFailing) { e.RecordName = "_tori-challenge.other.example.com" },
 		"record value":   func(e *appsv1.DomainVerificationFailing) { e.RecordValue = "click http://evil.test" },
 		"slug":           func(e *appsv1.DomainVerificationFailing) { e.Slug = "Shop\nnow" },
+		"long slug":      func(e *appsv1.DomainVerificationFailing) { e.Slug = strings.Repeat("a", 64) },
 		"deadline":       func(e *appsv1.DomainVerificationFailing) { e.DeactivateAt = nil },
 		"missing since":  func(e *appsv1.DomainVerificationFailing) { e.MissingSince = nil },
 		"empty hostname": func(e *appsv1.DomainVerificationFailing) { e.Hostname, e.RecordName = "", "_tori-challenge." },

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"tori.dev/contract/limits"
 	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/imageruntime"
 	"tori.dev/services/zoneagent/internal/revision"
@@ -62,11 +63,11 @@ func (l *Local) prepareImage(ctx context.Context, rev revision.Revision, jobs ap
 	}
 	if !pulled {
 		// No Job, or one that succeeded before a retry: the image may still be missing here.
-		_, err := l.withinLimit(ctx, ReleaseLimit, func(jctx context.Context) (int, error) {
+		_, err := l.withinLimit(ctx, limits.ReleaseLimit, func(jctx context.Context) (int, error) {
 			return -1, l.pull(jctx, rev, redactor, "build")
 		})
 		if errors.Is(err, errTimedOut) {
-			return &revision.FailError{Code: CodeImagePullTimeout, Message: fmt.Sprintf("pulling %s exceeded %s", rev.Image, ReleaseLimit)}
+			return &revision.FailError{Code: CodeImagePullTimeout, Message: fmt.Sprintf("pulling %s exceeded %s", rev.Image, limits.ReleaseLimit)}
 		}
 		if err != nil {
 			return err

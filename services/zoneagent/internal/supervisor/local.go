@@ -21,9 +21,6 @@ import (
 	"tori.dev/services/zoneagent/internal/sandbox"
 )
 
-// ReleaseLimit is the contract's 10 minutes for a release Job; not adjustable.
-const ReleaseLimit = 10 * time.Minute
-
 // Failure codes of service revisions.
 const (
 	CodeBuildFailed    = "build_failed"

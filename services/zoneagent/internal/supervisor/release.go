@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"time"
 
+	"tori.dev/contract/limits"
 	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/revision"
 	"tori.dev/services/zoneagent/internal/sandbox"
@@ -37,7 +38,7 @@ func (l *Local) release(ctx context.Context, rev revision.Revision, jobs app.Job
 	if err := jobs.Step(ctx, app.StepReleaseStarted, name); err != nil {
 		return err
 	}
-	code, runErr := l.withinLimit(ctx, ReleaseLimit, work)
+	code, runErr := l.withinLimit(ctx, limits.ReleaseLimit, work)
 	state = revision.JobSucceeded
 	if runErr != nil {
 		state = revision.JobFailed

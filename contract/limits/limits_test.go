@@ -1,0 +1,20 @@
+package limits
+
+import (
+	"testing"
+	"time"
+)
+
+// The limits are the API's numbers; a change here is a change of the contract.
+func TestLimitsAreTheAPIs(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		got, want time.Duration
+	}{
+		{"release job", ReleaseLimit, 10 * time.Minute},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, tc.got, tc.want)
+		}
+	}
+}
