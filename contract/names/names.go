@@ -1,7 +1,8 @@
-// Package names is the contract's names and their patterns: what an app's slug may be. The
-// apps service refuses any other on create, identity refuses to mail about any other, the
-// command line checks before it asks, and the console's form carries the same pattern
-// (generated into console/src/api/contract.ts).
+// Package names is the contract's names and their patterns: what an app's slug and a custom
+// hostname may be, and how a hostname's verification record is named and valued. The apps
+// service gives out no other, identity mails about no other, the command line holds a name
+// to the slug's pattern before it asks, and the console's form carries the same pattern
+// (generated into console/src/api/contract.ts by tools/contractgen).
 package names
 
 import "regexp"

@@ -39,7 +39,7 @@ func (c CertificateMailConsumer) Handle(ctx context.Context, tx bus.Tx, d bus.De
 		return bus.Permanent(fmt.Errorf("decode certificate_failed: %w", err))
 	}
 	h := ev.GetHostname()
-	if uuid.Validate(ev.GetAccountId()) != nil || len(h) > 253 || !hostnameShape.MatchString(h) ||
+	if uuid.Validate(ev.GetAccountId()) != nil || !names.ValidHostname(h) ||
 		!names.ValidSlug(ev.GetSlug()) || ev.GetFailedAt() == nil {
 		return bus.Permanent(fmt.Errorf("certificate_failed %s: malformed", d.ID))
 	}

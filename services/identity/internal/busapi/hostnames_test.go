@@ -88,13 +88,18 @@ func TestVerificationFailingMailsTheOwner(t *testing.T) {
 		t.Fatalf("mail to %q, subject %q", m.To, m.Subject)
 	}
 
-	// Any slug the apps service gives an app is mailed about, by the one rule both hold a
-	// slug to (names.SlugPattern): one with a leading hyphen was once dead-lettered (#37).
-	for _, slug := range []string{"-abc", "abc-", strings.Repeat("a", 63)} {
+	// Any slug and hostname the apps service gives out is mailed about, by the one rule both
+	// hold them to (contract/names): a slug with a leading hyphen, or a one-letter top-level
+	// domain, was once dead-lettered (#37).
+	for _, tc := range []struct{ slug, hostname string }{
+		{"-abc", "shop.example.com"}, {"abc-", "shop.example.com"}, {strings.Repeat("a", 63), "shop.example.com"},
+		{"shop", "shop.example.x"}, {"shop", "123.example.com"},
+	} {
 		e := event(acc.ID)
-		e.Slug = slug
-		if err := deliver(e); err != nil || len(box.msgs) != 2 || !strings.Contains(box.msgs[1].Text, "app "+slug) {
-			t.Fatalf("slug %q: %v, %d mails", slug, err, len(box.msgs))
+		e.Slug, e.Hostname, e.RecordName = tc.slug, tc.hostname, "_tori-challenge."+tc.hostname
+		if err := deliver(e); err != nil || len(box.msgs) != 2 || !strings.Contains(box.msgs[1].Text, "app "+tc.slug) ||
+			!strings.Contains(box.msgs[1].Text, tc.hostname) {
+			t.Fatalf("%+v: %v, %d mails", tc, err, len(box.msgs))
 		}
 		box.msgs = box.msgs[:1]
 	}
