@@ -1,8 +1,9 @@
-// Package names is the contract's names and their patterns: what an app's slug and a custom
-// hostname may be, and how a hostname's verification record is named and valued. The apps
-// service gives out no other, identity mails about no other, the command line holds a name
-// to the slug's pattern before it asks, and the console's form carries the same pattern
-// (generated into console/src/api/contract.ts by tools/contractgen).
+// Package names is the contract's names and their patterns: what an app's slug, a custom
+// hostname and an environment variable may be called, and how a hostname's verification
+// record is named and valued. The apps service takes or gives out no other, identity mails
+// about no other, the command line holds a name to the same rule before it asks, and the
+// console's forms carry the same patterns (generated into console/src/api/contract.ts by
+// tools/contractgen).
 package names
 
 import "regexp"

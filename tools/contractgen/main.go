@@ -38,6 +38,10 @@ func render() []byte {
 	b.WriteString("// v flag, in which a character class's literal '-' must be escaped.\n")
 	fmt.Fprintf(&b, "export const slugInputPattern = %s\n", strconv.Quote(inputPattern(names.SlugPattern)))
 	fmt.Fprintf(&b, "export const slugMaxLength = %d\n", names.SlugMaxLen)
+	b.WriteString("\n// An environment variable's name (contract/names.EnvKeyPattern), and as an <input pattern>.\n")
+	fmt.Fprintf(&b, "export const envKeyPattern = %s\n", strconv.Quote(names.EnvKeyPattern))
+	fmt.Fprintf(&b, "export const envKeyInputPattern = %s\n", strconv.Quote(inputPattern(names.EnvKeyPattern)))
+	fmt.Fprintf(&b, "export const envKeyMaxLength = %d\n", names.EnvKeyMaxLen)
 	return b.Bytes()
 }
 

@@ -7,3 +7,8 @@ export const slugPattern = "^[a-z0-9-]{1,63}$"
 // v flag, in which a character class's literal '-' must be escaped.
 export const slugInputPattern = "[a-z0-9\\-]{1,63}"
 export const slugMaxLength = 63
+
+// An environment variable's name (contract/names.EnvKeyPattern), and as an <input pattern>.
+export const envKeyPattern = "^[A-Z][A-Z0-9_]*$"
+export const envKeyInputPattern = "[A-Z][A-Z0-9_]*"
+export const envKeyMaxLength = 256

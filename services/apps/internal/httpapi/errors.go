@@ -53,7 +53,7 @@ func toHTTP(err error) error {
 
 	case errors.Is(err, env.ErrInvalidKey):
 		return httperror.New(http.StatusBadRequest, "invalid_env_key").
-			WithMessage("key must match ^[A-Z][A-Z0-9_]*$ and be at most %d characters.", env.MaxKeyLength)
+			WithMessage("key must match %s and be at most %d characters.", names.EnvKeyPattern, env.MaxKeyLength)
 	case errors.Is(err, env.ErrInvalidValue):
 		return httperror.New(http.StatusBadRequest, "invalid_env_value").
 			WithMessage("value must be a string of at most %d bytes without NUL characters.", env.MaxValueBytes)
