@@ -4,7 +4,6 @@ go 1.26.0
 
 require (
 	github.com/redis/go-redis/v9 v9.22.0
-	tori.dev/contract v0.0.0 // indirect
 	tori.dev/pkg v0.0.0
 )
 
@@ -13,7 +12,5 @@ require (
 	go.uber.org/atomic v1.11.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 )
-
-replace tori.dev/contract => ../contract
 
 replace tori.dev/pkg => ../pkg

@@ -6,7 +6,6 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/rabbitmq/amqp091-go v1.16.0
 	google.golang.org/protobuf v1.36.12
-	tori.dev/contract v0.0.0 // indirect
 	tori.dev/pkg v0.0.0
 	tori.dev/proto v0.0.0
 	tori.dev/tests/e2e v0.0.0
@@ -95,7 +94,6 @@ require (
 )
 
 replace (
-	tori.dev/contract => ../../contract
 	tori.dev/pkg => ../../pkg
 	tori.dev/proto => ../../proto
 	tori.dev/tests/e2e => ../e2e

@@ -5,7 +5,6 @@ go 1.26.0
 require (
 	github.com/jackc/pgx/v5 v5.12.0
 	gopkg.in/yaml.v3 v3.0.1
-	tori.dev/contract v0.0.0 // indirect
 	tori.dev/pkg v0.0.0
 )
 
@@ -95,7 +94,6 @@ require (
 )
 
 replace (
-	tori.dev/contract => ../../contract
 	tori.dev/pkg => ../../pkg
 	tori.dev/proto => ../../proto
 )
