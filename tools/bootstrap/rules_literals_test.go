@@ -9,6 +9,7 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -44,10 +45,11 @@ var skippedDirs = map[string]bool{".git": true, "node_modules": true, "dist": tr
 var generatedMarker = regexp.MustCompile(`(?m)^(//|#) Code generated .* DO NOT EDIT\.$`)
 
 // contractRule is what a rule line names in the contract: the literals its declarations are
-// written with and the names of those whose value is no literal (a number, a duration).
+// written with, each with the folder of the package that declares it (the one place it may
+// be written), and the names of those whose value is no literal (a number, a duration), each
+// with the file that declares it.
 type contractRule struct {
-	dir      string          // the declaring package's folder, where the literals may appear
-	literals map[string]bool // string literals
+	literals map[string]string
 	names    map[string]string
 }
 
@@ -84,7 +86,7 @@ func TestContractRulesAreWrittenOnlyInTheContract(t *testing.T) {
 // contractRuleOf collects, from the contract's constants and variables a rule line names,
 // their literals and the names of those without one.
 func contractRuleOf(dir, line string) (contractRule, error) {
-	rule := contractRule{literals: map[string]bool{}, names: map[string]string{}}
+	rule := contractRule{literals: map[string]string{}, names: map[string]string{}}
 	for _, m := range ruleRef.FindAllStringSubmatch(line, -1) {
 		path, symbol := m[1], m[2]
 		if !strings.HasPrefix(path, contractPrefix) || strings.HasSuffix(path, "_test.go") || symbol == "" || strings.Contains(symbol, ".") {
@@ -97,15 +99,11 @@ func contractRuleOf(dir, line string) (contractRule, error) {
 		if spec == nil { // a function or a type: nothing written to copy
 			continue
 		}
-		if rule.dir != "" && rule.dir != filepath.Dir(path) {
-			return rule, fmt.Errorf("%s: one rule's literals live in one package of the contract, not %s and %s", path, rule.dir, filepath.Dir(path))
-		}
-		rule.dir = filepath.Dir(path)
 		found := false
 		ast.Inspect(spec, func(n ast.Node) bool {
 			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
 				if v, err := strconv.Unquote(lit.Value); err == nil && !isWord(v) {
-					rule.literals[v] = true
+					rule.literals[v] = filepath.Dir(path)
 					found = true
 				}
 			}
@@ -152,27 +150,27 @@ func isWord(s string) bool {
 	return true
 }
 
-// findCopies is every place outside rule.dir that writes one of its literals, or declares a
-// constant or variable by one of its names.
+// findCopies is every place that writes one of rule's literals outside the folder that
+// declares it, or declares a constant or variable by one of its names in another file.
 func findCopies(dir string, rule contractRule) []error {
 	var errs []error
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(dir, func(file string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(dir, path)
+		rel, _ := filepath.Rel(dir, file)
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
-			if skippedDirs[d.Name()] || rel == rule.dir {
+			if skippedDirs[d.Name()] {
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		ext := filepath.Ext(path)
+		ext := filepath.Ext(file)
 		if !sourceExts[ext] || isTestFile(d.Name()) {
 			return nil
 		}
-		src, err := os.ReadFile(path)
+		src, err := os.ReadFile(file)
 		if err != nil {
 			return err
 		}
@@ -183,10 +181,10 @@ func findCopies(dir string, rule contractRule) []error {
 			errs = append(errs, goCopies(rel, src, rule)...)
 			return nil
 		}
-		for lit := range rule.literals {
+		for lit, at := range rule.literals {
 			for _, q := range []string{`"`, `'`, "`", "/"} {
-				if bytes.Contains(src, []byte(q+lit+q)) {
-					errs = append(errs, fmt.Errorf("%s writes %q, which is %s's to write: use it from there", rel, lit, rule.dir))
+				if at != path.Dir(rel) && bytes.Contains(src, []byte(q+lit+q)) {
+					errs = append(errs, fmt.Errorf("%s writes %q, which is %s's to write: use it from there", rel, lit, at))
 					break
 				}
 			}
@@ -217,12 +215,12 @@ func goCopies(rel string, src []byte, rule contractRule) []error {
 			if n.Kind != token.STRING {
 				return true
 			}
-			if v, err := strconv.Unquote(n.Value); err == nil && rule.literals[v] {
-				errs = append(errs, fmt.Errorf("%s writes %q, which is %s's to write: use it from there", rel, v, rule.dir))
+			if v, err := strconv.Unquote(n.Value); err == nil && rule.literals[v] != "" && rule.literals[v] != path.Dir(rel) {
+				errs = append(errs, fmt.Errorf("%s writes %q, which is %s's to write: use it from there", rel, v, rule.literals[v]))
 			}
 		case *ast.ValueSpec:
 			for _, name := range n.Names {
-				if at, ok := rule.names[name.Name]; ok {
+				if at, ok := rule.names[name.Name]; ok && at != rel {
 					errs = append(errs, fmt.Errorf("%s declares %s again: use %s's", rel, name.Name, at))
 				}
 			}
@@ -254,7 +252,8 @@ func TestFindCopies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rule.literals) != 2 || !rule.literals["^[a-z]{1,3}$"] || !rule.literals["a-b"] || len(rule.names) != 1 || rule.names["Limit"] == "" {
+	if len(rule.literals) != 2 || rule.literals["^[a-z]{1,3}$"] != "contract/names" || rule.literals["a-b"] != "contract/names" ||
+		len(rule.names) != 1 || rule.names["Limit"] != "contract/names/names.go" {
 		t.Fatalf("rule %+v: want the pattern and a-b (not the word private), and Limit by name", rule)
 	}
 	if errs := findCopies(dir, rule); len(errs) != 0 {
