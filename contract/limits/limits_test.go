@@ -12,9 +12,13 @@ func TestLimitsAreTheAPIs(t *testing.T) {
 		got, want time.Duration
 	}{
 		{"release job", ReleaseLimit, 10 * time.Minute},
+		{"log span", LogSpan, 24 * time.Hour},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, tc.got, tc.want)
 		}
+	}
+	if LogPageMin != 1 || LogPageMax != 500 {
+		t.Errorf("log pages of %d to %d, want 1 to 500", LogPageMin, LogPageMax)
 	}
 }

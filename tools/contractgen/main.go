@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"tori.dev/contract/limits"
 	"tori.dev/contract/names"
 )
 
@@ -42,6 +43,8 @@ func render() []byte {
 	fmt.Fprintf(&b, "export const envKeyPattern = %s\n", strconv.Quote(names.EnvKeyPattern))
 	fmt.Fprintf(&b, "export const envKeyInputPattern = %s\n", strconv.Quote(inputPattern(names.EnvKeyPattern)))
 	fmt.Fprintf(&b, "export const envKeyMaxLength = %d\n", names.EnvKeyMaxLen)
+	b.WriteString("\n// The most log entries one page of GET /api/apps/{slug}/logs holds (contract/limits.LogPageMax).\n")
+	fmt.Fprintf(&b, "export const logPageMax = %d\n", limits.LogPageMax)
 	return b.Bytes()
 }
 

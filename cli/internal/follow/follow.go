@@ -7,14 +7,12 @@ import (
 
 	"tori.dev/cli/internal/api"
 	"tori.dev/contract/apitime"
+	"tori.dev/contract/limits"
 )
 
 // Overlap is how far before the newest line shown each poll re-reads: a line ingested up to
 // this long after its own timestamp is still seen, and ids already shown are skipped.
 const Overlap = 10 * time.Second
-
-// maxSpan is the longest window the logs route answers.
-const maxSpan = 24 * time.Hour
 
 // Fetch reads one page of the logs route.
 type Fetch func(ctx context.Context, q api.LogQuery) (api.LogPage, error)
@@ -23,7 +21,7 @@ type Fetch func(ctx context.Context, q api.LogQuery) (api.LogPage, error)
 type Follower struct {
 	// Keep selects lines (nil: all).
 	Keep func(api.LogEntry) bool
-	// PageSize is the limit of each page (default 500, the route's most).
+	// PageSize is the limit of each page (default limits.LogPageMax, the route's most).
 	PageSize int
 
 	since  time.Time // never read before this
@@ -45,17 +43,17 @@ func Stamp(t time.Time) string { return apitime.Format(t) }
 func (f *Follower) Poll(ctx context.Context, fetch Fetch, now time.Time) ([]api.LogEntry, error) {
 	size := f.PageSize
 	if size == 0 {
-		size = 500
+		size = limits.LogPageMax
 	}
 	var out []api.LogEntry
 	start := f.next
 	for {
 		// Windows of at most a day; the last is left open so the server's clock closes it.
 		q := api.LogQuery{Start: Stamp(start), Limit: size}
-		open := now.Sub(start) <= maxSpan
+		open := now.Sub(start) <= limits.LogSpan
 		windowEnd := now
 		if !open {
-			windowEnd = start.Add(maxSpan)
+			windowEnd = start.Add(limits.LogSpan)
 			q.End = Stamp(windowEnd)
 		}
 		for {

@@ -12,3 +12,6 @@ export const slugMaxLength = 63
 export const envKeyPattern = "^[A-Z][A-Z0-9_]*$"
 export const envKeyInputPattern = "[A-Z][A-Z0-9_]*"
 export const envKeyMaxLength = 256
+
+// The most log entries one page of GET /api/apps/{slug}/logs holds (contract/limits.LogPageMax).
+export const logPageMax = 500
