@@ -4,10 +4,12 @@
 // zone agent; the console's copies are generated from it (tools/contractgen), so no process
 // re-types a rule and none can drift from another.
 //
-// What belongs here: names and their patterns (names), limits and deadlines every party
-// holds to (limits), the payment-failure hold's stages, days, notice names and JSON view
-// (billinghold), the API's time format (apitime) and the address ranges no tenant's traffic
-// reaches (netrange). Each is a value or a pure function, with table tests.
+// What belongs here: names and their patterns (names: slugs, custom hostnames and their
+// verification records, environment variables' names, bearer tokens' prefixes), limits and
+// deadlines every party holds to (limits: the release job's, the logs' reads), the
+// payment-failure hold's stages, days, notice names and JSON view (billinghold), the API's
+// time format (apitime) and the address ranges no tenant's traffic reaches (netrange). Each is
+// a value or a pure function, with table tests.
 //
 // What does not: anything one process alone decides (it stays in that service's domain
 // package), I/O of any kind, configuration, and every dependency beyond the standard
