@@ -8,6 +8,14 @@ mkdir -p bin
 ldflags=$(scripts/ldflags.sh)
 cli_ldflags=$(scripts/ldflags.sh tori.dev/cli/internal/commands)
 console_ldflags=$(scripts/ldflags.sh main)
+# A fresh clone has no bin/ yet: its first build fetches every module and compiles everything
+# (minutes), so it says so first; a rebuild is Go's cache and says nothing.
+fresh=
+for dir in services/*/cmd/*/; do [ -x "bin/$(basename "$dir")" ] || fresh=1; done
+[ -x bin/tori ] && [ -x bin/bootstrap ] && [ -x bin/console ] || fresh=1
+if [ -n "$fresh" ]; then
+  echo "building every service, tori, bootstrap and the console into ./bin (make build: the first time fetches the Go modules and compiles everything; minutes)" >&2
+fi
 for dir in services/*/cmd/*/; do
   name=$(basename "$dir")
   svc=$(echo "$dir" | cut -d/ -f2)
@@ -26,6 +34,7 @@ if command -v npm >/dev/null; then
   (
     cd console
     if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+      echo "installing the console's npm packages (npm ci: node_modules is missing or older than package-lock.json)" >&2
       npm ci --no-audit --no-fund
     fi
     npm run --silent build

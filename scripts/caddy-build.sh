@@ -8,4 +8,6 @@
 set -euo pipefail
 
 version=v2.11.9
-exec "$(dirname "$0")/go-install-cached.sh" caddy "$version" github.com/caddyserver/caddy/v2/cmd/caddy
+exec "$(dirname "$0")/go-install-cached.sh" caddy "$version" \
+  "the server make bench-edge measures the edge against" \
+  github.com/caddyserver/caddy/v2/cmd/caddy

@@ -4,10 +4,13 @@
 # nothing. For modules without `replace` lines only: `go install pkg@version` builds them as
 # published, checked against the checksum database, outside any workspace (a module with
 # replace lines builds through a wrapper module, as scripts/vault-dev-build.sh does).
-# Usage: scripts/go-install-cached.sh NAME VERSION PACKAGE...
+# Before it builds (never when it finds them) it says on stderr, in one line, what it builds and
+# WHY (what needs it), as scripts/ensure-services.sh does before it installs: a first build can
+# take minutes. Its stdout is the path alone.
+# Usage: scripts/go-install-cached.sh NAME VERSION WHY PACKAGE...
 set -euo pipefail
-name=$1 version=$2
-shift 2
+name=$1 version=$2 why=$3
+shift 3
 cache="${TORI_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tori}/$name-$version"
 bins=()
 for pkg in "$@"; do bins+=("$cache/${pkg##*/}"); done
@@ -19,6 +22,7 @@ if [ "$built" = 1 ]; then
   exit 0
 fi
 
+echo "building $name $version from the Go module proxy into $cache ($why; once, cached after)" >&2
 mkdir -p "$cache"
 # Into a temporary folder first, then renamed into place: an interrupted build never leaves
 # half a binary where a later call would take it for a whole one.

@@ -9,4 +9,6 @@
 set -euo pipefail
 
 version=v1.8.0
-exec "$(dirname "$0")/go-install-cached.sh" versitygw "$version" github.com/versity/versitygw/cmd/versitygw
+exec "$(dirname "$0")/go-install-cached.sh" versitygw "$version" \
+  "the S3 server make run and the tests keep artifacts, sites and dumps in; about two minutes" \
+  github.com/versity/versitygw/cmd/versitygw

@@ -7,5 +7,7 @@
 set -euo pipefail
 
 version=v2.10.3
-exec "$(dirname "$0")/go-install-cached.sh" pebble "$version" github.com/letsencrypt/pebble/v2/cmd/pebble \
+exec "$(dirname "$0")/go-install-cached.sh" pebble "$version" \
+  "the ACME test server the zone's HTTPS tests order certificates from" \
+  github.com/letsencrypt/pebble/v2/cmd/pebble \
   github.com/letsencrypt/pebble/v2/cmd/pebble-challtestsrv

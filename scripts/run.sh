@@ -39,7 +39,7 @@ done
 # ZONES=2: a second zone on this machine (ZONE2_ID, default us) beside the first (ZONE_ID,
 # default local), the regions mapped onto them (ZONE_EU → the first, ZONE_US → the second);
 # REPLICAS=2: a second process of every control-plane service and a second gateway routing
-# to those. README, "Two zones and replicas".
+# to those. docs/configuration.md, "Two zones and replicas".
 ZONES="${ZONES:-1}"
 REPLICAS="${REPLICAS:-1}"
 case "$ZONES$REPLICAS" in 11|12|21|22) ;; *) echo "ZONES and REPLICAS are 1 or 2" >&2; exit 2 ;; esac

@@ -6,4 +6,6 @@
 # stripe-mock v0.203.0 embeds 2026-08-26.dahlia, the nearest release on the proxy).
 # Usage: STRIPE_MOCK_BIN=$(scripts/stripe-mock-build.sh)
 set -euo pipefail
-exec "$(dirname "$0")/go-install-cached.sh" stripe-mock v0.203.0 github.com/stripe/stripe-mock
+exec "$(dirname "$0")/go-install-cached.sh" stripe-mock v0.203.0 \
+  "the Stripe API billing's tests talk to" \
+  github.com/stripe/stripe-mock

@@ -12,7 +12,7 @@ cache="${XDG_CACHE_HOME:-$HOME/.cache}/tori"
 bin="$cache/jaeger-$version"
 if [ ! -x "$bin" ]; then
   mkdir -p "$cache"
-  echo "building Jaeger $version into $bin (once; minutes)" >&2
+  echo "building Jaeger $version from the Go module proxy into $bin (the trace store make run TRACES=1 and the traces test use; once, minutes)" >&2
   (cd tools/tracestore && GOWORK=off go build -trimpath -o "$bin.tmp.$$" github.com/jaegertracing/jaeger/cmd/jaeger)
   mv "$bin.tmp.$$" "$bin"
 fi

@@ -15,6 +15,7 @@ if [ -x "$bin" ] && "$bin" version >/dev/null 2>&1; then
   exit 0
 fi
 
+echo "building Vault $version from the Go module proxy into $cache (the apps service's Vault tests run it; once, several minutes)" >&2
 mkdir -p "$cache"
 # Outside go.work on purpose; go.sum is committed, so the build is checked against it
 # (-mod=readonly). Build to a temporary name and rename: an interrupted build never leaves

@@ -21,7 +21,7 @@ import (
 // PartSize is the size of one part of a multipart upload and so the most a Put holds in
 // memory at once (twice that with Config.ReadAhead): an upload of unknown length is read one part at a time, into a buffer kept
 // across uploads (partbuf.go). S3's smallest part (5 MiB) keeps deploys' peak memory during
-// an upload lowest (measured against 8 MiB in README's performance table); with S3's 10,000
+// an upload lowest (measured against 8 MiB in docs/performance.md's deploys table); with S3's 10,000
 // parts an object may reach about 48 GiB, far over any plan's upload limit.
 const PartSize = 5 << 20
 

@@ -21,7 +21,7 @@ import (
 // takes every package but the new one from the cache; the third starts from an empty cache
 // again. It prints each deploy's time from the request to live and npm's own time for
 // `npm ci`. The issue wants the second build at most half the first. A benchmark, not a
-// timed test: the figures go to README's performance section, nothing is asserted of them.
+// timed test: the figures go to docs/performance.md, nothing is asserted of them.
 //
 // npm reaches the registry from inside the sandbox as the host does, the host's DNS resolver
 // included (h25-builds lets the sandbox reach it on port 53 where it sits on a private

@@ -8,7 +8,7 @@ import (
 	"tori.dev/tests/e2e/harness"
 )
 
-// The test that runs on a two-replica stack (harness.Options.Replicas; README, "Replicas"):
+// The test that runs on a two-replica stack (harness.Options.Replicas; docs/configuration.md, "Two zones and replicas"):
 // two processes of every control-plane service and two gateways, each gateway routing to
 // one process of each. Work done through either gateway takes effect once (competing
 // consumers, two outbox relays per service), an idempotency key and an account's rate-limit

@@ -20,7 +20,7 @@ import (
 	"tori.dev/tests/e2e/harness"
 )
 
-// The test that runs on a two-zone stack (harness.Options.TwoZones; README, "Two zones"):
+// The test that runs on a two-zone stack (harness.Options.TwoZones; docs/configuration.md, "Two zones and replicas"):
 // an app of each region deploys a static site and a source service, each served by its own
 // zone's edge alone, with a database made by its own zone; that database's dump is written by
 // its zone to its zone's bucket and downloads through a presigned URL of that bucket (a

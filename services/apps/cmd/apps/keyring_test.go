@@ -10,11 +10,11 @@ import (
 	"strings"
 	"testing"
 
-	"tori.dev/services/apps/internal/app"
 	"tori.dev/services/apps/internal/apptest"
 	"tori.dev/services/apps/internal/config"
 	"tori.dev/services/apps/internal/keyring"
 	"tori.dev/services/apps/internal/keyring/keyringtest"
+	"tori.dev/services/apps/internal/usecase"
 )
 
 // withValues starts a service on cfgEnv's keyring and stores two variables.
@@ -143,12 +143,12 @@ func checkRotateKeys(t *testing.T, cfgEnv map[string]string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := app.New(app.Deps{Store: s.Store, Keyring: kr, Plans: s.Plans, Hosting: hostsEveryDeploy{}, Zones: s.Cfg.Zones(), Cleanup: s.Cfg.Cleanup(), AppsDomain: s.Cfg.AppsDomain})
+	svc := usecase.New(usecase.Deps{Store: s.Store, Keyring: kr, Plans: s.Plans, Hosting: hostsEveryDeploy{}, Zones: s.Cfg.Zones(), Cleanup: s.Cfg.Cleanup(), AppsDomain: s.Cfg.AppsDomain})
 	vars, err := svc.Env.List(ctx, acct, "keeper")
 	if err != nil || len(vars) != 2 || vars[0].Value != "fir********" || vars[1].Value != "sec********" {
 		t.Fatalf("after rotation %v %v", vars, err)
 	}
-	opened, err := svc.Env.OpenForZone(ctx, "local", keeper.ID, "", app.Sealed{DeployID: "deploy-before", Sealed: sealed, KeyID: sealedKey})
+	opened, err := svc.Env.OpenForZone(ctx, "local", keeper.ID, "", usecase.Sealed{DeployID: "deploy-before", Sealed: sealed, KeyID: sealedKey})
 	if err != nil || opened["ONE"] != "first-secret" {
 		t.Fatalf("a snapshot sealed before the rotation: %v %v", opened, err)
 	}
@@ -174,7 +174,7 @@ func TestRotateKeysVault(t *testing.T) {
 }
 
 // hostsEveryDeploy stands in for the deploys service's answer: every zone hosts every
-// deploy, with its own snapshot. Who may open what is tested in internal/app.
+// deploy, with its own snapshot. Who may open what is tested in internal/usecase.
 type hostsEveryDeploy struct{}
 
 func (hostsEveryDeploy) Hosts(_ context.Context, _, _, deployID string) (string, bool, error) {

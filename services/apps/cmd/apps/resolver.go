@@ -5,13 +5,13 @@ import (
 	"net"
 	"time"
 
-	"tori.dev/services/apps/internal/app"
+	"tori.dev/services/apps/internal/usecase"
 )
 
 // newResolver returns the system resolver, or one that asks only the DNS server at addr
 // (host:port) when addr is set: DNS_RESOLVER lets operators pick an uncached upstream and
 // lets tests run their own server.
-func newResolver(addr string) app.Resolver {
+func newResolver(addr string) usecase.Resolver {
 	if addr == "" {
 		return net.DefaultResolver
 	}

@@ -11,9 +11,9 @@ import (
 	"tori.dev/pkg/callerid"
 	pkgconfig "tori.dev/pkg/config"
 	"tori.dev/pkg/pgstore"
-	"tori.dev/services/apps/internal/app"
 	"tori.dev/services/apps/internal/config"
 	"tori.dev/services/apps/internal/store"
+	"tori.dev/services/apps/internal/usecase"
 )
 
 func openDB(ctx context.Context, cfg config.Config) (*pgxpool.Pool, error) {
@@ -37,7 +37,7 @@ func rotateKeys(ctx context.Context, env map[string]string, out io.Writer) error
 	if err != nil {
 		return err
 	}
-	rep, err := app.RotateKeys(ctx, kr, st)
+	rep, err := usecase.RotateKeys(ctx, kr, st)
 	if err != nil {
 		return err
 	}

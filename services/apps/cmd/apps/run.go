@@ -14,11 +14,11 @@ import (
 	"tori.dev/pkg/service"
 	appsbus "tori.dev/proto/tori/apps/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
-	"tori.dev/services/apps/internal/app"
 	"tori.dev/services/apps/internal/busapi"
 	"tori.dev/services/apps/internal/config"
 	"tori.dev/services/apps/internal/httpapi"
 	"tori.dev/services/apps/internal/store"
+	"tori.dev/services/apps/internal/usecase"
 )
 
 // version is what scripts/build.sh stamps into pkg/buildinfo (scripts/ldflags.sh).
@@ -59,7 +59,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 			return err
 		}
 
-		svc := app.New(app.Deps{
+		svc := usecase.New(usecase.Deps{
 			Store: st, Keyring: kr, Plans: busapi.Plans{Client: billingbus.PlanClient{Bus: p.Bus, Timeout: planTimeout}},
 			Hosting: busapi.Hosting{Bus: p.Bus},
 			Zones:   cfg.Zones(), Cleanup: cfg.Cleanup(), AppsDomain: cfg.AppsDomain,
@@ -75,7 +75,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		}
 		// DATABASE_URL follows the app's managed database; its credentials come from the zone.
 		p.Consume(busapi.DatabaseConsumer{
-			Tx: store.Bind, URLs: app.DatabaseURLs{Keyring: kr, Now: time.Now, Log: log}, Bus: p.Bus,
+			Tx: store.Bind, URLs: usecase.DatabaseURLs{Keyring: kr, Now: time.Now, Log: log}, Bus: p.Bus,
 		}.Subscription())
 		if err := p.ServeHTTP(web, cfg.Addr, cfg.ShutdownTimeout); err != nil {
 			return err

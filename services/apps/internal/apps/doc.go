@@ -2,5 +2,5 @@
 // (slugs, regions, kinds, the plan's app limit) and the tombstone that holds a deleted app's
 // slug until every service that kept data of the app has confirmed its cleanup.
 //
-// It does no I/O; the use cases are in internal/app.
+// It does no I/O; the use cases are in internal/usecase.
 package apps

@@ -38,12 +38,12 @@ import (
 	billingbus "tori.dev/proto/tori/billing/v1"
 	identitybus "tori.dev/proto/tori/identity/v1"
 	"tori.dev/services/apps/internal/accounts"
-	"tori.dev/services/apps/internal/app"
 	"tori.dev/services/apps/internal/busapi"
 	"tori.dev/services/apps/internal/config"
 	"tori.dev/services/apps/internal/httpapi"
 	"tori.dev/services/apps/internal/keyring"
 	"tori.dev/services/apps/internal/store"
+	"tori.dev/services/apps/internal/usecase"
 )
 
 // Database returns the admin URL of a fresh, migrated database for t.
@@ -93,7 +93,7 @@ type Plans struct {
 	Asked int
 }
 
-// AccountPlan implements app.PlanSource.
+// AccountPlan implements usecase.PlanSource.
 func (p *Plans) AccountPlan(context.Context, string) (accounts.Plan, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -112,7 +112,7 @@ type Service struct {
 	Pool     *pgxpool.Pool
 	Store    *store.Store
 	Keyring  keyring.Keyring
-	Services app.Services
+	Services usecase.Services
 	Plans    *Plans
 	// Hosting answers for the deploys service: which zone hosts which deploy.
 	Hosting *Hosting
@@ -154,7 +154,7 @@ func New(t testing.TB, opts Options) *Service {
 	if s.Keyring == nil {
 		s.Keyring = OpenKeyring(t, s.Cfg, s.Store)
 	}
-	s.Services = app.New(app.Deps{
+	s.Services = usecase.New(usecase.Deps{
 		Store: s.Store, Keyring: s.Keyring, Plans: s.Plans, Hosting: s.Hosting,
 		Zones: s.Cfg.Zones(), Cleanup: s.Cfg.Cleanup(), AppsDomain: s.Cfg.AppsDomain,
 	})

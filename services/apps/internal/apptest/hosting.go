@@ -23,7 +23,7 @@ func (h *Hosting) Host(zone, appID, deployID, envDeployID string) {
 	h.hosted[[3]string{zone, appID, deployID}] = envDeployID
 }
 
-// Hosts implements app.HostingChecker.
+// Hosts implements usecase.HostingChecker.
 func (h *Hosting) Hosts(_ context.Context, zone, appID, deployID string) (string, bool, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

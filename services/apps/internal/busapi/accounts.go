@@ -11,8 +11,8 @@ import (
 	identityv1 "tori.dev/proto/gen/tori/identity/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
 	identitybus "tori.dev/proto/tori/identity/v1"
-	"tori.dev/services/apps/internal/app"
 	"tori.dev/services/apps/internal/apps"
+	"tori.dev/services/apps/internal/usecase"
 )
 
 // Accounts keeps the account copy: the default region from identity, the plan
@@ -49,7 +49,7 @@ func (c Consumers) HandleAccountEvent(ctx context.Context, tx bus.Tx, d bus.Deli
 		if m.GetAccountId() == "" || m.GetPlan() == "" || m.GetLimits() == nil {
 			return bus.Permanent(fmt.Errorf("%s without account, plan or limits", d.RoutingKey))
 		}
-		return app.ApplyPlanChange(ctx, c.Tx(tx), m.GetAccountId(), planOf(m.GetPlan(), m.GetLimits(), m.GetVersion()))
+		return usecase.ApplyPlanChange(ctx, c.Tx(tx), m.GetAccountId(), planOf(m.GetPlan(), m.GetLimits(), m.GetVersion()))
 	}
 	c.Log.WarnContext(ctx, "unexpected routing key on the accounts queue", "routing_key", d.RoutingKey)
 	return nil
@@ -59,7 +59,7 @@ func (c Consumers) saveRegion(ctx context.Context, tx bus.Tx, accountID, region 
 	if accountID == "" {
 		return bus.Permanent(fmt.Errorf("account event without an account id"))
 	}
-	err := app.ApplyRegionChange(ctx, c.Tx(tx), accountID, region, at)
+	err := usecase.ApplyRegionChange(ctx, c.Tx(tx), accountID, region, at)
 	if errors.Is(err, apps.ErrInvalidRegion) {
 		// A region this service cannot place apps in; new apps keep the previous default.
 		c.Log.WarnContext(ctx, "account event with an unknown region ignored", "account_id", accountID, "region", region)

@@ -8,8 +8,8 @@ import (
 	"tori.dev/pkg/bus"
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
 	zonebus "tori.dev/proto/tori/zone/v1"
-	"tori.dev/services/apps/internal/app"
 	"tori.dev/services/apps/internal/domains"
+	"tori.dev/services/apps/internal/usecase"
 )
 
 // QueueCertificates is the durable queue of the zones' certificate reports.
@@ -41,7 +41,7 @@ func (c Consumers) HandleCertificate(ctx context.Context, tx bus.Tx, d bus.Deliv
 		return bus.Permanent(fmt.Errorf("%s %s: malformed", d.RoutingKey, d.ID))
 	}
 	// A zone speaks for itself only: the report names the zone that sent it, and only the
-	// app's own zone is heeded (app.CertificateChanged).
+	// app's own zone is heeded (usecase.CertificateChanged).
 	if z, isZone := bus.ZoneOf(d.Publisher); d.Publisher != "" && (!isZone || z != m.GetZone()) {
 		return bus.Permanent(fmt.Errorf("%s %s: zone %q reported by %q", d.RoutingKey, d.ID, m.GetZone(), d.Publisher))
 	}
@@ -53,7 +53,7 @@ func (c Consumers) HandleCertificate(ctx context.Context, tx bus.Tx, d bus.Deliv
 		t := m.GetExpiresAt().AsTime()
 		cert.ExpiresAt = &t
 	}
-	return app.CertificateChanged(ctx, c.Tx(tx), app.CertificateReport{
+	return usecase.CertificateChanged(ctx, c.Tx(tx), usecase.CertificateReport{
 		AppID: m.GetAppId(), Zone: m.GetZone(), Hostname: strings.ToLower(m.GetHostname()), Certificate: cert, At: m.GetAt().AsTime(),
 	})
 }

@@ -10,7 +10,7 @@ import (
 
 	"tori.dev/pkg/bus"
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
-	"tori.dev/services/apps/internal/app"
+	"tori.dev/services/apps/internal/usecase"
 )
 
 // Cleanup collects <service>.app.cleaned confirmations of the CleanupFrom services on the
@@ -40,7 +40,7 @@ func (c Consumers) HandleCleanupConfirmed(ctx context.Context, tx bus.Tx, d bus.
 		c.Log.WarnContext(ctx, "cleanup confirmation for a malformed app id ignored", "routing_key", d.RoutingKey)
 		return nil
 	}
-	reclaimed, err := app.ConfirmCleanup(ctx, c.Tx(tx), m.GetAppId(), service, time.Now().UTC())
+	reclaimed, err := usecase.ConfirmCleanup(ctx, c.Tx(tx), m.GetAppId(), service, time.Now().UTC())
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,7 @@ import (
 	"log/slog"
 
 	"tori.dev/pkg/bus"
-	"tori.dev/services/apps/internal/app"
+	"tori.dev/services/apps/internal/usecase"
 )
 
 // The durable queues this service consumes from.
@@ -24,7 +24,7 @@ func cleanupKey(service string) string { return service + ".app.cleaned" }
 type Consumers struct {
 	// Tx binds the consumer's transaction to the store, so an effect commits with the record
 	// that its message was processed.
-	Tx  func(tx bus.Tx) app.Tx
+	Tx  func(tx bus.Tx) usecase.Tx
 	Log *slog.Logger
 	// CleanupFrom are the services whose <service>.app.cleaned a deleted app awaits
 	// (APPS_CLEANUP_SERVICES): each key is bound by name, since the broker lets no one bind a

@@ -13,8 +13,8 @@ import (
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
 	databasesbus "tori.dev/proto/tori/databases/v1"
 	zonebus "tori.dev/proto/tori/zone/v1"
-	"tori.dev/services/apps/internal/app"
 	"tori.dev/services/apps/internal/env"
+	"tori.dev/services/apps/internal/usecase"
 )
 
 // QueueDatabases is this service's durable queue of the databases service's events.
@@ -30,8 +30,8 @@ type Requester interface {
 // The credentials are asked of the database's zone in a request whose reply is the only
 // place they cross the bus; the event names the database alone.
 type DatabaseConsumer struct {
-	Tx   func(tx bus.Tx) app.Tx
-	URLs app.DatabaseURLs
+	Tx   func(tx bus.Tx) usecase.Tx
+	URLs usecase.DatabaseURLs
 	Bus  Requester
 }
 

@@ -8,13 +8,13 @@ import (
 
 	"tori.dev/pkg/bus"
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
-	"tori.dev/services/apps/internal/app"
 	"tori.dev/services/apps/internal/env"
+	"tori.dev/services/apps/internal/usecase"
 )
 
 // EnvSnapshot answers apps.rpc.env_snapshot: the app's environment sealed for one deploy.
 // The answer holds only ciphertext, so deploys may store it.
-func EnvSnapshot(svc *app.Env) bus.Responder {
+func EnvSnapshot(svc *usecase.Env) bus.Responder {
 	return func(ctx context.Context, d bus.Delivery) (proto.Message, error) {
 		var req appsv1.EnvSnapshotRequest
 		if err := d.Decode(&req); err != nil {
@@ -35,7 +35,7 @@ func EnvSnapshot(svc *app.Env) bus.Responder {
 // hosts the deploy (serve it behind bus.OnlyFrom(bus.IsZone, …)). This reply is the one place
 // plaintext crosses the bus: request/reply messages are transient and never rest in a
 // durable queue, a dead-letter queue or the outbox.
-func EnvOpen(svc *app.Env) bus.Responder {
+func EnvOpen(svc *usecase.Env) bus.Responder {
 	return func(ctx context.Context, d bus.Delivery) (proto.Message, error) {
 		zone, ok := bus.ZoneOf(d.Publisher)
 		if !ok {
@@ -45,7 +45,7 @@ func EnvOpen(svc *app.Env) bus.Responder {
 		if err := d.Decode(&req); err != nil {
 			return nil, bus.Reject("bad_request", "undecodable EnvOpenRequest")
 		}
-		snap := app.Sealed{DeployID: req.GetDeployId(), Sealed: req.GetSealed(), KeyID: req.GetKeyId()}
+		snap := usecase.Sealed{DeployID: req.GetDeployId(), Sealed: req.GetSealed(), KeyID: req.GetKeyId()}
 		vars, err := svc.OpenForZone(ctx, zone, req.GetAppId(), req.GetRevisionDeployId(), snap)
 		if err != nil {
 			return nil, envRefusal(err)
@@ -56,14 +56,14 @@ func EnvOpen(svc *app.Env) bus.Responder {
 
 // EnvSame answers apps.rpc.env_same: whether two snapshots hold the same variables, never
 // the variables themselves.
-func EnvSame(svc *app.Env) bus.Responder {
+func EnvSame(svc *usecase.Env) bus.Responder {
 	return func(ctx context.Context, d bus.Delivery) (proto.Message, error) {
 		var req appsv1.EnvSameRequest
 		if err := d.Decode(&req); err != nil {
 			return nil, bus.Reject("bad_request", "undecodable EnvSameRequest")
 		}
-		sealed := func(s *appsv1.SealedEnv) app.Sealed {
-			return app.Sealed{DeployID: s.GetDeployId(), Sealed: s.GetSealed(), KeyID: s.GetKeyId()}
+		sealed := func(s *appsv1.SealedEnv) usecase.Sealed {
+			return usecase.Sealed{DeployID: s.GetDeployId(), Sealed: s.GetSealed(), KeyID: s.GetKeyId()}
 		}
 		same, err := svc.Same(ctx, req.GetAppId(), sealed(req.GetA()), sealed(req.GetB()))
 		if err != nil {

@@ -9,10 +9,10 @@ import (
 )
 
 // Hosting asks the deploys service whether a zone hosts a deploy (deploys.rpc.hosting); it
-// implements app.HostingChecker.
+// implements usecase.HostingChecker.
 type Hosting struct{ Bus *bus.Conn }
 
-// Hosts implements app.HostingChecker.
+// Hosts implements usecase.HostingChecker.
 func (h Hosting) Hosts(ctx context.Context, zone, appID, deployID string) (string, bool, error) {
 	var reply deploysv1.HostingReply
 	req := &deploysv1.HostingRequest{AppId: appID, DeployId: deployID, Zone: zone}

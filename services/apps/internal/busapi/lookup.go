@@ -8,14 +8,14 @@ import (
 
 	"tori.dev/pkg/bus"
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
-	"tori.dev/services/apps/internal/app"
 	"tori.dev/services/apps/internal/apps"
+	"tori.dev/services/apps/internal/usecase"
 )
 
 // AppLookup answers apps.rpc.app: whether the account owns a live app of that slug, for a
 // service whose copy has not yet received apps.app.created. Only the owner's account finds
 // it; any other answer is the empty reply, which never tells a foreign app from none.
-func AppLookup(svc *app.Apps) bus.Responder {
+func AppLookup(svc *usecase.Apps) bus.Responder {
 	return func(ctx context.Context, d bus.Delivery) (proto.Message, error) {
 		var req appsv1.AppLookupRequest
 		if err := d.Decode(&req); err != nil {

@@ -9,12 +9,12 @@ import (
 )
 
 // Plans asks billing for a plan when no plan_changed event has arrived yet; it is the
-// app.PlanSource. Its errors wrap billingbus.ErrPlanUnavailable.
+// usecase.PlanSource. Its errors wrap billingbus.ErrPlanUnavailable.
 type Plans struct {
 	Client billingbus.PlanClient
 }
 
-// AccountPlan implements app.PlanSource.
+// AccountPlan implements usecase.PlanSource.
 func (p Plans) AccountPlan(ctx context.Context, accountID string) (accounts.Plan, error) {
 	reply, err := p.Client.AccountPlan(ctx, accountID)
 	if err != nil {

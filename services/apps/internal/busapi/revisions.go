@@ -12,8 +12,8 @@ import (
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
 	deploysbus "tori.dev/proto/tori/deploys/v1"
 	zonebus "tori.dev/proto/tori/zone/v1"
-	"tori.dev/services/apps/internal/app"
 	"tori.dev/services/apps/internal/apps"
+	"tori.dev/services/apps/internal/usecase"
 )
 
 // Revisions keeps each app's status, currentDeployId and framework following its deploys
@@ -35,7 +35,7 @@ func (c Consumers) HandleRevision(ctx context.Context, tx bus.Tx, d bus.Delivery
 	if !ok {
 		return nil
 	}
-	return app.ApplyRevision(ctx, c.Tx(tx), appID, ev, time.Now().UTC())
+	return usecase.ApplyRevision(ctx, c.Tx(tx), appID, ev, time.Now().UTC())
 }
 
 // revisionEvent translates a message into the domain's terms; ok is false for a fact that

@@ -3,8 +3,8 @@ package httpapi
 import (
 	"github.com/gofiber/fiber/v2"
 
-	"tori.dev/services/apps/internal/app"
 	"tori.dev/services/apps/internal/apps"
+	"tori.dev/services/apps/internal/usecase"
 )
 
 func (h handlers) createApp(c *fiber.Ctx) error {
@@ -12,7 +12,7 @@ func (h handlers) createApp(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var req app.CreateRequest
+	var req usecase.CreateRequest
 	var ok bool
 	if req.Name, ok = optString(body, "name"); !ok {
 		return apps.ErrInvalidSlug

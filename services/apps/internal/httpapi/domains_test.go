@@ -10,19 +10,19 @@ import (
 
 	"tori.dev/pkg/lifecycle"
 	"tori.dev/pkg/testinfra"
-	"tori.dev/services/apps/internal/app"
 	"tori.dev/services/apps/internal/apptest"
+	"tori.dev/services/apps/internal/usecase"
 )
 
-func newChecker(s *apptest.Service, d *apptest.DNS) *app.HostnameChecker {
-	return &app.HostnameChecker{
+func newChecker(s *apptest.Service, d *apptest.DNS) *usecase.HostnameChecker {
+	return &usecase.HostnameChecker{
 		Store: s.Store, Resolver: d.Resolver(), Interval: time.Millisecond,
 		Log: s.Log, Now: time.Now, Batch: 100,
 	}
 }
 
 // checkRound runs one verification round after the previous one's look-ups are due again.
-func checkRound(t *testing.T, c *app.HostnameChecker) int64 {
+func checkRound(t *testing.T, c *usecase.HostnameChecker) int64 {
 	t.Helper()
 	// Moving the checker's clock past its interval is all the passing of time it needs.
 	c.Now = advanced(c.Now, c.Interval)
@@ -211,7 +211,7 @@ func TestFirstToVerifyWins(t *testing.T) {
 	// Two checkers (two service instances) at once.
 	c1, c2 := newChecker(s, dns), newChecker(s, dns)
 	done := make(chan int64, 2)
-	for _, c := range []*app.HostnameChecker{c1, c2} {
+	for _, c := range []*usecase.HostnameChecker{c1, c2} {
 		go func() { n, _ := c.CheckOnce(context.Background()); done <- n }()
 	}
 	if n := <-done + <-done; n != 1 {

@@ -18,9 +18,9 @@ import (
 
 	"tori.dev/pkg/bus"
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
-	appuc "tori.dev/services/apps/internal/app"
 	"tori.dev/services/apps/internal/apptest"
 	"tori.dev/services/apps/internal/busapi"
+	appuc "tori.dev/services/apps/internal/usecase"
 )
 
 // Not parallel: it installs the process's tracer provider to see every span.

@@ -12,14 +12,14 @@ import (
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/httperror"
 	"tori.dev/pkg/httpserver"
-	"tori.dev/services/apps/internal/app"
+	"tori.dev/services/apps/internal/usecase"
 )
 
 // Deps is what the handlers use.
 type Deps struct {
-	Apps       *app.Apps
-	Env        *app.Env
-	Domains    *app.Domains
+	Apps       *usecase.Apps
+	Env        *usecase.Env
+	Domains    *usecase.Domains
 	AppsDomain string
 	SigningKey []byte
 	Health     health.Identity

@@ -25,7 +25,7 @@ func scanAccount(row pgx.Row) (accounts.Account, error) {
 	return a, nil
 }
 
-// Account implements app.Tx.
+// Account implements usecase.Tx.
 func (r *repo) Account(ctx context.Context, id string) (accounts.Account, error) {
 	a, err := scanAccount(r.q.QueryRow(ctx, `SELECT `+accountColumns+` FROM accounts WHERE account_id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -37,7 +37,7 @@ func (r *repo) Account(ctx context.Context, id string) (accounts.Account, error)
 	return a, nil
 }
 
-// SavePlan implements app.Tx. The plan is replaced only by a strictly higher version.
+// SavePlan implements usecase.Tx. The plan is replaced only by a strictly higher version.
 func (r *repo) SavePlan(ctx context.Context, accountID string, p accounts.Plan) error {
 	_, err := r.q.Exec(ctx, `
 INSERT INTO accounts (account_id, plan, apps_limit, domains_limit, plan_version)
@@ -53,7 +53,7 @@ ON CONFLICT (account_id) DO UPDATE
 	return nil
 }
 
-// SaveRegion implements app.Tx.
+// SaveRegion implements usecase.Tx.
 func (r *repo) SaveRegion(ctx context.Context, accountID, region string, at time.Time) error {
 	_, err := r.q.Exec(ctx, `
 INSERT INTO accounts (account_id, default_region, region_at) VALUES ($1, $2, $3)
@@ -66,7 +66,7 @@ ON CONFLICT (account_id) DO UPDATE
 	return nil
 }
 
-// LockAccount implements app.Tx.
+// LockAccount implements usecase.Tx.
 func (r *repo) LockAccount(ctx context.Context, id string) (accounts.Account, error) {
 	if _, err := r.q.Exec(ctx, `INSERT INTO accounts (account_id) VALUES ($1) ON CONFLICT DO NOTHING`, id); err != nil {
 		return accounts.Account{}, wrap("lock account", err)

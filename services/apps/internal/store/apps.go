@@ -22,7 +22,7 @@ func scanApp(row pgx.Row) (apps.App, error) {
 	return a, err
 }
 
-// CountLiveApps implements app.Tx.
+// CountLiveApps implements usecase.Tx.
 func (r *repo) CountLiveApps(ctx context.Context, accountID string) (int64, error) {
 	var n int64
 	if err := r.q.QueryRow(ctx, `SELECT count(*) FROM apps WHERE account_id = $1 AND deleted_at IS NULL`, accountID).Scan(&n); err != nil {
@@ -31,7 +31,7 @@ func (r *repo) CountLiveApps(ctx context.Context, accountID string) (int64, erro
 	return n, nil
 }
 
-// InsertApp implements app.Tx.
+// InsertApp implements usecase.Tx.
 func (r *repo) InsertApp(ctx context.Context, a apps.App) error {
 	_, err := r.q.Exec(ctx, `
 INSERT INTO apps (id, account_id, slug, name, region, zone, status, framework, kind, current_deploy_id, created_at, updated_at)
@@ -47,7 +47,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 	return nil
 }
 
-// Apps implements app.Tx.
+// Apps implements usecase.Tx.
 func (r *repo) Apps(ctx context.Context, accountID string) ([]apps.App, error) {
 	rows, err := r.q.Query(ctx, `SELECT `+appColumns+` FROM apps
 WHERE account_id = $1 AND deleted_at IS NULL ORDER BY created_at, id`, accountID)
@@ -61,12 +61,12 @@ WHERE account_id = $1 AND deleted_at IS NULL ORDER BY created_at, id`, accountID
 	return out, nil
 }
 
-// AppBySlug implements app.Tx.
+// AppBySlug implements usecase.Tx.
 func (r *repo) AppBySlug(ctx context.Context, accountID, slug string) (apps.App, error) {
 	return r.appBySlug(ctx, accountID, slug, "")
 }
 
-// LockLiveApp implements app.Tx.
+// LockLiveApp implements usecase.Tx.
 func (r *repo) LockLiveApp(ctx context.Context, accountID, slug string) (apps.App, error) {
 	return r.appBySlug(ctx, accountID, slug, " FOR UPDATE")
 }
@@ -83,7 +83,7 @@ WHERE account_id = $1 AND slug = $2 AND deleted_at IS NULL`+lock, accountID, slu
 	return a, nil
 }
 
-// AppLive implements app.Tx.
+// AppLive implements usecase.Tx.
 func (r *repo) AppLive(ctx context.Context, appID string) (bool, error) {
 	var live bool
 	// The text comparison keeps a malformed id a plain "no" rather than a cast error.
@@ -94,7 +94,7 @@ func (r *repo) AppLive(ctx context.Context, appID string) (bool, error) {
 	return live, nil
 }
 
-// ShareLiveApp implements app.Tx. FOR SHARE waits for a delete in flight, which drops the
+// ShareLiveApp implements usecase.Tx. FOR SHARE waits for a delete in flight, which drops the
 // app's variables.
 func (r *repo) ShareLiveApp(ctx context.Context, appID string) (bool, error) {
 	var one int
@@ -108,7 +108,7 @@ func (r *repo) ShareLiveApp(ctx context.Context, appID string) (bool, error) {
 	return true, nil
 }
 
-// TombstoneApp implements app.Tx.
+// TombstoneApp implements usecase.Tx.
 func (r *repo) TombstoneApp(ctx context.Context, appID string, at time.Time, cleanup []string, reclaimed bool) error {
 	if _, err := r.q.Exec(ctx, `UPDATE apps SET deleted_at = $2, updated_at = $2,
 reclaimed_at = CASE WHEN $3 THEN $2::timestamptz END WHERE id = $1`, appID, at, reclaimed); err != nil {
@@ -121,7 +121,7 @@ SELECT $1, s FROM unnest($2::text[]) AS s ON CONFLICT DO NOTHING`, appID, cleanu
 	return nil
 }
 
-// LockTombstone implements app.Tx.
+// LockTombstone implements usecase.Tx.
 func (r *repo) LockTombstone(ctx context.Context, appID string) (bool, error) {
 	var id string
 	err := r.q.QueryRow(ctx, `SELECT id::text FROM apps WHERE id = $1 AND deleted_at IS NOT NULL AND reclaimed_at IS NULL FOR UPDATE`, appID).Scan(&id)
@@ -134,7 +134,7 @@ func (r *repo) LockTombstone(ctx context.Context, appID string) (bool, error) {
 	return true, nil
 }
 
-// ConfirmCleanup implements app.Tx.
+// ConfirmCleanup implements usecase.Tx.
 func (r *repo) ConfirmCleanup(ctx context.Context, appID, service string) (int64, error) {
 	if _, err := r.q.Exec(ctx, `DELETE FROM app_cleanups WHERE app_id = $1 AND service = $2`, appID, service); err != nil {
 		return 0, wrap("confirm cleanup", err)
@@ -146,7 +146,7 @@ func (r *repo) ConfirmCleanup(ctx context.Context, appID, service string) (int64
 	return pending, nil
 }
 
-// Reclaim implements app.Tx.
+// Reclaim implements usecase.Tx.
 func (r *repo) Reclaim(ctx context.Context, appID string, at time.Time) error {
 	if _, err := r.q.Exec(ctx, `UPDATE apps SET reclaimed_at = $2 WHERE id = $1`, appID, at); err != nil {
 		return wrap("reclaim", err)
@@ -154,7 +154,7 @@ func (r *repo) Reclaim(ctx context.Context, appID string, at time.Time) error {
 	return nil
 }
 
-// LockRevisionState implements app.Tx.
+// LockRevisionState implements usecase.Tx.
 func (r *repo) LockRevisionState(ctx context.Context, appID string) (apps.RevisionState, bool, error) {
 	var s apps.RevisionState
 	var statusAt, currentAt *time.Time
@@ -175,7 +175,7 @@ FROM apps WHERE id = $1 AND deleted_at IS NULL FOR UPDATE`, appID).Scan(&s.Statu
 	return s, true, nil
 }
 
-// SaveRevisionState implements app.Tx. A current deploy's time is kept only with a current
+// SaveRevisionState implements usecase.Tx. A current deploy's time is kept only with a current
 // deploy.
 func (r *repo) SaveRevisionState(ctx context.Context, appID string, s apps.RevisionState, at time.Time) error {
 	var currentAt *time.Time

@@ -32,7 +32,7 @@ func collectDomains(rows pgx.Rows) ([]domains.Domain, error) {
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (domains.Domain, error) { return scanDomain(r) })
 }
 
-// DomainClaim implements app.Tx.
+// DomainClaim implements usecase.Tx.
 func (r *repo) DomainClaim(ctx context.Context, app apps.App, hostname string) (domains.Claim, error) {
 	var c domains.Claim
 	err := r.q.QueryRow(ctx, `
@@ -47,7 +47,7 @@ SELECT (SELECT count(*) FROM domains d JOIN apps a ON a.id = d.app_id
 	return c, nil
 }
 
-// InsertDomain implements app.Tx.
+// InsertDomain implements usecase.Tx.
 func (r *repo) InsertDomain(ctx context.Context, d domains.Domain) error {
 	_, err := r.q.Exec(ctx, `INSERT INTO domains (id, app_id, hostname, status, token, created_at, pending_since)
 VALUES ($1, $2, $3, $4, $5, $6, $7)`, d.ID, d.AppID, d.Hostname, d.Status, d.Token, d.CreatedAt, d.PendingSince)
@@ -60,7 +60,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7)`, d.ID, d.AppID, d.Hostname, d.Status, d.Tok
 	return nil
 }
 
-// Domains implements app.Tx.
+// Domains implements usecase.Tx.
 func (r *repo) Domains(ctx context.Context, appID string) ([]domains.Domain, error) {
 	rows, err := r.q.Query(ctx, `SELECT `+domainColumns+` FROM domains d WHERE d.app_id = $1 ORDER BY d.created_at, d.hostname`, appID)
 	if err != nil {
@@ -73,7 +73,7 @@ func (r *repo) Domains(ctx context.Context, appID string) ([]domains.Domain, err
 	return out, nil
 }
 
-// DeleteDomain implements app.Tx.
+// DeleteDomain implements usecase.Tx.
 func (r *repo) DeleteDomain(ctx context.Context, appID, hostname string) (domains.Domain, error) {
 	d := domains.Domain{AppID: appID, Hostname: hostname}
 	err := r.q.QueryRow(ctx, `DELETE FROM domains WHERE app_id = $1 AND hostname = $2 RETURNING status`, appID, hostname).Scan(&d.Status)
@@ -86,7 +86,7 @@ func (r *repo) DeleteDomain(ctx context.Context, appID, hostname string) (domain
 	return d, nil
 }
 
-// DeleteDomains implements app.Tx.
+// DeleteDomains implements usecase.Tx.
 func (r *repo) DeleteDomains(ctx context.Context, appID string) ([]domains.Domain, error) {
 	rows, err := r.q.Query(ctx, `DELETE FROM domains d WHERE d.app_id = $1 RETURNING `+domainColumns, appID)
 	if err != nil {
@@ -99,7 +99,7 @@ func (r *repo) DeleteDomains(ctx context.Context, appID string) ([]domains.Domai
 	return out, nil
 }
 
-// DueForCheck implements app.Tx.
+// DueForCheck implements usecase.Tx.
 func (r *repo) DueForCheck(ctx context.Context, before time.Time, limit int) ([]domains.Domain, error) {
 	rows, err := r.q.Query(ctx, `SELECT `+domainColumns+` FROM domains d JOIN apps a ON a.id = d.app_id
 WHERE a.deleted_at IS NULL AND (d.next_check_at IS NULL OR d.next_check_at <= $1)
@@ -114,7 +114,7 @@ ORDER BY d.next_check_at NULLS FIRST, d.created_at LIMIT $2`, before, limit)
 	return out, nil
 }
 
-// SaveCheck implements app.Tx. The row changes only if it is still as the check read it
+// SaveCheck implements usecase.Tx. The row changes only if it is still as the check read it
 // (status and miss), so of two instances checking one hostname only one moves it and
 // publishes; the unique index on active hostnames decides between two apps activating one
 // hostname: the first commit wins.
@@ -141,7 +141,7 @@ RETURNING d.app_id::text, a.account_id, a.slug, d.hostname`,
 	return a, true, nil
 }
 
-// ExpireDomain implements app.Tx.
+// ExpireDomain implements usecase.Tx.
 func (r *repo) ExpireDomain(ctx context.Context, d domains.Domain) (bool, error) {
 	tag, err := r.q.Exec(ctx, `DELETE FROM domains WHERE id = $1 AND status = 'pending' AND pending_since = $2`, d.ID, d.PendingSince)
 	if err != nil {
@@ -150,7 +150,7 @@ func (r *repo) ExpireDomain(ctx context.Context, d domains.Domain) (bool, error)
 	return tag.RowsAffected() == 1, nil
 }
 
-// SaveCertificate implements app.Tx. A report older than the one kept (by the zone's clock)
+// SaveCertificate implements usecase.Tx. A report older than the one kept (by the zone's clock)
 // changes nothing (false), so two edges' reports arriving in any order leave the newest.
 func (r *repo) SaveCertificate(ctx context.Context, appID, zone, hostname string, c domains.Certificate, at time.Time) (domains.CertificateChange, bool, error) {
 	var ch domains.CertificateChange

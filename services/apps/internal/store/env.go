@@ -9,7 +9,7 @@ import (
 	"tori.dev/services/apps/internal/env"
 )
 
-// LockEnv implements app.Tx. A transaction-scoped advisory lock keyed by the app serialises
+// LockEnv implements usecase.Tx. A transaction-scoped advisory lock keyed by the app serialises
 // writers of its variables (two puts at the cap cannot both pass), without touching the app
 // row, whose share lock a delete in flight waits on.
 func (r *repo) LockEnv(ctx context.Context, appID, key string) (int64, bool, error) {
@@ -27,7 +27,7 @@ func (r *repo) LockEnv(ctx context.Context, appID, key string) (int64, bool, err
 	return n, has, nil
 }
 
-// LockEnvKeys implements app.Tx, under the same lock as LockEnv.
+// LockEnvKeys implements usecase.Tx, under the same lock as LockEnv.
 func (r *repo) LockEnvKeys(ctx context.Context, appID string) (map[string]bool, error) {
 	if _, err := r.q.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('apps.env:' || $1::text, 0))`, appID); err != nil {
 		return nil, wrap("lock env", err)
@@ -47,7 +47,7 @@ func (r *repo) LockEnvKeys(ctx context.Context, appID string) (map[string]bool, 
 	return held, nil
 }
 
-// UpsertVar implements app.Tx. xmax is 0 on a freshly inserted row version: the one way to
+// UpsertVar implements usecase.Tx. xmax is 0 on a freshly inserted row version: the one way to
 // tell insert from update in a single upsert.
 func (r *repo) UpsertVar(ctx context.Context, appID string, v env.Sealed) (bool, error) {
 	var created bool
@@ -63,7 +63,7 @@ RETURNING xmax = 0`, appID, v.Key, v.Ciphertext, v.KeyID, v.CreatedAt, v.Updated
 	return created, nil
 }
 
-// DeleteVars implements app.Tx.
+// DeleteVars implements usecase.Tx.
 func (r *repo) DeleteVars(ctx context.Context, appID string) error {
 	if _, err := r.q.Exec(ctx, `DELETE FROM env_vars WHERE app_id = $1`, appID); err != nil {
 		return wrap("delete env", err)
@@ -71,7 +71,7 @@ func (r *repo) DeleteVars(ctx context.Context, appID string) error {
 	return nil
 }
 
-// Vars implements app.Tx.
+// Vars implements usecase.Tx.
 func (r *repo) Vars(ctx context.Context, appID string) ([]env.Sealed, error) {
 	rows, err := r.q.Query(ctx, `SELECT key, ciphertext, key_id, created_at, updated_at
 FROM env_vars WHERE app_id = $1 ORDER BY key COLLATE "C"`, appID)
@@ -89,7 +89,7 @@ FROM env_vars WHERE app_id = $1 ORDER BY key COLLATE "C"`, appID)
 	return out, nil
 }
 
-// DeleteVar implements app.Tx.
+// DeleteVar implements usecase.Tx.
 func (r *repo) DeleteVar(ctx context.Context, appID, key string) error {
 	tag, err := r.q.Exec(ctx, `DELETE FROM env_vars WHERE app_id = $1 AND key = $2`, appID, key)
 	if err != nil {
@@ -101,7 +101,7 @@ func (r *repo) DeleteVar(ctx context.Context, appID, key string) error {
 	return nil
 }
 
-// UsedKeys implements app.RotationStore.
+// UsedKeys implements usecase.RotationStore.
 func (s *Store) UsedKeys(ctx context.Context) (map[string]int64, error) {
 	rows, err := s.pool.Query(ctx, `SELECT key_id, count(*) FROM env_vars GROUP BY key_id`)
 	if err != nil {
@@ -120,7 +120,7 @@ func (s *Store) UsedKeys(ctx context.Context) (map[string]int64, error) {
 	return out, rows.Err()
 }
 
-// VarsNotUnder implements app.RotationStore.
+// VarsNotUnder implements usecase.RotationStore.
 func (s *Store) VarsNotUnder(ctx context.Context, keyID, afterApp, afterKey string, limit int) ([]env.StoredVar, error) {
 	if afterApp == "" {
 		afterApp = "00000000-0000-0000-0000-000000000000"
@@ -142,7 +142,7 @@ ORDER BY app_id, key COLLATE "C" LIMIT $4`, keyID, afterApp, afterKey, limit)
 	return out, nil
 }
 
-// ReplaceCiphertext implements app.RotationStore.
+// ReplaceCiphertext implements usecase.RotationStore.
 func (s *Store) ReplaceCiphertext(ctx context.Context, v env.StoredVar, ciphertext []byte, keyID string) (bool, error) {
 	tag, err := s.pool.Exec(ctx, `UPDATE env_vars SET ciphertext = $3, key_id = $4
 WHERE app_id = $1 AND key = $2 AND ciphertext = $5`, v.AppID, v.Key, ciphertext, keyID, v.Ciphertext)

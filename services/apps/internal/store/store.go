@@ -1,5 +1,5 @@
 // Package store is the apps service's Postgres store: the pgx implementation of the ports
-// internal/app declares. It translates Postgres errors into the domain's sentinel errors and
+// internal/usecase declares. It translates Postgres errors into the domain's sentinel errors and
 // writes the events the use cases publish to the bus outbox in their own transaction; it
 // decides nothing.
 package store
@@ -17,7 +17,7 @@ import (
 
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/pgstore"
-	"tori.dev/services/apps/internal/app"
+	"tori.dev/services/apps/internal/usecase"
 )
 
 //go:embed migrations/*.sql
@@ -32,8 +32,8 @@ func Service(password string) pgstore.Service {
 }
 
 var (
-	_ app.Store         = (*Store)(nil)
-	_ app.RotationStore = (*Store)(nil)
+	_ usecase.Store         = (*Store)(nil)
+	_ usecase.RotationStore = (*Store)(nil)
 )
 
 // querier is what both a pool and a transaction offer.
@@ -62,18 +62,18 @@ func New(pool *pgxpool.Pool) *Store { return &Store{repo: repo{q: pool}, pool: p
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
 // InTx runs fn in one transaction, committed when fn returns nil.
-func (s *Store) InTx(ctx context.Context, fn func(tx app.Tx) error) error {
+func (s *Store) InTx(ctx context.Context, fn func(tx usecase.Tx) error) error {
 	return pgstore.InTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(&repo{q: tx, tx: tx}) })
 }
 
 // Bind is the store inside tx, the transaction a bus consumer opened for a message, so the
 // use case's effects commit with the record that the message was processed.
-func Bind(tx bus.Tx) app.Tx { return &repo{q: tx.Pgx(), tx: tx.Pgx()} }
+func Bind(tx bus.Tx) usecase.Tx { return &repo{q: tx.Pgx(), tx: tx.Pgx()} }
 
 // errOutsideTx guards the outbox: an event must commit with its change.
 var errOutsideTx = errors.New("store: publish outside a transaction")
 
-// Publish implements app.Publisher through the bus outbox.
+// Publish implements usecase.Publisher through the bus outbox.
 func (r *repo) Publish(ctx context.Context, routingKey string, msg proto.Message) error {
 	if r.tx == nil {
 		return errOutsideTx

@@ -10,11 +10,11 @@ import (
 	"tori.dev/pkg/lifecycle"
 	"tori.dev/pkg/service"
 	billingbus "tori.dev/proto/tori/billing/v1"
-	"tori.dev/services/billing/internal/app"
 	"tori.dev/services/billing/internal/busapi"
 	"tori.dev/services/billing/internal/config"
 	"tori.dev/services/billing/internal/httpapi"
 	"tori.dev/services/billing/internal/store"
+	"tori.dev/services/billing/internal/usecase"
 )
 
 // run picks the command: the service, or an operator command.
@@ -49,7 +49,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 			return err
 		}
 
-		svc := app.New(store.New(p.Pool), paymentOptions(cfg.Stripe)...)
+		svc := usecase.New(store.New(p.Pool), paymentOptions(cfg.Stripe)...)
 		if err := p.DialBus(ctx); err != nil {
 			return err
 		}

@@ -15,9 +15,9 @@ import (
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/pgstore"
 	"tori.dev/pkg/testinfra"
-	"tori.dev/services/billing/internal/app"
 	"tori.dev/services/billing/internal/catalog"
 	"tori.dev/services/billing/internal/store"
+	"tori.dev/services/billing/internal/usecase"
 )
 
 func TestCommandLineMistakesAreRefusedBeforeAnyWork(t *testing.T) {
@@ -54,8 +54,8 @@ func TestSetPlanCommand(t *testing.T) {
 	defer cancel()
 	st := store.New(testinfra.OpenServicePool(t, env["DATABASE_URL"], store.Service("")))
 	id := uuid.Must(uuid.NewV7())
-	svc := app.New(st)
-	if err := st.InTx(ctx, func(tx app.Tx) error { return svc.RegisterAccount(ctx, tx, id, "ada@example.com") }); err != nil {
+	svc := usecase.New(st)
+	if err := st.InTx(ctx, func(tx usecase.Tx) error { return svc.RegisterAccount(ctx, tx, id, "ada@example.com") }); err != nil {
 		t.Fatal(err)
 	}
 

@@ -12,11 +12,11 @@ import (
 	"tori.dev/pkg/logging"
 	"tori.dev/pkg/pgstore"
 	"tori.dev/services/billing/internal/accounts"
-	"tori.dev/services/billing/internal/app"
 	"tori.dev/services/billing/internal/busapi"
 	"tori.dev/services/billing/internal/catalog"
 	"tori.dev/services/billing/internal/config"
 	"tori.dev/services/billing/internal/store"
+	"tori.dev/services/billing/internal/usecase"
 )
 
 // setPlan is the operator command `billing set-plan`. It writes the plan and its outbox event
@@ -57,7 +57,7 @@ func setPlan(ctx context.Context, env map[string]string, args []string, stdout i
 	}
 	defer pool.Close()
 	st := store.New(pool)
-	svc := app.New(st)
+	svc := usecase.New(st)
 
 	a, changed, err := svc.SetPlanWhenRecorded(ctx, ref, *plan)
 	if err != nil {

@@ -10,11 +10,11 @@ import (
 	"tori.dev/pkg/bus"
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
 	"tori.dev/services/billing/internal/accounts"
-	"tori.dev/services/billing/internal/app"
 	"tori.dev/services/billing/internal/catalog"
+	"tori.dev/services/billing/internal/usecase"
 )
 
-// PlanReader answers which plan an account is on; *app.Service is one.
+// PlanReader answers which plan an account is on; *usecase.Service is one.
 type PlanReader interface {
 	AccountPlan(ctx context.Context, id uuid.UUID) (accounts.Account, error)
 }
@@ -54,5 +54,5 @@ func accountPlanReply(a accounts.Account) (*billingv1.AccountPlanReply, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &billingv1.AccountPlanReply{Plan: string(p.Name), Limits: app.LimitsMessage(p.Limits), Version: a.Version}, nil
+	return &billingv1.AccountPlanReply{Plan: string(p.Name), Limits: usecase.LimitsMessage(p.Limits), Version: a.Version}, nil
 }

@@ -10,9 +10,9 @@ import (
 	"tori.dev/pkg/bus"
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
 	"tori.dev/services/billing/internal/accounts"
-	"tori.dev/services/billing/internal/app"
 	"tori.dev/services/billing/internal/busapi"
 	"tori.dev/services/billing/internal/catalog"
+	"tori.dev/services/billing/internal/usecase"
 )
 
 func request(t *testing.T, m proto.Message) bus.Delivery {
@@ -30,7 +30,7 @@ func TestAccountPlanResponder(t *testing.T) {
 	respond := busapi.AccountPlanResponder(svc)
 
 	known := uuid.Must(uuid.NewV7())
-	if err := st.InTx(ctx, func(tx app.Tx) error { return svc.RegisterAccount(ctx, tx, known, "ada@example.com") }); err != nil {
+	if err := st.InTx(ctx, func(tx usecase.Tx) error { return svc.RegisterAccount(ctx, tx, known, "ada@example.com") }); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := svc.SetPlan(ctx, accounts.Ref{ID: known}, "songbird"); err != nil {
@@ -58,7 +58,7 @@ func TestAccountPlanResponder(t *testing.T) {
 			}
 			p, _ := catalog.Lookup(string(tc.plan))
 			if reply.GetPlan() != string(tc.plan) || reply.GetVersion() != tc.version ||
-				!proto.Equal(reply.GetLimits(), app.LimitsMessage(p.Limits)) {
+				!proto.Equal(reply.GetLimits(), usecase.LimitsMessage(p.Limits)) {
 				t.Fatalf("reply %v; want %s at version %d", reply, tc.plan, tc.version)
 			}
 		})

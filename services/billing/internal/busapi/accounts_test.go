@@ -13,10 +13,10 @@ import (
 	"tori.dev/pkg/pgstore"
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
 	identityv1 "tori.dev/proto/gen/tori/identity/v1"
-	"tori.dev/services/billing/internal/app"
 	"tori.dev/services/billing/internal/busapi"
 	"tori.dev/services/billing/internal/catalog"
 	"tori.dev/services/billing/internal/store"
+	"tori.dev/services/billing/internal/usecase"
 )
 
 func accountCreated(t *testing.T, id, email string) bus.Delivery {
@@ -85,7 +85,7 @@ func TestAccountCreatedRecordsTheAccountAndQueuesItsPlan(t *testing.T) {
 	}
 	nestling, _ := catalog.Lookup("nestling")
 	if ev.GetAccountId() != id.String() || ev.GetPlan() != "nestling" || ev.GetVersion() != 1 ||
-		!proto.Equal(ev.GetLimits(), app.LimitsMessage(nestling.Limits)) {
+		!proto.Equal(ev.GetLimits(), usecase.LimitsMessage(nestling.Limits)) {
 		t.Fatalf("event %v", &ev)
 	}
 }
@@ -134,7 +134,7 @@ func TestMalformedAccountCreatedIsPermanent(t *testing.T) {
 
 type registrarFunc func()
 
-func (f registrarFunc) RegisterAccount(context.Context, app.Tx, uuid.UUID, string) error {
+func (f registrarFunc) RegisterAccount(context.Context, usecase.Tx, uuid.UUID, string) error {
 	f()
 	return nil
 }

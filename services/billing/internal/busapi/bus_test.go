@@ -19,10 +19,10 @@ import (
 	billingbus "tori.dev/proto/tori/billing/v1"
 	identitybus "tori.dev/proto/tori/identity/v1"
 	"tori.dev/services/billing/internal/accounts"
-	"tori.dev/services/billing/internal/app"
 	"tori.dev/services/billing/internal/busapi"
 	"tori.dev/services/billing/internal/catalog"
 	"tori.dev/services/billing/internal/store"
+	"tori.dev/services/billing/internal/usecase"
 )
 
 // identityStandIn plays the identity service: a schema with an outbox of its own in the
@@ -61,7 +61,7 @@ func TestThroughTheBus(t *testing.T) {
 
 	admin := newDatabase(t)
 	pool := openPool(t, admin)
-	svc := app.New(store.New(pool))
+	svc := usecase.New(store.New(pool))
 	conn := testinfra.DialBus(t, testinfra.BusConfig(t), quiet)
 	identity := startIdentity(t, conn, admin)
 
@@ -143,7 +143,7 @@ func TestThroughTheBus(t *testing.T) {
 				continue // an earlier toggle, heard late
 			}
 			if ev.GetAccountId() != id.String() || ev.GetPlan() != "nestling" || ev.GetVersion() != a.Version ||
-				!proto.Equal(ev.GetLimits(), app.LimitsMessage(nestling.Limits)) {
+				!proto.Equal(ev.GetLimits(), usecase.LimitsMessage(nestling.Limits)) {
 				t.Fatalf("plan_changed %v; want nestling at version %d", ev, a.Version)
 			}
 		case <-ctx.Done():
@@ -174,7 +174,7 @@ func TestThroughTheBus(t *testing.T) {
 func checkReply(t *testing.T, r *billingv1.AccountPlanReply, plan catalog.Name, version int64) {
 	t.Helper()
 	p, _ := catalog.Lookup(string(plan))
-	if r.GetPlan() != string(plan) || r.GetVersion() != version || !proto.Equal(r.GetLimits(), app.LimitsMessage(p.Limits)) {
+	if r.GetPlan() != string(plan) || r.GetVersion() != version || !proto.Equal(r.GetLimits(), usecase.LimitsMessage(p.Limits)) {
 		t.Fatalf("reply %v; want %s at version %d", r, plan, version)
 	}
 }

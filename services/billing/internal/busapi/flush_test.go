@@ -10,8 +10,8 @@ import (
 
 	"tori.dev/pkg/testinfra"
 	"tori.dev/services/billing/internal/accounts"
-	"tori.dev/services/billing/internal/app"
 	"tori.dev/services/billing/internal/busapi"
+	"tori.dev/services/billing/internal/usecase"
 )
 
 // FlushOutbox publishes what the command wrote even with no billing service running.
@@ -21,7 +21,7 @@ func TestFlushOutboxPublishesEveryPendingEvent(t *testing.T) {
 	defer cancel()
 	svc, st, pool := newService(t)
 	id := uuid.Must(uuid.NewV7())
-	if err := st.InTx(ctx, func(tx app.Tx) error { return svc.RegisterAccount(ctx, tx, id, "ada@example.com") }); err != nil {
+	if err := st.InTx(ctx, func(tx usecase.Tx) error { return svc.RegisterAccount(ctx, tx, id, "ada@example.com") }); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := svc.SetPlan(ctx, accounts.Ref{ID: id}, "songbird"); err != nil {

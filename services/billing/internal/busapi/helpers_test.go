@@ -10,8 +10,8 @@ import (
 
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/testinfra"
-	"tori.dev/services/billing/internal/app"
 	"tori.dev/services/billing/internal/store"
+	"tori.dev/services/billing/internal/usecase"
 )
 
 var ctx = context.Background()
@@ -35,9 +35,9 @@ func newPool(t *testing.T) *pgxpool.Pool {
 }
 
 // newService is the use cases over a store of their own, writing to its real outbox.
-func newService(t *testing.T) (*app.Service, *store.Store, *pgxpool.Pool) {
+func newService(t *testing.T) (*usecase.Service, *store.Store, *pgxpool.Pool) {
 	t.Helper()
 	pool := newPool(t)
 	st := store.New(pool)
-	return app.New(st), st, pool
+	return usecase.New(st), st, pool
 }

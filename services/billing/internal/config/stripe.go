@@ -12,10 +12,14 @@ import (
 // when both secrets are set; unset, the default, billing answers exactly as the contract says
 // for configured: false.
 type Stripe struct {
-	SecretKey     string `env:"STRIPE_SECRET_KEY" secret:"true"`
+	// SecretKey is the Stripe API key (sk_ or rk_); set, paid plans are on.
+	SecretKey string `env:"STRIPE_SECRET_KEY" secret:"true"`
+	// WebhookSecret checks the signature of Stripe's webhook calls.
 	WebhookSecret string `env:"STRIPE_WEBHOOK_SECRET" secret:"true"`
 	// APIURL points the client at another server, such as stripe-mock in tests.
-	APIURL             string `env:"STRIPE_API_URL"`
+	APIURL string `env:"STRIPE_API_URL"`
+	// PriceSongbirdMonth … PriceFlockYear are the Stripe price ids (price_…) of each paid
+	// plan and period, required when billing is enabled.
 	PriceSongbirdMonth string `env:"STRIPE_PRICE_SONGBIRD_MONTH"`
 	PriceSongbirdYear  string `env:"STRIPE_PRICE_SONGBIRD_YEAR"`
 	PriceFlockMonth    string `env:"STRIPE_PRICE_FLOCK_MONTH"`

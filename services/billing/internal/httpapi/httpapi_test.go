@@ -20,9 +20,9 @@ import (
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/testinfra"
 	"tori.dev/services/billing/internal/accounts"
-	"tori.dev/services/billing/internal/app"
 	"tori.dev/services/billing/internal/httpapi"
 	"tori.dev/services/billing/internal/store"
+	"tori.dev/services/billing/internal/usecase"
 )
 
 var (
@@ -42,14 +42,14 @@ const plansJSON = `[
 
 type fixture struct {
 	app *fiber.App
-	svc *app.Service
+	svc *usecase.Service
 	st  *store.Store
 }
 
 func newFixture(t *testing.T) fixture {
 	t.Helper()
 	st := store.New(testinfra.ServicePool(t, store.Service(""), bus.Migrations, store.Migrations))
-	svc := app.New(st)
+	svc := usecase.New(st)
 	app := httpapi.New(httpapi.Deps{
 		Billing:    svc,
 		SigningKey: key,
@@ -63,7 +63,7 @@ func newFixture(t *testing.T) fixture {
 func (f fixture) account(t *testing.T) uuid.UUID {
 	t.Helper()
 	id := uuid.Must(uuid.NewV7())
-	if err := f.st.InTx(ctx, func(tx app.Tx) error { return f.svc.RegisterAccount(ctx, tx, id, "ada@example.com") }); err != nil {
+	if err := f.st.InTx(ctx, func(tx usecase.Tx) error { return f.svc.RegisterAccount(ctx, tx, id, "ada@example.com") }); err != nil {
 		t.Fatal(err)
 	}
 	return id

@@ -14,22 +14,22 @@ import (
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/testinfra"
-	"tori.dev/services/billing/internal/app"
 	"tori.dev/services/billing/internal/catalog"
 	"tori.dev/services/billing/internal/httpapi"
 	"tori.dev/services/billing/internal/mirror"
 	"tori.dev/services/billing/internal/store"
 	"tori.dev/services/billing/internal/stripepay"
 	"tori.dev/services/billing/internal/stripepay/stripetest"
+	"tori.dev/services/billing/internal/usecase"
 )
 
 // newPaidFixture is billing with paid plans on, its Stripe adapter pointed at stripe-mock.
 func newPaidFixture(t *testing.T) fixture {
 	t.Helper()
 	st := store.New(testinfra.ServicePool(t, store.Service(""), bus.Migrations, store.Migrations))
-	svc := app.New(st, app.WithPayments(app.Payments{
+	svc := usecase.New(st, usecase.WithPayments(usecase.Payments{
 		Provider: stripepay.New(stripepay.Config{SecretKey: "sk_test_tori", APIURL: testinfra.StripeMock(t)}),
-		Prices: app.Prices{
+		Prices: usecase.Prices{
 			{Plan: catalog.Songbird, Interval: catalog.Monthly}: "price_songbird_month",
 			{Plan: catalog.Songbird, Interval: catalog.Yearly}:  "price_songbird_year",
 			{Plan: catalog.Flock, Interval: catalog.Monthly}:    "price_flock_month",
@@ -120,7 +120,7 @@ func TestPaidCheckoutPortalAndSyncAgainstStripeMock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.st.InTx(ctx, func(tx app.Tx) error {
+	if err := f.st.InTx(ctx, func(tx usecase.Tx) error {
 		_, err := tx.PutSubscription(ctx, mirror.Subscription{ID: "sub_" + uuid.NewString(), AccountID: id, CustomerID: c.CustomerID,
 			Plan: catalog.Songbird, Interval: catalog.Monthly, Status: "active", Created: now, ObservedAt: now})
 		return err

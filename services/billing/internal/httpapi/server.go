@@ -13,13 +13,13 @@ import (
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/httperror"
 	"tori.dev/pkg/httpserver"
-	"tori.dev/services/billing/internal/app"
+	"tori.dev/services/billing/internal/usecase"
 )
 
-// Billing is what the handlers need from the use cases; *app.Service is one.
+// Billing is what the handlers need from the use cases; *usecase.Service is one.
 type Billing interface {
-	State(ctx context.Context, accountID uuid.UUID) (app.State, error)
-	Sync(ctx context.Context, accountID uuid.UUID) (app.State, error)
+	State(ctx context.Context, accountID uuid.UUID) (usecase.State, error)
+	Sync(ctx context.Context, accountID uuid.UUID) (usecase.State, error)
 	Checkout(ctx context.Context, accountID uuid.UUID, plan, interval string) (url string, err error)
 	Portal(ctx context.Context, accountID uuid.UUID) (url string, err error)
 	ApplyWebhook(ctx context.Context, payload []byte, signature string) error

@@ -7,8 +7,8 @@ import (
 
 	"tori.dev/contract/apitime"
 	"tori.dev/contract/billinghold"
-	"tori.dev/services/billing/internal/app"
 	"tori.dev/services/billing/internal/catalog"
+	"tori.dev/services/billing/internal/usecase"
 )
 
 // The JSON shapes of the responses, kept apart from the domain types so that renaming a Go
@@ -138,7 +138,7 @@ func toPlanViews(plans []catalog.Plan) []planView {
 	return out
 }
 
-func toBillingView(s app.State) billingView {
+func toBillingView(s usecase.State) billingView {
 	v := billingView{
 		Plan:       string(s.Account.Plan),
 		Invoices:   []invoiceView{},

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"tori.dev/contract/billinghold"
-	"tori.dev/services/billing/internal/app"
 	"tori.dev/services/billing/internal/catalog"
 	"tori.dev/services/billing/internal/mirror"
+	"tori.dev/services/billing/internal/usecase"
 )
 
 // apiTime is the only form a time may take in an answer (docs/conventions.md): RFC 3339, UTC,
@@ -21,7 +21,7 @@ var apiTime = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
 func TestBillingAnswersCarryMillisecondsNotMicroseconds(t *testing.T) {
 	micro := time.Date(2026, 11, 22, 3, 30, 0, 123456000, time.FixedZone("CET", 3600))
 	held := billinghold.From(micro)
-	st := app.State{
+	st := usecase.State{
 		Configured:   true,
 		Catalog:      catalog.All(),
 		Subscription: &mirror.Subscription{Status: "active", Plan: catalog.Songbird, Interval: catalog.Monthly, CurrentPeriodStart: micro, CurrentPeriodEnd: micro.AddDate(0, 1, 0)},

@@ -1,4 +1,4 @@
-// Package providercontract is the contract every app.Provider keeps: the Stripe adapter
+// Package providercontract is the contract every usecase.Provider keeps: the Stripe adapter
 // against stripe-mock and the fake provider both run it, so the fake the use-case tests lean
 // on behaves as the real adapter does where both can be checked. stripe-mock keeps no state,
 // so the contract checks shapes (ids, URLs, statuses), not that a created object is read back.
@@ -11,22 +11,22 @@ import (
 
 	"github.com/google/uuid"
 
-	"tori.dev/services/billing/internal/app"
+	"tori.dev/services/billing/internal/usecase"
 	"tori.dev/services/billing/internal/vat"
 )
 
 // Run checks p against the contract.
-func Run(t *testing.T, p app.Provider) {
+func Run(t *testing.T, p usecase.Provider) {
 	ctx := context.Background()
 	account := uuid.Must(uuid.NewV7())
 
-	customerID, err := p.CreateCustomer(ctx, app.NewCustomer{AccountID: account, Email: "ada@example.com"})
+	customerID, err := p.CreateCustomer(ctx, usecase.NewCustomer{AccountID: account, Email: "ada@example.com"})
 	if err != nil || customerID == "" {
 		t.Fatalf("CreateCustomer = %q, %v", customerID, err)
 	}
 
 	t.Run("checkout answers an absolute URL", func(t *testing.T) {
-		u, err := p.CreateCheckoutSession(ctx, app.NewCheckout{
+		u, err := p.CreateCheckoutSession(ctx, usecase.NewCheckout{
 			AccountID: account, CustomerID: customerID, PriceID: "price_songbird_month",
 			SuccessURL: "http://127.0.0.1:5173/billing?checkout=done", CancelURL: "http://127.0.0.1:5173/billing",
 		})
@@ -57,7 +57,7 @@ func Run(t *testing.T, p app.Provider) {
 		}
 	})
 	t.Run("VAT terms apply, and apply again", func(t *testing.T) {
-		target := app.TermsTarget{SubscriptionID: "sub_contract", CustomerID: customerID, Currency: "eur"}
+		target := usecase.TermsTarget{SubscriptionID: "sub_contract", CustomerID: customerID, Currency: "eur"}
 		for _, terms := range []vat.Terms{
 			{Kind: vat.EUConsumer, Country: "DE", RateBasis: 1900},
 			{Kind: vat.ReverseCharge, Country: "DE", DiscountCents: 503},

@@ -1,4 +1,4 @@
-// Package providerfake is a FAKE payment provider: an in-memory app.Provider for the unit
+// Package providerfake is a FAKE payment provider: an in-memory usecase.Provider for the unit
 // tests of the use cases, where no provider runs. It passes the same contract tests as the
 // Stripe adapter (internal/providercontract) and lets a test put subscriptions, invoices and
 // credit notes where sync will read them.
@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"sync"
 
-	"tori.dev/services/billing/internal/app"
+	"tori.dev/services/billing/internal/usecase"
 	"tori.dev/services/billing/internal/vat"
 )
 
@@ -17,24 +17,24 @@ import (
 type Provider struct {
 	mu            sync.Mutex
 	next          int
-	customers     map[string]app.Customer
-	subscriptions map[string][]app.Subscription
-	invoices      map[string][]app.Invoice
-	creditNotes   map[string][]app.CreditNote
+	customers     map[string]usecase.Customer
+	subscriptions map[string][]usecase.Subscription
+	invoices      map[string][]usecase.Invoice
+	creditNotes   map[string][]usecase.CreditNote
 	// Checkouts records every checkout session created, in order.
-	Checkouts []app.NewCheckout
+	Checkouts []usecase.NewCheckout
 	terms     map[string]vat.Terms // applied last, by subscription id
 }
 
-var _ app.Provider = (*Provider)(nil)
+var _ usecase.Provider = (*Provider)(nil)
 
 // New is an empty fake provider.
 func New() *Provider {
 	return &Provider{
-		customers:     map[string]app.Customer{},
-		subscriptions: map[string][]app.Subscription{},
-		invoices:      map[string][]app.Invoice{},
-		creditNotes:   map[string][]app.CreditNote{},
+		customers:     map[string]usecase.Customer{},
+		subscriptions: map[string][]usecase.Subscription{},
+		invoices:      map[string][]usecase.Invoice{},
+		creditNotes:   map[string][]usecase.CreditNote{},
 		terms:         map[string]vat.Terms{},
 	}
 }
@@ -44,19 +44,19 @@ func (p *Provider) id(prefix string) string {
 	return fmt.Sprintf("%s_fake%06d", prefix, p.next)
 }
 
-func (p *Provider) CreateCustomer(_ context.Context, in app.NewCustomer) (string, error) {
+func (p *Provider) CreateCustomer(_ context.Context, in usecase.NewCustomer) (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	id := p.id("cus")
-	p.customers[id] = app.Customer{ID: id, AccountID: in.AccountID}
+	p.customers[id] = usecase.Customer{ID: id, AccountID: in.AccountID}
 	return id, nil
 }
 
-func (p *Provider) CreateCheckoutSession(_ context.Context, in app.NewCheckout) (string, error) {
+func (p *Provider) CreateCheckoutSession(_ context.Context, in usecase.NewCheckout) (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if _, ok := p.customers[in.CustomerID]; !ok {
-		return "", fmt.Errorf("fake provider: create checkout session: %w", app.ErrProviderNotFound)
+		return "", fmt.Errorf("fake provider: create checkout session: %w", usecase.ErrProviderNotFound)
 	}
 	p.Checkouts = append(p.Checkouts, in)
 	return "https://checkout.fake-provider.invalid/" + p.id("cs"), nil
@@ -66,44 +66,44 @@ func (p *Provider) CreatePortalSession(_ context.Context, customerID, _ string) 
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if _, ok := p.customers[customerID]; !ok {
-		return "", fmt.Errorf("fake provider: create portal session: %w", app.ErrProviderNotFound)
+		return "", fmt.Errorf("fake provider: create portal session: %w", usecase.ErrProviderNotFound)
 	}
 	return "https://portal.fake-provider.invalid/" + p.id("bps"), nil
 }
 
-func (p *Provider) Customer(_ context.Context, customerID string) (app.Customer, error) {
+func (p *Provider) Customer(_ context.Context, customerID string) (usecase.Customer, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	c, ok := p.customers[customerID]
 	if !ok {
-		return app.Customer{}, fmt.Errorf("fake provider: read customer: %w", app.ErrProviderNotFound)
+		return usecase.Customer{}, fmt.Errorf("fake provider: read customer: %w", usecase.ErrProviderNotFound)
 	}
 	return c, nil
 }
 
-func (p *Provider) Subscriptions(_ context.Context, customerID string) ([]app.Subscription, error) {
+func (p *Provider) Subscriptions(_ context.Context, customerID string) ([]usecase.Subscription, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]app.Subscription(nil), p.subscriptions[customerID]...), nil
+	return append([]usecase.Subscription(nil), p.subscriptions[customerID]...), nil
 }
 
-func (p *Provider) Invoices(_ context.Context, customerID string) ([]app.Invoice, error) {
+func (p *Provider) Invoices(_ context.Context, customerID string) ([]usecase.Invoice, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]app.Invoice(nil), p.invoices[customerID]...), nil
+	return append([]usecase.Invoice(nil), p.invoices[customerID]...), nil
 }
 
-func (p *Provider) CreditNotes(_ context.Context, invoiceID string) ([]app.CreditNote, error) {
+func (p *Provider) CreditNotes(_ context.Context, invoiceID string) ([]usecase.CreditNote, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]app.CreditNote(nil), p.creditNotes[invoiceID]...), nil
+	return append([]usecase.CreditNote(nil), p.creditNotes[invoiceID]...), nil
 }
 
-func (p *Provider) ApplyTerms(_ context.Context, sub app.TermsTarget, terms vat.Terms) error {
+func (p *Provider) ApplyTerms(_ context.Context, sub usecase.TermsTarget, terms vat.Terms) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if _, ok := p.customers[sub.CustomerID]; !ok {
-		return fmt.Errorf("fake provider: apply terms: %w", app.ErrProviderNotFound)
+		return fmt.Errorf("fake provider: apply terms: %w", usecase.ErrProviderNotFound)
 	}
 	p.terms[sub.SubscriptionID] = terms
 	return nil
@@ -119,14 +119,14 @@ func (p *Provider) AppliedTerms(subscriptionID string) (vat.Terms, bool) {
 
 // SetCustomer replaces a customer's billing details, as a checkout that collected an address
 // and a VAT ID would.
-func (p *Provider) SetCustomer(c app.Customer) {
+func (p *Provider) SetCustomer(c usecase.Customer) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.customers[c.ID] = c
 }
 
 // PutSubscription adds or replaces (by id) a subscription of its customer.
-func (p *Provider) PutSubscription(s app.Subscription) {
+func (p *Provider) PutSubscription(s usecase.Subscription) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	list := p.subscriptions[s.CustomerID]
@@ -140,7 +140,7 @@ func (p *Provider) PutSubscription(s app.Subscription) {
 }
 
 // PutInvoice adds or replaces (by id) an invoice of its customer.
-func (p *Provider) PutInvoice(inv app.Invoice) {
+func (p *Provider) PutInvoice(inv usecase.Invoice) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	list := p.invoices[inv.CustomerID]
@@ -150,11 +150,11 @@ func (p *Provider) PutInvoice(inv app.Invoice) {
 			return
 		}
 	}
-	p.invoices[inv.CustomerID] = append([]app.Invoice{inv}, list...)
+	p.invoices[inv.CustomerID] = append([]usecase.Invoice{inv}, list...)
 }
 
 // PutCreditNote adds a credit note against its invoice.
-func (p *Provider) PutCreditNote(cn app.CreditNote) {
+func (p *Provider) PutCreditNote(cn usecase.CreditNote) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.creditNotes[cn.InvoiceID] = append(p.creditNotes[cn.InvoiceID], cn)

@@ -6,9 +6,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"tori.dev/services/billing/internal/app"
 	"tori.dev/services/billing/internal/catalog"
 	"tori.dev/services/billing/internal/mirror"
+	"tori.dev/services/billing/internal/usecase"
 )
 
 func TestAnOlderReportNeverOverwritesANewerOne(t *testing.T) {
@@ -18,7 +18,7 @@ func TestAnOlderReportNeverOverwritesANewerOne(t *testing.T) {
 	put := func(status string, observed int64) bool {
 		t.Helper()
 		var applied bool
-		err := s.InTx(ctx, func(tx app.Tx) error {
+		err := s.InTx(ctx, func(tx usecase.Tx) error {
 			var err error
 			applied, err = tx.PutSubscription(ctx, mirror.Subscription{ID: "sub_" + id.String(), AccountID: id, CustomerID: "cus_1",
 				Plan: catalog.Songbird, Interval: catalog.Monthly, Status: status, Created: at(1), ObservedAt: at(observed)})
@@ -54,7 +54,7 @@ func TestAnOlderReportNeverOverwritesANewerOne(t *testing.T) {
 	older := inv
 	older.Status, older.ObservedAt = "draft", at(40)
 	for _, v := range []mirror.Invoice{inv, older} {
-		if err := s.InTx(ctx, func(tx app.Tx) error { _, err := tx.PutInvoice(ctx, v); return err }); err != nil {
+		if err := s.InTx(ctx, func(tx usecase.Tx) error { _, err := tx.PutInvoice(ctx, v); return err }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -71,7 +71,7 @@ func TestCustomersAndEvents(t *testing.T) {
 	if _, err := s.Customer(ctx, id); !errors.Is(err, mirror.ErrNotFound) {
 		t.Fatalf("no customer yet: %v", err)
 	}
-	err := s.InTx(ctx, func(tx app.Tx) error {
+	err := s.InTx(ctx, func(tx usecase.Tx) error {
 		for i, cid := range []string{"cus_a" + id.String(), "cus_b" + id.String()} {
 			inserted, err := tx.InsertCustomer(ctx, mirror.Customer{AccountID: id, CustomerID: cid}, at(1))
 			if err != nil || inserted != (i == 0) {

@@ -1,5 +1,5 @@
 // Package store keeps billing's records in Postgres, in billing's own schema. It implements
-// app.Store and decides nothing: Postgres conditions become the domain's errors here.
+// usecase.Store and decides nothing: Postgres conditions become the domain's errors here.
 package store
 
 import (
@@ -12,7 +12,7 @@ import (
 
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/pgstore"
-	"tori.dev/services/billing/internal/app"
+	"tori.dev/services/billing/internal/usecase"
 )
 
 // Store reads account plans; its writes run in a transaction (Tx), so that the outbox event
@@ -21,26 +21,26 @@ type Store struct {
 	pool *pgxpool.Pool
 }
 
-var _ app.Store = (*Store)(nil)
+var _ usecase.Store = (*Store)(nil)
 
 // New wraps a pool connected as billing's role.
 func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
 // InTx runs fn in one transaction, committed when fn returns nil.
-func (s *Store) InTx(ctx context.Context, fn func(tx app.Tx) error) error {
+func (s *Store) InTx(ctx context.Context, fn func(tx usecase.Tx) error) error {
 	return pgstore.InTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(Tx{tx: tx}) })
 }
 
-// Tx is app.Tx on one Postgres transaction.
+// Tx is usecase.Tx on one Postgres transaction.
 type Tx struct {
 	tx pgx.Tx
 }
 
-var _ app.Tx = Tx{}
+var _ usecase.Tx = Tx{}
 
 // Bind is the store inside tx, the transaction a bus consumer opened for a message, so the
 // use case's effects commit with the record that the message was processed.
-func Bind(tx bus.Tx) app.Tx { return Tx{tx: tx.Pgx()} }
+func Bind(tx bus.Tx) usecase.Tx { return Tx{tx: tx.Pgx()} }
 
 // Publish writes msg to billing's outbox in the transaction.
 func (t Tx) Publish(ctx context.Context, routingKey string, msg proto.Message) error {

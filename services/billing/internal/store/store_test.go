@@ -12,9 +12,9 @@ import (
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/testinfra"
 	"tori.dev/services/billing/internal/accounts"
-	"tori.dev/services/billing/internal/app"
 	"tori.dev/services/billing/internal/catalog"
 	"tori.dev/services/billing/internal/store"
+	"tori.dev/services/billing/internal/usecase"
 )
 
 var ctx = context.Background()
@@ -34,7 +34,7 @@ func at(sec int64) time.Time { return time.Unix(sec, 0).UTC() }
 func insert(t *testing.T, s *store.Store, a accounts.Account) bool {
 	t.Helper()
 	var inserted bool
-	err := s.InTx(ctx, func(tx app.Tx) error {
+	err := s.InTx(ctx, func(tx usecase.Tx) error {
 		var err error
 		inserted, err = tx.InsertAccount(ctx, a)
 		return err
@@ -47,7 +47,7 @@ func insert(t *testing.T, s *store.Store, a accounts.Account) bool {
 
 func lock(s *store.Store, ref accounts.Ref) (accounts.Account, error) {
 	var a accounts.Account
-	err := s.InTx(ctx, func(tx app.Tx) error {
+	err := s.InTx(ctx, func(tx usecase.Tx) error {
 		var err error
 		a, err = tx.LockAccount(ctx, ref)
 		return err
@@ -69,7 +69,7 @@ func TestInsertAccountOnceAndReadItBack(t *testing.T) {
 
 	// A repeat (a redelivered account.created) leaves the record alone, even after a change.
 	moved, _ := a.ChangePlan(catalog.Flock, at(200))
-	if err := s.InTx(ctx, func(tx app.Tx) error { return tx.UpdateAccount(ctx, moved) }); err != nil {
+	if err := s.InTx(ctx, func(tx usecase.Tx) error { return tx.UpdateAccount(ctx, moved) }); err != nil {
 		t.Fatal(err)
 	}
 	if insert(t, s, accounts.New(a.ID, "other@example.com", at(300))) {
@@ -94,7 +94,7 @@ func TestUnknownAccountIsNotFound(t *testing.T) {
 	if _, err := lock(s, accounts.Ref{Email: "nobody@example.com"}); !errors.Is(err, accounts.ErrNotFound) {
 		t.Fatalf("LockAccount by email: %v, want ErrNotFound", err)
 	}
-	err := s.InTx(ctx, func(tx app.Tx) error { return tx.UpdateAccount(ctx, accounts.New(id, "", at(1))) })
+	err := s.InTx(ctx, func(tx usecase.Tx) error { return tx.UpdateAccount(ctx, accounts.New(id, "", at(1))) })
 	if !errors.Is(err, accounts.ErrNotFound) {
 		t.Fatalf("UpdateAccount: %v, want ErrNotFound", err)
 	}
@@ -142,7 +142,7 @@ func TestLockAccountSerializesWriters(t *testing.T) {
 	release := make(chan struct{})
 	first := make(chan error, 1)
 	go func() {
-		first <- s.InTx(ctx, func(tx app.Tx) error {
+		first <- s.InTx(ctx, func(tx usecase.Tx) error {
 			if _, err := tx.LockAccount(ctx, accounts.Ref{ID: a.ID}); err != nil {
 				return err
 			}
@@ -187,7 +187,7 @@ func TestPlanColumnAcceptsOnlyCatalogPlans(t *testing.T) {
 	s := newStore(t)
 	a := accounts.New(uuid.Must(uuid.NewV7()), "", at(1))
 	a.Plan = "eagle"
-	err := s.InTx(ctx, func(tx app.Tx) error { _, err := tx.InsertAccount(ctx, a); return err })
+	err := s.InTx(ctx, func(tx usecase.Tx) error { _, err := tx.InsertAccount(ctx, a); return err })
 	if err == nil {
 		t.Fatal("stored an account on a plan the catalog does not have")
 	}

@@ -6,13 +6,13 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"tori.dev/services/billing/internal/app"
 	"tori.dev/services/billing/internal/catalog"
+	"tori.dev/services/billing/internal/usecase"
 )
 
 // TermsCandidates are the subscriptions still charging (not canceled or expired) whose
 // customer's country is known, with the terms applied to each last, oldest first.
-func (s *Store) TermsCandidates(ctx context.Context, limit int) ([]app.TermsCandidate, error) {
+func (s *Store) TermsCandidates(ctx context.Context, limit int) ([]usecase.TermsCandidate, error) {
 	rows, err := s.pool.Query(ctx, `SELECT s.subscription_id, s.customer_id, s.plan, s.interval, coalesce(s.vat_terms, ''),
 			c.country, c.vat_id, c.business, c.vat_id_valid
 		FROM subscriptions s JOIN customers c USING (account_id)
@@ -21,8 +21,8 @@ func (s *Store) TermsCandidates(ctx context.Context, limit int) ([]app.TermsCand
 	if err != nil {
 		return nil, fmt.Errorf("store: read terms candidates: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (app.TermsCandidate, error) {
-		var c app.TermsCandidate
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (usecase.TermsCandidate, error) {
+		var c usecase.TermsCandidate
 		var plan, interval string
 		err := r.Scan(&c.SubscriptionID, &c.CustomerID, &plan, &interval, &c.Applied,
 			&c.Customer.Country, &c.Customer.VATID, &c.Customer.Business, &c.Customer.VATIDValid)

@@ -1,4 +1,4 @@
-// Package stripepay is the payment-provider port (app.Provider) on Stripe, through the official
+// Package stripepay is the payment-provider port (usecase.Provider) on Stripe, through the official
 // stripe-go. In tests it talks to stripe-mock (STRIPE_API_URL); nothing here keeps state.
 package stripepay
 
@@ -13,7 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stripe/stripe-go/v85"
 
-	"tori.dev/services/billing/internal/app"
+	"tori.dev/services/billing/internal/usecase"
 )
 
 // Config is how the adapter reaches Stripe.
@@ -25,14 +25,14 @@ type Config struct {
 	HTTPClient *http.Client
 }
 
-// Client is app.Provider on Stripe.
+// Client is usecase.Provider on Stripe.
 type Client struct {
 	sc *stripe.Client
 	// made remembers the tax rates and coupons ApplyTerms found or made, by their name.
 	made sync.Map
 }
 
-var _ app.Provider = (*Client)(nil)
+var _ usecase.Provider = (*Client)(nil)
 
 // listCap bounds how many objects one listing reads: enough for years of monthly invoices,
 // and a stop should a server keep answering has_more.
@@ -63,7 +63,7 @@ func New(cfg Config) *Client {
 }
 
 // CreateCustomer creates the account's customer with metadata.account_id.
-func (c *Client) CreateCustomer(ctx context.Context, in app.NewCustomer) (string, error) {
+func (c *Client) CreateCustomer(ctx context.Context, in usecase.NewCustomer) (string, error) {
 	cus, err := c.sc.V1Customers.Create(ctx, &stripe.CustomerCreateParams{
 		Email:    stripe.String(in.Email),
 		Metadata: map[string]string{"account_id": in.AccountID.String()},
@@ -76,7 +76,7 @@ func (c *Client) CreateCustomer(ctx context.Context, in app.NewCustomer) (string
 
 // CreateCheckoutSession creates a subscription checkout that collects the billing address
 // and a VAT ID, which decide the VAT (see internal/vat).
-func (c *Client) CreateCheckoutSession(ctx context.Context, in app.NewCheckout) (string, error) {
+func (c *Client) CreateCheckoutSession(ctx context.Context, in usecase.NewCheckout) (string, error) {
 	account := in.AccountID.String()
 	s, err := c.sc.V1CheckoutSessions.Create(ctx, &stripe.CheckoutSessionCreateParams{
 		Mode:              stripe.String("subscription"),
@@ -117,20 +117,20 @@ func (c *Client) CreatePortalSession(ctx context.Context, customerID, returnURL 
 }
 
 // Customer reads the customer with its tax ids.
-func (c *Client) Customer(ctx context.Context, customerID string) (app.Customer, error) {
+func (c *Client) Customer(ctx context.Context, customerID string) (usecase.Customer, error) {
 	p := &stripe.CustomerRetrieveParams{}
 	p.AddExpand("tax_ids")
 	cus, err := c.sc.V1Customers.Retrieve(ctx, customerID, p)
 	if err != nil {
-		return app.Customer{}, wrap("read customer", err)
+		return usecase.Customer{}, wrap("read customer", err)
 	}
 	return customerFrom(cus), nil
 }
 
 // Subscriptions lists the customer's subscriptions in every status.
-func (c *Client) Subscriptions(ctx context.Context, customerID string) ([]app.Subscription, error) {
+func (c *Client) Subscriptions(ctx context.Context, customerID string) ([]usecase.Subscription, error) {
 	p := &stripe.SubscriptionListParams{Customer: stripe.String(customerID), Status: stripe.String("all")}
-	var out []app.Subscription
+	var out []usecase.Subscription
 	for s, err := range c.sc.V1Subscriptions.List(ctx, p).All(ctx) {
 		if err != nil {
 			return nil, wrap("list subscriptions", err)
@@ -144,9 +144,9 @@ func (c *Client) Subscriptions(ctx context.Context, customerID string) ([]app.Su
 }
 
 // Invoices lists the customer's invoices, newest first.
-func (c *Client) Invoices(ctx context.Context, customerID string) ([]app.Invoice, error) {
+func (c *Client) Invoices(ctx context.Context, customerID string) ([]usecase.Invoice, error) {
 	p := &stripe.InvoiceListParams{Customer: stripe.String(customerID)}
-	var out []app.Invoice
+	var out []usecase.Invoice
 	for inv, err := range c.sc.V1Invoices.List(ctx, p).All(ctx) {
 		if err != nil {
 			return nil, wrap("list invoices", err)
@@ -160,9 +160,9 @@ func (c *Client) Invoices(ctx context.Context, customerID string) ([]app.Invoice
 }
 
 // CreditNotes lists the credit notes against an invoice.
-func (c *Client) CreditNotes(ctx context.Context, invoiceID string) ([]app.CreditNote, error) {
+func (c *Client) CreditNotes(ctx context.Context, invoiceID string) ([]usecase.CreditNote, error) {
 	p := &stripe.CreditNoteListParams{Invoice: stripe.String(invoiceID)}
-	var out []app.CreditNote
+	var out []usecase.CreditNote
 	for cn, err := range c.sc.V1CreditNotes.List(ctx, p).All(ctx) {
 		if err != nil {
 			return nil, wrap("list credit notes", err)
@@ -175,8 +175,8 @@ func (c *Client) CreditNotes(ctx context.Context, invoiceID string) ([]app.Credi
 	return out, nil
 }
 
-func customerFrom(cus *stripe.Customer) app.Customer {
-	out := app.Customer{ID: cus.ID, AccountID: accountOf(cus.Metadata)}
+func customerFrom(cus *stripe.Customer) usecase.Customer {
+	out := usecase.Customer{ID: cus.ID, AccountID: accountOf(cus.Metadata)}
 	if cus.Address != nil {
 		out.Country = cus.Address.Country
 	}
@@ -196,8 +196,8 @@ func customerFrom(cus *stripe.Customer) app.Customer {
 
 // SubscriptionFrom is a provider subscription in the port's terms (also used for the
 // objects inside webhook events).
-func SubscriptionFrom(s *stripe.Subscription) app.Subscription {
-	out := app.Subscription{
+func SubscriptionFrom(s *stripe.Subscription) usecase.Subscription {
+	out := usecase.Subscription{
 		ID:                s.ID,
 		AccountID:         accountOf(s.Metadata),
 		Status:            string(s.Status),
@@ -220,8 +220,8 @@ func SubscriptionFrom(s *stripe.Subscription) app.Subscription {
 }
 
 // InvoiceFrom is a provider invoice in the port's terms.
-func InvoiceFrom(inv *stripe.Invoice) app.Invoice {
-	out := app.Invoice{
+func InvoiceFrom(inv *stripe.Invoice) usecase.Invoice {
+	out := usecase.Invoice{
 		ID:        inv.ID,
 		Number:    inv.Number,
 		Status:    string(inv.Status),
@@ -253,8 +253,8 @@ func InvoiceFrom(inv *stripe.Invoice) app.Invoice {
 }
 
 // CreditNoteFrom is a provider credit note in the port's terms.
-func CreditNoteFrom(cn *stripe.CreditNote) app.CreditNote {
-	out := app.CreditNote{ID: cn.ID, Number: cn.Number, Total: cn.Total, Created: unix(cn.Created)}
+func CreditNoteFrom(cn *stripe.CreditNote) usecase.CreditNote {
+	out := usecase.CreditNote{ID: cn.ID, Number: cn.Number, Total: cn.Total, Created: unix(cn.Created)}
 	if cn.Invoice != nil {
 		out.InvoiceID = cn.Invoice.ID
 	}
@@ -285,7 +285,7 @@ func wrap(op string, err error) error {
 	var se *stripe.Error
 	if errors.As(err, &se) {
 		if se.HTTPStatusCode == http.StatusNotFound {
-			return fmt.Errorf("stripe: %s: %w", op, app.ErrProviderNotFound)
+			return fmt.Errorf("stripe: %s: %w", op, usecase.ErrProviderNotFound)
 		}
 		return fmt.Errorf("stripe: %s: %s %s (status %d)", op, se.Type, se.Code, se.HTTPStatusCode)
 	}

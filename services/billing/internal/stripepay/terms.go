@@ -7,7 +7,7 @@ import (
 
 	"github.com/stripe/stripe-go/v85"
 
-	"tori.dev/services/billing/internal/app"
+	"tori.dev/services/billing/internal/usecase"
 	"tori.dev/services/billing/internal/vat"
 )
 
@@ -15,11 +15,11 @@ import (
 // them again instead of making another each time.
 const termsKey = "tori_vat"
 
-// ApplyTerms implements app.Provider: the customer is tax-exempt "reverse" under reverse
+// ApplyTerms implements usecase.Provider: the customer is tax-exempt "reverse" under reverse
 // charge ("none" otherwise), the subscription's default tax rate is an inclusive rate of the
 // customer's country (or none), and under reverse charge a coupon takes the Czech VAT off each
 // invoice. Prorations are off: the terms apply from the next invoice.
-func (c *Client) ApplyTerms(ctx context.Context, sub app.TermsTarget, terms vat.Terms) error {
+func (c *Client) ApplyTerms(ctx context.Context, sub usecase.TermsTarget, terms vat.Terms) error {
 	exempt := stripe.String(string(stripe.CustomerTaxExemptNone))
 	if terms.Kind == vat.ReverseCharge {
 		exempt = stripe.String(string(stripe.CustomerTaxExemptReverse))

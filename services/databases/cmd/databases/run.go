@@ -10,11 +10,11 @@ import (
 	"tori.dev/pkg/service"
 	appsbus "tori.dev/proto/tori/apps/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
-	"tori.dev/services/databases/internal/app"
 	"tori.dev/services/databases/internal/busapi"
 	"tori.dev/services/databases/internal/config"
 	"tori.dev/services/databases/internal/httpapi"
 	"tori.dev/services/databases/internal/store"
+	"tori.dev/services/databases/internal/usecase"
 )
 
 // clock is the service's time; tests move it (the 24 hours of a rotated-out password).
@@ -32,7 +32,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		if err := p.DialBus(ctx); err != nil {
 			return err
 		}
-		dbs := app.NewDatabases(st,
+		dbs := usecase.NewDatabases(st,
 			busapi.AppsLookup{Client: appsbus.AppClient{Bus: p.Bus, Timeout: cfg.AppLookupTimeout}},
 			busapi.BillingPlans{Client: billingbus.PlanClient{Bus: p.Bus, Timeout: cfg.PlanLookupTimeout}},
 			busapi.ZoneDumps{Bus: p.Bus, Timeout: cfg.ZoneRequestTimeout},

@@ -9,14 +9,14 @@ import (
 	"tori.dev/pkg/bus"
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
 	appsbus "tori.dev/proto/tori/apps/v1"
-	"tori.dev/services/databases/internal/app"
+	"tori.dev/services/databases/internal/usecase"
 )
 
 // QueueApps is this service's durable queue of the apps' deletions.
 const QueueApps = "databases.apps"
 
 // AppDeletions consumes apps.app.deleted: a deleted app's database goes with it.
-func AppDeletions(txs Transactions, dbs *app.Databases) bus.Subscription {
+func AppDeletions(txs Transactions, dbs *usecase.Databases) bus.Subscription {
 	return bus.Subscription{
 		Queue: QueueApps,
 		Keys:  []string{appsbus.KeyAppDeleted},

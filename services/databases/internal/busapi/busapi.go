@@ -10,8 +10,8 @@ import (
 
 	appsbus "tori.dev/proto/tori/apps/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
-	"tori.dev/services/databases/internal/app"
 	"tori.dev/services/databases/internal/database"
+	"tori.dev/services/databases/internal/usecase"
 )
 
 // AppsLookup asks the apps service for an app with the one app client.
@@ -19,20 +19,20 @@ type AppsLookup struct {
 	Client appsbus.AppClient
 }
 
-// LookupApp implements app.AppSource. Its errors wrap database.ErrAppUnavailable.
-func (l AppsLookup) LookupApp(ctx context.Context, accountID, slug string) (app.App, bool, error) {
+// LookupApp implements usecase.AppSource. Its errors wrap database.ErrAppUnavailable.
+func (l AppsLookup) LookupApp(ctx context.Context, accountID, slug string) (usecase.App, bool, error) {
 	m, err := l.Client.Lookup(ctx, accountID, slug)
 	if err != nil {
-		return app.App{}, false, fmt.Errorf("%w: %w", database.ErrAppUnavailable, err)
+		return usecase.App{}, false, fmt.Errorf("%w: %w", database.ErrAppUnavailable, err)
 	}
 	if m == nil {
-		return app.App{}, false, nil
+		return usecase.App{}, false, nil
 	}
 	id, err := uuid.Parse(m.GetAppId())
 	if err != nil {
-		return app.App{}, false, fmt.Errorf("%w: app id %q: %w", database.ErrAppUnavailable, m.GetAppId(), err)
+		return usecase.App{}, false, fmt.Errorf("%w: app id %q: %w", database.ErrAppUnavailable, m.GetAppId(), err)
 	}
-	return app.App{ID: id.String(), AccountID: m.GetAccountId(), Slug: m.GetSlug(), Kind: m.GetKind(), Zone: m.GetZone()}, true, nil
+	return usecase.App{ID: id.String(), AccountID: m.GetAccountId(), Slug: m.GetSlug(), Kind: m.GetKind(), Zone: m.GetZone()}, true, nil
 }
 
 // BillingPlans asks billing for an account's plan with the one plan client.
@@ -40,7 +40,7 @@ type BillingPlans struct {
 	Client billingbus.PlanClient
 }
 
-// DatabaseLimits implements app.PlanSource. Its errors wrap database.ErrPlanUnavailable.
+// DatabaseLimits implements usecase.PlanSource. Its errors wrap database.ErrPlanUnavailable.
 func (b BillingPlans) DatabaseLimits(ctx context.Context, accountID string) (database.Limits, error) {
 	reply, err := b.Client.AccountPlan(ctx, accountID)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"tori.dev/pkg/bus"
 	deploysv1 "tori.dev/proto/gen/tori/deploys/v1"
 	deploysbus "tori.dev/proto/tori/deploys/v1"
-	"tori.dev/services/databases/internal/app"
+	"tori.dev/services/databases/internal/usecase"
 )
 
 // QueueDeploys is this service's durable queue of the deploys service's events.
@@ -17,7 +17,7 @@ const QueueDeploys = "databases.deploys"
 
 // Deploys consumes deploys.deploy.{created,live}: the next deploy of an app whose database
 // credentials were rotated retires the old password once it is live.
-func Deploys(txs Transactions, dbs *app.Databases) bus.Subscription {
+func Deploys(txs Transactions, dbs *usecase.Databases) bus.Subscription {
 	return bus.Subscription{
 		Queue: QueueDeploys,
 		Keys:  []string{deploysbus.KeyDeployCreated, deploysbus.KeyDeployLive},

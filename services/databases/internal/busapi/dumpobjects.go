@@ -20,7 +20,7 @@ type Requester interface {
 }
 
 // ZoneDumps reaches the dumps in a zone's bucket through that zone's request queues: the
-// zone holds the bucket's credentials, this service none (app.DumpObjects).
+// zone holds the bucket's credentials, this service none (usecase.DumpObjects).
 type ZoneDumps struct {
 	Bus Requester
 	// Timeout bounds one question to a zone.

@@ -7,15 +7,15 @@ import (
 	"tori.dev/pkg/bus"
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
-	"tori.dev/services/databases/internal/app"
 	"tori.dev/services/databases/internal/database"
+	"tori.dev/services/databases/internal/usecase"
 )
 
 // QueuePlans is this service's durable queue of plan changes.
 const QueuePlans = "databases.plans"
 
 // PlanChanges consumes billing.account.plan_changed: an account's databases follow its plan.
-func PlanChanges(txs Transactions, dbs *app.Databases) bus.Subscription {
+func PlanChanges(txs Transactions, dbs *usecase.Databases) bus.Subscription {
 	return bus.Subscription{
 		Queue: QueuePlans,
 		Keys:  []string{billingbus.KeyPlanChanged},

@@ -9,7 +9,7 @@ import (
 	"tori.dev/pkg/bus"
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
 	zonebus "tori.dev/proto/tori/zone/v1"
-	"tori.dev/services/databases/internal/app"
+	"tori.dev/services/databases/internal/usecase"
 )
 
 // QueueZones is this service's durable queue of the zones' database reports.
@@ -18,11 +18,11 @@ const QueueZones = "databases.zones"
 // Transactions turns the transaction the bus opened for a message into the use cases' Tx;
 // *store.Store is one.
 type Transactions interface {
-	Bind(tx bus.Tx) app.Tx
+	Bind(tx bus.Tx) usecase.Tx
 }
 
 // ZoneReports consumes zone.database.{ready,failed,dropped,read_only,writable,dumped,restored,rotated}.
-func ZoneReports(txs Transactions, dbs *app.Databases) bus.Subscription {
+func ZoneReports(txs Transactions, dbs *usecase.Databases) bus.Subscription {
 	return bus.Subscription{
 		Queue: QueueZones,
 		Keys: []string{zonebus.KeyDatabaseReady, zonebus.KeyDatabaseFailed, zonebus.KeyDatabaseDropped,
@@ -46,14 +46,14 @@ func ZoneReports(txs Transactions, dbs *app.Databases) bus.Subscription {
 			if zone, ok := bus.ZoneOf(d.Publisher); !ok || zone != m.GetZone() {
 				return bus.Permanent(fmt.Errorf("busapi: a report for zone %q from %q", m.GetZone(), d.Publisher))
 			}
-			return dbs.ZoneReported(ctx, txs.Bind(tx), app.ZoneReport{
+			return dbs.ZoneReported(ctx, txs.Bind(tx), usecase.ZoneReport{
 				Kind: d.RoutingKey, DatabaseID: m.GetDatabaseId(), Zone: m.GetZone(), Message: m.GetMessage(),
 			})
 		},
 	}
 }
 
-func dumped(ctx context.Context, txs Transactions, dbs *app.Databases, tx bus.Tx, d bus.Delivery) error {
+func dumped(ctx context.Context, txs Transactions, dbs *usecase.Databases, tx bus.Tx, d bus.Delivery) error {
 	var m zonev1.DatabaseDumped
 	if err := d.Decode(&m); err != nil {
 		return bus.Permanent(fmt.Errorf("busapi: decode DatabaseDumped: %w", err))
@@ -68,7 +68,7 @@ func dumped(ctx context.Context, txs Transactions, dbs *app.Databases, tx bus.Tx
 	return dbs.DumpReported(ctx, txs.Bind(tx), zone, m.GetDumpId(), m.GetOk(), m.GetSizeBytes())
 }
 
-func restored(ctx context.Context, txs Transactions, dbs *app.Databases, tx bus.Tx, d bus.Delivery) error {
+func restored(ctx context.Context, txs Transactions, dbs *usecase.Databases, tx bus.Tx, d bus.Delivery) error {
 	var m zonev1.DatabaseRestored
 	if err := d.Decode(&m); err != nil {
 		return bus.Permanent(fmt.Errorf("busapi: decode DatabaseRestored: %w", err))

@@ -12,12 +12,14 @@ import (
 
 // Config is every setting of the databases service.
 type Config struct {
+	// Addr is where the HTTP API listens; only the gateway should reach it.
 	Addr string `env:"DATABASES_ADDR, default=127.0.0.1:8106"`
 	// DatabaseURL is the service's own Postgres role, written by bin/bootstrap; it runs its
 	// migrations as that role and refuses to start as a superuser.
 	DatabaseURL string `env:"DATABASES_DATABASE_URL"`
 	// AMQPURL is the service's own broker user, written by bin/bootstrap.
-	AMQPURL    string `env:"DATABASES_AMQP_URL"`
+	AMQPURL string `env:"DATABASES_AMQP_URL"`
+	// SigningKey is the HMAC key the gateway signs callers with (pkg/callerid).
 	SigningKey string `env:"GATEWAY_SIGNING_KEY" secret:"true"`
 
 	Bus bus.Config

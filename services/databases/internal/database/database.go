@@ -4,7 +4,6 @@ package database
 
 import (
 	"errors"
-	"fmt"
 	"time"
 )
 
@@ -61,11 +60,7 @@ var transitions = map[Status]map[Cause]Status{
 
 // Next is where a database in from goes on cause, or an error wrapping ErrTransition.
 func Next(from Status, cause Cause) (Status, error) {
-	to, ok := transitions[from][cause]
-	if !ok {
-		return from, fmt.Errorf("%w: %s on %s", ErrTransition, from, cause)
-	}
-	return to, nil
+	return next(transitions, from, cause)
 }
 
 // Apply moves d on cause at now, through the state machine: its status, its message (why it
@@ -145,7 +140,8 @@ var (
 	ErrServiceOnly = errors.New("service_only")
 	// ErrExists: the app already has its one database.
 	ErrExists = errors.New("database_exists")
-	// ErrTransition: the database cannot move to the asked status from where it is.
+	// ErrTransition: the database, a dump or a restore cannot move to the asked status from
+	// where it is.
 	ErrTransition = errors.New("invalid status transition")
 	// ErrAppUnavailable: the apps service could not say whose app it is.
 	ErrAppUnavailable = errors.New("apps service unavailable")

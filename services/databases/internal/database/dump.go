@@ -15,6 +15,44 @@ const (
 	DumpFailed    DumpStatus = "failed"
 )
 
+// DumpCause is what ends a running dump: its zone's report (zone.database.dumped).
+type DumpCause string
+
+const (
+	// Dumped: the zone wrote the dump to its bucket.
+	Dumped DumpCause = "dumped"
+	// NotDumped: the zone could not take the dump.
+	NotDumped DumpCause = "not_dumped"
+)
+
+// dumpTransitions is a dump's state machine: a running dump ends once, either way; a report
+// about an ended one (late or redelivered) moves nothing.
+var dumpTransitions = map[DumpStatus]map[DumpCause]DumpStatus{
+	DumpRunning:   {Dumped: DumpSucceeded, NotDumped: DumpFailed},
+	DumpSucceeded: nil,
+	DumpFailed:    nil,
+}
+
+// NextDump is where a dump in from goes on cause, or an error wrapping ErrTransition.
+func NextDump(from DumpStatus, cause DumpCause) (DumpStatus, error) {
+	return next(dumpTransitions, from, cause)
+}
+
+// Apply moves d on cause through its state machine: its status, and its size (what the zone
+// wrote when it succeeded, nothing when it failed). On a refused move d is unchanged and the
+// error wraps ErrTransition.
+func (d *Dump) Apply(cause DumpCause, size int64) error {
+	to, err := NextDump(d.Status, cause)
+	if err != nil {
+		return err
+	}
+	d.Status, d.SizeBytes = to, 0
+	if to == DumpSucceeded {
+		d.SizeBytes = size
+	}
+	return nil
+}
+
 // KeepDumps is how many succeeded dumps a database keeps (decisions.md).
 const KeepDumps = 7
 

@@ -1,6 +1,7 @@
 package database
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -53,6 +54,41 @@ func TestDueNightly(t *testing.T) {
 	} {
 		if got := DueNightly(tc.now, tc.last, 3); got != tc.want {
 			t.Errorf("DueNightly(%s, %s) = %v, want %v", tc.now, tc.last, got, tc.want)
+		}
+	}
+}
+
+// TestEveryDumpTransition checks the whole matrix of dump status × cause: a running dump ends
+// once, succeeded with its size or failed with none; a report about an ended dump is refused
+// with ErrTransition and changes nothing.
+func TestEveryDumpTransition(t *testing.T) {
+	type move struct {
+		from  DumpStatus
+		cause DumpCause
+	}
+	want := map[move]Dump{
+		{DumpRunning, Dumped}:    {Status: DumpSucceeded, SizeBytes: 4096},
+		{DumpRunning, NotDumped}: {Status: DumpFailed, SizeBytes: 0},
+	}
+	for _, from := range []DumpStatus{DumpRunning, DumpSucceeded, DumpFailed} {
+		for _, cause := range []DumpCause{Dumped, NotDumped} {
+			t.Run(string(from)+"/"+string(cause), func(t *testing.T) {
+				d := Dump{ID: "d", Status: from, SizeBytes: 7}
+				err := d.Apply(cause, 4096)
+				to, allowed := want[move{from, cause}]
+				if !allowed {
+					if !errors.Is(err, ErrTransition) {
+						t.Fatalf("got %v, want ErrTransition", err)
+					}
+					if d.Status != from || d.SizeBytes != 7 {
+						t.Fatalf("a refused move changed the dump: %+v", d)
+					}
+					return
+				}
+				if err != nil || d.Status != to.Status || d.SizeBytes != to.SizeBytes {
+					t.Fatalf("got %v, %s of %d bytes; want %s of %d", err, d.Status, d.SizeBytes, to.Status, to.SizeBytes)
+				}
+			})
 		}
 	}
 }

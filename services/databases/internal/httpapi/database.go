@@ -7,12 +7,12 @@ import (
 
 	"tori.dev/contract/apitime"
 	"tori.dev/pkg/callerid"
-	"tori.dev/services/databases/internal/app"
 	"tori.dev/services/databases/internal/database"
+	"tori.dev/services/databases/internal/usecase"
 )
 
 type databaseHandler struct {
-	dbs *app.Databases
+	dbs *usecase.Databases
 }
 
 // databaseJSON is the contract's Database: these five fields and nothing else, never a

@@ -11,12 +11,12 @@ import (
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/httperror"
 	"tori.dev/pkg/httpserver"
-	"tori.dev/services/databases/internal/app"
+	"tori.dev/services/databases/internal/usecase"
 )
 
 // Deps is what the routes need.
 type Deps struct {
-	Databases  *app.Databases
+	Databases  *usecase.Databases
 	SigningKey []byte // the gateway's callerid key
 	Identity   health.Identity
 	Log        *slog.Logger

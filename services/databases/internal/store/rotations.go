@@ -28,7 +28,7 @@ func scanRotation(row pgx.Row) (database.Rotation, error) {
 	return r, nil
 }
 
-// PutRotation implements app.Tx: a new rotation replaces a pending one (and the deploys
+// PutRotation implements usecase.Tx: a new rotation replaces a pending one (and the deploys
 // noted for it).
 func (q queries) PutRotation(ctx context.Context, r database.Rotation) error {
 	if _, err := q.q.Exec(ctx, `DELETE FROM rotation_deploys WHERE database_id = $1`, r.DatabaseID); err != nil {
@@ -41,41 +41,41 @@ func (q queries) PutRotation(ctx context.Context, r database.Rotation) error {
 	return err
 }
 
-// LockRotation implements app.Tx.
+// LockRotation implements usecase.Tx.
 func (q queries) LockRotation(ctx context.Context, databaseID string) (database.Rotation, error) {
 	return scanRotation(q.q.QueryRow(ctx, `SELECT `+rotationColumns+` FROM rotations WHERE database_id = $1 FOR UPDATE`, databaseID))
 }
 
-// LockRotationByApp implements app.Tx.
+// LockRotationByApp implements usecase.Tx.
 func (q queries) LockRotationByApp(ctx context.Context, appID string) (database.Rotation, error) {
 	return scanRotation(q.q.QueryRow(ctx, `SELECT `+rotationColumns+` FROM rotations WHERE app_id = $1 FOR UPDATE`, appID))
 }
 
-// LockRotationOfDeploy implements app.Tx: the rotation whose next deploy deployID is.
+// LockRotationOfDeploy implements usecase.Tx: the rotation whose next deploy deployID is.
 func (q queries) LockRotationOfDeploy(ctx context.Context, deployID string) (database.Rotation, error) {
 	return scanRotation(q.q.QueryRow(ctx, `SELECT r.database_id::text, r.app_id::text, r.requested_at, r.rotated_at
 		FROM rotations r JOIN rotation_deploys d USING (database_id) WHERE d.deploy_id = $1 FOR UPDATE OF r`, deployID))
 }
 
-// ConfirmRotation implements app.Tx.
+// ConfirmRotation implements usecase.Tx.
 func (q queries) ConfirmRotation(ctx context.Context, databaseID string, at time.Time) error {
 	_, err := q.q.Exec(ctx, `UPDATE rotations SET rotated_at = $2 WHERE database_id = $1`, databaseID, at)
 	return err
 }
 
-// AddRotationDeploy implements app.Tx; noting a deploy again changes nothing.
+// AddRotationDeploy implements usecase.Tx; noting a deploy again changes nothing.
 func (q queries) AddRotationDeploy(ctx context.Context, databaseID, deployID string) error {
 	_, err := q.q.Exec(ctx, `INSERT INTO rotation_deploys (deploy_id, database_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, deployID, databaseID)
 	return err
 }
 
-// RemoveRotation implements app.Tx.
+// RemoveRotation implements usecase.Tx.
 func (q queries) RemoveRotation(ctx context.Context, databaseID string) error {
 	_, err := q.q.Exec(ctx, `DELETE FROM rotations WHERE database_id = $1`, databaseID)
 	return err
 }
 
-// ConfirmedRotations implements app.Store: the rotations the zone has put in place.
+// ConfirmedRotations implements usecase.Store: the rotations the zone has put in place.
 func (q queries) ConfirmedRotations(ctx context.Context) ([]database.Rotation, error) {
 	rows, err := q.q.Query(ctx, `SELECT `+rotationColumns+` FROM rotations WHERE rotated_at IS NOT NULL ORDER BY rotated_at`)
 	if err != nil {

@@ -1,5 +1,5 @@
 // Package store is the databases service's Postgres adaptor: its schema and migrations and
-// the database records. It implements the ports of internal/app; Postgres errors become
+// the database records. It implements the ports of internal/usecase; Postgres errors become
 // domain errors here.
 package store
 
@@ -17,8 +17,8 @@ import (
 
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/pgstore"
-	"tori.dev/services/databases/internal/app"
 	"tori.dev/services/databases/internal/database"
+	"tori.dev/services/databases/internal/usecase"
 )
 
 //go:embed migrations/*.sql
@@ -47,7 +47,7 @@ type Store struct {
 	pool *pgxpool.Pool
 }
 
-var _ app.Store = (*Store)(nil)
+var _ usecase.Store = (*Store)(nil)
 
 // New wraps a pool connected as the databases role.
 func New(pool *pgxpool.Pool) *Store { return &Store{queries: queries{q: pool}, pool: pool} }
@@ -58,18 +58,18 @@ type Tx struct {
 	tx pgx.Tx
 }
 
-var _ app.Tx = Tx{}
+var _ usecase.Tx = Tx{}
 
 // Bind is the store inside tx, the transaction a bus consumer opened for a message, so the
 // use case's effects commit with the record that the message was processed.
-func (s *Store) Bind(tx bus.Tx) app.Tx { return Tx{queries: queries{q: tx.Pgx()}, tx: tx.Pgx()} }
+func (s *Store) Bind(tx bus.Tx) usecase.Tx { return Tx{queries: queries{q: tx.Pgx()}, tx: tx.Pgx()} }
 
-// InTx implements app.Store.
-func (s *Store) InTx(ctx context.Context, fn func(tx app.Tx) error) error {
+// InTx implements usecase.Store.
+func (s *Store) InTx(ctx context.Context, fn func(tx usecase.Tx) error) error {
 	return pgstore.InTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(Tx{queries: queries{q: tx}, tx: tx}) })
 }
 
-// Publish implements app.Tx: the event goes to the outbox in this transaction.
+// Publish implements usecase.Tx: the event goes to the outbox in this transaction.
 func (t Tx) Publish(ctx context.Context, routingKey string, msg proto.Message) error {
 	return bus.Publish(ctx, t.tx, routingKey, msg)
 }
@@ -93,17 +93,17 @@ func scan(row pgx.Row) (database.Database, error) {
 	return d, nil
 }
 
-// ByApp implements app.Store.
+// ByApp implements usecase.Store.
 func (q queries) ByApp(ctx context.Context, appID string) (database.Database, error) {
 	return scan(q.q.QueryRow(ctx, `SELECT `+columns+` FROM databases WHERE app_id = $1`, appID))
 }
 
-// LockByApp implements app.Tx.
+// LockByApp implements usecase.Tx.
 func (q queries) LockByApp(ctx context.Context, appID string) (database.Database, error) {
 	return scan(q.q.QueryRow(ctx, `SELECT `+columns+` FROM databases WHERE app_id = $1 FOR UPDATE`, appID))
 }
 
-// Insert implements app.Tx.
+// Insert implements usecase.Tx.
 func (q queries) Insert(ctx context.Context, d database.Database) error {
 	_, err := q.q.Exec(ctx, `
 		INSERT INTO databases (id, app_id, account_id, zone, name, status, message,
@@ -121,7 +121,7 @@ func (q queries) Insert(ctx context.Context, d database.Database) error {
 	return nil
 }
 
-// Update implements app.Tx.
+// Update implements usecase.Tx.
 func (q queries) Update(ctx context.Context, d database.Database) error {
 	tag, err := q.q.Exec(ctx, `
 		UPDATE databases SET status = $2, message = nullif($3, ''), updated_at = $4, app_deleted = $5,
@@ -137,12 +137,12 @@ func (q queries) Update(ctx context.Context, d database.Database) error {
 	return nil
 }
 
-// LockByID implements app.Tx.
+// LockByID implements usecase.Tx.
 func (q queries) LockByID(ctx context.Context, id string) (database.Database, error) {
 	return scan(q.q.QueryRow(ctx, `SELECT `+columns+` FROM databases WHERE id = $1 FOR UPDATE`, id))
 }
 
-// Remove implements app.Tx.
+// Remove implements usecase.Tx.
 func (q queries) Remove(ctx context.Context, id string) error {
 	if _, err := q.q.Exec(ctx, `DELETE FROM databases WHERE id = $1`, id); err != nil {
 		return fmt.Errorf("store: remove database: %w", err)
@@ -150,7 +150,7 @@ func (q queries) Remove(ctx context.Context, id string) error {
 	return nil
 }
 
-// LockByAccount implements app.Tx.
+// LockByAccount implements usecase.Tx.
 func (q queries) LockByAccount(ctx context.Context, accountID string) ([]database.Database, error) {
 	rows, err := q.q.Query(ctx, `SELECT `+columns+` FROM databases WHERE account_id = $1 ORDER BY id FOR UPDATE`, accountID)
 	if err != nil {
@@ -184,7 +184,7 @@ func scanDump(row pgx.Row) (database.Dump, error) {
 	return d, nil
 }
 
-// InsertDump implements app.Tx.
+// InsertDump implements usecase.Tx.
 func (q queries) InsertDump(ctx context.Context, d database.Dump) error {
 	_, err := q.q.Exec(ctx, `INSERT INTO dumps (id, database_id, status, size_bytes, object_key, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
 		d.ID, d.DatabaseID, string(d.Status), d.SizeBytes, d.ObjectKey, d.CreatedAt)
@@ -194,7 +194,7 @@ func (q queries) InsertDump(ctx context.Context, d database.Dump) error {
 	return nil
 }
 
-// Dumps implements app.Store and app.Tx: a database's dumps, newest first.
+// Dumps implements usecase.Store and usecase.Tx: a database's dumps, newest first.
 func (q queries) Dumps(ctx context.Context, databaseID string) ([]database.Dump, error) {
 	rows, err := q.q.Query(ctx, `SELECT `+dumpColumns+` FROM dumps WHERE database_id = $1 ORDER BY created_at DESC, id DESC`, databaseID)
 	if err != nil {
@@ -212,17 +212,17 @@ func (q queries) Dumps(ctx context.Context, databaseID string) ([]database.Dump,
 	return out, rows.Err()
 }
 
-// Dump implements app.Store.
+// Dump implements usecase.Store.
 func (q queries) Dump(ctx context.Context, id string) (database.Dump, error) {
 	return scanDump(q.q.QueryRow(ctx, `SELECT `+dumpColumns+` FROM dumps WHERE id = $1`, id))
 }
 
-// LockDump implements app.Tx.
+// LockDump implements usecase.Tx.
 func (q queries) LockDump(ctx context.Context, id string) (database.Dump, error) {
 	return scanDump(q.q.QueryRow(ctx, `SELECT `+dumpColumns+` FROM dumps WHERE id = $1 FOR UPDATE`, id))
 }
 
-// FinishDump implements app.Tx.
+// FinishDump implements usecase.Tx.
 func (q queries) FinishDump(ctx context.Context, d database.Dump, at time.Time) error {
 	_, err := q.q.Exec(ctx, `UPDATE dumps SET status = $2, size_bytes = $3, finished_at = $4 WHERE id = $1`, d.ID, string(d.Status), d.SizeBytes, at)
 	if err != nil {
@@ -231,7 +231,7 @@ func (q queries) FinishDump(ctx context.Context, d database.Dump, at time.Time) 
 	return nil
 }
 
-// DeleteDumps implements app.Tx.
+// DeleteDumps implements usecase.Tx.
 func (q queries) DeleteDumps(ctx context.Context, ids []string) error {
 	if _, err := q.q.Exec(ctx, `DELETE FROM dumps WHERE id = ANY($1::uuid[])`, ids); err != nil {
 		return fmt.Errorf("store: delete dumps: %w", err)
@@ -239,9 +239,9 @@ func (q queries) DeleteDumps(ctx context.Context, ids []string) error {
 	return nil
 }
 
-// NightlyCandidates implements app.Store: every ready or read-only database with the time
+// NightlyCandidates implements usecase.Store: every ready or read-only database with the time
 // of its newest dump (zero when none).
-func (q queries) NightlyCandidates(ctx context.Context) ([]app.Candidate, error) {
+func (q queries) NightlyCandidates(ctx context.Context) ([]usecase.Candidate, error) {
 	rows, err := q.q.Query(ctx, `
 		SELECT d.id::text, d.app_id::text, d.account_id, d.zone, d.name, d.status, coalesce(d.message, ''),
 			d.connection_limit, d.max_bytes, d.created_at, d.updated_at, d.app_deleted, d.plan_version,
@@ -253,9 +253,9 @@ func (q queries) NightlyCandidates(ctx context.Context) ([]app.Candidate, error)
 		return nil, fmt.Errorf("store: nightly candidates: %w", err)
 	}
 	defer rows.Close()
-	var out []app.Candidate
+	var out []usecase.Candidate
 	for rows.Next() {
-		var c app.Candidate
+		var c usecase.Candidate
 		var status string
 		if err := rows.Scan(&c.Database.ID, &c.Database.AppID, &c.Database.AccountID, &c.Database.Zone, &c.Database.Name, &status, &c.Database.Message,
 			&c.Database.Limits.Connections, &c.Database.Limits.MaxBytes, &c.Database.CreatedAt, &c.Database.UpdatedAt, &c.Database.AppDeleted, &c.Database.Limits.Version, &c.LastDump); err != nil {
@@ -283,7 +283,7 @@ func scanRestore(row pgx.Row) (database.Restore, error) {
 	return r, nil
 }
 
-// InsertRestore implements app.Tx; database.ErrRestoreExists when the database has one.
+// InsertRestore implements usecase.Tx; database.ErrRestoreExists when the database has one.
 func (q queries) InsertRestore(ctx context.Context, r database.Restore) error {
 	_, err := q.q.Exec(ctx, `INSERT INTO restores (id, database_id, dump_id, name, status, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
 		r.ID, r.DatabaseID, r.DumpID, r.Name, string(r.Status), r.CreatedAt)
@@ -297,7 +297,7 @@ func (q queries) InsertRestore(ctx context.Context, r database.Restore) error {
 	return nil
 }
 
-// Restores implements app.Store: a database's restores (at most one).
+// Restores implements usecase.Store: a database's restores (at most one).
 func (q queries) Restores(ctx context.Context, databaseID string) ([]database.Restore, error) {
 	rows, err := q.q.Query(ctx, `SELECT `+restoreColumns+` FROM restores WHERE database_id = $1 ORDER BY created_at DESC`, databaseID)
 	if err != nil {
@@ -315,12 +315,12 @@ func (q queries) Restores(ctx context.Context, databaseID string) ([]database.Re
 	return out, rows.Err()
 }
 
-// LockRestore implements app.Tx.
+// LockRestore implements usecase.Tx.
 func (q queries) LockRestore(ctx context.Context, id string) (database.Restore, error) {
 	return scanRestore(q.q.QueryRow(ctx, `SELECT `+restoreColumns+` FROM restores WHERE id = $1 FOR UPDATE`, id))
 }
 
-// UpdateRestore implements app.Tx.
+// UpdateRestore implements usecase.Tx.
 func (q queries) UpdateRestore(ctx context.Context, r database.Restore) error {
 	if _, err := q.q.Exec(ctx, `UPDATE restores SET status = $2, message = nullif($3, '') WHERE id = $1`, r.ID, string(r.Status), r.Message); err != nil {
 		return fmt.Errorf("store: update restore: %w", err)
@@ -328,7 +328,7 @@ func (q queries) UpdateRestore(ctx context.Context, r database.Restore) error {
 	return nil
 }
 
-// RemoveRestore implements app.Tx.
+// RemoveRestore implements usecase.Tx.
 func (q queries) RemoveRestore(ctx context.Context, id string) error {
 	if _, err := q.q.Exec(ctx, `DELETE FROM restores WHERE id = $1`, id); err != nil {
 		return fmt.Errorf("store: remove restore: %w", err)

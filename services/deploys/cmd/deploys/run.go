@@ -12,12 +12,12 @@ import (
 	appsbus "tori.dev/proto/tori/apps/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
 	deploysbus "tori.dev/proto/tori/deploys/v1"
-	"tori.dev/services/deploys/internal/app"
 	"tori.dev/services/deploys/internal/busapi"
 	"tori.dev/services/deploys/internal/config"
 	"tori.dev/services/deploys/internal/httpapi"
 	"tori.dev/services/deploys/internal/objects"
 	"tori.dev/services/deploys/internal/store"
+	"tori.dev/services/deploys/internal/usecase"
 )
 
 // serve is the one composition root: it serves until ctx ends, then drains requests within
@@ -43,7 +43,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 			return err
 		}
 		conn := p.Bus
-		svc := app.New(app.Deps{
+		svc := usecase.New(usecase.Deps{
 			Registries: registries,
 			Store:      store.New(p.Pool), Objects: objs, ArtifactLinks: objs, Plans: busapi.BillingPlans{Client: billingbus.PlanClient{Bus: conn}},
 			Env: busapi.NewAppsEnv(conn), Apps: busapi.AppsLookup{Client: appsbus.AppClient{Bus: conn, Timeout: cfg.AppLookupTimeout}}, Log: p.Log,
@@ -71,7 +71,7 @@ func run(ctx context.Context) error {
 // sweepJobs close overdue deploys, clean deleted apps, remove unreferenced artifacts and
 // redeploy running services after a plan change, each
 // on its own every DEPLOYS_SWEEP_EVERY and once at start, so a restart catches up at once.
-func sweepJobs(svc *app.Service, cfg config.Config) []lifecycle.Job {
+func sweepJobs(svc *usecase.Service, cfg config.Config) []lifecycle.Job {
 	return []lifecycle.Job{
 		{Name: "close overdue deploys", Every: cfg.SweepEvery, Immediately: true, Run: svc.CloseOverdue},
 		{Name: "clean deleted apps", Every: cfg.SweepEvery, Immediately: true, Run: svc.CleanDeletedApps},

@@ -9,14 +9,14 @@ import (
 
 	"tori.dev/pkg/bus"
 	deploysv1 "tori.dev/proto/gen/tori/deploys/v1"
-	"tori.dev/services/deploys/internal/app"
 	"tori.dev/services/deploys/internal/deploy"
+	"tori.dev/services/deploys/internal/usecase"
 )
 
 // ArtifactURL answers deploys.rpc.artifact_url for a zone's agent: a presigned GET of the
 // artifact of a deploy that zone hosts. The zone is the request's publisher (the broker
 // checks it), never a field the zone could fill in with another's name.
-func ArtifactURL(svc *app.Service) bus.Responder {
+func ArtifactURL(svc *usecase.Service) bus.Responder {
 	return func(ctx context.Context, d bus.Delivery) (proto.Message, error) {
 		zone, ok := bus.ZoneOf(d.Publisher)
 		if !ok {

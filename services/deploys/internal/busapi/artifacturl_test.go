@@ -17,12 +17,12 @@ import (
 	"tori.dev/pkg/objectstore"
 	"tori.dev/pkg/testinfra"
 	deploysv1 "tori.dev/proto/gen/tori/deploys/v1"
-	"tori.dev/services/deploys/internal/app"
 	"tori.dev/services/deploys/internal/busapi"
 	"tori.dev/services/deploys/internal/deploy"
 	"tori.dev/services/deploys/internal/objects"
 	"tori.dev/services/deploys/internal/store"
 	"tori.dev/services/deploys/internal/store/storetest"
+	"tori.dev/services/deploys/internal/usecase"
 )
 
 // A zone asks for its artifact's URL when it starts the fetch, and the URL, made with deploys'
@@ -40,7 +40,7 @@ func TestArtifactURLOnlyForTheHostingZone(t *testing.T) {
 	}
 	objs := objects.NewS3(bucket)
 	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
-	svc := app.New(app.Deps{Store: store.New(pool), Objects: objs, ArtifactLinks: objs, Now: func() time.Time { return now }, Log: slog.New(slog.DiscardHandler)})
+	svc := usecase.New(usecase.Deps{Store: store.New(pool), Objects: objs, ArtifactLinks: objs, Now: func() time.Time { return now }, Log: slog.New(slog.DiscardHandler)})
 
 	appID, account := uuid.NewString(), uuid.NewString()
 	building, ended, image := uuid.Must(uuid.NewV7()).String(), uuid.Must(uuid.NewV7()).String(), uuid.Must(uuid.NewV7()).String()
@@ -53,8 +53,8 @@ func TestArtifactURLOnlyForTheHostingZone(t *testing.T) {
 	if err := up.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	err = svc.Store().InTx(ctx, func(tx app.Tx) error {
-		if err := svc.OnAppCreated(ctx, tx, app.App{ID: appID, AccountID: account, Slug: "web", Kind: "static", Zone: "eu-1"}, now); err != nil {
+	err = svc.Store().InTx(ctx, func(tx usecase.Tx) error {
+		if err := svc.OnAppCreated(ctx, tx, usecase.App{ID: appID, AccountID: account, Slug: "web", Kind: "static", Zone: "eu-1"}, now); err != nil {
 			return err
 		}
 		for _, d := range []*deploy.Deploy{
@@ -87,7 +87,7 @@ func TestArtifactURLOnlyForTheHostingZone(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the hosting zone: %v", err)
 	}
-	if got, want := reply.GetExpiresAt().AsTime(), now.Add(app.ArtifactURLLifetime); !got.Equal(want) || app.ArtifactURLLifetime > 15*time.Minute {
+	if got, want := reply.GetExpiresAt().AsTime(), now.Add(usecase.ArtifactURLLifetime); !got.Equal(want) || usecase.ArtifactURLLifetime > 15*time.Minute {
 		t.Errorf("expires at %v, want %v, a few minutes away", got, want)
 	}
 	if !strings.HasPrefix(reply.GetUrl(), srv.URL+"/tori-artifacts/"+key+"?") || !strings.Contains(reply.GetUrl(), "X-Amz-Expires=300") {

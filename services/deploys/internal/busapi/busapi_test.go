@@ -23,12 +23,12 @@ import (
 	appsbus "tori.dev/proto/tori/apps/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
 	zonebus "tori.dev/proto/tori/zone/v1"
-	"tori.dev/services/deploys/internal/app"
 	"tori.dev/services/deploys/internal/busapi"
 	"tori.dev/services/deploys/internal/deploy"
 	"tori.dev/services/deploys/internal/objects"
 	"tori.dev/services/deploys/internal/store"
 	"tori.dev/services/deploys/internal/store/storetest"
+	"tori.dev/services/deploys/internal/usecase"
 )
 
 // The consumers over a real broker: the apps' life, plan changes and a zone's reports drive
@@ -39,7 +39,7 @@ func TestConsumersDriveDeploys(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	conn := testinfra.DialBus(t, testinfra.BusConfig(t), log)
 	objs, _ := objects.NewLocal(filepath.Join(t.TempDir(), "objects"))
-	svc := app.New(app.Deps{Store: store.New(pool), Objects: objs, Log: log})
+	svc := usecase.New(usecase.Deps{Store: store.New(pool), Objects: objs, Log: log})
 	// Events published before a queue is bound route nowhere: wait for every consumer.
 	subs := busapi.Subscriptions(svc, store.Bind)
 	var bound atomic.Int32
@@ -90,7 +90,7 @@ func TestConsumersDriveDeploys(t *testing.T) {
 	}
 
 	id := uuid.Must(uuid.NewV7()).String()
-	err := svc.Store().InTx(ctx, func(tx app.Tx) error {
+	err := svc.Store().InTx(ctx, func(tx usecase.Tx) error {
 		now := time.Now().UTC()
 		return tx.Insert(ctx, &deploy.Deploy{ID: id, AppID: appID, AccountID: account, Kind: deploy.KindStatic, Status: deploy.Building, CreatedAt: now, UpdatedAt: now})
 	})

@@ -15,7 +15,7 @@ type AppsEnv struct{ conn *bus.Conn }
 // NewAppsEnv uses conn for the requests.
 func NewAppsEnv(conn *bus.Conn) AppsEnv { return AppsEnv{conn: conn} }
 
-// Snapshot implements app.EnvSource.
+// Snapshot implements usecase.EnvSource.
 func (a AppsEnv) Snapshot(ctx context.Context, appID, deployID string) (deploy.Snapshot, error) {
 	var reply appsv1.EnvSnapshotReply
 	if err := a.conn.Request(ctx, appsbus.QueueEnvSnapshot, &appsv1.EnvSnapshotRequest{AppId: appID, DeployId: deployID}, &reply); err != nil {
@@ -24,7 +24,7 @@ func (a AppsEnv) Snapshot(ctx context.Context, appID, deployID string) (deploy.S
 	return deploy.Snapshot{Sealed: reply.GetSealed(), KeyID: reply.GetKeyId(), For: deployID}, nil
 }
 
-// Same implements app.EnvSource: the apps service compares the two snapshots, so no value
+// Same implements usecase.EnvSource: the apps service compares the two snapshots, so no value
 // ever reaches this service.
 func (a AppsEnv) Same(ctx context.Context, appID string, x, y deploy.Snapshot) (bool, error) {
 	sealed := func(s deploy.Snapshot) *appsv1.SealedEnv {

@@ -8,14 +8,14 @@ import (
 
 	"tori.dev/pkg/bus"
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
-	"tori.dev/services/deploys/internal/app"
 	"tori.dev/services/deploys/internal/deploy"
+	"tori.dev/services/deploys/internal/usecase"
 )
 
 // QueueHolds receives billing's payment-failure holds.
 const QueueHolds = "deploys.holds"
 
-func holdsHandler(svc *app.Service, bind BindTx) bus.TxHandler {
+func holdsHandler(svc *usecase.Service, bind BindTx) bus.TxHandler {
 	return func(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 		var ev billingv1.AccountHoldChanged
 		if err := d.Decode(&ev); err != nil {

@@ -16,11 +16,11 @@ import (
 	"tori.dev/pkg/testinfra"
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
-	"tori.dev/services/deploys/internal/app"
 	"tori.dev/services/deploys/internal/busapi"
 	"tori.dev/services/deploys/internal/objects"
 	"tori.dev/services/deploys/internal/store"
 	"tori.dev/services/deploys/internal/store/storetest"
+	"tori.dev/services/deploys/internal/usecase"
 )
 
 // Billing's holds reach the deploys service's copy, from billing's own broker user, and a
@@ -33,7 +33,7 @@ func TestHoldsFromBillingAreCopied(t *testing.T) {
 	consumer := testinfra.DialBusAs(t, cfg, bus.PrincipalDeploys, log)
 	billing := testinfra.DialBusAs(t, cfg, bus.PrincipalBilling, log)
 	objs, _ := objects.NewLocal(filepath.Join(t.TempDir(), "objects"))
-	svc := app.New(app.Deps{Store: store.New(pool), Objects: objs, Log: log})
+	svc := usecase.New(usecase.Deps{Store: store.New(pool), Objects: objs, Log: log})
 	var sub bus.Subscription
 	for _, s := range busapi.Subscriptions(svc, store.Bind) {
 		if s.Queue == busapi.QueueHolds {

@@ -7,12 +7,12 @@ import (
 
 	"tori.dev/pkg/bus"
 	deploysv1 "tori.dev/proto/gen/tori/deploys/v1"
-	"tori.dev/services/deploys/internal/app"
+	"tori.dev/services/deploys/internal/usecase"
 )
 
 // Hosting answers deploys.rpc.hosting for the apps service (serve it behind
 // bus.OnlyFrom(bus.Is(bus.PrincipalApps), …)): does this zone host this deploy now?
-func Hosting(svc *app.Service) bus.Responder {
+func Hosting(svc *usecase.Service) bus.Responder {
 	return func(ctx context.Context, d bus.Delivery) (proto.Message, error) {
 		var req deploysv1.HostingRequest
 		if err := d.Decode(&req); err != nil {

@@ -15,12 +15,12 @@ import (
 	"tori.dev/pkg/pgstore"
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
 	zonebus "tori.dev/proto/tori/zone/v1"
-	"tori.dev/services/deploys/internal/app"
 	"tori.dev/services/deploys/internal/busapi"
 	"tori.dev/services/deploys/internal/deploy"
 	"tori.dev/services/deploys/internal/objects"
 	"tori.dev/services/deploys/internal/store"
 	"tori.dev/services/deploys/internal/store/storetest"
+	"tori.dev/services/deploys/internal/usecase"
 )
 
 // A progress report speaks for the zone that published it, whatever zone its body names: a
@@ -29,11 +29,11 @@ func TestProgressIsFromThePublishingZone(t *testing.T) {
 	pool := storetest.NewPool(t)
 	ctx := context.Background()
 	objs, _ := objects.NewLocal(filepath.Join(t.TempDir(), "objects"))
-	svc := app.New(app.Deps{Store: store.New(pool), Objects: objs, Log: slog.New(slog.DiscardHandler)})
+	svc := usecase.New(usecase.Deps{Store: store.New(pool), Objects: objs, Log: slog.New(slog.DiscardHandler)})
 	appID, account, id := uuid.NewString(), uuid.NewString(), uuid.Must(uuid.NewV7()).String()
-	err := svc.Store().InTx(ctx, func(tx app.Tx) error {
+	err := svc.Store().InTx(ctx, func(tx usecase.Tx) error {
 		now := time.Now().UTC()
-		if err := svc.OnAppCreated(ctx, tx, app.App{ID: appID, AccountID: account, Slug: "web", Kind: "static", Zone: "eu-1"}, now); err != nil {
+		if err := svc.OnAppCreated(ctx, tx, usecase.App{ID: appID, AccountID: account, Slug: "web", Kind: "static", Zone: "eu-1"}, now); err != nil {
 			return err
 		}
 		return tx.Insert(ctx, &deploy.Deploy{ID: id, AppID: appID, AccountID: account, Kind: deploy.KindStatic, Status: deploy.Building, CreatedAt: now, UpdatedAt: now})

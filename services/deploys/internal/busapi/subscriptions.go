@@ -13,7 +13,7 @@ import (
 	appsbus "tori.dev/proto/tori/apps/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
 	zonebus "tori.dev/proto/tori/zone/v1"
-	"tori.dev/services/deploys/internal/app"
+	"tori.dev/services/deploys/internal/usecase"
 )
 
 // The deploys service's own durable queues.
@@ -25,10 +25,10 @@ const (
 
 // BindTx makes a consumer's transaction the use cases' Tx, so what a message changes commits
 // with the record that it was processed; the store provides it (store.Bind).
-type BindTx func(tx bus.Tx) app.Tx
+type BindTx func(tx bus.Tx) usecase.Tx
 
 // Subscriptions are every durable consumer of the deploys service.
-func Subscriptions(svc *app.Service, bind BindTx) []bus.Subscription {
+func Subscriptions(svc *usecase.Service, bind BindTx) []bus.Subscription {
 	return []bus.Subscription{
 		// Batched, as the logs service's copy of the apps: creates come in bursts.
 		{Queue: QueueApps, Keys: []string{appsbus.KeyAppCreated, appsbus.KeyAppDeleted}, Handle: appsHandler(svc, bind), Batch: true},
@@ -38,7 +38,7 @@ func Subscriptions(svc *app.Service, bind BindTx) []bus.Subscription {
 	}
 }
 
-func appsHandler(svc *app.Service, bind BindTx) bus.TxHandler {
+func appsHandler(svc *usecase.Service, bind BindTx) bus.TxHandler {
 	return func(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 		switch d.RoutingKey {
 		case appsbus.KeyAppCreated:
@@ -62,7 +62,7 @@ func appsHandler(svc *app.Service, bind BindTx) bus.TxHandler {
 	}
 }
 
-func plansHandler(svc *app.Service, bind BindTx) bus.TxHandler {
+func plansHandler(svc *usecase.Service, bind BindTx) bus.TxHandler {
 	return func(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 		var ev billingv1.AccountPlanChanged
 		if err := d.Decode(&ev); err != nil {
@@ -72,7 +72,7 @@ func plansHandler(svc *app.Service, bind BindTx) bus.TxHandler {
 	}
 }
 
-func progressHandler(svc *app.Service, bind BindTx) bus.TxHandler {
+func progressHandler(svc *usecase.Service, bind BindTx) bus.TxHandler {
 	return func(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 		var ev zonev1.DeployProgress
 		if err := d.Decode(&ev); err != nil {
@@ -86,8 +86,8 @@ func progressHandler(svc *app.Service, bind BindTx) bus.TxHandler {
 	}
 }
 
-func planFrom(name string, l *billingv1.PlanLimits, version int64) app.Plan {
-	return app.Plan{
+func planFrom(name string, l *billingv1.PlanLimits, version int64) usecase.Plan {
+	return usecase.Plan{
 		Name: name, ConcurrentDeploys: l.GetConcurrentDeploys(), UploadBytes: l.GetUploadBytes(),
 		BuildMinutes: l.GetBuildMinutes(), MinScale: l.GetMinScale(), CPU: l.GetCpu(), Version: version,
 	}

@@ -9,13 +9,13 @@ import (
 	"testing"
 
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
-	"tori.dev/services/deploys/internal/app"
+	"tori.dev/services/deploys/internal/usecase"
 )
 
 // reportBuild applies the zone's build report as the bus consumer would.
 func (e *env) reportBuild(deployID string, b *zonev1.BuildPlan) {
 	e.t.Helper()
-	err := e.svc.Store().InTx(context.Background(), func(tx app.Tx) error {
+	err := e.svc.Store().InTx(context.Background(), func(tx usecase.Tx) error {
 		return e.svc.OnProgress(context.Background(), tx, &zonev1.DeployProgress{DeployId: deployID, Zone: "local",
 			Step: zonev1.DeployStep_DEPLOY_STEP_BUILD_DETECTED, Message: "why", Build: b})
 	})

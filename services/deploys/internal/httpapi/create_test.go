@@ -16,7 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	billingbus "tori.dev/proto/tori/billing/v1"
-	"tori.dev/services/deploys/internal/app"
+	"tori.dev/services/deploys/internal/usecase"
 )
 
 func TestStaticDeployStreamsFilesIntoOneArtifact(t *testing.T) {
@@ -296,13 +296,17 @@ func TestPlanUnavailableIsServiceUnavailable(t *testing.T) {
 // switchablePlans is billing that can come back.
 type switchablePlans struct {
 	mu  sync.Mutex
-	p   app.Plan
+	p   usecase.Plan
 	err error
 }
 
-func (s *switchablePlans) set(p app.Plan, err error) { s.mu.Lock(); s.p, s.err = p, err; s.mu.Unlock() }
+func (s *switchablePlans) set(p usecase.Plan, err error) {
+	s.mu.Lock()
+	s.p, s.err = p, err
+	s.mu.Unlock()
+}
 
-func (s *switchablePlans) AccountPlan(context.Context, string) (app.Plan, error) {
+func (s *switchablePlans) AccountPlan(context.Context, string) (usecase.Plan, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.p, s.err

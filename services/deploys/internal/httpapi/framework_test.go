@@ -11,7 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	deploysv1 "tori.dev/proto/gen/tori/deploys/v1"
-	"tori.dev/services/deploys/internal/app"
+	"tori.dev/services/deploys/internal/usecase"
 )
 
 // framework reads a deploy's recorded framework.
@@ -125,7 +125,7 @@ func TestSourceAndImageDeploysRecordTheirFramework(t *testing.T) {
 	ctx := context.Background()
 	flock := testPlan
 	flock.Name, flock.CPU, flock.Version = "flock", 2, 7
-	if err := e.svc.Store().InTx(ctx, func(tx app.Tx) error { return e.svc.SavePlan(ctx, tx, e.account, flock) }); err != nil {
+	if err := e.svc.Store().InTx(ctx, func(tx usecase.Tx) error { return e.svc.SavePlan(ctx, tx, e.account, flock) }); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := e.svc.RedeployForPlans(ctx); n != 1 || err != nil {

@@ -13,8 +13,8 @@ import (
 
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/httperror"
-	"tori.dev/services/deploys/internal/app"
 	"tori.dev/services/deploys/internal/deploy"
+	"tori.dev/services/deploys/internal/usecase"
 )
 
 type handlers struct {
@@ -106,31 +106,31 @@ type imageBody struct {
 	ForceRestart *bool           `json:"forceRestart"`
 }
 
-func decodeImage(r io.Reader) (app.ImageInput, error) {
+func decodeImage(r io.Reader) (usecase.ImageInput, error) {
 	var b imageBody
 	dec := json.NewDecoder(io.LimitReader(r, maxJSONBody))
 	if err := dec.Decode(&b); err != nil {
-		return app.ImageInput{}, fmt.Errorf("%w: %v", deploy.ErrInvalidBody, err)
+		return usecase.ImageInput{}, fmt.Errorf("%w: %v", deploy.ErrInvalidBody, err)
 	}
 	if b.Image == nil {
 		if b.ForceRestart != nil {
-			return app.ImageInput{}, deploy.ErrForceWithoutImage
+			return usecase.ImageInput{}, deploy.ErrForceWithoutImage
 		}
-		return app.ImageInput{}, fmt.Errorf("%w: image is required", deploy.ErrInvalidImage)
+		return usecase.ImageInput{}, fmt.Errorf("%w: image is required", deploy.ErrInvalidImage)
 	}
 	release, err := deploy.ParseRelease(b.Release)
 	if err != nil {
-		return app.ImageInput{}, err
+		return usecase.ImageInput{}, err
 	}
-	in := app.ImageInput{Image: *b.Image, Release: release, ForceRestart: b.ForceRestart != nil && *b.ForceRestart}
+	in := usecase.ImageInput{Image: *b.Image, Release: release, ForceRestart: b.ForceRestart != nil && *b.ForceRestart}
 	if _, err := deploy.ParseImage(in.Image); err != nil {
-		return app.ImageInput{}, err
+		return usecase.ImageInput{}, err
 	}
 	return in, nil
 }
 
 func (h handlers) list(c *fiber.Ctx) error {
-	limit := app.DefaultListLimit
+	limit := usecase.DefaultListLimit
 	if v := c.Query("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {

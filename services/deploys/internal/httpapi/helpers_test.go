@@ -24,12 +24,12 @@ import (
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
-	"tori.dev/services/deploys/internal/app"
 	"tori.dev/services/deploys/internal/deploy"
 	"tori.dev/services/deploys/internal/httpapi"
 	"tori.dev/services/deploys/internal/objects"
 	"tori.dev/services/deploys/internal/store"
 	"tori.dev/services/deploys/internal/store/storetest"
+	"tori.dev/services/deploys/internal/usecase"
 )
 
 var signingKey = []byte("test-signing-key-0123456789abcdef")
@@ -50,11 +50,11 @@ func (c *clock) Advance(d time.Duration) {
 
 // plans answers every account with the plan in p, or with err when billing is down.
 type plans struct {
-	p   app.Plan
+	p   usecase.Plan
 	err error
 }
 
-func (p plans) AccountPlan(context.Context, string) (app.Plan, error) { return p.p, p.err }
+func (p plans) AccountPlan(context.Context, string) (usecase.Plan, error) { return p.p, p.err }
 
 // fakeEnv seals "vars#deploy": like real ciphertext, two snapshots of equal variables differ.
 type fakeEnv struct {
@@ -78,7 +78,7 @@ func (f *fakeEnv) Same(_ context.Context, _ string, a, b deploy.Snapshot) (bool,
 type env struct {
 	t       *testing.T
 	pool    *pgxpool.Pool
-	svc     *app.Service
+	svc     *usecase.Service
 	app     *fiber.App
 	objDir  string
 	clock   *clock
@@ -86,15 +86,15 @@ type env struct {
 	account string
 }
 
-var testPlan = app.Plan{Name: "songbird", ConcurrentDeploys: 5, UploadBytes: 64 << 10, BuildMinutes: 20, MinScale: 1, CPU: 1}
+var testPlan = usecase.Plan{Name: "songbird", ConcurrentDeploys: 5, UploadBytes: 64 << 10, BuildMinutes: 20, MinScale: 1, CPU: 1}
 
-func newEnv(t *testing.T, plan app.Plan) *env {
+func newEnv(t *testing.T, plan usecase.Plan) *env {
 	t.Helper()
 	return newEnvWithPlans(t, plans{p: plan})
 }
 
 // newEnvWithPlans is newEnv with billing's answers given by source.
-func newEnvWithPlans(t *testing.T, source app.PlanSource) *env {
+func newEnvWithPlans(t *testing.T, source usecase.PlanSource) *env {
 	t.Helper()
 	pool := storetest.NewPool(t)
 	dir := filepath.Join(t.TempDir(), "objects")
@@ -103,7 +103,7 @@ func newEnvWithPlans(t *testing.T, source app.PlanSource) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, pool: pool, objDir: dir, clock: &clock{t: time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)}, env: &fakeEnv{vars: "A=1"}, account: uuid.NewString()}
-	e.svc = app.New(app.Deps{Store: store.New(pool), Objects: objs, Plans: source, Env: e.env, Now: e.clock.Now,
+	e.svc = usecase.New(usecase.Deps{Store: store.New(pool), Objects: objs, Plans: source, Env: e.env, Now: e.clock.Now,
 		Registries: deploy.Registries{Resolver: testResolver{}}})
 	e.app = httpapi.New(httpapi.Deps{Deploys: e.svc, SigningKey: signingKey, Health: health.NewIdentity("deploys", "test")})
 	return e
@@ -130,8 +130,8 @@ func (testResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr
 func (e *env) addApp(account, slug, kind string) string {
 	e.t.Helper()
 	id := uuid.NewString()
-	err := e.svc.Store().InTx(context.Background(), func(tx app.Tx) error {
-		return e.svc.OnAppCreated(context.Background(), tx, app.App{ID: id, AccountID: account, Slug: slug, Kind: kind, Zone: "local"}, e.clock.Now())
+	err := e.svc.Store().InTx(context.Background(), func(tx usecase.Tx) error {
+		return e.svc.OnAppCreated(context.Background(), tx, usecase.App{ID: id, AccountID: account, Slug: slug, Kind: kind, Zone: "local"}, e.clock.Now())
 	})
 	if err != nil {
 		e.t.Fatal(err)
@@ -249,7 +249,7 @@ func (e *env) outboxKeys() []string {
 // report applies a zone's progress report as the bus consumer would.
 func (e *env) report(deployID string, step zonev1.DeployStep, code string) {
 	e.t.Helper()
-	err := e.svc.Store().InTx(context.Background(), func(tx app.Tx) error {
+	err := e.svc.Store().InTx(context.Background(), func(tx usecase.Tx) error {
 		return e.svc.OnProgress(context.Background(), tx, &zonev1.DeployProgress{DeployId: deployID, Zone: "local", Step: step, Error: code})
 	})
 	if err != nil {
@@ -276,4 +276,4 @@ func contains(list []string, s string) bool {
 
 func digest() string { return strings.Repeat("0a", 32) }
 
-type serviceTx = app.Tx
+type serviceTx = usecase.Tx

@@ -8,8 +8,8 @@ import (
 
 	"tori.dev/contract/apitime"
 	"tori.dev/contract/billinghold"
-	"tori.dev/services/deploys/internal/app"
 	"tori.dev/services/deploys/internal/deploy"
+	"tori.dev/services/deploys/internal/usecase"
 )
 
 // From day 7 of a payment-failure hold new deploys get 402 billing_hold with the hold's
@@ -26,7 +26,7 @@ func TestBillingHoldRefusesNewDeploysButNotRollbacks(t *testing.T) {
 	hold := deploy.Hold{Active: true, Hold: billinghold.From(since), Version: 1}
 	save := func(h deploy.Hold) {
 		t.Helper()
-		if err := e.svc.Store().InTx(context.Background(), func(tx app.Tx) error { return e.svc.SaveHold(context.Background(), tx, e.account, h) }); err != nil {
+		if err := e.svc.Store().InTx(context.Background(), func(tx usecase.Tx) error { return e.svc.SaveHold(context.Background(), tx, e.account, h) }); err != nil {
 			t.Fatal(err)
 		}
 	}

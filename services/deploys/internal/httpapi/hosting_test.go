@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
-	"tori.dev/services/deploys/internal/app"
+	"tori.dev/services/deploys/internal/usecase"
 )
 
 // Whether a zone hosts a deploy, as the apps service asks before it opens a snapshot: only
@@ -77,7 +77,7 @@ func TestOnlyTheAppsZoneReportsOnItsDeploys(t *testing.T) {
 	e := newEnv(t, testPlan)
 	e.addApp(e.account, "site", "static")
 	id := e.deployStatic("site", "a")
-	err := e.svc.Store().InTx(context.Background(), func(tx app.Tx) error {
+	err := e.svc.Store().InTx(context.Background(), func(tx usecase.Tx) error {
 		return e.svc.OnProgress(context.Background(), tx, &zonev1.DeployProgress{DeployId: id, Zone: "eu-1", Step: stepFailed, Error: "build_failed"})
 	})
 	if err != nil || e.status(id) != "building" {

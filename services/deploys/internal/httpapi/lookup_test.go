@@ -11,27 +11,27 @@ import (
 	"github.com/google/uuid"
 
 	"tori.dev/pkg/health"
-	"tori.dev/services/deploys/internal/app"
 	"tori.dev/services/deploys/internal/deploy"
 	"tori.dev/services/deploys/internal/httpapi"
 	"tori.dev/services/deploys/internal/objects"
 	"tori.dev/services/deploys/internal/store"
+	"tori.dev/services/deploys/internal/usecase"
 )
 
 // appsOwner plays the apps service: it knows some apps and counts the questions.
 type appsOwner struct {
 	mu    sync.Mutex
-	apps  map[string]app.App // account/slug → app
+	apps  map[string]usecase.App // account/slug → app
 	err   error
 	asked int
 }
 
-func (o *appsOwner) LookupApp(_ context.Context, accountID, slug string) (app.App, time.Time, bool, error) {
+func (o *appsOwner) LookupApp(_ context.Context, accountID, slug string) (usecase.App, time.Time, bool, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.asked++
 	if o.err != nil {
-		return app.App{}, time.Time{}, false, o.err
+		return usecase.App{}, time.Time{}, false, o.err
 	}
 	a, ok := o.apps[accountID+"/"+slug]
 	return a, time.Now(), ok, nil
@@ -40,12 +40,12 @@ func (o *appsOwner) LookupApp(_ context.Context, accountID, slug string) (app.Ap
 func (o *appsOwner) questions() int { o.mu.Lock(); defer o.mu.Unlock(); return o.asked }
 
 // withApps rebuilds e's service so that it asks owner for apps its copy lacks.
-func (e *env) withApps(owner app.AppSource) {
+func (e *env) withApps(owner usecase.AppSource) {
 	objs, err := objects.NewLocal(e.objDir)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	e.svc = app.New(app.Deps{Store: store.New(e.pool), Objects: objs, Plans: plans{p: testPlan}, Env: e.env, Apps: owner, Now: e.clock.Now})
+	e.svc = usecase.New(usecase.Deps{Store: store.New(e.pool), Objects: objs, Plans: plans{p: testPlan}, Env: e.env, Apps: owner, Now: e.clock.Now})
 	e.app = httpapi.New(httpapi.Deps{Deploys: e.svc, SigningKey: signingKey, Health: health.NewIdentity("deploys", "test")})
 }
 
@@ -54,8 +54,8 @@ func (e *env) withApps(owner app.AppSource) {
 // nothing, and its delete still wins.
 func TestAppUnknownToTheCopyIsAskedOfItsOwner(t *testing.T) {
 	e := newEnv(t, testPlan)
-	fresh := app.App{ID: uuid.NewString(), AccountID: e.account, Slug: "fresh", Kind: "static", Zone: "local"}
-	owner := &appsOwner{apps: map[string]app.App{e.account + "/fresh": fresh}}
+	fresh := usecase.App{ID: uuid.NewString(), AccountID: e.account, Slug: "fresh", Kind: "static", Zone: "local"}
+	owner := &appsOwner{apps: map[string]usecase.App{e.account + "/fresh": fresh}}
 	e.withApps(owner)
 
 	if status, _, _ := e.upload(e.account, "fresh", file("index.html", "hi")); status != http.StatusCreated {
@@ -68,13 +68,13 @@ func TestAppUnknownToTheCopyIsAskedOfItsOwner(t *testing.T) {
 		t.Fatalf("the owner was asked %d times, want once", owner.questions())
 	}
 	// The created event, late: the same write, harmless.
-	err := e.svc.Store().InTx(context.Background(), func(tx app.Tx) error {
+	err := e.svc.Store().InTx(context.Background(), func(tx usecase.Tx) error {
 		return e.svc.OnAppCreated(context.Background(), tx, fresh, e.clock.Now())
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = e.svc.Store().InTx(context.Background(), func(tx app.Tx) error { return e.svc.OnAppDeleted(context.Background(), tx, fresh.ID) })
+	err = e.svc.Store().InTx(context.Background(), func(tx usecase.Tx) error { return e.svc.OnAppDeleted(context.Background(), tx, fresh.ID) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,9 +85,9 @@ func TestAppUnknownToTheCopyIsAskedOfItsOwner(t *testing.T) {
 
 func TestAppLookupAnswers(t *testing.T) {
 	e := newEnv(t, testPlan)
-	raced := app.App{ID: uuid.NewString(), AccountID: e.account, Slug: "raced", Kind: "static", Zone: "local"}
+	raced := usecase.App{ID: uuid.NewString(), AccountID: e.account, Slug: "raced", Kind: "static", Zone: "local"}
 	// The delete was consumed before the lookup's answer is kept: it stays deleted.
-	err := e.svc.Store().InTx(context.Background(), func(tx app.Tx) error { return e.svc.OnAppDeleted(context.Background(), tx, raced.ID) })
+	err := e.svc.Store().InTx(context.Background(), func(tx usecase.Tx) error { return e.svc.OnAppDeleted(context.Background(), tx, raced.ID) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestAppLookupAnswers(t *testing.T) {
 	}{
 		{"nobody has it", &appsOwner{}, http.StatusNotFound},
 		{"apps unreachable", &appsOwner{err: fmt.Errorf("%w: no responder", deploy.ErrAppUnavailable)}, http.StatusServiceUnavailable},
-		{"deleted meanwhile", &appsOwner{apps: map[string]app.App{e.account + "/raced": raced}}, http.StatusNotFound},
+		{"deleted meanwhile", &appsOwner{apps: map[string]usecase.App{e.account + "/raced": raced}}, http.StatusNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e.withApps(tc.owner)

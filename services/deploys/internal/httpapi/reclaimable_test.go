@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"tori.dev/services/deploys/internal/app"
 	"tori.dev/services/deploys/internal/deploy"
+	"tori.dev/services/deploys/internal/usecase"
 )
 
 // From day 30 of an account's hold its artifacts are marked eligible for reclamation, and
@@ -40,7 +40,7 @@ func TestArtifactsOfAHeldAccountAreMarkedReclaimableFromDay30(t *testing.T) {
 		if active {
 			h.Since, h.DeploysRefusedFrom, h.ServingStopsFrom, h.ReclaimableFrom = since, since.Add(7*24*time.Hour), since.Add(14*24*time.Hour), since.Add(30*24*time.Hour)
 		}
-		if err := e.svc.Store().InTx(ctx, func(tx app.Tx) error { return e.svc.SaveHold(ctx, tx, e.account, h) }); err != nil {
+		if err := e.svc.Store().InTx(ctx, func(tx usecase.Tx) error { return e.svc.SaveHold(ctx, tx, e.account, h) }); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := e.svc.MarkReclaimable(ctx); err != nil {

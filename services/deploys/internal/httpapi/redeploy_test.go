@@ -8,7 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
-	"tori.dev/services/deploys/internal/app"
+	"tori.dev/services/deploys/internal/usecase"
 )
 
 // A plan change redeploys a running service: a new revision of the same image and snapshot,
@@ -36,8 +36,8 @@ func TestPlanChangeRedeploysRunningServices(t *testing.T) {
 	}
 	redeploy(0) // nothing changed
 
-	flock := app.Plan{Name: "flock", ConcurrentDeploys: 5, UploadBytes: 64 << 10, BuildMinutes: 45, MinScale: 1, CPU: 2, Version: 7}
-	if err := e.svc.Store().InTx(ctx, func(tx app.Tx) error { return e.svc.SavePlan(ctx, tx, e.account, flock) }); err != nil {
+	flock := usecase.Plan{Name: "flock", ConcurrentDeploys: 5, UploadBytes: 64 << 10, BuildMinutes: 45, MinScale: 1, CPU: 2, Version: 7}
+	if err := e.svc.Store().InTx(ctx, func(tx usecase.Tx) error { return e.svc.SavePlan(ctx, tx, e.account, flock) }); err != nil {
 		t.Fatal(err)
 	}
 	redeploy(1)

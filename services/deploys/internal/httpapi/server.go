@@ -16,13 +16,13 @@ import (
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/httperror"
 	"tori.dev/pkg/httpserver"
-	"tori.dev/services/deploys/internal/app"
 	"tori.dev/services/deploys/internal/deploy"
+	"tori.dev/services/deploys/internal/usecase"
 )
 
-// Deploys is what the handlers need from the use cases; *app.Service is one.
+// Deploys is what the handlers need from the use cases; *usecase.Service is one.
 type Deploys interface {
-	CreateImage(ctx context.Context, accountID, slug string, in app.ImageInput) (*deploy.Deploy, bool, error)
+	CreateImage(ctx context.Context, accountID, slug string, in usecase.ImageInput) (*deploy.Deploy, bool, error)
 	CreateUpload(ctx context.Context, accountID, slug string, contentLength int64, body io.Reader, boundary string, isService bool) (*deploy.Deploy, error)
 	List(ctx context.Context, accountID, slug string, limit int, before string) ([]*deploy.Deploy, error)
 	Get(ctx context.Context, accountID, slug, id string) (*deploy.Deploy, error)

@@ -8,41 +8,41 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"tori.dev/services/deploys/internal/app"
 	"tori.dev/services/deploys/internal/deploy"
+	"tori.dev/services/deploys/internal/usecase"
 )
 
 // AppBySlug finds the account's live (not deleted) app with slug.
-func (s *Store) AppBySlug(ctx context.Context, accountID, slug string) (app.App, error) {
-	var a app.App
+func (s *Store) AppBySlug(ctx context.Context, accountID, slug string) (usecase.App, error) {
+	var a usecase.App
 	err := s.pool.QueryRow(ctx, `SELECT id, account_id, slug, kind, zone FROM apps
 		WHERE account_id = $1 AND slug = $2 AND deleted_at IS NULL`, accountID, slug).
 		Scan(&a.ID, &a.AccountID, &a.Slug, &a.Kind, &a.Zone)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return app.App{}, deploy.ErrAppNotFound
+		return usecase.App{}, deploy.ErrAppNotFound
 	}
 	if err != nil {
-		return app.App{}, fmt.Errorf("store: load app: %w", err)
+		return usecase.App{}, fmt.Errorf("store: load app: %w", err)
 	}
 	return a, nil
 }
 
-func (t *txStore) App(ctx context.Context, appID string) (app.App, error) {
-	var a app.App
+func (t *txStore) App(ctx context.Context, appID string) (usecase.App, error) {
+	var a usecase.App
 	err := t.tx.QueryRow(ctx, `SELECT id, account_id, slug, kind, zone, deleted_at IS NOT NULL FROM apps WHERE id = $1`, appID).
 		Scan(&a.ID, &a.AccountID, &a.Slug, &a.Kind, &a.Zone, &a.Deleted)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return app.App{}, deploy.ErrAppNotFound
+		return usecase.App{}, deploy.ErrAppNotFound
 	}
 	if err != nil {
-		return app.App{}, fmt.Errorf("store: load app: %w", err)
+		return usecase.App{}, fmt.Errorf("store: load app: %w", err)
 	}
 	return a, nil
 }
 
 // SaveApp records an app from apps.app.created; a repeat changes nothing, and a delete that
 // arrived first (events are not ordered) keeps the app deleted.
-func (t *txStore) SaveApp(ctx context.Context, a app.App, createdAt time.Time) error {
+func (t *txStore) SaveApp(ctx context.Context, a usecase.App, createdAt time.Time) error {
 	_, err := t.tx.Exec(ctx, `INSERT INTO apps (id, account_id, slug, kind, zone, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`, a.ID, a.AccountID, a.Slug, a.Kind, a.Zone, createdAt)
 	if err != nil {
@@ -64,22 +64,22 @@ func (t *txStore) MarkAppDeleted(ctx context.Context, appID string, at time.Time
 }
 
 // Plan returns the account's plan copy; ok is false when none is recorded yet.
-func (s *Store) Plan(ctx context.Context, accountID string) (app.Plan, bool, error) {
-	var p app.Plan
+func (s *Store) Plan(ctx context.Context, accountID string) (usecase.Plan, bool, error) {
+	var p usecase.Plan
 	err := s.pool.QueryRow(ctx, `SELECT plan, concurrent_deploys, upload_bytes, build_minutes, min_scale, cpu, version
 		FROM plans WHERE account_id = $1`, accountID).
 		Scan(&p.Name, &p.ConcurrentDeploys, &p.UploadBytes, &p.BuildMinutes, &p.MinScale, &p.CPU, &p.Version)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return app.Plan{}, false, nil
+		return usecase.Plan{}, false, nil
 	}
 	if err != nil {
-		return app.Plan{}, false, fmt.Errorf("store: load plan: %w", err)
+		return usecase.Plan{}, false, fmt.Errorf("store: load plan: %w", err)
 	}
 	return p, true, nil
 }
 
 // SavePlan keeps the copy with the highest version; an equal version rewrites nothing.
-func (t *txStore) SavePlan(ctx context.Context, accountID string, p app.Plan) error {
+func (t *txStore) SavePlan(ctx context.Context, accountID string, p usecase.Plan) error {
 	_, err := t.tx.Exec(ctx, `INSERT INTO plans (account_id, plan, concurrent_deploys, upload_bytes, build_minutes, min_scale, cpu, version)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 		ON CONFLICT (account_id) DO UPDATE SET plan = EXCLUDED.plan, concurrent_deploys = EXCLUDED.concurrent_deploys,

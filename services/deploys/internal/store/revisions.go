@@ -6,7 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"tori.dev/services/deploys/internal/app"
+	"tori.dev/services/deploys/internal/usecase"
 )
 
 // RecordRevisionPlan records the plan version a revision starts with.
@@ -21,7 +21,7 @@ func (t *txStore) RecordRevisionPlan(ctx context.Context, deployID string, versi
 
 // StalePlanRevisions are live revisions of service apps started under an older plan version
 // than their account's copy, whose app has no deploy under way.
-func (s *Store) StalePlanRevisions(ctx context.Context, limit int) ([]app.StaleRevision, error) {
+func (s *Store) StalePlanRevisions(ctx context.Context, limit int) ([]usecase.StaleRevision, error) {
 	rows, err := s.pool.Query(ctx, `SELECT d.id::text, d.app_id, d.account_id FROM deploys d
 		JOIN apps a ON a.id = d.app_id AND a.kind = 'service' AND a.deleted_at IS NULL
 		JOIN plans p ON p.account_id = d.account_id
@@ -32,8 +32,8 @@ func (s *Store) StalePlanRevisions(ctx context.Context, limit int) ([]app.StaleR
 	if err != nil {
 		return nil, fmt.Errorf("store: stale revisions: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (app.StaleRevision, error) {
-		var s app.StaleRevision
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (usecase.StaleRevision, error) {
+		var s usecase.StaleRevision
 		err := r.Scan(&s.DeployID, &s.AppID, &s.AccountID)
 		return s, err
 	})

@@ -14,26 +14,26 @@ import (
 
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/pgstore"
-	"tori.dev/services/deploys/internal/app"
 	"tori.dev/services/deploys/internal/deploy"
+	"tori.dev/services/deploys/internal/usecase"
 )
 
-// Store implements app.Store over a pool connected as tori_deploys.
+// Store implements usecase.Store over a pool connected as tori_deploys.
 type Store struct{ pool *pgxpool.Pool }
 
 // New wraps pool.
 func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
-var _ app.Store = (*Store)(nil)
+var _ usecase.Store = (*Store)(nil)
 
 // InTx runs fn in a transaction.
-func (s *Store) InTx(ctx context.Context, fn func(app.Tx) error) error {
+func (s *Store) InTx(ctx context.Context, fn func(usecase.Tx) error) error {
 	return pgstore.InTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(&txStore{tx: tx}) })
 }
 
 // Bind is the store inside tx, the transaction a bus consumer opened for a message, so the
 // use case's effects commit with the record that the message was processed.
-func Bind(tx bus.Tx) app.Tx { return &txStore{tx: tx.Pgx()} }
+func Bind(tx bus.Tx) usecase.Tx { return &txStore{tx: tx.Pgx()} }
 
 type txStore struct{ tx pgx.Tx }
 

@@ -14,7 +14,7 @@ const spoolMemory = 1 << 20
 // static site of a thousand small files otherwise allocates each file about three times over
 // (a growing buffer, a copy buffer), and that churn, not any file, set the service's peak
 // memory during an upload: the collector falls behind it while the upload keeps both cores
-// busy (README, performance: `make bench-deploys`).
+// busy (docs/performance.md: `make bench-deploys`).
 var (
 	spoolBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 	copyBuffers  = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}

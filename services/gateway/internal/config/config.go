@@ -15,11 +15,13 @@ import (
 
 // Config is everything the gateway reads at start.
 type Config struct {
+	// Addr is where the public API listens.
 	Addr string `env:"GATEWAY_ADDR, default=127.0.0.1:8080"`
 	// MetricsAddr answers GET /metrics (pkg/metrics) apart from the public port, so the public
 	// API never does; unset, no metrics listener. `make run` sets 127.0.0.1:8190.
 	MetricsAddr string `env:"GATEWAY_METRICS_ADDR"`
 
+	// IdentityURL … DatabasesURL are where the gateway reaches each service it routes to.
 	IdentityURL  string `env:"IDENTITY_URL, default=http://127.0.0.1:8101"`
 	BillingURL   string `env:"BILLING_URL, default=http://127.0.0.1:8102"`
 	AppsURL      string `env:"APPS_URL, default=http://127.0.0.1:8103"`
@@ -45,14 +47,18 @@ type Config struct {
 	// TrustedProxies are addresses or CIDRs whose X-Forwarded-For names the client.
 	TrustedProxies []string `env:"TRUSTED_PROXIES"`
 
+	// SigningKey is the HMAC key the gateway signs callers with (pkg/callerid).
 	SigningKey string `env:"GATEWAY_SIGNING_KEY, required" secret:"true"`
 
 	// DatabaseURL is the service's own Postgres role, written by bin/bootstrap; it runs
 	// its migrations as that role and refuses to start as a superuser.
 	DatabaseURL string `env:"GATEWAY_DATABASE_URL"`
 	// AMQPURL is the service's own broker user, written by bin/bootstrap.
-	AMQPURL       string        `env:"GATEWAY_AMQP_URL"`
-	DBMaxConns    int32         `env:"GATEWAY_DB_MAX_CONNS, default=16"`
+	AMQPURL string `env:"GATEWAY_AMQP_URL"`
+	// DBMaxConns bounds the gateway's pool of connections to its own schema (idempotency keys).
+	DBMaxConns int32 `env:"GATEWAY_DB_MAX_CONNS, default=16"`
+	// TokenCacheTTL is how long a token identity checked is trusted without asking again
+	// (dropped sooner on identity's events).
 	TokenCacheTTL time.Duration `env:"TOKEN_CACHE_TTL, default=30s"`
 	// AccountCacheTTL is how long identity's answer to GET /api/account is kept and served by
 	// the gateway (dropped sooner on identity.account.updated); 0 forwards every read.

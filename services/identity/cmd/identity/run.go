@@ -13,12 +13,12 @@ import (
 	"tori.dev/pkg/profiling"
 	"tori.dev/pkg/service"
 	billingbus "tori.dev/proto/tori/billing/v1"
-	"tori.dev/services/identity/internal/app"
 	"tori.dev/services/identity/internal/busapi"
 	"tori.dev/services/identity/internal/config"
 	"tori.dev/services/identity/internal/httpapi"
 	"tori.dev/services/identity/internal/mail"
 	"tori.dev/services/identity/internal/store"
+	"tori.dev/services/identity/internal/usecase"
 )
 
 // version is what scripts/build.sh stamps into pkg/buildinfo (scripts/ldflags.sh).
@@ -50,7 +50,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 			return err
 		}
 
-		svc := app.New(app.Deps{
+		svc := usecase.New(usecase.Deps{
 			Store:      store.New(p.Pool),
 			Mailer:     mailer,
 			Plans:      busapi.BillingPlans{Client: billingbus.PlanClient{Bus: p.Bus, Timeout: planTimeout}},
@@ -80,7 +80,7 @@ func run(ctx context.Context) error {
 }
 
 // newMailer picks SMTP when SMTP_URL is set and files under DATA_DIR/mail otherwise.
-func newMailer(cfg config.Config, log *slog.Logger) (app.Mailer, error) {
+func newMailer(cfg config.Config, log *slog.Logger) (usecase.Mailer, error) {
 	if cfg.SMTPURL == "" {
 		return mail.FileSender{Dir: filepath.Join(cfg.DataDir, "mail"), From: cfg.MailFrom, Log: log, Now: time.Now}, nil
 	}

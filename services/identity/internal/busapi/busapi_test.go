@@ -11,7 +11,7 @@ import (
 	"tori.dev/pkg/bus"
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
-	"tori.dev/services/identity/internal/app"
+	"tori.dev/services/identity/internal/usecase"
 )
 
 // A malformed plan_changed can never succeed, so it is dead-lettered at once, not retried.
@@ -63,11 +63,11 @@ func TestBillingPlans(t *testing.T) {
 	if p, err := (BillingPlans{Client: billingbus.PlanClient{Bus: f}}).AccountPlan(context.Background(), "acc"); err != nil || p.Name != "nestling" || p.Version != 0 || p.Limits.DatabaseConnections != 5 {
 		t.Fatalf("nestling answer: %+v %v", p, err)
 	}
-	if _, err := (BillingPlans{Client: billingbus.PlanClient{Bus: &fakeRequester{reply: &billingv1.AccountPlanReply{}}}}).AccountPlan(context.Background(), "acc"); !errors.Is(err, app.ErrPlanUnavailable) {
+	if _, err := (BillingPlans{Client: billingbus.PlanClient{Bus: &fakeRequester{reply: &billingv1.AccountPlanReply{}}}}).AccountPlan(context.Background(), "acc"); !errors.Is(err, usecase.ErrPlanUnavailable) {
 		t.Fatalf("an answer without a plan must be app.ErrPlanUnavailable, so the request fails: %v", err)
 	}
 	_, err = BillingPlans{Client: billingbus.PlanClient{Bus: &fakeRequester{err: bus.ErrTimeout}}}.AccountPlan(context.Background(), "acc")
-	if !errors.Is(err, bus.ErrTimeout) || !errors.Is(err, app.ErrPlanUnavailable) || !errors.Is(err, billingbus.ErrPlanUnavailable) {
+	if !errors.Is(err, bus.ErrTimeout) || !errors.Is(err, usecase.ErrPlanUnavailable) || !errors.Is(err, billingbus.ErrPlanUnavailable) {
 		t.Fatalf("timeout: %v", err)
 	}
 }

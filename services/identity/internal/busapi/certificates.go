@@ -11,7 +11,7 @@ import (
 	"tori.dev/pkg/bus"
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
 	appsbus "tori.dev/proto/tori/apps/v1"
-	"tori.dev/services/identity/internal/app"
+	"tori.dev/services/identity/internal/usecase"
 )
 
 // CertificatesQueue is identity's own durable queue for failed certificates of custom
@@ -21,8 +21,8 @@ const CertificatesQueue = "identity.certificates"
 // CertificateMailConsumer mails an account's owner when apps reports that a custom
 // hostname's certificate could not be obtained.
 type CertificateMailConsumer struct {
-	Repo    func(tx bus.Tx) app.Repo
-	Service *app.Service
+	Repo    func(tx bus.Tx) usecase.Repo
+	Service *usecase.Service
 	Log     *slog.Logger
 }
 
@@ -43,7 +43,7 @@ func (c CertificateMailConsumer) Handle(ctx context.Context, tx bus.Tx, d bus.De
 		!names.ValidSlug(ev.GetSlug()) || ev.GetFailedAt() == nil {
 		return bus.Permanent(fmt.Errorf("certificate_failed %s: malformed", d.ID))
 	}
-	return c.Service.MailCertificateFailed(ctx, c.Repo(tx), app.CertificateFailed{
+	return c.Service.MailCertificateFailed(ctx, c.Repo(tx), usecase.CertificateFailed{
 		AccountID: ev.GetAccountId(), Slug: ev.GetSlug(), Hostname: h, FailedAt: ev.GetFailedAt().AsTime(),
 	})
 }

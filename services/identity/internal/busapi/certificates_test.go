@@ -19,10 +19,10 @@ import (
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
 	appsbus "tori.dev/proto/tori/apps/v1"
 	"tori.dev/services/identity/internal/account"
-	"tori.dev/services/identity/internal/app"
 	"tori.dev/services/identity/internal/busapi"
 	"tori.dev/services/identity/internal/store"
 	"tori.dev/services/identity/internal/store/storetest"
+	"tori.dev/services/identity/internal/usecase"
 )
 
 // The apps service reports a custom hostname's certificate failed; identity mails the owner
@@ -36,7 +36,7 @@ func TestCertificateFailedMailsTheOwner(t *testing.T) {
 	}
 	box := &mailbox{}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	c := busapi.CertificateMailConsumer{Repo: store.Bind, Service: app.New(app.Deps{Store: st, Mailer: box, Log: log}), Log: log}
+	c := busapi.CertificateMailConsumer{Repo: store.Bind, Service: usecase.New(usecase.Deps{Store: st, Mailer: box, Log: log}), Log: log}
 	if got := c.Subscription(); got.Queue != "identity.certificates" || len(got.Keys) != 1 || got.Keys[0] != appsbus.KeyDomainCertificateFailed {
 		t.Fatalf("subscription %+v", got)
 	}
@@ -68,7 +68,7 @@ func TestCertificateFailedMailsTheOwner(t *testing.T) {
 		t.Fatalf("unknown account: %v, %d mails", err, len(box.msgs))
 	}
 	box.fail = true
-	if err := deliver(event(acc.ID)); !errors.Is(err, app.ErrMailUnavailable) || bus.IsPermanent(err) {
+	if err := deliver(event(acc.ID)); !errors.Is(err, usecase.ErrMailUnavailable) || bus.IsPermanent(err) {
 		t.Fatalf("refused mail: %v", err)
 	}
 	box.fail = false

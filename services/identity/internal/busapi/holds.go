@@ -11,7 +11,7 @@ import (
 	"tori.dev/pkg/bus"
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
-	"tori.dev/services/identity/internal/app"
+	"tori.dev/services/identity/internal/usecase"
 )
 
 // HoldsQueue is identity's own durable queue for billing's hold notices.
@@ -20,8 +20,8 @@ const HoldsQueue = "identity.holds"
 // HoldMailConsumer mails an account's owner about its payment-failure hold when billing says
 // a notice is due.
 type HoldMailConsumer struct {
-	Repo    func(tx bus.Tx) app.Repo
-	Service *app.Service
+	Repo    func(tx bus.Tx) usecase.Repo
+	Service *usecase.Service
 	Log     *slog.Logger
 }
 
@@ -44,7 +44,7 @@ func (c HoldMailConsumer) Handle(ctx context.Context, tx bus.Tx, d bus.Delivery)
 	if uuid.Validate(ev.GetAccountId()) != nil || ev.GetSince() == nil || ev.GetDeploysRefusedFrom() == nil || ev.GetServingStopsFrom() == nil {
 		return bus.Permanent(fmt.Errorf("hold_notice %s: malformed", d.ID))
 	}
-	return c.Service.MailHoldNotice(ctx, c.Repo(tx), app.HoldNotice{
+	return c.Service.MailHoldNotice(ctx, c.Repo(tx), usecase.HoldNotice{
 		AccountID: ev.GetAccountId(), Notice: notice, Since: ev.GetSince().AsTime(),
 		DeploysRefusedFrom: ev.GetDeploysRefusedFrom().AsTime(), ServingStopsFrom: ev.GetServingStopsFrom().AsTime(),
 	})

@@ -19,10 +19,10 @@ import (
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
 	"tori.dev/services/identity/internal/account"
-	"tori.dev/services/identity/internal/app"
 	"tori.dev/services/identity/internal/busapi"
 	"tori.dev/services/identity/internal/store"
 	"tori.dev/services/identity/internal/store/storetest"
+	"tori.dev/services/identity/internal/usecase"
 )
 
 // Billing says a hold's notice is due; identity, which alone knows the owner's address, mails
@@ -36,7 +36,7 @@ func TestHoldNoticesMailTheOwner(t *testing.T) {
 	}
 	box := &mailbox{}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	c := busapi.HoldMailConsumer{Repo: store.Bind, Service: app.New(app.Deps{Store: st, Mailer: box, Log: log}), Log: log}
+	c := busapi.HoldMailConsumer{Repo: store.Bind, Service: usecase.New(usecase.Deps{Store: st, Mailer: box, Log: log}), Log: log}
 	if got := c.Subscription(); got.Queue != "identity.holds" || len(got.Keys) != 1 || got.Keys[0] != billingbus.KeyHoldNotice {
 		t.Fatalf("subscription %+v", got)
 	}
@@ -82,7 +82,7 @@ func TestHoldNoticesMailTheOwner(t *testing.T) {
 		t.Fatalf("unknown account: %v, %d mails", err, len(box.msgs))
 	}
 	box.fail = true
-	if err := deliver(notice(acc.ID, "payment_failed")); !errors.Is(err, app.ErrMailUnavailable) || bus.IsPermanent(err) {
+	if err := deliver(notice(acc.ID, "payment_failed")); !errors.Is(err, usecase.ErrMailUnavailable) || bus.IsPermanent(err) {
 		t.Fatalf("refused mail: %v", err)
 	}
 	box.fail = false

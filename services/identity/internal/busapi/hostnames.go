@@ -11,7 +11,7 @@ import (
 	"tori.dev/pkg/bus"
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
 	appsbus "tori.dev/proto/tori/apps/v1"
-	"tori.dev/services/identity/internal/app"
+	"tori.dev/services/identity/internal/usecase"
 )
 
 // HostnamesQueue is identity's own durable queue for the apps service's hostname warnings.
@@ -20,8 +20,8 @@ const HostnamesQueue = "identity.hostnames"
 // HostnameMailConsumer mails an account's owner when apps reports an active hostname's TXT
 // record missing.
 type HostnameMailConsumer struct {
-	Repo    func(tx bus.Tx) app.Repo
-	Service *app.Service
+	Repo    func(tx bus.Tx) usecase.Repo
+	Service *usecase.Service
 	Log     *slog.Logger
 }
 
@@ -45,7 +45,7 @@ func (c HostnameMailConsumer) Handle(ctx context.Context, tx bus.Tx, d bus.Deliv
 		!names.ValidVerificationValue(ev.GetRecordValue()) || ev.GetMissingSince() == nil || ev.GetDeactivateAt() == nil {
 		return bus.Permanent(fmt.Errorf("verification_failing %s: malformed", d.ID))
 	}
-	return c.Service.MailHostnameFailing(ctx, c.Repo(tx), app.HostnameFailing{
+	return c.Service.MailHostnameFailing(ctx, c.Repo(tx), usecase.HostnameFailing{
 		AccountID: ev.GetAccountId(), Slug: ev.GetSlug(), Hostname: h,
 		RecordName: ev.GetRecordName(), RecordValue: ev.GetRecordValue(),
 		MissingSince: ev.GetMissingSince().AsTime(), DeactivateAt: ev.GetDeactivateAt().AsTime(),

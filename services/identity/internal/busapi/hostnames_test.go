@@ -20,19 +20,19 @@ import (
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
 	appsbus "tori.dev/proto/tori/apps/v1"
 	"tori.dev/services/identity/internal/account"
-	"tori.dev/services/identity/internal/app"
 	"tori.dev/services/identity/internal/busapi"
 	"tori.dev/services/identity/internal/store"
 	"tori.dev/services/identity/internal/store/storetest"
+	"tori.dev/services/identity/internal/usecase"
 )
 
 type mailbox struct {
 	mu   sync.Mutex
-	msgs []app.Mail
+	msgs []usecase.Mail
 	fail bool
 }
 
-func (m *mailbox) Send(_ context.Context, msg app.Mail) error {
+func (m *mailbox) Send(_ context.Context, msg usecase.Mail) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.fail {
@@ -53,7 +53,7 @@ func TestVerificationFailingMailsTheOwner(t *testing.T) {
 	}
 	box := &mailbox{}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	c := busapi.HostnameMailConsumer{Repo: store.Bind, Service: app.New(app.Deps{Store: st, Mailer: box, Log: log}), Log: log}
+	c := busapi.HostnameMailConsumer{Repo: store.Bind, Service: usecase.New(usecase.Deps{Store: st, Mailer: box, Log: log}), Log: log}
 	if got := c.Subscription(); got.Queue != "identity.hostnames" || len(got.Keys) != 1 || got.Keys[0] != appsbus.KeyDomainVerificationFailing {
 		t.Fatalf("subscription %+v", got)
 	}
@@ -110,7 +110,7 @@ func TestVerificationFailingMailsTheOwner(t *testing.T) {
 	}
 	// A mail server that refuses: retried by the bus, not dropped.
 	box.fail = true
-	if err := deliver(event(acc.ID)); !errors.Is(err, app.ErrMailUnavailable) || bus.IsPermanent(err) {
+	if err := deliver(event(acc.ID)); !errors.Is(err, usecase.ErrMailUnavailable) || bus.IsPermanent(err) {
 		t.Fatalf("refused mail: %v", err)
 	}
 	box.fail = false

@@ -15,7 +15,7 @@ import (
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
 	"tori.dev/services/identity/internal/account"
-	"tori.dev/services/identity/internal/app"
+	"tori.dev/services/identity/internal/usecase"
 )
 
 // PlansQueue is identity's own durable queue for billing's plan changes.
@@ -25,7 +25,7 @@ const PlansQueue = "identity.plans"
 type PlanConsumer struct {
 	// Repo binds the consumer's transaction to the store, so the copy commits with the
 	// record that the message was processed.
-	Repo func(tx bus.Tx) app.Repo
+	Repo func(tx bus.Tx) usecase.Repo
 	Log  *slog.Logger
 }
 
@@ -48,7 +48,7 @@ func (pc PlanConsumer) Handle(ctx context.Context, tx bus.Tx, d bus.Delivery) er
 	if ts := ev.GetChangedAt(); ts != nil {
 		p.UpdatedAt = ts.AsTime()
 	}
-	saved, err := app.ApplyPlanChange(ctx, pc.Repo(tx), ev.GetAccountId(), p)
+	saved, err := usecase.ApplyPlanChange(ctx, pc.Repo(tx), ev.GetAccountId(), p)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"tori.dev/pkg/callerid"
-	"tori.dev/services/identity/internal/app"
+	"tori.dev/services/identity/internal/usecase"
 )
 
 // accountJSON is the contract's Account: nothing but id, email and name in user; plan and
@@ -29,7 +29,7 @@ type databaseJSON struct {
 	MaxBytes        int64 `json:"maxBytes"`
 }
 
-func accountBody(v app.AccountView) accountJSON {
+func accountBody(v usecase.AccountView) accountJSON {
 	return accountJSON{
 		User:          userJSON{v.User.ID, v.User.Email, v.User.Name},
 		Plan:          v.Plan.Name,

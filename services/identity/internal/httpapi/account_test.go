@@ -6,7 +6,7 @@ import (
 
 	identityv1 "tori.dev/proto/gen/tori/identity/v1"
 	"tori.dev/services/identity/internal/account"
-	"tori.dev/services/identity/internal/app"
+	"tori.dev/services/identity/internal/usecase"
 )
 
 func TestAccountShapeAndPlanSources(t *testing.T) {
@@ -158,9 +158,9 @@ func TestAKeptPlanChangeAnnouncesTheAccount(t *testing.T) {
 	}
 	apply := func(p account.Plan) bool {
 		var saved bool
-		err := h.store.InTx(context.Background(), func(tx app.Repo) error {
+		err := h.store.InTx(context.Background(), func(tx usecase.Repo) error {
 			var err error
-			saved, err = app.ApplyPlanChange(context.Background(), tx, ada.AccountID, p)
+			saved, err = usecase.ApplyPlanChange(context.Background(), tx, ada.AccountID, p)
 			return err
 		})
 		if err != nil {

@@ -4,8 +4,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"tori.dev/pkg/callerid"
-	"tori.dev/services/identity/internal/app"
 	"tori.dev/services/identity/internal/auth"
+	"tori.dev/services/identity/internal/usecase"
 )
 
 var okBody = fiber.Map{"ok": true}
@@ -92,7 +92,7 @@ func (h handlers) token(c *fiber.Ctx) error {
 	if err := decode(c.Body(), &req); err != nil {
 		return counted(err)
 	}
-	var out app.IssuedToken
+	var out usecase.IssuedToken
 	var err error
 	switch {
 	case req.DeviceCode != "" && req.Code == "":

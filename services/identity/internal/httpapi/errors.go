@@ -10,8 +10,8 @@ import (
 
 	"tori.dev/pkg/httperror"
 	"tori.dev/services/identity/internal/account"
-	"tori.dev/services/identity/internal/app"
 	"tori.dev/services/identity/internal/auth"
+	"tori.dev/services/identity/internal/usecase"
 )
 
 // HeaderCountBucket tells the gateway to count a token request against the caller's
@@ -46,8 +46,8 @@ var mapping = []struct {
 	{auth.ErrInvalidUserCode, httperror.New(http.StatusBadRequest, "invalid_user_code")},
 	{auth.ErrInvalidRedirectURI, httperror.New(http.StatusBadRequest, "invalid_redirect_uri").
 		WithMessage("redirectUri must be http://127.0.0.1:<port>/…, http://[::1]:<port>/… or http://localhost:<port>/…")},
-	{app.ErrMailUnavailable, httperror.New(http.StatusServiceUnavailable, "mail_unavailable")},
-	{app.ErrPlanUnavailable, httperror.New(http.StatusServiceUnavailable, "service_unavailable")},
+	{usecase.ErrMailUnavailable, httperror.New(http.StatusServiceUnavailable, "mail_unavailable")},
+	{usecase.ErrPlanUnavailable, httperror.New(http.StatusServiceUnavailable, "service_unavailable")},
 }
 
 // toHTTP translates a domain error, or returns nil for anything else.

@@ -27,9 +27,9 @@ import (
 	"tori.dev/pkg/logging"
 	"tori.dev/pkg/testinfra"
 	"tori.dev/services/identity/internal/account"
-	"tori.dev/services/identity/internal/app"
 	"tori.dev/services/identity/internal/httpapi"
 	"tori.dev/services/identity/internal/store/storetest"
+	"tori.dev/services/identity/internal/usecase"
 )
 
 const consoleURL = "http://console.test:5173"
@@ -57,12 +57,12 @@ func (c *fakeClock) Advance(d time.Duration) {
 // fakeMailer keeps what would have been sent; fail makes it refuse.
 type fakeMailer struct {
 	mu   sync.Mutex
-	msgs []app.Mail
+	msgs []usecase.Mail
 	fail bool
-	next app.Mailer // when set, also delivers there (the log test uses a real FileSender)
+	next usecase.Mailer // when set, also delivers there (the log test uses a real FileSender)
 }
 
-func (m *fakeMailer) Send(ctx context.Context, msg app.Mail) error {
+func (m *fakeMailer) Send(ctx context.Context, msg usecase.Mail) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.fail {
@@ -75,7 +75,7 @@ func (m *fakeMailer) Send(ctx context.Context, msg app.Mail) error {
 	return nil
 }
 
-func (m *fakeMailer) last(t *testing.T) app.Mail {
+func (m *fakeMailer) last(t *testing.T) usecase.Mail {
 	t.Helper()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -101,7 +101,7 @@ func (p *fakePlans) AccountPlan(ctx context.Context, accountID string) (account.
 	defer p.mu.Unlock()
 	p.calls++
 	if p.plan == nil {
-		return account.Plan{}, fmt.Errorf("%w: bus: request timed out", app.ErrPlanUnavailable)
+		return account.Plan{}, fmt.Errorf("%w: bus: request timed out", usecase.ErrPlanUnavailable)
 	}
 	return *p.plan, nil
 }
@@ -113,7 +113,7 @@ type harness struct {
 	mailer *fakeMailer
 	plans  *fakePlans
 	pool   *pgxpool.Pool
-	store  app.Store
+	store  usecase.Store
 	logs   *testinfra.LogBuffer
 }
 
@@ -130,7 +130,7 @@ func newHarness(t *testing.T) *harness {
 		logs:   &testinfra.LogBuffer{},
 	}
 	log := logging.New("identity", h.logs)
-	svc := app.New(app.Deps{Store: st, Mailer: h.mailer, Plans: h.plans, Log: log, Now: h.clock.Now, ConsoleURL: consoleURL})
+	svc := usecase.New(usecase.Deps{Store: st, Mailer: h.mailer, Plans: h.plans, Log: log, Now: h.clock.Now, ConsoleURL: consoleURL})
 	h.app = httpapi.New(httpapi.Config{Service: svc, SigningKey: signingKey, Log: log, Health: health.NewIdentity("identity", "test")})
 	return h
 }

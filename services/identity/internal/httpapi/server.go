@@ -12,7 +12,7 @@ import (
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/httperror"
 	"tori.dev/pkg/httpserver"
-	"tori.dev/services/identity/internal/app"
+	"tori.dev/services/identity/internal/usecase"
 )
 
 // bodyLimit is far above any body these routes read; larger ones are 413.
@@ -20,14 +20,14 @@ const bodyLimit = 64 << 10
 
 // Config is what the HTTP layer is built from.
 type Config struct {
-	Service    *app.Service
+	Service    *usecase.Service
 	SigningKey []byte
 	Log        *slog.Logger
 	Health     health.Identity
 }
 
 type handlers struct {
-	svc *app.Service
+	svc *usecase.Service
 }
 
 // New builds the Fiber app with every route.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"tori.dev/services/identity/internal/app"
+	"tori.dev/services/identity/internal/usecase"
 )
 
 // FileSender writes each message to its own file, for development without a mail server.
@@ -22,7 +22,7 @@ type FileSender struct {
 }
 
 // Send writes m as <time>-<id>.eml, readable only by this user: the file holds a live link.
-func (s FileSender) Send(ctx context.Context, m app.Mail) error {
+func (s FileSender) Send(ctx context.Context, m usecase.Mail) error {
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return fmt.Errorf("mail: make %s: %w", s.Dir, err)
 	}

@@ -12,12 +12,12 @@ import (
 
 	"github.com/google/uuid"
 
-	"tori.dev/services/identity/internal/app"
+	"tori.dev/services/identity/internal/usecase"
 )
 
 // render builds the RFC 5322 form of m with CRLF line ends. Subject and addresses come from
 // this service, never from a customer's free text, so they need no encoding beyond ASCII.
-func render(from string, m app.Mail, now time.Time) []byte {
+func render(from string, m usecase.Mail, now time.Time) []byte {
 	var b bytes.Buffer
 	domain := "tori.localhost"
 	if a, err := mail.ParseAddress(from); err == nil {
@@ -43,6 +43,6 @@ func render(from string, m app.Mail, now time.Time) []byte {
 }
 
 var (
-	_ app.Mailer = FileSender{}
-	_ app.Mailer = SMTPSender{}
+	_ usecase.Mailer = FileSender{}
+	_ usecase.Mailer = SMTPSender{}
 )

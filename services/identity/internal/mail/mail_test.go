@@ -10,14 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"tori.dev/services/identity/internal/app"
 	"tori.dev/services/identity/internal/mail"
 	"tori.dev/services/identity/internal/mail/mailtest"
+	"tori.dev/services/identity/internal/usecase"
 )
 
 const from = "Tori <no-reply@tori.localhost>"
 
-var msg = app.Mail{To: "ada@example.com", Subject: "Sign in to Tori", Text: "Open this link:\n\nhttp://console/auth/verify?token=SECRET\n.\nend\n"}
+var msg = usecase.Mail{To: "ada@example.com", Subject: "Sign in to Tori", Text: "Open this link:\n\nhttp://console/auth/verify?token=SECRET\n.\nend\n"}
 
 func TestSMTPSender(t *testing.T) {
 	srv := mailtest.NewServer(t)

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"tori.dev/services/identity/internal/app"
+	"tori.dev/services/identity/internal/usecase"
 )
 
 // dialTimeout bounds the whole SMTP conversation when the context has no earlier deadline;
@@ -30,7 +30,7 @@ type SMTPSender struct {
 }
 
 // Send delivers m in one SMTP session.
-func (s SMTPSender) Send(ctx context.Context, m app.Mail) error {
+func (s SMTPSender) Send(ctx context.Context, m usecase.Mail) error {
 	from, err := mail.ParseAddress(s.From)
 	if err != nil {
 		return fmt.Errorf("mail: from address: %w", err)
@@ -61,7 +61,7 @@ func (s SMTPSender) Send(ctx context.Context, m app.Mail) error {
 	return nil
 }
 
-func (s SMTPSender) deliver(c *smtp.Client, host, from string, m app.Mail) error {
+func (s SMTPSender) deliver(c *smtp.Client, host, from string, m usecase.Mail) error {
 	if ok, _ := c.Extension("STARTTLS"); ok {
 		if err := c.StartTLS(&tls.Config{ServerName: host}); err != nil {
 			return fmt.Errorf("mail: starttls: %w", err)

@@ -1,5 +1,5 @@
 // Package store keeps the identity service's state in its own Postgres schema. It
-// implements app.Store; Postgres conditions become the domain's sentinel errors here.
+// implements usecase.Store; Postgres conditions become the domain's sentinel errors here.
 package store
 
 import (
@@ -14,7 +14,7 @@ import (
 
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/pgstore"
-	"tori.dev/services/identity/internal/app"
+	"tori.dev/services/identity/internal/usecase"
 )
 
 //go:embed migrations/*.sql
@@ -41,13 +41,13 @@ type repo struct {
 	tx pgx.Tx // nil outside a transaction
 }
 
-// Store is the Postgres implementation of app.Store.
+// Store is the Postgres implementation of usecase.Store.
 type Store struct {
 	repo
 	pool *pgxpool.Pool
 }
 
-var _ app.Store = (*Store)(nil)
+var _ usecase.Store = (*Store)(nil)
 
 // New wraps a pool connected as the identity role.
 func New(pool *pgxpool.Pool) *Store {
@@ -55,7 +55,7 @@ func New(pool *pgxpool.Pool) *Store {
 }
 
 // InTx runs fn in one transaction, committed when fn returns nil.
-func (s *Store) InTx(ctx context.Context, fn func(tx app.Repo) error) error {
+func (s *Store) InTx(ctx context.Context, fn func(tx usecase.Repo) error) error {
 	return pgstore.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		return fn(&repo{q: tx, tx: tx})
 	})
@@ -81,4 +81,4 @@ func notFound(err, sentinel error) error {
 
 // Bind is the store inside tx, the transaction a bus consumer opened for a message, so the
 // use case's effects commit with the record that the message was processed.
-func Bind(tx bus.Tx) app.Repo { return &repo{q: tx.Pgx(), tx: tx.Pgx()} }
+func Bind(tx bus.Tx) usecase.Repo { return &repo{q: tx.Pgx(), tx: tx.Pgx()} }

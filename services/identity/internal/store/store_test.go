@@ -12,10 +12,10 @@ import (
 	identityv1 "tori.dev/proto/gen/tori/identity/v1"
 	identitybus "tori.dev/proto/tori/identity/v1"
 	"tori.dev/services/identity/internal/account"
-	"tori.dev/services/identity/internal/app"
 	"tori.dev/services/identity/internal/auth"
 	"tori.dev/services/identity/internal/store"
 	"tori.dev/services/identity/internal/store/storetest"
+	"tori.dev/services/identity/internal/usecase"
 )
 
 var t0 = time.Date(2026, 11, 22, 2, 30, 0, 0, time.UTC)
@@ -62,7 +62,7 @@ func TestAccounts(t *testing.T) {
 		t.Fatalf("a second account for one address: %v", err)
 	}
 
-	err = s.InTx(ctx, func(tx app.Repo) error {
+	err = s.InTx(ctx, func(tx usecase.Repo) error {
 		locked, _, err := tx.LockAccount(ctx, a.ID)
 		if err != nil {
 			return err
@@ -207,7 +207,7 @@ func TestDeviceGrantRoundTrip(t *testing.T) {
 		t.Fatalf("a clashing user code must be refused quietly: %v %v", ok, err)
 	}
 
-	err := s.InTx(ctx, func(tx app.Repo) error {
+	err := s.InTx(ctx, func(tx usecase.Repo) error {
 		got, err := tx.LockDeviceGrantByUserCode(ctx, auth.Hash(userCode))
 		if err != nil {
 			return err
@@ -223,7 +223,7 @@ func TestDeviceGrantRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = s.InTx(ctx, func(tx app.Repo) error {
+	err = s.InTx(ctx, func(tx usecase.Repo) error {
 		got, err := tx.LockDeviceGrantByDeviceCode(ctx, auth.Hash(deviceCode))
 		if err != nil {
 			return err
@@ -252,12 +252,12 @@ func TestPublishOnlyInsideTx(t *testing.T) {
 	if err := s.Publish(ctx, identitybus.KeyTokenRevoked, ev); err == nil {
 		t.Fatal("publish outside a transaction must fail: the event would not commit with its change")
 	}
-	if err := s.InTx(ctx, func(tx app.Repo) error { return tx.Publish(ctx, identitybus.KeyTokenRevoked, ev) }); err != nil {
+	if err := s.InTx(ctx, func(tx usecase.Repo) error { return tx.Publish(ctx, identitybus.KeyTokenRevoked, ev) }); err != nil {
 		t.Fatal(err)
 	}
 	// A rolled-back transaction leaves no event.
 	boom := errors.New("boom")
-	_ = s.InTx(ctx, func(tx app.Repo) error {
+	_ = s.InTx(ctx, func(tx usecase.Repo) error {
 		_ = tx.Publish(ctx, identitybus.KeyAccountUpdated, &identityv1.AccountUpdated{})
 		return boom
 	})

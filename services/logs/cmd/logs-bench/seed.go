@@ -6,9 +6,9 @@ import (
 	"sync"
 	"time"
 
-	"tori.dev/services/logs/internal/app"
 	"tori.dev/services/logs/internal/logs"
 	"tori.dev/services/logs/internal/store"
+	"tori.dev/services/logs/internal/usecase"
 )
 
 const (
@@ -37,7 +37,7 @@ func seed(ctx context.Context, db *scratch, st *store.Store, gen *generator, n i
 		go func() {
 			defer wg.Done()
 			for c := range chunks {
-				err := st.InTx(ctx, func(tx app.Tx) error {
+				err := st.InTx(ctx, func(tx usecase.Tx) error {
 					_, err := tx.CopyEntries(ctx, c)
 					return err
 				})

@@ -12,11 +12,11 @@ import (
 	"tori.dev/pkg/service"
 	appsbus "tori.dev/proto/tori/apps/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
-	"tori.dev/services/logs/internal/app"
 	"tori.dev/services/logs/internal/busapi"
 	"tori.dev/services/logs/internal/config"
 	"tori.dev/services/logs/internal/httpapi"
 	"tori.dev/services/logs/internal/store"
+	"tori.dev/services/logs/internal/usecase"
 )
 
 // run serves with the process's own environment and logs to stderr.
@@ -40,7 +40,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		p.OnClose(st.Close)
 
 		now, log := time.Now, p.Log
-		partitions := app.NewPartitions(st, log, now, cfg.PartitionsAhead, cfg.MaxRetentionDays)
+		partitions := usecase.NewPartitions(st, log, now, cfg.PartitionsAhead, cfg.MaxRetentionDays)
 		// Today's partition exists before the first batch is taken; failing that is failing to
 		// start.
 		if _, err := partitions.Upkeep(ctx); err != nil {
@@ -49,15 +49,15 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		if err := p.DialBus(ctx); err != nil {
 			return err
 		}
-		plans := app.NewPlans(st, busapi.BillingPlans{Client: billingbus.PlanClient{Bus: p.Bus, Timeout: cfg.PlanLookupTimeout}}, log)
-		apps := app.NewAppFinder(st, busapi.AppsLookup{Client: appsbus.AppClient{Bus: p.Bus, Timeout: cfg.AppLookupTimeout}}, log)
+		plans := usecase.NewPlans(st, busapi.BillingPlans{Client: billingbus.PlanClient{Bus: p.Bus, Timeout: cfg.PlanLookupTimeout}}, log)
+		apps := usecase.NewAppFinder(st, busapi.AppsLookup{Client: appsbus.AppClient{Bus: p.Bus, Timeout: cfg.AppLookupTimeout}}, log)
 		// Open streams end (with their final event) as the shutdown starts, or the HTTP
 		// shutdown would wait for them.
 		stopping, stopStreams := context.WithCancel(context.WithoutCancel(ctx))
 		p.Go("log streams", func(ctx context.Context) error { <-ctx.Done(); stopStreams(); return nil })
 		web := httpapi.New(httpapi.Deps{
-			Reader:   app.NewReader(apps, st, plans, now),
-			Streamer: app.NewStreamer(apps, plans, st, now, cfg.StreamLate),
+			Reader:   usecase.NewReader(apps, st, plans, now),
+			Streamer: usecase.NewStreamer(apps, plans, st, now, cfg.StreamLate),
 			Stream: httpapi.StreamLimits{
 				Poll: cfg.StreamPoll, Heartbeat: cfg.StreamHeartbeat,
 				Idle: cfg.StreamIdle, Lifetime: cfg.StreamLifetime,
@@ -68,7 +68,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 			return err
 		}
 		p.Consume(
-			busapi.NewIngest(st, app.NewIngest(st, log, now, partitions.MaxDays)).Subscription(cfg.IngestPrefetch),
+			busapi.NewIngest(st, usecase.NewIngest(st, log, now, partitions.MaxDays)).Subscription(cfg.IngestPrefetch),
 			busapi.NewApps(st, now).Subscription(),
 			busapi.NewPlans(st, plans, log).Subscription(),
 		)
@@ -77,7 +77,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		p.RelayOutboxKeeping(cfg.MaintenanceInterval, bus.Retention{Sent: bus.DefaultKeepSent, Processed: cfg.ProcessedRetention})
 		p.Go("profiles", func(ctx context.Context) error { return profiling.Serve(ctx, cfg.Profiling, log) })
 		p.Every(lifecycle.Job{Name: "partition maintenance", Every: cfg.MaintenanceInterval, Run: partitions.Upkeep})
-		p.Every(lifecycle.Job{Name: "deleted-app cleanup", Every: cfg.CleanupInterval, Run: app.NewCleanup(st, log, now, cfg.CleanupBatch).Run})
+		p.Every(lifecycle.Job{Name: "deleted-app cleanup", Every: cfg.CleanupInterval, Run: usecase.NewCleanup(st, log, now, cfg.CleanupBatch).Run})
 		return nil
 	})
 }

@@ -10,14 +10,14 @@ import (
 	"tori.dev/pkg/bus"
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
 	appsbus "tori.dev/proto/tori/apps/v1"
-	"tori.dev/services/logs/internal/app"
 	"tori.dev/services/logs/internal/logs"
+	"tori.dev/services/logs/internal/usecase"
 )
 
 // Apps consumes the apps' lives.
 type Apps struct {
 	txs  Transactions
-	apps app.Apps
+	apps usecase.Apps
 	now  func() time.Time
 }
 
@@ -28,7 +28,7 @@ func NewApps(txs Transactions, now func() time.Time) *Apps {
 
 // Subscription is the durable consumer of the apps' lives, batched: the copy must keep up
 // with a burst of creates, and a commit for each one cost the apps service a quarter of its
-// creates a second on the machine they share (README, Performance).
+// creates a second on the machine they share (docs/performance.md).
 func (a *Apps) Subscription() bus.Subscription {
 	return bus.Subscription{Queue: QueueApps, Keys: []string{appsbus.KeyAppCreated, appsbus.KeyAppDeleted}, Handle: a.Handle, Batch: true}
 }

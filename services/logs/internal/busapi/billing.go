@@ -13,7 +13,7 @@ type BillingPlans struct {
 	Client billingbus.PlanClient
 }
 
-// AccountPlan implements app.PlanSource. Its errors wrap both logs.ErrPlanUnavailable and
+// AccountPlan implements usecase.PlanSource. Its errors wrap both logs.ErrPlanUnavailable and
 // billingbus.ErrPlanUnavailable.
 func (b BillingPlans) AccountPlan(ctx context.Context, accountID string) (logs.Plan, error) {
 	reply, err := b.Client.AccountPlan(ctx, accountID)

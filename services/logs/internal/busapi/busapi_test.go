@@ -23,10 +23,10 @@ import (
 	appsbus "tori.dev/proto/tori/apps/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
 	zonebus "tori.dev/proto/tori/zone/v1"
-	"tori.dev/services/logs/internal/app"
 	"tori.dev/services/logs/internal/busapi"
 	"tori.dev/services/logs/internal/logs"
 	"tori.dev/services/logs/internal/logstest"
+	"tori.dev/services/logs/internal/usecase"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -223,7 +223,7 @@ func TestAppDeletedBeforeCreatedStaysDeleted(t *testing.T) {
 func TestPlanKeepsTheHighestVersion(t *testing.T) {
 	db := logstest.NewDB(t)
 	ctx := context.Background()
-	plans := busapi.NewPlans(db.Store, app.NewPlans(db.Store, nil, quiet), quiet)
+	plans := busapi.NewPlans(db.Store, usecase.NewPlans(db.Store, nil, quiet), quiet)
 	change := func(version int64, days int64) {
 		t.Helper()
 		must(t, handle(t, db, plans.Handle, delivery(t, billingbus.KeyPlanChanged, &billingv1.AccountPlanChanged{
@@ -246,7 +246,7 @@ func TestPlanKeepsTheHighestVersion(t *testing.T) {
 }
 
 func newIngest(db *logstest.DB, now time.Time) *busapi.Ingest {
-	return busapi.NewIngest(db.Store, app.NewIngest(db.Store, quiet, func() time.Time { return now }, func() int { return 30 }))
+	return busapi.NewIngest(db.Store, usecase.NewIngest(db.Store, quiet, func() time.Time { return now }, func() int { return 30 }))
 }
 
 func must(t *testing.T, err error) {

@@ -7,18 +7,18 @@ import (
 	"tori.dev/pkg/bus"
 	logsv1 "tori.dev/proto/gen/tori/logs/v1"
 	zonebus "tori.dev/proto/tori/zone/v1"
-	"tori.dev/services/logs/internal/app"
 	"tori.dev/services/logs/internal/logs"
+	"tori.dev/services/logs/internal/usecase"
 )
 
 // Ingest consumes the zones' log batches.
 type Ingest struct {
 	txs    Transactions
-	ingest *app.Ingest
+	ingest *usecase.Ingest
 }
 
 // NewIngest builds the zone.logs.batch consumer.
-func NewIngest(txs Transactions, ingest *app.Ingest) *Ingest {
+func NewIngest(txs Transactions, ingest *usecase.Ingest) *Ingest {
 	return &Ingest{txs: txs, ingest: ingest}
 }
 
@@ -35,7 +35,7 @@ func (in *Ingest) Handle(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 		return bus.Permanent(fmt.Errorf("busapi: decode LogBatch: %w", err))
 	}
 	zone, _ := bus.ZoneOf(d.Publisher)
-	b := app.Batch{MessageID: d.ID, Zone: zone, Entries: make([]logs.Entry, 0, len(batch.GetEntries()))}
+	b := usecase.Batch{MessageID: d.ID, Zone: zone, Entries: make([]logs.Entry, 0, len(batch.GetEntries()))}
 	for _, w := range batch.GetEntries() {
 		e, reason := entryFromWire(w)
 		if reason != "" {

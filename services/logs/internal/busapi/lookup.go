@@ -14,7 +14,7 @@ type AppsLookup struct {
 	Client appsbus.AppClient
 }
 
-// LookupApp implements app.AppSource. Its errors wrap both logs.ErrAppUnavailable and
+// LookupApp implements usecase.AppSource. Its errors wrap both logs.ErrAppUnavailable and
 // appsbus.ErrAppUnavailable.
 func (l AppsLookup) LookupApp(ctx context.Context, accountID, slug string) (logs.App, time.Time, bool, error) {
 	m, err := l.Client.Lookup(ctx, accountID, slug)

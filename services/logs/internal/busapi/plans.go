@@ -8,19 +8,19 @@ import (
 	"tori.dev/pkg/bus"
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
-	"tori.dev/services/logs/internal/app"
 	"tori.dev/services/logs/internal/logs"
+	"tori.dev/services/logs/internal/usecase"
 )
 
 // Plans consumes billing's plan changes into the service's copy of each account's plan.
 type Plans struct {
 	txs   Transactions
-	plans *app.Plans
+	plans *usecase.Plans
 	log   *slog.Logger
 }
 
 // NewPlans builds the billing.account.plan_changed consumer.
-func NewPlans(txs Transactions, plans *app.Plans, log *slog.Logger) *Plans {
+func NewPlans(txs Transactions, plans *usecase.Plans, log *slog.Logger) *Plans {
 	return &Plans{txs: txs, plans: plans, log: log}
 }
 

@@ -7,7 +7,7 @@ package busapi
 
 import (
 	"tori.dev/pkg/bus"
-	"tori.dev/services/logs/internal/app"
+	"tori.dev/services/logs/internal/usecase"
 )
 
 // The durable queues this service consumes from.
@@ -20,5 +20,5 @@ const (
 // Transactions turns the transaction the bus opened for a message into the use cases' Tx;
 // *store.Store is one.
 type Transactions interface {
-	Bind(tx bus.Tx) app.Tx
+	Bind(tx bus.Tx) usecase.Tx
 }

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"tori.dev/contract/apitime"
-	"tori.dev/services/logs/internal/app"
 	"tori.dev/services/logs/internal/logs"
+	"tori.dev/services/logs/internal/usecase"
 )
 
 // refPage is the contract's log response written out field by field, with every value
@@ -32,7 +32,7 @@ type refEntry struct {
 	Message   string  `json:"message"`
 }
 
-func refEncode(t testing.TB, p app.Page) []byte {
+func refEncode(t testing.TB, p usecase.Page) []byte {
 	t.Helper()
 	r := refPage{
 		RetentionDays: p.RetentionDays,
@@ -58,7 +58,7 @@ func refEncode(t testing.TB, p app.Page) []byte {
 	return b
 }
 
-func encoded(t testing.TB, p app.Page) []byte {
+func encoded(t testing.TB, p usecase.Page) []byte {
 	t.Helper()
 	var got []byte
 	if err := encodePage(p, func(b []byte) { got = bytes.Clone(b) }); err != nil {
@@ -67,7 +67,7 @@ func encoded(t testing.TB, p app.Page) []byte {
 	return got
 }
 
-func checkSame(t *testing.T, p app.Page) {
+func checkSame(t *testing.T, p usecase.Page) {
 	t.Helper()
 	want := refEncode(t, p)
 	if got := encoded(t, p); !bytes.Equal(got, want) {
@@ -102,11 +102,11 @@ func TestEncodePageMatchesTheReference(t *testing.T) {
 		entries = append(entries, e)
 	}
 	local := time.FixedZone("UTC+5", 5*3600)
-	checkSame(t, app.Page{RetentionDays: 30, Start: ts.Add(-time.Hour), End: ts, Entries: entries,
+	checkSame(t, usecase.Page{RetentionDays: 30, Start: ts.Add(-time.Hour), End: ts, Entries: entries,
 		Next: &logs.Cursor{Timestamp: ts, ID: 99}})
 	// No entries is an empty array, not null; no next is null; times in any zone are UTC.
-	checkSame(t, app.Page{RetentionDays: 1, Start: ts.In(local), End: ts.Add(time.Hour).In(local), Entries: []logs.Entry{}})
-	checkSame(t, app.Page{RetentionDays: 7, Start: ts, End: ts})
+	checkSame(t, usecase.Page{RetentionDays: 1, Start: ts.In(local), End: ts.Add(time.Hour).In(local), Entries: []logs.Entry{}})
+	checkSame(t, usecase.Page{RetentionDays: 7, Start: ts, End: ts})
 	// Millisecond truncation, and years of other than four digits.
 	for _, at := range []time.Time{
 		time.Date(2026, 12, 31, 23, 59, 59, 999_999_999, time.UTC),
@@ -116,14 +116,14 @@ func TestEncodePageMatchesTheReference(t *testing.T) {
 		time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC),
 		time.UnixMicro(1_795_000_000_123_456).In(local),
 	} {
-		checkSame(t, app.Page{RetentionDays: 30, Start: at, End: at, Entries: []logs.Entry{{ID: 1, Timestamp: at, Stream: logs.StreamStderr, Message: "x"}}})
+		checkSame(t, usecase.Page{RetentionDays: 30, Start: at, End: at, Entries: []logs.Entry{{ID: 1, Timestamp: at, Stream: logs.StreamStderr, Message: "x"}}})
 	}
 }
 
 // benchPage is a full page of request-log-shaped lines, like the logs benchmark's.
-func benchPage() app.Page {
+func benchPage() usecase.Page {
 	ts := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	p := app.Page{RetentionDays: 30, Start: ts, End: ts.Add(time.Hour), Next: &logs.Cursor{Timestamp: ts, ID: 500}}
+	p := usecase.Page{RetentionDays: 30, Start: ts, End: ts.Add(time.Hour), Next: &logs.Cursor{Timestamp: ts, ID: 500}}
 	for i := range 500 {
 		p.Entries = append(p.Entries, logs.Entry{
 			ID: int64(9_000_000 + i), Timestamp: ts.Add(time.Duration(i) * 7 * time.Millisecond), Stream: logs.StreamStdout,
@@ -159,7 +159,7 @@ func TestEncodedPageHasTheContractsFields(t *testing.T) {
 	// A page encoded after a larger one carries nothing of it (the encoder is pooled).
 	encoded(t, benchPage())
 	var small map[string]any
-	if err := json.Unmarshal(encoded(t, app.Page{RetentionDays: 1}), &small); err != nil {
+	if err := json.Unmarshal(encoded(t, usecase.Page{RetentionDays: 1}), &small); err != nil {
 		t.Fatal(err)
 	}
 	checkKeys(t, "empty page", small, map[string]string{"retentionDays": "number", "start": "string", "end": "string", "entries": "array", "next": "null"})

@@ -20,11 +20,11 @@ import (
 	"tori.dev/pkg/health"
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
-	"tori.dev/services/logs/internal/app"
 	"tori.dev/services/logs/internal/busapi"
 	"tori.dev/services/logs/internal/httpapi"
 	"tori.dev/services/logs/internal/logs"
 	"tori.dev/services/logs/internal/logstest"
+	"tori.dev/services/logs/internal/usecase"
 )
 
 var signingKey = []byte("test-signing-key")
@@ -58,9 +58,9 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	db := logstest.NewDB(t)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	plans := app.NewPlans(db.Store, busapi.BillingPlans{Client: billingbus.PlanClient{Bus: fakeBilling{}, Timeout: time.Second}}, quiet)
+	plans := usecase.NewPlans(db.Store, busapi.BillingPlans{Client: billingbus.PlanClient{Bus: fakeBilling{}, Timeout: time.Second}}, quiet)
 	web := httpapi.New(httpapi.Deps{
-		Reader:     app.NewReader(db.Store, db.Store, plans, func() time.Time { return testNow }),
+		Reader:     usecase.NewReader(db.Store, db.Store, plans, func() time.Time { return testNow }),
 		SigningKey: signingKey,
 		Identity:   health.NewIdentity("logs", "test"),
 		Log:        quiet,

@@ -4,12 +4,12 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"tori.dev/pkg/callerid"
-	"tori.dev/services/logs/internal/app"
 	"tori.dev/services/logs/internal/logs"
+	"tori.dev/services/logs/internal/usecase"
 )
 
 type logsHandler struct {
-	reader *app.Reader
+	reader *usecase.Reader
 }
 
 // get serves GET /api/apps/{slug}/logs.

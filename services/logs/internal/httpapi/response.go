@@ -6,8 +6,8 @@ import (
 	"sync"
 
 	"tori.dev/contract/apitime"
-	"tori.dev/services/logs/internal/app"
 	"tori.dev/services/logs/internal/logs"
+	"tori.dev/services/logs/internal/usecase"
 )
 
 // pageJSON is the contract's log response (shared/spec/control-plane-api.md, "Log response").
@@ -52,7 +52,7 @@ const maxPooledPage = 1 << 20
 // encodePage hands write the JSON of p, then recycles the bytes: write must not keep them.
 // encoding/json's defaults are the answer's: <, > and & escaped (safe to embed in HTML),
 // invalid UTF-8 as U+FFFD.
-func encodePage(p app.Page, write func([]byte)) error {
+func encodePage(p usecase.Page, write func([]byte)) error {
 	e := pageEncoders.Get().(*pageEncoder)
 	defer func() {
 		clear(e.page.Entries) // drop the messages' strings before the encoder waits in the pool

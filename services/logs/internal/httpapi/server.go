@@ -14,17 +14,17 @@ import (
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/httperror"
 	"tori.dev/pkg/httpserver"
-	"tori.dev/services/logs/internal/app"
+	"tori.dev/services/logs/internal/usecase"
 )
 
 // Deps is what the routes need.
 type Deps struct {
-	Reader     *app.Reader
+	Reader     *usecase.Reader
 	SigningKey []byte // the gateway's callerid key
 	Identity   health.Identity
 	Log        *slog.Logger
 	// Streamer serves the live stream; nil leaves the route out.
-	Streamer *app.Streamer
+	Streamer *usecase.Streamer
 	// Stream is the live stream's timings; zero takes DefaultStreamLimits.
 	Stream StreamLimits
 	// Stopping ends when the service stops: every open stream then ends with its final

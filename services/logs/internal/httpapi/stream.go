@@ -11,8 +11,8 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"tori.dev/pkg/callerid"
-	"tori.dev/services/logs/internal/app"
 	"tori.dev/services/logs/internal/logs"
+	"tori.dev/services/logs/internal/usecase"
 )
 
 // StreamLimits are a live stream's timings (LOGS_STREAM_*).
@@ -47,7 +47,7 @@ var DefaultStreamLimits = StreamLimits{
 const streamWriteSlack = time.Minute
 
 type streamHandler struct {
-	streamer *app.Streamer
+	streamer *usecase.Streamer
 	limits   StreamLimits
 	stopping context.Context
 	log      *slog.Logger
@@ -86,7 +86,7 @@ func (h *streamHandler) get(c *fiber.Ctx) error {
 // streamRun is one stream's loop state.
 type streamRun struct {
 	h         *streamHandler
-	tail      *app.Tail
+	tail      *usecase.Tail
 	w         *bufio.Writer
 	buf       []byte
 	opened    time.Time
@@ -95,7 +95,7 @@ type streamRun struct {
 	lastLive  time.Time
 }
 
-func newStreamRun(h *streamHandler, tail *app.Tail, w *bufio.Writer) *streamRun {
+func newStreamRun(h *streamHandler, tail *usecase.Tail, w *bufio.Writer) *streamRun {
 	now := time.Now()
 	return &streamRun{h: h, tail: tail, w: w, buf: make([]byte, 0, 8<<10), opened: now, lastEntry: now, lastWrite: now, lastLive: now}
 }

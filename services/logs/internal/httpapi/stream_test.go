@@ -18,11 +18,11 @@ import (
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
 	billingbus "tori.dev/proto/tori/billing/v1"
-	"tori.dev/services/logs/internal/app"
 	"tori.dev/services/logs/internal/busapi"
 	"tori.dev/services/logs/internal/httpapi"
 	"tori.dev/services/logs/internal/logs"
 	"tori.dev/services/logs/internal/logstest"
+	"tori.dev/services/logs/internal/usecase"
 )
 
 // streamEnv is the service on a real listener (app.Test would buffer the stream), on the
@@ -37,11 +37,11 @@ func newStreamEnv(t *testing.T, limits httpapi.StreamLimits) *streamEnv {
 	t.Helper()
 	db := logstest.NewDB(t)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	plans := app.NewPlans(db.Store, busapi.BillingPlans{Client: billingbus.PlanClient{Bus: fakeBilling{}, Timeout: time.Second}}, quiet)
+	plans := usecase.NewPlans(db.Store, busapi.BillingPlans{Client: billingbus.PlanClient{Bus: fakeBilling{}, Timeout: time.Second}}, quiet)
 	stopping, stop := context.WithCancel(context.Background())
 	web := httpapi.New(httpapi.Deps{
-		Reader:     app.NewReader(db.Store, db.Store, plans, time.Now),
-		Streamer:   app.NewStreamer(db.Store, plans, db.Store, time.Now, 2*time.Second),
+		Reader:     usecase.NewReader(db.Store, db.Store, plans, time.Now),
+		Streamer:   usecase.NewStreamer(db.Store, plans, db.Store, time.Now, 2*time.Second),
 		Stream:     limits,
 		Stopping:   stopping,
 		SigningKey: signingKey,

@@ -12,9 +12,9 @@ import (
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/pgstore"
 	"tori.dev/pkg/testinfra"
-	"tori.dev/services/logs/internal/app"
 	"tori.dev/services/logs/internal/logs"
 	"tori.dev/services/logs/internal/store"
+	"tori.dev/services/logs/internal/usecase"
 )
 
 // DB is one test's database.
@@ -71,14 +71,14 @@ func (db *DB) Seed(t testing.TB, entries []logs.Entry) {
 	if err := db.Store.EnsurePartitions(ctx, days); err != nil {
 		t.Fatal(err)
 	}
-	db.InTx(t, func(tx app.Tx) error {
+	db.InTx(t, func(tx usecase.Tx) error {
 		_, err := tx.CopyEntries(ctx, entries)
 		return err
 	})
 }
 
 // InTx runs fn in one committed transaction of the store.
-func (db *DB) InTx(t testing.TB, fn func(tx app.Tx) error) {
+func (db *DB) InTx(t testing.TB, fn func(tx usecase.Tx) error) {
 	t.Helper()
 	if err := db.Store.InTx(context.Background(), fn); err != nil {
 		t.Fatal(err)
@@ -88,13 +88,13 @@ func (db *DB) InTx(t testing.TB, fn func(tx app.Tx) error) {
 // SaveApp records a live app.
 func (db *DB) SaveApp(t testing.TB, a logs.App) {
 	t.Helper()
-	db.InTx(t, func(tx app.Tx) error { return tx.SaveApp(context.Background(), a, time.Now()) })
+	db.InTx(t, func(tx usecase.Tx) error { return tx.SaveApp(context.Background(), a, time.Now()) })
 }
 
 // MarkAppDeleted records the app deleted at at, as apps.app.deleted does.
 func (db *DB) MarkAppDeleted(t testing.TB, a logs.App, at time.Time) {
 	t.Helper()
-	db.InTx(t, func(tx app.Tx) error { return tx.MarkAppDeleted(context.Background(), a, at) })
+	db.InTx(t, func(tx usecase.Tx) error { return tx.MarkAppDeleted(context.Background(), a, at) })
 }
 
 // SavePlan records an account's plan retention at version 1.
@@ -106,7 +106,7 @@ func (db *DB) SavePlan(t testing.TB, accountID string, days int) {
 // SavePlanVersion records p as a plan_changed event would.
 func (db *DB) SavePlanVersion(t testing.TB, p logs.Plan) {
 	t.Helper()
-	db.InTx(t, func(tx app.Tx) error { return tx.SavePlan(context.Background(), p) })
+	db.InTx(t, func(tx usecase.Tx) error { return tx.SavePlan(context.Background(), p) })
 }
 
 // Count is how many entries appID has.

@@ -9,8 +9,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"tori.dev/services/logs/internal/app"
 	"tori.dev/services/logs/internal/logs"
+	"tori.dev/services/logs/internal/usecase"
 )
 
 // SaveApp records a created app. A delete that arrived first keeps the app deleted; a zone
@@ -51,29 +51,29 @@ const targetSQL = `
 		WHERE a.account_id = $1 AND a.slug = $2 AND a.deleted_at IS NULL
 		ORDER BY a.created_at DESC NULLS LAST LIMIT 1`
 
-// Target implements app.AppReader: the app and its account's plan copy in one statement.
-func (s *Store) Target(ctx context.Context, accountID, slug string) (app.Target, error) {
+// Target implements usecase.AppReader: the app and its account's plan copy in one statement.
+func (s *Store) Target(ctx context.Context, accountID, slug string) (usecase.Target, error) {
 	return scanTarget(s.pool.QueryRow(ctx, targetSQL, accountID, slug))
 }
 
-func scanTarget(row pgx.Row) (app.Target, error) {
+func scanTarget(row pgx.Row) (usecase.Target, error) {
 	var (
 		id   uuid.UUID
 		days int
 	)
 	err := row.Scan(&id, &days)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return app.Target{}, logs.ErrNotFound
+		return usecase.Target{}, logs.ErrNotFound
 	}
 	if err != nil {
-		return app.Target{}, fmt.Errorf("store: resolve app: %w", err)
+		return usecase.Target{}, fmt.Errorf("store: resolve app: %w", err)
 	}
-	return app.Target{AppID: id.String(), RetentionDays: days}, nil
+	return usecase.Target{AppID: id.String(), RetentionDays: days}, nil
 }
 
 // KnownAmong returns what the service knows of those of appIDs it has heard of, by their
 // canonical string.
-func (d queries) KnownAmong(ctx context.Context, appIDs []string) (map[string]app.Known, error) {
+func (d queries) KnownAmong(ctx context.Context, appIDs []string) (map[string]usecase.Known, error) {
 	ids := make([]uuid.UUID, len(appIDs))
 	for i, id := range appIDs {
 		u, err := uuid.Parse(id)
@@ -86,11 +86,11 @@ func (d queries) KnownAmong(ctx context.Context, appIDs []string) (map[string]ap
 	if err != nil {
 		return nil, fmt.Errorf("store: known apps: %w", err)
 	}
-	known := map[string]app.Known{}
+	known := map[string]usecase.Known{}
 	for rows.Next() {
 		var (
 			id uuid.UUID
-			k  app.Known
+			k  usecase.Known
 		)
 		if err := rows.Scan(&id, &k.Deleted, &k.Zone); err != nil {
 			return nil, fmt.Errorf("store: known apps: %w", err)

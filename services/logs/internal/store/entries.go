@@ -11,8 +11,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"tori.dev/services/logs/internal/app"
 	"tori.dev/services/logs/internal/logs"
+	"tori.dev/services/logs/internal/usecase"
 )
 
 var copyColumns = []string{"ts", "app_id", "deploy_id", "redactions", "stream", "message"}
@@ -82,7 +82,7 @@ const (
 		ORDER BY ts, id LIMIT $4`
 )
 
-// Entries implements app.EntryReader.
+// Entries implements usecase.EntryReader.
 func (s *Store) Entries(ctx context.Context, appID string, from, to time.Time, after *logs.Cursor, limit int) ([]logs.Entry, error) {
 	sql, args := pageQuery(appID, from, to, after, limit)
 	rows, err := s.pool.Query(ctx, sql, args...)
@@ -92,9 +92,9 @@ func (s *Store) Entries(ctx context.Context, appID string, from, to time.Time, a
 	return scanEntries(rows, appID, limit)
 }
 
-// TargetAndEntries implements app.CheckedEntryReader: the target lookup and the page query
+// TargetAndEntries implements usecase.CheckedEntryReader: the target lookup and the page query
 // go out as one pipelined batch, one round trip, the lookup first.
-func (s *Store) TargetAndEntries(ctx context.Context, accountID, slug, appID string, from, to time.Time, after *logs.Cursor, limit int) (app.Target, []logs.Entry, error) {
+func (s *Store) TargetAndEntries(ctx context.Context, accountID, slug, appID string, from, to time.Time, after *logs.Cursor, limit int) (usecase.Target, []logs.Entry, error) {
 	b := &pgx.Batch{}
 	b.Queue(targetSQL, accountID, slug)
 	sql, args := pageQuery(appID, from, to, after, limit)
@@ -103,15 +103,15 @@ func (s *Store) TargetAndEntries(ctx context.Context, accountID, slug, appID str
 	defer br.Close()
 	target, err := scanTarget(br.QueryRow())
 	if err != nil {
-		return app.Target{}, nil, err
+		return usecase.Target{}, nil, err
 	}
 	rows, err := br.Query()
 	if err != nil {
-		return app.Target{}, nil, fmt.Errorf("store: read entries: %w", err)
+		return usecase.Target{}, nil, fmt.Errorf("store: read entries: %w", err)
 	}
 	entries, err := scanEntries(rows, appID, limit)
 	if err != nil {
-		return app.Target{}, nil, err
+		return usecase.Target{}, nil, err
 	}
 	return target, entries, nil
 }
@@ -177,7 +177,7 @@ const streamSQL = `
 		WHERE app_id = $1 AND ts >= $2 AND ts < $3 AND (ts, id) > ($4, $5) AND NOT (id = ANY($6))
 		ORDER BY ts, id LIMIT $7`
 
-// StreamEntries implements app.StreamSource.
+// StreamEntries implements usecase.StreamSource.
 func (s *Store) StreamEntries(ctx context.Context, appID string, from, to time.Time, floor logs.Cursor, exclude []int64, limit int) ([]logs.Entry, error) {
 	floorTS := floor.Timestamp
 	if floorTS.IsZero() {
@@ -190,7 +190,7 @@ func (s *Store) StreamEntries(ctx context.Context, appID string, from, to time.T
 	return scanEntries(rows, appID, limit)
 }
 
-// AppLive implements app.StreamSource.
+// AppLive implements usecase.StreamSource.
 func (s *Store) AppLive(ctx context.Context, appID string) (bool, error) {
 	var live bool
 	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM apps WHERE app_id = $1 AND deleted_at IS NULL)`, appID).Scan(&live)

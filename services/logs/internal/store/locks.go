@@ -13,7 +13,7 @@ import (
 // row to lock.
 const ingestLockKey = "tori.logs.ingest"
 
-// LockIngestShared implements app.Tx.
+// LockIngestShared implements usecase.Tx.
 func (t Tx) LockIngestShared(ctx context.Context) error {
 	if _, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared(hashtext($1))`, ingestLockKey); err != nil {
 		return fmt.Errorf("store: ingest lock: %w", err)
@@ -21,7 +21,7 @@ func (t Tx) LockIngestShared(ctx context.Context) error {
 	return nil
 }
 
-// LockIngestExclusive implements app.Tx.
+// LockIngestExclusive implements usecase.Tx.
 func (t Tx) LockIngestExclusive(ctx context.Context) error {
 	if _, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, ingestLockKey); err != nil {
 		return fmt.Errorf("store: ingest lock: %w", err)

@@ -26,7 +26,7 @@ func (d queries) SavePlan(ctx context.Context, p logs.Plan) error {
 	return nil
 }
 
-// PlanRetention implements app.Store.
+// PlanRetention implements usecase.Store.
 func (s *Store) PlanRetention(ctx context.Context, accountID string) (days int, ok bool, err error) {
 	err = s.pool.QueryRow(ctx, `SELECT log_retention_days FROM account_plans WHERE account_id = $1`, accountID).Scan(&days)
 	if errors.Is(err, pgx.ErrNoRows) {

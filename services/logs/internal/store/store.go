@@ -1,6 +1,6 @@
 // Package store is the logs service's Postgres adaptor: its schema and migrations, the copy
 // of apps and plans it keeps, the day-partitioned entries table and the locks that keep
-// ingestion and deletion apart. It implements the ports of internal/app; Postgres errors
+// ingestion and deletion apart. It implements the ports of internal/usecase; Postgres errors
 // become domain errors here.
 package store
 
@@ -16,7 +16,7 @@ import (
 
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/pgstore"
-	"tori.dev/services/logs/internal/app"
+	"tori.dev/services/logs/internal/usecase"
 )
 
 //go:embed migrations/*.sql
@@ -54,10 +54,10 @@ type Store struct {
 	ddl *pgxpool.Pool
 }
 
-var _ app.Store = (*Store)(nil)
+var _ usecase.Store = (*Store)(nil)
 
 // The reader takes the one-trip path only with a store that can check its guess.
-var _ app.CheckedEntryReader = (*Store)(nil)
+var _ usecase.CheckedEntryReader = (*Store)(nil)
 
 // New wraps a pool connected as the logs role.
 func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
@@ -81,20 +81,20 @@ type Tx struct {
 	tx pgx.Tx
 }
 
-var _ app.Tx = Tx{}
+var _ usecase.Tx = Tx{}
 
 // Bind is the store inside tx, the transaction a bus consumer opened for a message, so the
 // use case's effects commit with the record that the message was processed.
-func (s *Store) Bind(tx bus.Tx) app.Tx { return s.bind(tx.Pgx()) }
+func (s *Store) Bind(tx bus.Tx) usecase.Tx { return s.bind(tx.Pgx()) }
 
 func (s *Store) bind(tx pgx.Tx) Tx { return Tx{queries: queries{q: tx, parts: s.parts}, tx: tx} }
 
-// InTx implements app.Store.
-func (s *Store) InTx(ctx context.Context, fn func(tx app.Tx) error) error {
+// InTx implements usecase.Store.
+func (s *Store) InTx(ctx context.Context, fn func(tx usecase.Tx) error) error {
 	return pgstore.InTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(s.bind(tx)) })
 }
 
-// Publish implements app.Tx: the event goes to the outbox in this transaction.
+// Publish implements usecase.Tx: the event goes to the outbox in this transaction.
 func (t Tx) Publish(ctx context.Context, routingKey string, msg proto.Message) error {
 	return bus.Publish(ctx, t.tx, routingKey, msg)
 }

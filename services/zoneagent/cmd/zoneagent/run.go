@@ -41,7 +41,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		if err != nil {
 			return err
 		}
-		sandbox.RegisterUsage(runner.AppsDir, runner.Disks, runner.Sandbox.Cgroups) // /metrics
+		sandbox.RegisterUsage(runner.Identities.AppsDir, runner.Identities.Disks, runner.Source.Sandbox.Cgroups) // /metrics
 		// After the group: the edge no longer wakes a process that would then be orphaned.
 		p.OnClose(runner.StopAll)
 		siteStore, siteCache, err := openSites(*cfg)
@@ -62,7 +62,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 			log.WarnContext(ctx, w)
 		}
 		healthApp := httpserver.New(httpserver.Options{Name: "zoneagent", Log: log, WriteTimeout: 10 * time.Second,
-			Observe: httpserver.MetricsOnly, Health: &p.Health, Ready: readyz(p.Health, runner.Sandbox.Unavailable, posture)})
+			Observe: httpserver.MetricsOnly, Health: &p.Health, Ready: readyz(p.Health, runner.Source.Sandbox.Unavailable, posture)})
 		p.Consume(append(busapi.Subscriptions(agent), busapi.DatabaseSubscription(cfg.Zone, dbs))...)
 		if err := p.ServeHTTP(healthApp, cfg.Addr, cfg.ShutdownTimeout); err != nil {
 			return err

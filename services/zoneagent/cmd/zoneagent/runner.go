@@ -62,14 +62,8 @@ func newRunner(ctx context.Context, cfg config.Config, st *store.Store, env supe
 		sb.Unavailable = "mkfs.ext4 (e2fsprogs) not found, so apps' disks cannot be bounded"
 		log.ErrorContext(ctx, "sandbox unavailable: "+sb.Unavailable)
 	}
-	local := &supervisor.Local{
-		AppsDir: appsDir, Artifacts: artifacts, Containers: containers, Sandbox: sb,
-		UIDs: st, UIDBase: cfg.UIDBase, UIDCount: cfg.UIDCount, Disks: disks, LogLinesPerSecond: cfg.LogLinesPerSecond,
-		Env: env, Logs: logs, IdleAfter: cfg.IdleAfter,
-		Napped: app.Scale{Store: st, Zone: cfg.Zone, Log: log}.Changed, Revision: st.Revision, Log: log,
-		AppsDomain: cfg.AppsDomain,
-	}
-	if n := local.ReapOrphans(); n > 0 {
+	local := newLocal(cfg, appsDir, &sb, disks, containers, st, env, artifacts, logs, log)
+	if n := supervisor.ReapOrphans(appsDir); n > 0 {
 		log.WarnContext(ctx, "killed processes a previous run left behind", "count", n)
 	}
 	live, err := st.Routes(ctx)
@@ -82,6 +76,21 @@ func newRunner(ctx context.Context, cfg config.Config, st *store.Store, env supe
 		log.WarnContext(ctx, "removed containers a previous run left behind", "count", n)
 	}
 	return local, nil
+}
+
+// newLocal puts the runner together: both runtimes share the apps' identities (uids,
+// folders, disks), the sandbox's limits and the deploys' environments.
+func newLocal(cfg config.Config, appsDir string, sb *sandbox.Sandbox, disks *sandbox.Disks, containers imageruntime.ContainerRuntime,
+	st *store.Store, env supervisor.EnvOpener, artifacts artifact.Source, logs supervisor.LogSink, log *slog.Logger) *supervisor.Local {
+	ids := &supervisor.Identities{AppsDir: appsDir, Sandbox: sb, UIDs: st, UIDBase: cfg.UIDBase, UIDCount: cfg.UIDCount, Disks: disks}
+	return &supervisor.Local{
+		Source: &supervisor.SourceRuntime{Identities: ids, Artifacts: artifacts, Sandbox: sb, Env: env, Log: log,
+			Output: &supervisor.Output{Sink: logs, LinesPerSecond: cfg.LogLinesPerSecond}},
+		Image:      &supervisor.ImageRuntime{Containers: containers, Identities: ids, Sandbox: sb, Env: env, Logs: logs, Log: log},
+		Identities: ids,
+		Revision:   st.Revision, IdleAfter: cfg.IdleAfter, Napped: app.Scale{Store: st, Zone: cfg.Zone, Log: log}.Changed,
+		AppsDomain: cfg.AppsDomain, Logs: logs, Log: log,
+	}
 }
 
 // containerRuntime is the CLI ZONE_IMAGE_RUNTIME names (docker, podman or a path), or nil

@@ -15,23 +15,23 @@ import (
 const buildCacheName = ".build-cache"
 
 // buildCache is where the app's build cache lives on the host.
-func (l *Local) buildCache(appID string) string {
-	return filepath.Join(l.AppsDir, appID, buildCacheName)
+func (s *SourceRuntime) buildCache(appID string) string {
+	return filepath.Join(s.Identities.AppDir(appID), buildCacheName)
 }
 
 // prepareBuildCache makes the app's build cache ready for rev's build: emptied first when
 // the deploy asked for it, then present, owned by the app's uid and private to it. It is
 // kept between the app's builds and goes with the app's folder when the app is deleted
 // (StopApp).
-func (l *Local) prepareBuildCache(rev revision.Revision) error {
-	dir := l.buildCache(rev.AppID)
+func (s *SourceRuntime) prepareBuildCache(rev revision.Revision) error {
+	dir := s.buildCache(rev.AppID)
 	if rev.ClearCache {
 		if err := os.RemoveAll(dir); err != nil {
 			return fmt.Errorf("clear the build cache: %w", err)
 		}
-		l.Log.Info("build cache cleared", "app", rev.AppID, "deploy", rev.DeployID)
+		logOr(s.Log).Info("build cache cleared", "app", rev.AppID, "deploy", rev.DeployID)
 	}
-	cred := l.Sandbox.Credential(rev.AppID)
+	cred := s.Sandbox.Credential(rev.AppID)
 	if cred == nil {
 		return fmt.Errorf("app %s has no uid", rev.AppID)
 	}
@@ -47,7 +47,7 @@ func (l *Local) prepareBuildCache(rev revision.Revision) error {
 // withBuildCache gives a build's sandbox the app's cache and points the package managers'
 // caches into it, over the deploy's variables of the same names; any other command is left
 // as it is.
-func (l *Local) withBuildCache(spec sandbox.Spec, stream string, vars map[string]string) sandbox.Spec {
+func (s *SourceRuntime) withBuildCache(spec sandbox.Spec, stream string, vars map[string]string) sandbox.Spec {
 	if stream != "build" {
 		return spec
 	}
@@ -58,7 +58,7 @@ func (l *Local) withBuildCache(spec sandbox.Spec, stream string, vars map[string
 	for k, v := range sandbox.BuildCacheEnv() {
 		env[k] = v
 	}
-	spec.BuildCache = l.buildCache(spec.AppID)
+	spec.BuildCache = s.buildCache(spec.AppID)
 	spec.Env = sandbox.Environ(env, 0)
 	return spec
 }

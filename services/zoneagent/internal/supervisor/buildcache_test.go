@@ -43,7 +43,7 @@ func TestBuildCachePerApp(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
 	appA, appB := uuid.NewString(), uuid.NewString()
-	plantedA := filepath.Join(r.l.buildCache(appA), "npm", "planted")
+	plantedA := filepath.Join(r.l.Source.buildCache(appA), "npm", "planted")
 	build := func(appID, tag, plant, other string, clearCache bool) {
 		t.Helper()
 		rev := r.revision(appID, tarball(t,
@@ -80,14 +80,14 @@ func TestBuildCachePerApp(t *testing.T) {
 		t.Fatalf("app B's build read app A's cache: %s", got)
 	}
 	// On the host, B's uid cannot read A's cache either (its folder is A's, 0700).
-	credB := r.l.Sandbox.Credential(appB)
+	credB := r.l.Source.Sandbox.Credential(appB)
 	cat := exec.Command("cat", plantedA)
 	cat.SysProcAttr = &syscall.SysProcAttr{Credential: credB}
 	if out, err := cat.CombinedOutput(); err == nil || strings.Contains(string(out), "from-a") {
 		t.Fatalf("app B's uid read app A's cache on the host: %q %v", out, err)
 	}
-	if fi, err := os.Stat(r.l.buildCache(appA)); err != nil || fi.Mode().Perm() != 0o700 ||
-		fi.Sys().(*syscall.Stat_t).Uid != r.l.Sandbox.Credential(appA).Uid {
+	if fi, err := os.Stat(r.l.Source.buildCache(appA)); err != nil || fi.Mode().Perm() != 0o700 ||
+		fi.Sys().(*syscall.Stat_t).Uid != r.l.Source.Sandbox.Credential(appA).Uid {
 		t.Fatalf("app A's cache folder: %v %v", fi, err)
 	}
 
@@ -109,13 +109,13 @@ func TestBuildCachePerApp(t *testing.T) {
 	if err := r.l.StopApp(ctx, appA); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(r.l.buildCache(appA)); !os.IsNotExist(err) {
+	if _, err := os.Stat(r.l.Source.buildCache(appA)); !os.IsNotExist(err) {
 		t.Fatalf("app A's cache after the app was deleted: %v", err)
 	}
-	if _, err := os.Stat(r.l.Disks.Image(appA)); !os.IsNotExist(err) {
+	if _, err := os.Stat(r.l.Identities.Disks.Image(appA)); !os.IsNotExist(err) {
 		t.Fatalf("app A's disk after the app was deleted: %v", err)
 	}
-	if b, err := os.ReadFile(filepath.Join(r.l.buildCache(appB), "npm", "planted")); err != nil || strings.TrimSpace(string(b)) != "from-b" {
+	if b, err := os.ReadFile(filepath.Join(r.l.Source.buildCache(appB), "npm", "planted")); err != nil || strings.TrimSpace(string(b)) != "from-b" {
 		t.Fatalf("app B's cache after A was deleted: %q %v", b, err)
 	}
 }
@@ -138,7 +138,7 @@ func TestOnlyBuildsSeeTheCache(t *testing.T) {
 	if strings.Contains(r.get(app, rev.DeployID, "/env"), "/cache") {
 		t.Fatal("the service's process got the build cache's variables")
 	}
-	if _, err := os.Stat(filepath.Join(r.l.buildCache(app), "npm", "f")); err != nil {
+	if _, err := os.Stat(filepath.Join(r.l.Source.buildCache(app), "npm", "f")); err != nil {
 		t.Fatalf("the build did not write to the cache: %v", err)
 	}
 }

@@ -99,7 +99,7 @@ func TestABrokenPackageJSONFailsNamingTheFile(t *testing.T) {
 func TestADetectedBuildPastThePlansTimeFailsWithBuildTimeout(t *testing.T) {
 	r := newRig(t)
 	clock := &fakeClock{expire: 3 * time.Minute}
-	r.l.Clock = clock
+	r.l.Source.Clock = clock
 	rev := r.revision(uuid.NewString(), tarball(t,
 		file{name: "package.json", body: `{"scripts":{"build":"sleep 60","start":"node server.js"}}`},
 		file{name: "server.js", body: serverJS},
@@ -123,10 +123,10 @@ func TestADetectedBuildPastThePlansTimeFailsWithBuildTimeout(t *testing.T) {
 // go.mod asking for a newer Go fails its build saying so instead of downloading one.
 func TestGoIsTheZonesOwnAndNeverDownloaded(t *testing.T) {
 	r := newRig(t)
-	if r.l.Sandbox.GoRoot == "" {
+	if r.l.Source.Sandbox.GoRoot == "" {
 		t.Fatal("this host's Go (which builds the project) was not found")
 	}
-	want, err := exec.Command(r.l.Sandbox.GoRoot+"/bin/go", "env", "GOVERSION").Output()
+	want, err := exec.Command(r.l.Source.Sandbox.GoRoot+"/bin/go", "env", "GOVERSION").Output()
 	if err != nil {
 		t.Fatal(err)
 	}

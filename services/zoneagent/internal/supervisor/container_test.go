@@ -54,7 +54,7 @@ func leftover(t *testing.T, cli imageruntime.CLI, name, image string) imagerunti
 func checkSandboxedRun(t *testing.T, r *rig, got []string, rev revision.Revision, name string, port int, args []string) {
 	t.Helper()
 	uid, gid := uint32(nobody), uint32(nobody)
-	if cred := r.l.Sandbox.Credential(rev.AppID); cred != nil {
+	if cred := r.l.Source.Sandbox.Credential(rev.AppID); cred != nil {
 		uid, gid = cred.Uid, cred.Gid
 	}
 	if uid == 0 {
@@ -64,7 +64,7 @@ func checkSandboxedRun(t *testing.T, r *rig, got []string, rev revision.Revision
 	if port > 0 {
 		mode = "-d"
 	}
-	volume := filepath.Join(r.l.AppsDir, rev.AppID, rev.DeployID, "volumes", name)
+	volume := filepath.Join(r.l.Identities.AppsDir, rev.AppID, rev.DeployID, "volumes", name)
 	want := []string{"run", mode, "--name", name,
 		"--pull", "never",
 		"--network", "tori-app-" + rev.AppID,
@@ -81,7 +81,7 @@ func checkSandboxedRun(t *testing.T, r *rig, got []string, rev revision.Revision
 	want = append(want, "--memory", "1073741824", "--memory-swap", "1073741824", "--cpus", "0.5", "--pids-limit", "256", imageruntime.LocalImage(rev.Image))
 	want = append(want, args...)
 	i := slices.Index(got, "--env-file")
-	if i < 0 || i+1 >= len(got) || !strings.HasPrefix(got[i+1], r.l.Containers.(imageruntime.CLI).EnvDir+"/") {
+	if i < 0 || i+1 >= len(got) || !strings.HasPrefix(got[i+1], r.l.Image.Containers.(imageruntime.CLI).EnvDir+"/") {
 		t.Fatalf("no private env-file in %q", got)
 	}
 	got = slices.Clone(got)
@@ -177,13 +177,13 @@ func TestFakeRuntimeRefusesHostNetwork(t *testing.T) {
 func TestContainerVolumeIsFreshAndTheApps(t *testing.T) {
 	r, _ := imageRig(t)
 	rev := imageRevision(uuid.NewString(), "c", nil)
-	uid, gid := r.l.containerUser(rev.AppID)
-	dir, err := r.l.containerVolume(rev, "tori-x", uid, gid)
+	uid, gid := r.l.Image.containerUser(rev.AppID)
+	dir, err := r.l.Image.containerVolume(rev, "tori-x", uid, gid)
 	if err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(dir, "left"), []byte("x"), 0o600)
-	again, err := r.l.containerVolume(rev, "tori-x", uid, gid)
+	again, err := r.l.Image.containerVolume(rev, "tori-x", uid, gid)
 	if err != nil || again != dir {
 		t.Fatal(again, err)
 	}
@@ -193,7 +193,7 @@ func TestContainerVolumeIsFreshAndTheApps(t *testing.T) {
 	if uid == 0 || gid == 0 {
 		t.Fatalf("containers would run as %d:%d", uid, gid)
 	}
-	if cred := r.l.Sandbox.Credential(rev.AppID); cred != nil && (cred.Uid != uid || cred.Gid != gid) {
+	if cred := r.l.Source.Sandbox.Credential(rev.AppID); cred != nil && (cred.Uid != uid || cred.Gid != gid) {
 		t.Fatalf("containers run as %d:%d, the app's processes as %d:%d", uid, gid, cred.Uid, cred.Gid)
 	}
 }

@@ -93,29 +93,29 @@ func TestAppVariablesActOnlyInsideTheSandbox(t *testing.T) {
 	r := newRig(t)
 	app := uuid.NewString()
 	ctx := context.Background()
-	if err := r.l.identity(ctx, app); err != nil {
+	if err := r.l.Identities.Ensure(ctx, app); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { r.l.Sandbox.ReleaseNetwork(app); r.l.Sandbox.Cgroups.Remove(app) })
+	t.Cleanup(func() { r.l.Source.Sandbox.ReleaseNetwork(app); r.l.Source.Sandbox.Cgroups.Remove(app) })
 	// On the app's own disk, as every tree is.
-	if err := r.l.appDisk(app); err != nil {
+	if err := r.l.Identities.Disk(app); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { r.l.Disks.Release(app, filepath.Join(r.l.AppsDir, app)) })
-	dir := r.l.tree(app, uuid.NewString())
+	t.Cleanup(func() { r.l.Identities.Disks.Release(app, filepath.Join(r.l.Identities.AppsDir, app)) })
+	dir := r.l.Identities.Tree(app, uuid.NewString())
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	mark := "/tmp/tori-escape-mark-" + uuid.NewString()
 	t.Cleanup(func() { os.Remove(mark) })
 	shipMarkApp(t, dir, mark)
-	cred := r.l.Sandbox.Credential(app)
+	cred := r.l.Source.Sandbox.Credential(app)
 	os.Chown(filepath.Dir(dir), int(cred.Uid), int(cred.Gid))
 	filepath.Walk(dir, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, int(cred.Uid), int(cred.Gid)) })
 
 	script := `cat ` + mark + `; echo "cmdline: $(tr '\0' ' ' < /proc/1/cmdline)"; echo "preload: $LD_PRELOAD"; echo "mounts: $(tr '\n' ' ' < /proc/self/mountinfo)"`
 	var out strings.Builder
-	sb, err := r.l.Sandbox.Start(ctx, sandbox.Spec{AppID: app, Dir: dir, Argv: []string{"/usr/bin/python3", "-c",
+	sb, err := r.l.Source.Sandbox.Start(ctx, sandbox.Spec{AppID: app, Dir: dir, Argv: []string{"/usr/bin/python3", "-c",
 		"import subprocess; print(subprocess.run(['/bin/sh', '-c', " + strconv.Quote(script) + "], capture_output=True, text=True).stdout)"},
 		Env: sandbox.Environ(markEnv(dir), 0), Stdout: &out, Stderr: &out})
 	if err != nil {
@@ -134,7 +134,7 @@ func TestAppVariablesActOnlyInsideTheSandbox(t *testing.T) {
 	// The loader names the host paths the variables hold (they are the app's own); what
 	// the sandbox shows it must not.
 	for _, line := range strings.Split(got, "\n") {
-		if (strings.HasPrefix(line, "cmdline: ") || strings.HasPrefix(line, "mounts: ")) && strings.Contains(line, r.l.AppsDir) {
+		if (strings.HasPrefix(line, "cmdline: ") || strings.HasPrefix(line, "mounts: ")) && strings.Contains(line, r.l.Identities.AppsDir) {
 			t.Fatalf("the sandbox can read its tree's host path:\n%s", line)
 		}
 	}
@@ -143,7 +143,7 @@ func TestAppVariablesActOnlyInsideTheSandbox(t *testing.T) {
 	// bubblewrap's own init held its arguments and the host's mount table there. (Without
 	// the variables above, which hold the host path themselves.)
 	memory := `
-needle = ` + strconv.Quote(reverse(r.l.AppsDir)) + `[::-1].encode()  # not in this command line as it is
+needle = ` + strconv.Quote(reverse(r.l.Identities.AppsDir)) + `[::-1].encode()  # not in this command line as it is
 found = []
 with open("/proc/1/mem", "rb") as mem:
     for line in open("/proc/1/maps").read().splitlines():
@@ -157,7 +157,7 @@ with open("/proc/1/mem", "rb") as mem:
 print("pid1mem:", found)
 `
 	out.Reset()
-	if sb, err = r.l.Sandbox.Start(ctx, sandbox.Spec{AppID: app, Dir: dir, Argv: []string{"/usr/bin/python3", "-c", memory}, Env: sandbox.Environ(nil, 0), Stdout: &out, Stderr: &out}); err != nil {
+	if sb, err = r.l.Source.Sandbox.Start(ctx, sandbox.Spec{AppID: app, Dir: dir, Argv: []string{"/usr/bin/python3", "-c", memory}, Env: sandbox.Environ(nil, 0), Stdout: &out, Stderr: &out}); err != nil {
 		t.Fatal(err)
 	}
 	if err := sb.Wait(); err != nil || !strings.Contains(out.String(), "pid1mem: []") {

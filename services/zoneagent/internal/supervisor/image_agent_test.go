@@ -45,7 +45,7 @@ func startImageZone(t *testing.T, pool *pgxpool.Pool, l *Local) *imageZone {
 		t.Fatal(err)
 	}
 	table := edge.NewTable()
-	a, err := agentapp.New(agentapp.Deps{Zone: storetest.Zone, Store: st, Table: table, Runner: l, Artifacts: l.Artifacts})
+	a, err := agentapp.New(agentapp.Deps{Zone: storetest.Zone, Store: st, Table: table, Runner: l, Artifacts: l.Source.Artifacts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,9 +95,8 @@ func (z *imageZone) failure(deployID string) (string, string) {
 }
 
 func newImageLocal(r *rig, rt imageruntime.ContainerRuntime) *Local {
-	return &Local{AppsDir: r.l.AppsDir, Artifacts: r.l.Artifacts, Containers: rt, Sandbox: r.l.Sandbox, Env: r.l.Env,
-		UIDs: r.l.UIDs, UIDBase: r.l.UIDBase, UIDCount: r.l.UIDCount,
-		Logs: r.sink, HealthTimeout: r.l.HealthTimeout}
+	ids := &Identities{AppsDir: r.l.Identities.AppsDir, Sandbox: r.l.Identities.Sandbox, UIDs: r.l.Identities.UIDs, UIDBase: r.l.Identities.UIDBase, UIDCount: r.l.Identities.UIDCount}
+	return newLocal(ids, r.l.Source.Artifacts, rt, r.l.Source.Env, r.sink, 0)
 }
 
 // An image deploy goes through the agent and its record, goes live, and after a crash of

@@ -156,7 +156,7 @@ func (e *fakeEngine) envFiles() []map[string]string {
 func imageRig(t *testing.T) (*rig, *fakeEngine) {
 	r := newRig(t)
 	e := newFakeEngine(t)
-	r.l.Containers = e.cli
+	r.l.Image.Containers = e.cli
 	t.Cleanup(r.l.StopAll) // before the engine's folders go
 	return r, e
 }
@@ -235,7 +235,7 @@ func TestImageRevisionGoesLiveBehindTheEdge(t *testing.T) {
 	if len(pulls) != 1 || len(jobRuns) != 1 || len(starts) != 1 {
 		t.Fatalf("commands: %q", eng.calls())
 	}
-	port := r.l.active[app].port
+	port := r.l.procs.active[app].port
 	checkSandboxedRun(t, r, jobRuns[0], rev, name, 0, rev.Release)
 	checkSandboxedRun(t, r, starts[0], rev, "tori-"+rev.DeployID, port, nil)
 	for _, c := range eng.calls() {
@@ -337,7 +337,7 @@ func TestImageReleaseFailureKeepsThePreviousRevision(t *testing.T) {
 	if r.jobs.states["release-"+bad.DeployID] != revision.JobFailed {
 		t.Fatal(r.jobs.states)
 	}
-	if len(eng.callsStarting("run", "-d", "--name", "tori-"+bad.DeployID)) != 0 || r.l.prepared[bad.DeployID] != nil {
+	if len(eng.callsStarting("run", "-d", "--name", "tori-"+bad.DeployID)) != 0 || r.l.procs.prepared[bad.DeployID] != nil {
 		t.Fatal("the failed revision was started")
 	}
 	if got := r.get(app, live.DeployID, "/"); !strings.HasPrefix(got, served(live)) {
@@ -377,7 +377,7 @@ func (c *triggerClock) After(d time.Duration) <-chan time.Time {
 func TestImageReleaseTimeoutIncludesThePull(t *testing.T) {
 	r, eng := imageRig(t)
 	clock := &triggerClock{fire: make(chan time.Time)}
-	r.l.Clock = clock
+	r.l.Image.Clock = clock
 	rev := imageRevision(uuid.NewString(), "c", []string{"/bin/sh", "-c", "sleep 60"})
 	job := "release-" + rev.DeployID
 	start := time.Now()
@@ -453,7 +453,7 @@ func TestImageNapWakeAndDelete(t *testing.T) {
 	}
 	// A container that dies behind the agent's back is started again on the next request,
 	// and removing the dead one leaves the new one (same name) running.
-	dead := r.l.active[app]
+	dead := r.l.procs.active[app]
 	eng.kill("tori-" + rev.DeployID)
 	waitFor(t, "the agent to see the container die", func() bool { return !dead.alive() })
 	for range 2 {
@@ -500,9 +500,9 @@ func TestRecoverContainersAfterRestart(t *testing.T) {
 		t.Fatalf("removed %d: %v", removed, err)
 	}
 	waitFor(t, "the live revision to come back", func() bool {
-		r.l.mu.Lock()
-		defer r.l.mu.Unlock()
-		return r.l.active[app] != nil
+		r.l.procs.mu.Lock()
+		defer r.l.procs.mu.Unlock()
+		return r.l.procs.active[app] != nil
 	})
 	if got := eng.containers(); !slices.Equal(got, []string{"someone-else", "tori-" + live.DeployID}) {
 		t.Fatalf("containers: %v", got)
@@ -519,7 +519,7 @@ func TestRecoverContainersAfterRestart(t *testing.T) {
 // Values a docker env-file cannot carry fail the deploy, naming the variable, not its value.
 func TestEnvFileRefusesLineBreaks(t *testing.T) {
 	r, _ := imageRig(t)
-	r.l.Env = env{"CERT": "-----BEGIN-----\nsecret-body\n-----END-----"}
+	r.l.Image.Env = env{"CERT": "-----BEGIN-----\nsecret-body\n-----END-----"}
 	err := r.l.Prepare(context.Background(), imageRevision(uuid.NewString(), "9", nil), r.jobs)
 	if failCode(err) != CodeEnvUnavailable || !strings.Contains(err.Error(), "CERT") || strings.Contains(err.Error(), "secret-body") {
 		t.Fatalf("got %v", err)

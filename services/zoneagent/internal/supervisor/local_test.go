@@ -20,8 +20,10 @@ import (
 
 	"tori.dev/contract/limits"
 	agentapp "tori.dev/services/zoneagent/internal/app"
+	"tori.dev/services/zoneagent/internal/artifact"
 	"tori.dev/services/zoneagent/internal/buildplan"
 	"tori.dev/services/zoneagent/internal/edge"
+	"tori.dev/services/zoneagent/internal/imageruntime"
 	"tori.dev/services/zoneagent/internal/revision"
 	"tori.dev/services/zoneagent/internal/sandbox"
 )
@@ -180,15 +182,25 @@ func newRig(t *testing.T) *rig {
 	secretFile := filepath.Join(data, "keyring")
 	os.WriteFile(secretFile, []byte("control-plane-secret"), 0o600)
 	r := &rig{t: t, objDir: filepath.Join(data, "objects"), sink: &sink{}, jobs: &jobs{states: map[string]revision.JobState{}}, secret: secretFile}
-	r.l = &Local{
-		AppsDir: apps, Artifacts: artifactsFrom(t, r.objDir), Sandbox: testSandbox(t),
-		UIDs: newMemUIDs(), UIDBase: testUIDBase, UIDCount: 1000, Disks: &sandbox.Disks{Dir: filepath.Join(data, "disks"), Bytes: 64 << 20, Mkfs: "mkfs.ext4"},
-		LogLinesPerSecond: 1000,
-		Env:               env{"SECRET_TOKEN": secret, "PROBE_ENVIRON": "/proc/" + strconv.Itoa(os.Getpid()) + "/environ", "PROBE_FILE": secretFile},
-		Logs:              r.sink, HealthTimeout: 20 * time.Second,
-	}
+	sb := testSandbox(t)
+	ids := &Identities{AppsDir: apps, Sandbox: &sb, UIDs: newMemUIDs(), UIDBase: testUIDBase, UIDCount: 1000,
+		Disks: &sandbox.Disks{Dir: filepath.Join(data, "disks"), Bytes: 64 << 20, Mkfs: "mkfs.ext4"}}
+	vars := env{"SECRET_TOKEN": secret, "PROBE_ENVIRON": "/proc/" + strconv.Itoa(os.Getpid()) + "/environ", "PROBE_FILE": secretFile}
+	r.l = newLocal(ids, artifactsFrom(t, r.objDir), nil, vars, r.sink, 1000)
 	t.Cleanup(r.l.StopAll)
 	return r
+}
+
+// newLocal is a runner wired as cmd/zoneagent wires one: both runtimes share the apps'
+// identities, the sandbox and the deploys' environments.
+func newLocal(ids *Identities, artifacts artifact.Source, containers imageruntime.ContainerRuntime, vars EnvOpener, sink LogSink, linesPerSecond int) *Local {
+	health := Health{Timeout: 20 * time.Second}
+	return &Local{
+		Source: &SourceRuntime{Identities: ids, Artifacts: artifacts, Sandbox: ids.Sandbox, Env: vars, Health: health,
+			Output: &Output{Sink: sink, LinesPerSecond: linesPerSecond}},
+		Image:      &ImageRuntime{Containers: containers, Identities: ids, Sandbox: ids.Sandbox, Env: vars, Logs: sink, Health: health},
+		Identities: ids, Logs: sink,
+	}
 }
 
 func (r *rig) revision(appID string, archive []byte, release []string) revision.Revision {
@@ -266,7 +278,7 @@ func TestSourceRevisionBuildsReleasesAndServes(t *testing.T) {
 
 	// A retry of the same deploy reuses the release Job and does not run it again.
 	r.jobs.steps = nil
-	os.Remove(filepath.Join(r.l.tree(app, rev.DeployID), "released"))
+	os.Remove(filepath.Join(r.l.Identities.Tree(app, rev.DeployID), "released"))
 	rev2 := rev
 	if err := r.l.Prepare(context.Background(), rev2, r.jobs); err != nil {
 		t.Fatal(err)
@@ -294,7 +306,7 @@ func TestReleaseFailureAndTenMinuteLimit(t *testing.T) {
 	// The release limit is measured by the injected clock: it passes at once here, while the
 	// release would sleep for a minute.
 	clock := &fakeClock{expire: limits.ReleaseLimit}
-	r.l.Clock = clock
+	r.l.Source.Clock = clock
 	rev = r.revision(app, src, []string{"/bin/sh", "-c", "sleep 60"})
 	start := time.Now()
 	err = r.l.Prepare(context.Background(), rev, r.jobs)
@@ -327,7 +339,7 @@ func TestHostileTarballsAndImagesAreRefused(t *testing.T) {
 			if !errors.As(err, &fe) || fe.Code != tc.code {
 				t.Fatalf("got %v", err)
 			}
-			if _, err := os.Stat(filepath.Join(filepath.Dir(r.l.AppsDir), "evil")); err == nil {
+			if _, err := os.Stat(filepath.Join(filepath.Dir(r.l.Identities.AppsDir), "evil")); err == nil {
 				t.Fatal("wrote outside the tree")
 			}
 		})
@@ -365,7 +377,7 @@ func TestNapAndWake(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.l.Activate(context.Background(), rev, "")
-	first := r.l.active[app]
+	first := r.l.procs.active[app]
 	r.l.napIdle(context.Background(), time.Now().Add(30*time.Second))
 	if !first.alive() {
 		t.Fatal("napped before IdleAfter")
@@ -396,7 +408,7 @@ func TestCancelledDuringReleaseNeverStarts(t *testing.T) {
 	if r.jobs.states["release-"+rev.DeployID] != revision.JobSucceeded {
 		t.Fatal("the running release Job must be allowed to finish")
 	}
-	if len(r.l.prepared) != 0 {
+	if len(r.l.procs.prepared) != 0 {
 		t.Fatal("a discarded revision was started")
 	}
 }
@@ -411,13 +423,13 @@ func TestAppCgroupLimits(t *testing.T) {
 	if err := r.l.Prepare(context.Background(), rev, r.jobs); err != nil {
 		t.Fatal(err)
 	}
-	p := r.l.prepared[rev.DeployID]
+	p := r.l.procs.prepared[rev.DeployID]
 	cg, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.sandbox.Pid()), "cgroup"))
 	if !strings.Contains(string(cg), "tori-"+testZone+"/"+app) {
 		t.Fatalf("process not in the app's group:\n%s", cg)
 	}
-	g := r.l.Sandbox.Cgroups
-	for file, want := range map[string]string{"cpu/cpu.cfs_quota_us": "25000", "memory/memory.limit_in_bytes": strconv.FormatInt(r.l.Sandbox.MemoryBytes, 10), "pids/pids.max": "256"} {
+	g := r.l.Source.Sandbox.Cgroups
+	for file, want := range map[string]string{"cpu/cpu.cfs_quota_us": "25000", "memory/memory.limit_in_bytes": strconv.FormatInt(r.l.Source.Sandbox.MemoryBytes, 10), "pids/pids.max": "256"} {
 		c, f, _ := strings.Cut(file, "/")
 		got, _ := os.ReadFile(filepath.Join(g.Dir(c, app), f))
 		if strings.TrimSpace(string(got)) != want {

@@ -50,7 +50,7 @@ func TestPlanFromAHostileTree(t *testing.T) {
 			if err := tc.make(dir); err != nil {
 				t.Fatal(err)
 			}
-			plan, m, release, err := (&Local{Sandbox: sandbox.Sandbox{Policy: sandbox.Policy{GoRoot: "/usr/local/go"}}}).planBuild(dir)
+			plan, m, release, err := (&SourceRuntime{Sandbox: &sandbox.Sandbox{Policy: sandbox.Policy{GoRoot: "/usr/local/go"}}}).planBuild(dir)
 			if tc.code == "" {
 				if err != nil || plan.Start != "node s.js" || strings.Join(release, " ") != "a b" || m.HealthPath != "/" {
 					t.Fatalf("%+v %+v %q %v", plan, m, release, err)
@@ -101,7 +101,7 @@ func TestHostileSourceTarballsFailTheirDeployOnly(t *testing.T) {
 			if !errors.As(err, &fe) || fe.Code != revision.CodeInvalidArtifact || !strings.Contains(fe.Message, tc.says) {
 				t.Fatalf("got %v, want invalid_artifact saying %q", err, tc.says)
 			}
-			if strings.Contains(fe.Message, r.l.AppsDir) {
+			if strings.Contains(fe.Message, r.l.Identities.AppsDir) {
 				t.Fatalf("the message shows a host path: %s", fe.Message)
 			}
 			if !errors.Is(err, artifact.ErrUnsafe) && !strings.Contains(fe.Message, "unsafe artifact") {

@@ -31,24 +31,51 @@ func newLineWriter(sink LogSink, r *Redactor, appID, deployID, stream string) *l
 	return &lineWriter{sink: sink, redactor: r, appID: appID, deployID: deployID, stream: stream}
 }
 
-// newLineWriter is a writer of the app's output, within the app's output bound.
-func (l *Local) newLineWriter(r *Redactor, appID, deployID, stream string) *lineWriter {
-	w := newLineWriter(l.Logs, r, appID, deployID, stream)
-	w.bound = l.outputBound(appID)
+// Output carries customer output to the sink: cut into lines, redacted, and within each
+// app's bound of lines a second (its build, release and processes together).
+type Output struct {
+	Sink LogSink
+	// LinesPerSecond bounds each app's output; 0 leaves it unbounded.
+	LinesPerSecond int
+
+	mu     sync.Mutex
+	bounds map[string]*lineBound
+}
+
+// writer is a writer of the app's output to stream, within the app's output bound.
+func (o *Output) writer(r *Redactor, appID, deployID, stream string) *lineWriter {
+	w := newLineWriter(o.Sink, r, appID, deployID, stream)
+	w.bound = o.bound(appID)
 	return w
 }
 
-// outputBound is the app's shared bound: its build, release and processes together.
-func (l *Local) outputBound(appID string) *lineBound {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.init()
-	b := l.bounds[appID]
+// bound is the app's shared bound.
+func (o *Output) bound(appID string) *lineBound {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.bounds == nil {
+		o.bounds = map[string]*lineBound{}
+	}
+	b := o.bounds[appID]
 	if b == nil {
-		b = &lineBound{perSecond: l.LogLinesPerSecond}
-		l.bounds[appID] = b
+		b = &lineBound{perSecond: o.LinesPerSecond}
+		o.bounds[appID] = b
 	}
 	return b
+}
+
+// forget drops a deleted app's bound.
+func (o *Output) forget(appID string) {
+	o.mu.Lock()
+	delete(o.bounds, appID)
+	o.mu.Unlock()
+}
+
+// system writes a line of the platform's own to the app's log, outside its bound.
+func (o *Output) system(appID, deployID, message string) {
+	if o.Sink != nil {
+		o.Sink.Line(appID, deployID, "system", message, 0)
+	}
 }
 
 // lineBound lets an app's output through at up to perSecond lines a second; past it lines

@@ -43,13 +43,13 @@ func (s *sink) stream(name string) []string {
 // output ends) a `system` line counts the dropped ones. Another app has its own bound.
 func TestOutputBoundDropsAndCounts(t *testing.T) {
 	s := &sink{}
-	l := &Local{Logs: s, LogLinesPerSecond: 3}
+	o := &Output{Sink: s, LinesPerSecond: 3}
 	c := &clock{t: time.Unix(1_000_000, 0)}
-	l.outputBound("app-a").now = c.now
-	l.outputBound("app-b").now = c.now
-	out := l.newLineWriter(&Redactor{}, "app-a", "d1", "stdout")
-	errw := l.newLineWriter(&Redactor{}, "app-a", "d1", "stderr")
-	other := l.newLineWriter(&Redactor{}, "app-b", "d2", "stdout")
+	o.bound("app-a").now = c.now
+	o.bound("app-b").now = c.now
+	out := o.writer(&Redactor{}, "app-a", "d1", "stdout")
+	errw := o.writer(&Redactor{}, "app-a", "d1", "stderr")
+	other := o.writer(&Redactor{}, "app-b", "d2", "stdout")
 
 	// Second 1: 2 lines on stdout and 5 on stderr; 3 pass, 4 are dropped.
 	fmt.Fprint(out, "o1\no2\n")
@@ -93,8 +93,8 @@ func TestOutputBoundDropsAndCounts(t *testing.T) {
 // Unbounded (0) lets every line through.
 func TestOutputBoundZeroIsUnbounded(t *testing.T) {
 	s := &sink{}
-	l := &Local{Logs: s}
-	w := l.newLineWriter(&Redactor{}, "app", "d", "stdout")
+	o := &Output{Sink: s}
+	w := o.writer(&Redactor{}, "app", "d", "stdout")
 	for i := 0; i < 5000; i++ {
 		fmt.Fprintf(w, "%d\n", i)
 	}
@@ -110,21 +110,21 @@ func TestOutputBoundZeroIsUnbounded(t *testing.T) {
 func TestSandboxedFloodIsBounded(t *testing.T) {
 	const total, perSecond = 20000, 200
 	r := newRig(t)
-	r.l.LogLinesPerSecond = perSecond
+	r.l.Source.Output.LinesPerSecond = perSecond
 	app := uuid.NewString()
 	ctx := context.Background()
-	if err := r.l.identity(ctx, app); err != nil {
+	if err := r.l.Identities.Ensure(ctx, app); err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(r.l.AppsDir, app) // reachable by the app's uid; t.TempDir() is not
+	dir := filepath.Join(r.l.Identities.AppsDir, app) // reachable by the app's uid; t.TempDir() is not
 	os.Mkdir(dir, 0o700)
-	cred := r.l.Sandbox.Credential(app)
+	cred := r.l.Source.Sandbox.Credential(app)
 	os.Chown(dir, int(cred.Uid), int(cred.Gid))
-	t.Cleanup(func() { r.l.Sandbox.Cgroups.Remove(app) })
+	t.Cleanup(func() { r.l.Source.Sandbox.Cgroups.Remove(app) })
 
-	out := r.l.newLineWriter(&Redactor{}, app, "d", "stdout")
+	out := r.l.Source.Output.writer(&Redactor{}, app, "d", "stdout")
 	t0 := time.Now()
-	sb, err := r.l.Sandbox.Start(ctx, sandbox.Spec{AppID: app, Dir: dir, Env: sandbox.Environ(nil, 0), Stdout: out, Stderr: out,
+	sb, err := r.l.Source.Sandbox.Start(ctx, sandbox.Spec{AppID: app, Dir: dir, Env: sandbox.Environ(nil, 0), Stdout: out, Stderr: out,
 		Argv: []string{"/bin/sh", "-c", "seq 1 " + strconv.Itoa(total)}})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, r.sink.all())

@@ -16,7 +16,7 @@ import (
 // gives them. Files are read as every file of a customer tree is (artifact.ReadFile). Its
 // errors are *revision.FailError: a hostile file is an invalid artifact; a missing start or a
 // file that is not what it claims (a broken package.json), an invalid source naming the file.
-func (l *Local) planBuild(dir string) (buildplan.Plan, Manifest, []string, error) {
+func (s *SourceRuntime) planBuild(dir string) (buildplan.Plan, Manifest, []string, error) {
 	m, release, err := ReadManifest(dir)
 	if err != nil {
 		return buildplan.Plan{}, m, nil, manifestFailure(err)
@@ -29,7 +29,7 @@ func (l *Local) planBuild(dir string) (buildplan.Plan, Manifest, []string, error
 	if err != nil {
 		return buildplan.Plan{}, m, nil, &revision.FailError{Code: CodeInvalidSource, Message: err.Error()}
 	}
-	if plan.Detected == buildplan.Go && l.Sandbox.GoRoot == "" {
+	if plan.Detected == buildplan.Go && s.Sandbox.GoRoot == "" {
 		return buildplan.Plan{}, m, nil, &revision.FailError{Code: CodeBuildFailed,
 			Message: "this zone has no Go toolchain to build go.mod with (ZONE_GO_ROOT)"}
 	}

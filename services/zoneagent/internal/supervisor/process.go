@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -10,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"tori.dev/services/zoneagent/internal/revision"
 	"tori.dev/services/zoneagent/internal/sandbox"
 )
 
@@ -66,119 +64,6 @@ func freePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
-// start runs the manifest's start command with the deploy's environment and PORT and waits
-// until it answers its health check.
-func (l *Local) start(ctx context.Context, rev revision.Revision, dir string, m Manifest, vars map[string]string, r *Redactor) (*proc, error) {
-	_, span := startSpan(ctx, "zone start", rev) // trace.go: up to healthy, not the process's life
-	defer span.End()
-	// The process outlives the preparation's context; stop() ends it.
-	stdout := l.newLineWriter(r, rev.AppID, rev.DeployID, "stdout")
-	stderr := l.newLineWriter(r, rev.AppID, rev.DeployID, "stderr")
-	// The port is free in the app's own network namespace (its previous revision may still
-	// be serving there on another); the edge dials it there, with no port on the host.
-	netns, err := l.Sandbox.Network(context.Background(), rev.AppID)
-	if err != nil {
-		return nil, &revision.FailError{Code: CodeHealthFailed, Message: "start: " + err.Error()}
-	}
-	port, err := sandbox.FreePortIn(netns)
-	if err != nil {
-		return nil, &revision.FailError{Code: CodeHealthFailed, Message: "start: " + err.Error()}
-	}
-	sb, err := l.Sandbox.Start(context.Background(), sandbox.Spec{AppID: rev.AppID, Dir: dir, Argv: StartCommand(m.Start),
-		Env: sandbox.Environ(vars, port), CPU: rev.CPU, Stdout: stdout, Stderr: stderr})
-	if err != nil {
-		return nil, &revision.FailError{Code: CodeHealthFailed, Message: "start: " + err.Error()}
-	}
-	p := &proc{appID: rev.AppID, deployID: rev.DeployID, port: port, minScale: rev.MinScale, sandbox: sb, cancel: sb.Kill, exited: make(chan struct{}),
-		transport: appTransport(sb.DialIn(port))}
-	p.lastUsed.Store(time.Now().UnixNano())
-	go func() {
-		l.watchMemory(sb, rev.AppID, rev.DeployID)
-		stdout.Flush()
-		stderr.Flush()
-		close(p.exited)
-	}()
-	if err := l.waitHealthy(p, m.HealthPath); err != nil {
-		p.stop()
-		return nil, err
-	}
-	return p, nil
-}
-
-func (l *Local) waitHealthy(p *proc, path string) error {
-	client := &http.Client{Timeout: 2 * time.Second}
-	if p.transport != nil {
-		client.Transport = p.transport
-	}
-	url := fmt.Sprintf("http://127.0.0.1:%d%s", p.port, path)
-	deadline := time.Now().Add(l.HealthTimeout)
-	for attempt := 0; time.Now().Before(deadline); attempt++ {
-		if !p.alive() {
-			return &revision.FailError{Code: CodeHealthFailed, Message: "the process exited before answering its health check"}
-		}
-		resp, err := client.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode < 500 {
-				return nil
-			}
-		}
-		time.Sleep(healthPoll(attempt))
-	}
-	return &revision.FailError{Code: CodeHealthFailed, Message: fmt.Sprintf("no healthy answer on $PORT%s within %s", path, l.HealthTimeout)}
-}
-
-// Activate makes the prepared process the app's and stops the one before it. After an agent
-// restart nothing is prepared in memory; the process then starts on the first request.
-func (l *Local) Activate(_ context.Context, rev revision.Revision, _ string) error {
-	l.mu.Lock()
-	l.init()
-	p := l.prepared[rev.DeployID]
-	delete(l.prepared, rev.DeployID)
-	old := l.active[rev.AppID]
-	if p != nil {
-		l.active[rev.AppID] = p
-	} else {
-		delete(l.active, rev.AppID)
-	}
-	l.mu.Unlock()
-	if old != nil && old != p {
-		old.stop()
-	}
-	return nil
-}
-
-// oomPoll is how often a running sandbox's memory kills are looked for; a child killed while
-// its parent lives on is reported within it.
-const oomPoll = time.Second
-
-// watchMemory waits for the sandbox to end and writes a `system` line to the app's log each
-// time the kernel killed one of its processes for going over the app's memory (what Heroku
-// calls R15), so the customer learns why a process vanished. It returns the sandbox's error.
-func (l *Local) watchMemory(sb *sandbox.Sandboxed, appID, deployID string) error {
-	seen := sb.OOMKillsAtStart()
-	report := func() {
-		n := l.Sandbox.Cgroups.OOMKills(appID)
-		if n > seen {
-			oomKills.Add(float64(n - seen)) // metrics.go
-		}
-		if n > seen && l.Logs != nil {
-			l.Logs.Line(appID, deployID, "system", fmt.Sprintf(
-				"R15 memory quota exceeded: the kernel killed %d process(es) of this app over its %d-byte memory limit", n-seen, l.Sandbox.MemoryBytes), 0)
-		}
-		seen = max(seen, n)
-	}
-	for {
-		select {
-		case <-sb.Done():
-			report()
-			return sb.Wait()
-		case <-time.After(oomPoll):
-			report()
-		}
-	}
-}
-
 // appIdleConns is how many kept-alive connections the edge holds to one process between
 // requests. A visitor's request past them dials anew, through the app's network namespace:
 // with 16, 64 concurrent visitors made the edge dial for most requests (a sixth of its CPU in
@@ -197,10 +82,4 @@ func (p *proc) roundTripper() http.RoundTripper {
 		return p.transport
 	}
 	return http.DefaultTransport
-}
-
-// healthPoll is how often a starting process's port is tried: fast at first (a woken app
-// usually answers within tens of milliseconds), then backing off.
-func healthPoll(attempt int) time.Duration {
-	return min(time.Duration(attempt+1)*5*time.Millisecond, 100*time.Millisecond)
 }

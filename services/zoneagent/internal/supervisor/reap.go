@@ -8,12 +8,13 @@ import (
 	"syscall"
 )
 
-// ReapOrphans kills every process left running in a customer tree, by its working folder.
+// ReapOrphans kills every process left running in a customer tree under appsDir, by its
+// working folder.
 // Processes die with the agent (Pdeathsig), but that reaches only the agent's direct child:
 // a shell's own children would outlive a crash. The agent calls this at start, before any
 // revision runs, so a restart never leaves an orphan beside the process it starts anew.
-func (l *Local) ReapOrphans() int {
-	root := filepath.Clean(l.AppsDir) + string(filepath.Separator)
+func ReapOrphans(appsDir string) int {
+	root := filepath.Clean(appsDir) + string(filepath.Separator)
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0

@@ -16,13 +16,43 @@ import (
 // stream), so it is replaced: at once, in the background, when minScale is above 0; on the
 // first request, as after a nap, when it is 0 (its container is removed now).
 func (l *Local) RecoverContainers(ctx context.Context, live []revision.Route) (removed int, err error) {
-	l.mu.Lock()
-	l.init()
-	l.mu.Unlock()
-	if l.Containers == nil {
+	if l.Image == nil || l.Image.Containers == nil {
 		return 0, nil
 	}
-	names, err := l.Containers.List(ctx)
+	removed, err = l.Image.removeUnrouted(ctx, live)
+	if err != nil {
+		return removed, err
+	}
+	for _, r := range live {
+		if !r.Kind.Image() || l.Revision == nil {
+			continue
+		}
+		rev, err := l.Revision(ctx, r.DeployID)
+		if err != nil {
+			return removed, err
+		}
+		if rev.MinScale == 0 {
+			if err := l.Image.Containers.Remove(ctx, serviceContainerName(r.DeployID)); err != nil {
+				return removed, err
+			}
+			continue
+		}
+		go l.bringBack(ctx, edge.Route{AppID: r.AppID, Slug: r.Slug, DeployID: r.DeployID, Kind: r.Kind})
+	}
+	return removed, nil
+}
+
+// bringBack starts a live image revision that should always run under the agent.
+func (l *Local) bringBack(ctx context.Context, route edge.Route) {
+	if _, err := l.running(ctx, route); err != nil && ctx.Err() == nil {
+		l.logger().WarnContext(ctx, "bring live image revision back", "deploy", route.DeployID, "err", err.Error())
+	}
+}
+
+// removeUnrouted removes the zone's containers (services' and release Jobs') that no live
+// route names, and returns how many.
+func (i *ImageRuntime) removeUnrouted(ctx context.Context, live []revision.Route) (removed int, err error) {
+	names, err := i.Containers.List(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -40,33 +70,10 @@ func (l *Local) RecoverContainers(ctx context.Context, live []revision.Route) (r
 		if !service && !strings.HasPrefix(name, "release-") {
 			continue // not the zone's
 		}
-		if err := l.Containers.Remove(ctx, name); err != nil {
+		if err := i.Containers.Remove(ctx, name); err != nil {
 			return removed, err
 		}
 		removed++
 	}
-	for _, r := range live {
-		if !r.Kind.Image() || l.Revision == nil {
-			continue
-		}
-		rev, err := l.Revision(ctx, r.DeployID)
-		if err != nil {
-			return removed, err
-		}
-		if rev.MinScale == 0 {
-			if err := l.Containers.Remove(ctx, serviceContainerName(r.DeployID)); err != nil {
-				return removed, err
-			}
-			continue
-		}
-		go l.bringBack(ctx, edge.Route{AppID: r.AppID, Slug: r.Slug, DeployID: r.DeployID, Kind: r.Kind})
-	}
 	return removed, nil
-}
-
-// bringBack starts a live image revision that should always run under the agent.
-func (l *Local) bringBack(ctx context.Context, route edge.Route) {
-	if _, err := l.running(ctx, route); err != nil && ctx.Err() == nil {
-		l.Log.WarnContext(ctx, "bring live image revision back", "deploy", route.DeployID, "err", err.Error())
-	}
 }

@@ -25,7 +25,7 @@ func TestNoBwrapRefusesSourceDeploys(t *testing.T) {
 		t.Fatalf("Unavailable = %q", sb.Unavailable)
 	}
 	r := newRig(t)
-	r.l.Sandbox = sb
+	*r.l.Source.Sandbox = sb
 	app := uuid.NewString()
 	rev := r.revision(app, tarball(t, manifest(map[string]any{"start": "node server.js"}), file{name: "server.js", body: serverJS}), nil)
 	err := r.l.Prepare(context.Background(), rev, r.jobs)
@@ -43,18 +43,18 @@ func TestNoBwrapRefusesSourceDeploys(t *testing.T) {
 func TestSandboxPrivileges(t *testing.T) {
 	r := newRig(t)
 	app := uuid.NewString()
-	if err := r.l.identity(context.Background(), app); err != nil {
+	if err := r.l.Identities.Ensure(context.Background(), app); err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(r.l.AppsDir, app) // reachable by the app's uid, as trees are
+	dir := filepath.Join(r.l.Identities.AppsDir, app) // reachable by the app's uid, as trees are
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	cred := r.l.Sandbox.Credential(app)
+	cred := r.l.Source.Sandbox.Credential(app)
 	if err := chownTree(dir, cred.Uid); err != nil {
 		t.Fatal(err)
 	}
-	defer r.l.Sandbox.Cgroups.Remove(app)
+	defer r.l.Source.Sandbox.Cgroups.Remove(app)
 	script := `import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)
 st = open("/proc/self/status").read()
@@ -64,7 +64,7 @@ print("mount", libc.mount(b"none", b"/tmp", b"tmpfs", 0, None), ctypes.get_errno
 print("ptrace", libc.ptrace(16, 1, 0, 0), ctypes.get_errno())
 `
 	var out strings.Builder
-	sb, err := r.l.Sandbox.Start(context.Background(), sandbox.Spec{AppID: app, Dir: dir, Argv: []string{"/usr/bin/python3", "-c", script}, Env: sandbox.Environ(nil, 0), Stdout: &out, Stderr: &out})
+	sb, err := r.l.Source.Sandbox.Start(context.Background(), sandbox.Spec{AppID: app, Dir: dir, Argv: []string{"/usr/bin/python3", "-c", script}, Env: sandbox.Environ(nil, 0), Stdout: &out, Stderr: &out})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -286,7 +286,7 @@ func TestImageDeployFromALoopbackRegistryFails(t *testing.T) {
 	r, eng := imageRig(t)
 	strict := eng.cli
 	strict.Registry = strictTestPuller()
-	r.l.Containers = strict
+	r.l.Image.Containers = strict
 	rev := imageRevision(uuid.NewString(), "loopback", []string{"true"})
 	err := r.l.Prepare(context.Background(), rev, r.jobs)
 	if failCode(err) != CodeImagePullFailed || !strings.Contains(err.Error(), "a loopback address") {

@@ -3,13 +3,13 @@ package supervisor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"time"
 
 	"tori.dev/contract/limits"
 	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/revision"
-	"tori.dev/services/zoneagent/internal/sandbox"
 )
 
 // releaseJobName is the release Job's name; a retry of the same deploy finds its record by it.
@@ -19,11 +19,11 @@ func releaseJobName(deployID string) string { return "release-" + deployID }
 // time limit kills it; it returns the exit status.
 type job func(ctx context.Context) (int, error)
 
-// release runs the release Job named release-<deployId> within the contract's 10 minutes.
-// A retry of the same deploy reuses the record: a Job that already succeeded does not run
-// again. A job may fail with an *revision.FailError of its own (an image that cannot be
-// pulled); it is reported as it is.
-func (l *Local) release(ctx context.Context, rev revision.Revision, jobs app.JobRecorder, work job) error {
+// runRelease runs the release Job named release-<deployId> within the contract's 10 minutes
+// (measured by clock). A retry of the same deploy reuses the record: a Job that already
+// succeeded does not run again. A job may fail with an *revision.FailError of its own (an
+// image that cannot be pulled); it is reported as it is.
+func runRelease(ctx context.Context, clock Clock, rev revision.Revision, jobs app.JobRecorder, work job) error {
 	name := releaseJobName(rev.DeployID)
 	state, err := jobs.JobState(ctx, name)
 	if err != nil {
@@ -38,7 +38,7 @@ func (l *Local) release(ctx context.Context, rev revision.Revision, jobs app.Job
 	if err := jobs.Step(ctx, app.StepReleaseStarted, name); err != nil {
 		return err
 	}
-	code, runErr := l.withinLimit(ctx, limits.ReleaseLimit, work)
+	code, runErr := withinLimit(ctx, clock, limits.ReleaseLimit, work)
 	state = revision.JobSucceeded
 	if runErr != nil {
 		state = revision.JobFailed
@@ -61,9 +61,9 @@ func (l *Local) release(ctx context.Context, rev revision.Revision, jobs app.Job
 
 var errTimedOut = errors.New("timed out")
 
-// withinLimit runs work until it ends or limit (by the runner's clock) passes; then it
+// withinLimit runs work until it ends or limit (by clock; nil is the real one) passes; then it
 // cancels work, waits for it to stop and returns errTimedOut.
-func (l *Local) withinLimit(ctx context.Context, limit time.Duration, work job) (int, error) {
+func withinLimit(ctx context.Context, clock Clock, limit time.Duration, work job) (int, error) {
 	jctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type result struct {
@@ -78,27 +78,11 @@ func (l *Local) withinLimit(ctx context.Context, limit time.Duration, work job) 
 	select {
 	case res := <-done:
 		return res.code, res.err
-	case <-l.Clock.After(limit):
+	case <-clockOr(clock).After(limit):
 		cancel()
 		<-done
 		return -1, errTimedOut
 	}
-}
-
-// runCommand runs a command of the revision's tree in the sandbox to completion, its output
-// going to stream. Cancelling ctx kills its process group.
-func (l *Local) runCommand(ctx context.Context, rev revision.Revision, dir string, argv []string, vars map[string]string, r *Redactor, stream string) (int, error) {
-	ctx, span := startSpan(ctx, "zone "+stream, rev) // trace.go
-	defer span.End()
-	out := l.newLineWriter(r, rev.AppID, rev.DeployID, stream)
-	spec := sandbox.Spec{AppID: rev.AppID, Dir: dir, Argv: argv, Env: sandbox.Environ(vars, 0), CPU: rev.CPU, Stdout: out, Stderr: out}
-	sb, err := l.Sandbox.Start(ctx, l.withBuildCache(spec, stream, vars)) // buildcache.go
-	if err != nil {
-		return -1, err
-	}
-	err = l.watchMemory(sb, rev.AppID, rev.DeployID)
-	out.Flush()
-	return exitStatus(err), err
 }
 
 // exitStatus is a command's exit status: 0 on success, -1 when it did not exit by itself.
@@ -112,4 +96,13 @@ func exitStatus(err error) int {
 	default:
 		return -1
 	}
+}
+
+// failed is the failure of a build or release that ended badly: timeoutCode when it ran
+// past its limit, else failCode with its exit status.
+func failed(code int, failCode, timeoutCode, what string, err error) error {
+	if errors.Is(err, errTimedOut) {
+		return &revision.FailError{Code: timeoutCode, Message: what + " exceeded its time limit"}
+	}
+	return &revision.FailError{Code: failCode, Message: fmt.Sprintf("%s exited with status %d", what, code)}
 }

@@ -34,22 +34,22 @@ func BenchmarkSandbox(b *testing.B) {
 	b.Cleanup(r.l.StopAll)
 	app := uuid.NewString()
 	ctx := context.Background()
-	if err := r.l.identity(ctx, app); err != nil {
+	if err := r.l.Identities.Ensure(ctx, app); err != nil {
 		b.Fatal(err)
 	}
-	dir := filepath.Join(r.l.AppsDir, app)
+	dir := filepath.Join(r.l.Identities.AppsDir, app)
 	os.Mkdir(dir, 0o700)
-	cred := r.l.Sandbox.Credential(app)
+	cred := r.l.Source.Sandbox.Credential(app)
 	os.Chown(dir, int(cred.Uid), int(cred.Gid))
-	defer r.l.Sandbox.Cgroups.Remove(app)
-	defer r.l.Sandbox.ReleaseNetwork(app)
+	defer r.l.Source.Sandbox.Cgroups.Remove(app)
+	defer r.l.Source.Sandbox.ReleaseNetwork(app)
 
 	b.Run("network", func(b *testing.B) {
 		var total time.Duration
 		for i := 0; i < b.N; i++ {
-			r.l.Sandbox.ReleaseNetwork(app)
+			r.l.Source.Sandbox.ReleaseNetwork(app)
 			t0 := time.Now()
-			if _, err := r.l.Sandbox.Network(ctx, app); err != nil {
+			if _, err := r.l.Source.Sandbox.Network(ctx, app); err != nil {
 				b.Fatal(err)
 			}
 			total += time.Since(t0)
@@ -67,7 +67,7 @@ func BenchmarkSandbox(b *testing.B) {
 			}
 			plain += time.Since(t0)
 			t0 = time.Now()
-			sb, err := r.l.Sandbox.Start(ctx, sandbox.Spec{AppID: app, Dir: dir, Argv: []string{"/bin/true"}, Env: sandbox.Environ(nil, 0)})
+			sb, err := r.l.Source.Sandbox.Start(ctx, sandbox.Spec{AppID: app, Dir: dir, Argv: []string{"/bin/true"}, Env: sandbox.Environ(nil, 0)})
 			if err != nil {
 				b.Fatal(err)
 			}

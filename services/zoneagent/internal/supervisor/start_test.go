@@ -20,17 +20,17 @@ func TestSandboxThatCannotStartSaysWhy(t *testing.T) {
 	r := newRig(t)
 	app := uuid.NewString()
 	ctx := context.Background()
-	if err := r.l.identity(ctx, app); err != nil {
+	if err := r.l.Identities.Ensure(ctx, app); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { r.l.Sandbox.ReleaseNetwork(app); r.l.Sandbox.Cgroups.Remove(app) })
+	t.Cleanup(func() { r.l.Source.Sandbox.ReleaseNetwork(app); r.l.Source.Sandbox.Cgroups.Remove(app) })
 	private := t.TempDir() // 0700, root's
 	dir := filepath.Join(private, "tree")
 	os.Mkdir(dir, 0o755)
 	want := "bwrap: Can't find source path " + dir
 	for i := 0; i < 5; i++ {
 		var stderr strings.Builder
-		sb, err := r.l.Sandbox.Start(ctx, sandbox.Spec{AppID: app, Dir: dir, Argv: []string{"/bin/true"}, Env: sandbox.Environ(nil, 0), Stderr: &stderr})
+		sb, err := r.l.Source.Sandbox.Start(ctx, sandbox.Spec{AppID: app, Dir: dir, Argv: []string{"/bin/true"}, Env: sandbox.Environ(nil, 0), Stderr: &stderr})
 		if err != nil {
 			if msg := err.Error(); !strings.Contains(msg, "the sandbox did not start: "+want) || strings.Contains(msg, "broken pipe") {
 				t.Fatalf("error %q, want bubblewrap's reason", msg)

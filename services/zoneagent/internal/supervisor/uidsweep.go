@@ -21,13 +21,13 @@ var leftoverRoots = []string{os.TempDir(), "/var/tmp", "/dev/shm", "/dev/mqueue"
 // app's tree above all) or in the host's world-writable folders, and its last app's disk
 // image is gone. A uid with anything left stays in quarantine, so a new app never inherits
 // a process or a file of the tenant before it. It returns how many were released.
-func (l *Local) SweepUIDs(ctx context.Context) (int, error) {
-	waiting, err := l.UIDs.QuarantinedUIDs(ctx)
+func (d *Identities) SweepUIDs(ctx context.Context) (int, error) {
+	waiting, err := d.UIDs.QuarantinedUIDs(ctx)
 	if err != nil || len(waiting) == 0 {
 		return 0, err
 	}
 	left := processIDsOf(waiting)
-	for uid, n := range filesOf(waiting, append([]string{l.AppsDir}, leftoverRoots...)) {
+	for uid, n := range filesOf(waiting, append([]string{d.AppsDir}, leftoverRoots...)) {
 		left[uid] += n
 	}
 	released := 0
@@ -35,15 +35,15 @@ func (l *Local) SweepUIDs(ctx context.Context) (int, error) {
 		if left[uid] > 0 {
 			continue
 		}
-		if _, err := os.Lstat(filepath.Join(l.AppsDir, app)); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Lstat(filepath.Join(d.AppsDir, app)); !errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if l.Disks != nil {
-			if _, err := os.Lstat(l.Disks.Image(app)); !errors.Is(err, fs.ErrNotExist) {
+		if d.Disks != nil {
+			if _, err := os.Lstat(d.Disks.Image(app)); !errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
 		}
-		if err := l.UIDs.ReleaseUID(ctx, uid); err != nil {
+		if err := d.UIDs.ReleaseUID(ctx, uid); err != nil {
 			return released, err
 		}
 		released++

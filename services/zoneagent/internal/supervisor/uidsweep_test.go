@@ -21,15 +21,15 @@ import (
 func TestFreedUIDWaitsForItsLastOwner(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
-	r.l.UIDs = store.New(storetest.NewPool(t))
+	r.l.Identities.UIDs = store.New(storetest.NewPool(t))
 	// Two uids of the tests' range: the last owner's, and one more.
-	r.l.UIDBase, r.l.UIDCount = testUIDBase+600, 3
+	r.l.Identities.UIDBase, r.l.Identities.UIDCount = testUIDBase+600, 3
 	first, second, third := uuid.NewString(), uuid.NewString(), uuid.NewString()
 	uidOf := func(app string) (uint32, error) {
-		if err := r.l.identity(ctx, app); err != nil {
+		if err := r.l.Identities.Ensure(ctx, app); err != nil {
 			return 0, err
 		}
-		return r.l.Sandbox.Credential(app).Uid, nil
+		return r.l.Source.Sandbox.Credential(app).Uid, nil
 	}
 	owner, err := uidOf(first)
 	if err != nil {

@@ -1,0 +1,100 @@
+package usecase
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"tori.dev/services/billing/internal/catalog"
+	"tori.dev/services/billing/internal/mirror"
+)
+
+// Checkout starts buying plan at interval and returns the hosted checkout's URL. The request
+// is checked first and a malformed one refused with its own error (catalog.ErrUnknownPlan,
+// ErrNotPurchasable, ErrUnknownInterval), whether or not paid plans are on; then
+// ErrUnavailable while they are off, and ErrAlreadySubscribed when Tori's mirror holds a
+// subscription that has not ended.
+func (s *Service) Checkout(ctx context.Context, accountID uuid.UUID, plan, interval string) (string, error) {
+	p, err := catalog.Purchasable(plan)
+	if err != nil {
+		return "", err
+	}
+	iv, err := catalog.ParseInterval(interval)
+	if err != nil {
+		return "", err
+	}
+	if s.pay == nil {
+		return "", ErrUnavailable
+	}
+	subs, err := s.store.Subscriptions(ctx, accountID)
+	if err != nil {
+		return "", err
+	}
+	if mirror.Subscribed(subs) {
+		return "", ErrAlreadySubscribed
+	}
+	price, ok := s.pay.Prices.ID(p.Name, iv)
+	if !ok {
+		// Configuration is checked at start, so this is a programming error, not the caller's.
+		return "", fmt.Errorf("billing: no price configured for %s per %s", p.Name, iv)
+	}
+	customerID, err := s.customer(ctx, accountID)
+	if err != nil {
+		return "", err
+	}
+	return s.pay.Provider.CreateCheckoutSession(ctx, NewCheckout{
+		AccountID:  accountID,
+		CustomerID: customerID,
+		PriceID:    price,
+		SuccessURL: s.pay.ConsoleURL + "/billing?checkout=done",
+		CancelURL:  s.pay.ConsoleURL + "/billing",
+	})
+}
+
+// Portal opens the provider's billing portal for the account and returns its URL:
+// ErrUnavailable while paid plans are off.
+func (s *Service) Portal(ctx context.Context, accountID uuid.UUID) (string, error) {
+	if s.pay == nil {
+		return "", ErrUnavailable
+	}
+	customerID, err := s.customer(ctx, accountID)
+	if err != nil {
+		return "", err
+	}
+	return s.pay.Provider.CreatePortalSession(ctx, customerID, s.pay.ConsoleURL+"/billing")
+}
+
+// customer is the account's customer at the provider, created (with metadata.account_id) the
+// first time it is needed. Two first requests at once may both create one; the first recorded
+// wins and the other stays an unused customer at the provider, which costs nothing.
+func (s *Service) customer(ctx context.Context, accountID uuid.UUID) (string, error) {
+	c, err := s.store.Customer(ctx, accountID)
+	if err == nil {
+		return c.CustomerID, nil
+	}
+	if !isNotFound(err) {
+		return "", err
+	}
+	a, err := s.AccountPlan(ctx, accountID)
+	if err != nil {
+		return "", err
+	}
+	id, err := s.pay.Provider.CreateCustomer(ctx, NewCustomer{AccountID: accountID, Email: a.Email})
+	if err != nil {
+		return "", err
+	}
+	err = s.store.InTx(ctx, func(tx Tx) error {
+		inserted, err := tx.InsertCustomer(ctx, mirror.Customer{AccountID: accountID, CustomerID: id}, s.now())
+		if err != nil || inserted {
+			return err
+		}
+		won, err := tx.Customer(ctx, accountID)
+		id = won.CustomerID
+		return err
+	})
+	return id, err
+}
+
+func isNotFound(err error) bool { return errors.Is(err, mirror.ErrNotFound) }

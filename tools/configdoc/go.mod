@@ -1,0 +1,3 @@
+module tori.dev/tools/configdoc
+
+go 1.26.0
