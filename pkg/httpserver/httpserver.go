@@ -1,5 +1,5 @@
 // Package httpserver builds the Fiber app every Tori service serves: the timeouts of
-// docs/conventions.md ("Timeouts"), a body limit, the contract's error body, a recovered
+// docs/configuration.md ("Limits that are not settings"), a body limit, the contract's error body, a recovered
 // panic answered as a 500, and a span, an access line and the request metrics per request.
 // A service adds its routes to what New returns; what differs between services (a larger
 // body, streamed uploads, the gateway's own tracing) is an Options field.
