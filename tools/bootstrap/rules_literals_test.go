@@ -30,7 +30,8 @@ import (
 // tests), and a generated file ("Code generated ... DO NOT EDIT.", such as the console's copy,
 // or the console's types generated from the OpenAPI document) is written from the contract or
 // its documents, so neither counts. A literal made of letters alone ("private") is a word, not
-// a rule, and is not searched for.
+// a rule, and is not searched for. The OpenAPI documents, which describe the contract to
+// clients, are JSON and not searched here: tools/contractgen's test holds their patterns to it.
 
 // contractPrefix is where a rule's literal may be written.
 const contractPrefix = "contract/"

@@ -2,6 +2,7 @@
 // (console/src/api/contract.ts) from the contract module, so the console, which is
 // TypeScript and cannot import Go, holds a name to the same rule the services do. The file is
 // committed; `make generate` writes it again, and this module's test fails when it differs.
+// Its tests also hold the OpenAPI documents' patterns to the contract's.
 package main
 
 import (
