@@ -43,6 +43,14 @@ var sourceExts = map[string]bool{".go": true, ".ts": true, ".tsx": true, ".js": 
 // test in console/e2e).
 var skippedDirs = map[string]bool{".git": true, "node_modules": true, "dist": true, "bin": true, "testdata": true, "tests": true, "e2e": true}
 
+// knownCopies are the copies that stay, each with why: a file listed here may write the
+// literal, and no other may. Each is a debt, not a precedent.
+var knownCopies = map[string]string{
+	// Fills pg_hba.conf's zone section on a cluster's first start, before any zone agent runs,
+	// with pkg/pgstore/zonehba.go's query: SQL in a shell script cannot import Go.
+	"scripts/zone-postgres.sh": "^db_[0-9a-f]{32}$",
+}
+
 // generatedMarker is Go's convention for a generated file, which the console's copy follows,
 // or the header of the console's OpenAPI types (openapi-typescript's, "auto-generated").
 var generatedMarker = regexp.MustCompile(`(?m)^(//|#) Code generated .* DO NOT EDIT\.$|^\s*\*?\s*This file was auto-generated`)
@@ -185,6 +193,9 @@ func findCopies(dir string, rule contractRule) []error {
 			return nil
 		}
 		for lit, at := range rule.literals {
+			if knownCopies[rel] == lit {
+				continue
+			}
 			for _, q := range []string{`"`, `'`, "`", "/"} {
 				if at != path.Dir(rel) && bytes.Contains(src, []byte(q+lit+q)) {
 					errs = append(errs, fmt.Errorf("%s writes %q, which is %s's to write: use it from there", rel, lit, at))
