@@ -15,7 +15,7 @@ export TEST_REDIS_URL    ?= redis://127.0.0.1:6379/0
 # The zone's managed-database cluster (scripts/zone-postgres.sh), as its superuser over the socket.
 export TEST_ZONE_POSTGRES_URL ?= postgres://postgres@/postgres?host=/var/run/postgresql&port=5433&sslmode=disable
 
-.PHONY: all tools proto openapi docs build run test fmt services wrk vault-dev objectstore stripe-mock pebble bench-bus bench-gateway flood-public bench-apps bench-logs bench-databases bench-databases-dump bench-deploys bench-builds bench-edge caddy chaos clean
+.PHONY: all tools proto openapi generate docs build run test fmt services wrk vault-dev objectstore stripe-mock pebble bench-bus bench-gateway flood-public bench-apps bench-logs bench-databases bench-databases-dump bench-deploys bench-builds bench-edge caddy chaos clean
 
 all: build
 
@@ -38,6 +38,11 @@ proto: tools
 # Merges every service's openapi-fragment.json into the gateway's OpenAPI document.
 openapi:
 	cd services/gateway && go run ./internal/openapi/merge ../*/openapi-fragment.json
+
+# Writes the console's copy of the contract module's rules (console/src/api/contract.ts,
+# committed); tools/contractgen's test fails when the copy differs from the contract.
+generate:
+	cd tools/contractgen && go run .
 
 # Writes docs/configuration.md from the config structs' env tags and doc comments (the prose
 # above its marker is kept); tools/configdoc's test fails when the committed file is stale.

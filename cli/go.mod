@@ -9,6 +9,7 @@ require (
 	github.com/pb33f/libopenapi v0.40.0
 	github.com/spf13/cobra v1.10.2
 	golang.org/x/term v0.46.0
+	tori.dev/contract v0.0.0
 )
 
 require (
@@ -27,3 +28,5 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 	gopkg.in/warnings.v0 v0.1.2 // indirect
 )
+
+replace tori.dev/contract => ../contract

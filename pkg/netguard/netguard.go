@@ -2,7 +2,9 @@
 // net.Dialer a Control function that refuses every other one. It is the check for names a
 // customer chooses (an image's registry): a name is only as public as the addresses it
 // resolves to, and only the address a socket is about to connect to can be trusted, since
-// DNS may answer differently between a check and a dial.
+// DNS may answer differently between a check and a dial. The ranges refused are the
+// contract's (netrange.Refused), the zone's egress deny list, so a registry is held to what
+// an app's own sockets are.
 package netguard
 
 import (
@@ -11,35 +13,12 @@ import (
 	"net"
 	"net/netip"
 	"syscall"
+
+	"tori.dev/contract/netrange"
 )
 
 // ErrNotPublic is what every refusal wraps.
 var ErrNotPublic = errors.New("not a public address")
-
-// ranges are the destinations refused, each with the word a refusal names it by. They are
-// the zone's egress deny list (loopback, private, link-local, shared/CGNAT, multicast,
-// reserved), so a registry is held to what an app's own sockets are.
-var ranges = []struct {
-	prefix netip.Prefix
-	kind   string
-}{
-	{netip.MustParsePrefix("0.0.0.0/8"), "unspecified"},
-	{netip.MustParsePrefix("10.0.0.0/8"), "private"},
-	{netip.MustParsePrefix("100.64.0.0/10"), "shared (CGNAT)"},
-	{netip.MustParsePrefix("127.0.0.0/8"), "loopback"},
-	{netip.MustParsePrefix("169.254.0.0/16"), "link-local"},
-	{netip.MustParsePrefix("172.16.0.0/12"), "private"},
-	{netip.MustParsePrefix("192.0.0.0/24"), "reserved"},
-	{netip.MustParsePrefix("192.168.0.0/16"), "private"},
-	{netip.MustParsePrefix("198.18.0.0/15"), "reserved"},
-	{netip.MustParsePrefix("224.0.0.0/4"), "multicast"},
-	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},
-	{netip.MustParsePrefix("::/127"), "loopback"},
-	{netip.MustParsePrefix("64:ff9b:1::/48"), "private"},
-	{netip.MustParsePrefix("fc00::/7"), "private"},
-	{netip.MustParsePrefix("fe80::/10"), "link-local"},
-	{netip.MustParsePrefix("ff00::/8"), "multicast"},
-}
 
 // Check returns nil for a public unicast address, and otherwise an error wrapping
 // ErrNotPublic that names the kind ("a loopback address"). An IPv4-mapped IPv6 address is
@@ -49,10 +28,8 @@ func Check(a netip.Addr) error {
 	if !a.IsValid() {
 		return fmt.Errorf("%w: no address", ErrNotPublic)
 	}
-	for _, r := range ranges {
-		if r.prefix.Contains(a) {
-			return fmt.Errorf("%w: a %s address", ErrNotPublic, r.kind)
-		}
+	if r, refused := netrange.Of(a); refused {
+		return fmt.Errorf("%w: a %s address", ErrNotPublic, r.Kind)
 	}
 	return nil
 }

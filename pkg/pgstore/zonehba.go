@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"tori.dev/contract/names"
 )
 
 // The zone cluster's pg_hba.conf lets each login reach one database: a section between two
@@ -41,7 +43,7 @@ var ErrZoneHBAUnmanaged = errors.New("pgstore: the zone cluster's pg_hba.conf ha
 var ErrZoneHBANotLocal = errors.New("pgstore: the zone cluster is not reached over its Unix socket")
 
 var (
-	managedDatabase = regexp.MustCompile(`^db_[0-9a-f]{32}$`)
+	managedDatabase = regexp.MustCompile(names.DatabaseNamePattern)
 	plainRole       = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 )
 

@@ -13,6 +13,7 @@ require (
 	go.opentelemetry.io/otel/sdk v1.47.0
 	golang.org/x/sync v0.23.0
 	google.golang.org/protobuf v1.36.12
+	tori.dev/contract v0.0.0
 	tori.dev/pkg v0.0.0
 	tori.dev/proto v0.0.0
 )
@@ -117,6 +118,7 @@ require (
 )
 
 replace (
+	tori.dev/contract => ../../contract
 	tori.dev/pkg => ../../pkg
 	tori.dev/proto => ../../proto
 )

@@ -10,6 +10,7 @@ require (
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
 	google.golang.org/protobuf v1.36.12
+	tori.dev/contract v0.0.0
 	tori.dev/pkg v0.0.0
 	tori.dev/proto v0.0.0
 )
@@ -100,6 +101,8 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260928230214-8a89bd6388cc // indirect
 	google.golang.org/grpc v1.83.2 // indirect
 )
+
+replace tori.dev/contract => ../../contract
 
 replace tori.dev/pkg => ../../pkg
 

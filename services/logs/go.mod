@@ -7,6 +7,7 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0
 	google.golang.org/protobuf v1.36.12
+	tori.dev/contract v0.0.0
 	tori.dev/pkg v0.0.0
 	tori.dev/proto v0.0.0
 )
@@ -101,6 +102,7 @@ require (
 )
 
 replace (
+	tori.dev/contract => ../../contract
 	tori.dev/pkg => ../../pkg
 	tori.dev/proto => ../../proto
 )

@@ -2,6 +2,8 @@ module tori.dev/services/zoneagent
 
 go 1.26.0
 
+replace tori.dev/contract => ../../contract
+
 replace tori.dev/pkg => ../../pkg
 
 replace tori.dev/proto => ../../proto
@@ -24,6 +26,7 @@ require (
 	golang.org/x/sys v0.48.0
 	golang.org/x/time v0.15.0
 	google.golang.org/protobuf v1.36.12
+	tori.dev/contract v0.0.0
 	tori.dev/pkg v0.0.0-00010101000000-000000000000
 	tori.dev/proto v0.0.0
 )

@@ -12,7 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"tori.dev/pkg/apitime"
+	"tori.dev/contract/apitime"
 	"tori.dev/tests/e2e/harness"
 )
 

@@ -10,6 +10,7 @@ require (
 	github.com/rabbitmq/amqp091-go v1.16.0
 	golang.org/x/net v0.60.0
 	google.golang.org/protobuf v1.36.12
+	tori.dev/contract v0.0.0
 	tori.dev/pkg v0.0.0
 	tori.dev/proto v0.0.0
 )
@@ -94,6 +95,8 @@ require (
 	golang.org/x/text v0.42.0 // indirect
 	gopkg.in/ini.v1 v1.67.3 // indirect
 )
+
+replace tori.dev/contract => ../../contract
 
 replace tori.dev/pkg => ../../pkg
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"text/tabwriter"
 
@@ -15,6 +14,7 @@ import (
 	"tori.dev/cli/internal/api"
 	"tori.dev/cli/internal/bundle"
 	"tori.dev/cli/internal/ui"
+	"tori.dev/contract/names"
 )
 
 func (s *state) appsCmd() *cobra.Command {
@@ -150,8 +150,6 @@ func (s *state) slugArg(args []string) (string, error) {
 	return s.slug()
 }
 
-var slugRule = regexp.MustCompile(`^[a-z0-9-]{1,63}$`)
-
 func (s *state) initCmd() *cobra.Command {
 	var kind, name string
 	c := &cobra.Command{
@@ -178,7 +176,7 @@ func (s *state) initCmd() *cobra.Command {
 			} else {
 				if name == "" {
 					abs, _ := filepath.Abs(dir)
-					if base := strings.ToLower(filepath.Base(abs)); slugRule.MatchString(base) {
+					if base := strings.ToLower(filepath.Base(abs)); names.ValidSlug(base) {
 						name = base
 					}
 				}

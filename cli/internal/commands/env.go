@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strings"
 	"text/tabwriter"
 
@@ -15,15 +14,14 @@ import (
 
 	"tori.dev/cli/internal/api"
 	"tori.dev/cli/internal/ui"
+	"tori.dev/contract/names"
 )
-
-var envKey = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 
 // ParseAssignments reads `set` arguments: KEY=VALUE pairs, or one KEY followed by "-",
 // whose value is standard input (one trailing newline dropped).
 func ParseAssignments(args []string, stdin io.Reader) ([][2]string, error) {
 	if len(args) == 2 && args[1] == "-" && !strings.Contains(args[0], "=") {
-		if !envKey.MatchString(args[0]) {
+		if !names.ValidEnvKey(args[0]) {
 			return nil, fmt.Errorf("%q is not a variable name (A-Z, 0-9, _; starting with a letter)", args[0])
 		}
 		b, err := io.ReadAll(stdin)
@@ -39,7 +37,7 @@ func ParseAssignments(args []string, stdin io.Reader) ([][2]string, error) {
 		if !ok {
 			return nil, fmt.Errorf("%q: want KEY=VALUE (or KEY - to read the value from standard input)", a)
 		}
-		if !envKey.MatchString(k) {
+		if !names.ValidEnvKey(k) {
 			return nil, fmt.Errorf("%q is not a variable name (A-Z, 0-9, _; starting with a letter)", k)
 		}
 		out = append(out, [2]string{k, v})
@@ -66,7 +64,7 @@ func ParseDotenv(r io.Reader) ([][2]string, error) {
 		line = strings.TrimPrefix(line, "export ")
 		k, v, ok := strings.Cut(line, "=")
 		k = strings.TrimSpace(k)
-		if !ok || !envKey.MatchString(k) {
+		if !ok || !names.ValidEnvKey(k) {
 			return nil, fmt.Errorf("line %d: want KEY=VALUE", n)
 		}
 		v = strings.TrimSpace(v)
@@ -167,7 +165,7 @@ func (s *state) envCmd() *cobra.Command {
 				return err
 			}
 			for _, k := range args {
-				if !envKey.MatchString(k) {
+				if !names.ValidEnvKey(k) {
 					return usagef("%q is not a variable name (A-Z, 0-9, _; starting with a letter)", k)
 				}
 			}

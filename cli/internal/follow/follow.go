@@ -6,14 +6,13 @@ import (
 	"time"
 
 	"tori.dev/cli/internal/api"
+	"tori.dev/contract/apitime"
+	"tori.dev/contract/limits"
 )
 
 // Overlap is how far before the newest line shown each poll re-reads: a line ingested up to
 // this long after its own timestamp is still seen, and ids already shown are skipped.
 const Overlap = 10 * time.Second
-
-// maxSpan is the longest window the logs route answers.
-const maxSpan = 24 * time.Hour
 
 // Fetch reads one page of the logs route.
 type Fetch func(ctx context.Context, q api.LogQuery) (api.LogPage, error)
@@ -22,7 +21,7 @@ type Fetch func(ctx context.Context, q api.LogQuery) (api.LogPage, error)
 type Follower struct {
 	// Keep selects lines (nil: all).
 	Keep func(api.LogEntry) bool
-	// PageSize is the limit of each page (default 500, the route's most).
+	// PageSize is the limit of each page (default limits.LogPageMax, the route's most).
 	PageSize int
 
 	since  time.Time // never read before this
@@ -36,25 +35,25 @@ func New(since time.Time) *Follower {
 	return &Follower{since: since, next: since, seen: map[string]time.Time{}}
 }
 
-// Stamp formats a time as the logs route reads it.
-func Stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+// Stamp formats a time as the logs route reads it: the API's time format.
+func Stamp(t time.Time) string { return apitime.Format(t) }
 
 // Poll reads everything from the last point on and returns the lines not shown before,
 // oldest first.
 func (f *Follower) Poll(ctx context.Context, fetch Fetch, now time.Time) ([]api.LogEntry, error) {
 	size := f.PageSize
 	if size == 0 {
-		size = 500
+		size = limits.LogPageMax
 	}
 	var out []api.LogEntry
 	start := f.next
 	for {
 		// Windows of at most a day; the last is left open so the server's clock closes it.
 		q := api.LogQuery{Start: Stamp(start), Limit: size}
-		open := now.Sub(start) <= maxSpan
+		open := now.Sub(start) <= limits.LogSpan
 		windowEnd := now
 		if !open {
-			windowEnd = start.Add(maxSpan)
+			windowEnd = start.Add(limits.LogSpan)
 			q.End = Stamp(windowEnd)
 		}
 		for {

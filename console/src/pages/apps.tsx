@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks'
 import { api, ok } from '../api/client'
+import { slugInputPattern } from '../api/contract'
 import { useAction, useLoad } from '../hooks'
 import { Link, navigate } from '../router'
 import { Badge, Empty, ErrorBox, Loading, Time } from '../components/ui'
@@ -65,7 +66,7 @@ function CreateApp() {
         <input
           id="new-app-name"
           placeholder="my-site (empty: a name is made up)"
-          pattern="[a-z0-9-]{1,63}"
+          pattern={slugInputPattern}
           title="lowercase letters, digits and dashes"
           value={name}
           onInput={(e) => setName(e.currentTarget.value)}

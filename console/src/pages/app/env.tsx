@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks'
 import { api, ok } from '../../api/client'
+import { envKeyInputPattern, envKeyMaxLength } from '../../api/contract'
 import { useAction, useLoad } from '../../hooks'
 import { Empty, ErrorBox, Loading } from '../../components/ui'
 import { useConfirm } from '../../components/confirm'
@@ -43,7 +44,8 @@ export function Env({ slug, kind }: { slug: string; kind: string }) {
           <input
             id="env-key"
             required
-            pattern="[A-Z][A-Z0-9_]*"
+            pattern={envKeyInputPattern}
+            maxLength={envKeyMaxLength}
             title="capital letters, digits and underscores, starting with a letter"
             autocomplete="off"
             spellcheck={false}

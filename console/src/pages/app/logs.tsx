@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, ok } from '../../api/client'
+import { logPageMax } from '../../api/contract'
 import { messageOf } from '../../api/errors'
 import type { LogEntry } from '../../api/types'
 import { followLogs } from '../../api/logstream'
@@ -21,7 +22,7 @@ async function readWindow(slug: string, start: Date, end: Date): Promise<{ entri
   for (let page = 0; page < 8; page++) {
     const p = await ok(
       api().GET('/api/apps/{slug}/logs', {
-        params: { path: { slug }, query: { start: start.toISOString(), end: end.toISOString(), limit: 500, cursor } },
+        params: { path: { slug }, query: { start: start.toISOString(), end: end.toISOString(), limit: logPageMax, cursor } },
       }),
     )
     retentionDays = p.retentionDays

@@ -7,7 +7,7 @@ var (
 	// ErrNotFound covers an unknown slug, another account's app and a deleted app alike, so
 	// nobody learns which slugs other accounts use.
 	ErrNotFound = errors.New("apps: not found")
-	// ErrInvalidSlug: a requested name does not match ^[a-z0-9-]{1,63}$.
+	// ErrInvalidSlug: a requested name does not match the contract's names.SlugPattern.
 	ErrInvalidSlug = errors.New("apps: invalid slug")
 	// ErrSlugTaken: reserved, used by a live app, or held by a tombstone not yet reclaimed.
 	ErrSlugTaken = errors.New("apps: slug taken")

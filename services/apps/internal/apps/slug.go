@@ -1,8 +1,6 @@
 package apps
 
-import "regexp"
-
-var slugRe = regexp.MustCompile(`^[a-z0-9-]{1,63}$`)
+import "tori.dev/contract/names"
 
 // reserved slugs name the product's own hosts; they are "taken" rather than invalid, as the
 // contract says.
@@ -10,8 +8,9 @@ var reserved = map[string]bool{
 	"api": true, "console": true, "admin": true, "www": true, "tori": true, "enroll": true, "my": true,
 }
 
-// ValidSlug reports whether s has the slug shape.
-func ValidSlug(s string) bool { return slugRe.MatchString(s) }
+// ValidSlug reports whether s has the slug shape: the contract's (names.SlugPattern), which
+// identity, the command line and the console hold a slug to as well.
+func ValidSlug(s string) bool { return names.ValidSlug(s) }
 
 // CheckRequestedSlug applies rules 2 and 3 of POST /api/apps to a name the caller chose.
 func CheckRequestedSlug(s string) error {

@@ -12,7 +12,7 @@ func TestCheckRequestedSlug(t *testing.T) {
 		slug string
 		want error
 	}{
-		{"my-app", nil}, {"a", nil}, {"0", nil}, {"-", nil}, {"a1-b2", nil}, {strings.Repeat("a", 63), nil},
+		{"my-app", nil}, {"a", nil}, {"0", nil}, {"-", nil}, {"-abc", nil}, {"abc-", nil}, {"a1-b2", nil}, {strings.Repeat("a", 63), nil},
 		{"", ErrInvalidSlug}, {strings.Repeat("a", 64), ErrInvalidSlug}, {"My-App", ErrInvalidSlug},
 		{"my_app", ErrInvalidSlug}, {"my.app", ErrInvalidSlug}, {"my app", ErrInvalidSlug}, {"é", ErrInvalidSlug},
 		{"api", ErrSlugTaken}, {"console", ErrSlugTaken}, {"admin", ErrSlugTaken}, {"www", ErrSlugTaken},

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/proto"
 
+	"tori.dev/contract/names"
 	"tori.dev/pkg/bus"
 	databasesv1 "tori.dev/proto/gen/tori/databases/v1"
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
@@ -52,7 +53,7 @@ func (c DatabaseConsumer) Subscription() bus.Subscription {
 			if err1 != nil || err2 != nil || m.GetZone() == "" || strings.Contains(m.GetZone(), ".") {
 				return bus.Permanent(fmt.Errorf("busapi: a database event with bad ids or zone"))
 			}
-			role := "db_" + strings.ReplaceAll(dbID.String(), "-", "")
+			role, _ := names.DatabaseName(dbID.String()) // a parsed id is canonical
 			key := env.DatabaseURLKey
 			if d.RoutingKey == databasesbus.KeyRestoreReady || d.RoutingKey == databasesbus.KeyRestoreDeleted {
 				key = env.DatabaseRestoreURLKey

@@ -4,6 +4,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"time"
+
+	"tori.dev/contract/names"
 )
 
 // Statuses of a hostname.
@@ -12,8 +14,9 @@ const (
 	StatusActive  = "active"
 )
 
-// ChallengePrefix is the label under which the verification TXT record lives.
-const ChallengePrefix = "_tori-challenge."
+// ChallengePrefix is the label under which the verification TXT record lives (the
+// contract's, which identity checks a record's name against).
+const ChallengePrefix = names.ChallengePrefix
 
 // Domain is a custom hostname of an app.
 type Domain struct {
@@ -55,5 +58,5 @@ func NewToken() string {
 	if _, err := rand.Read(b); err != nil {
 		panic(err)
 	}
-	return "tori-verify=" + hex.EncodeToString(b)
+	return names.VerificationPrefix + hex.EncodeToString(b)
 }

@@ -4,7 +4,7 @@ import "errors"
 
 // Sentinel errors of environment variables; internal/httpapi/errors.go maps them.
 var (
-	// ErrInvalidKey: the name does not match ^[A-Z][A-Z0-9_]*$ or is too long.
+	// ErrInvalidKey: the name does not match names.EnvKeyPattern or is too long.
 	ErrInvalidKey = errors.New("env: invalid key")
 	// ErrInvalidValue: not a string, over MaxValueBytes, or holding a NUL.
 	ErrInvalidValue = errors.New("env: invalid value")

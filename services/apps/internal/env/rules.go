@@ -1,23 +1,22 @@
 package env
 
 import (
-	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"tori.dev/contract/names"
 )
 
-var keyRe = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
-
-// MaxKeyLength bounds a name; the contract gives only its pattern, and no process
-// environment needs longer names.
-const MaxKeyLength = 256
+// MaxKeyLength bounds a name (the contract's names.EnvKeyMaxLen).
+const MaxKeyLength = names.EnvKeyMaxLen
 
 // MaxValueBytes bounds a value (UTF-8 bytes). 32 KiB holds any certificate or key file a
 // user pastes, while keeping a deploy's whole snapshot small.
 const MaxValueBytes = 32 << 10
 
-// ValidKey reports whether k is a variable name.
-func ValidKey(k string) bool { return len(k) <= MaxKeyLength && keyRe.MatchString(k) }
+// ValidKey reports whether k is a variable name: the contract's (names.ValidEnvKey), which
+// the command line and the console hold a name to as well.
+func ValidKey(k string) bool { return names.ValidEnvKey(k) }
 
 // CheckValue refuses values a process environment cannot hold (NUL) or that are too big.
 func CheckValue(v string) error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"tori.dev/contract/names"
 	"tori.dev/pkg/httperror"
 	"tori.dev/services/apps/internal/accounts"
 	"tori.dev/services/apps/internal/apps"
@@ -40,7 +41,7 @@ func toHTTP(err error) error {
 	case errors.Is(err, apps.ErrNotFound), errors.Is(err, env.ErrNotSet), errors.Is(err, domains.ErrNotFound):
 		return httperror.NotFound
 	case errors.Is(err, apps.ErrInvalidSlug):
-		return coded(http.StatusBadRequest, "invalid slug", "invalid_slug", "A name must match ^[a-z0-9-]{1,63}$.")
+		return coded(http.StatusBadRequest, "invalid slug", "invalid_slug", "A name must match "+names.SlugPattern+".")
 	case errors.Is(err, apps.ErrSlugTaken):
 		return coded(http.StatusConflict, "slug taken", "slug_taken", "That name is reserved, in use, or still being released after a delete.")
 	case errors.Is(err, apps.ErrInvalidRegion):
@@ -52,7 +53,7 @@ func toHTTP(err error) error {
 
 	case errors.Is(err, env.ErrInvalidKey):
 		return httperror.New(http.StatusBadRequest, "invalid_env_key").
-			WithMessage("key must match ^[A-Z][A-Z0-9_]*$ and be at most %d characters.", env.MaxKeyLength)
+			WithMessage("key must match %s and be at most %d characters.", names.EnvKeyPattern, env.MaxKeyLength)
 	case errors.Is(err, env.ErrInvalidValue):
 		return httperror.New(http.StatusBadRequest, "invalid_env_value").
 			WithMessage("value must be a string of at most %d bytes without NUL characters.", env.MaxValueBytes)

@@ -1,7 +1,7 @@
 package httpapi
 
 import (
-	"tori.dev/pkg/apitime"
+	"tori.dev/contract/apitime"
 	"tori.dev/services/apps/internal/apps"
 	"tori.dev/services/apps/internal/domains"
 	"tori.dev/services/apps/internal/env"

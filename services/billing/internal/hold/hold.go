@@ -1,43 +1,32 @@
 // Package hold is what billing alone decides about a payment-failure hold: which invoices hold
-// an account and when its owner is told. The stages and their days are the contract's, in
-// billinghold, which deploys reads too. Rules only, no I/O; the clock is the caller's.
+// an account and when its owner is told. The stages, their days and the notices' names are
+// the contract's, in billinghold, which deploys and identity read too. Rules only, no I/O;
+// the clock is the caller's.
 package hold
 
 import (
 	"time"
 
-	"tori.dev/proto/tori/billing/v1/billinghold"
+	"tori.dev/contract/billinghold"
 )
 
 // Outstanding reports whether an invoice in status still holds the account: open (being
 // retried) or uncollectible (every retry failed). Paid or void, it holds nothing.
 func Outstanding(status string) bool { return status == "open" || status == "uncollectible" }
 
-// Notice is a message to the account's owner about its hold.
-type Notice string
-
-const (
-	// NoticePaymentFailed goes out on day 0.
-	NoticePaymentFailed Notice = "payment_failed"
-	// NoticeDeploysRefusedSoon goes out on day 6, before new deploys are refused.
-	NoticeDeploysRefusedSoon Notice = "deploys_refused_soon"
-	// NoticeServingStopsSoon goes out on day 13, before serving stops.
-	NoticeServingStopsSoon Notice = "serving_stops_soon"
-)
-
 // Due are the notices the hold calls for at now, in the order to send them: day 0's from day
 // 0 until the hold reaches its last stage (late rather than never, should billing learn of
 // the failure late), and each warning during the day before its step. A warning whose day
 // passed is not sent late: the step it warned of has happened.
-func Due(h billinghold.Hold, now time.Time) []Notice {
+func Due(h billinghold.Hold, now time.Time) []billinghold.Notice {
 	if now.Before(h.Since) || !now.Before(h.ReclaimableFrom) {
 		return nil
 	}
-	due := []Notice{NoticePaymentFailed}
+	due := []billinghold.Notice{billinghold.NoticePaymentFailed}
 	for _, w := range []struct {
-		notice Notice
+		notice billinghold.Notice
 		step   time.Time
-	}{{NoticeDeploysRefusedSoon, h.DeploysRefusedFrom}, {NoticeServingStopsSoon, h.ServingStopsFrom}} {
+	}{{billinghold.NoticeDeploysRefusedSoon, h.DeploysRefusedFrom}, {billinghold.NoticeServingStopsSoon, h.ServingStopsFrom}} {
 		if !now.Before(w.step.Add(-billinghold.Day)) && now.Before(w.step) {
 			due = append(due, w.notice)
 		}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"tori.dev/proto/tori/billing/v1/billinghold"
+	"tori.dev/contract/billinghold"
 )
 
 func TestOutstanding(t *testing.T) {
@@ -20,21 +20,21 @@ func TestNoticesAreDueOnDayZeroAndTheDayBeforeEachStep(t *testing.T) {
 	since := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	h := billinghold.From(since)
 	d := 24 * time.Hour
-	pf, dr, ss := NoticePaymentFailed, NoticeDeploysRefusedSoon, NoticeServingStopsSoon
+	pf, dr, ss := billinghold.NoticePaymentFailed, billinghold.NoticeDeploysRefusedSoon, billinghold.NoticeServingStopsSoon
 	cases := []struct {
 		at   time.Duration
-		want []Notice
+		want []billinghold.Notice
 	}{
 		{-time.Second, nil},
-		{0, []Notice{pf}},
-		{6*d - time.Second, []Notice{pf}},
-		{6 * d, []Notice{pf, dr}},
-		{7*d - time.Second, []Notice{pf, dr}},
-		{7 * d, []Notice{pf}},
-		{13 * d, []Notice{pf, ss}},
-		{14*d - time.Second, []Notice{pf, ss}},
-		{14 * d, []Notice{pf}},
-		{30*d - time.Second, []Notice{pf}},
+		{0, []billinghold.Notice{pf}},
+		{6*d - time.Second, []billinghold.Notice{pf}},
+		{6 * d, []billinghold.Notice{pf, dr}},
+		{7*d - time.Second, []billinghold.Notice{pf, dr}},
+		{7 * d, []billinghold.Notice{pf}},
+		{13 * d, []billinghold.Notice{pf, ss}},
+		{14*d - time.Second, []billinghold.Notice{pf, ss}},
+		{14 * d, []billinghold.Notice{pf}},
+		{30*d - time.Second, []billinghold.Notice{pf}},
 		{30 * d, nil},
 	}
 	for _, tc := range cases {

@@ -5,7 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"tori.dev/pkg/apitime"
+	"tori.dev/contract/apitime"
+	"tori.dev/contract/billinghold"
 	"tori.dev/services/billing/internal/catalog"
 	"tori.dev/services/billing/internal/usecase"
 )
@@ -59,7 +60,7 @@ type billingView struct {
 	Invoices     []invoiceView     `json:"invoices"`
 	Catalog      []planView        `json:"catalog"`
 	Configured   bool              `json:"configured"`
-	Hold         *holdView         `json:"hold"`
+	Hold         *billinghold.View `json:"hold"`
 }
 
 // customerField is a present-but-possibly-null customer: omitempty drops a nil pointer to it
@@ -104,14 +105,6 @@ type creditNoteView struct {
 	Number    string       `json:"number"`
 	Total     int64        `json:"total"`
 	CreatedAt apitime.Time `json:"createdAt"`
-}
-
-type holdView struct {
-	Since              apitime.Time `json:"since"`
-	Stage              string       `json:"stage"`
-	DeploysRefusedFrom apitime.Time `json:"deploysRefusedFrom"`
-	ServingStopsFrom   apitime.Time `json:"servingStopsFrom"`
-	ReclaimableFrom    apitime.Time `json:"reclaimableFrom"`
 }
 
 func toPlansView(terms catalog.Terms, plans []catalog.Plan) plansView {
@@ -167,8 +160,8 @@ func toBillingView(s usecase.State) billingView {
 		}
 	}
 	if h := s.Hold; h != nil {
-		v.Hold = &holdView{Since: apitime.Time(h.Since), Stage: string(s.Stage), DeploysRefusedFrom: apitime.Time(h.DeploysRefusedFrom),
-			ServingStopsFrom: apitime.Time(h.ServingStopsFrom), ReclaimableFrom: apitime.Time(h.ReclaimableFrom)}
+		held := h.View(s.Stage)
+		v.Hold = &held
 	}
 	for _, inv := range s.Invoices {
 		iv := invoiceView{

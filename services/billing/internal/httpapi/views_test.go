@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"tori.dev/proto/tori/billing/v1/billinghold"
+	"tori.dev/contract/billinghold"
 	"tori.dev/services/billing/internal/catalog"
 	"tori.dev/services/billing/internal/mirror"
 	"tori.dev/services/billing/internal/usecase"

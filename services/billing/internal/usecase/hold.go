@@ -7,9 +7,9 @@ import (
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"tori.dev/contract/billinghold"
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
-	"tori.dev/proto/tori/billing/v1/billinghold"
 	"tori.dev/services/billing/internal/mirror"
 )
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"tori.dev/proto/tori/billing/v1/billinghold"
+	"tori.dev/contract/billinghold"
 	"tori.dev/services/billing/internal/stripepay/stripetest"
 	"tori.dev/services/billing/internal/usecase"
 )

@@ -6,9 +6,9 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"tori.dev/contract/billinghold"
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
-	"tori.dev/proto/tori/billing/v1/billinghold"
 	"tori.dev/services/billing/internal/hold"
 	"tori.dev/services/billing/internal/mirror"
 )
@@ -39,7 +39,7 @@ func (s *Service) SendHoldNotices(ctx context.Context) (int64, error) {
 
 // sendNotice records and announces one notice in one transaction, unless it went out already
 // or the hold has moved or ended since it was listed.
-func (s *Service) sendNotice(ctx context.Context, a mirror.ActiveHold, h billinghold.Hold, n hold.Notice) (bool, error) {
+func (s *Service) sendNotice(ctx context.Context, a mirror.ActiveHold, h billinghold.Hold, n billinghold.Notice) (bool, error) {
 	var sent bool
 	err := s.store.InTx(ctx, func(tx Tx) error {
 		current, err := tx.AccountHold(ctx, a.AccountID)

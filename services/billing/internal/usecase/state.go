@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"tori.dev/proto/tori/billing/v1/billinghold"
+	"tori.dev/contract/billinghold"
 	"tori.dev/services/billing/internal/accounts"
 	"tori.dev/services/billing/internal/catalog"
 	"tori.dev/services/billing/internal/mirror"

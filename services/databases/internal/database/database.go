@@ -5,6 +5,8 @@ package database
 import (
 	"errors"
 	"time"
+
+	"tori.dev/contract/names"
 )
 
 // Status is where a managed database is in its life (decisions.md, "Managed database").
@@ -118,17 +120,12 @@ func (l Limits) Follows(v int64, s Status) bool {
 	return v > l.Version && s != StatusDeleting && s != StatusFailed
 }
 
-// NameFor is the database and role name on the zone cluster for a database id: the id's hex,
-// so it is a plain identifier and says nothing about the app or account.
+// NameFor is the database and role name on the zone cluster for a database id (the
+// contract's names.DatabaseName: the id's hex, so it is a plain identifier and says nothing
+// about the app or account); "" for an id that is not a canonical UUID.
 func NameFor(id string) string {
-	out := make([]byte, 0, 35)
-	out = append(out, "db_"...)
-	for i := 0; i < len(id); i++ {
-		if id[i] != '-' {
-			out = append(out, id[i])
-		}
-	}
-	return string(out)
+	name, _ := names.DatabaseName(id)
+	return name
 }
 
 // Sentinel errors; internal/httpapi/errors.go maps each to its answer.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"tori.dev/pkg/apitime"
+	"tori.dev/contract/apitime"
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/httperror"
 	"tori.dev/services/databases/internal/database"

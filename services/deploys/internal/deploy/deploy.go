@@ -38,9 +38,6 @@ const (
 // it (the contract's 20 minutes; not adjustable).
 const Deadline = 20 * time.Minute
 
-// ReleaseLimit bounds one release Job, image pull included (the contract's 10 minutes).
-const ReleaseLimit = 10 * time.Minute
-
 // Error codes a deploy can end with.
 const (
 	ErrCodeDeadline = "deadline_exceeded"

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"time"
 
-	"tori.dev/proto/tori/billing/v1/billinghold"
+	"tori.dev/contract/billinghold"
 )
 
 // ErrBillingHold means the account's payment-failure hold refuses new deploys (from day 7);

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+
+	"tori.dev/contract/netrange"
 )
 
 // Registries is which registries images may come from (DEPLOYS_IMAGE_REGISTRIES). The zero
@@ -100,21 +102,15 @@ func publicHost(hostport string) error {
 	return nil
 }
 
+// ipRefusal names what an address given as a registry's host is: a refused range of the
+// contract's (netrange, the zone's egress deny list) by its kind, and any other address as
+// not a name.
 func ipRefusal(a netip.Addr) error {
-	a = a.Unmap()
-	switch {
-	case a.IsLoopback():
-		return fmt.Errorf("a loopback address")
-	case a.IsLinkLocalUnicast(), a.IsLinkLocalMulticast():
-		return fmt.Errorf("a link-local address")
-	case a.IsPrivate(), sharedAddressSpace.Contains(a):
-		return fmt.Errorf("a private address")
+	if r, refused := netrange.Of(a.Unmap()); refused {
+		return fmt.Errorf("a %s address", r.Kind)
 	}
 	return fmt.Errorf("an IP address, not a DNS name")
 }
-
-// sharedAddressSpace is carrier-grade NAT space (RFC 6598), private in all but name.
-var sharedAddressSpace = netip.MustParsePrefix("100.64.0.0/10")
 
 // looksNumeric reports a host made only of digits, dots and hex markers: no public DNS name
 // has a top-level label that is all digits.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 
-	"tori.dev/pkg/apitime"
 	"tori.dev/pkg/httperror"
 	"tori.dev/services/deploys/internal/deploy"
 )
@@ -27,8 +26,7 @@ func toHTTP(err error) error {
 	if errors.As(err, &he) {
 		e := httperror.New(http.StatusPaymentRequired, "billing_hold").
 			WithMessage("new deploys are refused until the outstanding invoice is paid; rollbacks still work")
-		e.Body.Hold = holdView{Since: apitime.Time(he.Hold.Since), Stage: string(he.Stage), DeploysRefusedFrom: apitime.Time(he.Hold.DeploysRefusedFrom),
-			ServingStopsFrom: apitime.Time(he.Hold.ServingStopsFrom), ReclaimableFrom: apitime.Time(he.Hold.ReclaimableFrom)}
+		e.Body.Hold = he.Hold.View(he.Stage)
 		return e
 	}
 	var pe *deploy.ParamError
@@ -67,13 +65,4 @@ func toHTTP(err error) error {
 		return httperror.New(http.StatusServiceUnavailable, "service_unavailable").WithMessage("the account's plan could not be read from billing; try again")
 	}
 	return err
-}
-
-// holdView is the hold a 402 billing_hold carries, in GET /api/billing's shape.
-type holdView struct {
-	Since              apitime.Time `json:"since"`
-	Stage              string       `json:"stage"`
-	DeploysRefusedFrom apitime.Time `json:"deploysRefusedFrom"`
-	ServingStopsFrom   apitime.Time `json:"servingStopsFrom"`
-	ReclaimableFrom    apitime.Time `json:"reclaimableFrom"`
 }

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"tori.dev/pkg/apitime"
-	"tori.dev/proto/tori/billing/v1/billinghold"
+	"tori.dev/contract/apitime"
+	"tori.dev/contract/billinghold"
 	"tori.dev/services/deploys/internal/deploy"
 	"tori.dev/services/deploys/internal/usecase"
 )

@@ -3,7 +3,7 @@ package httpapi
 import (
 	"time"
 
-	"tori.dev/pkg/apitime"
+	"tori.dev/contract/apitime"
 	"tori.dev/services/deploys/internal/deploy"
 )
 

@@ -13,8 +13,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"tori.dev/contract/billinghold"
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
-	"tori.dev/proto/tori/billing/v1/billinghold"
 	"tori.dev/services/deploys/internal/deploy"
 	"tori.dev/services/deploys/internal/usecase"
 )

@@ -5,6 +5,8 @@ package auth
 import (
 	"errors"
 	"strings"
+
+	"tori.dev/contract/names"
 )
 
 // Errors of authentication. The HTTP layer maps them in one place.
@@ -15,10 +17,11 @@ var (
 	ErrUnavailable = errors.New("auth: identity unavailable")
 )
 
-// Token prefixes: session tokens from magic-link sign-in and API tokens.
+// Token prefixes: session tokens from magic-link sign-in and API tokens, as identity issues
+// them (contract/names).
 const (
-	SessionPrefix = "tok_"
-	APIPrefix     = "svc_"
+	SessionPrefix = names.SessionTokenPrefix
+	APIPrefix     = names.APITokenPrefix
 )
 
 // maxTokenLen bounds what is hashed and sent to identity; real tokens are far shorter.

@@ -5,12 +5,15 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"strings"
+
+	"tori.dev/contract/names"
 )
 
-// Token prefixes the contract fixes, so a client and the gateway can tell the kinds apart.
+// Token prefixes the contract fixes (contract/names), so a client and the gateway can tell
+// the kinds apart.
 const (
-	SessionPrefix = "tok_"
-	APIPrefix     = "svc_"
+	SessionPrefix = names.SessionTokenPrefix
+	APIPrefix     = names.APITokenPrefix
 )
 
 // secretBytes of randomness: 256 bits, so a hash without a salt or a slow KDF is enough; no

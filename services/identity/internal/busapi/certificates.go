@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"tori.dev/contract/names"
 	"tori.dev/pkg/bus"
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
 	appsbus "tori.dev/proto/tori/apps/v1"
@@ -38,8 +39,8 @@ func (c CertificateMailConsumer) Handle(ctx context.Context, tx bus.Tx, d bus.De
 		return bus.Permanent(fmt.Errorf("decode certificate_failed: %w", err))
 	}
 	h := ev.GetHostname()
-	if uuid.Validate(ev.GetAccountId()) != nil || len(h) > 253 || !hostnameShape.MatchString(h) ||
-		!slugShape.MatchString(ev.GetSlug()) || ev.GetFailedAt() == nil {
+	if uuid.Validate(ev.GetAccountId()) != nil || !names.ValidHostname(h) ||
+		!names.ValidSlug(ev.GetSlug()) || ev.GetFailedAt() == nil {
 		return bus.Permanent(fmt.Errorf("certificate_failed %s: malformed", d.ID))
 	}
 	return c.Service.MailCertificateFailed(ctx, c.Repo(tx), usecase.CertificateFailed{

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"tori.dev/contract/billinghold"
 	"tori.dev/pkg/bus"
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
@@ -36,16 +37,15 @@ func (c HoldMailConsumer) Handle(ctx context.Context, tx bus.Tx, d bus.Delivery)
 	if err := d.Decode(&ev); err != nil {
 		return bus.Permanent(fmt.Errorf("decode hold_notice: %w", err))
 	}
-	switch ev.GetNotice() {
-	case usecase.NoticePaymentFailed, usecase.NoticeDeploysRefusedSoon, usecase.NoticeServingStopsSoon:
-	default:
+	notice := billinghold.Notice(ev.GetNotice())
+	if !notice.Known() {
 		return bus.Permanent(fmt.Errorf("hold_notice %s: unknown notice", d.ID))
 	}
 	if uuid.Validate(ev.GetAccountId()) != nil || ev.GetSince() == nil || ev.GetDeploysRefusedFrom() == nil || ev.GetServingStopsFrom() == nil {
 		return bus.Permanent(fmt.Errorf("hold_notice %s: malformed", d.ID))
 	}
 	return c.Service.MailHoldNotice(ctx, c.Repo(tx), usecase.HoldNotice{
-		AccountID: ev.GetAccountId(), Notice: ev.GetNotice(), Since: ev.GetSince().AsTime(),
+		AccountID: ev.GetAccountId(), Notice: notice, Since: ev.GetSince().AsTime(),
 		DeploysRefusedFrom: ev.GetDeploysRefusedFrom().AsTime(), ServingStopsFrom: ev.GetServingStopsFrom().AsTime(),
 	})
 }

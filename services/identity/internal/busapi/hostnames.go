@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"regexp"
 
 	"github.com/google/uuid"
 
+	"tori.dev/contract/names"
 	"tori.dev/pkg/bus"
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
 	appsbus "tori.dev/proto/tori/apps/v1"
@@ -16,14 +16,6 @@ import (
 
 // HostnamesQueue is identity's own durable queue for the apps service's hostname warnings.
 const HostnamesQueue = "identity.hostnames"
-
-// The shapes apps gives a hostname, its slug and its record: anything else in the mail's text
-// (a newline, say) would be someone else's words in a mail from Tori.
-var (
-	hostnameShape = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$`)
-	slugShape     = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
-	tokenShape    = regexp.MustCompile(`^tori-verify=[0-9a-f]{32}$`)
-)
 
 // HostnameMailConsumer mails an account's owner when apps reports an active hostname's TXT
 // record missing.
@@ -38,17 +30,19 @@ func (c HostnameMailConsumer) Subscription() bus.Subscription {
 	return bus.Subscription{Queue: HostnamesQueue, Keys: []string{appsbus.KeyDomainVerificationFailing}, Handle: c.Handle}
 }
 
-// Handle validates the event and mails. A malformed event will never become valid, so it is
-// dead-lettered at once.
+// Handle validates the event and mails. The hostname, slug and record go into the mail's
+// text, so only the shapes the contract gives them pass (names): anything else (a newline,
+// say) would be someone else's words in a mail from Tori. A malformed event will never
+// become valid, so it is dead-lettered at once.
 func (c HostnameMailConsumer) Handle(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 	var ev appsv1.DomainVerificationFailing
 	if err := d.Decode(&ev); err != nil {
 		return bus.Permanent(fmt.Errorf("decode verification_failing: %w", err))
 	}
 	h := ev.GetHostname()
-	if uuid.Validate(ev.GetAccountId()) != nil || len(h) > 253 || !hostnameShape.MatchString(h) ||
-		!slugShape.MatchString(ev.GetSlug()) || ev.GetRecordName() != "_tori-challenge."+h ||
-		!tokenShape.MatchString(ev.GetRecordValue()) || ev.GetMissingSince() == nil || ev.GetDeactivateAt() == nil {
+	if uuid.Validate(ev.GetAccountId()) != nil || !names.ValidHostname(h) ||
+		!names.ValidSlug(ev.GetSlug()) || ev.GetRecordName() != names.ChallengePrefix+h ||
+		!names.ValidVerificationValue(ev.GetRecordValue()) || ev.GetMissingSince() == nil || ev.GetDeactivateAt() == nil {
 		return bus.Permanent(fmt.Errorf("verification_failing %s: malformed", d.ID))
 	}
 	return c.Service.MailHostnameFailing(ctx, c.Repo(tx), usecase.HostnameFailing{

@@ -88,6 +88,22 @@ func TestVerificationFailingMailsTheOwner(t *testing.T) {
 		t.Fatalf("mail to %q, subject %q", m.To, m.Subject)
 	}
 
+	// Any slug and hostname the apps service gives out is mailed about, by the one rule both
+	// hold them to (contract/names): a slug with a leading hyphen, or a one-letter top-level
+	// domain, was once dead-lettered (#37).
+	for _, tc := range []struct{ slug, hostname string }{
+		{"-abc", "shop.example.com"}, {"abc-", "shop.example.com"}, {strings.Repeat("a", 63), "shop.example.com"},
+		{"shop", "shop.example.x"}, {"shop", "123.example.com"},
+	} {
+		e := event(acc.ID)
+		e.Slug, e.Hostname, e.RecordName = tc.slug, tc.hostname, "_tori-challenge."+tc.hostname
+		if err := deliver(e); err != nil || len(box.msgs) != 2 || !strings.Contains(box.msgs[1].Text, "app "+tc.slug) ||
+			!strings.Contains(box.msgs[1].Text, tc.hostname) {
+			t.Fatalf("%+v: %v, %d mails", tc, err, len(box.msgs))
+		}
+		box.msgs = box.msgs[:1]
+	}
+
 	// An account identity never heard of: nobody to write to, and nothing to retry.
 	if err := deliver(event(uuid.NewString())); err != nil || len(box.msgs) != 1 {
 		t.Fatalf("unknown account: %v, %d mails", err, len(box.msgs))
@@ -106,6 +122,7 @@ func TestVerificationFailingMailsTheOwner(t *testing.T) {
 		"record name":    func(e *appsv1.DomainVerificationFailing) { e.RecordName = "_tori-challenge.other.example.com" },
 		"record value":   func(e *appsv1.DomainVerificationFailing) { e.RecordValue = "click http://evil.test" },
 		"slug":           func(e *appsv1.DomainVerificationFailing) { e.Slug = "Shop\nnow" },
+		"long slug":      func(e *appsv1.DomainVerificationFailing) { e.Slug = strings.Repeat("a", 64) },
 		"deadline":       func(e *appsv1.DomainVerificationFailing) { e.DeactivateAt = nil },
 		"missing since":  func(e *appsv1.DomainVerificationFailing) { e.MissingSince = nil },
 		"empty hostname": func(e *appsv1.DomainVerificationFailing) { e.Hostname, e.RecordName = "", "_tori-challenge." },

@@ -3,7 +3,7 @@ package httpapi
 import (
 	"github.com/gofiber/fiber/v2"
 
-	"tori.dev/pkg/apitime"
+	"tori.dev/contract/apitime"
 	"tori.dev/pkg/callerid"
 )
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"tori.dev/contract/billinghold"
 )
 
 // HoldNotice is billing's word that an account's owner is to be told about its
@@ -11,18 +13,11 @@ import (
 // the owner's address, so identity writes the mail.
 type HoldNotice struct {
 	AccountID          string
-	Notice             string // payment_failed, deploys_refused_soon or serving_stops_soon
+	Notice             billinghold.Notice
 	Since              time.Time
 	DeploysRefusedFrom time.Time
 	ServingStopsFrom   time.Time
 }
-
-// The notices billing sends.
-const (
-	NoticePaymentFailed      = "payment_failed"
-	NoticeDeploysRefusedSoon = "deploys_refused_soon"
-	NoticeServingStopsSoon   = "serving_stops_soon"
-)
 
 // MailHoldNotice tells the account's owner what the hold means and by when to pay. An account
 // identity does not know gets no mail; a mail server that refuses makes the error
@@ -34,18 +29,18 @@ func (s *Service) MailHoldNotice(ctx context.Context, repo Repo, n HoldNotice) e
 		pay := "Pay the open invoice from the billing page of the console, and everything goes back\nto normal at once.\n"
 		var msg Mail
 		switch n.Notice {
-		case NoticePaymentFailed:
+		case billinghold.NoticePaymentFailed:
 			msg = Mail{Subject: "Tori: a payment failed",
 				Text: fmt.Sprintf("The payment of your Tori subscription failed on %s.\n\n"+
 					"Nothing changes yet. If the invoice is still unpaid, new deploys are refused from\n"+
 					"%s (rollbacks still work), and your apps stop serving from %s.\nNothing is deleted.\n\n%s",
 					failed, refused, stops, pay)}
-		case NoticeDeploysRefusedSoon:
+		case billinghold.NoticeDeploysRefusedSoon:
 			msg = Mail{Subject: "Tori: new deploys will be refused soon",
 				Text: fmt.Sprintf("The invoice whose payment failed on %s is still unpaid.\n\n"+
 					"From %s new deploys are refused (rollbacks still work), and from %s\nyour apps stop serving. Nothing is deleted.\n\n%s",
 					failed, refused, stops, pay)}
-		case NoticeServingStopsSoon:
+		case billinghold.NoticeServingStopsSoon:
 			msg = Mail{Subject: "Tori: your apps will stop serving soon",
 				Text: fmt.Sprintf("The invoice whose payment failed on %s is still unpaid.\n\n"+
 					"From %s every hostname of your apps stops serving. Nothing is deleted.\n\n%s",

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"tori.dev/pkg/apitime"
+	"tori.dev/contract/apitime"
 	"tori.dev/services/logs/internal/logs"
 	"tori.dev/services/logs/internal/usecase"
 )

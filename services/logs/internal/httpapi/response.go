@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"sync"
 
-	"tori.dev/pkg/apitime"
+	"tori.dev/contract/apitime"
 	"tori.dev/services/logs/internal/logs"
 	"tori.dev/services/logs/internal/usecase"
 )

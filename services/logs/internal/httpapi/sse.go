@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"tori.dev/contract/apitime"
 	"tori.dev/services/logs/internal/logs"
 )
 
@@ -47,7 +48,7 @@ var closeMessages = map[string]string{
 func appendEntryEvent(b []byte, id string, e logs.Entry) []byte {
 	se := streamEntry{
 		ID:        strconv.FormatInt(e.ID, 10),
-		Timestamp: e.Timestamp.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
+		Timestamp: apitime.Format(e.Timestamp),
 		Stream:    string(e.Stream),
 		Message:   e.Message,
 	}

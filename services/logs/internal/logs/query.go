@@ -4,15 +4,18 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"tori.dev/contract/limits"
 )
 
-// The read limits of the contract.
+// The read limits of the contract (contract/limits, which the command line and the console
+// ask within), and the defaults, which are this service's alone.
 const (
-	MaxSpan      = 24 * time.Hour
+	MaxSpan      = limits.LogSpan
 	DefaultSpan  = time.Hour
 	DefaultLimit = 100
-	MinLimit     = 1
-	MaxLimit     = 500
+	MinLimit     = limits.LogPageMin
+	MaxLimit     = limits.LogPageMax
 )
 
 // RawQuery is a read's parameters as the caller sent them; an empty string means absent.

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/proto"
 
+	"tori.dev/contract/names"
 	"tori.dev/pkg/bus"
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
 	zonebus "tori.dev/proto/tori/zone/v1"
@@ -109,14 +110,9 @@ func DatabaseSubscription(zone string, dbs *app.Databases) bus.Subscription {
 }
 
 // DatabaseName is a database's name on the zone's cluster: db_ and its id's hex, as the
-// databases service names it. Nothing else ever reaches SQL or the pooler's files.
-func DatabaseName(databaseID string) (string, bool) {
-	id, err := uuid.Parse(databaseID)
-	if err != nil || id.String() != databaseID {
-		return "", false
-	}
-	return "db_" + strings.ReplaceAll(id.String(), "-", ""), true
-}
+// databases service names it (the contract's names.DatabaseName). Nothing else ever reaches
+// SQL or the pooler's files.
+func DatabaseName(databaseID string) (string, bool) { return names.DatabaseName(databaseID) }
 
 // databaseName checks a command's ids and that its name is the one its id gives.
 func databaseName(databaseID, appID, name string) (string, error) {

@@ -8,20 +8,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-)
 
-// namePattern is a managed database's (and its role's) name: db_ and a database id's hex.
-var namePattern = regexp.MustCompile(`^db_[0-9a-f]{32}$`)
+	"tori.dev/contract/names"
+)
 
 // ValidName reports whether name is a managed database's name; nothing else ever reaches
 // SQL or the pooler's files.
-func ValidName(name string) bool { return namePattern.MatchString(name) }
+func ValidName(name string) bool { return names.ValidDatabaseName(name) }
 
 // Cluster is the zone's managed-database cluster, reached as its provisioning role (LOGIN
 // CREATEDB CREATEROLE, never a superuser): ZONE_POSTGRES_ADMIN_URL.

@@ -3,7 +3,10 @@ package managed
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
+
+	"tori.dev/contract/names"
 )
 
 // Watchdog enforces on the cluster what a database's own role could otherwise lift: its
@@ -22,8 +25,10 @@ type Watchdog struct {
 	StatementLimit, IdleLimit time.Duration
 }
 
-// customerLogin matches the logins of managed databases (logins.go) and nothing else.
-const customerLogin = `^db_[0-9a-f]{32}(_b)?$`
+// customerLogin matches the logins of managed databases (logins.go) and nothing else: a
+// database's name (the contract's names.DatabaseNamePattern), or it with the second
+// login's _b.
+var customerLogin = strings.TrimSuffix(names.DatabaseNamePattern, "$") + "(_b)?$"
 
 // Run ends what is over its limit and reports how many backends it signalled.
 func (w Watchdog) Run(ctx context.Context) (int64, error) {

@@ -2,9 +2,12 @@ package sandbox
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
+
+	"tori.dev/contract/netrange"
 )
 
 // Policy is the sandbox's promise in one value: what an app may reach, its limits and what
@@ -45,13 +48,31 @@ const (
 	PoolerClientsWithoutDatabases = 1000
 )
 
-// refused4 and refused6 are the destinations no app reaches: loopback, private, link-local,
-// shared (CGNAT), multicast and reserved ranges. What is left is the public internet.
-var (
-	refused4 = []string{"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
-		"172.16.0.0/12", "192.0.0.0/24", "192.168.0.0/16", "198.18.0.0/15", "224.0.0.0/4", "240.0.0.0/4"}
-	refused6 = []string{"::/127", "::ffff:0:0/96", "64:ff9b:1::/48", "fc00::/7", "fe80::/10", "ff00::/8"}
-)
+// refused4 and refused6 are the destinations no app reaches: the contract's refused ranges
+// (netrange.Refused, which pkg/netguard holds a registry to as well), split by family as
+// nftables takes them. What is left is the public internet.
+var refused4, refused6 = refusedByFamily()
+
+func refusedByFamily() (v4, v6 []string) {
+	for _, r := range netrange.Refused {
+		if r.Prefix.Addr().Is4() {
+			v4 = append(v4, r.Prefix.String())
+		} else {
+			v6 = append(v6, ipv6Text(r.Prefix))
+		}
+	}
+	return v4, v6
+}
+
+// ipv6Text is p as the firewall has always written it: netip writes the IPv4-mapped
+// range dotted (::ffff:0.0.0.0/96), the rules name it in colons (::ffff:0:0/96).
+func ipv6Text(p netip.Prefix) string {
+	if !p.Addr().Is4In6() {
+		return p.String()
+	}
+	a := p.Addr().As16()
+	return fmt.Sprintf("::ffff:%x:%x/%d", uint16(a[12])<<8|uint16(a[13]), uint16(a[14])<<8|uint16(a[15]), p.Bits())
+}
 
 // RefuseNonPublic is the nftables rules (chain body lines) that refuse a new connection to
 // the host's own addresses and to every refused range; both firewalls end with them.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"tori.dev/contract/limits"
 	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/imageruntime"
 	"tori.dev/services/zoneagent/internal/revision"
@@ -83,11 +84,11 @@ func (i *ImageRuntime) prepare(ctx context.Context, rev revision.Revision, jobs 
 	}
 	if !pulled {
 		// No Job, or one that succeeded before a retry: the image may still be missing here.
-		_, err := withinLimit(ctx, i.Clock, ReleaseLimit, func(jctx context.Context) (int, error) {
+		_, err := withinLimit(ctx, i.Clock, limits.ReleaseLimit, func(jctx context.Context) (int, error) {
 			return -1, i.pull(jctx, rev, redactor, "build")
 		})
 		if errors.Is(err, errTimedOut) {
-			return nil, &revision.FailError{Code: CodeImagePullTimeout, Message: fmt.Sprintf("pulling %s exceeded %s", rev.Image, ReleaseLimit)}
+			return nil, &revision.FailError{Code: CodeImagePullTimeout, Message: fmt.Sprintf("pulling %s exceeded %s", rev.Image, limits.ReleaseLimit)}
 		}
 		if err != nil {
 			return nil, err

@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"tori.dev/contract/limits"
 	"tori.dev/pkg/testinfra"
 
 	"tori.dev/services/zoneagent/internal/edge"
@@ -396,7 +397,7 @@ func TestImageReleaseTimeoutIncludesThePull(t *testing.T) {
 	}
 	clock.mu.Lock()
 	defer clock.mu.Unlock()
-	if !slices.Equal(clock.asked, []time.Duration{ReleaseLimit}) || len(eng.callsStarting("load", "-i")) != 1 {
+	if !slices.Equal(clock.asked, []time.Duration{limits.ReleaseLimit}) || len(eng.callsStarting("load", "-i")) != 1 {
 		t.Fatalf("limits asked: %v (want one for pull and release)", clock.asked)
 	}
 	// Killing the CLI leaves a container running; the Job's is removed by name.

@@ -14,9 +14,6 @@ import (
 	"tori.dev/services/zoneagent/internal/revision"
 )
 
-// ReleaseLimit is the contract's 10 minutes for a release Job; not adjustable.
-const ReleaseLimit = 10 * time.Minute
-
 // Failure codes of service revisions.
 const (
 	CodeBuildFailed    = "build_failed"

@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"tori.dev/contract/limits"
 	agentapp "tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/artifact"
 	"tori.dev/services/zoneagent/internal/buildplan"
@@ -304,7 +305,7 @@ func TestReleaseFailureAndTenMinuteLimit(t *testing.T) {
 
 	// The release limit is measured by the injected clock: it passes at once here, while the
 	// release would sleep for a minute.
-	clock := &fakeClock{expire: ReleaseLimit}
+	clock := &fakeClock{expire: limits.ReleaseLimit}
 	r.l.Source.Clock = clock
 	rev = r.revision(app, src, []string{"/bin/sh", "-c", "sleep 60"})
 	start := time.Now()

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"time"
 
+	"tori.dev/contract/limits"
 	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/revision"
 )
@@ -37,7 +38,7 @@ func runRelease(ctx context.Context, clock Clock, rev revision.Revision, jobs ap
 	if err := jobs.Step(ctx, app.StepReleaseStarted, name); err != nil {
 		return err
 	}
-	code, runErr := withinLimit(ctx, clock, ReleaseLimit, work)
+	code, runErr := withinLimit(ctx, clock, limits.ReleaseLimit, work)
 	state = revision.JobSucceeded
 	if runErr != nil {
 		state = revision.JobFailed

@@ -1,6 +1,7 @@
 // Package apitime is the one form of a time in the HTTP API's JSON: RFC 3339, UTC, with
 // milliseconds (docs/conventions.md, "2026-11-22T02:30:00.000Z"). Every service's httpapi
-// writes times through it, so no answer carries microseconds or a local offset.
+// and the logs' event stream write times through it, so no answer carries microseconds or a
+// local offset, and the command line asks in it.
 package apitime
 
 import "time"

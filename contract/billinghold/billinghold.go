@@ -1,8 +1,10 @@
 // Package billinghold is the payment-failure hold's stages: the day each applies, counted from
-// the first failed payment attempt of an unpaid invoice, and the stage a hold is at. Billing
+// the first failed payment attempt of an unpaid invoice, and the stage a hold is at; the
+// notices billing asks identity to mail about it; and the hold's JSON view. Billing
 // publishes a hold's dates in billingv1.AccountHoldChanged (billingbus.KeyHoldChanged) and
-// shows its stage on GET /api/billing; deploys reads the same dates to refuse new deploys and
-// name the stage in its 402. Both use this package, so the rule lives here only. Rules only,
+// shows it on GET /api/billing; deploys reads the same dates to refuse new deploys and
+// carries the same view in its 402; identity mails the notices billing names in
+// billingv1.AccountHoldNotice. All use this package, so the rule lives here only. Rules only,
 // no I/O and nothing but the standard library; the clock is the caller's.
 package billinghold
 

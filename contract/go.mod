@@ -1,0 +1,3 @@
+module tori.dev/contract
+
+go 1.26.0
