@@ -19,11 +19,6 @@ import (
 type Config struct {
 	// Addr serves only /healthz; the agent takes no commands over HTTP.
 	Addr string `env:"ZONEAGENT_ADDR, default=127.0.0.1:8107"`
-	// EdgeAddr is where the edge serves live apps.
-	EdgeAddr string `env:"EDGE_ADDR, default=127.0.0.1:8081"`
-	// EdgeMaxConnsPerIP bounds concurrent edge connections from one client address; past it
-	// a connection is answered 429 and closed.
-	EdgeMaxConnsPerIP int `env:"EDGE_MAX_CONNS_PER_IP, default=256"`
 	// Zone is this zone's id; it names the zone's queues and must match apps' `zone` field.
 	Zone string `env:"ZONE_ID, default=local"`
 	// AppsDomain: an app is served at <slug>.<AppsDomain>.
@@ -82,9 +77,8 @@ type Config struct {
 
 	bus.Config
 	ManagedDatabases
-	EdgeTLS
+	Edge
 	ZoneObjectStore
-	EdgeCache
 }
 
 var zoneRe = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)
@@ -92,7 +86,7 @@ var zoneRe = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)
 // Validate checks the configuration.
 func (c *Config) Validate() error {
 	var errs []error
-	for name, v := range map[string]string{"ZONEAGENT_ADDR": c.Addr, "EDGE_ADDR": c.EdgeAddr} {
+	for name, v := range map[string]string{"ZONEAGENT_ADDR": c.Addr} {
 		if _, _, err := net.SplitHostPort(v); err != nil {
 			errs = append(errs, fmt.Errorf("%s %q is not host:port", name, v))
 		}
@@ -130,8 +124,8 @@ func (c *Config) Validate() error {
 	if c.TestRegistryHost != "" && (!strings.HasSuffix(c.TestRegistryHost, ".test") || c.TestRegistryCA == "") {
 		errs = append(errs, errors.New("ZONE_TEST_REGISTRY_HOST must end in .test and come with ZONE_TEST_REGISTRY_CA (tests only)"))
 	}
-	if c.EdgeMaxConnsPerIP < 1 {
-		errs = append(errs, errors.New("EDGE_MAX_CONNS_PER_IP must be at least 1"))
+	if err := c.Edge.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := c.BusConfig().Validate(); err != nil {
 		errs = append(errs, err)
@@ -139,13 +133,7 @@ func (c *Config) Validate() error {
 	if err := c.validateDatabases(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := c.EdgeTLS.validate(); err != nil {
-		errs = append(errs, err)
-	}
 	if err := c.ZoneObjectStore.validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := c.EdgeCache.validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if err := c.Profiling.Validate(); err != nil {

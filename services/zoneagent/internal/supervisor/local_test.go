@@ -206,7 +206,7 @@ func (r *rig) revision(appID string, archive []byte, release []string) revision.
 func (r *rig) get(appID, deployID, path string) string {
 	r.t.Helper()
 	w := httptest.NewRecorder()
-	r.l.ServeHTTP(w, httptest.NewRequest("GET", path, nil), edge.Route{AppID: appID, DeployID: deployID, Kind: revision.KindSource})
+	throughInstances{r.l}.ServeHTTP(w, httptest.NewRequest("GET", path, nil), edge.Route{AppID: appID, DeployID: deployID, Kind: revision.KindSource})
 	return w.Body.String()
 }
 

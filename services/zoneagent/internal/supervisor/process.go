@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,14 +23,10 @@ type proc struct {
 	// transport reaches the process: in its app's network namespace for a sandbox; nil
 	// (the default, to 127.0.0.1:port on the host) for a container.
 	transport *http.Transport
-	proxy     *httputil.ReverseProxy // proxy.go
-	proxyOnce sync.Once
 	cancel    func()
 	exited    chan struct{}
-	lastUsed  atomic.Int64 // unix nanoseconds of the last proxied request
-	// cookieNoted is when the app's log last told of a dropped cookie (unix nanoseconds).
-	cookieNoted atomic.Int64
-	stopOnce    sync.Once
+	lastUsed  atomic.Int64 // unix nanoseconds of the last wake or dial by the edge (instances.go)
+	stopOnce  sync.Once
 }
 
 // stop ends the process group (or removes the container) and waits for it.
@@ -189,14 +184,6 @@ const appIdleConns = 64
 // appTransport reaches a sandboxed process through dial.
 func appTransport(dial func(context.Context, string, string) (net.Conn, error)) *http.Transport {
 	return &http.Transport{DialContext: dial, MaxIdleConnsPerHost: appIdleConns, IdleConnTimeout: 30 * time.Second}
-}
-
-// roundTripper is how the edge reaches the process.
-func (p *proc) roundTripper() http.RoundTripper {
-	if p.transport != nil {
-		return p.transport
-	}
-	return http.DefaultTransport
 }
 
 // healthPoll is how often a starting process's port is tried: fast at first (a woken app
