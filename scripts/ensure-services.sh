@@ -45,6 +45,20 @@ sandbox_tools() {
 }
 sandbox_tools
 
+# system_user NAME WHY makes the unprivileged system user a zone process runs as (no home,
+# no login shell), when missing and when run as root (a developer without root runs every
+# zone process as themselves). Other zone processes' users are made the same way.
+system_user() {
+  local name=$1 why=$2
+  if [ "$(id -u)" = 0 ] && ! id "$name" >/dev/null 2>&1; then
+    echo "adding the system user $name ($why)"
+    useradd --system --no-create-home --shell /usr/sbin/nologin "$name"
+  fi
+}
+# The zone's edge runs as its own user, with only the capability to bind its ports
+# (services/zoneagent/docs/edge-process.md); setpriv (util-linux) drops the rest.
+system_user "${ZONE_EDGE_USER:-tori-edge}" "the zone's edge"
+
 # The zone's own Postgres cluster (port 5433) and PgBouncer, for managed databases.
 "$(dirname "$0")/zone-postgres.sh" || echo "the zone's Postgres is not running: managed databases will fail" >&2
 

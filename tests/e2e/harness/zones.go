@@ -48,16 +48,17 @@ func (s *Stack) startSecondZone(t testing.TB, dbURL string) {
 	own := s.zoneCredentials(t, dbURL, SecondZone)
 	pooler := testinfra.FreeAddr(t)
 	for k, v := range map[string]string{
-		"ZONE_ID":            SecondZone,
-		"ZONEAGENT_ADDR":     testinfra.FreeAddr(t),
-		"EDGE_ADDR":          testinfra.FreeAddr(t),
-		"EDGE_TLS_ADDR":      testinfra.FreeAddr(t),
-		"ZONE_POOLER_ADDR":   pooler,
-		"ZONE_POOLER_PORT":   pooler[strings.LastIndex(pooler, ":")+1:],
-		"DATA_DIR":           t.TempDir(),
-		"ZONE_APPS_DIR":      zoneAppsDir(t),
-		"ZONE_APP_UID_BASE":  strconv.FormatUint(uint64(zoneUIDBase[SecondZone]), 10),
-		"ZONE_APP_UID_COUNT": strconv.Itoa(zoneUIDCount),
+		"ZONE_ID":               SecondZone,
+		"ZONEAGENT_ADDR":        testinfra.FreeAddr(t),
+		"EDGE_ADDR":             testinfra.FreeAddr(t),
+		"EDGE_TLS_ADDR":         testinfra.FreeAddr(t),
+		"ZONE_EDGE_HEALTH_ADDR": testinfra.FreeAddr(t),
+		"ZONE_POOLER_ADDR":      pooler,
+		"ZONE_POOLER_PORT":      pooler[strings.LastIndex(pooler, ":")+1:],
+		"DATA_DIR":              t.TempDir(),
+		"ZONE_APPS_DIR":         zoneAppsDir(t),
+		"ZONE_APP_UID_BASE":     strconv.FormatUint(uint64(zoneUIDBase[SecondZone]), 10),
+		"ZONE_APP_UID_COUNT":    strconv.Itoa(zoneUIDCount),
 	} {
 		own[k] = v
 	}

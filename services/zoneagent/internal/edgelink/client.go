@@ -70,7 +70,7 @@ func (c Client) ask(ctx context.Context, req request, wantConn bool) (answer, ne
 				return answer{}, nil, err
 			}
 		}
-		got = append(got, buf[:n]...)
+		got = append(got, buf[:max(n, 0)]...)
 		if len(got) > maxLine {
 			closeConn(conn)
 			return answer{}, nil, ErrLineTooLong
