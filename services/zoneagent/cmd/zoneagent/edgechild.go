@@ -56,11 +56,12 @@ func startEdge(p *service.Process, cfg config.Config, env map[string]string, tab
 		return nil, err
 	}
 	defer closeAll(handed)
-	ln, err := edgelink.Listen(filepath.Join(cfg.DataDir, "run", linkSocket), who.gid)
+	sock := filepath.Join(cfg.DataDir, "run", linkSocket)
+	ln, err := edgelink.Listen(sock, who.gid)
 	if err != nil {
 		return nil, fmt.Errorf("edge link: %w", err)
 	}
-	p.OnClose(func() { ln.Close() })
+	p.OnClose(func() { ln.Close(); os.Remove(sock) })
 	pair, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("table feed: %w", err)

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 )
@@ -189,9 +190,11 @@ func (s *Server) answer(c *net.UnixConn, a answer, fds []int) {
 
 // Listen makes the link's socket at path, in a directory only root and the edge's group
 // may enter (0710), the socket itself 0660 for that group: no other local user reaches it,
-// and the peer check refuses any process but the zone's own edge.
+// and the peer check refuses any process but the zone's own edge. The socket is made through
+// the directory's descriptor, so a long DATA_DIR (a test's temporary folder) never meets the
+// 108 bytes a socket's path may have.
 func Listen(path string, edgeGID int) (*net.UnixListener, error) {
-	dir := dirOf(path)
+	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o710); err != nil {
 		return nil, err
 	}
@@ -202,10 +205,18 @@ func Listen(path string, edgeGID int) (*net.UnixListener, error) {
 		return nil, fmt.Errorf("edge link directory: %w", err)
 	}
 	os.Remove(path) // a previous run's
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	d, err := os.Open(dir)
 	if err != nil {
 		return nil, err
 	}
+	defer d.Close()
+	short := fmt.Sprintf("/proc/self/fd/%d/%s", d.Fd(), filepath.Base(path))
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: short, Net: "unix"})
+	if err != nil {
+		return nil, err
+	}
+	// Its name is the descriptor's, closed below: the socket is removed by its own path.
+	ln.SetUnlinkOnClose(false)
 	if err := os.Chmod(path, 0o660); err != nil {
 		ln.Close()
 		return nil, err
@@ -215,13 +226,4 @@ func Listen(path string, edgeGID int) (*net.UnixListener, error) {
 		return nil, err
 	}
 	return ln, nil
-}
-
-func dirOf(path string) string {
-	for i := len(path) - 1; i >= 0; i-- {
-		if path[i] == '/' {
-			return path[:i]
-		}
-	}
-	return "."
 }
