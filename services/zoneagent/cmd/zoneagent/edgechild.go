@@ -83,7 +83,7 @@ func startEdge(p *service.Process, cfg config.Config, env map[string]string, tab
 		return nil, err
 	}
 	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr = edgeEnv(env), "/", os.Stderr, os.Stderr
-	cmd.ExtraFiles = append([]*os.File{theirs, exe}, handed...) // feedFD, exeFD, tlsDirFD, cacheDirFD, runDirFD
+	cmd.ExtraFiles = append([]*os.File{theirs, exe}, handed...) // feedFD, exeFD, tlsDirFD, cacheDirFD, runDirFD, caRootFD
 	// Its own process group: a terminal's ^C reaches the agent, which stops its edge itself.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -187,8 +187,9 @@ func edgeCommandFor(who edgeUser) (*exec.Cmd, error) {
 }
 
 // edgeFolders makes the folders the edge may use its own (DATA_DIR/tls with the local CA,
-// made here first; the site cache) and opens them, with the link's folder, in the order of
-// their descriptors (tlsDirFD, cacheDirFD, runDirFD). DATA_DIR itself becomes traverse-only
+// made here first; the site cache) and opens them, with the link's folder and the ACME CA's
+// roots (a test's Pebble's, in a folder the edge may not enter), in the order of their
+// descriptors (tlsDirFD, cacheDirFD, runDirFD, caRootFD). DATA_DIR itself becomes traverse-only
 // for others: the edge lists and reads nothing else of it.
 func edgeFolders(cfg config.Config, who edgeUser) ([]*os.File, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o711); err != nil {
@@ -223,7 +224,16 @@ func edgeFolders(cfg config.Config, who edgeUser) ([]*os.File, error) {
 		}
 		out = append(out, f)
 	}
-	return out, nil
+	caRoot := os.DevNull
+	if cfg.ACMECARoot != "" {
+		caRoot = cfg.ACMECARoot
+	}
+	f, err := os.Open(caRoot)
+	if err != nil {
+		closeAll(out)
+		return nil, fmt.Errorf("ZONE_ACME_CA_ROOT: %w", err)
+	}
+	return append(out, f), nil
 }
 
 // chownTree gives a folder and everything in it to uid:gid, the folder 0700.

@@ -35,6 +35,7 @@ const (
 	tlsDirFD              // DATA_DIR/tls: the local CA
 	cacheDirFD            // the site cache's folder
 	runDirFD              // the folder of the link's socket
+	caRootFD              // ZONE_ACME_CA_ROOT's file (/dev/null when unset)
 )
 
 // linkSocket is the link's socket's name in its folder.
@@ -84,6 +85,9 @@ func serveEdgeProcess(ctx context.Context, logs io.Writer) error {
 	spec := service.Spec[*config.EdgeProcess]{Name: "zoneagent-edge", Version: version, Logs: logs, LogWith: zone}
 	return service.Run(ctx, spec, func(ctx context.Context, p *service.Process, cfg *config.EdgeProcess) error {
 		cfg.CacheDir = fdPath(cacheDirFD)
+		if cfg.ACMECARoot != "" {
+			cfg.ACMECARoot = fdPath(caRootFD)
+		}
 		table, log := edge.NewTable(), p.Log
 		// The feed is read from the start: the runtime's table writes wait for its acks.
 		tableIn, feedDone := p.Health.Await("routing table from the runtime"), make(chan error, 1)
