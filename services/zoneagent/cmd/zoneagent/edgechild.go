@@ -256,7 +256,7 @@ func closeAll(files []*os.File) {
 }
 
 // edgeEnv is the edge's environment: its own settings (config.EdgeProcess) and what its
-// logs, traces and a DNS-01 hook read; never the agent's other secrets (the broker, the
+// logs, traces, the Go runtime and a DNS-01 hook read; never the agent's other secrets (the broker, the
 // managed-database cluster's admin role).
 func edgeEnv(env map[string]string) []string {
 	if env == nil {
@@ -266,12 +266,16 @@ func edgeEnv(env map[string]string) []string {
 	var out []string
 	for k, v := range env {
 		_, own := keep[k]
-		if own || k == "PATH" || k == "HOME" || k == "LOG_LEVEL" || strings.HasPrefix(k, "OTEL_") || strings.HasPrefix(k, "ZONE_TLS_DNS01_") {
+		if own || goRuntimeEnv[k] || k == "PATH" || k == "HOME" || k == "LOG_LEVEL" || strings.HasPrefix(k, "OTEL_") || strings.HasPrefix(k, "ZONE_TLS_DNS01_") {
 			out = append(out, k+"="+v)
 		}
 	}
 	return out
 }
+
+// goRuntimeEnv are the Go runtime's settings an operator (or a benchmark) may tune the
+// agent with: its edge gets them too.
+var goRuntimeEnv = map[string]bool{"GOMAXPROCS": true, "GOGC": true, "GOMEMLIMIT": true, "GODEBUG": true}
 
 // edgeInstances is the runtime's side of the link: the app's revision is the one the
 // runtime's own table names, never one the edge names; a paused or static app has none.
