@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promauto"
 
 	"tori.dev/services/zoneagent/internal/edge"
 	"tori.dev/services/zoneagent/internal/edgelink"
@@ -50,10 +49,15 @@ const (
 	appIdleConns = 64
 )
 
-var sharedCookiesDropped = promauto.NewCounter(prometheus.CounterOpts{
-	Name: "tori_edge_shared_cookies_dropped_total",
-	Help: "Set-Cookie headers the edge dropped from apps' answers for naming APPS_DOMAIN or a parent of it as their Domain.",
-})
+// sharedCookiesDropped is registered by the first proxy made: only the edge process shows it
+// (the agent shows the edge's families from the edge's own /metrics).
+var (
+	sharedCookiesDropped = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "tori_edge_shared_cookies_dropped_total",
+		Help: "Set-Cookie headers the edge dropped from apps' answers for naming APPS_DOMAIN or a parent of it as their Domain.",
+	})
+	registerMetrics sync.Once
+)
 
 // Proxy serves services' requests (edge.Services).
 type Proxy struct {
@@ -114,6 +118,7 @@ func (p *Proxy) app(route edge.Route) *appProxy {
 }
 
 func (p *Proxy) newApp(route edge.Route) *appProxy {
+	registerMetrics.Do(func() { prometheus.MustRegister(sharedCookiesDropped) })
 	a := &appProxy{appID: route.AppID, deployID: route.DeployID, link: p.Link}
 	a.transport = &http.Transport{DialContext: a.dial, MaxIdleConnsPerHost: appIdleConns, IdleConnTimeout: 30 * time.Second}
 	// The host only keys the pool; every connection comes from the link.
