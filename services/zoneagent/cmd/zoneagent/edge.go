@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -90,7 +89,7 @@ func certManager(cfg config.EdgeProcess, pool *pgxpool.Pool, e *edge.Edge, state
 	}
 	acme := &certs.ACME{Directory: cfg.ACMECA, Email: cfg.ACMEEmail, NoHTTP01: !cfg.Challenge("http-01"), NoTLSALPN01: !cfg.Challenge("tls-alpn-01")}
 	if cfg.ACMECARoot != "" {
-		pemRoots, err := os.ReadFile(cfg.ACMECARoot)
+		pemRoots, err := readACMERoot(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("ZONE_ACME_CA_ROOT: %w", err)
 		}

@@ -55,6 +55,15 @@ func localCADir(cfg config.EdgeProcess) string {
 	return filepath.Join(cfg.DataDir, "tls")
 }
 
+// readACMERoot is ZONE_ACME_CA_ROOT's file; the edge process reads the descriptor it was
+// handed (reopening it would ask the file's permissions of the edge's user).
+func readACMERoot(cfg config.EdgeProcess) ([]byte, error) {
+	if asEdgeProcess {
+		return io.ReadAll(os.NewFile(caRootFD, "ZONE_ACME_CA_ROOT"))
+	}
+	return os.ReadFile(cfg.ACMECARoot)
+}
+
 // runEdgeIfAsked runs the edge process when the binary was started as one, and never
 // returns then.
 func runEdgeIfAsked() {
@@ -85,9 +94,6 @@ func serveEdgeProcess(ctx context.Context, logs io.Writer) error {
 	spec := service.Spec[*config.EdgeProcess]{Name: "zoneagent-edge", Version: version, Logs: logs, LogWith: zone}
 	return service.Run(ctx, spec, func(ctx context.Context, p *service.Process, cfg *config.EdgeProcess) error {
 		cfg.CacheDir = fdPath(cacheDirFD)
-		if cfg.ACMECARoot != "" {
-			cfg.ACMECARoot = fdPath(caRootFD)
-		}
 		table, log := edge.NewTable(), p.Log
 		// The feed is read from the start: the runtime's table writes wait for its acks.
 		tableIn, feedDone := p.Health.Await("routing table from the runtime"), make(chan error, 1)
