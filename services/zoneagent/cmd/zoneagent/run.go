@@ -20,9 +20,9 @@ import (
 	"tori.dev/services/zoneagent/internal/store"
 )
 
-// serve is the composition root of the runtime: it runs the zone until ctx ends, then stops
-// its edge process (edgechild.go) and the health server (in-flight requests finish within the shutdown timeout), the bus work and
-// every customer process.
+// serve is the runtime's composition root: it runs the zone until ctx ends, then stops its
+// edge process (edgechild.go: in-flight requests finish within the shutdown timeout), the
+// health server, the bus work and every customer process.
 func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	zone := func(cfg *config.Config) []any { return []any{"zone", cfg.Zone} }
 	spec := service.Spec[*config.Config]{Name: "zoneagent", Version: version, Env: env, Logs: logs, LogWith: zone}
