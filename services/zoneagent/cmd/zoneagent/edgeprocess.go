@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"tori.dev/pkg/httpserver"
+	"tori.dev/pkg/profiling"
 	"tori.dev/pkg/service"
 	"tori.dev/services/zoneagent/internal/busapi"
 	"tori.dev/services/zoneagent/internal/config"
@@ -154,6 +155,7 @@ func serveEdgeProcess(ctx context.Context, logs io.Writer) error {
 		serveEdge(p, edges, cfg.ShutdownTimeout)
 		keepCustomHostnames(p, edges, table) // certstate.go
 		p.Go("log batches", logLines.Run)
+		p.Go("profiles", func(ctx context.Context) error { return profiling.Serve(ctx, cfg.Profiling, log) })
 		p.Listening("edge", edges.Addrs(), "uid", os.Getuid())
 		return nil
 	})

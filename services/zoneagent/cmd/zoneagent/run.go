@@ -8,7 +8,6 @@ import (
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/httpserver"
 	"tori.dev/pkg/pgstore"
-	"tori.dev/pkg/profiling"
 	"tori.dev/pkg/service"
 	zonebus "tori.dev/proto/tori/zone/v1"
 	"tori.dev/services/zoneagent/internal/app"
@@ -89,7 +88,6 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		p.Every(agent.SiteSweepJob())
 		p.Go("log batches", logBatches.Run)
 		p.Every(runner.NapJob())
-		p.Go("profiles", func(ctx context.Context) error { return profiling.Serve(ctx, cfg.Profiling, log) })
 		p.Listening("edge", []string{cfg.EdgeAddr, cfg.TLSAddr}, "edge_pid", edgeChild.pid, "edge_user", edgeChild.user, "apps_domain", posture.AppsDomain, "certificates", posture.Certificates)
 		return nil
 	})

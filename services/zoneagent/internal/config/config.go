@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"tori.dev/pkg/bus"
-	"tori.dev/pkg/profiling"
 )
 
 // Config is the zone agent's configuration.
@@ -72,8 +71,6 @@ type Config struct {
 	IdleAfter time.Duration `env:"ZONE_IDLE_AFTER, default=15m"`
 	// ShutdownTimeout bounds how long requests may finish after a stop signal.
 	ShutdownTimeout time.Duration `env:"ZONEAGENT_SHUTDOWN_TIMEOUT, default=10s"`
-	// Profiles for profiling the edge under load (PROFILE_ADDR, loopback only); off by default.
-	Profiling profiling.Config
 
 	bus.Config
 	ManagedDatabases
@@ -134,9 +131,6 @@ func (c *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := c.ZoneObjectStore.validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := c.Profiling.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

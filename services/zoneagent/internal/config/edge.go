@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"tori.dev/pkg/bus"
+	"tori.dev/pkg/profiling"
 )
 
 // Edge is the edge's settings that the runtime reads too: where the edge listens, who it
@@ -64,6 +65,9 @@ type EdgeProcess struct {
 	DatabaseURL string `env:"ZONEAGENT_DATABASE_URL"`
 	// ShutdownTimeout bounds how long requests may finish after a stop signal.
 	ShutdownTimeout time.Duration `env:"ZONEAGENT_SHUTDOWN_TIMEOUT, default=10s"`
+	// Profiles for profiling the edge under load (PROFILE_ADDR, loopback only); off by
+	// default. The agent itself serves none: the edge is what is profiled.
+	Profiling profiling.Config
 	Edge
 	ZoneObjectStore
 }
@@ -84,6 +88,9 @@ func (c *EdgeProcess) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := c.ZoneObjectStore.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Profiling.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
