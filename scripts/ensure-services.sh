@@ -56,6 +56,9 @@ system_user() {
 }
 # The zone's database host (services/zoneagent/docs/database-host.md): neither root nor postgres.
 system_user tori-dbhost "the zone's database host"
+# The zone's edge runs as its own user, with only the capability to bind its ports
+# (services/zoneagent/docs/edge-process.md); setpriv (util-linux) drops the rest.
+system_user "${ZONE_EDGE_USER:-tori-edge}" "the zone's edge"
 
 # The zone's own Postgres cluster (port 5433) and PgBouncer, for managed databases.
 "$(dirname "$0")/zone-postgres.sh" || echo "the zone's Postgres is not running: managed databases will fail" >&2

@@ -84,6 +84,7 @@ declare -A health=(
   [logs]="${LOGS_ADDR:-127.0.0.1:8105}"
   [databases]="${DATABASES_ADDR:-127.0.0.1:8106}"
   [zoneagent]="${ZONEAGENT_ADDR:-127.0.0.1:8107}"
+  [zoneagent-edge]="${ZONE_EDGE_HEALTH_ADDR:-127.0.0.1:8108}"
   [gateway]="${GATEWAY_ADDR:-127.0.0.1:8080}"
 )
 services=(identity billing apps deploys logs databases zoneagent)
@@ -98,6 +99,7 @@ zone2_env=(
   "ZONE_ID=$ZONE2_ID"
   "DATA_DIR=$DATA_DIR/zones/$ZONE2_ID"
   "ZONEAGENT_ADDR=${ZONE2_ZONEAGENT_ADDR:-127.0.0.1:8117}"
+  "ZONE_EDGE_HEALTH_ADDR=${ZONE2_EDGE_HEALTH_ADDR:-127.0.0.1:8118}"
   "EDGE_ADDR=${ZONE2_EDGE_ADDR:-127.0.0.1:8091}"
   "EDGE_TLS_ADDR=${ZONE2_EDGE_TLS_ADDR:-127.0.0.1:8453}"
   "ZONE_POOLER_PORT=${ZONE2_POOLER_PORT:-6442}"
@@ -119,6 +121,7 @@ if [ "$ZONES" = 2 ]; then
   fi
   mkdir -p "$DATA_DIR/zones/$ZONE2_ID"
   health[zoneagent-$ZONE2_ID]="${ZONE2_ZONEAGENT_ADDR:-127.0.0.1:8117}"
+  health[zoneagent-$ZONE2_ID-edge]="${ZONE2_EDGE_HEALTH_ADDR:-127.0.0.1:8118}"
 fi
 # Each second replica's address: its first's port plus 100 (identity 8201 …, the gateway 8180).
 declare -A replica_addr=()
@@ -209,9 +212,16 @@ for name in "${services[@]}"; do
   [ -x "bin/$name" ] || continue
   start "$name"
   started+=("$name")
+  # The zone agent starts its edge as a process of its own (unprivileged): awaited on its
+  # own health address, and gone with the agent.
+  if [ "$name" = zoneagent ]; then
+    pid_of[zoneagent-edge]=${pid_of[zoneagent]}
+    started+=(zoneagent-edge)
+  fi
   if [ "$name" = zoneagent ] && [ "$ZONES" = 2 ]; then
     start_as "zoneagent-$ZONE2_ID" zoneagent "zoneagent-$ZONE2_ID" "${zone2_env[@]}"
-    started+=("zoneagent-$ZONE2_ID")
+    pid_of[zoneagent-$ZONE2_ID-edge]=${pid_of[zoneagent-$ZONE2_ID]}
+    started+=("zoneagent-$ZONE2_ID" "zoneagent-$ZONE2_ID-edge")
   elif [ "$REPLICAS" = 2 ] && [[ $upstreams == *" $name "* ]]; then
     var="$(echo "$name" | tr '[:lower:]' '[:upper:]')_ADDR"
     health[$name-2]=${replica_addr[$name]}

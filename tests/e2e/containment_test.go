@@ -144,7 +144,7 @@ func TestHostileAppIsContained(t *testing.T) {
 
 	hostile := createApp(t, s, a.Token, "service")
 	var ports []string
-	for _, v := range []string{"GATEWAY_ADDR", "IDENTITY_ADDR", "BILLING_ADDR", "APPS_ADDR", "DEPLOYS_ADDR", "LOGS_ADDR", "DATABASES_ADDR", "ZONEAGENT_ADDR", "EDGE_ADDR", "EDGE_TLS_ADDR"} {
+	for _, v := range []string{"GATEWAY_ADDR", "IDENTITY_ADDR", "BILLING_ADDR", "APPS_ADDR", "DEPLOYS_ADDR", "LOGS_ADDR", "DATABASES_ADDR", "ZONEAGENT_ADDR", "EDGE_ADDR", "EDGE_TLS_ADDR", "ZONE_EDGE_HEALTH_ADDR"} {
 		_, port, _ := strings.Cut(s.Env[v], ":")
 		ports = append(ports, port)
 	}

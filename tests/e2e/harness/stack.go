@@ -108,6 +108,8 @@ func Start(t testing.TB, opts Options) *Stack {
 	}
 	env["EDGE_ADDR"] = testinfra.FreeAddr(t)
 	env["EDGE_TLS_ADDR"] = testinfra.FreeAddr(t)
+	// The zone's edge process answers /readyz there (the agent's /readyz waits for it).
+	env["ZONE_EDGE_HEALTH_ADDR"] = testinfra.FreeAddr(t)
 	env["GATEWAY_METRICS_ADDR"] = testinfra.FreeAddr(t)
 	// The zone's database pooler on a port of the stack's own; the sandbox reaches that port.
 	env["ZONE_POOLER_ADDR"] = testinfra.FreeAddr(t)

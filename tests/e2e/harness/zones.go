@@ -53,6 +53,7 @@ func (s *Stack) startSecondZone(t testing.TB, dbURL string) {
 		"ZONEAGENT_ADDR":             testinfra.FreeAddr(t),
 		"EDGE_ADDR":                  testinfra.FreeAddr(t),
 		"EDGE_TLS_ADDR":              testinfra.FreeAddr(t),
+		"ZONE_EDGE_HEALTH_ADDR":      testinfra.FreeAddr(t),
 		"ZONE_POOLER_ADDR":           pooler,
 		"ZONE_POOLER_PORT":           pooler[strings.LastIndex(pooler, ":")+1:],
 		"ZONE_DATABASES_HEALTH_ADDR": testinfra.FreeAddr(t),

@@ -84,7 +84,7 @@ func TestZoneProvisionsADatabase(t *testing.T) {
 	poolerAddr := testinfra.FreeAddr(t)
 	env, bucket := withZoneBucket(t, map[string]string{
 		"EDGE_TLS_ADDR": "off", // the edge's HTTPS is edge_tls_test.go's
-		"EDGE_ADDR":     testinfra.FreeAddr(t), "ZONE_APPS_DIR": t.TempDir(), "APPS_DOMAIN": "apps.test",
+		"EDGE_ADDR":     testinfra.FreeAddr(t), "ZONE_EDGE_HEALTH_ADDR": testinfra.FreeAddr(t), "ZONE_APPS_DIR": t.TempDir(), "APPS_DOMAIN": "apps.test",
 		"ZONE_POSTGRES_ADMIN_URL": testinfra.ZoneProvisionerURL(t), "ZONE_POOLER_ADDR": poolerAddr, "ZONE_DATABASES_HEALTH_ADDR": testinfra.FreeAddr(t), "ZONE_DATABASES_DIR": testDatabasesDir(t),
 		"DATABASE_STATEMENT_TIMEOUT": "500ms",
 	})
@@ -267,7 +267,7 @@ func TestZoneDatabaseSizeCap(t *testing.T) {
 		Name: "zoneagent", Serve: serve, AddrVar: "ZONEAGENT_ADDR", ReadyPath: "/readyz",
 		Env: withZoneStore(t, map[string]string{
 			"EDGE_TLS_ADDR": "off", // the edge's HTTPS is edge_tls_test.go's
-			"EDGE_ADDR":     testinfra.FreeAddr(t), "ZONE_APPS_DIR": t.TempDir(), "APPS_DOMAIN": "apps.test",
+			"EDGE_ADDR":     testinfra.FreeAddr(t), "ZONE_EDGE_HEALTH_ADDR": testinfra.FreeAddr(t), "ZONE_APPS_DIR": t.TempDir(), "APPS_DOMAIN": "apps.test",
 			"ZONE_POSTGRES_ADMIN_URL": testinfra.ZoneProvisionerURL(t), "ZONE_POOLER_ADDR": poolerAddr, "ZONE_DATABASES_HEALTH_ADDR": testinfra.FreeAddr(t), "ZONE_DATABASES_DIR": testDatabasesDir(t),
 			"DATABASE_SIZE_CHECK_INTERVAL": "200ms", "ZONE_DATABASE_MAX_BYTES_OVERRIDE": "12000000",
 		}),

@@ -63,7 +63,7 @@ func dieWithAgent() error {
 	if want, err := strconv.Atoi(os.Getenv(hostParentEnv)); err != nil || os.Getppid() != want {
 		return errors.New("not started by the zone agent, or the agent is gone")
 	}
-	_ = syscall.Close(exeFD) // the binary it was started from; nothing else needs it
+	_ = syscall.Close(hostExeFD) // the binary it was started from; nothing else needs it
 	return nil
 }
 

@@ -30,9 +30,9 @@ const (
 // errNoExe: the agent cannot open its own binary to start the host from.
 var errNoExe = errors.New("the agent's own binary cannot be opened")
 
-// exeFD is where the host finds the agent's binary: an open file the agent hands it, so it
+// hostExeFD is where the host finds the agent's binary: an open file the agent hands it, so it
 // starts from a binary in a folder its user cannot reach (a test binary's, a private build's).
-const exeFD = 3
+const hostExeFD = 3
 
 // prepareDatabaseHost finds the host's user, makes its folder (its own, 0700) and its
 // environment.
@@ -139,7 +139,7 @@ func hostEnviron(env map[string]string) []string {
 	return out
 }
 
-// command is the host's process: the agent's binary (handed over open, exeFD) in databases
+// command is the host's process: the agent's binary (handed over open, hostExeFD) in databases
 // mode, as the host's user with no supplementary group, no capability (none kept, none in
 // the bounding set, none to inherit) and no_new_privs (setpriv, util-linux), in its folder.
 // Go's Pdeathsig does not survive setpriv's change of user: the host asks for it again
@@ -149,7 +149,7 @@ func (h *databaseHost) command() (*exec.Cmd, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errNoExe, err)
 	}
-	self := "/proc/self/fd/" + strconv.Itoa(exeFD)
+	self := "/proc/self/fd/" + strconv.Itoa(hostExeFD)
 	var cmd *exec.Cmd
 	if h.asUser {
 		setpriv, err := exec.LookPath("setpriv")

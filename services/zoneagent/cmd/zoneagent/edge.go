@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -31,7 +29,7 @@ type edgeServers struct {
 
 // listenEdge opens the edge's listeners and its certificate manager; states (nil in tests of
 // the listeners alone) names hostnames' owners and publishes custom hostnames' certificates.
-func listenEdge(cfg config.Config, pool *pgxpool.Pool, e *edge.Edge, states *certificateStates, log *slog.Logger) (*edgeServers, error) {
+func listenEdge(cfg config.EdgeProcess, pool *pgxpool.Pool, e *edge.Edge, states *certificateStates, log *slog.Logger) (*edgeServers, error) {
 	es := &edgeServers{}
 	// A failed handshake (an unknown name, a scanner) is routine at an edge: debug, not noise.
 	errorLog := slog.NewLogLogger(log.Handler(), slog.LevelDebug)
@@ -65,8 +63,9 @@ func listenEdge(cfg config.Config, pool *pgxpool.Pool, e *edge.Edge, states *cer
 }
 
 // certManager is certmagic over the zone's storage with the configured issuer: an ACME CA, or
-// the zone's local CA made once in DATA_DIR/tls (its root in root.pem, for clients to trust).
-func certManager(cfg config.Config, pool *pgxpool.Pool, e *edge.Edge, states *certificateStates, log *slog.Logger) (*certs.Manager, error) {
+// the zone's local CA made once in DATA_DIR/tls (its root in root.pem, for clients to trust;
+// the edge process reaches that folder through the fd the agent hands it: localCADir).
+func certManager(cfg config.EdgeProcess, pool *pgxpool.Pool, e *edge.Edge, states *certificateStates, log *slog.Logger) (*certs.Manager, error) {
 	key, err := cfg.StorageKeyBytes()
 	if err != nil {
 		return nil, err
@@ -81,7 +80,7 @@ func certManager(cfg config.Config, pool *pgxpool.Pool, e *edge.Edge, states *ce
 		o.Owner, o.OnState = states.owner, states.publish
 	}
 	if cfg.ACMECA == "" {
-		dir := filepath.Join(cfg.DataDir, "tls")
+		dir := localCADir(cfg)
 		if o.Local, err = certs.LoadOrCreateLocalCA(dir); err != nil {
 			return nil, err
 		}
@@ -90,7 +89,7 @@ func certManager(cfg config.Config, pool *pgxpool.Pool, e *edge.Edge, states *ce
 	}
 	acme := &certs.ACME{Directory: cfg.ACMECA, Email: cfg.ACMEEmail, NoHTTP01: !cfg.Challenge("http-01"), NoTLSALPN01: !cfg.Challenge("tls-alpn-01")}
 	if cfg.ACMECARoot != "" {
-		pemRoots, err := os.ReadFile(cfg.ACMECARoot)
+		pemRoots, err := readACMERoot(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("ZONE_ACME_CA_ROOT: %w", err)
 		}

@@ -13,11 +13,11 @@ import (
 	"tori.dev/services/zoneagent/internal/config"
 )
 
-func acmeConfig(p *testinfra.Pebble, renewEvery time.Duration, challenges ...string) config.Config {
+func acmeConfig(p *testinfra.Pebble, renewEvery time.Duration, challenges ...string) config.EdgeProcess {
 	if len(challenges) == 0 {
 		challenges = []string{"http-01", "tls-alpn-01"}
 	}
-	return config.Config{EdgeTLS: config.EdgeTLS{ACMECA: p.Directory, ACMECARoot: p.APIRootFile, RenewCheckInterval: renewEvery, ACMEChallenges: challenges}}
+	return config.EdgeProcess{Edge: config.Edge{EdgeTLS: config.EdgeTLS{ACMECA: p.Directory, ACMECARoot: p.APIRootFile, RenewCheckInterval: renewEvery, ACMEChallenges: challenges}}}
 }
 
 // Each challenge type is answered by the edge itself: Pebble's validation (its DNS pointing

@@ -18,7 +18,7 @@ import (
 
 func benchEdge(b *testing.B) (*tlsEdge, *x509.CertPool) {
 	b.Helper()
-	e := startTLSEdge(b, config.Config{EdgeTLS: config.EdgeTLS{}})
+	e := startTLSEdge(b, config.EdgeProcess{Edge: config.Edge{EdgeTLS: config.EdgeTLS{}}})
 	e.route()
 	pemRoot, err := os.ReadFile(filepath.Join(e.cfg.DataDir, "tls", "root.pem"))
 	if err != nil {
@@ -63,7 +63,7 @@ func benchGet(b *testing.B, c *http.Client, url, host string) {
 
 // BenchmarkEdgeRequestPlain: a static file over plain HTTP/1.1, kept-alive (TLS off).
 func BenchmarkEdgeRequestPlain(b *testing.B) {
-	e := startTLSEdge(b, config.Config{EdgeTLS: config.EdgeTLS{TLSAddr: config.TLSOff}})
+	e := startTLSEdge(b, config.EdgeProcess{Edge: config.Edge{EdgeTLS: config.EdgeTLS{TLSAddr: config.TLSOff}}})
 	e.route()
 	benchGet(b, &http.Client{}, "http://"+e.cfg.EdgeAddr+"/", e.host)
 }

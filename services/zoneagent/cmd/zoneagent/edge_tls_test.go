@@ -32,7 +32,7 @@ var testTLSKey = base64.StdEncoding.EncodeToString([]byte("0123456789abcdef01234
 
 // tlsEdge is the edge's listeners as the agent opens them, over a table the test fills.
 type tlsEdge struct {
-	cfg   config.Config
+	cfg   config.EdgeProcess
 	table *edge.Table
 	// slug and host name this edge's one site. Each edge has its own: certmagic keeps the
 	// names it is obtaining or renewing in one map for the whole process, so a renewal an
@@ -46,7 +46,7 @@ var edgeSerial atomic.Int64
 
 // startTLSEdge opens the edge with cfg's TLS settings (addresses, key and data folder filled
 // in) on a fresh zone schema, and a static site for app "app1" (served once routed).
-func startTLSEdge(t testing.TB, cfg config.Config) *tlsEdge {
+func startTLSEdge(t testing.TB, cfg config.EdgeProcess) *tlsEdge {
 	t.Helper()
 	if cfg.EdgeAddr == "" { // set: a test whose CA must know the ports first
 		cfg.EdgeAddr = testinfra.FreeAddr(t)
@@ -167,7 +167,7 @@ func (e *tlsEdge) handshake(name string, roots *x509.CertPool) (*x509.Certificat
 // DATA_DIR/tls/root.pem; http:// answers 308 to the https:// address, HSTS comes with the
 // app's own hostname, HTTP/2 is spoken, and a name the edge does not serve gets an alert.
 func TestEdgeServesHTTPSFromTheLocalCA(t *testing.T) {
-	e := startTLSEdge(t, config.Config{})
+	e := startTLSEdge(t, config.EdgeProcess{})
 	e.route()
 	pemRoot, err := os.ReadFile(filepath.Join(e.cfg.DataDir, "tls", "root.pem"))
 	if err != nil {

@@ -17,7 +17,9 @@ import (
 var version = buildinfo.Version
 
 func main() {
-	// First: the agent's binary is also every sandbox's launcher (it never returns then).
+	// The binary is also the zone's edge process (edgeprocess.go: it never returns then).
+	runEdgeIfAsked()
+	// Then: the agent's binary is also every sandbox's launcher (it never returns then).
 	sandbox.RunLauncher()
 	// Or the zone's database host, the agent's child (dbhostmain.go).
 	runDatabaseHost()

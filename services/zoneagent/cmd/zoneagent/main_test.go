@@ -7,10 +7,11 @@ import (
 	"tori.dev/services/zoneagent/internal/sandbox"
 )
 
-// TestMain lets the test binary be the sandboxes' launcher, as the agent's binary is: the
-// agent runs in-process here, and its sandboxes start through /proc/self/exe; and its
-// database host, started the same way.
+// TestMain lets the test binary be what the agent's binary is: the edge process, the
+// sandboxes' launcher and the database host. The agent runs in-process here, and starts
+// those through /proc/self/exe.
 func TestMain(m *testing.M) {
+	runEdgeIfAsked()
 	sandbox.RunLauncher()
 	runDatabaseHost()
 	os.Exit(m.Run())

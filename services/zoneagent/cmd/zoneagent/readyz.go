@@ -12,7 +12,8 @@ import (
 // readyz is /readyz with the sandbox's state added to a ready answer: "ok", or
 // "unavailable: <why>" (the zone is still ready: it serves static sites and refuses only
 // customer code); and the tenants' shared settings (config.Posture): "appsDomain" and
-// "certificates", each "ok" or what is wrong. Neither makes the zone unready: a local zone
+// "certificates", each "ok" or what is wrong; and "edgePrivilege": "ok", or that the edge
+// runs as the agent's own user (an agent that is not root). Neither makes the zone unready: a local zone
 // runs with both, and an operator reads them here and in the start line.
 func readyz(id health.Identity, unavailable string, posture config.Posture) fiber.Handler {
 	sandbox := "ok"
@@ -30,6 +31,7 @@ func readyz(id health.Identity, unavailable string, posture config.Posture) fibe
 		body["sandbox"] = sandbox
 		body["appsDomain"] = posture.AppsDomain
 		body["certificates"] = posture.Certificates
+		body["edgePrivilege"] = posture.Edge
 		return c.JSON(body)
 	}
 }

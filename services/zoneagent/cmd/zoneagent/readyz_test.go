@@ -73,7 +73,7 @@ func TestZoneReadyzWithoutBubblewrap(t *testing.T) {
 		Name: "zoneagent", Serve: serve, AddrVar: "ZONEAGENT_ADDR", ReadyPath: "/readyz",
 		Env: withZoneStore(t, map[string]string{
 			"EDGE_TLS_ADDR": "off", // the edge's HTTPS is edge_tls_test.go's
-			"EDGE_ADDR":     testinfra.FreeAddr(t),
+			"EDGE_ADDR":     testinfra.FreeAddr(t), "ZONE_EDGE_HEALTH_ADDR": testinfra.FreeAddr(t),
 			"ZONE_APPS_DIR": t.TempDir(),
 			"APPS_DOMAIN":   "apps.test",
 			"ZONE_BWRAP":    "/nonexistent/bwrap",

@@ -8,7 +8,6 @@ import (
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/httpserver"
 	"tori.dev/pkg/pgstore"
-	"tori.dev/pkg/profiling"
 	"tori.dev/pkg/service"
 	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/artifact"
@@ -19,9 +18,9 @@ import (
 	"tori.dev/services/zoneagent/internal/store"
 )
 
-// serve is the composition root: it runs the zone until ctx ends, then stops the edge and the
-// health server (in-flight requests finish within the shutdown timeout), the bus work and
-// every customer process.
+// serve is the runtime's composition root: it runs the zone until ctx ends, then stops its
+// edge process (edgechild.go: in-flight requests finish within the shutdown timeout), the
+// health server, the bus work and every customer process.
 func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	zone := func(cfg *config.Config) []any { return []any{"zone", cfg.Zone} }
 	spec := service.Spec[*config.Config]{Name: "zoneagent", Version: version, Env: env, Logs: logs, LogWith: zone}
@@ -43,7 +42,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		sandbox.RegisterUsage(runner.Identities.AppsDir, runner.Identities.Disks, runner.Source.Sandbox.Cgroups) // /metrics
 		// After the group: the edge no longer wakes a process that would then be orphaned.
 		p.OnClose(runner.StopAll)
-		siteStore, siteCache, err := openSites(*cfg)
+		siteStore, err := openSiteStore(*cfg)
 		if err != nil {
 			return err
 		}
@@ -52,7 +51,12 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 			return err
 		}
 
+		edgeChild, err := startEdge(p, *cfg, env, table, runner) // edgechild.go: the edge, unprivileged
+		if err != nil {
+			return err
+		}
 		posture := cfg.Posture()
+		posture.Edge = edgeChild.posture
 		for _, w := range posture.Warnings() {
 			log.WarnContext(ctx, w)
 		}
@@ -66,22 +70,13 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		if err := p.ServeHTTP(healthApp, cfg.Addr, cfg.ShutdownTimeout); err != nil {
 			return err
 		}
-		theEdge := &edge.Edge{Domain: cfg.AppsDomain, Sites: siteCache, Table: table, Services: runner}
-		states := &certificateStates{zone: cfg.Zone, edge: theEdge, store: st, log: log}
-		edges, err := listenEdge(*cfg, p.Pool, theEdge, states, log)
-		if err != nil {
-			return err
-		}
-		serveEdge(p, edges, cfg.ShutdownTimeout)
-		keepCustomHostnames(p, edges, table) // certstate.go
 		p.RelayOutbox()
 		p.Go("agent", agent.Run)
 		p.Every(agent.PollJob())
 		p.Every(agent.SiteSweepJob())
 		p.Go("log batches", logBatches.Run)
 		p.Every(runner.NapJob())
-		p.Go("profiles", func(ctx context.Context) error { return profiling.Serve(ctx, cfg.Profiling, log) })
-		p.Listening("edge", edges.Addrs(), "apps_domain", posture.AppsDomain, "certificates", posture.Certificates)
+		p.Listening("edge", []string{cfg.EdgeAddr, cfg.TLSAddr}, "edge_pid", edgeChild.pid, "edge_user", edgeChild.user, "apps_domain", posture.AppsDomain, "certificates", posture.Certificates)
 		return nil
 	})
 }

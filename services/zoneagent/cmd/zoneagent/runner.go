@@ -89,7 +89,7 @@ func newLocal(cfg config.Config, appsDir string, sb *sandbox.Sandbox, disks *san
 		Image:      &supervisor.ImageRuntime{Containers: containers, Identities: ids, Sandbox: sb, Env: env, Logs: logs, Log: log},
 		Identities: ids,
 		Revision:   st.Revision, IdleAfter: cfg.IdleAfter, Napped: app.Scale{Store: st, Zone: cfg.Zone, Log: log}.Changed,
-		AppsDomain: cfg.AppsDomain, Logs: logs, Log: log,
+		Log: log,
 	}
 }
 

@@ -12,18 +12,12 @@ import (
 	"time"
 
 	"tori.dev/pkg/bus"
-	"tori.dev/pkg/profiling"
 )
 
 // Config is the zone agent's configuration.
 type Config struct {
 	// Addr serves only /healthz; the agent takes no commands over HTTP.
 	Addr string `env:"ZONEAGENT_ADDR, default=127.0.0.1:8107"`
-	// EdgeAddr is where the edge serves live apps.
-	EdgeAddr string `env:"EDGE_ADDR, default=127.0.0.1:8081"`
-	// EdgeMaxConnsPerIP bounds concurrent edge connections from one client address; past it
-	// a connection is answered 429 and closed.
-	EdgeMaxConnsPerIP int `env:"EDGE_MAX_CONNS_PER_IP, default=256"`
 	// Zone is this zone's id; it names the zone's queues and must match apps' `zone` field.
 	Zone string `env:"ZONE_ID, default=local"`
 	// AppsDomain: an app is served at <slug>.<AppsDomain>.
@@ -77,14 +71,11 @@ type Config struct {
 	IdleAfter time.Duration `env:"ZONE_IDLE_AFTER, default=15m"`
 	// ShutdownTimeout bounds how long requests may finish after a stop signal.
 	ShutdownTimeout time.Duration `env:"ZONEAGENT_SHUTDOWN_TIMEOUT, default=10s"`
-	// Profiles for profiling the edge under load (PROFILE_ADDR, loopback only); off by default.
-	Profiling profiling.Config
 
 	bus.Config
 	ManagedDatabases
-	EdgeTLS
+	Edge
 	ZoneObjectStore
-	EdgeCache
 }
 
 var zoneRe = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)
@@ -92,7 +83,7 @@ var zoneRe = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)
 // Validate checks the configuration.
 func (c *Config) Validate() error {
 	var errs []error
-	for name, v := range map[string]string{"ZONEAGENT_ADDR": c.Addr, "EDGE_ADDR": c.EdgeAddr} {
+	for name, v := range map[string]string{"ZONEAGENT_ADDR": c.Addr} {
 		if _, _, err := net.SplitHostPort(v); err != nil {
 			errs = append(errs, fmt.Errorf("%s %q is not host:port", name, v))
 		}
@@ -130,8 +121,8 @@ func (c *Config) Validate() error {
 	if c.TestRegistryHost != "" && (!strings.HasSuffix(c.TestRegistryHost, ".test") || c.TestRegistryCA == "") {
 		errs = append(errs, errors.New("ZONE_TEST_REGISTRY_HOST must end in .test and come with ZONE_TEST_REGISTRY_CA (tests only)"))
 	}
-	if c.EdgeMaxConnsPerIP < 1 {
-		errs = append(errs, errors.New("EDGE_MAX_CONNS_PER_IP must be at least 1"))
+	if err := c.Edge.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := c.BusConfig().Validate(); err != nil {
 		errs = append(errs, err)
@@ -139,16 +130,7 @@ func (c *Config) Validate() error {
 	if err := c.validateDatabases(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := c.EdgeTLS.validate(); err != nil {
-		errs = append(errs, err)
-	}
 	if err := c.ZoneObjectStore.validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := c.EdgeCache.validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := c.Profiling.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

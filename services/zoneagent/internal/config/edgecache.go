@@ -15,11 +15,16 @@ type EdgeCache struct {
 
 // EdgeCacheDir is where the edge keeps its copies of site files (a cache: nothing there is
 // needed to serve a site).
-func (c *Config) EdgeCacheDir() string {
-	if c.CacheDir != "" {
-		return c.CacheDir
+func (c *Config) EdgeCacheDir() string { return c.cacheDir(c.DataDir) }
+
+// EdgeCacheDir is where the edge keeps its copies of site files.
+func (c *EdgeProcess) EdgeCacheDir() string { return c.cacheDir(c.DataDir) }
+
+func (e *EdgeCache) cacheDir(dataDir string) string {
+	if e.CacheDir != "" {
+		return e.CacheDir
 	}
-	return filepath.Join(c.DataDir, "edge-cache")
+	return filepath.Join(dataDir, "edge-cache")
 }
 
 func (e *EdgeCache) validate() error {

@@ -18,11 +18,14 @@ type Posture struct {
 	// Certificates: whether a public CA is asked for every app hostname on its own (the
 	// registered domain's weekly limit) instead of one wildcard.
 	Certificates string
+	// Edge: whether the edge process runs as its own unprivileged user (the agent sets it
+	// once the edge started; an agent that is not root runs it as itself).
+	Edge string
 }
 
 // Posture reads the settings (no network).
 func (c *Config) Posture() Posture {
-	p := Posture{AppsDomain: "ok", Certificates: "ok"}
+	p := Posture{AppsDomain: "ok", Certificates: "ok", Edge: "ok"}
 	if !IsPublicSuffix(c.AppsDomain) {
 		p.AppsDomain = fmt.Sprintf("%s is not a public suffix: one app can set cookies every other app receives; put it on the Public Suffix List (docs/tenants-edge.md)", c.AppsDomain)
 	}
@@ -36,8 +39,8 @@ func (c *Config) Posture() Posture {
 // Warnings are the posture's sentences that are not "ok", for the start line.
 func (p Posture) Warnings() []string {
 	var w []string
-	for _, s := range []string{p.AppsDomain, p.Certificates} {
-		if s != "ok" {
+	for _, s := range []string{p.AppsDomain, p.Certificates, p.Edge} {
+		if s != "ok" && s != "" {
 			w = append(w, s)
 		}
 	}

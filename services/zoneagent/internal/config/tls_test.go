@@ -54,7 +54,7 @@ func TestEdgeTLSSettings(t *testing.T) {
 			t.Errorf("%v: %v, want ok=%v", tc.env, err, tc.ok)
 		}
 	}
-	c = Config{EdgeTLS: EdgeTLS{TLSAddr: "0.0.0.0:443", PublicHTTPSPort: 0}}
+	c = Config{Edge: Edge{EdgeTLS: EdgeTLS{TLSAddr: "0.0.0.0:443", PublicHTTPSPort: 0}}}
 	if c.HTTPSPort() != 443 {
 		t.Fatal("the public port defaults to the listener's")
 	}

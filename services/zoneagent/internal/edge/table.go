@@ -27,6 +27,9 @@ type Table struct {
 	// paused maps an app to when it stops being served (its account's payment-failure
 	// hold); apart from the routes, so a switch during a hold keeps it.
 	paused atomic.Pointer[map[string]time.Time]
+	// follow, when set (Follow), hears every change after it is installed, under mu, so
+	// the edge process's copy gets the changes in the order they were made.
+	follow func(Change)
 }
 
 // tables is one immutable version of the routing table.
@@ -44,7 +47,10 @@ func NewTable() *Table {
 
 // Pause installs the apps under a hold, each with the moment its serving stops.
 func (t *Table) Pause(from map[string]time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.paused.Store(&from)
+	t.tell(Change{Op: OpPause, Paused: from})
 }
 
 // Paused reports whether the app's serving has stopped at now.
@@ -93,8 +99,9 @@ func (t *Table) Replace(routes []Route, hosts map[string]string) {
 		}
 	}
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.p.Store(next)
-	t.mu.Unlock()
+	t.tell(Change{Op: OpReplace, Routes: routes, Hosts: hosts})
 }
 
 // Set installs one app's route, replacing the app's previous one (and its hostnames' target).
@@ -118,6 +125,7 @@ func (t *Table) Set(r Route) {
 		next.byHost[k] = o
 	}
 	t.p.Store(next)
+	t.tell(Change{Op: OpSet, Route: r})
 }
 
 // RemoveApp drops an app at once (a delete must stop serving before anything else happens).
@@ -137,4 +145,5 @@ func (t *Table) RemoveApp(appID string) {
 		}
 	}
 	t.p.Store(next)
+	t.tell(Change{Op: OpRemoveApp, AppID: appID})
 }

@@ -53,7 +53,7 @@ func startImageZone(t *testing.T, pool *pgxpool.Pool, l *Local) *imageZone {
 	done := make(chan struct{})
 	go func() { runAgent(ctx, a); close(done) }()
 	var once sync.Once
-	z := &imageZone{t: t, pool: pool, st: st, table: table, front: &edge.Edge{Domain: "apps.test", Table: table, Services: l}}
+	z := &imageZone{t: t, pool: pool, st: st, table: table, front: &edge.Edge{Domain: "apps.test", Table: table, Services: throughInstances{l}}}
 	z.stop = func() { once.Do(func() { cancel(); <-done }) }
 	t.Cleanup(z.stop)
 	return z

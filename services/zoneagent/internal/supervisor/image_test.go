@@ -213,7 +213,7 @@ func TestImageRevisionGoesLiveBehindTheEdge(t *testing.T) {
 	}
 	table := edge.NewTable()
 	table.Replace([]edge.Route{{AppID: app, Slug: "shop", DeployID: rev.DeployID, Kind: revision.KindImage}}, nil)
-	front := &edge.Edge{Domain: "apps.test", Table: table, Services: r.l}
+	front := &edge.Edge{Domain: "apps.test", Table: table, Services: throughInstances{r.l}}
 	body := through(front, "/")
 	if !strings.HasPrefix(body, served(rev)) || !strings.Contains(body, "SECRET_TOKEN") || !strings.Contains(body, "PORT") {
 		t.Fatalf("edge answered %q", body)

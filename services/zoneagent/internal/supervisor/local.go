@@ -82,10 +82,6 @@ type Local struct {
 	IdleAfter time.Duration
 	// Napped is told when an app naps or wakes.
 	Napped func(ctx context.Context, appID string, napping bool)
-	// AppsDomain is APPS_DOMAIN: a Set-Cookie an app sends for it (or a parent) is dropped.
-	AppsDomain string
-	// Logs is told of the cookies the proxy drops (the runtimes write apps' output).
-	Logs LogSink
 	Log  *slog.Logger
 
 	procs processTable

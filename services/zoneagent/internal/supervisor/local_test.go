@@ -199,7 +199,7 @@ func newLocal(ids *Identities, artifacts artifact.Source, containers imageruntim
 		Source: &SourceRuntime{Identities: ids, Artifacts: artifacts, Sandbox: ids.Sandbox, Env: vars, Health: health,
 			Output: &Output{Sink: sink, LinesPerSecond: linesPerSecond}},
 		Image:      &ImageRuntime{Containers: containers, Identities: ids, Sandbox: ids.Sandbox, Env: vars, Logs: sink, Health: health},
-		Identities: ids, Logs: sink,
+		Identities: ids,
 	}
 }
 
@@ -219,7 +219,7 @@ func (r *rig) revision(appID string, archive []byte, release []string) revision.
 func (r *rig) get(appID, deployID, path string) string {
 	r.t.Helper()
 	w := httptest.NewRecorder()
-	r.l.ServeHTTP(w, httptest.NewRequest("GET", path, nil), edge.Route{AppID: appID, DeployID: deployID, Kind: revision.KindSource})
+	throughInstances{r.l}.ServeHTTP(w, httptest.NewRequest("GET", path, nil), edge.Route{AppID: appID, DeployID: deployID, Kind: revision.KindSource})
 	return w.Body.String()
 }
 

@@ -16,8 +16,4 @@ var (
 		Name: "tori_zone_oom_kills_total",
 		Help: "Processes the kernel killed for going over their app's memory limit.",
 	})
-	sharedCookiesDropped = promauto.NewCounter(prometheus.CounterOpts{
-		Name: "tori_edge_shared_cookies_dropped_total",
-		Help: "Set-Cookie headers the edge dropped from apps' answers for naming APPS_DOMAIN or a parent of it as their Domain.",
-	})
 )

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,14 +21,10 @@ type proc struct {
 	// transport reaches the process: in its app's network namespace for a sandbox; nil
 	// (the default, to 127.0.0.1:port on the host) for a container.
 	transport *http.Transport
-	proxy     *httputil.ReverseProxy // proxy.go
-	proxyOnce sync.Once
 	cancel    func()
 	exited    chan struct{}
-	lastUsed  atomic.Int64 // unix nanoseconds of the last proxied request
-	// cookieNoted is when the app's log last told of a dropped cookie (unix nanoseconds).
-	cookieNoted atomic.Int64
-	stopOnce    sync.Once
+	lastUsed  atomic.Int64 // unix nanoseconds of the last wake or dial by the edge (instances.go)
+	stopOnce  sync.Once
 }
 
 // stop ends the process group (or removes the container) and waits for it.
@@ -76,10 +71,3 @@ func appTransport(dial func(context.Context, string, string) (net.Conn, error)) 
 	return &http.Transport{DialContext: dial, MaxIdleConnsPerHost: appIdleConns, IdleConnTimeout: 30 * time.Second}
 }
 
-// roundTripper is how the edge reaches the process.
-func (p *proc) roundTripper() http.RoundTripper {
-	if p.transport != nil {
-		return p.transport
-	}
-	return http.DefaultTransport
-}

@@ -114,3 +114,10 @@ func (t *processTable) takeIdle(now time.Time, idleAfter time.Duration) []*proc 
 	}
 	return out
 }
+
+// live is the process appID's traffic goes to, or nil.
+func (t *processTable) live(appID string) *proc {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.active[appID]
+}

@@ -97,7 +97,7 @@ func BenchmarkSandbox(b *testing.B) {
 			r.l.napIdle(ctx, time.Now().Add(2*time.Minute))
 			t0 := time.Now()
 			w := httptest.NewRecorder()
-			r.l.ServeHTTP(w, httptest.NewRequest("GET", "/", nil), edge.Route{AppID: wapp, DeployID: rev.DeployID, Kind: revision.KindSource})
+			throughInstances{r.l}.ServeHTTP(w, httptest.NewRequest("GET", "/", nil), edge.Route{AppID: wapp, DeployID: rev.DeployID, Kind: revision.KindSource})
 			total += time.Since(t0)
 			if w.Body.String() != "up" {
 				b.Fatalf("wake answered %q\n%s", w.Body.String(), r.sink.all())

@@ -1,0 +1,87 @@
+package edge
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Ops of a Change: one per way the runtime writes its table.
+const (
+	OpReplace   = "replace"
+	OpSet       = "set"
+	OpRemoveApp = "remove_app"
+	OpPause     = "pause"
+)
+
+// Change is one write to a Table, as the runtime sends it to its edge process (the table
+// feed, internal/edgelink): the edge applies it to its own copy.
+type Change struct {
+	Op     string               `json:"op"`
+	Route  Route                `json:"route,omitzero"`   // OpSet
+	AppID  string               `json:"app_id,omitempty"` // OpRemoveApp
+	Routes []Route              `json:"routes,omitempty"` // OpReplace
+	Hosts  map[string]string    `json:"hosts,omitempty"`  // OpReplace: hostname → app id
+	Paused map[string]time.Time `json:"paused,omitempty"` // OpPause
+}
+
+// ErrUnknownChange is a change whose op is none of the four.
+var ErrUnknownChange = errors.New("unknown table change")
+
+// Apply makes the change on t, as the runtime made it on its own table.
+func (t *Table) Apply(c Change) error {
+	switch c.Op {
+	case OpReplace:
+		t.Replace(c.Routes, c.Hosts)
+	case OpSet:
+		t.Set(c.Route)
+	case OpRemoveApp:
+		t.RemoveApp(c.AppID)
+	case OpPause:
+		t.Pause(c.Paused)
+	default:
+		return fmt.Errorf("%w: %q", ErrUnknownChange, c.Op)
+	}
+	return nil
+}
+
+// Follow makes tell hear every later change to t, and first the table as it is now (a
+// replace, then the pauses), all under the writers' lock: no change is missed or heard twice,
+// and they are heard in order. tell runs while writers wait: it may block (the runtime waits
+// for its edge's ack) but must not write to t.
+func (t *Table) Follow(tell func(Change)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.follow = tell
+	cur := t.p.Load()
+	routes := make([]Route, 0, len(cur.bySlug))
+	for _, r := range cur.bySlug {
+		routes = append(routes, r)
+	}
+	hosts := make(map[string]string, len(cur.byHost))
+	for h, r := range cur.byHost {
+		hosts[h] = r.AppID
+	}
+	tell(Change{Op: OpReplace, Routes: routes, Hosts: hosts})
+	if m := t.paused.Load(); m != nil {
+		tell(Change{Op: OpPause, Paused: *m})
+	}
+}
+
+// tell passes a change to the follower; the caller holds mu.
+func (t *Table) tell(c Change) {
+	if t.follow != nil {
+		t.follow(c)
+	}
+}
+
+// Route finds the live route of an app by its id (the runtime wakes the revision its own
+// table names, never one the edge names).
+func (t *Table) Route(appID string) (Route, bool) {
+	for _, r := range t.p.Load().bySlug {
+		if r.AppID == appID {
+			return r, true
+		}
+	}
+	return Route{}, false
+}

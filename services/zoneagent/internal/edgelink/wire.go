@@ -1,0 +1,87 @@
+// Package edgelink is how the zone's edge process and its runtime talk on one host: the
+// link (the edge asks, over a Unix socket the runtime listens on, for exactly two things:
+// "wake app X" and "a connection to instance Y", the connection passed back as a file
+// descriptor) and the table feed (the runtime sends each routing-table change down a
+// socket pair; the edge applies it and acks). Neither side trusts the other's bytes beyond
+// these shapes: sizes are bounded, deadlines set, anything else refused.
+package edgelink
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// The link's two requests; there is no third.
+const (
+	KindWake = "wake" // App: the app's live instance id, its process woken if it naps
+	KindDial = "dial" // Instance: a TCP connection to that instance, as a passed fd
+)
+
+// Bounds of the link's wire: one JSON line each way, one request per connection.
+const (
+	maxLine = 1024
+	// ioDeadline bounds reading a request and writing an answer; a wake itself may take
+	// as long as a process's start (the asker's context bounds it).
+	ioDeadline = 5 * time.Second
+)
+
+// Sentinel errors of the link, as the edge sees them.
+var (
+	// ErrGone: the instance is no longer running (the edge wakes the app again), or the
+	// app is no longer live.
+	ErrGone = errors.New("edgelink: gone")
+	// ErrRefused: the runtime refused the request (its peer or its shape).
+	ErrRefused = errors.New("edgelink: refused")
+	// ErrLineTooLong: a peer sent more than a line's bound.
+	ErrLineTooLong = errors.New("edgelink: line too long")
+)
+
+// request is what the edge asks.
+type request struct {
+	Kind     string `json:"kind"`
+	App      string `json:"app,omitempty"`
+	Instance string `json:"instance,omitempty"`
+}
+
+// answer is what the runtime says back; a dial's connection rides along as SCM_RIGHTS.
+type answer struct {
+	Instance string `json:"instance,omitempty"`
+	Gone     bool   `json:"gone,omitempty"`
+	Error    string `json:"error,omitempty"`
+}
+
+// readLine reads one '\n'-ended line of at most limit bytes.
+func readLine(r *bufio.Reader, limit int) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := r.ReadSlice('\n')
+		line = append(line, frag...)
+		if len(line) > limit {
+			return nil, ErrLineTooLong
+		}
+		if err == nil {
+			return line, nil
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			if errors.Is(err, io.EOF) && len(line) > 0 {
+				return nil, io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+	}
+}
+
+// decodeLine decodes one JSON line strictly (unknown fields refused).
+func decodeLine(line []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%w: %v", ErrRefused, err)
+	}
+	return nil
+}

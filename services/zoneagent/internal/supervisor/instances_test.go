@@ -1,0 +1,65 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"testing"
+
+	"tori.dev/services/zoneagent/internal/edge"
+	"tori.dev/services/zoneagent/internal/edgelink"
+)
+
+// throughInstances is what the edge process does with a request, over Local's Wake and Dial
+// directly (no link, no pool): how these tests reach a service.
+type throughInstances struct{ l *Local }
+
+func (s throughInstances) ServeHTTP(w http.ResponseWriter, r *http.Request, route edge.Route) {
+	id, err := s.l.Wake(r.Context(), route)
+	if err != nil {
+		http.Error(w, "service unavailable", http.StatusServiceUnavailable)
+		return
+	}
+	target := &url.URL{Scheme: "http", Host: "instance"}
+	proxy := &httputil.ReverseProxy{
+		Transport: &http.Transport{DisableKeepAlives: true, DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return s.l.Dial(ctx, id)
+		}},
+		Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(target); pr.Out.Host = pr.In.Host },
+	}
+	proxy.ServeHTTP(w, r)
+}
+
+// An instance id is good while its process runs and is the app's; after a stop, Dial says
+// gone (the edge then wakes the app again).
+func TestDialSaysGoneForAStoppedInstance(t *testing.T) {
+	l := &Local{}
+	if _, err := l.Dial(context.Background(), "app/dep/1234"); !errors.Is(err, edgelink.ErrGone) {
+		t.Fatalf("dial of an unknown instance: %v, want ErrGone", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	p := &proc{appID: "app", deployID: "dep", port: ln.Addr().(*net.TCPAddr).Port, exited: make(chan struct{}), cancel: func() {}}
+	l.procs.mu.Lock()
+	l.procs.init()
+	l.procs.active["app"] = p
+	l.procs.mu.Unlock()
+	c, err := l.Dial(context.Background(), instanceID(p))
+	if err != nil {
+		t.Fatalf("dial of the live instance: %v", err)
+	}
+	c.Close()
+	if _, err := l.Dial(context.Background(), "app/dep/1"); !errors.Is(err, edgelink.ErrGone) {
+		t.Fatalf("dial of another port: %v, want ErrGone", err)
+	}
+	close(p.exited)
+	if _, err := l.Dial(context.Background(), instanceID(p)); !errors.Is(err, edgelink.ErrGone) {
+		t.Fatalf("dial after exit: %v, want ErrGone", err)
+	}
+}
