@@ -11,10 +11,10 @@ import (
 	"tori.dev/pkg/service"
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
 	zonebus "tori.dev/proto/tori/zone/v1"
-	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/certs"
 	"tori.dev/services/zoneagent/internal/edge"
 	"tori.dev/services/zoneagent/internal/store"
+	"tori.dev/services/zoneagent/internal/usecase"
 )
 
 // certificateStates ties the edge's certificates to the zone's record: whose a hostname is
@@ -55,7 +55,7 @@ func (c *certificateStates) publish(ctx context.Context, host string, o certs.Ow
 	// certmagic's context may be a handshake's, ended by the time this commits.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	err := c.store.InTx(ctx, func(tx app.Tx) error { return tx.Publish(ctx, zonebus.KeyCertificateChanged, msg) })
+	err := c.store.InTx(ctx, func(tx usecase.Tx) error { return tx.Publish(ctx, zonebus.KeyCertificateChanged, msg) })
 	if err != nil {
 		c.log.WarnContext(ctx, "certificate state not published", "host", host, "status", s.Status, "err", err.Error())
 		return

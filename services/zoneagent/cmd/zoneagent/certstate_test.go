@@ -15,11 +15,11 @@ import (
 	"tori.dev/pkg/testinfra"
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
 	zonebus "tori.dev/proto/tori/zone/v1"
-	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/edge"
 	"tori.dev/services/zoneagent/internal/revision"
 	"tori.dev/services/zoneagent/internal/store"
 	"tori.dev/services/zoneagent/internal/store/storetest"
+	"tori.dev/services/zoneagent/internal/usecase"
 )
 
 // certificateEvents reads the zone.app.certificate_changed events in the zone's outbox for host,
@@ -66,7 +66,7 @@ func TestCustomHostnameCertificateStates(t *testing.T) {
 	cfg.StorageKey, cfg.EdgeMaxConnsPerIP, cfg.DataDir, cfg.Zone = testTLSKey, 64, t.TempDir(), "local"
 	pool := storetest.NewPool(t)
 	st := store.New(pool)
-	if err := st.InTx(context.Background(), func(tx app.Tx) error { return tx.SetAppAccount(context.Background(), "app1", "acct1") }); err != nil {
+	if err := st.InTx(context.Background(), func(tx usecase.Tx) error { return tx.SetAppAccount(context.Background(), "app1", "acct1") }); err != nil {
 		t.Fatal(err)
 	}
 	table := edge.NewTable()

@@ -18,22 +18,22 @@ import (
 
 	"tori.dev/pkg/lifecycle"
 	"tori.dev/pkg/objectstore"
-	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/config"
 	"tori.dev/services/zoneagent/internal/dbhelper"
 	"tori.dev/services/zoneagent/internal/managed"
 	"tori.dev/services/zoneagent/internal/pooler"
+	"tori.dev/services/zoneagent/internal/usecase"
 )
 
 // databasesNotHosted are the zone's managed-database use cases when it hosts none
 // (no ZONE_POSTGRES_ADMIN_URL): every command is answered with failed.
-func databasesNotHosted(cfg config.Config, st app.Store, log *slog.Logger) (*app.Databases, error) {
+func databasesNotHosted(cfg config.Config, st usecase.Store, log *slog.Logger) (*usecase.Databases, error) {
 	host, portText, err := net.SplitHostPort(cfg.Pooler())
 	if err != nil {
 		return nil, err
 	}
 	port, _ := strconv.Atoi(portText)
-	return &app.Databases{
+	return &usecase.Databases{
 		Zone: cfg.Zone, Host: sandboxHost(host), Port: port, Store: st, CapOverride: cfg.CapOverride,
 		NewPassword: pooler.NewPassword, OtherLogin: managed.OtherLogin, Now: time.Now, Log: log,
 	}, nil
@@ -41,7 +41,7 @@ func databasesNotHosted(cfg config.Config, st app.Store, log *slog.Logger) (*app
 
 // managedDatabases builds the database host's use cases and the pooler it runs, over the
 // root helper's steps (ceilings when it has them, the cluster's pg_hba.conf).
-func managedDatabases(cfg config.Config, st app.Store, helper dbhelper.Client, ceilings bool, log *slog.Logger) (*app.Databases, *pooler.Pooler, error) {
+func managedDatabases(cfg config.Config, st usecase.Store, helper dbhelper.Client, ceilings bool, log *slog.Logger) (*usecase.Databases, *pooler.Pooler, error) {
 	dbs, err := databasesNotHosted(cfg, st, log)
 	if err != nil {
 		return nil, nil, err
@@ -179,7 +179,7 @@ func awaitPooler(ctx context.Context, p *pooler.Pooler) error {
 // crashreserve.go, through the root helper): each keeps its crash reserve, and a checkpoint
 // follows any owner's large free, so what recovery may have to write again always fits. None
 // without ceilings.
-func ceilingWatch(cfg config.Config, dbs *app.Databases, pool *pooler.Pooler, helper dbhelper.Client) (lifecycle.Job, bool) {
+func ceilingWatch(cfg config.Config, dbs *usecase.Databases, pool *pooler.Pooler, helper dbhelper.Client) (lifecycle.Job, bool) {
 	sizes, ok := dbs.Sizes.(sizeWatch)
 	if !ok || sizes.Cluster.Ceilings == nil {
 		return lifecycle.Job{}, false

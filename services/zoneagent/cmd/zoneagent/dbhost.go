@@ -17,12 +17,12 @@ import (
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/service"
 	zonebus "tori.dev/proto/tori/zone/v1"
-	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/busapi"
 	"tori.dev/services/zoneagent/internal/config"
 	"tori.dev/services/zoneagent/internal/dbhelper"
 	"tori.dev/services/zoneagent/internal/managed"
 	"tori.dev/services/zoneagent/internal/store"
+	"tori.dev/services/zoneagent/internal/usecase"
 )
 
 // The zone's managed databases run in a process of their own, the database host (docs/
@@ -58,7 +58,7 @@ func hostDatabases(p *service.Process, cfg config.Config, st *store.Store, env m
 
 // serveDatabaseBus adds the databases' consumer and responders to p (the host's, or the
 // agent's own when the zone hosts none).
-func serveDatabaseBus(p *service.Process, zone string, dbs *app.Databases) {
+func serveDatabaseBus(p *service.Process, zone string, dbs *usecase.Databases) {
 	p.Consume(busapi.DatabaseSubscription(zone, dbs))
 	// Only the apps service, which writes DATABASE_URL, learns a database's password.
 	p.Respond("database credentials", zonebus.DatabaseCredentialsQueue(zone), bus.OnlyFrom(bus.Is(bus.PrincipalApps), busapi.DatabaseCredentials(dbs)))

@@ -9,13 +9,13 @@ import (
 	"tori.dev/pkg/httpserver"
 	"tori.dev/pkg/pgstore"
 	"tori.dev/pkg/service"
-	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/artifact"
 	"tori.dev/services/zoneagent/internal/busapi"
 	"tori.dev/services/zoneagent/internal/config"
 	"tori.dev/services/zoneagent/internal/edge"
 	"tori.dev/services/zoneagent/internal/sandbox"
 	"tori.dev/services/zoneagent/internal/store"
+	"tori.dev/services/zoneagent/internal/usecase"
 )
 
 // serve is the runtime's composition root: it runs the zone until ctx ends, then stops its
@@ -46,7 +46,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		if err != nil {
 			return err
 		}
-		agent, err := app.New(app.Deps{Zone: cfg.Zone, Store: st, Artifacts: artifacts, Sites: siteStore, Table: table, Runner: runner, Log: log})
+		agent, err := usecase.New(usecase.Deps{Zone: cfg.Zone, Store: st, Artifacts: artifacts, Sites: siteStore, Table: table, Runner: runner, Log: log})
 		if err != nil {
 			return err
 		}

@@ -15,13 +15,13 @@ import (
 	"path/filepath"
 	"strings"
 
-	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/artifact"
 	"tori.dev/services/zoneagent/internal/config"
 	"tori.dev/services/zoneagent/internal/imageruntime"
 	"tori.dev/services/zoneagent/internal/sandbox"
 	"tori.dev/services/zoneagent/internal/store"
 	"tori.dev/services/zoneagent/internal/supervisor"
+	"tori.dev/services/zoneagent/internal/usecase"
 )
 
 // newRunner makes the runner of service revisions and clears what a previous run left:
@@ -88,7 +88,7 @@ func newLocal(cfg config.Config, appsDir string, sb *sandbox.Sandbox, disks *san
 			Output: &supervisor.Output{Sink: logs, LinesPerSecond: cfg.LogLinesPerSecond}},
 		Image:      &supervisor.ImageRuntime{Containers: containers, Identities: ids, Sandbox: sb, Env: env, Logs: logs, Log: log},
 		Identities: ids,
-		Revision:   st.Revision, IdleAfter: cfg.IdleAfter, Napped: app.Scale{Store: st, Zone: cfg.Zone, Log: log}.Changed,
+		Revision:   st.Revision, IdleAfter: cfg.IdleAfter, Napped: usecase.Scale{Store: st, Zone: cfg.Zone, Log: log}.Changed,
 		Log: log,
 	}
 }

@@ -13,8 +13,8 @@ import (
 	"tori.dev/pkg/bus"
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
 	zonebus "tori.dev/proto/tori/zone/v1"
-	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/store"
+	"tori.dev/services/zoneagent/internal/usecase"
 )
 
 // databasesQueue is the zone's durable queue of managed-database commands, apart from the
@@ -22,7 +22,7 @@ import (
 func databasesQueue(zone string) string { return "zoneagent." + zone + ".databases" }
 
 // DatabaseSubscription consumes the databases service's commands to this zone.
-func DatabaseSubscription(zone string, dbs *app.Databases) bus.Subscription {
+func DatabaseSubscription(zone string, dbs *usecase.Databases) bus.Subscription {
 	create, drop := zonebus.CommandKey(zone, zonebus.CommandDatabaseCreate), zonebus.CommandKey(zone, zonebus.CommandDatabaseDrop)
 	dump, restore := zonebus.CommandKey(zone, zonebus.CommandDatabaseDump), zonebus.CommandKey(zone, zonebus.CommandDatabaseRestore)
 	rotate, retire := zonebus.CommandKey(zone, zonebus.CommandDatabaseRotate), zonebus.CommandKey(zone, zonebus.CommandDatabaseRetire)
@@ -126,7 +126,7 @@ func databaseName(databaseID, appID, name string) (string, error) {
 // DatabaseCredentials answers zoneagent.<zone>.rpc.database_credentials with a database's
 // connection parts. This reply is the only place a database password crosses the bus
 // (request/reply messages are transient and never rest in a queue or the outbox).
-func DatabaseCredentials(dbs *app.Databases) bus.Responder {
+func DatabaseCredentials(dbs *usecase.Databases) bus.Responder {
 	return func(ctx context.Context, d bus.Delivery) (proto.Message, error) {
 		var req zonev1.DatabaseCredentialsRequest
 		if err := d.Decode(&req); err != nil {
@@ -137,7 +137,7 @@ func DatabaseCredentials(dbs *app.Databases) bus.Responder {
 			return nil, bus.Reject("bad_request", "database_id is not a UUID")
 		}
 		c, err := dbs.Credentials(name)
-		if errors.Is(err, app.ErrNoDatabase) {
+		if errors.Is(err, usecase.ErrNoDatabase) {
 			return nil, bus.Reject("not_found", "no such database in this zone")
 		}
 		if err != nil {

@@ -10,13 +10,13 @@ import (
 
 	"tori.dev/pkg/bus"
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
-	"tori.dev/services/zoneagent/internal/app"
+	"tori.dev/services/zoneagent/internal/usecase"
 )
 
 // DumpURL answers zoneagent.<zone>.rpc.dump_url with a short-lived download URL of one dump,
 // to the databases service alone (it has checked the caller owns the database). The URL is
 // made from the ids, never from a key the asker names, so nothing but a dump is reachable.
-func DumpURL(dbs *app.Databases) bus.Responder {
+func DumpURL(dbs *usecase.Databases) bus.Responder {
 	return func(ctx context.Context, d bus.Delivery) (proto.Message, error) {
 		var req zonev1.DumpURLRequest
 		if err := d.Decode(&req); err != nil {
@@ -26,7 +26,7 @@ func DumpURL(dbs *app.Databases) bus.Responder {
 			return nil, bus.Reject("bad_request", "database_id and dump_id must be UUIDs")
 		}
 		u, expires, err := dbs.DumpURL(ctx, req.GetDatabaseId(), req.GetDumpId())
-		if errors.Is(err, app.ErrNoDump) {
+		if errors.Is(err, usecase.ErrNoDump) {
 			return nil, bus.Reject("not_found", "no such dump in this zone")
 		}
 		if err != nil {
@@ -38,7 +38,7 @@ func DumpURL(dbs *app.Databases) bus.Responder {
 
 // DeleteDumps answers zoneagent.<zone>.rpc.dump_delete, to the databases service alone:
 // the dumps its retention pruned leave the zone's bucket.
-func DeleteDumps(dbs *app.Databases) bus.Responder {
+func DeleteDumps(dbs *usecase.Databases) bus.Responder {
 	return func(ctx context.Context, d bus.Delivery) (proto.Message, error) {
 		var req zonev1.DeleteDumpsRequest
 		if err := d.Decode(&req); err != nil {

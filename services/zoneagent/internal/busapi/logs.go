@@ -10,7 +10,7 @@ import (
 
 	logsv1 "tori.dev/proto/gen/tori/logs/v1"
 	zonebus "tori.dev/proto/tori/zone/v1"
-	"tori.dev/services/zoneagent/internal/app"
+	"tori.dev/services/zoneagent/internal/usecase"
 )
 
 // Batching of log lines: a batch goes out when it is this full or this old.
@@ -21,7 +21,7 @@ const (
 
 // Logs batches customer output (already redacted) and publishes it through the outbox.
 type Logs struct {
-	store app.Store
+	store usecase.Store
 	log   *slog.Logger
 
 	mu      sync.Mutex
@@ -30,7 +30,7 @@ type Logs struct {
 }
 
 // NewLogs makes a log publisher; Run must be running for lines to leave.
-func NewLogs(s app.Store, log *slog.Logger) *Logs {
+func NewLogs(s usecase.Store, log *slog.Logger) *Logs {
 	return &Logs{store: s, log: log, wake: make(chan struct{}, 1)}
 }
 
@@ -75,7 +75,7 @@ func (l *Logs) flush(ctx context.Context) {
 	l.mu.Unlock()
 	for len(batch) > 0 {
 		n := min(len(batch), batchMax)
-		err := l.store.InTx(ctx, func(tx app.Tx) error {
+		err := l.store.InTx(ctx, func(tx usecase.Tx) error {
 			return tx.Publish(ctx, zonebus.KeyLogBatch, &logsv1.LogBatch{Entries: batch[:n]})
 		})
 		if err != nil {

@@ -18,9 +18,9 @@ import (
 	appsbus "tori.dev/proto/tori/apps/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
 	zonebus "tori.dev/proto/tori/zone/v1"
-	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/revision"
 	"tori.dev/services/zoneagent/internal/store"
+	"tori.dev/services/zoneagent/internal/usecase"
 )
 
 // The zone's own durable queues; they carry the zone id, so every zone has its own.
@@ -29,7 +29,7 @@ func appsQueue(zone string) string     { return "zoneagent." + zone + ".apps" }
 func holdsQueue(zone string) string    { return "zoneagent." + zone + ".holds" }
 
 // Subscriptions are the zone's durable consumers.
-func Subscriptions(a *app.Agent) []bus.Subscription {
+func Subscriptions(a *usecase.Agent) []bus.Subscription {
 	z := a.Zone()
 	return []bus.Subscription{
 		{
@@ -56,7 +56,7 @@ func Subscriptions(a *app.Agent) []bus.Subscription {
 
 // commandHandler only records the command; the worker does the slow part outside the
 // consumer's transaction.
-func commandHandler(a *app.Agent) bus.TxHandler {
+func commandHandler(a *usecase.Agent) bus.TxHandler {
 	return func(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 		t := store.Bind(tx)
 		switch d.RoutingKey {
@@ -100,7 +100,7 @@ func commandHandler(a *app.Agent) bus.TxHandler {
 
 // pokeAfterCommit has h's delivery wake the agent's worker once the consumer's transaction
 // has committed what h recorded.
-func pokeAfterCommit(a *app.Agent, h bus.TxHandler) bus.TxHandler {
+func pokeAfterCommit(a *usecase.Agent, h bus.TxHandler) bus.TxHandler {
 	return func(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 		tx.AfterCommit(a.Poke)
 		return h(ctx, tx, d)
@@ -109,7 +109,7 @@ func pokeAfterCommit(a *app.Agent, h bus.TxHandler) bus.TxHandler {
 
 // holdsHandler keeps each account's payment-failure hold; the edge pauses the account's apps
 // from the hold's serving_stops_from.
-func holdsHandler(a *app.Agent) bus.TxHandler {
+func holdsHandler(a *usecase.Agent) bus.TxHandler {
 	return func(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 		var ev billingv1.AccountHoldChanged
 		if err := d.Decode(&ev); err != nil {
@@ -127,7 +127,7 @@ func holdsHandler(a *app.Agent) bus.TxHandler {
 	}
 }
 
-func appsHandler(a *app.Agent) bus.TxHandler {
+func appsHandler(a *usecase.Agent) bus.TxHandler {
 	return func(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 		t := store.Bind(tx)
 		switch d.RoutingKey {

@@ -19,7 +19,7 @@ import (
 	"tori.dev/services/zoneagent/internal/sizecap"
 )
 
-// The hard ceiling under a database's soft cap. The size check (internal/app/dbsize.go)
+// The hard ceiling under a database's soft cap. The size check (internal/usecase/dbsize.go)
 // makes a database read-only over its cap, but a transaction that begins with SET
 // TRANSACTION READ WRITE (the contract's way out) may still write, and so may temporary
 // files. So each database's files live in a tablespace of its own on an ext4 filesystem of

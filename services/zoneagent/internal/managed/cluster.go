@@ -1,7 +1,7 @@
 // Package managed is the zone's side of managed databases: the zone's own Postgres cluster,
 // where each app gets a database and a role of its own, and the PgBouncer pooler in front of
 // it, the only way an app reaches its database. It decides nothing: the use cases are in
-// internal/app.
+// internal/usecase.
 package managed
 
 import (

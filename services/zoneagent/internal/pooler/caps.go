@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sort"
 
-	"tori.dev/services/zoneagent/internal/app"
+	"tori.dev/services/zoneagent/internal/usecase"
 )
 
 // The caps' store: whose each admitted database is and its cap, and whether the size check
@@ -26,13 +26,13 @@ func (p *Pooler) Track(name, databaseID, appID string, maxBytes int64) error {
 }
 
 // Tracked lists the admitted databases that have a cap, by name.
-func (p *Pooler) Tracked() []app.TrackedDatabase {
+func (p *Pooler) Tracked() []usecase.TrackedDatabase {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make([]app.TrackedDatabase, 0, len(p.state.Databases))
+	out := make([]usecase.TrackedDatabase, 0, len(p.state.Databases))
 	for n, d := range p.state.Databases {
 		if d.MaxBytes > 0 {
-			out = append(out, app.TrackedDatabase{Name: n, DatabaseID: d.DatabaseID, AppID: d.AppID, MaxBytes: d.MaxBytes, ReadOnly: d.ReadOnly})
+			out = append(out, usecase.TrackedDatabase{Name: n, DatabaseID: d.DatabaseID, AppID: d.AppID, MaxBytes: d.MaxBytes, ReadOnly: d.ReadOnly})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

@@ -1,7 +1,7 @@
 // Package sizecap is the zone's database size rule (decisions.md, "Managed database"): a
 // database over its plan's cap (maxBytes) is made read-only, and writable again once under
 // 90 % of it; underneath, its files live on a filesystem of 110 % of the cap, the hard
-// ceiling past which no write lands. The size check (internal/app) and the ceilings
+// ceiling past which no write lands. The size check (internal/usecase) and the ceilings
 // (internal/managed) ask this package; nothing else decides a cap, a flip or a ceiling.
 package sizecap
 

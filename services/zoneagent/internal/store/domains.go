@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"tori.dev/services/zoneagent/internal/app"
+	"tori.dev/services/zoneagent/internal/usecase"
 )
 
 // SetDomain records a hostname active for appID as of at, unless a later change to it is
@@ -32,13 +32,13 @@ func (t Tx) RemoveDomain(ctx context.Context, hostname, appID string, at time.Ti
 }
 
 // Domains returns every active hostname.
-func (s *Store) Domains(ctx context.Context) ([]app.Domain, error) {
+func (s *Store) Domains(ctx context.Context) ([]usecase.Domain, error) {
 	rows, err := s.pool.Query(ctx, `SELECT hostname, app_id FROM domains WHERE active`)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (app.Domain, error) {
-		var d app.Domain
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (usecase.Domain, error) {
+		var d usecase.Domain
 		err := r.Scan(&d.Hostname, &d.AppID)
 		return d, err
 	})

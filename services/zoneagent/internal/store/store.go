@@ -16,8 +16,8 @@ import (
 
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/pgstore"
-	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/revision"
+	"tori.dev/services/zoneagent/internal/usecase"
 )
 
 //go:embed migrations/*.sql
@@ -44,18 +44,18 @@ func Connect(ctx context.Context, url, zone string) (*pgxpool.Pool, error) {
 	return pgstore.Connect(ctx, url, Service(zone, "").Schema, pgstore.WithMigrations(bus.Migrations, Migrations))
 }
 
-// Store is the zone's record (app.Store) on its pool.
+// Store is the zone's record (usecase.Store) on its pool.
 type Store struct{ pool *pgxpool.Pool }
 
 var (
-	_ app.Store = (*Store)(nil)
-	_ app.Tx    = Tx{}
+	_ usecase.Store = (*Store)(nil)
+	_ usecase.Tx    = Tx{}
 )
 
 // New wraps pool.
 func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
-// Tx is app.Tx in one Postgres transaction.
+// Tx is usecase.Tx in one Postgres transaction.
 type Tx struct{ tx pgx.Tx }
 
 // Bind is the store inside tx, the transaction a bus consumer opened for a message, so the
@@ -63,7 +63,7 @@ type Tx struct{ tx pgx.Tx }
 func Bind(tx bus.Tx) Tx { return Tx{tx: tx.Pgx()} }
 
 // InTx runs fn in a transaction of its own.
-func (s *Store) InTx(ctx context.Context, fn func(app.Tx) error) error {
+func (s *Store) InTx(ctx context.Context, fn func(usecase.Tx) error) error {
 	return pgstore.InTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(Tx{tx: tx}) })
 }
 

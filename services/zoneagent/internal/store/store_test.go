@@ -7,10 +7,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/revision"
 	"tori.dev/services/zoneagent/internal/store"
 	"tori.dev/services/zoneagent/internal/store/storetest"
+	"tori.dev/services/zoneagent/internal/usecase"
 )
 
 // Work's SQL names its states (as the partial index does); it must list exactly the
@@ -22,7 +22,7 @@ func TestWorkListsTheUnsettledStates(t *testing.T) {
 	for _, s := range revision.States {
 		id := uuid.Must(uuid.NewV7()).String()
 		byState[id] = s
-		err := st.InTx(ctx, func(tx app.Tx) error {
+		err := st.InTx(ctx, func(tx usecase.Tx) error {
 			if _, err := tx.AddRevision(ctx, revision.Revision{DeployID: id, AppID: "a", Slug: "s", Kind: revision.KindStatic}); err != nil {
 				return err
 			}
@@ -59,14 +59,14 @@ func TestSetStateRefusesAStaleFrom(t *testing.T) {
 	ctx := context.Background()
 	st := store.New(storetest.NewPool(t))
 	id := uuid.Must(uuid.NewV7()).String()
-	err := st.InTx(ctx, func(tx app.Tx) error {
+	err := st.InTx(ctx, func(tx usecase.Tx) error {
 		_, err := tx.AddRevision(ctx, revision.Revision{DeployID: id, AppID: "a", Slug: "s", Kind: revision.KindStatic})
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = st.InTx(ctx, func(tx app.Tx) error { return tx.SetState(ctx, id, revision.StatePreparing, revision.StateReady) })
+	err = st.InTx(ctx, func(tx usecase.Tx) error { return tx.SetState(ctx, id, revision.StatePreparing, revision.StateReady) })
 	if !errors.Is(err, store.ErrStale) {
 		t.Fatalf("SetState from a stale state: %v, want ErrStale", err)
 	}
@@ -82,7 +82,7 @@ func TestRevisionKeepsClearCache(t *testing.T) {
 	st := store.New(storetest.NewPool(t))
 	for _, clear := range []bool{true, false} {
 		id := uuid.Must(uuid.NewV7()).String()
-		err := st.InTx(ctx, func(tx app.Tx) error {
+		err := st.InTx(ctx, func(tx usecase.Tx) error {
 			_, err := tx.AddRevision(ctx, revision.Revision{DeployID: id, AppID: "a", Slug: "s", Kind: revision.KindSource, ClearCache: clear})
 			return err
 		})

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"tori.dev/contract/limits"
-	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/imageruntime"
 	"tori.dev/services/zoneagent/internal/revision"
 	"tori.dev/services/zoneagent/internal/sandbox"
+	"tori.dev/services/zoneagent/internal/usecase"
 )
 
 // ImageRuntime runs image revisions through the zone's container runtime: it pulls the
@@ -52,7 +52,7 @@ const removeTimeout = time.Minute
 // prepare pulls the image, runs its release Job and starts its container, healthy. It
 // follows the source path step for step: the Job record, a give-up between steps, the
 // health check and the prepared process the switch takes.
-func (i *ImageRuntime) prepare(ctx context.Context, rev revision.Revision, jobs app.JobRecorder) (*proc, error) {
+func (i *ImageRuntime) prepare(ctx context.Context, rev revision.Revision, jobs usecase.JobRecorder) (*proc, error) {
 	if i == nil || i.Containers == nil {
 		return nil, &revision.FailError{Code: revision.CodeNoRuntime, Message: "image deploys need a container runtime and this zone has none; set ZONE_IMAGE_RUNTIME (docker or podman) on a zone that has one"}
 	}

@@ -14,12 +14,12 @@ import (
 	"tori.dev/pkg/lifecycle"
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
 
-	agentapp "tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/edge"
 	"tori.dev/services/zoneagent/internal/imageruntime"
 	"tori.dev/services/zoneagent/internal/revision"
 	"tori.dev/services/zoneagent/internal/store"
 	"tori.dev/services/zoneagent/internal/store/storetest"
+	agentapp "tori.dev/services/zoneagent/internal/usecase"
 )
 
 // imageZone is the agent on its Postgres record with a runner driving the fake engine, as

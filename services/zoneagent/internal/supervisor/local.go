@@ -10,8 +10,8 @@ import (
 	"log/slog"
 	"time"
 
-	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/revision"
+	"tori.dev/services/zoneagent/internal/usecase"
 )
 
 // Failure codes of service revisions.
@@ -82,19 +82,19 @@ type Local struct {
 	IdleAfter time.Duration
 	// Napped is told when an app naps or wakes.
 	Napped func(ctx context.Context, appID string, napping bool)
-	Log  *slog.Logger
+	Log    *slog.Logger
 
 	procs processTable
 }
 
-var _ app.Runner = (*Local)(nil)
+var _ usecase.Runner = (*Local)(nil)
 
 func (l *Local) logger() *slog.Logger { return logOr(l.Log) }
 
 // runtime is what the runtime of each kind does for Local: prepare a new revision, and
 // start a prepared one again from what preparing left (after a nap or an agent restart).
 type runtime interface {
-	prepare(ctx context.Context, rev revision.Revision, jobs app.JobRecorder) (*proc, error)
+	prepare(ctx context.Context, rev revision.Revision, jobs usecase.JobRecorder) (*proc, error)
 	wake(ctx context.Context, rev revision.Revision) (*proc, error)
 }
 
@@ -108,7 +108,7 @@ func (l *Local) runtimeFor(kind revision.Kind) runtime {
 
 // Prepare builds (or pulls) and releases a revision and starts its process, healthy; it is
 // kept until Activate or Discard.
-func (l *Local) Prepare(ctx context.Context, rev revision.Revision, jobs app.JobRecorder) error {
+func (l *Local) Prepare(ctx context.Context, rev revision.Revision, jobs usecase.JobRecorder) error {
 	if err := l.Identities.Ensure(ctx, rev.AppID); err != nil {
 		return err
 	}

@@ -19,13 +19,13 @@ import (
 	"github.com/google/uuid"
 
 	"tori.dev/contract/limits"
-	agentapp "tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/artifact"
 	"tori.dev/services/zoneagent/internal/buildplan"
 	"tori.dev/services/zoneagent/internal/edge"
 	"tori.dev/services/zoneagent/internal/imageruntime"
 	"tori.dev/services/zoneagent/internal/revision"
 	"tori.dev/services/zoneagent/internal/sandbox"
+	agentapp "tori.dev/services/zoneagent/internal/usecase"
 )
 
 // server.js answers / with "ok <version>", /env with its whole environment, and /probe with

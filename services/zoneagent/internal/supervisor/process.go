@@ -70,4 +70,3 @@ const appIdleConns = 64
 func appTransport(dial func(context.Context, string, string) (net.Conn, error)) *http.Transport {
 	return &http.Transport{DialContext: dial, MaxIdleConnsPerHost: appIdleConns, IdleConnTimeout: 30 * time.Second}
 }
-

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"tori.dev/contract/limits"
-	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/revision"
+	"tori.dev/services/zoneagent/internal/usecase"
 )
 
 // releaseJobName is the release Job's name; a retry of the same deploy finds its record by it.
@@ -23,7 +23,7 @@ type job func(ctx context.Context) (int, error)
 // (measured by clock). A retry of the same deploy reuses the record: a Job that already
 // succeeded does not run again. A job may fail with an *revision.FailError of its own (an
 // image that cannot be pulled); it is reported as it is.
-func runRelease(ctx context.Context, clock Clock, rev revision.Revision, jobs app.JobRecorder, work job) error {
+func runRelease(ctx context.Context, clock Clock, rev revision.Revision, jobs usecase.JobRecorder, work job) error {
 	name := releaseJobName(rev.DeployID)
 	state, err := jobs.JobState(ctx, name)
 	if err != nil {
@@ -35,7 +35,7 @@ func runRelease(ctx context.Context, clock Clock, rev revision.Revision, jobs ap
 	if err := jobs.SetJobState(ctx, name, rev.DeployID, revision.JobRunning); err != nil {
 		return err
 	}
-	if err := jobs.Step(ctx, app.StepReleaseStarted, name); err != nil {
+	if err := jobs.Step(ctx, usecase.StepReleaseStarted, name); err != nil {
 		return err
 	}
 	code, runErr := withinLimit(ctx, clock, limits.ReleaseLimit, work)
@@ -56,7 +56,7 @@ func runRelease(ctx context.Context, clock Clock, rev revision.Revision, jobs ap
 	if runErr != nil {
 		return failed(code, CodeReleaseFailed, CodeReleaseTimeout, "release "+name, runErr)
 	}
-	return jobs.Step(ctx, app.StepReleaseSucceeded, name)
+	return jobs.Step(ctx, usecase.StepReleaseSucceeded, name)
 }
 
 var errTimedOut = errors.New("timed out")

@@ -8,10 +8,10 @@ import (
 	"os"
 	"time"
 
-	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/artifact"
 	"tori.dev/services/zoneagent/internal/revision"
 	"tori.dev/services/zoneagent/internal/sandbox"
+	"tori.dev/services/zoneagent/internal/usecase"
 )
 
 // SourceRuntime runs source revisions: it unpacks the tarball into the revision's tree,
@@ -33,7 +33,7 @@ type SourceRuntime struct {
 }
 
 // prepare unpacks, builds and releases a revision and starts its process, healthy.
-func (s *SourceRuntime) prepare(ctx context.Context, rev revision.Revision, jobs app.JobRecorder) (*proc, error) {
+func (s *SourceRuntime) prepare(ctx context.Context, rev revision.Revision, jobs usecase.JobRecorder) (*proc, error) {
 	if s.Sandbox.Unavailable != "" {
 		return nil, &revision.FailError{Code: sandbox.CodeSandboxUnavailable, Message: "this zone cannot confine customer code: " + s.Sandbox.Unavailable}
 	}

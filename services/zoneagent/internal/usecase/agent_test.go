@@ -1,4 +1,4 @@
-package app_test
+package usecase_test
 
 import (
 	"archive/tar"
@@ -25,19 +25,19 @@ import (
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
 	zonebus "tori.dev/proto/tori/zone/v1"
 
-	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/edge"
 	"tori.dev/services/zoneagent/internal/revision"
 	"tori.dev/services/zoneagent/internal/sites"
 	"tori.dev/services/zoneagent/internal/store"
 	"tori.dev/services/zoneagent/internal/store/storetest"
+	"tori.dev/services/zoneagent/internal/usecase"
 )
 
 type zone struct {
 	t      *testing.T
 	pool   *pgxpool.Pool
 	st     *store.Store
-	agent  *app.Agent
+	agent  *usecase.Agent
 	edge   *httptest.Server
 	objDir string
 	sites  *sites.Store // the zone's bucket on the real S3 server
@@ -45,7 +45,7 @@ type zone struct {
 }
 
 // runAgent runs an agent's parts as cmd/zoneagent does, until the returned stop is called.
-func runAgent(t *testing.T, a *app.Agent) (stop func()) {
+func runAgent(t *testing.T, a *usecase.Agent) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	g, _ := lifecycle.New(ctx)
 	g.Go("agent", a.Run)
@@ -71,7 +71,7 @@ func newZone(t *testing.T) *zone {
 	data := t.TempDir()
 	z := &zone{t: t, pool: pool, st: store.New(pool), objDir: filepath.Join(data, "objects"), sites: zoneSites(t)}
 	table := edge.NewTable()
-	a, err := app.New(app.Deps{Zone: storetest.Zone, Store: z.st, Artifacts: artifactsFrom(t, z.st, z.objDir), Sites: z.sites, Table: table})
+	a, err := usecase.New(usecase.Deps{Zone: storetest.Zone, Store: z.st, Artifacts: artifactsFrom(t, z.st, z.objDir), Sites: z.sites, Table: table})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,10 +141,10 @@ func (z *zone) putArtifact(appID string, archive []byte) string {
 }
 
 // command records a command as the bus consumer does and wakes the worker.
-func (z *zone) command(fn func(ctx context.Context, tx app.Tx) error) {
+func (z *zone) command(fn func(ctx context.Context, tx usecase.Tx) error) {
 	z.t.Helper()
 	ctx := context.Background()
-	if err := z.st.InTx(ctx, func(tx app.Tx) error { return fn(ctx, tx) }); err != nil {
+	if err := z.st.InTx(ctx, func(tx usecase.Tx) error { return fn(ctx, tx) }); err != nil {
 		z.t.Fatal(err)
 	}
 	z.agent.Poke()
@@ -152,7 +152,7 @@ func (z *zone) command(fn func(ctx context.Context, tx app.Tx) error) {
 
 func (z *zone) start(appID, slug, key string) string {
 	id := uuid.Must(uuid.NewV7()).String()
-	z.command(func(ctx context.Context, tx app.Tx) error {
+	z.command(func(ctx context.Context, tx usecase.Tx) error {
 		_, err := tx.AddRevision(ctx, revision.Revision{DeployID: id, AppID: appID, Slug: slug, Kind: revision.KindStatic, ArtifactKey: key})
 		return err
 	})
@@ -247,7 +247,7 @@ func TestStaticSiteServedThroughTheEdge(t *testing.T) {
 	if status, _ := z.get("blog.apps.test", "/"); status != 404 {
 		t.Fatalf("served before activation: %d", status)
 	}
-	z.command(func(ctx context.Context, tx app.Tx) error { return tx.Want(ctx, d1, true) })
+	z.command(func(ctx context.Context, tx usecase.Tx) error { return tx.Want(ctx, d1, true) })
 	z.waitState(d1, revision.StateActive)
 	z.waitServes("blog.apps.test", "v1")
 	for path, want := range map[string]string{"/": "v1", "/index.html": "v1", "/docs/": "docs", "/docs": "docs", "/a/b.txt": "b"} {
@@ -270,7 +270,7 @@ func TestStaticSiteServedThroughTheEdge(t *testing.T) {
 	// A newer revision switches the site; the old folder goes.
 	d2 := z.start(appID, "blog", z.putSite(appID, map[string]string{"index.html": "v2"}))
 	z.waitState(d2, revision.StateReady)
-	z.command(func(ctx context.Context, tx app.Tx) error { return tx.Want(ctx, d2, true) })
+	z.command(func(ctx context.Context, tx usecase.Tx) error { return tx.Want(ctx, d2, true) })
 	z.waitState(d2, revision.StateActive)
 	if _, body := z.get("blog.apps.test:80", "/"); body != "v2" {
 		t.Fatalf("after switch: %q", body)
@@ -283,7 +283,7 @@ func TestStaticSiteServedThroughTheEdge(t *testing.T) {
 	testinfra.Eventually(t, 10*time.Second, "the retired revision's objects to go", func() bool {
 		return z.objects("sites/"+appID+"/"+d1+"/") == 0
 	})
-	want := []zonev1.DeployStep{app.StepBuildStarted, app.StepReady, app.StepActivated}
+	want := []zonev1.DeployStep{usecase.StepBuildStarted, usecase.StepReady, usecase.StepActivated}
 	if got := z.steps(d1); !slices.Equal(got, want) {
 		t.Fatalf("reported %v, want %v", got, want)
 	}
@@ -309,16 +309,16 @@ func TestOlderAndDiscardedRevisionsNeverServe(t *testing.T) {
 	newer := z.start(appID, "site", z.putSite(appID, map[string]string{"index.html": "new"}))
 	z.waitState(newer, revision.StateReady)
 	z.waitState(older, revision.StateReady)
-	z.command(func(ctx context.Context, tx app.Tx) error { return tx.Want(ctx, newer, true) })
+	z.command(func(ctx context.Context, tx usecase.Tx) error { return tx.Want(ctx, newer, true) })
 	z.waitState(newer, revision.StateActive)
 	z.waitServes("site.apps.test", "new")
-	z.command(func(ctx context.Context, tx app.Tx) error { return tx.Want(ctx, older, true) })
+	z.command(func(ctx context.Context, tx usecase.Tx) error { return tx.Want(ctx, older, true) })
 	z.waitState(older, revision.StateDiscarded)
 	if _, body := z.get("site.apps.test", "/"); body != "new" {
 		t.Fatalf("serving %q", body)
 	}
 	third := z.start(appID, "site", z.putSite(appID, map[string]string{"index.html": "third"}))
-	z.command(func(ctx context.Context, tx app.Tx) error { return tx.Want(ctx, third, false) })
+	z.command(func(ctx context.Context, tx usecase.Tx) error { return tx.Want(ctx, third, false) })
 	z.waitState(third, revision.StateDiscarded)
 	if _, body := z.get("site.apps.test", "/"); body != "new" {
 		t.Fatalf("serving %q after a discard", body)
@@ -333,7 +333,7 @@ func TestUnsafeStaticArtifactFails(t *testing.T) {
 	if n := z.objects("sites/"); n != 0 {
 		t.Fatalf("a failed revision left %d site objects", n)
 	}
-	if got := z.steps(d); !slices.Contains(got, app.StepFailed) {
+	if got := z.steps(d); !slices.Contains(got, usecase.StepFailed) {
 		t.Fatalf("reported %v", got)
 	}
 }
@@ -355,7 +355,7 @@ func TestStaticArtifactWithALinkFails(t *testing.T) {
 	if n := z.objects("sites/"); n != 0 {
 		t.Fatalf("a refused site left %d objects", n)
 	}
-	failed := z.progress(d, app.StepFailed)
+	failed := z.progress(d, usecase.StepFailed)
 	if failed.GetError() != revision.CodeInvalidArtifact || !strings.Contains(failed.GetMessage(), "a site holds no links") {
 		t.Fatalf("failed as %q: %q", failed.GetError(), failed.GetMessage())
 	}
@@ -369,20 +369,20 @@ func TestRestartResumesAndRestores(t *testing.T) {
 	appID := uuid.NewString()
 	live := z.start(appID, "keep", z.putSite(appID, map[string]string{"index.html": "kept"}))
 	z.waitState(live, revision.StateReady)
-	z.command(func(ctx context.Context, tx app.Tx) error { return tx.Want(ctx, live, true) })
+	z.command(func(ctx context.Context, tx usecase.Tx) error { return tx.Want(ctx, live, true) })
 	z.waitState(live, revision.StateActive)
 
 	// A second agent on the same records, as after a crash: its table starts empty.
 	z.stop()
 	pending := uuid.Must(uuid.NewV7()).String()
-	z.command(func(ctx context.Context, tx app.Tx) error {
+	z.command(func(ctx context.Context, tx usecase.Tx) error {
 		if _, err := tx.AddRevision(ctx, revision.Revision{DeployID: pending, AppID: appID, Slug: "keep", Kind: revision.KindStatic, ArtifactKey: z.putSite(appID, map[string]string{"index.html": "next"})}); err != nil {
 			return err
 		}
 		return tx.SetState(ctx, pending, revision.StatePending, revision.StatePreparing)
 	})
 	table := edge.NewTable()
-	again, err := app.New(app.Deps{Zone: storetest.Zone, Store: z.st, Artifacts: artifactsFrom(t, z.st, z.objDir), Sites: z.sites, Table: table})
+	again, err := usecase.New(usecase.Deps{Zone: storetest.Zone, Store: z.st, Artifacts: artifactsFrom(t, z.st, z.objDir), Sites: z.sites, Table: table})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,9 +414,9 @@ func TestActivatedIsReportedOnlyOnceTheEdgeServes(t *testing.T) {
 		want := "v" + string(rune('0'+round))
 		d := z.start(appID, "race", z.putSite(appID, map[string]string{"index.html": want}))
 		z.waitState(d, revision.StateReady)
-		z.command(func(ctx context.Context, tx app.Tx) error { return tx.Want(ctx, d, true) })
+		z.command(func(ctx context.Context, tx usecase.Tx) error { return tx.Want(ctx, d, true) })
 		deadline := time.Now().Add(10 * time.Second)
-		for !slices.Contains(z.steps(d), app.StepActivated) {
+		for !slices.Contains(z.steps(d), usecase.StepActivated) {
 			if time.Now().After(deadline) {
 				t.Fatalf("round %d: no activated report", round)
 			}

@@ -1,4 +1,4 @@
-package app_test
+package usecase_test
 
 import (
 	"context"
@@ -16,9 +16,9 @@ import (
 	"tori.dev/pkg/testinfra"
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
 	appsbus "tori.dev/proto/tori/apps/v1"
-	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/busapi"
 	"tori.dev/services/zoneagent/internal/revision"
+	"tori.dev/services/zoneagent/internal/usecase"
 )
 
 // appsHandler is the zone's consumer of apps events, as the bus runs it.
@@ -56,7 +56,7 @@ func TestDeactivatedHostnameIsNoLongerServed(t *testing.T) {
 	appID := uuid.NewString()
 	d := z.start(appID, "shop", z.putSite(appID, map[string]string{"index.html": "shop"}))
 	z.waitState(d, revision.StateReady)
-	z.command(func(ctx context.Context, tx app.Tx) error { return tx.Want(ctx, d, true) })
+	z.command(func(ctx context.Context, tx usecase.Tx) error { return tx.Want(ctx, d, true) })
 	z.waitState(d, revision.StateActive)
 	z.waitServes("shop.apps.test", "shop")
 

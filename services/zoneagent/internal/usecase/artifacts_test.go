@@ -1,4 +1,4 @@
-package app_test
+package usecase_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package app_test
+package usecase_test
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/revision"
+	"tori.dev/services/zoneagent/internal/usecase"
 )
 
 // The sweep reclaims the objects a removal left behind (a retired revision's, a revision the
@@ -19,11 +19,11 @@ func TestSiteSweepReclaimsWhatNothingServes(t *testing.T) {
 	appID := uuid.NewString()
 	retired := z.start(appID, "swept", z.putSite(appID, map[string]string{"index.html": "v1"}))
 	z.waitState(retired, revision.StateReady)
-	z.command(func(ctx context.Context, tx app.Tx) error { return tx.Want(ctx, retired, true) })
+	z.command(func(ctx context.Context, tx usecase.Tx) error { return tx.Want(ctx, retired, true) })
 	z.waitState(retired, revision.StateActive)
 	live := z.start(appID, "swept", z.putSite(appID, map[string]string{"index.html": "v2"}))
 	z.waitState(live, revision.StateReady)
-	z.command(func(ctx context.Context, tx app.Tx) error { return tx.Want(ctx, live, true) })
+	z.command(func(ctx context.Context, tx usecase.Tx) error { return tx.Want(ctx, live, true) })
 	z.waitState(live, revision.StateActive)
 	ready := z.start(appID, "swept", z.putSite(appID, map[string]string{"index.html": "v3"}))
 	z.waitState(ready, revision.StateReady)

@@ -1,4 +1,4 @@
-package app_test
+package usecase_test
 
 import (
 	"context"
@@ -19,10 +19,10 @@ import (
 	appsbus "tori.dev/proto/tori/apps/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
 	zonebus "tori.dev/proto/tori/zone/v1"
-	"tori.dev/services/zoneagent/internal/app"
 	"tori.dev/services/zoneagent/internal/busapi"
 	"tori.dev/services/zoneagent/internal/revision"
 	"tori.dev/services/zoneagent/internal/store/storetest"
+	"tori.dev/services/zoneagent/internal/usecase"
 )
 
 // deliver hands one message to the zone's consumer of the queue ending in suffix, in a
@@ -66,7 +66,7 @@ func TestAHoldPausesEveryHostnameOfTheAccount(t *testing.T) {
 			ArtifactKey: z.putSite(appID, map[string]string{"index.html": slug}),
 		})
 		z.waitState(id, revision.StateReady)
-		z.command(func(ctx context.Context, tx app.Tx) error { return tx.Want(ctx, id, true) })
+		z.command(func(ctx context.Context, tx usecase.Tx) error { return tx.Want(ctx, id, true) })
 		z.waitServes(slug+".apps.test", slug)
 		return appID
 	}

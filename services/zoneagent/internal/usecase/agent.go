@@ -1,8 +1,8 @@
-// Package app is the zone agent's use cases: it records the commands the deploys service
+// Package usecase is the zone agent's use cases: it records the commands the deploys service
 // sends, prepares the revisions they ask for, switches traffic when told, collects discarded
 // and deleted ones, and reports every step back over the bus. Every state change goes
 // through the state machine of internal/revision.
-package app
+package usecase
 
 import (
 	"context"
@@ -57,7 +57,7 @@ type Agent struct {
 // New builds an agent ready for its consumers and its Run.
 func New(d Deps) (*Agent, error) {
 	if d.Store == nil || d.Table == nil || d.Artifacts == nil {
-		return nil, errors.New("app: an agent needs a store, a routing table and an artifact source")
+		return nil, errors.New("usecase: an agent needs a store, a routing table and an artifact source")
 	}
 	log := d.Log
 	if log == nil {
