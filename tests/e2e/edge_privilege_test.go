@@ -1,14 +1,11 @@
 package e2e
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,7 +22,8 @@ func TestEdgeRunsUnprivileged(t *testing.T) {
 	s := defaultStack(t)
 	agent := s.Pid(t, "zoneagent")
 	for _, v := range []string{"EDGE_ADDR", "EDGE_TLS_ADDR"} {
-		pid := listenerPid(t, s.Env[v])
+		_, port, _ := net.SplitHostPort(s.Env[v])
+		pid := listenerPID(t, port)
 		status := procStatus(t, pid)
 		t.Logf("%s %s: pid %d Uid %q CapPrm %s CapEff %s CapBnd %s CapAmb %s NoNewPrivs %s", v, s.Env[v], pid,
 			status["Uid"], status["CapPrm"], status["CapEff"], status["CapBnd"], status["CapAmb"], status["NoNewPrivs"])
@@ -116,60 +114,3 @@ class H(BaseHTTPRequestHandler):
         pass
 ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), H).serve_forever()
 `
-
-// listenerPid is the process with a listening TCP socket on addr (host:port): the socket's
-// inode in /proc/net/tcp, then the process holding it among /proc/*/fd.
-func listenerPid(t *testing.T, addr string) int {
-	t.Helper()
-	_, p, _ := net.SplitHostPort(addr)
-	port, _ := strconv.Atoi(p)
-	inode := ""
-	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		f, err := os.Open(table)
-		if err != nil {
-			continue
-		}
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			fields := strings.Fields(sc.Text())
-			if len(fields) < 10 || fields[3] != "0A" { // 0A: LISTEN
-				continue
-			}
-			_, hexPort, _ := strings.Cut(fields[1], ":")
-			if n, err := strconv.ParseUint(hexPort, 16, 16); err == nil && int(n) == port {
-				inode = fields[9]
-			}
-		}
-		f.Close()
-	}
-	if inode == "" {
-		t.Fatalf("nothing listens on %s", addr)
-	}
-	want := "socket:[" + inode + "]"
-	procs, _ := filepath.Glob("/proc/[0-9]*/fd/*")
-	for _, fd := range procs {
-		if link, err := os.Readlink(fd); err == nil && link == want {
-			pid, _ := strconv.Atoi(strings.Split(fd, "/")[2])
-			return pid
-		}
-	}
-	t.Fatalf("no process holds the listener on %s (inode %s)", addr, inode)
-	return 0
-}
-
-// procStatus is /proc/<pid>/status as key → value.
-func procStatus(t *testing.T, pid int) map[string]string {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if ok {
-			out[k] = strings.TrimSpace(v)
-		}
-	}
-	return out
-}

@@ -21,6 +21,7 @@ import (
 	"tori.dev/services/zoneagent/internal/config"
 	"tori.dev/services/zoneagent/internal/dbhelper"
 	"tori.dev/services/zoneagent/internal/managed"
+	"tori.dev/services/zoneagent/internal/runas"
 	"tori.dev/services/zoneagent/internal/store"
 	"tori.dev/services/zoneagent/internal/usecase"
 )
@@ -119,9 +120,9 @@ func helperSteps(cfg config.Config, log *slog.Logger) (*dbhelper.Steps, error) {
 // databaseHost is the host's process as the agent runs it.
 type databaseHost struct {
 	cfg    config.Config
+	who    runas.User // ZONE_DATABASES_USER, or the agent's own when it is not root
 	uid    uint32
 	gid    uint32
-	asUser bool     // started as uid/gid (the agent is root)
 	dir    string   // its folder (ZONE_DATABASES_DIR, absolute)
 	env    []string // its environment
 	socket string   // the helper's

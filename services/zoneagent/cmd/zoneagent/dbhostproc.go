@@ -17,7 +17,7 @@ import (
 
 	pkgconfig "tori.dev/pkg/config"
 	"tori.dev/services/zoneagent/internal/config"
-	"tori.dev/services/zoneagent/internal/managed"
+	"tori.dev/services/zoneagent/internal/runas"
 )
 
 // What the agent tells its database host besides its configuration: the helper's socket and
@@ -38,19 +38,14 @@ const hostExeFD = 3
 // environment.
 func prepareDatabaseHost(cfg config.Config, env map[string]string, logs io.Writer, log *slog.Logger) (*databaseHost, error) {
 	h := &databaseHost{cfg: cfg, logs: logs, log: log}
-	if os.Geteuid() == 0 {
-		uid, gid, err := managed.LookupUser(cfg.DatabasesUser)
-		if err != nil {
-			return nil, fmt.Errorf("the database host's user (ZONE_DATABASES_USER; scripts/ensure-services.sh makes it): %w", err)
-		}
-		if uid == 0 {
-			return nil, errors.New("ZONE_DATABASES_USER must not be root")
-		}
-		h.uid, h.gid, h.asUser = uid, gid, true
-	} else {
-		h.uid, h.gid = uint32(os.Geteuid()), uint32(os.Getegid())
+	who, err := runas.Lookup(cfg.DatabasesUser)
+	if err != nil {
+		return nil, fmt.Errorf("the database host's user (ZONE_DATABASES_USER): %w", err)
+	}
+	if who.Self {
 		log.Warn("the agent is not root: its database host runs as the agent's own user")
 	}
+	h.who, h.uid, h.gid = who, uint32(who.UID), uint32(who.GID)
 	dir, err := databasesDir(cfg)
 	if err != nil {
 		return nil, err
@@ -111,7 +106,7 @@ func (h *databaseHost) makeFolder() error {
 			h.log.Info("the pooler's record moved to the database host's folder", "from", old, "to", moved)
 		}
 	}
-	if !h.asUser {
+	if h.who.Self {
 		return nil
 	}
 	// Everything in it is the host's (files an earlier agent made as root included).
@@ -149,18 +144,10 @@ func (h *databaseHost) command() (*exec.Cmd, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errNoExe, err)
 	}
-	self := "/proc/self/fd/" + strconv.Itoa(hostExeFD)
-	var cmd *exec.Cmd
-	if h.asUser {
-		setpriv, err := exec.LookPath("setpriv")
-		if err != nil {
-			exe.Close()
-			return nil, fmt.Errorf("the database host needs setpriv (util-linux) to start as %s: %w", h.cfg.DatabasesUser, err)
-		}
-		cmd = exec.Command(setpriv, "--reuid="+strconv.Itoa(int(h.uid)), "--regid="+strconv.Itoa(int(h.gid)), "--clear-groups",
-			"--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--", self, databasesArg)
-	} else {
-		cmd = exec.Command(self, databasesArg)
+	cmd, err := runas.Command(h.who, nil, "/proc/self/fd/"+strconv.Itoa(hostExeFD), databasesArg)
+	if err != nil {
+		exe.Close()
+		return nil, err
 	}
 	cmd.ExtraFiles = []*os.File{exe} // fd 3
 	cmd.Env = append([]string{helperSocketEnv + "=" + h.socket}, h.env...)

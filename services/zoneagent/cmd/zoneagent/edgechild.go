@@ -2,16 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -22,6 +19,7 @@ import (
 	"tori.dev/services/zoneagent/internal/config"
 	"tori.dev/services/zoneagent/internal/edge"
 	"tori.dev/services/zoneagent/internal/edgelink"
+	"tori.dev/services/zoneagent/internal/runas"
 	"tori.dev/services/zoneagent/internal/supervisor"
 )
 
@@ -34,22 +32,15 @@ type edgeProcess struct {
 	posture string
 }
 
-// edgeUser is who the edge runs as.
-type edgeUser struct {
-	name     string
-	uid, gid int
-	asAgent  bool // the agent is not root: the edge runs as the agent's own user
-}
-
 // startEdge starts the zone's edge process (the agent's binary again, `zoneagent edge`) as
 // ZONE_EDGE_USER with no capability but binding low ports, hands it the folders it may use,
 // the table feed (the runtime's table as it is, then each change, each acked) and the link
 // it asks the runtime for instances on. The agent's /readyz waits for the edge's; the
 // edge's exit stops the agent, naming it (docs/edge-process.md).
 func startEdge(p *service.Process, cfg config.Config, env map[string]string, table *edge.Table, runner *supervisor.Local) (*edgeProcess, error) {
-	who, err := lookupEdgeUser(cfg.EdgeUser)
+	who, err := runas.Lookup(cfg.EdgeUser)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("ZONE_EDGE_USER: %w", err)
 	}
 	handed, err := edgeFolders(cfg, who)
 	if err != nil {
@@ -57,7 +48,7 @@ func startEdge(p *service.Process, cfg config.Config, env map[string]string, tab
 	}
 	defer closeAll(handed)
 	sock := filepath.Join(cfg.DataDir, "run", linkSocket)
-	ln, err := edgelink.Listen(sock, who.gid)
+	ln, err := edgelink.Listen(sock, who.GID)
 	if err != nil {
 		return nil, fmt.Errorf("edge link: %w", err)
 	}
@@ -78,7 +69,9 @@ func startEdge(p *service.Process, cfg config.Config, env map[string]string, tab
 		return nil, err
 	}
 	defer exe.Close()
-	cmd, err := edgeCommandFor(who)
+	// Only CAP_NET_BIND_SERVICE, for ports under 1024; the binary through its descriptor
+	// (exeFD): the edge's user needs no way through the folders it lies in.
+	cmd, err := runas.Command(who, []string{"net_bind_service"}, fdPath(exeFD), edgeCommand)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +86,7 @@ func startEdge(p *service.Process, cfg config.Config, env map[string]string, tab
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	server := &edgelink.Server{Runtime: edgeInstances{table: table, runner: runner}, Log: p.Log,
-		Allow: func(peer edgelink.Peer) bool { return int(peer.UID) == who.uid && int(peer.PID) == pid }}
+		Allow: func(peer edgelink.Peer) bool { return int(peer.UID) == who.UID && int(peer.PID) == pid }}
 	p.Go("edge link", func(ctx context.Context) error { return server.Serve(ctx, ln) })
 	feed := edgelink.NewFeed(feedConn, p.Log)
 	p.OnClose(func() { feed.Close() })
@@ -104,9 +97,9 @@ func startEdge(p *service.Process, cfg config.Config, env map[string]string, tab
 	})
 	p.Health.Check("edge", func(ctx context.Context) error { return edgeReady(ctx, cfg.EdgeHealthAddr) })
 	p.OnClose(showEdgeMetrics(cfg.EdgeHealthAddr)) // edgemetrics.go
-	e := &edgeProcess{pid: pid, user: who.name, posture: "ok"}
-	if who.asAgent {
-		e.posture = fmt.Sprintf("the zone agent is not root: its edge runs as the agent's own user %s, not as ZONE_EDGE_USER %s (fine for a developer's machine, not for a zone)", who.name, cfg.EdgeUser)
+	e := &edgeProcess{pid: pid, user: who.Name, posture: "ok"}
+	if who.Self {
+		e.posture = fmt.Sprintf("the zone agent is not root: its edge runs as the agent's own user %s, not as ZONE_EDGE_USER %s (fine for a developer's machine, not for a zone)", who.Name, cfg.EdgeUser)
 	}
 	return e, nil
 }
@@ -148,51 +141,12 @@ func edgeReady(ctx context.Context, addr string) error {
 	return nil
 }
 
-// lookupEdgeUser resolves ZONE_EDGE_USER; an agent that is not root runs its edge as itself.
-func lookupEdgeUser(name string) (edgeUser, error) {
-	if os.Geteuid() != 0 {
-		me, _ := user.Current()
-		who := edgeUser{uid: os.Getuid(), gid: os.Getgid(), asAgent: true, name: strconv.Itoa(os.Getuid())}
-		if me != nil {
-			who.name = me.Username
-		}
-		return who, nil
-	}
-	u, err := user.Lookup(name)
-	if err != nil {
-		return edgeUser{}, fmt.Errorf("ZONE_EDGE_USER %q: %w (scripts/ensure-services.sh makes it: useradd --system --no-create-home --shell /usr/sbin/nologin %s)", name, err, name)
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	if uid == 0 || gid == 0 {
-		return edgeUser{}, fmt.Errorf("ZONE_EDGE_USER %q is root: the edge must run unprivileged", name)
-	}
-	return edgeUser{name: name, uid: uid, gid: gid}, nil
-}
-
-// edgeCommandFor is the edge's command line: through setpriv (util-linux) as the edge's user
-// with no groups, only CAP_NET_BIND_SERVICE (inheritable, ambient and the whole bounding set)
-// and no_new_privs; as the agent itself when it is not root. The binary is run through its
-// descriptor (exeFD): the edge's user needs no way through the folders it lies in.
-func edgeCommandFor(who edgeUser) (*exec.Cmd, error) {
-	if who.asAgent {
-		return exec.Command(fdPath(exeFD), edgeCommand), nil
-	}
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		return nil, errors.New("setpriv (util-linux) is needed to run the edge unprivileged: " + err.Error())
-	}
-	return exec.Command(setpriv, "--reuid="+strconv.Itoa(who.uid), "--regid="+strconv.Itoa(who.gid), "--clear-groups",
-		"--inh-caps=-all,+net_bind_service", "--ambient-caps=-all,+net_bind_service", "--bounding-set=-all,+net_bind_service",
-		"--no-new-privs", "--", fdPath(exeFD), edgeCommand), nil
-}
-
 // edgeFolders makes the folders the edge may use its own (DATA_DIR/tls with the local CA,
 // made here first; the site cache) and opens them, with the link's folder and the ACME CA's
 // roots (a test's Pebble's, in a folder the edge may not enter), in the order of their
 // descriptors (tlsDirFD, cacheDirFD, runDirFD, caRootFD). DATA_DIR itself becomes traverse-only
 // for others: the edge lists and reads nothing else of it.
-func edgeFolders(cfg config.Config, who edgeUser) ([]*os.File, error) {
+func edgeFolders(cfg config.Config, who runas.User) ([]*os.File, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o711); err != nil {
 		return nil, err
 	}
@@ -213,7 +167,7 @@ func edgeFolders(cfg config.Config, who edgeUser) ([]*os.File, error) {
 			return nil, err
 		}
 		if dir != runDir { // the link's folder stays root's (edgelink.Listen)
-			if err := chownTree(dir, who.uid, who.gid); err != nil {
+			if err := chownTree(dir, who.UID, who.GID); err != nil {
 				closeAll(out)
 				return nil, err
 			}
