@@ -74,8 +74,13 @@ export TRUSTED_PROXIES="${TRUSTED_PROXIES:-$CONSOLE_API_SOURCE_ADDR}"
 # its own address, which only operators reach).
 export GATEWAY_METRICS_ADDR="${GATEWAY_METRICS_ADDR:-127.0.0.1:8190}"
 
+# The zone's edge and database host answer /readyz on addresses of their own; left unset the
+# agent would pick free ports, so make run names them (the second zone's are in zone2_env).
+export ZONE_EDGE_HEALTH_ADDR="${ZONE_EDGE_HEALTH_ADDR:-127.0.0.1:8108}"
+export ZONE_DATABASES_HEALTH_ADDR="${ZONE_DATABASES_HEALTH_ADDR:-127.0.0.1:8109}"
+
 # Where each process answers /readyz: its listen address (the zone agent's is its health
-# address, not the edge). Defaults as in docs/conventions.md.
+# address, not the edge). Defaults as in docs/configuration.md.
 declare -A health=(
   [identity]="${IDENTITY_ADDR:-127.0.0.1:8101}"
   [billing]="${BILLING_ADDR:-127.0.0.1:8102}"
@@ -84,7 +89,7 @@ declare -A health=(
   [logs]="${LOGS_ADDR:-127.0.0.1:8105}"
   [databases]="${DATABASES_ADDR:-127.0.0.1:8106}"
   [zoneagent]="${ZONEAGENT_ADDR:-127.0.0.1:8107}"
-  [zoneagent-edge]="${ZONE_EDGE_HEALTH_ADDR:-127.0.0.1:8108}"
+  [zoneagent-edge]="$ZONE_EDGE_HEALTH_ADDR"
   [gateway]="${GATEWAY_ADDR:-127.0.0.1:8080}"
 )
 services=(identity billing apps deploys logs databases zoneagent)

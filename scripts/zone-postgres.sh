@@ -91,7 +91,15 @@ HBA
   mv "$tmp" "$HBA_FILE"
 }
 
-if [ ! -d "$CONF" ]; then
+cluster_exists() { pg_lsclusters -h | awk -v v="$VERSION" -v n="$NAME" '$1 == v && $2 == n {found = 1} END {exit !found}'; }
+# A dropped cluster can leave its config folder behind (a lock file the agents took in it):
+# that folder is not a cluster, and is moved aside rather than taken for one.
+if ! cluster_exists && [ -d "$CONF" ]; then
+  stale="/var/tmp/postgresql-$VERSION-$NAME.orphan-$(date +%Y%m%d%H%M%S)"
+  echo "the zone's Postgres config folder $CONF has no cluster: moved to $stale"
+  mv "$CONF" "$stale"
+fi
+if ! cluster_exists; then
   echo "creating the zone's Postgres cluster ($VERSION/$NAME on port $PORT)"
   pg_createcluster "$VERSION" "$NAME" -p "$PORT" >/dev/null
   # No database and no provisioning role yet: an empty section.

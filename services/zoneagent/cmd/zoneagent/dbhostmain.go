@@ -104,6 +104,9 @@ func serveDatabaseHost(ctx context.Context, env map[string]string, logs io.Write
 		health := httpserver.New(httpserver.Options{Name: "zoneagent-databases", Log: log, WriteTimeout: 10 * time.Second,
 			Observe: httpserver.MetricsOnly, Health: &p.Health, Ready: p.Health.ReadyHandler})
 		serveDatabaseBus(p, cfg.Zone, dbs)
+		if cfg.DatabasesHealthAddr == "" {
+			return errHealthAddrUnset
+		}
 		if err := p.ServeHTTP(health, cfg.DatabasesHealthAddr, cfg.ShutdownTimeout); err != nil {
 			return err
 		}

@@ -61,7 +61,7 @@ func prepareDatabaseHost(cfg config.Config, env map[string]string, logs io.Write
 	if _, ok := env["PATH"]; !ok {
 		h.env = append(h.env, "PATH="+os.Getenv("PATH")) // a test's map names its settings alone
 	}
-	h.env = append(h.env, "ZONE_DATABASES_DIR="+dir, hostParentEnv+"="+strconv.Itoa(os.Getpid()))
+	h.env = append(h.env, "ZONE_DATABASES_DIR="+dir, "ZONE_DATABASES_HEALTH_ADDR="+cfg.DatabasesHealthAddr, hostParentEnv+"="+strconv.Itoa(os.Getpid()))
 	return h, nil
 }
 

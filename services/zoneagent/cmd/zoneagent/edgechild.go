@@ -75,7 +75,9 @@ func startEdge(p *service.Process, cfg config.Config, env map[string]string, tab
 	if err != nil {
 		return nil, err
 	}
-	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr = edgeEnv(env), "/", os.Stderr, os.Stderr
+	// The address the agent settled on (healthaddr.go) over whatever the environment said.
+	cmd.Env = append(edgeEnv(env), "ZONE_EDGE_HEALTH_ADDR="+cfg.EdgeHealthAddr)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = "/", os.Stderr, os.Stderr
 	cmd.ExtraFiles = append([]*os.File{theirs, exe}, handed...) // feedFD, exeFD, tlsDirFD, cacheDirFD, runDirFD, caRootFD
 	// Its own process group: a terminal's ^C reaches the agent, which stops its edge itself.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}

@@ -144,6 +144,9 @@ func serveEdgeProcess(ctx context.Context, logs io.Writer) error {
 		healthApp := httpserver.New(httpserver.Options{Name: "zoneagent-edge", Log: log, WriteTimeout: 10 * time.Second,
 			Observe: httpserver.MetricsOnly, Health: &p.Health})
 		listenersUp := p.Health.Await("edge listeners")
+		if cfg.EdgeHealthAddr == "" {
+			return errHealthAddrUnset
+		}
 		if err := p.ServeHTTP(healthApp, cfg.EdgeHealthAddr, cfg.ShutdownTimeout); err != nil {
 			return err
 		}

@@ -57,8 +57,8 @@ func TestZoneRotatesADatabasePassword(t *testing.T) {
 		Name: "zoneagent", Serve: serve, AddrVar: "ZONEAGENT_ADDR", ReadyPath: "/readyz",
 		Env: withZoneStore(t, map[string]string{
 			"EDGE_TLS_ADDR": "off", // the edge's HTTPS is edge_tls_test.go's
-			"EDGE_ADDR":     testinfra.FreeAddr(t), "ZONE_EDGE_HEALTH_ADDR": testinfra.FreeAddr(t), "ZONE_APPS_DIR": t.TempDir(), "APPS_DOMAIN": "apps.test",
-			"ZONE_POSTGRES_ADMIN_URL": testinfra.ZoneProvisionerURL(t), "ZONE_POOLER_ADDR": poolerAddr, "ZONE_DATABASES_HEALTH_ADDR": testinfra.FreeAddr(t), "ZONE_DATABASES_DIR": testDatabasesDir(t),
+			"EDGE_ADDR":     testinfra.FreeAddr(t), "ZONE_APPS_DIR": t.TempDir(), "APPS_DOMAIN": "apps.test",
+			"ZONE_POSTGRES_ADMIN_URL": testinfra.ZoneProvisionerURL(t), "ZONE_POOLER_ADDR": poolerAddr, "ZONE_DATABASES_DIR": testDatabasesDir(t),
 			// An open session of a retired password fails at its next transaction, once the
 			// pooler gives up logging in as the retired login.
 			"ZONE_POOLER_QUERY_WAIT_TIMEOUT": "2s",

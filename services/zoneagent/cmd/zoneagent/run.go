@@ -25,6 +25,9 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	zone := func(cfg *config.Config) []any { return []any{"zone", cfg.Zone} }
 	spec := service.Spec[*config.Config]{Name: "zoneagent", Version: version, Env: env, Logs: logs, LogWith: zone}
 	return service.Run(ctx, spec, func(ctx context.Context, p *service.Process, cfg *config.Config) error {
+		if err := settleChildHealthAddrs(cfg); err != nil { // healthaddr.go
+			return err
+		}
 		if err := p.OpenPostgres(ctx, cfg.DatabaseURL, store.Service(cfg.Zone, "").Schema, pgstore.WithMigrations(bus.Migrations, store.Migrations)); err != nil {
 			return err
 		}
@@ -76,7 +79,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		p.Every(agent.SiteSweepJob())
 		p.Go("log batches", logBatches.Run)
 		p.Every(runner.NapJob())
-		p.Listening("edge", []string{cfg.EdgeAddr, cfg.TLSAddr}, "edge_pid", edgeChild.pid, "edge_user", edgeChild.user, "apps_domain", posture.AppsDomain, "certificates", posture.Certificates)
+		p.Listening("edge", []string{cfg.EdgeAddr, cfg.TLSAddr}, "edge_pid", edgeChild.pid, "edge_health", cfg.EdgeHealthAddr, "edge_user", edgeChild.user, "apps_domain", posture.AppsDomain, "certificates", posture.Certificates)
 		return nil
 	})
 }

@@ -16,7 +16,7 @@ func startZone(t *testing.T) *testinfra.Running {
 	return testinfra.Service{
 		Name: "zoneagent", Serve: serve, AddrVar: "ZONEAGENT_ADDR", ReadyPath: "/readyz",
 		Env: withZoneStore(t, map[string]string{
-			"EDGE_ADDR": testinfra.FreeAddr(t), "ZONE_EDGE_HEALTH_ADDR": testinfra.FreeAddr(t),
+			"EDGE_ADDR":            testinfra.FreeAddr(t),
 			"EDGE_TLS_ADDR":        testinfra.FreeAddr(t),
 			"ZONE_TLS_STORAGE_KEY": testTLSKey,
 			"ZONE_APPS_DIR":        t.TempDir(),

@@ -26,8 +26,9 @@ type ManagedDatabases struct {
 	// nor the cluster's; scripts/ensure-services.sh makes it. PgBouncer runs as it too.
 	DatabasesUser string `env:"ZONE_DATABASES_USER, default=tori-dbhost"`
 	// DatabasesHealthAddr serves the database host's /healthz and /readyz; the agent's
-	// /readyz waits for it.
-	DatabasesHealthAddr string `env:"ZONE_DATABASES_HEALTH_ADDR, default=127.0.0.1:8109"`
+	// /readyz waits for it. Unset: a free loopback port the agent picks and hands the host
+	// (make run sets 127.0.0.1:8109).
+	DatabasesHealthAddr string `env:"ZONE_DATABASES_HEALTH_ADDR"`
 	// DatabasesDir is the database host's own folder (the pooler's record and files), its
 	// user's alone; empty: /var/lib/tori/dbhost-<zone>-<hash of DATA_DIR> (DATA_DIR/dbhost when
 	// the agent is not root).
@@ -122,7 +123,7 @@ func (c *Config) validateDatabases() error {
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Port() == "" {
 		errs = append(errs, errors.New("ZONE_POSTGRES_ADMIN_URL must be a postgres:// URL with host and port (bin/bootstrap writes it)"))
 	}
-	if _, _, err := net.SplitHostPort(c.DatabasesHealthAddr); err != nil || c.DatabasesUser == "" {
+	if _, _, err := net.SplitHostPort(c.DatabasesHealthAddr); (err != nil && c.DatabasesHealthAddr != "") || c.DatabasesUser == "" {
 		errs = append(errs, errors.New("ZONE_DATABASES_HEALTH_ADDR must be host:port and ZONE_DATABASES_USER a user"))
 	}
 	if c.PoolerPort == 0 && c.PoolerAddr == "" {

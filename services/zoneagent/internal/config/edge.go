@@ -21,8 +21,10 @@ type Edge struct {
 	// EdgeUser is the unprivileged user the zone agent runs its edge process as (made by
 	// scripts/ensure-services.sh); an agent that is not root runs it as itself.
 	EdgeUser string `env:"ZONE_EDGE_USER, default=tori-edge"`
-	// EdgeHealthAddr is where the edge process answers /healthz, /readyz and /metrics.
-	EdgeHealthAddr string `env:"ZONE_EDGE_HEALTH_ADDR, default=127.0.0.1:8108"`
+	// EdgeHealthAddr is where the edge process answers /healthz, /readyz and /metrics; unset:
+	// a free loopback port the agent picks and hands the edge (make run sets 127.0.0.1:8108),
+	// so agents started side by side (tests, a second zone) never meet on one port.
+	EdgeHealthAddr string `env:"ZONE_EDGE_HEALTH_ADDR"`
 	EdgeTLS
 	EdgeCache
 }
@@ -30,7 +32,7 @@ type Edge struct {
 func (e *Edge) validate() error {
 	var errs []error
 	for name, v := range map[string]string{"EDGE_ADDR": e.EdgeAddr, "ZONE_EDGE_HEALTH_ADDR": e.EdgeHealthAddr} {
-		if _, _, err := net.SplitHostPort(v); err != nil {
+		if _, _, err := net.SplitHostPort(v); err != nil && (v != "" || name == "EDGE_ADDR") {
 			errs = append(errs, fmt.Errorf("%s %q is not host:port", name, v))
 		}
 	}
