@@ -9,9 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"os/user"
+	"regexp"
 	"strconv"
 	"strings"
 )
+
+// systemName is what a user the agent makes may be called: Debian's rule for system users.
+var systemName = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,31}$`)
 
 // ErrRoot: the named user is root (uid or gid 0), which would undo the split.
 var ErrRoot = errors.New("is root: the process must run unprivileged")
@@ -24,7 +28,10 @@ type User struct {
 	Self     bool
 }
 
-// Lookup resolves name, or the agent's own user when the agent is not root.
+// Lookup resolves name, or the agent's own user when the agent is not root. A root agent
+// makes a missing name a system user first (no home, no login shell, a group of its own), as
+// scripts/ensure-services.sh does, so an agent started where that script never ran (another
+// harness, a hand-made host) still splits rather than refusing to start.
 func Lookup(name string) (User, error) {
 	if os.Geteuid() != 0 {
 		me := User{Name: strconv.Itoa(os.Getuid()), UID: os.Getuid(), GID: os.Getgid(), Self: true}
@@ -34,6 +41,17 @@ func Lookup(name string) (User, error) {
 		return me, nil
 	}
 	u, err := user.Lookup(name)
+	var unknown user.UnknownUserError
+	if errors.As(err, &unknown) {
+		if !systemName.MatchString(name) {
+			return User{}, fmt.Errorf("user %q is missing, and is no name to make a system user by (%s)", name, systemName)
+		}
+		if out, uerr := exec.Command("useradd", "--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
+			"--shell", "/usr/sbin/nologin", name).CombinedOutput(); uerr != nil {
+			return User{}, fmt.Errorf("user %q is missing and could not be made: %v: %s", name, uerr, strings.TrimSpace(string(out)))
+		}
+		u, err = user.Lookup(name)
+	}
 	if err != nil {
 		return User{}, fmt.Errorf("user %q: %w (scripts/ensure-services.sh makes it)", name, err)
 	}

@@ -3,6 +3,8 @@ package runas
 import (
 	"errors"
 	"os"
+	"os/exec"
+	"os/user"
 	"strconv"
 	"strings"
 	"testing"
@@ -76,8 +78,34 @@ func TestLookupRefusesRoot(t *testing.T) {
 	if _, err := Lookup("root"); !errors.Is(err, ErrRoot) {
 		t.Fatalf("Lookup(root): %v, want ErrRoot", err)
 	}
-	if _, err := Lookup("no-such-user-tori"); err == nil {
-		t.Fatal("an unknown user was found")
+	if _, err := Lookup("Tori No Such User"); err == nil {
+		t.Fatal("a user with no system user's name was found or made")
+	}
+}
+
+// A root agent makes a missing user a system user (no home, no shell) rather than refusing
+// to start its processes.
+func TestLookupMakesAMissingUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("the zone's tests run as root")
+	}
+	name := "tori-runas-test"
+	exec.Command("userdel", name).Run() // a run killed before its cleanup
+	t.Cleanup(func() { exec.Command("userdel", name).Run() })
+	u, err := Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.UID == 0 || u.GID == 0 || u.Self || u.Name != name {
+		t.Fatalf("made %+v", u)
+	}
+	pw, err := user.Lookup(name)
+	if err != nil || pw.HomeDir != "/nonexistent" {
+		t.Fatalf("the made user: %+v, %v", pw, err)
+	}
+	again, err := Lookup(name)
+	if err != nil || again.UID != u.UID {
+		t.Fatalf("a second lookup: %+v, %v", again, err)
 	}
 }
 
