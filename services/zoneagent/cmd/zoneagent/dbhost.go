@@ -53,6 +53,7 @@ func hostDatabases(p *service.Process, cfg config.Config, st *store.Store, env m
 	}
 	// The agent is ready once its database host is (its queues bound, its pooler up).
 	p.Health.Check("databases", host.ready)
+	p.OnClose(databaseMetrics.show(cfg.DatabasesHealthAddr)) // childmetrics.go
 	p.Go("database host", func(ctx context.Context) error { return host.run(ctx, helper) })
 	return nil
 }

@@ -74,6 +74,7 @@ func serveDatabaseHost(ctx context.Context, env map[string]string, logs io.Write
 	zone := func(cfg *config.DatabaseHost) []any { return []any{"zone", cfg.Zone} }
 	spec := service.Spec[*config.DatabaseHost]{Name: "zoneagent-databases", Version: version, Env: env, Logs: logs, LogWith: zone}
 	return service.Run(ctx, spec, func(ctx context.Context, p *service.Process, hc *config.DatabaseHost) error {
+		managed.StartDumpMetrics()
 		cfg := hc.AsZone()
 		// The agent has migrated the schema before starting the host: this is a no-op.
 		if err := p.OpenPostgres(ctx, cfg.DatabaseURL, store.Service(cfg.Zone, "").Schema, pgstore.WithMigrations(bus.Migrations, store.Migrations)); err != nil {

@@ -98,7 +98,7 @@ func startEdge(p *service.Process, cfg config.Config, env map[string]string, tab
 		return superviseEdge(ctx, cmd, pid, exited, cfg.ShutdownTimeout, p.Log)
 	})
 	p.Health.Check("edge", func(ctx context.Context) error { return edgeReady(ctx, cfg.EdgeHealthAddr) })
-	p.OnClose(showEdgeMetrics(cfg.EdgeHealthAddr)) // edgemetrics.go
+	p.OnClose(edgeMetrics.show(cfg.EdgeHealthAddr)) // childmetrics.go
 	e := &edgeProcess{pid: pid, user: who.Name, posture: "ok"}
 	if who.Self {
 		e.posture = fmt.Sprintf("the zone agent is not root: its edge runs as the agent's own user %s, not as ZONE_EDGE_USER %s (fine for a developer's machine, not for a zone)", who.Name, cfg.EdgeUser)

@@ -13,8 +13,10 @@ var dumpsReclaimed = promauto.NewCounterVec(prometheus.CounterOpts{
 	Help: "Dump objects the zone deleted from its bucket, by reason (pruned, database_deleted).",
 }, []string{"reason"})
 
-func init() {
-	// Both series exist from the start, so a rate over them is never "no data".
+// StartDumpMetrics makes both series exist from the start, so a rate over them is never "no
+// data". Called by the process that deletes dumps (the database host) alone: a process that
+// only shows that host's figures (the agent) must not count the family itself.
+func StartDumpMetrics() {
 	dumpsReclaimed.WithLabelValues("pruned")
 	dumpsReclaimed.WithLabelValues("database_deleted")
 }

@@ -14,31 +14,36 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// edgeFamilies is the prefix of the edge's own metric families (certificates, the site
-// cache, dropped cookies): the agent's /metrics shows them as the edge process counts them,
-// so the zone's figures stay where operators (and dashboards) read them.
-const edgeFamilies = "tori_edge_"
-
-// edgeMetricsAddr is the running edge's health address ("" when none): one agent per process.
-var (
-	edgeMetricsAddr     atomic.Pointer[string]
-	registerEdgeMetrics sync.Once
-)
-
-// showEdgeMetrics makes the agent's /metrics carry the edge's families from addr.
-func showEdgeMetrics(addr string) (stop func()) {
-	registerEdgeMetrics.Do(func() { prometheus.MustRegister(edgeMetrics{}) })
-	edgeMetricsAddr.Store(&addr)
-	return func() { edgeMetricsAddr.CompareAndSwap(&addr, nil) }
+// childMetrics are the families a child process counts that the agent's /metrics shows as
+// the child counts them, so the zone's figures stay where operators (and dashboards) read
+// them: the edge's (certificates, the site cache, dropped cookies) and the database host's
+// (provisioning, dumps, restores). Only families the agent itself never counts: a family both
+// counted would be collected twice.
+type childMetrics struct {
+	prefixes []string
+	addr     atomic.Pointer[string] // the running child's health address; nil: none
+	register sync.Once
 }
 
-// edgeMetrics is an unchecked collector: it reads the edge's /metrics at each scrape.
-type edgeMetrics struct{}
+var (
+	edgeMetrics     = &childMetrics{prefixes: []string{"tori_edge_"}}
+	databaseMetrics = &childMetrics{prefixes: []string{"tori_zone_database_", "tori_zone_dump_"}}
+)
 
-func (edgeMetrics) Describe(chan<- *prometheus.Desc) {}
+// show makes the agent's /metrics carry the child's families from addr, until stop.
+func (c *childMetrics) show(addr string) (stop func()) {
+	c.register.Do(func() { prometheus.MustRegister(childCollector{c}) })
+	c.addr.Store(&addr)
+	return func() { c.addr.CompareAndSwap(&addr, nil) }
+}
 
-func (edgeMetrics) Collect(ch chan<- prometheus.Metric) {
-	addr := edgeMetricsAddr.Load()
+// childCollector is an unchecked collector: it reads the child's /metrics at each scrape.
+type childCollector struct{ c *childMetrics }
+
+func (childCollector) Describe(chan<- *prometheus.Desc) {}
+
+func (cc childCollector) Collect(ch chan<- prometheus.Metric) {
+	addr := cc.c.addr.Load()
 	if addr == nil {
 		return
 	}
@@ -50,7 +55,7 @@ func (edgeMetrics) Collect(ch chan<- prometheus.Metric) {
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return // the edge's own /readyz check says why
+		return // the child's own /readyz check says why
 	}
 	defer res.Body.Close()
 	parser := expfmt.NewTextParser(model.UTF8Validation)
@@ -59,8 +64,11 @@ func (edgeMetrics) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	for name, f := range families {
-		if strings.HasPrefix(name, edgeFamilies) {
-			constMetrics(name, f, ch)
+		for _, prefix := range cc.c.prefixes {
+			if strings.HasPrefix(name, prefix) {
+				constMetrics(name, f, ch)
+				break
+			}
 		}
 	}
 }
