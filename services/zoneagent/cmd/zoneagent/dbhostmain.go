@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,6 +20,7 @@ import (
 	"tori.dev/services/zoneagent/internal/config"
 	"tori.dev/services/zoneagent/internal/dbhelper"
 	"tori.dev/services/zoneagent/internal/managed"
+	"tori.dev/services/zoneagent/internal/runas"
 	"tori.dev/services/zoneagent/internal/store"
 )
 
@@ -54,14 +54,15 @@ func runDatabaseHost() {
 // anything this process runs from gaining privileges (setpriv did too; not when the agent
 // is not root).
 func dieWithAgent() error {
-	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
-		return err
-	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return err
 	}
-	if want, err := strconv.Atoi(os.Getenv(hostParentEnv)); err != nil || os.Getppid() != want {
-		return errors.New("not started by the zone agent, or the agent is gone")
+	parent, err := strconv.Atoi(os.Getenv(hostParentEnv))
+	if err != nil {
+		return runas.ErrOrphan
+	}
+	if err := runas.DieWithParent(parent); err != nil {
+		return err
 	}
 	_ = syscall.Close(hostExeFD) // the binary it was started from; nothing else needs it
 	return nil

@@ -21,6 +21,7 @@ import (
 	"tori.dev/services/zoneagent/internal/edge"
 	"tori.dev/services/zoneagent/internal/edgelink"
 	"tori.dev/services/zoneagent/internal/edgeproxy"
+	"tori.dev/services/zoneagent/internal/runas"
 	"tori.dev/services/zoneagent/internal/store"
 )
 
@@ -76,9 +77,11 @@ func runEdgeIfAsked() {
 		return
 	}
 	asEdgeProcess = true
-	// setpriv's change of user cleared the parent-death signal the agent set: set it again,
-	// so the edge never outlives its runtime (the feed's end stops it too).
-	syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0)
+	// The edge never outlives its runtime (the feed's end stops it too).
+	if err := runas.DieWithParent(0); err != nil {
+		fmt.Fprintln(os.Stderr, "zoneagent edge:", err)
+		os.Exit(1)
+	}
 	syscall.Close(exeFD)
 	// The edge's live heap is small (the table, buffers, a pool): at Go's default GOGC=100
 	// it collected far more often than the one process it was part of, which cost the

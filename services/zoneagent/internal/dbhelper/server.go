@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"tori.dev/services/zoneagent/internal/runas"
 )
 
 // stepTimeout bounds one step (making and mounting a filesystem, a checkpoint).
@@ -74,19 +74,19 @@ func (s *Server) Serve(ctx context.Context, ln *net.UnixListener) error {
 
 // answer checks the peer, reads its request and writes the step's reply.
 func (s *Server) answer(ctx context.Context, conn *net.UnixConn) {
-	cred, err := peer(conn)
+	cred, err := runas.PeerOf(conn)
 	if err != nil {
 		s.Log.WarnContext(ctx, "database helper: no peer credentials", "err", err.Error())
 		return
 	}
 	if err := s.admits(cred); err != nil {
-		s.Log.WarnContext(ctx, "database helper refused a connection", "uid", cred.Uid, "pid", cred.Pid, "err", err.Error())
+		s.Log.WarnContext(ctx, "database helper refused a connection", "uid", cred.UID, "pid", cred.PID, "err", err.Error())
 		return
 	}
 	_ = conn.SetDeadline(time.Now().Add(stepTimeout + 10*time.Second))
 	req, err := readRequest(conn)
 	if err != nil {
-		s.Log.WarnContext(ctx, "database helper refused an unreadable request", "pid", cred.Pid, "err", err.Error())
+		s.Log.WarnContext(ctx, "database helper refused an unreadable request", "pid", cred.PID, "err", err.Error())
 		writeReply(conn, Reply{Error: ErrRefused.Error()})
 		return
 	}
@@ -105,31 +105,15 @@ func (s *Server) answer(ctx context.Context, conn *net.UnixConn) {
 }
 
 // admits is nil when cred is the admitted host's.
-func (s *Server) admits(cred *unix.Ucred) error {
+func (s *Server) admits(cred runas.Peer) error {
 	pid := s.pid.Load()
 	switch {
-	case cred.Uid != s.UID:
+	case cred.UID != s.UID:
 		return errors.New("not the database host's user")
-	case pid == 0 || int64(cred.Pid) != pid:
+	case pid == 0 || int64(cred.PID) != pid:
 		return errors.New("not this agent's database host")
 	}
 	return nil
-}
-
-// peer is the connecting process's credentials, as the kernel recorded them at connect.
-func peer(conn *net.UnixConn) (*unix.Ucred, error) {
-	raw, err := conn.SyscallConn()
-	if err != nil {
-		return nil, err
-	}
-	var cred *unix.Ucred
-	var serr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, serr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
-		return nil, err
-	}
-	return cred, serr
 }
 
 func writeReply(conn net.Conn, r Reply) { _ = json.NewEncoder(conn).Encode(r) }

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"tori.dev/services/zoneagent/internal/runas"
 )
 
 // Runtime is what the link asks of the zone's runtime (supervisor.Local through the
@@ -27,10 +29,7 @@ type Runtime interface {
 }
 
 // Peer is the credentials the kernel gives for the other end of a link connection.
-type Peer struct {
-	PID int32
-	UID uint32
-}
+type Peer = runas.Peer
 
 // Server is the runtime's end of the link.
 type Server struct {
@@ -75,27 +74,8 @@ func (s *Server) Serve(ctx context.Context, ln *net.UnixListener) error {
 	}
 }
 
-// PeerOf reads SO_PEERCRED of a Unix connection.
-func PeerOf(c *net.UnixConn) (Peer, error) {
-	raw, err := c.SyscallConn()
-	if err != nil {
-		return Peer{}, err
-	}
-	var cred *syscall.Ucred
-	var credErr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, credErr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
-	}); err != nil {
-		return Peer{}, err
-	}
-	if credErr != nil {
-		return Peer{}, credErr
-	}
-	return Peer{PID: cred.Pid, UID: cred.Uid}, nil
-}
-
 func (s *Server) serveConn(ctx context.Context, c *net.UnixConn) {
-	peer, err := PeerOf(c)
+	peer, err := runas.PeerOf(c)
 	if err != nil || s.Allow == nil || !s.Allow(peer) {
 		s.Log.WarnContext(ctx, "edge link: refused a peer that is not this zone's edge", "pid", peer.PID, "uid", peer.UID)
 		return
