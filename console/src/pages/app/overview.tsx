@@ -13,10 +13,15 @@ export function Overview({ app, onChange }: { app: App; onChange: () => void }) 
   const slug = app.slug
   const deploys = useLoad(() => ok(api().GET('/api/apps/{slug}/deploys', { params: { path: { slug }, query: { limit: 50 } } })), [slug])
   const busy = deploys.data?.some((d) => !terminal.has(d.status)) ?? false
+  // A deploy reads live a moment before the app's record names it current (the apps service
+  // learns it from the deploys service's event): keep asking until the two agree, or the
+  // deploy it replaced would stay marked current, without its Roll back.
+  const liveId = deploys.data?.find((d) => d.status === 'live')?.id
+  const settling = liveId !== undefined && liveId !== app.currentDeployId
   useInterval(() => {
     deploys.reload()
     onChange()
-  }, 2000, busy)
+  }, 2000, busy || settling)
   const [watching, setWatching] = useState<string | null>(null)
   const current = deploys.data?.find((d) => d.id === app.currentDeployId)
   const newest = deploys.data?.[0]
