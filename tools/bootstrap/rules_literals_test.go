@@ -65,18 +65,11 @@ type contractRule struct {
 }
 
 func TestContractRulesAreWrittenOnlyInTheContract(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(root, "docs/rules.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	named := 0
-	for i, line := range strings.Split(string(b), "\n") {
-		if !strings.HasPrefix(line, "- ") {
-			continue
-		}
+	for n, line := range ruleLines(t) {
 		rule, err := contractRuleOf(root, line)
 		if err != nil {
-			t.Errorf("docs/rules.md:%d: %v", i+1, err)
+			t.Errorf("docs/rules.md:%d: %v", n, err)
 			continue
 		}
 		if len(rule.literals)+len(rule.names) == 0 {
@@ -84,7 +77,7 @@ func TestContractRulesAreWrittenOnlyInTheContract(t *testing.T) {
 		}
 		named++
 		for _, err := range findCopies(root, rule) {
-			t.Errorf("docs/rules.md:%d: %v", i+1, err)
+			t.Errorf("docs/rules.md:%d: %v", n, err)
 		}
 	}
 	// The slug's pattern, the release limit, the hold's names, the time format and the

@@ -24,19 +24,28 @@ import (
 // such as `tori.json` is not taken for a place.
 var ruleRef = regexp.MustCompile("`((?:[A-Za-z0-9_.-]+/)+[A-Za-z0-9_.-]+\\.(?:go|json|ya?ml|sh|sql|mjs|js|ts|svelte|conf)|Makefile)(?::([A-Za-z_][A-Za-z0-9_]*(?:\\.[A-Za-z_][A-Za-z0-9_]*)?))?`")
 
-func TestRulesNameFilesAndFunctionsThatExist(t *testing.T) {
+// ruleLines are docs/rules.md's rule lines (those starting "- "), by their line number.
+func ruleLines(t *testing.T) map[int]string {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join(root, "docs/rules.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rules := 0
+	out := map[int]string{}
 	for i, line := range strings.Split(string(b), "\n") {
-		if !strings.HasPrefix(line, "- ") {
-			continue
+		if strings.HasPrefix(line, "- ") {
+			out[i+1] = line
 		}
+	}
+	return out
+}
+
+func TestRulesNameFilesAndFunctionsThatExist(t *testing.T) {
+	rules := 0
+	for n, line := range ruleLines(t) {
 		rules++
 		if err := checkRuleLine(root, line); err != nil {
-			t.Errorf("docs/rules.md:%d: %v", i+1, err)
+			t.Errorf("docs/rules.md:%d: %v", n, err)
 		}
 	}
 	if rules < 50 {
