@@ -12,13 +12,20 @@ const (
 	// KeyCertificateChanged: a custom hostname's certificate changed state at an edge; the
 	// apps service keeps it on the domain record.
 	KeyCertificateChanged = "zone.app.certificate_changed" // zonev1.CertificateChanged
+	// KeyFormationChanged: how many instances of each process type of an app run now.
+	KeyFormationChanged = "zone.app.formation_changed" // zonev1.FormationStatus
+	// KeyCronProgressed: a cron run started or ended at the zone.
+	KeyCronProgressed = "zone.cron.progressed" // zonev1.CronRunProgress
 )
 
 // Commands a zone takes. Their routing keys name the zone, so only its agent receives them.
 const (
-	CommandDeploy   = "deploy"   // zonev1.StartRevision
-	CommandActivate = "activate" // zonev1.ActivateRevision
-	CommandDiscard  = "discard"  // zonev1.DiscardRevision
+	CommandDeploy     = "deploy"      // zonev1.StartRevision
+	CommandActivate   = "activate"    // zonev1.ActivateRevision
+	CommandDiscard    = "discard"     // zonev1.DiscardRevision
+	CommandFormation  = "formation"   // zonev1.ScaleFormation
+	CommandCronRun    = "cron_run"    // zonev1.StartCronRun
+	CommandCronCancel = "cron_cancel" // zonev1.CancelCronRun
 )
 
 // CommandKey is the routing key of command to zone.

@@ -37,6 +37,20 @@ type PlanLimits struct {
 	MinScale            int64                  `protobuf:"varint,8,opt,name=min_scale,json=minScale,proto3" json:"min_scale,omitempty"`
 	Cpu                 float64                `protobuf:"fixed64,9,opt,name=cpu,proto3" json:"cpu,omitempty"`
 	LogRetentionDays    int64                  `protobuf:"varint,10,opt,name=log_retention_days,json=logRetentionDays,proto3" json:"log_retention_days,omitempty"`
+	// Process types an app may run at once (types with a quantity above 0).
+	ProcessTypes int64 `protobuf:"varint,11,opt,name=process_types,json=processTypes,proto3" json:"process_types,omitempty"`
+	// Instances of one process type.
+	InstancesPerProcess int64 `protobuf:"varint,12,opt,name=instances_per_process,json=instancesPerProcess,proto3" json:"instances_per_process,omitempty"`
+	// Instances of an app, every type together.
+	InstancesTotal int64 `protobuf:"varint,13,opt,name=instances_total,json=instancesTotal,proto3" json:"instances_total,omitempty"`
+	// Cron jobs per app.
+	CronJobs int64 `protobuf:"varint,14,opt,name=cron_jobs,json=cronJobs,proto3" json:"cron_jobs,omitempty"`
+	// The shortest interval a cron schedule may fire at, in minutes.
+	CronMinIntervalMinutes int64 `protobuf:"varint,15,opt,name=cron_min_interval_minutes,json=cronMinIntervalMinutes,proto3" json:"cron_min_interval_minutes,omitempty"`
+	// The longest timeoutSeconds a cron job may have (also its default).
+	CronTimeoutSeconds int64 `protobuf:"varint,16,opt,name=cron_timeout_seconds,json=cronTimeoutSeconds,proto3" json:"cron_timeout_seconds,omitempty"`
+	// Each instance's memory limit in bytes.
+	InstanceMemoryBytes int64 `protobuf:"varint,17,opt,name=instance_memory_bytes,json=instanceMemoryBytes,proto3" json:"instance_memory_bytes,omitempty"`
 	unknownFields       protoimpl.UnknownFields
 	sizeCache           protoimpl.SizeCache
 }
@@ -137,6 +151,55 @@ func (x *PlanLimits) GetCpu() float64 {
 func (x *PlanLimits) GetLogRetentionDays() int64 {
 	if x != nil {
 		return x.LogRetentionDays
+	}
+	return 0
+}
+
+func (x *PlanLimits) GetProcessTypes() int64 {
+	if x != nil {
+		return x.ProcessTypes
+	}
+	return 0
+}
+
+func (x *PlanLimits) GetInstancesPerProcess() int64 {
+	if x != nil {
+		return x.InstancesPerProcess
+	}
+	return 0
+}
+
+func (x *PlanLimits) GetInstancesTotal() int64 {
+	if x != nil {
+		return x.InstancesTotal
+	}
+	return 0
+}
+
+func (x *PlanLimits) GetCronJobs() int64 {
+	if x != nil {
+		return x.CronJobs
+	}
+	return 0
+}
+
+func (x *PlanLimits) GetCronMinIntervalMinutes() int64 {
+	if x != nil {
+		return x.CronMinIntervalMinutes
+	}
+	return 0
+}
+
+func (x *PlanLimits) GetCronTimeoutSeconds() int64 {
+	if x != nil {
+		return x.CronTimeoutSeconds
+	}
+	return 0
+}
+
+func (x *PlanLimits) GetInstanceMemoryBytes() int64 {
+	if x != nil {
+		return x.InstanceMemoryBytes
 	}
 	return 0
 }
@@ -411,7 +474,7 @@ var File_tori_billing_v1_events_proto protoreflect.FileDescriptor
 
 const file_tori_billing_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x1ctori/billing/v1/events.proto\x12\x0ftori.billing.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf5\x02\n" +
+	"\x1ctori/billing/v1/events.proto\x12\x0ftori.billing.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb5\x05\n" +
 	"\n" +
 	"PlanLimits\x12\x12\n" +
 	"\x04apps\x18\x01 \x01(\x03R\x04apps\x12%\n" +
@@ -424,7 +487,14 @@ const file_tori_billing_v1_events_proto_rawDesc = "" +
 	"\tmin_scale\x18\b \x01(\x03R\bminScale\x12\x10\n" +
 	"\x03cpu\x18\t \x01(\x01R\x03cpu\x12,\n" +
 	"\x12log_retention_days\x18\n" +
-	" \x01(\x03R\x10logRetentionDays\"\xd1\x01\n" +
+	" \x01(\x03R\x10logRetentionDays\x12#\n" +
+	"\rprocess_types\x18\v \x01(\x03R\fprocessTypes\x122\n" +
+	"\x15instances_per_process\x18\f \x01(\x03R\x13instancesPerProcess\x12'\n" +
+	"\x0finstances_total\x18\r \x01(\x03R\x0einstancesTotal\x12\x1b\n" +
+	"\tcron_jobs\x18\x0e \x01(\x03R\bcronJobs\x129\n" +
+	"\x19cron_min_interval_minutes\x18\x0f \x01(\x03R\x16cronMinIntervalMinutes\x120\n" +
+	"\x14cron_timeout_seconds\x18\x10 \x01(\x03R\x12cronTimeoutSeconds\x122\n" +
+	"\x15instance_memory_bytes\x18\x11 \x01(\x03R\x13instanceMemoryBytes\"\xd1\x01\n" +
 	"\x12AccountPlanChanged\x12\x1d\n" +
 	"\n" +
 	"account_id\x18\x01 \x01(\tR\taccountId\x12\x12\n" +

@@ -37,7 +37,10 @@ type LogEntry struct {
 	// The line with secrets already masked by the zone agent.
 	Message string `protobuf:"bytes,5,opt,name=message,proto3" json:"message,omitempty"`
 	// How many secrets the zone agent masked in this line.
-	Redactions    int32 `protobuf:"varint,6,opt,name=redactions,proto3" json:"redactions,omitempty"`
+	Redactions int32 `protobuf:"varint,6,opt,name=redactions,proto3" json:"redactions,omitempty"`
+	// The instance that wrote the line: web.1, worker.2, cron.<job>.<run id>; empty for lines
+	// of no instance (build, release, system).
+	Process       string `protobuf:"bytes,7,opt,name=process,proto3" json:"process,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -114,6 +117,13 @@ func (x *LogEntry) GetRedactions() int32 {
 	return 0
 }
 
+func (x *LogEntry) GetProcess() string {
+	if x != nil {
+		return x.Process
+	}
+	return ""
+}
+
 // Routing key: zone.logs.batch. A zone agent buffers its apps' lines and publishes them many
 // to a message; entries of several apps and deploys may share one batch.
 type LogBatch struct {
@@ -164,7 +174,7 @@ var File_tori_logs_v1_batch_proto protoreflect.FileDescriptor
 
 const file_tori_logs_v1_batch_proto_rawDesc = "" +
 	"\n" +
-	"\x18tori/logs/v1/batch.proto\x12\ftori.logs.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xca\x01\n" +
+	"\x18tori/logs/v1/batch.proto\x12\ftori.logs.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe4\x01\n" +
 	"\bLogEntry\x12\x15\n" +
 	"\x06app_id\x18\x01 \x01(\tR\x05appId\x12\x1b\n" +
 	"\tdeploy_id\x18\x02 \x01(\tR\bdeployId\x12\x16\n" +
@@ -173,7 +183,8 @@ const file_tori_logs_v1_batch_proto_rawDesc = "" +
 	"\amessage\x18\x05 \x01(\tR\amessage\x12\x1e\n" +
 	"\n" +
 	"redactions\x18\x06 \x01(\x05R\n" +
-	"redactions\"<\n" +
+	"redactions\x12\x18\n" +
+	"\aprocess\x18\a \x01(\tR\aprocess\"<\n" +
 	"\bLogBatch\x120\n" +
 	"\aentries\x18\x01 \x03(\v2\x16.tori.logs.v1.LogEntryR\aentriesB(Z&tori.dev/proto/gen/tori/logs/v1;logsv1b\x06proto3"
 

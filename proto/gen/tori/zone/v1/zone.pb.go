@@ -26,6 +26,65 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// Where a cron run stands at the zone.
+type CronRunStatus int32
+
+const (
+	CronRunStatus_CRON_RUN_STATUS_UNSPECIFIED CronRunStatus = 0
+	CronRunStatus_CRON_RUN_STATUS_RUNNING     CronRunStatus = 1
+	CronRunStatus_CRON_RUN_STATUS_SUCCEEDED   CronRunStatus = 2
+	CronRunStatus_CRON_RUN_STATUS_FAILED      CronRunStatus = 3
+	CronRunStatus_CRON_RUN_STATUS_TIMED_OUT   CronRunStatus = 4
+	CronRunStatus_CRON_RUN_STATUS_CANCELLED   CronRunStatus = 5
+)
+
+// Enum value maps for CronRunStatus.
+var (
+	CronRunStatus_name = map[int32]string{
+		0: "CRON_RUN_STATUS_UNSPECIFIED",
+		1: "CRON_RUN_STATUS_RUNNING",
+		2: "CRON_RUN_STATUS_SUCCEEDED",
+		3: "CRON_RUN_STATUS_FAILED",
+		4: "CRON_RUN_STATUS_TIMED_OUT",
+		5: "CRON_RUN_STATUS_CANCELLED",
+	}
+	CronRunStatus_value = map[string]int32{
+		"CRON_RUN_STATUS_UNSPECIFIED": 0,
+		"CRON_RUN_STATUS_RUNNING":     1,
+		"CRON_RUN_STATUS_SUCCEEDED":   2,
+		"CRON_RUN_STATUS_FAILED":      3,
+		"CRON_RUN_STATUS_TIMED_OUT":   4,
+		"CRON_RUN_STATUS_CANCELLED":   5,
+	}
+)
+
+func (x CronRunStatus) Enum() *CronRunStatus {
+	p := new(CronRunStatus)
+	*p = x
+	return p
+}
+
+func (x CronRunStatus) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (CronRunStatus) Descriptor() protoreflect.EnumDescriptor {
+	return file_tori_zone_v1_zone_proto_enumTypes[0].Descriptor()
+}
+
+func (CronRunStatus) Type() protoreflect.EnumType {
+	return &file_tori_zone_v1_zone_proto_enumTypes[0]
+}
+
+func (x CronRunStatus) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use CronRunStatus.Descriptor instead.
+func (CronRunStatus) EnumDescriptor() ([]byte, []int) {
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{0}
+}
+
 // What a zone reports about a revision.
 type DeployStep int32
 
@@ -87,11 +146,11 @@ func (x DeployStep) String() string {
 }
 
 func (DeployStep) Descriptor() protoreflect.EnumDescriptor {
-	return file_tori_zone_v1_zone_proto_enumTypes[0].Descriptor()
+	return file_tori_zone_v1_zone_proto_enumTypes[1].Descriptor()
 }
 
 func (DeployStep) Type() protoreflect.EnumType {
-	return &file_tori_zone_v1_zone_proto_enumTypes[0]
+	return &file_tori_zone_v1_zone_proto_enumTypes[1]
 }
 
 func (x DeployStep) Number() protoreflect.EnumNumber {
@@ -100,7 +159,7 @@ func (x DeployStep) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use DeployStep.Descriptor instead.
 func (DeployStep) EnumDescriptor() ([]byte, []int) {
-	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{0}
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{1}
 }
 
 // The state of a custom hostname's certificate at the zone's edge.
@@ -144,11 +203,11 @@ func (x CertificateStatus) String() string {
 }
 
 func (CertificateStatus) Descriptor() protoreflect.EnumDescriptor {
-	return file_tori_zone_v1_zone_proto_enumTypes[1].Descriptor()
+	return file_tori_zone_v1_zone_proto_enumTypes[2].Descriptor()
 }
 
 func (CertificateStatus) Type() protoreflect.EnumType {
-	return &file_tori_zone_v1_zone_proto_enumTypes[1]
+	return &file_tori_zone_v1_zone_proto_enumTypes[2]
 }
 
 func (x CertificateStatus) Number() protoreflect.EnumNumber {
@@ -157,7 +216,7 @@ func (x CertificateStatus) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use CertificateStatus.Descriptor instead.
 func (CertificateStatus) EnumDescriptor() ([]byte, []int) {
-	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{1}
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{2}
 }
 
 // Routing key: zone.<zone>.deploy. Prepare a revision: fetch the artifact, build, run the
@@ -198,9 +257,15 @@ type StartRevision struct {
 	// The customer asked for a clean build (clearCache on the deploy): the zone empties the
 	// app's build cache before this revision's build. The cache is otherwise kept between the
 	// app's builds.
-	ClearCache    bool `protobuf:"varint,17,opt,name=clear_cache,json=clearCache,proto3" json:"clear_cache,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ClearCache bool `protobuf:"varint,17,opt,name=clear_cache,json=clearCache,proto3" json:"clear_cache,omitempty"`
+	// The processes an image deploy's body declares (name and shell command line). Empty for
+	// source deploys, whose processes the zone reads from tori.json or a Procfile, and for an
+	// image deploy that declares none (one `web` from `start`, or the image's own command).
+	Processes []*ProcessType `protobuf:"bytes,18,rep,name=processes,proto3" json:"processes,omitempty"`
+	// Each instance's memory limit in bytes (the plan's); 0 means the zone's default.
+	InstanceMemoryBytes int64 `protobuf:"varint,19,opt,name=instance_memory_bytes,json=instanceMemoryBytes,proto3" json:"instance_memory_bytes,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *StartRevision) Reset() {
@@ -352,20 +417,147 @@ func (x *StartRevision) GetClearCache() bool {
 	return false
 }
 
-// Routing key: zone.<zone>.activate. Switch the app's traffic to the prepared revision and
-// stop the previous one. The zone ignores a revision older than the one it serves.
-type ActivateRevision struct {
+func (x *StartRevision) GetProcesses() []*ProcessType {
+	if x != nil {
+		return x.Processes
+	}
+	return nil
+}
+
+func (x *StartRevision) GetInstanceMemoryBytes() int64 {
+	if x != nil {
+		return x.InstanceMemoryBytes
+	}
+	return 0
+}
+
+// A process type a revision declares: its name (^[a-z][a-z0-9-]{0,29}$) and its command line,
+// run through the shell as `start` is.
+type ProcessType struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	DeployId      string                 `protobuf:"bytes,1,opt,name=deploy_id,json=deployId,proto3" json:"deploy_id,omitempty"`
-	AppId         string                 `protobuf:"bytes,2,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
-	Slug          string                 `protobuf:"bytes,3,opt,name=slug,proto3" json:"slug,omitempty"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Command       string                 `protobuf:"bytes,2,opt,name=command,proto3" json:"command,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
+func (x *ProcessType) Reset() {
+	*x = ProcessType{}
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProcessType) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProcessType) ProtoMessage() {}
+
+func (x *ProcessType) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProcessType.ProtoReflect.Descriptor instead.
+func (*ProcessType) Descriptor() ([]byte, []int) {
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ProcessType) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ProcessType) GetCommand() string {
+	if x != nil {
+		return x.Command
+	}
+	return ""
+}
+
+// How many instances of one process type to run.
+type ProcessQuantity struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Quantity      int64                  `protobuf:"varint,2,opt,name=quantity,proto3" json:"quantity,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProcessQuantity) Reset() {
+	*x = ProcessQuantity{}
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProcessQuantity) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProcessQuantity) ProtoMessage() {}
+
+func (x *ProcessQuantity) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProcessQuantity.ProtoReflect.Descriptor instead.
+func (*ProcessQuantity) Descriptor() ([]byte, []int) {
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ProcessQuantity) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *ProcessQuantity) GetQuantity() int64 {
+	if x != nil {
+		return x.Quantity
+	}
+	return 0
+}
+
+// Routing key: zone.<zone>.activate. Switch the app's traffic to the prepared revision and
+// stop the previous one. The zone ignores a revision older than the one it serves.
+type ActivateRevision struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	DeployId string                 `protobuf:"bytes,1,opt,name=deploy_id,json=deployId,proto3" json:"deploy_id,omitempty"`
+	AppId    string                 `protobuf:"bytes,2,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	Slug     string                 `protobuf:"bytes,3,opt,name=slug,proto3" json:"slug,omitempty"`
+	// The formation to run once live: a quantity per declared type (a type not listed runs 0).
+	// An empty list (a command from before formations) means one `web`.
+	Formation []*ProcessQuantity `protobuf:"bytes,4,rep,name=formation,proto3" json:"formation,omitempty"`
+	// Grows with every formation change of the app (ActivateRevision and ScaleFormation share
+	// it); the zone ignores a formation older than the one it runs.
+	FormationGeneration int64 `protobuf:"varint,5,opt,name=formation_generation,json=formationGeneration,proto3" json:"formation_generation,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
 func (x *ActivateRevision) Reset() {
 	*x = ActivateRevision{}
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[1]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -377,7 +569,7 @@ func (x *ActivateRevision) String() string {
 func (*ActivateRevision) ProtoMessage() {}
 
 func (x *ActivateRevision) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[1]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -390,7 +582,7 @@ func (x *ActivateRevision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActivateRevision.ProtoReflect.Descriptor instead.
 func (*ActivateRevision) Descriptor() ([]byte, []int) {
-	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{1}
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ActivateRevision) GetDeployId() string {
@@ -414,6 +606,461 @@ func (x *ActivateRevision) GetSlug() string {
 	return ""
 }
 
+func (x *ActivateRevision) GetFormation() []*ProcessQuantity {
+	if x != nil {
+		return x.Formation
+	}
+	return nil
+}
+
+func (x *ActivateRevision) GetFormationGeneration() int64 {
+	if x != nil {
+		return x.FormationGeneration
+	}
+	return 0
+}
+
+// Routing key: zone.<zone>.formation. Run these quantities of the app's live revision's
+// process types. Ignored when deploy_id is not the revision the zone serves for the app (an
+// ActivateRevision carries the formation of the next one) or the generation is older.
+type ScaleFormation struct {
+	state               protoimpl.MessageState `protogen:"open.v1"`
+	AppId               string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	DeployId            string                 `protobuf:"bytes,2,opt,name=deploy_id,json=deployId,proto3" json:"deploy_id,omitempty"`
+	Formation           []*ProcessQuantity     `protobuf:"bytes,3,rep,name=formation,proto3" json:"formation,omitempty"`
+	FormationGeneration int64                  `protobuf:"varint,4,opt,name=formation_generation,json=formationGeneration,proto3" json:"formation_generation,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *ScaleFormation) Reset() {
+	*x = ScaleFormation{}
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScaleFormation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScaleFormation) ProtoMessage() {}
+
+func (x *ScaleFormation) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScaleFormation.ProtoReflect.Descriptor instead.
+func (*ScaleFormation) Descriptor() ([]byte, []int) {
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ScaleFormation) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *ScaleFormation) GetDeployId() string {
+	if x != nil {
+		return x.DeployId
+	}
+	return ""
+}
+
+func (x *ScaleFormation) GetFormation() []*ProcessQuantity {
+	if x != nil {
+		return x.Formation
+	}
+	return nil
+}
+
+func (x *ScaleFormation) GetFormationGeneration() int64 {
+	if x != nil {
+		return x.FormationGeneration
+	}
+	return 0
+}
+
+// How many instances of one process type are up (started and not exited).
+type ProcessRunning struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Running       int64                  `protobuf:"varint,2,opt,name=running,proto3" json:"running,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProcessRunning) Reset() {
+	*x = ProcessRunning{}
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProcessRunning) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProcessRunning) ProtoMessage() {}
+
+func (x *ProcessRunning) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProcessRunning.ProtoReflect.Descriptor instead.
+func (*ProcessRunning) Descriptor() ([]byte, []int) {
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ProcessRunning) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *ProcessRunning) GetRunning() int64 {
+	if x != nil {
+		return x.Running
+	}
+	return 0
+}
+
+// Routing key: zone.app.formation_changed. The instances of the app's live revision that run
+// now, per declared type (types at 0 included), sent whenever a count changes (a start, an
+// exit, a restart, a nap). `at` orders reports: keep the newest.
+type FormationStatus struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	Zone          string                 `protobuf:"bytes,2,opt,name=zone,proto3" json:"zone,omitempty"`
+	DeployId      string                 `protobuf:"bytes,3,opt,name=deploy_id,json=deployId,proto3" json:"deploy_id,omitempty"`
+	Processes     []*ProcessRunning      `protobuf:"bytes,4,rep,name=processes,proto3" json:"processes,omitempty"`
+	At            *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FormationStatus) Reset() {
+	*x = FormationStatus{}
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FormationStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FormationStatus) ProtoMessage() {}
+
+func (x *FormationStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FormationStatus.ProtoReflect.Descriptor instead.
+func (*FormationStatus) Descriptor() ([]byte, []int) {
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *FormationStatus) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *FormationStatus) GetZone() string {
+	if x != nil {
+		return x.Zone
+	}
+	return ""
+}
+
+func (x *FormationStatus) GetDeployId() string {
+	if x != nil {
+		return x.DeployId
+	}
+	return ""
+}
+
+func (x *FormationStatus) GetProcesses() []*ProcessRunning {
+	if x != nil {
+		return x.Processes
+	}
+	return nil
+}
+
+func (x *FormationStatus) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
+// Routing key: zone.<zone>.cron_run. Run a cron job's command once, now, in a fresh sandbox
+// from deploy_id's artifact and environment snapshot (the app's live deploy when the run was
+// made). Redelivery of the same run_id starts nothing new.
+type StartCronRun struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	RunId    string                 `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	AppId    string                 `protobuf:"bytes,2,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	DeployId string                 `protobuf:"bytes,3,opt,name=deploy_id,json=deployId,proto3" json:"deploy_id,omitempty"`
+	// The cron job's name; its output's process is cron.<job>.<run_id>.
+	Job     string `protobuf:"bytes,4,opt,name=job,proto3" json:"job,omitempty"`
+	Command string `protobuf:"bytes,5,opt,name=command,proto3" json:"command,omitempty"`
+	// The zone kills the run and reports TIMED_OUT after this many seconds.
+	TimeoutSeconds int64 `protobuf:"varint,6,opt,name=timeout_seconds,json=timeoutSeconds,proto3" json:"timeout_seconds,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *StartCronRun) Reset() {
+	*x = StartCronRun{}
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartCronRun) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartCronRun) ProtoMessage() {}
+
+func (x *StartCronRun) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartCronRun.ProtoReflect.Descriptor instead.
+func (*StartCronRun) Descriptor() ([]byte, []int) {
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *StartCronRun) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *StartCronRun) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *StartCronRun) GetDeployId() string {
+	if x != nil {
+		return x.DeployId
+	}
+	return ""
+}
+
+func (x *StartCronRun) GetJob() string {
+	if x != nil {
+		return x.Job
+	}
+	return ""
+}
+
+func (x *StartCronRun) GetCommand() string {
+	if x != nil {
+		return x.Command
+	}
+	return ""
+}
+
+func (x *StartCronRun) GetTimeoutSeconds() int64 {
+	if x != nil {
+		return x.TimeoutSeconds
+	}
+	return 0
+}
+
+// Routing key: zone.<zone>.cron_cancel. Stop a run (a `replace` tick, the job's or the app's
+// deletion). The zone reports CANCELLED, or nothing new when the run had already ended.
+type CancelCronRun struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RunId         string                 `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	AppId         string                 `protobuf:"bytes,2,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelCronRun) Reset() {
+	*x = CancelCronRun{}
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelCronRun) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelCronRun) ProtoMessage() {}
+
+func (x *CancelCronRun) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelCronRun.ProtoReflect.Descriptor instead.
+func (*CancelCronRun) Descriptor() ([]byte, []int) {
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *CancelCronRun) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *CancelCronRun) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+// Routing key: zone.cron.progressed. A cron run started or ended at the zone.
+type CronRunProgress struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	RunId  string                 `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	AppId  string                 `protobuf:"bytes,2,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	Zone   string                 `protobuf:"bytes,3,opt,name=zone,proto3" json:"zone,omitempty"`
+	Status CronRunStatus          `protobuf:"varint,4,opt,name=status,proto3,enum=tori.zone.v1.CronRunStatus" json:"status,omitempty"`
+	// The command's exit status once it ended on its own (SUCCEEDED, FAILED); -1 otherwise.
+	ExitCode int32 `protobuf:"varint,5,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
+	// Why a run failed without an exit status (no artifact, sandbox refused), for the customer.
+	Message       string                 `protobuf:"bytes,6,opt,name=message,proto3" json:"message,omitempty"`
+	At            *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CronRunProgress) Reset() {
+	*x = CronRunProgress{}
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CronRunProgress) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CronRunProgress) ProtoMessage() {}
+
+func (x *CronRunProgress) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CronRunProgress.ProtoReflect.Descriptor instead.
+func (*CronRunProgress) Descriptor() ([]byte, []int) {
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *CronRunProgress) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *CronRunProgress) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *CronRunProgress) GetZone() string {
+	if x != nil {
+		return x.Zone
+	}
+	return ""
+}
+
+func (x *CronRunProgress) GetStatus() CronRunStatus {
+	if x != nil {
+		return x.Status
+	}
+	return CronRunStatus_CRON_RUN_STATUS_UNSPECIFIED
+}
+
+func (x *CronRunProgress) GetExitCode() int32 {
+	if x != nil {
+		return x.ExitCode
+	}
+	return 0
+}
+
+func (x *CronRunProgress) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *CronRunProgress) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
 // Routing key: zone.<zone>.discard. The deploy was cancelled or failed: never switch it live.
 // A running release Job is allowed to finish and is then collected.
 type DiscardRevision struct {
@@ -426,7 +1073,7 @@ type DiscardRevision struct {
 
 func (x *DiscardRevision) Reset() {
 	*x = DiscardRevision{}
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[2]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -438,7 +1085,7 @@ func (x *DiscardRevision) String() string {
 func (*DiscardRevision) ProtoMessage() {}
 
 func (x *DiscardRevision) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[2]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -451,7 +1098,7 @@ func (x *DiscardRevision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiscardRevision.ProtoReflect.Descriptor instead.
 func (*DiscardRevision) Descriptor() ([]byte, []int) {
-	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{2}
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *DiscardRevision) GetDeployId() string {
@@ -477,14 +1124,17 @@ type BuildPlan struct {
 	// The build command line; empty when nothing is built.
 	Command string `protobuf:"bytes,2,opt,name=command,proto3" json:"command,omitempty"`
 	// The start command line.
-	Start         string `protobuf:"bytes,3,opt,name=start,proto3" json:"start,omitempty"`
+	Start string `protobuf:"bytes,3,opt,name=start,proto3" json:"start,omitempty"`
+	// The process types the tree declares (tori.json `processes` or the Procfile), `web` first;
+	// empty when it declares none (one `web` runs `start`).
+	Processes     []*ProcessType `protobuf:"bytes,4,rep,name=processes,proto3" json:"processes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *BuildPlan) Reset() {
 	*x = BuildPlan{}
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[3]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -496,7 +1146,7 @@ func (x *BuildPlan) String() string {
 func (*BuildPlan) ProtoMessage() {}
 
 func (x *BuildPlan) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[3]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -509,7 +1159,7 @@ func (x *BuildPlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BuildPlan.ProtoReflect.Descriptor instead.
 func (*BuildPlan) Descriptor() ([]byte, []int) {
-	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{3}
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *BuildPlan) GetDetected() string {
@@ -533,6 +1183,13 @@ func (x *BuildPlan) GetStart() string {
 	return ""
 }
 
+func (x *BuildPlan) GetProcesses() []*ProcessType {
+	if x != nil {
+		return x.Processes
+	}
+	return nil
+}
+
 // Routing key: zone.deploy.progressed. One step of one revision on one zone.
 type DeployProgress struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -547,14 +1204,18 @@ type DeployProgress struct {
 	Error string                 `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
 	At    *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=at,proto3" json:"at,omitempty"`
 	// For DEPLOY_STEP_BUILD_DETECTED: the plan.
-	Build         *BuildPlan `protobuf:"bytes,8,opt,name=build,proto3" json:"build,omitempty"`
+	Build *BuildPlan `protobuf:"bytes,8,opt,name=build,proto3" json:"build,omitempty"`
+	// For DEPLOY_STEP_READY: the process types the revision runs, `web` first (for a revision
+	// that declares none, one `web` with its start command). The deploys service keeps them as
+	// the deploy's declarations: the formation's types once it is live.
+	Processes     []*ProcessType `protobuf:"bytes,9,rep,name=processes,proto3" json:"processes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DeployProgress) Reset() {
 	*x = DeployProgress{}
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[4]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -566,7 +1227,7 @@ func (x *DeployProgress) String() string {
 func (*DeployProgress) ProtoMessage() {}
 
 func (x *DeployProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[4]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -579,7 +1240,7 @@ func (x *DeployProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeployProgress.ProtoReflect.Descriptor instead.
 func (*DeployProgress) Descriptor() ([]byte, []int) {
-	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{4}
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *DeployProgress) GetDeployId() string {
@@ -638,6 +1299,13 @@ func (x *DeployProgress) GetBuild() *BuildPlan {
 	return nil
 }
 
+func (x *DeployProgress) GetProcesses() []*ProcessType {
+	if x != nil {
+		return x.Processes
+	}
+	return nil
+}
+
 // Routing key: zone.app.napping / zone.app.woken. A service app scaled to zero (minScale 0)
 // or woke for a request.
 type AppScaleChanged struct {
@@ -652,7 +1320,7 @@ type AppScaleChanged struct {
 
 func (x *AppScaleChanged) Reset() {
 	*x = AppScaleChanged{}
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[5]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -664,7 +1332,7 @@ func (x *AppScaleChanged) String() string {
 func (*AppScaleChanged) ProtoMessage() {}
 
 func (x *AppScaleChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[5]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -677,7 +1345,7 @@ func (x *AppScaleChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppScaleChanged.ProtoReflect.Descriptor instead.
 func (*AppScaleChanged) Descriptor() ([]byte, []int) {
-	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{5}
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *AppScaleChanged) GetAppId() string {
@@ -728,7 +1396,7 @@ type CertificateChanged struct {
 
 func (x *CertificateChanged) Reset() {
 	*x = CertificateChanged{}
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[6]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -740,7 +1408,7 @@ func (x *CertificateChanged) String() string {
 func (*CertificateChanged) ProtoMessage() {}
 
 func (x *CertificateChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[6]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -753,7 +1421,7 @@ func (x *CertificateChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CertificateChanged.ProtoReflect.Descriptor instead.
 func (*CertificateChanged) Descriptor() ([]byte, []int) {
-	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{6}
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CertificateChanged) GetAppId() string {
@@ -809,7 +1477,7 @@ var File_tori_zone_v1_zone_proto protoreflect.FileDescriptor
 
 const file_tori_zone_v1_zone_proto_rawDesc = "" +
 	"\n" +
-	"\x17tori/zone/v1/zone.proto\x12\ftori.zone.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x90\x04\n" +
+	"\x17tori/zone/v1/zone.proto\x12\ftori.zone.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfd\x04\n" +
 	"\rStartRevision\x12\x1b\n" +
 	"\tdeploy_id\x18\x01 \x01(\tR\bdeployId\x12\x15\n" +
 	"\x06app_id\x18\x02 \x01(\tR\x05appId\x12\x12\n" +
@@ -832,18 +1500,61 @@ const file_tori_zone_v1_zone_proto_rawDesc = "" +
 	"\n" +
 	"account_id\x18\x10 \x01(\tR\taccountId\x12\x1f\n" +
 	"\vclear_cache\x18\x11 \x01(\bR\n" +
-	"clearCache\"Z\n" +
+	"clearCache\x127\n" +
+	"\tprocesses\x18\x12 \x03(\v2\x19.tori.zone.v1.ProcessTypeR\tprocesses\x122\n" +
+	"\x15instance_memory_bytes\x18\x13 \x01(\x03R\x13instanceMemoryBytes\";\n" +
+	"\vProcessType\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
+	"\acommand\x18\x02 \x01(\tR\acommand\"A\n" +
+	"\x0fProcessQuantity\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x1a\n" +
+	"\bquantity\x18\x02 \x01(\x03R\bquantity\"\xca\x01\n" +
 	"\x10ActivateRevision\x12\x1b\n" +
 	"\tdeploy_id\x18\x01 \x01(\tR\bdeployId\x12\x15\n" +
 	"\x06app_id\x18\x02 \x01(\tR\x05appId\x12\x12\n" +
-	"\x04slug\x18\x03 \x01(\tR\x04slug\"E\n" +
+	"\x04slug\x18\x03 \x01(\tR\x04slug\x12;\n" +
+	"\tformation\x18\x04 \x03(\v2\x1d.tori.zone.v1.ProcessQuantityR\tformation\x121\n" +
+	"\x14formation_generation\x18\x05 \x01(\x03R\x13formationGeneration\"\xb4\x01\n" +
+	"\x0eScaleFormation\x12\x15\n" +
+	"\x06app_id\x18\x01 \x01(\tR\x05appId\x12\x1b\n" +
+	"\tdeploy_id\x18\x02 \x01(\tR\bdeployId\x12;\n" +
+	"\tformation\x18\x03 \x03(\v2\x1d.tori.zone.v1.ProcessQuantityR\tformation\x121\n" +
+	"\x14formation_generation\x18\x04 \x01(\x03R\x13formationGeneration\">\n" +
+	"\x0eProcessRunning\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x18\n" +
+	"\arunning\x18\x02 \x01(\x03R\arunning\"\xc1\x01\n" +
+	"\x0fFormationStatus\x12\x15\n" +
+	"\x06app_id\x18\x01 \x01(\tR\x05appId\x12\x12\n" +
+	"\x04zone\x18\x02 \x01(\tR\x04zone\x12\x1b\n" +
+	"\tdeploy_id\x18\x03 \x01(\tR\bdeployId\x12:\n" +
+	"\tprocesses\x18\x04 \x03(\v2\x1c.tori.zone.v1.ProcessRunningR\tprocesses\x12*\n" +
+	"\x02at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\"\xae\x01\n" +
+	"\fStartCronRun\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x15\n" +
+	"\x06app_id\x18\x02 \x01(\tR\x05appId\x12\x1b\n" +
+	"\tdeploy_id\x18\x03 \x01(\tR\bdeployId\x12\x10\n" +
+	"\x03job\x18\x04 \x01(\tR\x03job\x12\x18\n" +
+	"\acommand\x18\x05 \x01(\tR\acommand\x12'\n" +
+	"\x0ftimeout_seconds\x18\x06 \x01(\x03R\x0etimeoutSeconds\"=\n" +
+	"\rCancelCronRun\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x15\n" +
+	"\x06app_id\x18\x02 \x01(\tR\x05appId\"\xeb\x01\n" +
+	"\x0fCronRunProgress\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x15\n" +
+	"\x06app_id\x18\x02 \x01(\tR\x05appId\x12\x12\n" +
+	"\x04zone\x18\x03 \x01(\tR\x04zone\x123\n" +
+	"\x06status\x18\x04 \x01(\x0e2\x1b.tori.zone.v1.CronRunStatusR\x06status\x12\x1b\n" +
+	"\texit_code\x18\x05 \x01(\x05R\bexitCode\x12\x18\n" +
+	"\amessage\x18\x06 \x01(\tR\amessage\x12*\n" +
+	"\x02at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x02at\"E\n" +
 	"\x0fDiscardRevision\x12\x1b\n" +
 	"\tdeploy_id\x18\x01 \x01(\tR\bdeployId\x12\x15\n" +
-	"\x06app_id\x18\x02 \x01(\tR\x05appId\"W\n" +
+	"\x06app_id\x18\x02 \x01(\tR\x05appId\"\x90\x01\n" +
 	"\tBuildPlan\x12\x1a\n" +
 	"\bdetected\x18\x01 \x01(\tR\bdetected\x12\x18\n" +
 	"\acommand\x18\x02 \x01(\tR\acommand\x12\x14\n" +
-	"\x05start\x18\x03 \x01(\tR\x05start\"\x91\x02\n" +
+	"\x05start\x18\x03 \x01(\tR\x05start\x127\n" +
+	"\tprocesses\x18\x04 \x03(\v2\x19.tori.zone.v1.ProcessTypeR\tprocesses\"\xca\x02\n" +
 	"\x0eDeployProgress\x12\x1b\n" +
 	"\tdeploy_id\x18\x01 \x01(\tR\bdeployId\x12\x15\n" +
 	"\x06app_id\x18\x02 \x01(\tR\x05appId\x12\x12\n" +
@@ -852,7 +1563,8 @@ const file_tori_zone_v1_zone_proto_rawDesc = "" +
 	"\amessage\x18\x05 \x01(\tR\amessage\x12\x14\n" +
 	"\x05error\x18\x06 \x01(\tR\x05error\x12*\n" +
 	"\x02at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12-\n" +
-	"\x05build\x18\b \x01(\v2\x17.tori.zone.v1.BuildPlanR\x05build\"\x82\x01\n" +
+	"\x05build\x18\b \x01(\v2\x17.tori.zone.v1.BuildPlanR\x05build\x127\n" +
+	"\tprocesses\x18\t \x03(\v2\x19.tori.zone.v1.ProcessTypeR\tprocesses\"\x82\x01\n" +
 	"\x0fAppScaleChanged\x12\x15\n" +
 	"\x06app_id\x18\x01 \x01(\tR\x05appId\x12\x12\n" +
 	"\x04zone\x18\x02 \x01(\tR\x04zone\x12\x18\n" +
@@ -867,7 +1579,14 @@ const file_tori_zone_v1_zone_proto_rawDesc = "" +
 	"expires_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12\x1d\n" +
 	"\n" +
 	"last_error\x18\x06 \x01(\tR\tlastError\x12*\n" +
-	"\x02at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x02at*\x91\x02\n" +
+	"\x02at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x02at*\xc6\x01\n" +
+	"\rCronRunStatus\x12\x1f\n" +
+	"\x1bCRON_RUN_STATUS_UNSPECIFIED\x10\x00\x12\x1b\n" +
+	"\x17CRON_RUN_STATUS_RUNNING\x10\x01\x12\x1d\n" +
+	"\x19CRON_RUN_STATUS_SUCCEEDED\x10\x02\x12\x1a\n" +
+	"\x16CRON_RUN_STATUS_FAILED\x10\x03\x12\x1d\n" +
+	"\x19CRON_RUN_STATUS_TIMED_OUT\x10\x04\x12\x1d\n" +
+	"\x19CRON_RUN_STATUS_CANCELLED\x10\x05*\x91\x02\n" +
 	"\n" +
 	"DeployStep\x12\x1b\n" +
 	"\x17DEPLOY_STEP_UNSPECIFIED\x10\x00\x12\x1d\n" +
@@ -897,34 +1616,52 @@ func file_tori_zone_v1_zone_proto_rawDescGZIP() []byte {
 	return file_tori_zone_v1_zone_proto_rawDescData
 }
 
-var file_tori_zone_v1_zone_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_tori_zone_v1_zone_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_tori_zone_v1_zone_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_tori_zone_v1_zone_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_tori_zone_v1_zone_proto_goTypes = []any{
-	(DeployStep)(0),               // 0: tori.zone.v1.DeployStep
-	(CertificateStatus)(0),        // 1: tori.zone.v1.CertificateStatus
-	(*StartRevision)(nil),         // 2: tori.zone.v1.StartRevision
-	(*ActivateRevision)(nil),      // 3: tori.zone.v1.ActivateRevision
-	(*DiscardRevision)(nil),       // 4: tori.zone.v1.DiscardRevision
-	(*BuildPlan)(nil),             // 5: tori.zone.v1.BuildPlan
-	(*DeployProgress)(nil),        // 6: tori.zone.v1.DeployProgress
-	(*AppScaleChanged)(nil),       // 7: tori.zone.v1.AppScaleChanged
-	(*CertificateChanged)(nil),    // 8: tori.zone.v1.CertificateChanged
-	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
+	(CronRunStatus)(0),            // 0: tori.zone.v1.CronRunStatus
+	(DeployStep)(0),               // 1: tori.zone.v1.DeployStep
+	(CertificateStatus)(0),        // 2: tori.zone.v1.CertificateStatus
+	(*StartRevision)(nil),         // 3: tori.zone.v1.StartRevision
+	(*ProcessType)(nil),           // 4: tori.zone.v1.ProcessType
+	(*ProcessQuantity)(nil),       // 5: tori.zone.v1.ProcessQuantity
+	(*ActivateRevision)(nil),      // 6: tori.zone.v1.ActivateRevision
+	(*ScaleFormation)(nil),        // 7: tori.zone.v1.ScaleFormation
+	(*ProcessRunning)(nil),        // 8: tori.zone.v1.ProcessRunning
+	(*FormationStatus)(nil),       // 9: tori.zone.v1.FormationStatus
+	(*StartCronRun)(nil),          // 10: tori.zone.v1.StartCronRun
+	(*CancelCronRun)(nil),         // 11: tori.zone.v1.CancelCronRun
+	(*CronRunProgress)(nil),       // 12: tori.zone.v1.CronRunProgress
+	(*DiscardRevision)(nil),       // 13: tori.zone.v1.DiscardRevision
+	(*BuildPlan)(nil),             // 14: tori.zone.v1.BuildPlan
+	(*DeployProgress)(nil),        // 15: tori.zone.v1.DeployProgress
+	(*AppScaleChanged)(nil),       // 16: tori.zone.v1.AppScaleChanged
+	(*CertificateChanged)(nil),    // 17: tori.zone.v1.CertificateChanged
+	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
 }
 var file_tori_zone_v1_zone_proto_depIdxs = []int32{
-	9, // 0: tori.zone.v1.StartRevision.deadline:type_name -> google.protobuf.Timestamp
-	0, // 1: tori.zone.v1.DeployProgress.step:type_name -> tori.zone.v1.DeployStep
-	9, // 2: tori.zone.v1.DeployProgress.at:type_name -> google.protobuf.Timestamp
-	5, // 3: tori.zone.v1.DeployProgress.build:type_name -> tori.zone.v1.BuildPlan
-	9, // 4: tori.zone.v1.AppScaleChanged.at:type_name -> google.protobuf.Timestamp
-	1, // 5: tori.zone.v1.CertificateChanged.status:type_name -> tori.zone.v1.CertificateStatus
-	9, // 6: tori.zone.v1.CertificateChanged.expires_at:type_name -> google.protobuf.Timestamp
-	9, // 7: tori.zone.v1.CertificateChanged.at:type_name -> google.protobuf.Timestamp
-	8, // [8:8] is the sub-list for method output_type
-	8, // [8:8] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	18, // 0: tori.zone.v1.StartRevision.deadline:type_name -> google.protobuf.Timestamp
+	4,  // 1: tori.zone.v1.StartRevision.processes:type_name -> tori.zone.v1.ProcessType
+	5,  // 2: tori.zone.v1.ActivateRevision.formation:type_name -> tori.zone.v1.ProcessQuantity
+	5,  // 3: tori.zone.v1.ScaleFormation.formation:type_name -> tori.zone.v1.ProcessQuantity
+	8,  // 4: tori.zone.v1.FormationStatus.processes:type_name -> tori.zone.v1.ProcessRunning
+	18, // 5: tori.zone.v1.FormationStatus.at:type_name -> google.protobuf.Timestamp
+	0,  // 6: tori.zone.v1.CronRunProgress.status:type_name -> tori.zone.v1.CronRunStatus
+	18, // 7: tori.zone.v1.CronRunProgress.at:type_name -> google.protobuf.Timestamp
+	4,  // 8: tori.zone.v1.BuildPlan.processes:type_name -> tori.zone.v1.ProcessType
+	1,  // 9: tori.zone.v1.DeployProgress.step:type_name -> tori.zone.v1.DeployStep
+	18, // 10: tori.zone.v1.DeployProgress.at:type_name -> google.protobuf.Timestamp
+	14, // 11: tori.zone.v1.DeployProgress.build:type_name -> tori.zone.v1.BuildPlan
+	4,  // 12: tori.zone.v1.DeployProgress.processes:type_name -> tori.zone.v1.ProcessType
+	18, // 13: tori.zone.v1.AppScaleChanged.at:type_name -> google.protobuf.Timestamp
+	2,  // 14: tori.zone.v1.CertificateChanged.status:type_name -> tori.zone.v1.CertificateStatus
+	18, // 15: tori.zone.v1.CertificateChanged.expires_at:type_name -> google.protobuf.Timestamp
+	18, // 16: tori.zone.v1.CertificateChanged.at:type_name -> google.protobuf.Timestamp
+	17, // [17:17] is the sub-list for method output_type
+	17, // [17:17] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_tori_zone_v1_zone_proto_init() }
@@ -937,8 +1674,8 @@ func file_tori_zone_v1_zone_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tori_zone_v1_zone_proto_rawDesc), len(file_tori_zone_v1_zone_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   7,
+			NumEnums:      3,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
