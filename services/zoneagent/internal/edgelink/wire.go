@@ -39,6 +39,9 @@ var (
 	ErrRefused = errors.New("edgelink: refused")
 	// ErrLineTooLong: a peer sent more than a line's bound.
 	ErrLineTooLong = errors.New("edgelink: line too long")
+	// ErrNoWeb: the app's live revision runs no web instance (its formation has web at 0, or
+	// it declares no web process); the edge answers 503 without asking again at once.
+	ErrNoWeb = errors.New("edgelink: no web process")
 )
 
 // request is what the edge asks.

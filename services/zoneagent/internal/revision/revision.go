@@ -38,6 +38,12 @@ type Revision struct {
 	Deadline                      *time.Time
 	State                         State
 	ActivateWanted, DiscardWanted bool
+	// Processes are the types the revision declares, web first: from StartRevision for an
+	// image, from tori.json or the Procfile once a source is built; one web running the start
+	// command when none is declared.
+	Processes []Process
+	// InstanceMemoryBytes is each instance's memory limit (the plan's); 0: the zone's.
+	InstanceMemoryBytes int64
 }
 
 // MoveTo moves r to state to, or refuses as Transition does and leaves r as it was.

@@ -132,6 +132,12 @@ type Spec struct {
 	Env            []string
 	CPU            float64
 	Stdout, Stderr io.Writer
+	// Instance names one instance of the app (web.1, worker.2, cron.<job>.<run>): it runs in
+	// a cgroup of its own under the app's, with CPU and MemoryBytes as its limits. Empty: the
+	// app's own cgroup (builds and release jobs).
+	Instance string
+	// MemoryBytes is the instance's memory limit; 0 means the zone's per-app limit.
+	MemoryBytes int64
 }
 
 // Sandboxed is a running sandbox.
