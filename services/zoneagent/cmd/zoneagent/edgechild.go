@@ -246,7 +246,12 @@ func (i edgeInstances) Wake(ctx context.Context, appID string) (string, error) {
 	if !ok || route.Kind.Static() || i.table.Paused(appID, time.Now()) {
 		return "", edgelink.ErrGone
 	}
-	return i.runner.Wake(ctx, route)
+	// The link still carries one instance (h38-edge makes it carry them all): the first.
+	ids, err := i.runner.Wake(ctx, route)
+	if err != nil {
+		return "", err
+	}
+	return ids[0], nil
 }
 
 func (i edgeInstances) Dial(ctx context.Context, instanceID string) (net.Conn, error) {

@@ -75,6 +75,7 @@ func newRunner(ctx context.Context, cfg config.Config, st *store.Store, env supe
 	} else if n > 0 {
 		log.WarnContext(ctx, "removed containers a previous run left behind", "count", n)
 	}
+	local.RecoverFormations(ctx, live) // the live revisions' workers; web waits for a request
 	return local, nil
 }
 
@@ -88,8 +89,10 @@ func newLocal(cfg config.Config, appsDir string, sb *sandbox.Sandbox, disks *san
 			Output: &supervisor.Output{Sink: logs, LinesPerSecond: cfg.LogLinesPerSecond}},
 		Image:      &supervisor.ImageRuntime{Containers: containers, Identities: ids, Sandbox: sb, Env: env, Logs: logs, Log: log},
 		Identities: ids,
-		Revision:   st.Revision, IdleAfter: cfg.IdleAfter, Napped: usecase.Scale{Store: st, Zone: cfg.Zone, Log: log}.Changed,
-		Log: log,
+		Revision:   st.Revision, Formation: st.Formation, IdleAfter: cfg.IdleAfter,
+		Napped:           usecase.Scale{Store: st, Zone: cfg.Zone, Log: log}.Changed,
+		FormationChanged: usecase.Formations{Store: st, Zone: cfg.Zone, Log: log}.Changed,
+		Log:              log,
 	}
 }
 

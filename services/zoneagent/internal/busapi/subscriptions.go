@@ -42,6 +42,11 @@ func Subscriptions(a *usecase.Agent) []bus.Subscription {
 			Handle: pokeAfterCommit(a, commandHandler(a)),
 		},
 		{
+			Queue:  formationsQueue(z),
+			Keys:   []string{zonebus.CommandKey(z, zonebus.CommandFormation)},
+			Handle: formationHandler(a),
+		},
+		{
 			Queue:  holdsQueue(z),
 			Keys:   []string{billingbus.KeyHoldChanged},
 			Handle: pokeAfterCommit(a, holdsHandler(a)),
@@ -83,7 +88,7 @@ func commandHandler(a *usecase.Agent) bus.TxHandler {
 			if err := requireIDs(c.GetDeployId()); err != nil {
 				return err
 			}
-			return a.ActivateRevision(ctx, t, c.GetDeployId())
+			return a.ActivateRevision(ctx, t, c.GetAppId(), c.GetDeployId(), formationFrom(c.GetFormation(), c.GetFormationGeneration()))
 		case zonebus.CommandKey(a.Zone(), zonebus.CommandDiscard):
 			var c zonev1.DiscardRevision
 			if err := d.Decode(&c); err != nil {

@@ -32,7 +32,7 @@ func TestNodeSourceWithoutAManifestIsDetectedBuiltAndServed(t *testing.T) {
 	if err := r.l.Prepare(context.Background(), rev, r.jobs); err != nil {
 		t.Fatalf("prepare: %v\n%s", err, r.sink.all())
 	}
-	r.l.Activate(context.Background(), rev, "")
+	r.l.Activate(context.Background(), rev, "", revision.Formation{})
 	if got := r.get(app, rev.DeployID, "/"); got != "node built by npm run build" {
 		t.Fatalf("GET /: %q\n%s", got, r.sink.all())
 	}
@@ -67,7 +67,7 @@ http.server.HTTPServer(("127.0.0.1", int(os.environ["PORT"])), H).serve_forever(
 	if err := r.l.Prepare(context.Background(), rev, r.jobs); err != nil {
 		t.Fatalf("prepare: %v\n%s", err, r.sink.all())
 	}
-	r.l.Activate(context.Background(), rev, "")
+	r.l.Activate(context.Background(), rev, "", revision.Formation{})
 	if got := r.get(app, rev.DeployID, "/"); got != "python 1" {
 		t.Fatalf("GET /: %q", got)
 	}

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -78,22 +79,46 @@ func (i *ImageRuntime) containerVolume(rev revision.Revision, name string, uid, 
 	return dir, nil
 }
 
-// startContainer runs the revision's service container on a free port and waits until it
-// answers its health check. The returned proc is the container to the rest of the runner:
-// alive while its log stream runs, and stopping it removes the container.
-func (i *ImageRuntime) startContainer(ctx context.Context, rev revision.Revision, vars map[string]string, r *Redactor) (*proc, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
+// instanceContainerName is the container of one instance: web.1 keeps the revision's own
+// name (what an agent restart looks for), every other instance gets its name appended.
+func instanceContainerName(deployID, ptype string, n int) string {
+	if ptype == revision.Web && n == 1 {
+		return serviceContainerName(deployID)
 	}
-	rt, name := i.Containers, serviceContainerName(rev.DeployID)
+	return fmt.Sprintf("%s-%s-%d", serviceContainerName(deployID), ptype, n)
+}
+
+// startContainer runs instance n of process type pt in a container: a web instance on a free
+// port of the host, returned once it answers its health check; any other without a port.
+// The process's command, when declared, replaces the image's own (through the shell). The
+// returned proc is the container to the rest of the runner: alive while its log stream
+// runs, and stopping it removes the container.
+func (i *ImageRuntime) startContainer(ctx context.Context, ln *imageLaunch, pt revision.Process, n int) (*proc, error) {
+	rev, r := ln.rev, ln.redactor
+	web := pt.Name == revision.Web
+	port := 0
+	if web {
+		var err error
+		if port, err = freePort(); err != nil {
+			return nil, err
+		}
+	}
+	rt, name := i.Containers, instanceContainerName(rev.DeployID, pt.Name, n)
 	// An earlier attempt, a nap or a previous agent may have left the name taken.
 	if err := rt.Remove(ctx, name); err != nil {
 		return nil, err
 	}
-	ct, err := i.container(ctx, rev, name, vars, port, nil)
+	var args []string
+	if pt.Command != "" {
+		args = ShellCommand(pt.Command)
+	}
+	instance := revision.InstanceName(pt.Name, n)
+	ct, err := i.container(ctx, rev, name, instanceEnv(ln.vars, instance), port, args)
 	if err != nil {
 		return nil, err
+	}
+	if rev.InstanceMemoryBytes > 0 {
+		ct.MemoryBytes = rev.InstanceMemoryBytes
 	}
 	id, err := rt.RunDetached(ctx, ct)
 	if err != nil {
@@ -101,25 +126,27 @@ func (i *ImageRuntime) startContainer(ctx context.Context, rev revision.Revision
 		return nil, &revision.FailError{Code: CodeHealthFailed, Message: "start: " + msg}
 	}
 	logsCtx, stopLogs := context.WithCancel(context.Background())
-	p := &proc{appID: rev.AppID, deployID: rev.DeployID, port: port, minScale: rev.MinScale, exited: make(chan struct{})}
-	// By id: a later container of the same revision (a retry, a wake after a crash) takes
+	p := &proc{appID: rev.AppID, deployID: rev.DeployID, ptype: pt.Name, n: n, port: port, minScale: rev.MinScale, exited: make(chan struct{}), status: -1}
+	// By id: a later container of the same instance (a retry, a wake after a crash) takes
 	// the name, and stopping this one must not remove it.
 	p.cancel = func() {
 		i.removeContainer(id)
 		stopLogs()
 	}
 	p.lastUsed.Store(time.Now().UnixNano())
-	stdout := newLineWriter(i.Logs, r, rev.AppID, rev.DeployID, "stdout")
-	stderr := newLineWriter(i.Logs, r, rev.AppID, rev.DeployID, "stderr")
+	stdout := newLineWriter(i.Logs, r, rev.AppID, rev.DeployID, instance, "stdout")
+	stderr := newLineWriter(i.Logs, r, rev.AppID, rev.DeployID, instance, "stderr")
 	go func() {
 		rt.Logs(logsCtx, id, stdout, stderr)
 		stdout.Flush()
 		stderr.Flush()
 		close(p.exited)
 	}()
-	if err := i.Health.wait(p, "/"); err != nil {
-		p.stop()
-		return nil, err
+	if web {
+		if err := i.Health.wait(p, "/"); err != nil {
+			p.stop()
+			return nil, err
+		}
 	}
 	return p, nil
 }

@@ -52,7 +52,7 @@ const removeTimeout = time.Minute
 // prepare pulls the image, runs its release Job and starts its container, healthy. It
 // follows the source path step for step: the Job record, a give-up between steps, the
 // health check and the prepared process the switch takes.
-func (i *ImageRuntime) prepare(ctx context.Context, rev revision.Revision, jobs usecase.JobRecorder) (*proc, error) {
+func (i *ImageRuntime) prepare(ctx context.Context, rev revision.Revision, jobs usecase.JobRecorder) (launcher, error) {
 	if i == nil || i.Containers == nil {
 		return nil, &revision.FailError{Code: revision.CodeNoRuntime, Message: "image deploys need a container runtime and this zone has none; set ZONE_IMAGE_RUNTIME (docker or podman) on a zone that has one"}
 	}
@@ -97,12 +97,18 @@ func (i *ImageRuntime) prepare(ctx context.Context, rev revision.Revision, jobs 
 	if jobs.Discarded(ctx) {
 		return nil, revision.ErrDiscarded // cancelled while releasing: never started
 	}
-	return i.startContainer(ctx, rev, vars, redactor)
+	return i.newLaunch(rev, vars, redactor), nil
+}
+
+// newLaunch is what starts an image revision's instances: its declared process types, or one
+// web running the image's own command.
+func (i *ImageRuntime) newLaunch(rev revision.Revision, vars map[string]string, r *Redactor) *imageLaunch {
+	return &imageLaunch{i: i, rev: rev, vars: vars, redactor: r, procs: revision.Declared(rev.Processes, "")}
 }
 
 // pull fetches the revision's image, its progress going to stream.
 func (i *ImageRuntime) pull(ctx context.Context, rev revision.Revision, r *Redactor, stream string) error {
-	out := newLineWriter(i.Logs, r, rev.AppID, rev.DeployID, stream)
+	out := newLineWriter(i.Logs, r, rev.AppID, rev.DeployID, "", stream)
 	err := i.Containers.Pull(ctx, rev.Image, out)
 	out.Flush()
 	if err != nil && ctx.Err() == nil {
@@ -124,7 +130,7 @@ func (i *ImageRuntime) runReleaseContainer(ctx context.Context, rev revision.Rev
 	if err != nil {
 		return -1, err
 	}
-	out := newLineWriter(i.Logs, r, rev.AppID, rev.DeployID, "release")
+	out := newLineWriter(i.Logs, r, rev.AppID, rev.DeployID, "", "release")
 	err = i.Containers.Run(ctx, ct, out)
 	out.Flush()
 	if ctx.Err() != nil {
@@ -153,9 +159,9 @@ func (i *ImageRuntime) removeContainer(ref string) {
 	}
 }
 
-// wake starts a live image revision again (after a nap or a restart) without pulling or
+// launcher reads a live image revision back (after a nap or a restart) without pulling or
 // re-running its release Job.
-func (i *ImageRuntime) wake(ctx context.Context, rev revision.Revision) (*proc, error) {
+func (i *ImageRuntime) launcher(ctx context.Context, rev revision.Revision) (launcher, error) {
 	if i == nil || i.Containers == nil {
 		return nil, fmt.Errorf("image revision %s and no container runtime", rev.DeployID)
 	}
@@ -163,5 +169,5 @@ func (i *ImageRuntime) wake(ctx context.Context, rev revision.Revision) (*proc, 
 	if err != nil {
 		return nil, err
 	}
-	return i.startContainer(ctx, rev, vars, NewRedactor(vars))
+	return i.newLaunch(rev, vars, NewRedactor(vars)), nil
 }

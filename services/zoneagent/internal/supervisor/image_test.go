@@ -208,7 +208,7 @@ func TestImageRevisionGoesLiveBehindTheEdge(t *testing.T) {
 	if err := r.l.Prepare(ctx, rev, r.jobs); err != nil {
 		t.Fatalf("prepare: %v\n%s", err, r.sink.all())
 	}
-	if err := r.l.Activate(ctx, rev, ""); err != nil {
+	if err := r.l.Activate(ctx, rev, "", revision.Formation{}); err != nil {
 		t.Fatal(err)
 	}
 	table := edge.NewTable()
@@ -235,7 +235,7 @@ func TestImageRevisionGoesLiveBehindTheEdge(t *testing.T) {
 	if len(pulls) != 1 || len(jobRuns) != 1 || len(starts) != 1 {
 		t.Fatalf("commands: %q", eng.calls())
 	}
-	port := r.l.procs.active[app].port
+	port := r.l.activeWeb(app).port
 	checkSandboxedRun(t, r, jobRuns[0], rev, name, 0, rev.Release)
 	checkSandboxedRun(t, r, starts[0], rev, "tori-"+rev.DeployID, port, nil)
 	for _, c := range eng.calls() {
@@ -289,7 +289,7 @@ func TestImageRevisionGoesLiveBehindTheEdge(t *testing.T) {
 	if len(r.jobs.steps) != 0 || len(eng.callsStarting("run", "--rm")) != 1 {
 		t.Fatalf("the release ran again on a retry: %v", r.jobs.steps)
 	}
-	r.l.Activate(ctx, rev, "")
+	r.l.Activate(ctx, rev, "", revision.Formation{})
 	// The retry's container took the name over; the earlier one's removal left it running.
 	if body := through(front, "/"); !strings.HasPrefix(body, served(rev)) {
 		t.Fatalf("after a retry: %q", body)
@@ -303,7 +303,7 @@ func TestImageRevisionGoesLiveBehindTheEdge(t *testing.T) {
 	if err := r.l.Prepare(ctx, next, r.jobs); err != nil {
 		t.Fatal(err)
 	}
-	r.l.Activate(ctx, next, rev.DeployID)
+	r.l.Activate(ctx, next, rev.DeployID, revision.Formation{})
 	table.Replace([]edge.Route{{AppID: app, Slug: "shop", DeployID: next.DeployID, Kind: revision.KindImage}}, nil)
 	if body := through(front, "/"); !strings.HasPrefix(body, served(next)) {
 		t.Fatalf("after the switch: %q", body)
@@ -321,7 +321,7 @@ func TestImageReleaseFailureKeepsThePreviousRevision(t *testing.T) {
 	if err := r.l.Prepare(ctx, live, r.jobs); err != nil {
 		t.Fatal(err)
 	}
-	r.l.Activate(ctx, live, "")
+	r.l.Activate(ctx, live, "", revision.Formation{})
 
 	bad := imageRevision(app, "2", []string{"/bin/sh", "-c", "echo no; exit 3"})
 	for attempt := 1; attempt <= 2; attempt++ {
@@ -440,7 +440,7 @@ func TestImageNapWakeAndDelete(t *testing.T) {
 	if err := r.l.Prepare(ctx, rev, r.jobs); err != nil {
 		t.Fatal(err)
 	}
-	r.l.Activate(ctx, rev, "")
+	r.l.Activate(ctx, rev, "", revision.Formation{})
 	r.l.napIdle(context.Background(), time.Now().Add(2*time.Minute))
 	if len(napped) != 1 || !napped[0] || len(eng.containers()) != 0 {
 		t.Fatalf("not napped: %v %v", napped, eng.containers())
@@ -453,7 +453,7 @@ func TestImageNapWakeAndDelete(t *testing.T) {
 	}
 	// A container that dies behind the agent's back is started again on the next request,
 	// and removing the dead one leaves the new one (same name) running.
-	dead := r.l.procs.active[app]
+	dead := r.l.activeWeb(app)
 	eng.kill("tori-" + rev.DeployID)
 	waitFor(t, "the agent to see the container die", func() bool { return !dead.alive() })
 	for range 2 {
@@ -502,7 +502,7 @@ func TestRecoverContainersAfterRestart(t *testing.T) {
 	waitFor(t, "the live revision to come back", func() bool {
 		r.l.procs.mu.Lock()
 		defer r.l.procs.mu.Unlock()
-		return r.l.procs.active[app] != nil
+		return r.l.procs.apps[app] != nil && len(r.l.procs.apps[app].web) > 0
 	})
 	if got := eng.containers(); !slices.Equal(got, []string{"someone-else", "tori-" + live.DeployID}) {
 		t.Fatalf("containers: %v", got)
@@ -536,7 +536,7 @@ func TestImageAppsGetNetworksOfTheirOwn(t *testing.T) {
 		if err := r.l.Prepare(ctx, rev, r.jobs); err != nil {
 			t.Fatal(err)
 		}
-		if err := r.l.Activate(ctx, rev, ""); err != nil {
+		if err := r.l.Activate(ctx, rev, "", revision.Formation{}); err != nil {
 			t.Fatal(err)
 		}
 	}

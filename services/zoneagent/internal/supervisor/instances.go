@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -13,32 +14,47 @@ import (
 )
 
 // The edge process reaches services only through these two (internal/edgelink): it never
-// enters a namespace itself. An instance is one running process of an app's revision; its id
-// names the app, the revision and the port, so a restarted process (after a crash or a nap)
-// on another port is another instance, and the edge's pooled connections to the old one are
-// not mistaken for connections to it.
+// enters a namespace itself. An instance is one running web process of an app's revision;
+// its id names the app, the revision and the port, so a restarted process (after a crash or
+// a nap) on another port is another instance, and the edge's pooled connections to the old
+// one are not mistaken for connections to it.
 
-// Wake returns the id of the app's live instance for route, starting its process when it
-// naps (minScale 0) or has not run since the agent restarted, and marks it used.
-func (l *Local) Wake(ctx context.Context, route edge.Route) (string, error) {
-	p, err := l.running(ctx, route)
+// Wake returns the ids of the app's running web instances for route, starting them when
+// the app naps (minScale 0) or has not run since the agent restarted, and marks them used.
+// edgelink.ErrNoWeb when the revision declares no web or its formation runs none.
+func (l *Local) Wake(ctx context.Context, route edge.Route) ([]string, error) {
+	ps, err := l.liveWeb(ctx, route)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	p.lastUsed.Store(time.Now().UnixNano())
-	return instanceID(p), nil
+	if len(ps) == 0 {
+		return nil, errors.New("the app's web instance exited as it started")
+	}
+	now := time.Now().UnixNano()
+	ids := make([]string, 0, len(ps))
+	for _, p := range ps {
+		p.lastUsed.Store(now)
+		ids = append(ids, instanceID(p))
+	}
+	return ids, nil
 }
 
-// Dial connects to a running instance: inside its app's network namespace for a sandboxed
-// process, to 127.0.0.1:port on the host for a container. edgelink.ErrGone when the
-// instance is not the app's live one any more.
+// Dial connects to a running web instance: inside its app's network namespace for a
+// sandboxed process, to 127.0.0.1:port on the host for a container. edgelink.ErrGone when
+// the instance is not one of the app's live ones any more.
 func (l *Local) Dial(ctx context.Context, id string) (net.Conn, error) {
-	appID, _, ok := strings.Cut(id, "/")
+	appID, rest, ok := strings.Cut(id, "/")
 	if !ok {
 		return nil, edgelink.ErrGone
 	}
-	p := l.procs.live(appID)
-	if p == nil || !p.alive() || instanceID(p) != id {
+	deployID, _, _ := strings.Cut(rest, "/")
+	var p *proc
+	for _, w := range l.procs.liveWeb(appID, deployID) {
+		if instanceID(w) == id {
+			p = w
+		}
+	}
+	if p == nil {
 		return nil, edgelink.ErrGone
 	}
 	p.lastUsed.Store(time.Now().UnixNano())

@@ -7,22 +7,28 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"sync/atomic"
 	"testing"
 
 	"tori.dev/services/zoneagent/internal/edge"
 	"tori.dev/services/zoneagent/internal/edgelink"
+	"tori.dev/services/zoneagent/internal/revision"
 )
 
 // throughInstances is what the edge process does with a request, over Local's Wake and Dial
 // directly (no link, no pool): how these tests reach a service.
 type throughInstances struct{ l *Local }
 
+var throughTurn atomic.Int64
+
 func (s throughInstances) ServeHTTP(w http.ResponseWriter, r *http.Request, route edge.Route) {
-	id, err := s.l.Wake(r.Context(), route)
+	ids, err := s.l.Wake(r.Context(), route)
 	if err != nil {
 		http.Error(w, "service unavailable", http.StatusServiceUnavailable)
 		return
 	}
+	// Round robin over the app's web instances, as the edge balances across them.
+	id := ids[int(throughTurn.Add(1))%len(ids)]
 	target := &url.URL{Scheme: "http", Host: "instance"}
 	proxy := &httputil.ReverseProxy{
 		Transport: &http.Transport{DisableKeepAlives: true, DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
@@ -46,10 +52,9 @@ func TestDialSaysGoneForAStoppedInstance(t *testing.T) {
 	}
 	defer ln.Close()
 	p := &proc{appID: "app", deployID: "dep", port: ln.Addr().(*net.TCPAddr).Port, exited: make(chan struct{}), cancel: func() {}}
-	l.procs.mu.Lock()
-	l.procs.init()
-	l.procs.active["app"] = p
-	l.procs.mu.Unlock()
+	a := newAppProcs("dep", 1, revision.Formation{})
+	a.web[1], a.webUp = p, true
+	l.procs.swap("app", a)
 	c, err := l.Dial(context.Background(), instanceID(p))
 	if err != nil {
 		t.Fatalf("dial of the live instance: %v", err)
@@ -62,4 +67,15 @@ func TestDialSaysGoneForAStoppedInstance(t *testing.T) {
 	if _, err := l.Dial(context.Background(), instanceID(p)); !errors.Is(err, edgelink.ErrGone) {
 		t.Fatalf("dial after exit: %v, want ErrGone", err)
 	}
+}
+
+// activeWeb is the app's web.1, or nil.
+func (l *Local) activeWeb(appID string) *proc {
+	l.procs.mu.Lock()
+	defer l.procs.mu.Unlock()
+	l.procs.init()
+	if a := l.procs.apps[appID]; a != nil {
+		return a.web[1]
+	}
+	return nil
 }

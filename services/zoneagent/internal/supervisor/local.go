@@ -8,6 +8,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 
 	"tori.dev/services/zoneagent/internal/revision"
@@ -80,22 +81,31 @@ type Local struct {
 	Revision func(ctx context.Context, deployID string) (revision.Revision, error)
 	// IdleAfter: a minScale-0 service with no request for this long is stopped (napping).
 	IdleAfter time.Duration
+	// Formation loads the formation on record for a revision, to bring its instances back
+	// after an agent restart; nil: one web.
+	Formation func(ctx context.Context, deployID string) (revision.Formation, error)
 	// Napped is told when an app naps or wakes.
 	Napped func(ctx context.Context, appID string, napping bool)
-	Log    *slog.Logger
+	// FormationChanged is told how many instances of each declared type of an app's live
+	// revision run, whenever that changes.
+	FormationChanged func(ctx context.Context, appID, deployID string, running []revision.ProcessRunning)
+	Log              *slog.Logger
 
-	procs processTable
+	procs    processTable
+	reportMu sync.Mutex
+	reported map[string]string // by app: the last report's counts
 }
 
 var _ usecase.Runner = (*Local)(nil)
 
 func (l *Local) logger() *slog.Logger { return logOr(l.Log) }
 
-// runtime is what the runtime of each kind does for Local: prepare a new revision, and
-// start a prepared one again from what preparing left (after a nap or an agent restart).
+// runtime is what the runtime of each kind does for Local: prepare a new revision, and read
+// a prepared one back from what preparing left (after a nap or an agent restart); either
+// gives what starts its instances.
 type runtime interface {
-	prepare(ctx context.Context, rev revision.Revision, jobs usecase.JobRecorder) (*proc, error)
-	wake(ctx context.Context, rev revision.Revision) (*proc, error)
+	prepare(ctx context.Context, rev revision.Revision, jobs usecase.JobRecorder) (launcher, error)
+	launcher(ctx context.Context, rev revision.Revision) (launcher, error)
 }
 
 // runtimeFor is the runtime of a revision kind: images', or sources' for every other.
@@ -106,56 +116,70 @@ func (l *Local) runtimeFor(kind revision.Kind) runtime {
 	return l.Source
 }
 
-// Prepare builds (or pulls) and releases a revision and starts its process, healthy; it is
-// kept until Activate or Discard.
+// Prepare builds (or pulls) and releases a revision and, when it declares web, starts one
+// web instance, healthy; it is kept until Activate or Discard. A revision without web is
+// prepared once built and released: nothing of it runs before activation.
 func (l *Local) Prepare(ctx context.Context, rev revision.Revision, jobs usecase.JobRecorder) error {
 	if err := l.Identities.Ensure(ctx, rev.AppID); err != nil {
 		return err
 	}
-	p, err := l.runtimeFor(rev.Kind).prepare(ctx, rev, jobs)
+	ln, err := l.runtimeFor(rev.Kind).prepare(ctx, rev, jobs)
 	if err != nil {
 		return err
 	}
-	l.procs.keepPrepared(p)
-	return nil
-}
-
-// Activate makes the prepared process the app's and stops the one before it. After an agent
-// restart nothing is prepared in memory; the process then starts on the first request.
-func (l *Local) Activate(_ context.Context, rev revision.Revision, _ string) error {
-	if old := l.procs.activate(rev.AppID, rev.DeployID); old != nil {
-		old.stop()
+	prep := &preparedRev{appID: rev.AppID, launch: ln}
+	if web, ok := processOf(ln, revision.Web); ok {
+		if prep.web, err = ln.start(ctx, web, 1); err != nil {
+			return err
+		}
+	}
+	if old := l.procs.keepPrepared(rev.DeployID, prep); old != nil && old.web != nil && old.web != prep.web {
+		old.web.stop()
 	}
 	return nil
 }
 
 // Discard stops a prepared revision and removes its tree.
 func (l *Local) Discard(_ context.Context, appID, deployID string) error {
-	if p := l.procs.takePrepared(deployID); p != nil {
-		p.stop()
+	if p := l.procs.takePrepared(deployID); p != nil && p.web != nil {
+		p.web.stop()
 	}
 	return l.Identities.RemoveTree(appID, deployID)
 }
 
-// StopApp stops every process of a deleted app, removes its trees and frees its uid.
+// StopApp stops every instance of a deleted app, removes its trees and frees its uid.
 func (l *Local) StopApp(ctx context.Context, appID string) error {
-	for _, p := range l.procs.takeApp(appID) {
-		p.stop()
+	a, prepared := l.procs.takeApp(appID)
+	if a != nil {
+		stopInstances(a)
 	}
+	stopPrepared(prepared)
+	l.reportMu.Lock()
+	delete(l.reported, appID)
+	l.reportMu.Unlock()
 	l.Image.forgetApp(ctx, appID)
 	l.Source.forgetApp(appID)
 	return l.Identities.Release(ctx, appID)
 }
 
-// StopAll stops every process; the agent calls it when it stops, so none is orphaned.
+// StopAll stops every instance; the agent calls it when it stops, so none is orphaned.
 func (l *Local) StopAll() {
-	all := l.procs.takeAll()
-	for _, p := range all {
-		p.stop()
+	apps, prepared := l.procs.takeAll()
+	for _, a := range apps {
+		stopInstances(a)
 	}
+	stopPrepared(prepared)
 	// pasta runs on its own: it would outlive the agent with the namespaces it holds.
 	l.Source.Sandbox.ReleaseNetworks()
-	l.logger().Info("stopped service processes", "count", len(all))
+	l.logger().Info("stopped service processes", "apps", len(apps), "prepared", len(prepared))
+}
+
+func stopPrepared(prepared []*preparedRev) {
+	for _, p := range prepared {
+		if p.web != nil {
+			p.web.stop()
+		}
+	}
 }
 
 var _ io.Closer = (*proc)(nil)

@@ -78,14 +78,29 @@ func manifest(m map[string]any) file {
 type sink struct {
 	mu    sync.Mutex
 	lines []string
+	procs []string // the process of each line
 	reds  int
 }
 
-func (s *sink) Line(_, _, stream, msg string, n int) {
+func (s *sink) ProcessLine(_, _, process, stream, msg string, n int) {
 	s.mu.Lock()
 	s.lines = append(s.lines, stream+": "+msg)
+	s.procs = append(s.procs, process)
 	s.reds += n
 	s.mu.Unlock()
+}
+
+// of is the lines process wrote.
+func (s *sink) of(process string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for i, l := range s.lines {
+		if s.procs[i] == process {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 func (s *sink) all() string { s.mu.Lock(); defer s.mu.Unlock(); return strings.Join(s.lines, "\n") }
@@ -234,7 +249,7 @@ func TestSourceRevisionBuildsReleasesAndServes(t *testing.T) {
 	if err := r.l.Prepare(context.Background(), rev, r.jobs); err != nil {
 		t.Fatalf("prepare: %v\n%s", err, r.sink.all())
 	}
-	if err := r.l.Activate(context.Background(), rev, ""); err != nil {
+	if err := r.l.Activate(context.Background(), rev, "", revision.Formation{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := r.get(app, rev.DeployID, "/"); got != "ok released" {
@@ -253,11 +268,11 @@ func TestSourceRevisionBuildsReleasesAndServes(t *testing.T) {
 	// The process sees its deploy's variables and PORT, nothing of the agent's environment.
 	var penv map[string]string
 	json.Unmarshal([]byte(r.get(app, rev.DeployID, "/env")), &penv)
-	if penv["SECRET_TOKEN"] != secret || penv["PORT"] == "" {
+	if penv["SECRET_TOKEN"] != secret || penv["PORT"] == "" || penv["TORI_PROCESS"] != "web.1" {
 		t.Fatalf("process env %v", penv)
 	}
 	for k := range penv {
-		if strings.HasPrefix(k, "TORI_") || k == "DATABASE_URL" || k == "GATEWAY_SIGNING_KEY" {
+		if (strings.HasPrefix(k, "TORI_") && k != "TORI_PROCESS") || k == "DATABASE_URL" || k == "GATEWAY_SIGNING_KEY" {
 			t.Fatalf("process inherited %s", k)
 		}
 	}
@@ -376,8 +391,8 @@ func TestNapAndWake(t *testing.T) {
 	if err := r.l.Prepare(context.Background(), rev, r.jobs); err != nil {
 		t.Fatal(err)
 	}
-	r.l.Activate(context.Background(), rev, "")
-	first := r.l.procs.active[app]
+	r.l.Activate(context.Background(), rev, "", revision.Formation{})
+	first := r.l.activeWeb(app)
 	r.l.napIdle(context.Background(), time.Now().Add(30*time.Second))
 	if !first.alive() {
 		t.Fatal("napped before IdleAfter")
@@ -423,7 +438,7 @@ func TestAppCgroupLimits(t *testing.T) {
 	if err := r.l.Prepare(context.Background(), rev, r.jobs); err != nil {
 		t.Fatal(err)
 	}
-	p := r.l.procs.prepared[rev.DeployID]
+	p := r.l.procs.prepared[rev.DeployID].web
 	cg, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.sandbox.Pid()), "cgroup"))
 	if !strings.Contains(string(cg), "tori-"+testZone+"/"+app) {
 		t.Fatalf("process not in the app's group:\n%s", cg)

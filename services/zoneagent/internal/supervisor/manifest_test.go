@@ -75,7 +75,7 @@ func TestHostileSourceTarballsFailTheirDeployOnly(t *testing.T) {
 	if err := r.l.Prepare(ctx, good, r.jobs); err != nil {
 		t.Fatalf("prepare: %v\n%s", err, r.sink.all())
 	}
-	if err := r.l.Activate(ctx, good, ""); err != nil {
+	if err := r.l.Activate(ctx, good, "", revision.Formation{}); err != nil {
 		t.Fatal(err)
 	}
 	start := manifest(map[string]any{"start": "true"})

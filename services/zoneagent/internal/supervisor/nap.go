@@ -19,16 +19,28 @@ func (l *Local) NapJob() lifecycle.Job {
 	}}
 }
 
+// napIdle stops the web instances of the minScale-0 apps idle since idleAfter; their other
+// types run on. An app whose instances are being changed is looked at next time.
 func (l *Local) napIdle(ctx context.Context, now time.Time) int {
 	if l.IdleAfter <= 0 {
 		return 0
 	}
-	nap := l.procs.takeIdle(now, l.IdleAfter)
-	for _, p := range nap {
-		p.stop()
+	napped := 0
+	for _, appID := range l.procs.idleApps(now, l.IdleAfter) {
+		unlock, ok := l.procs.tryLock(appID)
+		if !ok {
+			continue
+		}
+		web := l.procs.takeWeb(appID)
+		unlock()
+		for _, p := range web {
+			p.stop()
+		}
+		napped++
+		l.report(appID)
 		if l.Napped != nil {
-			l.Napped(ctx, p.appID, true)
+			l.Napped(ctx, appID, true)
 		}
 	}
-	return len(nap)
+	return napped
 }

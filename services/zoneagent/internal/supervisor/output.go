@@ -7,9 +7,11 @@ import (
 	"time"
 )
 
-// LogSink receives customer output, already redacted, one line at a time.
+// LogSink receives customer output, already redacted, one line at a time. process names the
+// instance that wrote it (web.1, worker.2); build, release and the platform's own lines
+// about no instance have "".
 type LogSink interface {
-	Line(appID, deployID, stream, message string, redactions int)
+	ProcessLine(appID, deployID, process, stream, message string, redactions int)
 }
 
 // maxLine bounds one log line; longer output is cut into several.
@@ -23,12 +25,13 @@ type lineWriter struct {
 	redactor *Redactor
 	appID    string
 	deployID string
+	process  string
 	stream   string
 	bound    *lineBound
 }
 
-func newLineWriter(sink LogSink, r *Redactor, appID, deployID, stream string) *lineWriter {
-	return &lineWriter{sink: sink, redactor: r, appID: appID, deployID: deployID, stream: stream}
+func newLineWriter(sink LogSink, r *Redactor, appID, deployID, process, stream string) *lineWriter {
+	return &lineWriter{sink: sink, redactor: r, appID: appID, deployID: deployID, process: process, stream: stream}
 }
 
 // Output carries customer output to the sink: cut into lines, redacted, and within each
@@ -42,9 +45,10 @@ type Output struct {
 	bounds map[string]*lineBound
 }
 
-// writer is a writer of the app's output to stream, within the app's output bound.
-func (o *Output) writer(r *Redactor, appID, deployID, stream string) *lineWriter {
-	w := newLineWriter(o.Sink, r, appID, deployID, stream)
+// writer is a writer of the app's output to stream, within the app's output bound; process
+// is the instance writing ("" for a build or release).
+func (o *Output) writer(r *Redactor, appID, deployID, process, stream string) *lineWriter {
+	w := newLineWriter(o.Sink, r, appID, deployID, process, stream)
 	w.bound = o.bound(appID)
 	return w
 }
@@ -71,10 +75,11 @@ func (o *Output) forget(appID string) {
 	o.mu.Unlock()
 }
 
-// system writes a line of the platform's own to the app's log, outside its bound.
-func (o *Output) system(appID, deployID, message string) {
+// system writes a line of the platform's own to the app's log, outside its bound, about
+// process (an instance's name, or "").
+func (o *Output) system(appID, deployID, process, message string) {
 	if o.Sink != nil {
-		o.Sink.Line(appID, deployID, "system", message, 0)
+		o.Sink.ProcessLine(appID, deployID, process, "system", message, 0)
 	}
 }
 
@@ -162,7 +167,7 @@ func (w *lineWriter) Flush() {
 
 func (w *lineWriter) reportDropped(n int) {
 	if n > 0 && w.sink != nil {
-		w.sink.Line(w.appID, w.deployID, "system", fmt.Sprintf("%d lines of output dropped: over this app's bound of %d lines a second", n, w.bound.perSecond), 0)
+		w.sink.ProcessLine(w.appID, w.deployID, w.process, "system", fmt.Sprintf("%d lines of output dropped: over this app's bound of %d lines a second", n, w.bound.perSecond), 0)
 	}
 }
 
@@ -177,5 +182,5 @@ func (w *lineWriter) emit(line string) {
 	}
 	line = string(bytes.TrimRight([]byte(line), "\r"))
 	msg, n := w.redactor.Redact(line)
-	w.sink.Line(w.appID, w.deployID, w.stream, msg, n)
+	w.sink.ProcessLine(w.appID, w.deployID, w.process, w.stream, msg, n)
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"tori.dev/services/zoneagent/internal/revision"
 	"tori.dev/services/zoneagent/internal/sandbox"
 )
 
@@ -15,9 +16,12 @@ import (
 // closes when its log stream ends, and cancel removes it).
 type proc struct {
 	appID, deployID string
-	port            int
-	minScale        int64
-	sandbox         *sandbox.Sandboxed // nil for a container
+	// ptype and n name the instance (web.1, worker.2).
+	ptype    string
+	n        int
+	port     int // 0: not web, nothing to reach
+	minScale int64
+	sandbox  *sandbox.Sandboxed // nil for a container
 	// transport reaches the process: in its app's network namespace for a sandbox; nil
 	// (the default, to 127.0.0.1:port on the host) for a container.
 	transport *http.Transport
@@ -25,7 +29,13 @@ type proc struct {
 	exited    chan struct{}
 	lastUsed  atomic.Int64 // unix nanoseconds of the last wake or dial by the edge (instances.go)
 	stopOnce  sync.Once
+	// status is the exit status, set before exited closes; -1 when it did not exit by itself
+	// or is not known (a container).
+	status int
 }
+
+// name is the instance's name: web.1, worker.2.
+func (p *proc) name() string { return revision.InstanceName(p.ptype, p.n) }
 
 // stop ends the process group (or removes the container) and waits for it.
 func (p *proc) stop() {

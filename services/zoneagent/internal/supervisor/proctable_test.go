@@ -4,74 +4,142 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"tori.dev/services/zoneagent/internal/revision"
 )
 
-// fakeProc is a process of the table's tests: stopping it closes exited and counts.
-func fakeProc(appID, deployID string, minScale int64, lastUsed time.Time) (*proc, *int) {
+// fakeProc is a web instance of the table's tests: stopping it closes exited and counts.
+func fakeProc(appID, deployID string, n int, lastUsed time.Time) (*proc, *int) {
 	stops := 0
-	p := &proc{appID: appID, deployID: deployID, minScale: minScale, exited: make(chan struct{})}
+	p := &proc{appID: appID, deployID: deployID, ptype: revision.Web, n: n, exited: make(chan struct{})}
 	p.cancel = func() { stops++; close(p.exited) }
 	p.lastUsed.Store(lastUsed.UnixNano())
 	return p, &stops
 }
 
-func deployIDs(ps []*proc) []string {
-	var out []string
-	for _, p := range ps {
-		out = append(out, p.deployID)
+// Bringing instances numbered have to want: the missing lowest numbers start, the highest
+// stop first, a gap left by an exit is filled.
+func TestMoves(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		have        []int
+		want        int64
+		start, stop []int
+	}{
+		{"from nothing", nil, 3, []int{1, 2, 3}, nil},
+		{"nothing to do", []int{1, 2}, 2, nil, nil},
+		{"scale down stops the highest first", []int{1, 2, 3, 4}, 2, nil, []int{4, 3}},
+		{"to zero", []int{2, 1}, 0, nil, []int{2, 1}},
+		{"a gap is filled", []int{1, 3}, 3, []int{2}, nil},
+		{"a gap and a stop", []int{1, 3}, 1, nil, []int{3}},
+		{"up from one", []int{1}, 3, []int{2, 3}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start, stop := moves(tc.have, tc.want)
+			if !slices.Equal(start, tc.start) || !slices.Equal(stop, tc.stop) {
+				t.Fatalf("moves(%v, %d) = start %v stop %v, want %v %v", tc.have, tc.want, start, stop, tc.start, tc.stop)
+			}
+		})
 	}
-	slices.Sort(out)
-	return out
 }
 
-// A retry's process replaces (and stops) the earlier attempt's; activation hands back the
-// process it replaces, and an activation with nothing prepared leaves the app without one.
-func TestProcessTablePrepareAndActivate(t *testing.T) {
+// Restarts: at once, then 1 s doubling up to 5 minutes; ten minutes up starts over.
+func TestBackoff(t *testing.T) {
+	var b backoff
+	short := time.Second
+	for i, want := range []time.Duration{0, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second,
+		32 * time.Second, 64 * time.Second, 128 * time.Second, 256 * time.Second, 5 * time.Minute, 5 * time.Minute} {
+		if got := b.next(short); got != want {
+			t.Fatalf("exit %d: %s, want %s", i+1, got, want)
+		}
+	}
+	if got := b.next(9 * time.Minute); got != 5*time.Minute {
+		t.Fatalf("nine minutes up does not reset: %s", got)
+	}
+	if got := b.next(10 * time.Minute); got != 0 {
+		t.Fatalf("after ten minutes up: %s, want at once", got)
+	}
+	if got := b.next(short); got != time.Second {
+		t.Fatalf("the exit after a reset: %s, want 1s", got)
+	}
+}
+
+// A formation with no quantities (a command from before formations) runs one web.
+func TestFormationDefaultsToOneWeb(t *testing.T) {
+	for _, tc := range []struct {
+		f     revision.Formation
+		ptype string
+		want  int64
+	}{
+		{revision.Formation{}, "web", 1},
+		{revision.Formation{}, "worker", 0},
+		{revision.Formation{Quantities: map[string]int64{"worker": 2}}, "web", 0},
+		{revision.Formation{Quantities: map[string]int64{"worker": 2}}, "worker", 2},
+		{revision.Formation{Quantities: map[string]int64{"web": -1}}, "web", 0},
+	} {
+		if got := tc.f.Quantity(tc.ptype); got != tc.want {
+			t.Errorf("%v %s: %d, want %d", tc.f.Quantities, tc.ptype, got, tc.want)
+		}
+	}
+}
+
+// A retry's prepared revision hands back the earlier attempt's; a swap hands back the app's
+// instances before it; napping takes only idle minScale-0 apps' web instances; an app's
+// deletion takes its live and prepared instances and nobody else's.
+func TestProcessTableMoves(t *testing.T) {
 	var tbl processTable
 	now := time.Now()
-	first, firstStops := fakeProc("a", "d1", 1, now)
+	first, _ := fakeProc("a", "d1", 1, now)
 	retry, _ := fakeProc("a", "d1", 1, now)
-	tbl.keepPrepared(first)
-	tbl.keepPrepared(retry)
-	if *firstStops != 1 || tbl.prepared["d1"] != retry {
-		t.Fatalf("the earlier attempt: stopped %d times, prepared %v", *firstStops, tbl.prepared["d1"])
+	if old := tbl.keepPrepared("d1", &preparedRev{appID: "a", web: first}); old != nil {
+		t.Fatalf("nothing was prepared before: %v", old)
 	}
-	if old := tbl.activate("a", "d1"); old != nil || tbl.active["a"] != retry || len(tbl.prepared) != 0 {
-		t.Fatalf("first activation: old %v, active %v", old, tbl.active["a"])
+	if old := tbl.keepPrepared("d1", &preparedRev{appID: "a", web: retry}); old == nil || old.web != first {
+		t.Fatalf("the earlier attempt was not handed back: %v", old)
 	}
-	next, _ := fakeProc("a", "d2", 1, now)
-	tbl.keepPrepared(next)
-	if old := tbl.activate("a", "d2"); old != retry || tbl.active["a"] != next {
-		t.Fatalf("second activation: old %v, active %v", old, tbl.active["a"])
+	live := newAppProcs("d1", 0, revision.Formation{})
+	live.web[1], live.webUp = tbl.takePrepared("d1").web, true
+	if old := tbl.swap("a", live); old != nil {
+		t.Fatalf("first activation handed back %v", old)
 	}
-	if old := tbl.activate("a", "d3"); old != next || tbl.active["a"] != nil {
-		t.Fatalf("an activation after a restart: old %v, active %v", old, tbl.active["a"])
+	if got := tbl.liveWeb("a", "d1"); len(got) != 1 || got[0] != retry {
+		t.Fatalf("live web %v", got)
 	}
-}
+	if got := tbl.liveWeb("a", "d0"); got != nil {
+		t.Fatalf("another revision's web: %v", got)
+	}
 
-// Napping takes only minScale-0 processes idle for long enough; an app's deletion takes its
-// active and prepared processes and nobody else's.
-func TestProcessTableTakesIdleAndAppProcesses(t *testing.T) {
-	var tbl processTable
-	now := time.Now()
-	idle, _ := fakeProc("idle", "d-idle", 0, now.Add(-2*time.Minute))
-	busy, _ := fakeProc("busy", "d-busy", 0, now.Add(-10*time.Second))
+	busy, _ := fakeProc("busy", "d-busy", 1, now.Add(-10*time.Second))
 	kept, _ := fakeProc("kept", "d-kept", 1, now.Add(-time.Hour))
-	for _, p := range []*proc{idle, busy, kept} {
-		tbl.keepPrepared(p)
-		tbl.activate(p.appID, p.deployID)
+	idle2, _ := fakeProc("a", "d1", 2, now.Add(-2*time.Minute))
+	retry.lastUsed.Store(now.Add(-3 * time.Minute).UnixNano())
+	live.web[2] = idle2
+	for _, p := range []*proc{busy, kept} {
+		a := newAppProcs(p.deployID, 0, revision.Formation{})
+		if p == kept {
+			a.minScale = 1
+		}
+		a.web[1], a.webUp = p, true
+		tbl.swap(p.appID, a)
 	}
-	if got := deployIDs(tbl.takeIdle(now, time.Minute)); !slices.Equal(got, []string{"d-idle"}) || tbl.active["idle"] != nil {
-		t.Fatalf("napped %v", got)
+	if got := tbl.idleApps(now, time.Minute); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("idle apps %v", got)
 	}
+	if got := tbl.takeWeb("a"); len(got) != 2 || got[0] != retry || got[1] != idle2 || live.webUp || len(live.web) != 0 {
+		t.Fatalf("napping took %v, webUp %v", got, live.webUp)
+	}
+	if got := tbl.idleApps(now, time.Minute); len(got) != 0 {
+		t.Fatalf("a napping app is idle again: %v", got)
+	}
+
 	waiting, _ := fakeProc("busy", "d-busy-2", 1, now)
-	other, _ := fakeProc("kept", "d-kept-2", 1, now)
-	tbl.keepPrepared(waiting)
-	tbl.keepPrepared(other)
-	if got := deployIDs(tbl.takeApp("busy")); !slices.Equal(got, []string{"d-busy", "d-busy-2"}) {
-		t.Fatalf("the deleted app's processes: %v", got)
+	tbl.keepPrepared("d-busy-2", &preparedRev{appID: "busy", web: waiting})
+	a, prepared := tbl.takeApp("busy")
+	if a == nil || a.web[1] != busy || len(prepared) != 1 || prepared[0].web != waiting {
+		t.Fatalf("the deleted app's instances: %v %v", a, prepared)
 	}
-	if got := deployIDs(tbl.takeAll()); !slices.Equal(got, []string{"d-kept", "d-kept-2"}) || len(tbl.active)+len(tbl.prepared) != 0 {
-		t.Fatalf("all: %v", got)
+	apps, prepared := tbl.takeAll()
+	if len(apps) != 2 || len(prepared) != 0 || len(tbl.apps) != 0 {
+		t.Fatalf("all: %d apps, %d prepared", len(apps), len(prepared))
 	}
 }

@@ -44,7 +44,7 @@ func (l *Local) RecoverContainers(ctx context.Context, live []revision.Route) (r
 
 // bringBack starts a live image revision that should always run under the agent.
 func (l *Local) bringBack(ctx context.Context, route edge.Route) {
-	if _, err := l.running(ctx, route); err != nil && ctx.Err() == nil {
+	if _, err := l.Wake(ctx, route); err != nil && ctx.Err() == nil {
 		l.logger().WarnContext(ctx, "bring live image revision back", "deploy", route.DeployID, "err", err.Error())
 	}
 }

@@ -91,7 +91,7 @@ func BenchmarkSandbox(b *testing.B) {
 		if err := r.l.Prepare(ctx, rev, r.jobs); err != nil {
 			b.Fatal(err)
 		}
-		r.l.Activate(ctx, rev, "")
+		r.l.Activate(ctx, rev, "", revision.Formation{})
 		var total time.Duration
 		for i := 0; i < b.N; i++ {
 			r.l.napIdle(ctx, time.Now().Add(2*time.Minute))

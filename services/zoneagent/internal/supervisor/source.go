@@ -32,8 +32,8 @@ type SourceRuntime struct {
 	Log    *slog.Logger
 }
 
-// prepare unpacks, builds and releases a revision and starts its process, healthy.
-func (s *SourceRuntime) prepare(ctx context.Context, rev revision.Revision, jobs usecase.JobRecorder) (*proc, error) {
+// prepare unpacks, builds and releases a revision and returns what starts its instances.
+func (s *SourceRuntime) prepare(ctx context.Context, rev revision.Revision, jobs usecase.JobRecorder) (launcher, error) {
 	if s.Sandbox.Unavailable != "" {
 		return nil, &revision.FailError{Code: sandbox.CodeSandboxUnavailable, Message: "this zone cannot confine customer code: " + s.Sandbox.Unavailable}
 	}
@@ -91,12 +91,18 @@ func (s *SourceRuntime) prepare(ctx context.Context, rev revision.Revision, jobs
 	if jobs.Discarded(ctx) {
 		return nil, revision.ErrDiscarded // cancelled while building or releasing: never started
 	}
-	return s.start(ctx, rev, dir, m, vars, redactor)
+	return s.newLaunch(rev, dir, m, vars, redactor), nil
 }
 
-// wake starts a prepared revision's process again from its tree, without rebuilding or
-// re-running its release Job.
-func (s *SourceRuntime) wake(ctx context.Context, rev revision.Revision) (*proc, error) {
+// newLaunch is what starts a built revision's instances: its process types are the ones it
+// declares, or one web running the start line.
+func (s *SourceRuntime) newLaunch(rev revision.Revision, dir string, m Manifest, vars map[string]string, r *Redactor) *sourceLaunch {
+	return &sourceLaunch{s: s, rev: rev, dir: dir, healthPath: m.HealthPath, vars: vars, redactor: r, procs: revision.Declared(rev.Processes, m.Start)}
+}
+
+// launcher reads a prepared revision back from its tree (after a nap or an agent restart),
+// without rebuilding or re-running its release Job.
+func (s *SourceRuntime) launcher(ctx context.Context, rev revision.Revision) (launcher, error) {
 	if err := s.Identities.Disk(rev.AppID); err != nil {
 		return nil, err
 	}
@@ -115,7 +121,7 @@ func (s *SourceRuntime) wake(ctx context.Context, rev revision.Revision) (*proc,
 	if err != nil {
 		return nil, err
 	}
-	return s.start(ctx, rev, dir, m, withPlanEnv(vars, plan), NewRedactor(vars))
+	return s.newLaunch(rev, dir, m, withPlanEnv(vars, plan), NewRedactor(vars)), nil
 }
 
 func (s *SourceRuntime) unpack(ctx context.Context, rev revision.Revision, dir string) error {

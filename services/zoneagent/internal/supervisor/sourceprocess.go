@@ -9,41 +9,55 @@ import (
 	"tori.dev/services/zoneagent/internal/sandbox"
 )
 
-// start runs the manifest's start command with the deploy's environment and PORT and waits
-// until it answers its health check.
-func (s *SourceRuntime) start(ctx context.Context, rev revision.Revision, dir string, m Manifest, vars map[string]string, r *Redactor) (*proc, error) {
+// startInstance runs instance n of process type pt (its command through the shell, as a start
+// line) with the deploy's environment and TORI_PROCESS, in a sandbox of its own. A web
+// instance gets a PORT of its own in the app's network namespace and is returned once it
+// answers its health check; any other type runs without a port.
+func (s *SourceRuntime) startInstance(ctx context.Context, ln *sourceLaunch, pt revision.Process, n int) (*proc, error) {
+	rev := ln.rev
 	_, span := startSpan(ctx, "zone start", rev) // trace.go: up to healthy, not the process's life
 	defer span.End()
+	name := revision.InstanceName(pt.Name, n)
+	web := pt.Name == revision.Web
+	port := 0
+	if web {
+		// The port is free in the app's own network namespace (its other instances and its
+		// previous revision may be serving there on others); the edge dials it there.
+		netns, err := s.Sandbox.Network(context.Background(), rev.AppID)
+		if err != nil {
+			return nil, &revision.FailError{Code: CodeHealthFailed, Message: "start: " + err.Error()}
+		}
+		if port, err = sandbox.FreePortIn(netns); err != nil {
+			return nil, &revision.FailError{Code: CodeHealthFailed, Message: "start: " + err.Error()}
+		}
+	}
 	// The process outlives the preparation's context; stop() ends it.
-	stdout := s.Output.writer(r, rev.AppID, rev.DeployID, "stdout")
-	stderr := s.Output.writer(r, rev.AppID, rev.DeployID, "stderr")
-	// The port is free in the app's own network namespace (its previous revision may still
-	// be serving there on another); the edge dials it there, with no port on the host.
-	netns, err := s.Sandbox.Network(context.Background(), rev.AppID)
+	stdout := s.Output.writer(ln.redactor, rev.AppID, rev.DeployID, name, "stdout")
+	stderr := s.Output.writer(ln.redactor, rev.AppID, rev.DeployID, name, "stderr")
+	sb, err := s.Sandbox.Start(context.Background(), sandbox.Spec{AppID: rev.AppID, Dir: ln.dir, Argv: StartCommand(pt.Command),
+		Env: sandbox.Environ(instanceEnv(ln.vars, name), port), CPU: rev.CPU, Stdout: stdout, Stderr: stderr,
+		Instance: name, MemoryBytes: rev.InstanceMemoryBytes})
 	if err != nil {
 		return nil, &revision.FailError{Code: CodeHealthFailed, Message: "start: " + err.Error()}
 	}
-	port, err := sandbox.FreePortIn(netns)
-	if err != nil {
-		return nil, &revision.FailError{Code: CodeHealthFailed, Message: "start: " + err.Error()}
+	p := &proc{appID: rev.AppID, deployID: rev.DeployID, ptype: pt.Name, n: n, port: port, minScale: rev.MinScale, sandbox: sb,
+		cancel: sb.Kill, exited: make(chan struct{})}
+	if web {
+		p.transport = appTransport(sb.DialIn(port))
 	}
-	sb, err := s.Sandbox.Start(context.Background(), sandbox.Spec{AppID: rev.AppID, Dir: dir, Argv: StartCommand(m.Start),
-		Env: sandbox.Environ(vars, port), CPU: rev.CPU, Stdout: stdout, Stderr: stderr})
-	if err != nil {
-		return nil, &revision.FailError{Code: CodeHealthFailed, Message: "start: " + err.Error()}
-	}
-	p := &proc{appID: rev.AppID, deployID: rev.DeployID, port: port, minScale: rev.MinScale, sandbox: sb, cancel: sb.Kill, exited: make(chan struct{}),
-		transport: appTransport(sb.DialIn(port))}
 	p.lastUsed.Store(time.Now().UnixNano())
 	go func() {
-		s.watchMemory(sb, rev.AppID, rev.DeployID)
+		err := s.watchMemory(sb, rev.AppID, rev.DeployID, name)
 		stdout.Flush()
 		stderr.Flush()
+		p.status = exitStatus(err)
 		close(p.exited)
 	}()
-	if err := s.Health.wait(p, m.HealthPath); err != nil {
-		p.stop()
-		return nil, err
+	if web {
+		if err := s.Health.wait(p, ln.healthPath); err != nil {
+			p.stop()
+			return nil, err
+		}
 	}
 	return p, nil
 }
@@ -53,13 +67,13 @@ func (s *SourceRuntime) start(ctx context.Context, rev revision.Revision, dir st
 func (s *SourceRuntime) runCommand(ctx context.Context, rev revision.Revision, dir string, argv []string, vars map[string]string, r *Redactor, stream string) (int, error) {
 	ctx, span := startSpan(ctx, "zone "+stream, rev) // trace.go
 	defer span.End()
-	out := s.Output.writer(r, rev.AppID, rev.DeployID, stream)
+	out := s.Output.writer(r, rev.AppID, rev.DeployID, "", stream)
 	spec := sandbox.Spec{AppID: rev.AppID, Dir: dir, Argv: argv, Env: sandbox.Environ(vars, 0), CPU: rev.CPU, Stdout: out, Stderr: out}
 	sb, err := s.Sandbox.Start(ctx, s.withBuildCache(spec, stream, vars)) // buildcache.go
 	if err != nil {
 		return -1, err
 	}
-	err = s.watchMemory(sb, rev.AppID, rev.DeployID)
+	err = s.watchMemory(sb, rev.AppID, rev.DeployID, "")
 	out.Flush()
 	return exitStatus(err), err
 }
@@ -71,13 +85,13 @@ const oomPoll = time.Second
 // watchMemory waits for the sandbox to end and writes a `system` line to the app's log each
 // time the kernel killed one of its processes for going over the app's memory (what Heroku
 // calls R15), so the customer learns why a process vanished. It returns the sandbox's error.
-func (s *SourceRuntime) watchMemory(sb *sandbox.Sandboxed, appID, deployID string) error {
+func (s *SourceRuntime) watchMemory(sb *sandbox.Sandboxed, appID, deployID, process string) error {
 	seen := sb.OOMKillsAtStart()
 	report := func() {
 		n := s.Sandbox.Cgroups.OOMKills(appID)
 		if n > seen {
 			oomKills.Add(float64(n - seen)) // metrics.go
-			s.Output.system(appID, deployID, fmt.Sprintf(
+			s.Output.system(appID, deployID, process, fmt.Sprintf(
 				"R15 memory quota exceeded: the kernel killed %d process(es) of this app over its %d-byte memory limit", n-seen, s.Sandbox.MemoryBytes))
 		}
 		seen = max(seen, n)

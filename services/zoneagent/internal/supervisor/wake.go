@@ -2,71 +2,116 @@ package supervisor
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 
 	"tori.dev/services/zoneagent/internal/edge"
+	"tori.dev/services/zoneagent/internal/edgelink"
+	"tori.dev/services/zoneagent/internal/revision"
 )
 
-// running returns the app's live process, starting it when needed. Concurrent first
-// requests share one start.
-func (l *Local) running(ctx context.Context, route edge.Route) (*proc, error) {
-	t := &l.procs
-	for {
-		t.mu.Lock()
-		t.init()
-		if l.Log == nil {
-			l.Log = slog.Default() // ServeHTTP's, set under the lock as Local's zero value allows
-		}
-		if p := t.active[route.AppID]; p != nil && p.deployID == route.DeployID && p.alive() {
-			t.mu.Unlock()
-			return p, nil
-		}
-		if ch, ok := t.waking[route.AppID]; ok {
-			t.mu.Unlock()
-			select {
-			case <-ch:
-				continue
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-		}
-		ch := make(chan struct{})
-		t.waking[route.AppID] = ch
-		t.mu.Unlock()
-		p, err := l.wake(ctx, route)
-		t.mu.Lock()
-		delete(t.waking, route.AppID)
-		if err == nil {
-			if old := t.active[route.AppID]; old != nil && old != p {
-				go old.stop()
-			}
-			t.active[route.AppID] = p
-		}
-		t.mu.Unlock()
-		close(ch)
-		if err == nil {
-			appWakes.Inc() // metrics.go
-		}
-		if l.Napped != nil && err == nil {
-			l.Napped(ctx, route.AppID, false)
-		}
-		return p, err
+// liveWeb returns the app's running web instances for route, starting them when the app
+// naps (minScale 0) or has not served since the agent restarted: the first one healthy is
+// returned at once, the rest of the formation's web quantity follows in the background.
+// Concurrent first requests share one start. edgelink.ErrNoWeb when the revision declares
+// no web or its formation runs none.
+func (l *Local) liveWeb(ctx context.Context, route edge.Route) ([]*proc, error) {
+	if ps := l.procs.liveWeb(route.AppID, route.DeployID); len(ps) > 0 {
+		l.topUpWeb(route.AppID, len(ps))
+		return ps, nil
 	}
-}
-
-// wake starts a live revision's process again from its tree (or its image), without
-// rebuilding or re-running its release Job.
-func (l *Local) wake(ctx context.Context, route edge.Route) (*proc, error) {
-	if l.Revision == nil {
-		return nil, fmt.Errorf("no revision source")
-	}
-	rev, err := l.Revision(ctx, route.DeployID)
+	unlock, err := l.procs.lock(ctx, route.AppID)
 	if err != nil {
 		return nil, err
 	}
-	if err := l.Identities.Ensure(ctx, rev.AppID); err != nil {
+	defer unlock()
+	if ps := l.procs.liveWeb(route.AppID, route.DeployID); len(ps) > 0 {
+		return ps, nil
+	}
+	if l.Log == nil {
+		l.Log = slog.Default()
+	}
+	t := &l.procs
+	a := t.app(route.AppID)
+	if a == nil || a.deployID != route.DeployID {
+		rev, err := l.loadRevision(ctx, route.DeployID)
+		if err != nil {
+			return nil, err
+		}
+		a = newAppProcs(route.DeployID, rev.MinScale, l.formationOf(ctx, route.DeployID))
+		if old := t.swap(route.AppID, a); old != nil {
+			go stopInstances(old)
+		}
+		defer func() { go l.converge(route.AppID) }() // its other types too
+	}
+	t.mu.Lock()
+	ln, quantity, napping := a.launch, a.formation.Quantity(revision.Web), !a.webUp
+	t.mu.Unlock()
+	if quantity == 0 {
+		return nil, edgelink.ErrNoWeb
+	}
+	if ln == nil {
+		if ln, err = l.launchOf(ctx, a); err != nil {
+			return nil, err
+		}
+	}
+	web, ok := processOf(ln, revision.Web)
+	if !ok {
+		return nil, edgelink.ErrNoWeb
+	}
+	// None of a's web instances runs (the check above): the first one starts now.
+	t.mu.Lock()
+	a.webUp = true
+	t.mu.Unlock()
+	p, err := ln.start(ctx, web, lowestFree(a, t))
+	if err != nil {
 		return nil, err
 	}
-	return l.runtimeFor(rev.Kind).wake(ctx, rev)
+	t.mu.Lock()
+	old := a.web[p.n]
+	a.web[p.n] = p
+	t.mu.Unlock()
+	if old != nil {
+		go old.stop()
+	}
+	appWakes.Inc() // metrics.go
+	if napping && l.Napped != nil {
+		l.Napped(ctx, route.AppID, false)
+	}
+	if quantity > 1 {
+		go l.converge(route.AppID)
+	}
+	l.report(route.AppID)
+	return l.procs.liveWeb(route.AppID, route.DeployID), nil
+}
+
+// lowestFree is the lowest web instance number with no running instance.
+func lowestFree(a *appProcs, t *processTable) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for n := 1; ; n++ {
+		if p := a.web[n]; p == nil || !p.alive() {
+			return n
+		}
+	}
+}
+
+// topUpWeb starts, in the background, the web instances an app runs fewer of than its
+// formation wants (one exited): web restarts on request.
+func (l *Local) topUpWeb(appID string, running int) {
+	t := &l.procs
+	t.mu.Lock()
+	a := t.apps[appID]
+	short := a != nil && a.webUp && int64(running) < a.formation.Quantity(revision.Web)
+	t.mu.Unlock()
+	if !short {
+		return
+	}
+	if unlock, ok := t.tryLock(appID); ok {
+		go func() {
+			defer unlock()
+			if err := l.convergeLocked(context.Background(), appID); err != nil {
+				l.logger().Warn("restart an app's web instances", "app", appID, "err", err.Error())
+			}
+		}()
+	}
 }

@@ -20,8 +20,12 @@ func (a *Agent) StartRevision(ctx context.Context, tx Tx, r revision.Revision) e
 	return err
 }
 
-// ActivateRevision records that the control plane wants the revision live.
-func (a *Agent) ActivateRevision(ctx context.Context, tx Tx, deployID string) error {
+// ActivateRevision records that the control plane wants the revision live, running
+// formation f.
+func (a *Agent) ActivateRevision(ctx context.Context, tx Tx, appID, deployID string, f revision.Formation) error {
+	if _, err := tx.SetFormation(ctx, appID, deployID, f); err != nil {
+		return err
+	}
 	return tx.Want(ctx, deployID, true)
 }
 

@@ -44,6 +44,11 @@ type Tx interface {
 	RemoveDomain(ctx context.Context, hostname, appID string, at time.Time) error
 	// SetAppAccount records the account an app belongs to.
 	SetAppAccount(ctx context.Context, appID, accountID string) error
+	// SetFormation keeps f as deployID's formation unless one as new (by generation) is
+	// kept; it reports whether f was taken.
+	SetFormation(ctx context.Context, appID, deployID string, f revision.Formation) (bool, error)
+	// Formation is the formation kept for deployID; the zero Formation (one web) when none is.
+	Formation(ctx context.Context, deployID string) (revision.Formation, error)
 	// SaveHold keeps an account's payment-failure hold (stopsFrom nil: none) unless a
 	// version as new is kept.
 	SaveHold(ctx context.Context, accountID string, stopsFrom *time.Time, version int64) error
@@ -67,8 +72,12 @@ type Runner interface {
 	// Prepare builds the revision, runs its release Job and starts its process, returning
 	// once it is healthy. It reports release steps and reads the Job record through jobs.
 	Prepare(ctx context.Context, rev revision.Revision, jobs JobRecorder) error
-	// Activate makes the revision the one the edge proxies to and stops the previous one.
-	Activate(ctx context.Context, rev revision.Revision, previous string) error
+	// Activate makes the revision the one the edge proxies to, runs formation f of it and
+	// stops the previous one.
+	Activate(ctx context.Context, rev revision.Revision, previous string, f revision.Formation) error
+	// Scale runs formation f of the app's live revision deployID; a formation for another
+	// revision or not newer than the one running changes nothing.
+	Scale(ctx context.Context, appID, deployID string, f revision.Formation) error
 	// Discard stops a prepared revision and removes its files.
 	Discard(ctx context.Context, appID, deployID string) error
 	// StopApp stops every process of an app and removes its files.

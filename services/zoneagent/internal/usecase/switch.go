@@ -47,7 +47,11 @@ func (a *Agent) activate(ctx context.Context, r revision.Revision) error {
 		// A static site needs no switch of its own: it is published, and the edge serves
 		// the revision its route names.
 		if !rev.Kind.Static() {
-			if err := a.runner.Activate(ctx, rev, prevID); err != nil {
+			f, err := tx.Formation(ctx, rev.DeployID)
+			if err != nil {
+				return err
+			}
+			if err := a.runner.Activate(ctx, rev, prevID, f); err != nil {
 				return err
 			}
 		}
