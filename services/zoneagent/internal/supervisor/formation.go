@@ -220,6 +220,9 @@ func (l *Local) convergeWorkers(appID string, a *appProcs, ln launcher, pt revis
 			have = append(have, w.n)
 		}
 	}
+	if t.apps[appID] != a {
+		want = 0 // the app was deleted or its revision replaced meanwhile: start nothing more
+	}
 	start, stop := moves(have, want)
 	var stopping []*worker
 	for _, n := range stop {

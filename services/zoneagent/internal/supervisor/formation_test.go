@@ -244,3 +244,34 @@ func TestFormationWithoutWeb(t *testing.T) {
 
 // timeFarAhead is a time every instance is idle at.
 func timeFarAhead() time.Time { return time.Now().Add(time.Hour) }
+
+// After an agent restart the live revision's workers start at once from the formation on
+// record; web waits for the first request.
+func TestFormationWorkersComeBackAfterARestart(t *testing.T) {
+	procs := []revision.Process{{Name: "web", Command: "node server.js"}, {Name: "worker", Command: workerCommand}}
+	r, rev, rep := formationRig(t, procs, quantities(2, "web", 1, "worker", 2), 1)
+	waitFor(t, "two workers", func() bool { return len(workersUp(r.l, rev.AppID, "worker")) == 2 })
+	// The restart: nothing in memory, the tree and the record stay.
+	apps, _ := r.l.procs.takeAll()
+	for _, a := range apps {
+		stopInstances(a)
+	}
+	r.l.Formation = func(_ context.Context, deployID string) (revision.Formation, error) {
+		if deployID != rev.DeployID {
+			t.Errorf("formation of %s asked", deployID)
+		}
+		return quantities(2, "web", 1, "worker", 2), nil
+	}
+	r.l.RecoverFormations(context.Background(), []revision.Route{{AppID: rev.AppID, Slug: rev.Slug, DeployID: rev.DeployID, Kind: rev.Kind}})
+	waitFor(t, "the workers back", func() bool { return slices.Equal(workersUp(r.l, rev.AppID, "worker"), []int{1, 2}) })
+	if n := len(r.l.procs.liveWeb(rev.AppID, rev.DeployID)); n != 0 {
+		t.Fatalf("web started before a request: %d", n)
+	}
+	if got := r.get(rev.AppID, rev.DeployID, "/"); got != "ok unreleased" {
+		t.Fatalf("first request: %q", got)
+	}
+	waitFor(t, "the report of web and two workers", func() bool {
+		last := rep.last()
+		return last["web"] == 1 && last["worker"] == 2
+	})
+}

@@ -174,7 +174,7 @@ func (t *processTable) idleApps(now time.Time, idleAfter time.Duration) []string
 	t.init()
 	var out []string
 	for id, a := range t.apps {
-		if a.minScale != 0 || !a.webUp {
+		if a.minScale != 0 || !a.webUp || a.formation.Quantity(revision.Web) == 0 {
 			continue
 		}
 		last := int64(0)

@@ -67,9 +67,16 @@ func (l *Local) liveWeb(ctx context.Context, route edge.Route) ([]*proc, error) 
 		return nil, err
 	}
 	t.mu.Lock()
+	current := t.apps[route.AppID] == a
 	old := a.web[p.n]
-	a.web[p.n] = p
+	if current {
+		a.web[p.n] = p
+	}
 	t.mu.Unlock()
+	if !current {
+		p.stop() // the app was deleted meanwhile
+		return nil, edgelink.ErrGone
+	}
 	if old != nil {
 		go old.stop()
 	}

@@ -146,6 +146,10 @@ func run(args []string) {
 		env = readEnvFile(o.envFile)
 	}
 	env = append(append(env, o.env...), "PATH="+os.Getenv("PATH"))
+	if o.detached && o.publish == "" && len(o.argv) > 0 {
+		startCommand(o, env) // a process other than web: its own command, no port
+		return
+	}
 	if o.detached {
 		if o.publish == "" {
 			fail(125, "fakeruntime: a service container needs -p 127.0.0.1:HOST:CONTAINER")
@@ -184,6 +188,26 @@ func runToEnd(o options, env []string) int {
 		return 137
 	}
 	return 0
+}
+
+// startCommand runs a detached container's own command (a worker's) with its output in the
+// container's log files, as startServer does for a service.
+func startCommand(o options, env []string) {
+	cmd := exec.Command(o.argv[0], o.argv[1:]...)
+	cmd.Env = env
+	out, _ := os.Create(logFile(o.name, "out"))
+	errf, _ := os.Create(logFile(o.name, "err"))
+	cmd.Stdout, cmd.Stderr = out, errf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		fail(127, err.Error())
+	}
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s %d %d", o.name, cmd.Process.Pid, time.Now().UnixNano())))
+	id := hex.EncodeToString(sum[:])
+	os.WriteFile(idFile(o.name), []byte(id), 0o600)
+	os.WriteFile(pidFile(o.name), []byte(strconv.Itoa(cmd.Process.Pid)), 0o600)
+	os.WriteFile(filepath.Join(state, "containers", o.name+".net"), []byte(o.network), 0o600)
+	fmt.Println(id)
 }
 
 func startServer(o options, env []string, behaviour string) {
