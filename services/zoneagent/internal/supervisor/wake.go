@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"context"
-	"log/slog"
 
 	"tori.dev/services/zoneagent/internal/edge"
 	"tori.dev/services/zoneagent/internal/edgelink"
@@ -27,11 +26,13 @@ func (l *Local) liveWeb(ctx context.Context, route edge.Route) ([]*proc, error) 
 	if ps := l.procs.liveWeb(route.AppID, route.DeployID); len(ps) > 0 {
 		return ps, nil
 	}
-	if l.Log == nil {
-		l.Log = slog.Default()
-	}
 	t := &l.procs
 	a := t.app(route.AppID)
+	if a != nil && a.deployID > route.DeployID {
+		// The edge's route is older than the revision activated a moment ago (ids are UUIDv7
+		// and sort by creation): it asks again with the new one.
+		return nil, edgelink.ErrGone
+	}
 	if a == nil || a.deployID != route.DeployID {
 		rev, err := l.loadRevision(ctx, route.DeployID)
 		if err != nil {
