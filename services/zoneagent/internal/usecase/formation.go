@@ -24,17 +24,19 @@ func (a *Agent) ApplyFormation(ctx context.Context, appID, deployID string, f re
 	if a.runner == nil {
 		return nil
 	}
-	// An activation runs within a pass: waiting for it, the live revision read here is the
-	// one the runner runs, and a formation sent while its revision was being activated is
-	// not lost between the activation's read of the formation and its commit.
+	// An activation runs within a pass: read between passes, the live revision on record is
+	// the one the runner runs, and a formation sent while its revision was being activated
+	// is not lost between the activation's read of the formation and its commit. The
+	// instances start outside the pass (a web one may take a while to answer); a revision
+	// activated meanwhile makes the runner ignore this formation.
 	a.passMu.Lock()
-	defer a.passMu.Unlock()
 	live := false
 	err := a.store.InTx(ctx, func(tx Tx) error {
 		r, ok, err := tx.Live(ctx, appID)
 		live = ok && r.DeployID == deployID && !r.Kind.Static()
 		return err
 	})
+	a.passMu.Unlock()
 	if err != nil || !live {
 		return err
 	}
