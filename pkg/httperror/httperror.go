@@ -23,6 +23,8 @@ type Body struct {
 	RetryAfterSeconds *int    `json:"retryAfterSeconds,omitempty"`
 	BlockingDeployID  *string `json:"blockingDeployId,omitempty"`
 	Hold              any     `json:"hold,omitempty"`
+	// Type names the process type a formation change gave that the app does not run.
+	Type string `json:"type,omitempty"`
 }
 
 // Error is an HTTP error ready to be written.
