@@ -287,3 +287,29 @@ func TestFormationOwnershipAndStaticApps(t *testing.T) {
 		t.Fatalf("refused requests changed the formation: %v", list)
 	}
 }
+
+// An older deploy ready after a newer one was told to activate does not take the formation:
+// its zone ignores the older revision, so the formation keeps following the newer one.
+func TestFormationKeepsFollowingTheNewerDeploy(t *testing.T) {
+	e := newEnv(t, songbirdPlan)
+	e.addApp(e.account, "svc", "service")
+	older := e.deployImage("svc", `{"web":"serve","worker":"old"}`)
+	e.clock.Advance(time.Second)
+	newer := e.deployImage("svc", `{"web":"serve","mailer":"new"}`)
+	e.readyWith(newer, "web", "serve", "mailer", "new")
+	e.readyWith(older, "web", "serve", "worker", "old")
+	acts := e.activations()
+	if len(acts) != 2 || acts[1].GetDeployId() != older || acts[1].GetFormationGeneration() != 1 {
+		t.Fatalf("activations %v", acts)
+	}
+	_, list, _ := e.formationOf(e.account, "svc")
+	if quantities(list) != "web=1/0 mailer=0/0" {
+		t.Fatalf("formation %v", list)
+	}
+	if status, _, body := e.patchFormation(e.account, "svc", `{"updates":[{"type":"mailer","quantity":1}]}`); status != 200 {
+		t.Fatalf("scale: %d %v", status, body)
+	}
+	if s := e.scales(); len(s) != 1 || s[0].GetDeployId() != newer || s[0].GetFormationGeneration() != 2 {
+		t.Fatalf("scale command %v", s)
+	}
+}

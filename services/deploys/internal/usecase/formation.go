@@ -94,6 +94,18 @@ func (s *Service) activationFormation(ctx context.Context, tx Tx, app App, d *de
 		return FormationState{}, nil, err
 	}
 	next := deploy.NextFormation(cur, declared, s.clock())
+	if st.DeployID != "" && st.DeployID != d.ID {
+		// Unlocked: a deploy's creation time and id never change.
+		following, err := s.store.Deploy(ctx, st.DeployID)
+		if err != nil && !errors.Is(err, deploy.ErrNotFound) {
+			return FormationState{}, nil, err
+		}
+		if err == nil && following.NewerThan(d) {
+			// Ready after a newer deploy was told to activate: the zone ignores this older
+			// revision, so the formation keeps following the newer one.
+			return st, next, nil
+		}
+	}
 	st = FormationState{DeployID: d.ID, Generation: st.Generation + 1}
 	if err := tx.SaveFormation(ctx, app.ID, st, next); err != nil {
 		return FormationState{}, nil, err
