@@ -123,9 +123,9 @@ func TopicWrite(principal string) string {
 }
 
 // zoneEvents are the middle segments of the events zones publish (zone.deploy.progressed,
-// zone.logs.batch, zone.app.napping, zone.database.ready); a zone id may not be one of them,
-// so zone.<group>.# never matches a zone's commands.
-const zoneEvents = `(?:deploy|logs|app|database)`
+// zone.logs.batch, zone.app.napping, zone.database.ready, zone.cron.progressed); a zone id
+// may not be one of them, so zone.<group>.# never matches a zone's commands.
+const zoneEvents = `(?:deploy|logs|app|database|cron)`
 
 // serviceEvents are the first segments of the services' events.
 const serviceEvents = `(?:identity|billing|apps|deploys|logs|databases)`
