@@ -188,3 +188,27 @@ func TestAnInstanceIsKilledOverItsOwnMemory(t *testing.T) {
 		t.Errorf("the app's count of memory kills = %d after the instance's leaf went, want at least 1", n)
 	}
 }
+
+// An instance name that could leave the app's group (a path, "..") or clash with a leaf of
+// its own kind is refused before anything starts, and holds no leaf.
+func TestABadInstanceNameIsRefused(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ok   bool
+	}{
+		{"web.1", true}, {"worker-2.10", true}, {"cron.nightly.0193f1c2-7a4b-7c3d-8e9f-0a1b2c3d4e5f", true},
+		{"web", false}, {"build", false}, {"net", false}, {"../web.1", false}, {"web.1/x", false}, {"web..1", false},
+		{"web.1_2", false}, {"Web.1", false}, {"web.1.2.3", false}, {"", false},
+	} {
+		if ValidInstance(c.name) != c.ok {
+			t.Errorf("ValidInstance(%q) = %v, want %v", c.name, !c.ok, c.ok)
+		}
+	}
+	sb, app, dir := instanceApp(t, testUIDBase+982)
+	if _, err := sb.Start(context.Background(), Spec{AppID: app, Dir: dir, Instance: "../../escape.1", Argv: []string{"/bin/true"}, Env: Environ(nil, 0)}); err == nil {
+		t.Fatal("a sandbox started with an instance name that is a path")
+	}
+	if _, err := os.Stat(filepath.Join(sb.Cgroups.Dir("memory", app), "..", "..", "escape.1")); !os.IsNotExist(err) {
+		t.Fatalf("a group was made outside the app's (%v)", err)
+	}
+}
