@@ -74,11 +74,11 @@ const oomPoll = time.Second
 func (s *SourceRuntime) watchMemory(sb *sandbox.Sandboxed, appID, deployID string) error {
 	seen := sb.OOMKillsAtStart()
 	report := func() {
-		n := s.Sandbox.Cgroups.OOMKills(appID)
+		n := sb.OOMKills() // its instance's, or the app's for a build or release Job
 		if n > seen {
 			oomKills.Add(float64(n - seen)) // metrics.go
 			s.Output.system(appID, deployID, fmt.Sprintf(
-				"R15 memory quota exceeded: the kernel killed %d process(es) of this app over its %d-byte memory limit", n-seen, s.Sandbox.MemoryBytes))
+				"R15 memory quota exceeded: the kernel killed %d process(es) of this app over its %d-byte memory limit", n-seen, sb.MemoryBytes()))
 		}
 		seen = max(seen, n)
 	}
