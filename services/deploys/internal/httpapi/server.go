@@ -33,7 +33,9 @@ type Deploys interface {
 
 // Deps are the handlers' collaborators.
 type Deps struct {
-	Deploys    Deploys
+	Deploys Deploys
+	// Crons serves /api/apps/{slug}/crons; nil leaves those routes out.
+	Crons      Crons
 	SigningKey []byte
 	Health     health.Identity
 	Log        *slog.Logger
@@ -79,5 +81,8 @@ func New(d Deps) *fiber.App {
 	api.Get("/:id", h.get)
 	api.Post("/:id/cancel", h.cancel)
 	api.Post("/:id/rollback", h.rollback)
+	if d.Crons != nil {
+		cronRoutes(srv, d.Crons, d.SigningKey)
+	}
 	return srv
 }
