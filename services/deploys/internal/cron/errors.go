@@ -24,6 +24,8 @@ type LimitError struct {
 	Plan  string
 }
 
-func (e *LimitError) Error() string { return fmt.Sprintf("%v (limit %d on %s)", e.Err, e.Limit, e.Plan) }
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("%v (limit %d on %s)", e.Err, e.Limit, e.Plan)
+}
 
 func (e *LimitError) Unwrap() error { return e.Err }
