@@ -38,19 +38,19 @@ type Config struct {
 	// allows any registry named by a public DNS name. Loopback, link-local and private
 	// registries are refused either way (deploy.Registries).
 	ImageRegistries []string `env:"DEPLOYS_IMAGE_REGISTRIES"`
-	// The object store every artifact lives in, and deploys' own account and bucket in it,
-	// written by bin/bootstrap (docs/objectstore.md). No folder holds an artifact: a zone
-	// on another machine fetches one by a presigned URL this service hands it.
-	// CronMinIntervalMinutes is test-only: when positive it replaces every plan's minimum
+	// CronMinIntervalMinutes is a test-only override: when positive it replaces every plan's minimum
 	// minutes between a cron job's firings (benchmarks and end-to-end tests run an
 	// every-minute job on any plan). 0, the default, keeps the plan's.
 	CronMinIntervalMinutes int64 `env:"DEPLOYS_CRON_MIN_INTERVAL_MINUTES, default=0"`
 	// CronTickEvery is how often the cron scheduler looks for due ticks.
-	CronTickEvery        time.Duration `env:"DEPLOYS_CRON_TICK_EVERY, default=1s"`
-	ObjectStoreURL       string        `env:"OBJECT_STORE_URL"`
-	ObjectStoreAccessKey string        `env:"DEPLOYS_OBJECT_STORE_ACCESS_KEY"`
-	ObjectStoreSecretKey string        `env:"DEPLOYS_OBJECT_STORE_SECRET_KEY" secret:"true"`
-	ObjectStoreBucket    string        `env:"DEPLOYS_OBJECT_STORE_BUCKET"`
+	CronTickEvery time.Duration `env:"DEPLOYS_CRON_TICK_EVERY, default=1s"`
+	// The object store every artifact lives in, and deploys' own account and bucket in it,
+	// written by bin/bootstrap (docs/objectstore.md). No folder holds an artifact: a zone
+	// on another machine fetches one by a presigned URL this service hands it.
+	ObjectStoreURL       string `env:"OBJECT_STORE_URL"`
+	ObjectStoreAccessKey string `env:"DEPLOYS_OBJECT_STORE_ACCESS_KEY"`
+	ObjectStoreSecretKey string `env:"DEPLOYS_OBJECT_STORE_SECRET_KEY" secret:"true"`
+	ObjectStoreBucket    string `env:"DEPLOYS_OBJECT_STORE_BUCKET"`
 
 	bus.Config
 }
