@@ -82,3 +82,42 @@ func TestSchedulersRacingFireEachTickOnce(t *testing.T) {
 		t.Fatalf("overlaps at 03:02: %d, want 200", overlaps)
 	}
 }
+
+// A job nothing fired for ten hours leaves its newest 200 ticks (the oldest saying earlier
+// ones were skipped too), and a job keeps no more than 200 runs.
+func TestLongOutageKeepsTheNewestRuns(t *testing.T) {
+	e := newEnv(t, testPlan)
+	ctx := context.Background()
+	e.serviceWithLive("svc")
+	creator := e.svc.Crons(store.New(e.pool), 1)
+	n, s, c := "often", "* * * * *", "x"
+	if _, err := creator.Create(ctx, e.account, "svc", usecase.JobInput{Name: &n, Schedule: &s, Command: &c}); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(10*time.Hour + 30*time.Second)
+	e.fireDue()
+	var count int
+	var oldest, message string
+	row := func() {
+		t.Helper()
+		err := e.pool.QueryRow(ctx, `SELECT count(*) OVER (), to_char(scheduled_for AT TIME ZONE 'UTC', 'HH24:MI'), coalesce(message, '')
+			FROM cron_runs ORDER BY scheduled_for LIMIT 1`).Scan(&count, &oldest, &message)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	row()
+	// 13:00 runs (30 s late); 09:41 … 12:59 are missed.
+	if count != 200 || oldest != "09:41" || message == "" {
+		t.Fatalf("after ten hours: %d runs from %s, message %q", count, oldest, message)
+	}
+	if runs := e.cronRuns("svc", "often"); runs[0]["status"] != "pending" || runs[1]["skipReason"] != "missed" {
+		t.Fatalf("newest runs: %v %v", runs[0], runs[1])
+	}
+	e.clock.Advance(2 * time.Minute)
+	e.fireDue()
+	row()
+	if count != 200 || oldest != "09:43" {
+		t.Fatalf("after two more ticks: %d runs from %s", count, oldest)
+	}
+}
