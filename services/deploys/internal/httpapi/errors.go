@@ -11,6 +11,9 @@ import (
 // toHTTP is the one place where the deploys service's errors become HTTP answers. Anything
 // it does not know passes through, and httperror.Handler answers it as a bare 500.
 func toHTTP(err error) error {
+	if e := cronToHTTP(err); e != nil {
+		return e
+	}
 	var le *deploy.LimitError
 	if errors.As(err, &le) {
 		switch {

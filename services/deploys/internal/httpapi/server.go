@@ -35,7 +35,9 @@ type Deploys interface {
 
 // Deps are the handlers' collaborators.
 type Deps struct {
-	Deploys    Deploys
+	Deploys Deploys
+	// Crons serves /api/apps/{slug}/crons; nil leaves those routes out.
+	Crons      Crons
 	SigningKey []byte
 	Health     health.Identity
 	Log        *slog.Logger
@@ -84,5 +86,8 @@ func New(d Deps) *fiber.App {
 	formation := srv.Group("/api/apps/:slug/formation", callerid.StreamingMiddleware(d.SigningKey, true, httperror.Unauthorized))
 	formation.Get("/", h.formation)
 	formation.Patch("/", h.scale)
+	if d.Crons != nil {
+		cronRoutes(srv, d.Crons, d.SigningKey)
+	}
 	return srv
 }
