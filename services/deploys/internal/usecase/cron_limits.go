@@ -1,11 +1,8 @@
 package usecase
 
 // cronLimits are the plan's cron limits: jobs per app, minimum minutes between firings and
-// the longest timeout in seconds.
+// the longest timeout in seconds (nestling's where the copy predates them).
 func cronLimits(p Plan) (jobs, minIntervalMinutes, timeoutSeconds int64) {
-	// TODO(merge): read p.CronJobs, p.CronMinIntervalMinutes and p.CronTimeoutSeconds once
-	// the plan copy carries them (h38-deploys-formation); until then every plan gets
-	// nestling's limits from DESIGN38.
-	_ = p
-	return 2, 60, 900
+	p = p.WithProcessDefaults()
+	return p.CronJobs, p.CronMinIntervalMinutes, p.CronTimeoutSeconds
 }
