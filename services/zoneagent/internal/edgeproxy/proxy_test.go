@@ -277,7 +277,7 @@ func TestProxySendsFewerRequestsToASlowInstance(t *testing.T) {
 	for i := range 3 {
 		var slow func()
 		if i == 0 {
-			slow = func() { sleep(40) }
+			slow = func() { sleep(100) }
 		}
 		b := newBackend(t, fmt.Sprint("web.", i+1), slow)
 		backends = append(backends, b)
@@ -285,8 +285,8 @@ func TestProxySendsFewerRequestsToASlowInstance(t *testing.T) {
 	}
 	parallel(t, newProxy(link), 300, 12)
 	slow, fast1, fast2 := backends[0].count(), backends[1].count(), backends[2].count()
-	if slow+fast1+fast2 != 300 || slow*3 > min(fast1, fast2) {
-		t.Fatalf("slow instance answered %d, the others %d and %d: want it under a third of either", slow, fast1, fast2)
+	if slow+fast1+fast2 != 300 || slow*2 > min(fast1, fast2) {
+		t.Fatalf("slow instance answered %d, the others %d and %d: want it under half of either", slow, fast1, fast2)
 	}
 }
 
