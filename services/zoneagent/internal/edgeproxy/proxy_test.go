@@ -248,15 +248,16 @@ func TestProxyReachesInstancesThroughTheLink(t *testing.T) {
 	}
 }
 
-// Three instances that answer alike share requests evenly (each within ±15 % of a third),
-// whether the requests come one by one or at once; every instance has a pool of its own.
+// Three instances that answer alike (in a couple of milliseconds, as an app's page does)
+// share requests evenly (each within ±15 % of a third), whether the requests come one by one
+// or at once.
 func TestProxySpreadsRequestsEvenlyAcrossInstances(t *testing.T) {
 	for name, workers := range map[string]int{"one by one": 1, "at once": 12} {
 		t.Run(name, func(t *testing.T) {
 			link := newFakeLink()
 			var backends []*backend
 			for i := range 3 {
-				b := newBackend(t, fmt.Sprint("web.", i+1), nil)
+				b := newBackend(t, fmt.Sprint("web.", i+1), func() { sleep(2) })
 				backends = append(backends, b)
 				link.serve(fmt.Sprint("i", i+1), b.addr())
 			}
