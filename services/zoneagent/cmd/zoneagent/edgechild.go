@@ -241,10 +241,10 @@ type edgeInstances struct {
 	runner *supervisor.Local
 }
 
-func (i edgeInstances) Wake(ctx context.Context, appID string) (string, error) {
+func (i edgeInstances) Wake(ctx context.Context, appID string) ([]string, error) {
 	route, ok := i.table.Route(appID)
 	if !ok || route.Kind.Static() || i.table.Paused(appID, time.Now()) {
-		return "", edgelink.ErrGone
+		return nil, edgelink.ErrGone
 	}
 	return i.runner.Wake(ctx, route)
 }

@@ -18,15 +18,16 @@ import (
 // on another port is another instance, and the edge's pooled connections to the old one are
 // not mistaken for connections to it.
 
-// Wake returns the id of the app's live instance for route, starting its process when it
-// naps (minScale 0) or has not run since the agent restarted, and marks it used.
-func (l *Local) Wake(ctx context.Context, route edge.Route) (string, error) {
+// Wake returns the ids of the app's live web instances for route (the edge balances across
+// them), starting its process when it naps (minScale 0) or has not run since the agent
+// restarted, and marks it used.
+func (l *Local) Wake(ctx context.Context, route edge.Route) ([]string, error) {
 	p, err := l.running(ctx, route)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	p.lastUsed.Store(time.Now().UnixNano())
-	return instanceID(p), nil
+	return []string{instanceID(p)}, nil
 }
 
 // Dial connects to a running instance: inside its app's network namespace for a sandboxed

@@ -18,7 +18,7 @@ import (
 type throughInstances struct{ l *Local }
 
 func (s throughInstances) ServeHTTP(w http.ResponseWriter, r *http.Request, route edge.Route) {
-	id, err := s.l.Wake(r.Context(), route)
+	ids, err := s.l.Wake(r.Context(), route)
 	if err != nil {
 		http.Error(w, "service unavailable", http.StatusServiceUnavailable)
 		return
@@ -26,7 +26,7 @@ func (s throughInstances) ServeHTTP(w http.ResponseWriter, r *http.Request, rout
 	target := &url.URL{Scheme: "http", Host: "instance"}
 	proxy := &httputil.ReverseProxy{
 		Transport: &http.Transport{DisableKeepAlives: true, DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return s.l.Dial(ctx, id)
+			return s.l.Dial(ctx, ids[0])
 		}},
 		Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(target); pr.Out.Host = pr.In.Host },
 	}
