@@ -15,8 +15,8 @@ import (
 // cronProbe is an every-minute cron job on one of the load's apps, disabled so that its ticks
 // reach no zone: each due tick must still leave exactly one run (skipped/disabled), however
 // the deploys replicas that fire them are killed and restarted. It is written straight into
-// deploys' schema (the gateway's route table is another part's), the way a job created
-// through the API with the test-only DEPLOYS_CRON_MIN_INTERVAL_MINUTES=1 is stored.
+// deploys' schema, as the API stores a job made with the test-only
+// DEPLOYS_CRON_MIN_INTERVAL_MINUTES=1, so the chaos stack runs with the plans' real limits.
 type cronProbe struct {
 	s     *harness.Stack
 	jobID string
