@@ -20,7 +20,9 @@ type processSink struct {
 	lines []string // "process stream: message"
 }
 
-func (s *processSink) Line(_, _, stream, msg string, _ int) { s.ProcessLine("", "", "", stream, msg, 0) }
+func (s *processSink) Line(_, _, stream, msg string, _ int) {
+	s.ProcessLine("", "", "", stream, msg, 0)
+}
 
 func (s *processSink) ProcessLine(_, _, process, stream, msg string, _ int) {
 	s.mu.Lock()
