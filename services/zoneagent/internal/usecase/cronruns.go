@@ -3,6 +3,7 @@ package usecase
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -218,19 +219,34 @@ var cronStatuses = map[revision.CronStatus]zonev1.CronRunStatus{
 	revision.CronCancelled: zonev1.CronRunStatus_CRON_RUN_STATUS_CANCELLED,
 }
 
-// publish reports a run's status to the control plane and, for a failure the runner did not
-// see (the run never reached its sandbox), says why in the app's log.
+// publish reports a run's status to the control plane and writes it as a system line of the
+// app's log under the run's process (a run whose job is not known here, one cancelled
+// before it started, gets no line).
 func (c *CronRuns) publish(ctx context.Context, tx CronTx, run revision.CronRun, end revision.CronEnd) error {
 	now := timestamppb.New(time.Now())
 	err := tx.Publish(ctx, zonebus.KeyCronProgressed, &zonev1.CronRunProgress{
 		RunId: run.RunID, AppId: run.AppID, Zone: c.zone, Status: cronStatuses[end.Status],
 		ExitCode: int32(end.ExitCode), Message: end.Message, At: now,
 	})
-	if err != nil || end.Message == "" || run.Job == "" || run.DeployID == "" {
+	if err != nil || run.Job == "" || run.DeployID == "" {
 		return err
 	}
 	return tx.Publish(ctx, zonebus.KeyLogBatch, &logsv1.LogBatch{Entries: []*logsv1.LogEntry{{
 		AppId: run.AppID, DeployId: run.DeployID, Stream: "system", Process: run.Process(), Timestamp: now,
-		Message: "Cron run " + strings.ReplaceAll(string(end.Status), "_", " ") + ": " + end.Message,
+		Message: CronLine(end),
 	}}})
+}
+
+// CronLine is the system log line of a run's status.
+func CronLine(end revision.CronEnd) string {
+	line := "Cron run " + strings.ReplaceAll(string(end.Status), "_", " ")
+	switch {
+	case end.Status == revision.CronRunning:
+		return "Cron run started"
+	case end.Message != "":
+		return line + ": " + end.Message
+	case end.Status == revision.CronFailed && end.ExitCode >= 0:
+		return fmt.Sprintf("%s: exited with status %d", line, end.ExitCode)
+	}
+	return line
 }

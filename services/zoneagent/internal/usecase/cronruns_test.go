@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/proto"
 
+	logsv1 "tori.dev/proto/gen/tori/logs/v1"
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
 	zonebus "tori.dev/proto/tori/zone/v1"
 	"tori.dev/services/zoneagent/internal/revision"
@@ -137,6 +138,33 @@ func (r *cronRig) reports(runID string) []*zonev1.CronRunProgress {
 	return out
 }
 
+// logLines lists the lines in the outbox's log batches of process, as "stream: message".
+func (r *cronRig) logLines(process string) []string {
+	r.t.Helper()
+	rows, err := r.pool.Query(context.Background(), `SELECT body FROM outbox WHERE routing_key = $1 ORDER BY seq`, zonebus.KeyLogBatch)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			r.t.Fatal(err)
+		}
+		var batch logsv1.LogBatch
+		if err := proto.Unmarshal(b, &batch); err != nil {
+			r.t.Fatal(err)
+		}
+		for _, e := range batch.GetEntries() {
+			if e.GetProcess() == process {
+				out = append(out, e.GetStream()+": "+e.GetMessage())
+			}
+		}
+	}
+	return out
+}
+
 // statuses lists a run's reported statuses, with the message of each that has one.
 func statuses(reports []*zonev1.CronRunProgress) []string {
 	var out []string
@@ -189,6 +217,9 @@ func TestCronRunRedeliveryStartsNothingNew(t *testing.T) {
 	if !equal(statuses(got), []string{"CRON_RUN_STATUS_RUNNING", "CRON_RUN_STATUS_FAILED"}) || got[1].GetExitCode() != 3 || got[1].GetZone() != storetest.Zone {
 		t.Fatalf("reports %v", got)
 	}
+	if lines := r.logLines(run.Process()); !equal(lines, []string{"system: Cron run started", "system: Cron run failed: exited with status 3"}) {
+		t.Fatalf("log lines %v", lines)
+	}
 	// A redelivery after the end starts nothing either.
 	if launched, err := r.deliver(run); launched || err != nil {
 		t.Fatalf("after the end: launched %v, err %v", launched, err)
@@ -229,6 +260,9 @@ func TestCronRunRefusals(t *testing.T) {
 			}
 			if got := statuses(r.reports(run.RunID)); !equal(got, []string{"CRON_RUN_STATUS_FAILED: " + tt.want}) {
 				t.Fatalf("reports %v", got)
+			}
+			if got := r.logLines(run.Process()); !equal(got, []string{"system: Cron run failed: " + tt.want}) {
+				t.Fatalf("log lines %v", got)
 			}
 		})
 	}
@@ -312,5 +346,23 @@ func TestCronRunsRecoverAfterARestart(t *testing.T) {
 	r.crons.Ended(ctx, running, revision.CronEnd{Status: revision.CronSucceeded})
 	if got := r.reports(running.RunID); len(got) != 2 {
 		t.Fatalf("reported again: %v", statuses(got))
+	}
+}
+
+func TestCronLine(t *testing.T) {
+	for _, tt := range []struct {
+		end  revision.CronEnd
+		want string
+	}{
+		{revision.CronEnd{Status: revision.CronRunning, ExitCode: -1}, "Cron run started"},
+		{revision.CronEnd{Status: revision.CronSucceeded}, "Cron run succeeded"},
+		{revision.CronEnd{Status: revision.CronFailed, ExitCode: 2}, "Cron run failed: exited with status 2"},
+		{revision.CronEnd{Status: revision.CronFailed, ExitCode: -1, Message: "no tree"}, "Cron run failed: no tree"},
+		{revision.CronEnd{Status: revision.CronTimedOut, ExitCode: -1, Message: "killed after its timeout of 1s"}, "Cron run timed out: killed after its timeout of 1s"},
+		{revision.CronEnd{Status: revision.CronCancelled, ExitCode: -1}, "Cron run cancelled"},
+	} {
+		if got := usecase.CronLine(tt.end); got != tt.want {
+			t.Errorf("CronLine(%+v) = %q, want %q", tt.end, got, tt.want)
+		}
 	}
 }
