@@ -113,11 +113,14 @@ func TestCronRunsOfASourceRevision(t *testing.T) {
 		t.Fatalf("prepare: %v\n%s", err, r.sink.all())
 	}
 	image := revision.Revision{DeployID: uuid.NewString(), AppID: app, Kind: revision.KindImage, Image: "example/app:1"}
+	// Each run gets the plan's instance memory in a cgroup of its own.
+	withMemory := rev
+	withMemory.InstanceMemoryBytes = 96 << 20
 	r.l.Revision = func(_ context.Context, id string) (revision.Revision, error) {
 		if id == image.DeployID {
 			return image, nil
 		}
-		return rev, nil
+		return withMemory, nil
 	}
 	reports := newCronReports()
 	start := func(command string, timeout time.Duration) revision.CronRun {
@@ -165,6 +168,22 @@ func TestCronRunsOfASourceRevision(t *testing.T) {
 		t.Fatalf("slow: %+v", end)
 	}
 	waitStarted(cancelled)
+	cg := r.l.Source.Sandbox.Cgroups
+	limitFile := filepath.Join(cg.LeafDir("memory", app, cancelled.Process()), "memory.max")
+	if !cg.V2 {
+		limitFile = filepath.Join(cg.LeafDir("memory", app, cancelled.Process()), "memory.limit_in_bytes")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, _ := os.ReadFile(limitFile)
+		if strings.TrimSpace(string(b)) == "100663296" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run's cgroup %s holds memory limit %q", limitFile, b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	r.l.CancelCron(cancelled.RunID)
 	if end := reports.end(t, cancelled.RunID); end.Status != revision.CronCancelled || end.ExitCode != -1 {
 		t.Fatalf("cancelled: %+v", end)
