@@ -85,6 +85,7 @@ type Local struct {
 	Log    *slog.Logger
 
 	procs processTable
+	crons cronRuns // cronrun.go
 }
 
 var _ usecase.Runner = (*Local)(nil)
@@ -137,8 +138,10 @@ func (l *Local) Discard(_ context.Context, appID, deployID string) error {
 	return l.Identities.RemoveTree(appID, deployID)
 }
 
-// StopApp stops every process of a deleted app, removes its trees and frees its uid.
+// StopApp stops every process of a deleted app (its cron runs too), removes its trees and
+// frees its uid.
 func (l *Local) StopApp(ctx context.Context, appID string) error {
+	l.stopCronRuns(appID)
 	for _, p := range l.procs.takeApp(appID) {
 		p.stop()
 	}
@@ -149,6 +152,7 @@ func (l *Local) StopApp(ctx context.Context, appID string) error {
 
 // StopAll stops every process; the agent calls it when it stops, so none is orphaned.
 func (l *Local) StopAll() {
+	l.stopCronRuns("")
 	all := l.procs.takeAll()
 	for _, p := range all {
 		p.stop()

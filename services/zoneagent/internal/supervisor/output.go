@@ -24,7 +24,10 @@ type lineWriter struct {
 	appID    string
 	deployID string
 	stream   string
-	bound    *lineBound
+	// process is the instance the output is of (cron.<job>.<run>); "" for builds and
+	// release Jobs. See output_process.go.
+	process string
+	bound   *lineBound
 }
 
 func newLineWriter(sink LogSink, r *Redactor, appID, deployID, stream string) *lineWriter {
@@ -162,7 +165,7 @@ func (w *lineWriter) Flush() {
 
 func (w *lineWriter) reportDropped(n int) {
 	if n > 0 && w.sink != nil {
-		w.sink.Line(w.appID, w.deployID, "system", fmt.Sprintf("%d lines of output dropped: over this app's bound of %d lines a second", n, w.bound.perSecond), 0)
+		w.send("system", fmt.Sprintf("%d lines of output dropped: over this app's bound of %d lines a second", n, w.bound.perSecond), 0)
 	}
 }
 
@@ -177,5 +180,5 @@ func (w *lineWriter) emit(line string) {
 	}
 	line = string(bytes.TrimRight([]byte(line), "\r"))
 	msg, n := w.redactor.Redact(line)
-	w.sink.Line(w.appID, w.deployID, w.stream, msg, n)
+	w.send(w.stream, msg, n)
 }
