@@ -15,7 +15,7 @@ export TEST_REDIS_URL    ?= redis://127.0.0.1:6379/0
 # The zone's managed-database cluster (scripts/zone-postgres.sh), as its superuser over the socket.
 export TEST_ZONE_POSTGRES_URL ?= postgres://postgres@/postgres?host=/var/run/postgresql&port=5433&sslmode=disable
 
-.PHONY: all tools proto openapi generate docs build run test fmt services wrk vault-dev objectstore stripe-mock pebble bench-bus bench-gateway flood-public bench-apps bench-logs bench-databases bench-databases-dump bench-deploys bench-builds bench-edge caddy chaos clean
+.PHONY: all tools proto openapi generate docs build run test fmt services wrk vault-dev objectstore stripe-mock pebble bench-bus bench-gateway flood-public bench-apps bench-logs bench-databases bench-databases-dump bench-deploys bench-builds bench-edge bench-processes caddy chaos clean
 
 all: build
 
@@ -77,6 +77,12 @@ stripe-mock:
 # Builds Pebble into ~/.cache/tori once, for the zone edge's HTTPS tests (PEBBLE_BIN).
 pebble:
 	@scripts/pebble-build.sh
+
+# Issue 38: PATCH formation until the new web instance serves, three web instances' shares
+# of 600 requests, and the start delay of 20 every-minute cron runs (about 25 minutes;
+# PROCESSES_BENCH_CRON_RUNS=3 for a quick look).
+bench-processes: build
+	cd tests/e2e && go test -count=1 -timeout 60m -run '^$$' -bench BenchmarkProcesses -benchtime 1x -v .
 
 # Builds Caddy into ~/.cache/tori once, the reference `make bench-edge` measures against.
 caddy:

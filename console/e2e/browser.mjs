@@ -611,6 +611,93 @@ try {
   rmSync(src, { recursive: true, force: true })
   rmSync(tarball, { force: true })
 
+  step('a service app: processes with a scale control, cron jobs with their runs (the API stubbed in the browser)')
+  // The formation and cron routes are answered here, so the page is checked whatever the zone
+  // runs; what the page sends is recorded.
+  const appAPI = `${CONSOLE}/api/apps/${slug}-x`
+  const at = new Date().toISOString()
+  let formation = [
+    { type: 'web', command: 'node server.js', quantity: 1, running: 1, updatedAt: at },
+    { type: 'worker', command: 'node worker.js', quantity: 0, running: 0, updatedAt: at },
+  ]
+  const run = { id: '0193f1c2-0000-7000-8000-0000000000a1', trigger: 'manual', scheduledFor: at, status: 'succeeded', skipReason: null, exitCode: 0, startedAt: at, finishedAt: at, deployId: null }
+  const skipped = { ...run, id: '0193f1c2-0000-7000-8000-0000000000a2', trigger: 'scheduled', status: 'skipped', skipReason: 'overlap', exitCode: null, startedAt: null, finishedAt: null }
+  let jobs = []
+  const scaleAndCron = []
+  await page.route(`${appAPI}/formation`, (route) => {
+    const req = route.request()
+    if (req.method() === 'PATCH') {
+      const body = req.postDataJSON()
+      scaleAndCron.push(`PATCH formation ${JSON.stringify(body)}`)
+      formation = formation.map((e) => {
+        const u = body.updates.find((x) => x.type === e.type)
+        return u ? { ...e, quantity: u.quantity, running: u.quantity } : e
+      })
+    }
+    return route.fulfill({ json: formation })
+  })
+  await page.route(`${appAPI}/crons**`, (route) => {
+    const req = route.request()
+    const path = new URL(req.url()).pathname
+    const method = req.method()
+    if (path.endsWith('/crons') && method === 'POST') {
+      const body = req.postDataJSON()
+      scaleAndCron.push(`POST crons ${JSON.stringify(body)}`)
+      jobs = [{ ...body, timeoutSeconds: 900, enabled: true, nextRunAt: '2026-12-01T02:00:00Z', lastRun: null, createdAt: at, updatedAt: at }]
+      return route.fulfill({ status: 201, json: jobs[0] })
+    }
+    if (path.endsWith('/crons')) return route.fulfill({ json: jobs })
+    if (path.endsWith('/runs') && method === 'POST') {
+      scaleAndCron.push('POST runs')
+      jobs = jobs.map((j) => ({ ...j, lastRun: run }))
+      return route.fulfill({ status: 201, json: run })
+    }
+    if (path.endsWith('/runs')) return route.fulfill({ json: [run, skipped] })
+    if (method === 'DELETE') {
+      scaleAndCron.push('DELETE cron')
+      jobs = []
+      return route.fulfill({ status: 204 })
+    }
+    return route.fulfill({ status: 404, json: { error: 'not found' } })
+  })
+  await page.getByRole('link', { name: 'Processes' }).click()
+  await urlIs(`/apps/${slug}-x/processes`)
+  await titled(`Processes · ${slug}-x`)
+  await headingFocused()
+  const workerRow = page.locator('tr[data-process="worker"]')
+  await visible(workerRow.getByText('0 of 0'))
+  await workerRow.getByLabel('Instances of worker').fill('1')
+  await workerRow.getByRole('button', { name: 'Scale' }).click()
+  await visible(workerRow.getByText('1 of 1'))
+  if (scaleAndCron[0] !== 'PATCH formation {"updates":[{"type":"worker","quantity":1}]}') fail(`scaling scaleAndCron ${scaleAndCron[0]}`)
+  await visible(page.getByText('No cron jobs'))
+  await a11y('processes and cron jobs')
+  await page.locator('#cron-name').fill('nightly')
+  await page.locator('#cron-timezone').fill('Europe/Prague')
+  await page.locator('#cron-command').fill('node report.js')
+  await page.getByRole('button', { name: 'Add cron job' }).click()
+  const cronRow = page.locator('tr[data-cron="nightly"]')
+  await visible(cronRow)
+  const wantCron = 'POST crons {"name":"nightly","schedule":"0 3 * * *","timezone":"Europe/Prague","command":"node report.js","concurrencyPolicy":"forbid"}'
+  if (scaleAndCron[1] !== wantCron) fail(`adding scaleAndCron ${scaleAndCron[1]}`)
+  await cronRow.getByRole('button', { name: 'Run now' }).click()
+  await visible(page.getByRole('table', { name: 'Runs of nightly' }).locator('tr[data-run]', { hasText: 'overlap' }))
+  await visible(cronRow.locator('.badge', { hasText: 'succeeded' }))
+  if (scaleAndCron[2] !== 'POST runs') fail(`running scaleAndCron ${scaleAndCron[2]}`)
+  await shot('app-processes')
+  await a11y('cron jobs with runs')
+  await cronRow.getByRole('button', { name: 'Remove nightly' }).click()
+  const askCron = page.getByRole('dialog', { name: 'Remove nightly?' })
+  await visible(askCron)
+  await askCron.getByRole('button', { name: 'Cancel' }).click()
+  if (scaleAndCron.length !== 3) fail('the cron job was removed without being asked')
+  await cronRow.getByRole('button', { name: 'Remove nightly' }).click()
+  await askCron.getByRole('button', { name: 'Remove nightly' }).click()
+  await visible(page.getByText('No cron jobs'))
+  if (scaleAndCron[3] !== 'DELETE cron') fail(`removing scaleAndCron ${scaleAndCron[3]}`)
+  await page.unroute(`${appAPI}/formation`)
+  await page.unroute(`${appAPI}/crons**`)
+
   step('a service app: its database; delete needs the slug typed')
   await page.getByRole('link', { name: 'Database' }).click()
   await visible(page.getByText('No database', { exact: true }))

@@ -114,7 +114,7 @@ func TopicWrite(principal string) string {
 		return `^zone\.` + zoneEvents + `\..*$`
 	}
 	if principal == PrincipalDeploys {
-		return `^(?:deploys\..*|zone\.[^.]+\.(?:deploy|activate|discard))$`
+		return `^(?:deploys\..*|zone\.[^.]+\.(?:deploy|activate|discard|formation|cron_run|cron_cancel))$`
 	}
 	if principal == PrincipalDatabases {
 		return `^(?:databases\..*|zone\.[^.]+\.(?:database_create|database_drop|database_dump|database_restore|database_rotate|database_retire))$`
@@ -123,9 +123,9 @@ func TopicWrite(principal string) string {
 }
 
 // zoneEvents are the middle segments of the events zones publish (zone.deploy.progressed,
-// zone.logs.batch, zone.app.napping, zone.database.ready); a zone id may not be one of them,
-// so zone.<group>.# never matches a zone's commands.
-const zoneEvents = `(?:deploy|logs|app|database)`
+// zone.logs.batch, zone.app.napping, zone.database.ready, zone.cron.progressed); a zone id
+// may not be one of them, so zone.<group>.# never matches a zone's commands.
+const zoneEvents = `(?:deploy|logs|app|database|cron)`
 
 // serviceEvents are the first segments of the services' events.
 const serviceEvents = `(?:identity|billing|apps|deploys|logs|databases)`
@@ -150,6 +150,7 @@ func TopicRead(principal string) string {
 // databases the managed databases.
 var zoneCommands = map[string]string{
 	"deploy": PrincipalDeploys, "activate": PrincipalDeploys, "discard": PrincipalDeploys,
+	"formation": PrincipalDeploys, "cron_run": PrincipalDeploys, "cron_cancel": PrincipalDeploys,
 	"database_create": PrincipalDatabases, "database_drop": PrincipalDatabases, "database_dump": PrincipalDatabases,
 	"database_restore": PrincipalDatabases, "database_rotate": PrincipalDatabases, "database_retire": PrincipalDatabases,
 }

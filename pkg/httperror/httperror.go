@@ -13,16 +13,20 @@ import (
 
 // Body is the JSON error shape of the public contract. Optional members are omitted when unset.
 type Body struct {
-	Error             string  `json:"error"`
-	Code              string  `json:"code,omitempty"`
-	Message           string  `json:"message,omitempty"`
-	Reason            string  `json:"reason,omitempty"`
+	Error   string `json:"error"`
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	// Field names the request member an invalid_parameter is about.
+	Field             string  `json:"field,omitempty"`
 	Limit             *int64  `json:"limit,omitempty"`
 	Plan              string  `json:"plan,omitempty"`
 	RetryAfter        *int    `json:"retryAfter,omitempty"`
 	RetryAfterSeconds *int    `json:"retryAfterSeconds,omitempty"`
 	BlockingDeployID  *string `json:"blockingDeployId,omitempty"`
 	Hold              any     `json:"hold,omitempty"`
+	// Type names the process type a formation change gave that the app does not run.
+	Type string `json:"type,omitempty"`
 }
 
 // Error is an HTTP error ready to be written.
@@ -59,6 +63,13 @@ func (e *Error) WithLimit(limit int64, plan string) *Error {
 	c := *e
 	c.Body.Limit = &limit
 	c.Body.Plan = plan
+	return &c
+}
+
+// WithField returns a copy naming the request member that was wrong.
+func (e *Error) WithField(field string) *Error {
+	c := *e
+	c.Body.Field = field
 	return &c
 }
 

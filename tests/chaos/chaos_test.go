@@ -214,6 +214,16 @@ func TestChaos(t *testing.T) {
 	var faults []string
 	settle := func() { time.Sleep(4 * time.Second) }
 	settle()
+	var probeApp string
+	harness.Eventually(t, 30*time.Second, "the load's first app", func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if len(l.apps) > 0 {
+			probeApp = l.apps[0].id
+		}
+		return probeApp != ""
+	})
+	probe := startCronProbe(t, s, probeApp)
 	for _, name := range victims {
 		s.Kill(name)
 		s.Restart(name)
@@ -254,6 +264,12 @@ func TestChaos(t *testing.T) {
 	fmt.Printf("chaos: converged in %s; losses = %d, double effects = %d\n", took.Round(100*time.Millisecond), report.losses(), report.doubles())
 	if report.losses() != 0 || report.doubles() != 0 {
 		t.Fatalf("losses %d, double effects %d", report.losses(), report.doubles())
+	}
+	// Every cron tick due while the deploys replicas were killed left exactly one run.
+	ticks, err := probe.check(t)
+	fmt.Printf("chaos: cron probe fired %d ticks, each once\n", ticks)
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

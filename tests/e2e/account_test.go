@@ -88,7 +88,8 @@ func TestAccount(t *testing.T) {
 			plan := raw.(map[string]any)
 			names = append(names, plan["name"].(string))
 			limits := plan["limits"].(map[string]any)
-			for _, k := range []string{"apps", "customDomains", "concurrentDeploys", "uploadBytes", "databaseBytes", "databaseConnections", "buildMinutes", "minScale", "cpu", "logRetentionDays"} {
+			for _, k := range []string{"apps", "customDomains", "concurrentDeploys", "uploadBytes", "databaseBytes", "databaseConnections", "buildMinutes", "minScale", "cpu", "logRetentionDays",
+				"processTypes", "instancesPerProcess", "instancesTotal", "cronJobs", "cronMinIntervalMinutes", "cronTimeoutSeconds", "instanceMemoryBytes"} {
 				if _, ok := limits[k].(float64); !ok {
 					t.Fatalf("plan %s limit %s = %v", plan["name"], k, limits[k])
 				}

@@ -100,6 +100,13 @@ func TestAuthentication(t *testing.T) {
 		if db["connectionLimit"] == nil || db["maxBytes"] == nil {
 			t.Fatalf("limits.database: %v", db)
 		}
+		// The plan's process and cron limits, as billing's catalog gives nestling's.
+		for k, want := range map[string]float64{"processTypes": 2, "instancesPerProcess": 1, "instancesTotal": 2,
+			"cronJobs": 2, "cronMinIntervalMinutes": 60, "cronTimeoutSeconds": 900, "instanceMemoryBytes": 268435456} {
+			if limits[k] != want {
+				t.Fatalf("nestling limits.%s = %v, want %v", k, limits[k], want)
+			}
+		}
 
 		// Signing in again reaches the same account.
 		again := s.SignIn(t, email)

@@ -53,7 +53,7 @@ func sourceTarball(t testing.TB, files map[string]string) []byte {
 	return buf.Bytes()
 }
 
-func deploySource(t *testing.T, s *harness.Stack, token, slug string, tarball []byte, release string) *harness.Response {
+func deploySource(t testing.TB, s *harness.Stack, token, slug string, tarball []byte, release string) *harness.Response {
 	t.Helper()
 	const boundary = "e2e-source-boundary"
 	var b bytes.Buffer
@@ -78,7 +78,7 @@ func createApp(t testing.TB, s *harness.Stack, token, kind string) string {
 }
 
 // waitStatus waits until the deploy reaches want (or any terminal state, which fails).
-func waitStatus(t *testing.T, s *harness.Stack, token, slug, id, want string) map[string]any {
+func waitStatus(t testing.TB, s *harness.Stack, token, slug, id, want string) map[string]any {
 	t.Helper()
 	var last map[string]any
 	harness.Eventually(t, 60*time.Second, "deploy "+id+" "+want, func() bool {

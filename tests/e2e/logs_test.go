@@ -94,7 +94,7 @@ func TestLogs(t *testing.T) {
 						t.Fatalf("timestamp %v", e["timestamp"])
 					}
 					stamps = append(stamps, ts)
-					expectKeys(t, "entry", e, "id", "timestamp", "stream", "deployId", "message")
+					expectKeys(t, "entry", e, "id", "timestamp", "stream", "deployId", "message", "process")
 				}
 				pages++
 				if page.Next == nil {

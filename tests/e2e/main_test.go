@@ -69,7 +69,7 @@ func noRateLimitHeaders(t *testing.T, r *harness.Response) {
 	}
 }
 
-func post(s *harness.Stack, t *testing.T, path, token string, body any) *harness.Response {
+func post(s *harness.Stack, t testing.TB, path, token string, body any) *harness.Response {
 	t.Helper()
 	return s.Do(t, harness.Request{Method: http.MethodPost, Path: path, Token: token, Body: body})
 }

@@ -296,8 +296,15 @@ func TestEveryCallIsARouteOfTheDocument(t *testing.T) {
 	c.LoopbackToken(ctx, LoopbackTokenRequest{})
 	c.Billing(ctx)
 	c.Plans(ctx)
-	if len(seen) != 25 {
-		t.Fatalf("%d requests, want 25: %v", len(seen), seen)
+	c.Formation(ctx, "a")
+	c.Scale(ctx, "a", []FormationChange{{Type: "web", Quantity: 2}})
+	c.ListCronJobs(ctx, "a")
+	c.CreateCronJob(ctx, "a", CronJobCreate{Name: "nightly"})
+	c.DeleteCronJob(ctx, "a", "nightly")
+	c.RunCronJob(ctx, "a", "nightly")
+	c.ListCronRuns(ctx, "a", "nightly", 10)
+	if len(seen) != 32 {
+		t.Fatalf("%d requests, want 32: %v", len(seen), seen)
 	}
 	for _, s := range seen {
 		method, path, _ := strings.Cut(s, " ")

@@ -34,9 +34,9 @@ var (
 	OpGetDeploy    = &Operation{Method: "GET", Path: "/api/apps/{slug}/deploys/{id}", Response: Deploy{}}
 	OpCancelDeploy = &Operation{Method: "POST", Path: "/api/apps/{slug}/deploys/{id}/cancel", Response: Deploy{}}
 	OpRollback     = &Operation{Method: "POST", Path: "/api/apps/{slug}/deploys/{id}/rollback", Response: Deploy{}}
-	OpLogs         = &Operation{Method: "GET", Path: "/api/apps/{slug}/logs", Response: LogPage{}, Query: []string{"start", "end", "limit", "cursor"}}
+	OpLogs         = &Operation{Method: "GET", Path: "/api/apps/{slug}/logs", Response: LogPage{}, Query: []string{"start", "end", "limit", "cursor", "process"}}
 	// OpLogStream answers Server-Sent Events, read by OpenLogStream, never decoded whole.
-	OpLogStream     = &Operation{Method: "GET", Path: "/api/apps/{slug}/logs/stream", Query: []string{"start", "end", "cursor"}}
+	OpLogStream     = &Operation{Method: "GET", Path: "/api/apps/{slug}/logs/stream", Query: []string{"start", "end", "cursor", "process"}}
 	OpListEnv       = &Operation{Method: "GET", Path: "/api/apps/{slug}/env", Response: []EnvVar{}}
 	OpPutEnv        = &Operation{Method: "PUT", Path: "/api/apps/{slug}/env", Request: EnvVar{}, Response: EnvVar{}}
 	OpDeleteEnv     = &Operation{Method: "DELETE", Path: "/api/apps/{slug}/env/{key}"}
@@ -67,6 +67,7 @@ var Operations = []*Operation{
 	OpListDomains, OpAddDomain, OpRemoveDomain, OpListTokens, OpRevokeToken, OpDevice,
 	OpDeviceToken, OpLoopbackToken, OpBilling, OpPlans, OpCreateDB, OpGetDB, OpDeleteDB, OpRotateDB,
 	OpListDumps, OpTakeDump, OpRestoreDump,
+	OpGetFormation, OpScaleFormation, OpListCronJobs, OpCreateCronJob, OpDeleteCronJob, OpRunCronJob, OpListCronRuns,
 }
 
 func (c *Client) Account(ctx context.Context) (Account, Raw, error) {
@@ -118,15 +119,16 @@ func (c *Client) Rollback(ctx context.Context, slug, id string) (Deploy, Raw, er
 	return call[Deploy](ctx, c, req{op: OpRollback, params: []string{slug, id}})
 }
 
-// LogQuery is one page's window; empty fields are left to the API's defaults.
+// LogQuery is one page's window; empty fields are left to the API's defaults. Process keeps
+// one process's lines (`worker.2`) or one type's (`worker`, `cron`).
 type LogQuery struct {
-	Start, End, Cursor string
-	Limit              int
+	Start, End, Cursor, Process string
+	Limit                       int
 }
 
 func (c *Client) Logs(ctx context.Context, slug string, lq LogQuery) (LogPage, Raw, error) {
 	q := url.Values{}
-	for k, v := range map[string]string{"start": lq.Start, "end": lq.End, "cursor": lq.Cursor} {
+	for k, v := range map[string]string{"start": lq.Start, "end": lq.End, "cursor": lq.Cursor, "process": lq.Process} {
 		if v != "" {
 			q.Set(k, v)
 		}

@@ -67,6 +67,8 @@ type ImageDeployRequest struct {
 	Image        string `json:"image"`
 	Release      string `json:"release,omitempty"`
 	ForceRestart bool   `json:"forceRestart,omitempty"`
+	// Processes are the image's process types, name to command; none: one web.
+	Processes map[string]string `json:"processes,omitempty"`
 }
 
 // DeployForm names the multipart parts of an upload; its values are never marshalled.
@@ -82,6 +84,9 @@ type LogEntry struct {
 	Stream    string  `json:"stream"`
 	DeployID  *string `json:"deployId"`
 	Message   string  `json:"message"`
+	// Process is the instance that wrote the line (`web.1`, `worker.2`, `cron.<job>.<run>`);
+	// nil for build, release and system lines of no instance.
+	Process *string `json:"process"`
 }
 
 type LogPage struct {
@@ -264,4 +269,8 @@ type ErrorBody struct {
 	Message           string `json:"message"`
 	RetryAfter        *int   `json:"retryAfter"`
 	RetryAfterSeconds *int   `json:"retryAfterSeconds"`
+	// Field is the request field an invalid_parameter is about; Type the process type an
+	// unknown_process_type names.
+	Field string `json:"field"`
+	Type  string `json:"type"`
 }

@@ -18,20 +18,23 @@ import (
 
 func (s *state) deployCmd() *cobra.Command {
 	var image, release string
+	var processes []string
 	var forceRestart, detach, dryRun, clearCache bool
 	c := &cobra.Command{
 		Use:   "deploy [DIR]",
 		Short: "Deploy a folder (static files, or a service's source) or an image",
 		Long: "A static app gets DIR's files as one upload; a service app gets DIR as a .tar.gz, or --image.\n" +
 			"A service's build and start come from its tori.json, else from what the zone detects\n" +
-			"(package.json, requirements.txt or app.py, go.mod, a Procfile's web: line).\n" +
+			"(package.json, requirements.txt or app.py, go.mod, a Procfile's web: line). Its process\n" +
+			"types come from tori.json's processes, else a Procfile's lines, else --process (images).\n" +
 			"tori then shows the deploy's steps and its build and release output\n" +
 			"until it is live (exit 0), failed or cancelled (exit 1). --detach returns once accepted.\n\n" +
 			"A folder is sent the way git sees it: .gitignore, .dockerignore and .toriignore are\n" +
 			"honoured; .git, .env* and a static site's node_modules and dotfiles (but .well-known) are\n" +
 			"left out; a symbolic link out of the folder is refused. --dry-run lists what would be sent.",
 		Example: "  tori deploy ./public --app my-site\n  tori deploy . --release \"python3 migrate.py\"\n  tori deploy . --clear-cache\n" +
-			"  tori deploy --image ghcr.io/acme/web@sha256:<digest> --app my-api\n  tori deploy --detach\n" +
+			"  tori deploy --image ghcr.io/acme/web@sha256:<digest> --app my-api\n" +
+			"  tori deploy --image ghcr.io/acme/web@sha256:<digest> --process web='./server' --process worker='./worker'\n  tori deploy --detach\n" +
 			"  tori deploy ./public --dry-run",
 		Args:    cobra.MaximumNArgs(1),
 		PreRunE: s.signedIn,
@@ -47,6 +50,13 @@ func (s *state) deployCmd() *cobra.Command {
 			if clearCache && image != "" {
 				return usagef("--clear-cache goes with a service's source: an --image deploy builds nothing")
 			}
+			if len(processes) > 0 && image == "" {
+				return usagef("--process goes with --image: a source deploy declares its processes in tori.json or a Procfile")
+			}
+			procs, err := ParseProcesses(processes)
+			if err != nil {
+				return usageError{err}
+			}
 			slug, err := s.slug(dir)
 			if err != nil {
 				return err
@@ -60,7 +70,7 @@ func (s *state) deployCmd() *cobra.Command {
 			var d api.Deploy
 			var raw api.Raw
 			if image != "" {
-				d, raw, err = s.client.DeployImage(ctx, slug, api.ImageDeployRequest{Image: image, Release: release, ForceRestart: forceRestart})
+				d, raw, err = s.client.DeployImage(ctx, slug, api.ImageDeployRequest{Image: image, Release: release, ForceRestart: forceRestart, Processes: procs})
 			} else {
 				d, raw, err = s.upload(ctx, slug, dir, bundle.SourceOptions{Release: release, ClearCache: clearCache})
 			}
@@ -75,6 +85,7 @@ func (s *state) deployCmd() *cobra.Command {
 	f.StringVar(&image, "image", "", "deploy this image (registry/repo@sha256:…) instead of a folder")
 	f.StringVar(&release, "release", "", "release command, run before traffic moves (wins over tori.json's)")
 	f.BoolVar(&forceRestart, "force-restart", false, "with --image: a new revision even when nothing changed")
+	f.StringArrayVar(&processes, "process", nil, "with --image: a process type NAME=COMMAND, repeatable (none: one web from the image's entrypoint)")
 	f.BoolVar(&clearCache, "clear-cache", false, "service source: build from an empty cache (npm, pip and Go caches are otherwise kept between the app's builds)")
 	f.BoolVar(&detach, "detach", false, "return once the deploy is accepted")
 	f.BoolVar(&dryRun, "dry-run", false, "list the files a deploy of the folder would send (stdout) and what it leaves out (stderr); send nothing")
@@ -201,6 +212,10 @@ func (s *state) printLine(e api.LogEntry, stamps bool) {
 	if c, ok := streamColour[e.Stream]; ok {
 		stream = s.ui.Paint(c, stream)
 	}
+	// The instance that wrote it, as Heroku's web.1: only lines of a process carry one.
+	if e.Process != nil && *e.Process != "" {
+		stream += " " + s.ui.Paint(ui.Dim, *e.Process)
+	}
 	if stamps {
 		fmt.Fprintf(s.env.Stdout, "%s %s %s\n", s.ui.Paint(ui.Dim, e.Timestamp), stream, e.Message)
 		return
@@ -224,7 +239,7 @@ func (s *state) watch(ctx context.Context, slug string, d api.Deploy, raw api.Ra
 	sctx, stopStream := context.WithCancel(ctx)
 	defer stopStream()
 	if !s.json {
-		go func() { streamDone <- s.followLines(sctx, slug, since, lines, nil) }()
+		go func() { streamDone <- s.followLines(sctx, slug, "", since, lines, nil) }()
 	}
 	show := func(e api.LogEntry) {
 		if keep(e) {

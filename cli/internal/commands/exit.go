@@ -88,8 +88,10 @@ func explain(err error) string {
 	switch {
 	case ae.Status == 402:
 		msg += `: pay the open invoice; "tori billing" shows the hold and its dates`
-	case ae.Status == 403 && strings.HasSuffix(ae.Word(), "_limit_reached"):
+	case ae.Status == 403 && overPlan(ae.Word()):
 		msg += `: "tori plans" shows each plan's limits`
+	case ae.Word() == "unknown_process_type":
+		msg += fmt.Sprintf(`: "tori ps -a %s" lists the types its live deploy declares`, slug)
 	case ae.Status == 429:
 		msg += ": wait a little and try again"
 	case ae.Status >= 500:
@@ -115,8 +117,17 @@ func missing(path string, params []string) (string, string) {
 		return fmt.Sprintf("variable %s of app %q", param(1), slug), fmt.Sprintf(`"tori env list -a %s" lists its variables`, slug)
 	case strings.HasPrefix(path, "/api/apps/{slug}/domains/{hostname}"):
 		return fmt.Sprintf("hostname %q of app %q", param(1), slug), fmt.Sprintf(`"tori domains list -a %s" lists its hostnames`, slug)
+	case strings.HasPrefix(path, "/api/apps/{slug}/crons/{name}"):
+		return fmt.Sprintf("cron job %q of app %q", param(1), slug), fmt.Sprintf(`"tori cron ls -a %s" lists its cron jobs`, slug)
 	case strings.HasPrefix(path, "/api/apps/{slug}/database"):
 		return fmt.Sprintf("database of app %q", slug), fmt.Sprintf(`create one with "tori db create -a %s", or %s`, slug, check)
 	}
 	return fmt.Sprintf("app %q", slug), check
+}
+
+// overPlan reports whether a 403's code is one of the plan's limits: app_limit_reached and
+// the like, the formation's instances_per_process_limit, instances_total_limit and
+// process_types_limit, and cron_interval_too_short.
+func overPlan(code string) bool {
+	return strings.HasSuffix(code, "_limit_reached") || strings.HasSuffix(code, "_limit") || code == "cron_interval_too_short"
 }

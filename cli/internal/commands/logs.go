@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -30,8 +31,13 @@ func ParseSince(v string) (time.Duration, error) {
 	return d, nil
 }
 
+// processFilter is a --process value's shape, the logs route's: a type (`worker`, `cron`) or
+// one instance (`worker.2`, `cron.nightly.<run id>`). Checking first makes a mistake a usage
+// error rather than the API's 400.
+var processFilter = regexp.MustCompile(`^[a-z][a-z0-9-]{0,29}(\.[a-z0-9-]{1,80}){0,2}$`)
+
 func (s *state) logsCmd() *cobra.Command {
-	var since string
+	var since, process string
 	var followFlag bool
 	c := &cobra.Command{
 		Use:   "logs",
@@ -40,7 +46,7 @@ func (s *state) logsCmd() *cobra.Command {
 			"live stream open: new lines print as they arrive (within about a second), each once; a\n" +
 			"dropped connection is reopened with backoff and resumes where it stopped. --json prints\n" +
 			"one JSON line (the API's entry) per log line.",
-		Example: "  tori logs --app my-api\n  tori logs --since 15m --follow\n  tori logs --since 2d --json | jq .message",
+		Example: "  tori logs --app my-api\n  tori logs --since 15m --follow\n  tori logs --process worker\n  tori logs --since 2d --json | jq .message",
 		Args:    cobra.NoArgs,
 		PreRunE: s.signedIn,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -53,12 +59,16 @@ func (s *state) logsCmd() *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
+			if process != "" && !processFilter.MatchString(process) {
+				return usagef("--process %q: want a process type (web, worker, cron) or one instance (worker.2)", process)
+			}
 			since := time.Now().Add(-window)
 			if followFlag {
-				return s.followLogs(ctx, slug, since)
+				return s.followLogs(ctx, slug, process, since)
 			}
 			f := follow.New(since)
 			fetch := func(ctx context.Context, q api.LogQuery) (api.LogPage, error) {
+				q.Process = process
 				p, _, err := s.client.Logs(ctx, slug, q)
 				return p, err
 			}
@@ -72,6 +82,7 @@ func (s *state) logsCmd() *cobra.Command {
 	s.appFlag(c, false)
 	c.Flags().StringVar(&since, "since", "1h", "how far back to start (30m, 1h, 2d)")
 	c.Flags().BoolVarP(&followFlag, "follow", "f", false, "keep printing new lines")
+	c.Flags().StringVar(&process, "process", "", "only one process type's lines (worker, cron) or one instance's (worker.2)")
 	return c
 }
 
@@ -87,10 +98,10 @@ func (s *state) printEntry(e api.LogEntry) {
 
 // followLogs prints the lines from since on and then new ones until Ctrl-C (exit 130 is the
 // root's), the app is deleted or the token revoked.
-func (s *state) followLogs(ctx context.Context, slug string, since time.Time) error {
+func (s *state) followLogs(ctx context.Context, slug, process string, since time.Time) error {
 	lines := make(chan api.LogEntry, 256)
 	done := make(chan error, 1)
-	go func() { done <- s.followLines(ctx, slug, since, lines, s.streamNotice) }()
+	go func() { done <- s.followLines(ctx, slug, process, since, lines, s.streamNotice) }()
 	for {
 		select {
 		case e := <-lines:

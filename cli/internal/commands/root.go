@@ -91,7 +91,7 @@ func (s *state) root() *cobra.Command {
 		Use:   "tori",
 		Short: "Deploy and run apps on Tori",
 		Long: "tori is the command line of Tori: sign in, create apps, deploy folders, source or images,\n" +
-			"follow logs, and manage environment variables, hostnames and tokens.\n\n" +
+			"follow logs, scale processes, run cron jobs, and manage environment variables, hostnames and tokens.\n\n" +
 			"TORI_API_URL and TORI_TOKEN override the signed-in settings in $XDG_CONFIG_HOME/tori/config.json.\n" +
 			"The app a command works on is -a SLUG, else $TORI_APP, else the app field of ./tori.json.\n\n" +
 			"Exit codes: 0 success, 1 failure, 2 usage (a wrong command line), 130 interrupted.",
@@ -107,6 +107,7 @@ func (s *state) root() *cobra.Command {
 	root.AddCommand(
 		s.loginCmd(), s.logoutCmd(), s.whoamiCmd(),
 		s.appsCmd(), s.deployCmd(), s.deploysCmd(), s.logsCmd(), s.envCmd(), s.domainsCmd(), s.dbCmd(),
+		s.psCmd(), s.scaleCmd(), s.cronCmd(),
 		s.tokensCmd(), s.billingCmd(), s.plansCmd(), s.initCmd(), s.openCmd(), s.statusCmd(),
 	)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })

@@ -26,6 +26,7 @@ const tone: Record<string, string> = {
   ready: 'ok',
   paid: 'ok',
   issued: 'ok',
+  succeeded: 'ok',
   deploying: 'busy',
   building: 'busy',
   releasing: 'busy',
@@ -36,6 +37,7 @@ const tone: Record<string, string> = {
   cancelled: 'idle',
   error: 'bad',
   failed: 'bad',
+  timed_out: 'bad',
 }
 
 export function Badge({ status }: { status: string }) {

@@ -7,11 +7,13 @@ import { Logs } from './app/logs'
 import { Env } from './app/env'
 import { Domains } from './app/domains'
 import { DatabaseTab } from './app/database'
+import { Processes } from './app/processes'
 import { Settings } from './app/settings'
 import { PageHeading } from '../components/heading'
 
 const tabs = [
   ['overview', 'Deploys'],
+  ['processes', 'Processes'],
   ['logs', 'Logs'],
   ['env', 'Environment'],
   ['domains', 'Domains'],
@@ -62,6 +64,7 @@ export function AppPage({ slug, tab }: { slug: string; tab: string }) {
         ))}
       </nav>
       {tab === 'overview' && <Overview app={a} onChange={app.reload} />}
+      {tab === 'processes' && <Processes slug={slug} kind={a.kind} />}
       {tab === 'logs' && <Logs slug={slug} />}
       {tab === 'env' && <Env slug={slug} kind={a.kind} />}
       {tab === 'domains' && <Domains slug={slug} kind={a.kind} />}

@@ -45,6 +45,21 @@ type Limits struct {
 	// CPU is the ceiling of one service instance, in cores.
 	CPU              float64
 	LogRetentionDays int64
+	// ProcessTypes is how many process types of an app may run at once (quantity above 0).
+	ProcessTypes int64
+	// InstancesPerProcess caps one process type's quantity.
+	InstancesPerProcess int64
+	// InstancesTotal caps an app's instances, every type together.
+	InstancesTotal int64
+	// CronJobs is how many cron jobs an app may have.
+	CronJobs int64
+	// CronMinIntervalMinutes is the shortest gap a cron schedule may fire at; unlike the
+	// others, a bigger number is the tighter limit.
+	CronMinIntervalMinutes int64
+	// CronTimeoutSeconds is the longest timeout of a cron run, and its default.
+	CronTimeoutSeconds int64
+	// InstanceMemoryBytes is each service instance's memory ceiling.
+	InstanceMemoryBytes int64
 }
 
 // Plan is one catalog entry.

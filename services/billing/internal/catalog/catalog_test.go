@@ -13,16 +13,22 @@ func TestCatalogMatchesConventions(t *testing.T) {
 			Apps: 3, CustomDomains: 0, ConcurrentDeploys: 1,
 			UploadBytes: 104857600, DatabaseBytes: 268435456, DatabaseConnections: 5,
 			BuildMinutes: 10, MinScale: 0, CPU: 0.25, LogRetentionDays: 1,
+			ProcessTypes: 2, InstancesPerProcess: 1, InstancesTotal: 2, CronJobs: 2,
+			CronMinIntervalMinutes: 60, CronTimeoutSeconds: 900, InstanceMemoryBytes: 268435456,
 		}},
 		{Songbird, Prices{900, 9000}, Limits{
 			Apps: 10, CustomDomains: 5, ConcurrentDeploys: 2,
 			UploadBytes: 524288000, DatabaseBytes: 1073741824, DatabaseConnections: 20,
 			BuildMinutes: 20, MinScale: 1, CPU: 1, LogRetentionDays: 7,
+			ProcessTypes: 4, InstancesPerProcess: 3, InstancesTotal: 8, CronJobs: 10,
+			CronMinIntervalMinutes: 10, CronTimeoutSeconds: 3600, InstanceMemoryBytes: 536870912,
 		}},
 		{Flock, Prices{2900, 29000}, Limits{
 			Apps: 50, CustomDomains: 50, ConcurrentDeploys: 5,
 			UploadBytes: 1073741824, DatabaseBytes: 10737418240, DatabaseConnections: 100,
 			BuildMinutes: 45, MinScale: 1, CPU: 2, LogRetentionDays: 30,
+			ProcessTypes: 8, InstancesPerProcess: 10, InstancesTotal: 40, CronJobs: 50,
+			CronMinIntervalMinutes: 1, CronTimeoutSeconds: 14400, InstanceMemoryBytes: 1073741824,
 		}},
 	}
 	got := All()
@@ -39,6 +45,50 @@ func TestCatalogMatchesConventions(t *testing.T) {
 				t.Fatalf("Lookup(%q) = %+v, %v", w.Name, byName, err)
 			}
 		})
+	}
+}
+
+// Each process and cron limit grows from plan to plan (the minimum cron interval shrinks:
+// a shorter gap is the more generous limit), and nestling keeps one instance per process type
+// while still allowing a daily job.
+func TestProcessLimitsGrowWithThePlan(t *testing.T) {
+	limits := map[string]func(Limits) int64{
+		"processTypes":        func(l Limits) int64 { return l.ProcessTypes },
+		"instancesPerProcess": func(l Limits) int64 { return l.InstancesPerProcess },
+		"instancesTotal":      func(l Limits) int64 { return l.InstancesTotal },
+		"cronJobs":            func(l Limits) int64 { return l.CronJobs },
+		// Negated so that "more generous" is "bigger" like the rest.
+		"cronMinIntervalMinutes": func(l Limits) int64 { return -l.CronMinIntervalMinutes },
+		"cronTimeoutSeconds":     func(l Limits) int64 { return l.CronTimeoutSeconds },
+		"instanceMemoryBytes":    func(l Limits) int64 { return l.InstanceMemoryBytes },
+	}
+	plans := All()
+	for name, of := range limits {
+		t.Run(name, func(t *testing.T) {
+			for i := 1; i < len(plans); i++ {
+				if of(plans[i-1].Limits) >= of(plans[i].Limits) {
+					t.Errorf("%s: %s %d is not tighter than %s %d", name,
+						plans[i-1].Name, of(plans[i-1].Limits), plans[i].Name, of(plans[i].Limits))
+				}
+			}
+			for _, p := range plans {
+				if v := of(p.Limits); v == 0 {
+					t.Errorf("%s: %s has 0", name, p.Name)
+				}
+			}
+		})
+	}
+	nestling, _ := Lookup(string(Nestling))
+	l := nestling.Limits
+	if l.InstancesPerProcess != 1 {
+		t.Errorf("nestling instancesPerProcess %d, want 1", l.InstancesPerProcess)
+	}
+	if l.CronJobs < 1 || l.CronMinIntervalMinutes > 24*60 {
+		t.Errorf("nestling cannot run a daily job: cronJobs %d, cronMinIntervalMinutes %d", l.CronJobs, l.CronMinIntervalMinutes)
+	}
+	// A web=1 formation of a nestling app stays within its limits, as before processes.
+	if l.ProcessTypes < 1 || l.InstancesTotal < 1 {
+		t.Errorf("nestling cannot run one web instance: %+v", l)
 	}
 }
 

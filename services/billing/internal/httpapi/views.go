@@ -38,16 +38,23 @@ type pricesView struct {
 }
 
 type limitsView struct {
-	Apps                int64   `json:"apps"`
-	CustomDomains       int64   `json:"customDomains"`
-	ConcurrentDeploys   int64   `json:"concurrentDeploys"`
-	UploadBytes         int64   `json:"uploadBytes"`
-	DatabaseBytes       int64   `json:"databaseBytes"`
-	DatabaseConnections int64   `json:"databaseConnections"`
-	BuildMinutes        int64   `json:"buildMinutes"`
-	MinScale            int64   `json:"minScale"`
-	CPU                 float64 `json:"cpu"`
-	LogRetentionDays    int64   `json:"logRetentionDays"`
+	Apps                   int64   `json:"apps"`
+	CustomDomains          int64   `json:"customDomains"`
+	ConcurrentDeploys      int64   `json:"concurrentDeploys"`
+	UploadBytes            int64   `json:"uploadBytes"`
+	DatabaseBytes          int64   `json:"databaseBytes"`
+	DatabaseConnections    int64   `json:"databaseConnections"`
+	BuildMinutes           int64   `json:"buildMinutes"`
+	MinScale               int64   `json:"minScale"`
+	CPU                    float64 `json:"cpu"`
+	LogRetentionDays       int64   `json:"logRetentionDays"`
+	ProcessTypes           int64   `json:"processTypes"`
+	InstancesPerProcess    int64   `json:"instancesPerProcess"`
+	InstancesTotal         int64   `json:"instancesTotal"`
+	CronJobs               int64   `json:"cronJobs"`
+	CronMinIntervalMinutes int64   `json:"cronMinIntervalMinutes"`
+	CronTimeoutSeconds     int64   `json:"cronTimeoutSeconds"`
+	InstanceMemoryBytes    int64   `json:"instanceMemoryBytes"`
 }
 
 // billingView is GET /api/billing. While paid plans are off Subscription and Hold are null,
@@ -122,16 +129,23 @@ func toPlanViews(plans []catalog.Plan) []planView {
 			Name:   string(p.Name),
 			Prices: pricesView{Month: units(p.Prices.MonthCents), Year: units(p.Prices.YearCents)},
 			Limits: limitsView{
-				Apps:                l.Apps,
-				CustomDomains:       l.CustomDomains,
-				ConcurrentDeploys:   l.ConcurrentDeploys,
-				UploadBytes:         l.UploadBytes,
-				DatabaseBytes:       l.DatabaseBytes,
-				DatabaseConnections: l.DatabaseConnections,
-				BuildMinutes:        l.BuildMinutes,
-				MinScale:            l.MinScale,
-				CPU:                 l.CPU,
-				LogRetentionDays:    l.LogRetentionDays,
+				Apps:                   l.Apps,
+				CustomDomains:          l.CustomDomains,
+				ConcurrentDeploys:      l.ConcurrentDeploys,
+				UploadBytes:            l.UploadBytes,
+				DatabaseBytes:          l.DatabaseBytes,
+				DatabaseConnections:    l.DatabaseConnections,
+				BuildMinutes:           l.BuildMinutes,
+				MinScale:               l.MinScale,
+				CPU:                    l.CPU,
+				LogRetentionDays:       l.LogRetentionDays,
+				ProcessTypes:           l.ProcessTypes,
+				InstancesPerProcess:    l.InstancesPerProcess,
+				InstancesTotal:         l.InstancesTotal,
+				CronJobs:               l.CronJobs,
+				CronMinIntervalMinutes: l.CronMinIntervalMinutes,
+				CronTimeoutSeconds:     l.CronTimeoutSeconds,
+				InstanceMemoryBytes:    l.InstanceMemoryBytes,
 			},
 		})
 	}

@@ -26,15 +26,22 @@ func planChanged(a accounts.Account) (*billingv1.AccountPlanChanged, error) {
 // LimitsMessage is the bus form of a plan's limits, in events and in answers alike.
 func LimitsMessage(l catalog.Limits) *billingv1.PlanLimits {
 	return &billingv1.PlanLimits{
-		Apps:                l.Apps,
-		CustomDomains:       l.CustomDomains,
-		ConcurrentDeploys:   l.ConcurrentDeploys,
-		UploadBytes:         l.UploadBytes,
-		DatabaseBytes:       l.DatabaseBytes,
-		DatabaseConnections: l.DatabaseConnections,
-		BuildMinutes:        l.BuildMinutes,
-		MinScale:            l.MinScale,
-		Cpu:                 l.CPU,
-		LogRetentionDays:    l.LogRetentionDays,
+		Apps:                   l.Apps,
+		CustomDomains:          l.CustomDomains,
+		ConcurrentDeploys:      l.ConcurrentDeploys,
+		UploadBytes:            l.UploadBytes,
+		DatabaseBytes:          l.DatabaseBytes,
+		DatabaseConnections:    l.DatabaseConnections,
+		BuildMinutes:           l.BuildMinutes,
+		MinScale:               l.MinScale,
+		Cpu:                    l.CPU,
+		LogRetentionDays:       l.LogRetentionDays,
+		ProcessTypes:           l.ProcessTypes,
+		InstancesPerProcess:    l.InstancesPerProcess,
+		InstancesTotal:         l.InstancesTotal,
+		CronJobs:               l.CronJobs,
+		CronMinIntervalMinutes: l.CronMinIntervalMinutes,
+		CronTimeoutSeconds:     l.CronTimeoutSeconds,
+		InstanceMemoryBytes:    l.InstanceMemoryBytes,
 	}
 }

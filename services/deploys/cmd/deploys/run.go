@@ -48,8 +48,10 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 			Store:      store.New(p.Pool), Objects: objs, ArtifactLinks: objs, Plans: busapi.BillingPlans{Client: billingbus.PlanClient{Bus: conn}},
 			Env: busapi.NewAppsEnv(conn), Apps: busapi.AppsLookup{Client: appsbus.AppClient{Bus: conn, Timeout: cfg.AppLookupTimeout}}, Log: p.Log,
 		})
-		web := httpapi.New(httpapi.Deps{Deploys: svc, SigningKey: []byte(cfg.SigningKey), Health: p.Health, Log: p.Log})
+		crons := svc.Crons(store.New(p.Pool), cfg.CronMinIntervalMinutes)
+		web := httpapi.New(httpapi.Deps{Deploys: svc, Crons: crons, SigningKey: []byte(cfg.SigningKey), Health: p.Health, Log: p.Log})
 		p.Consume(busapi.Subscriptions(svc, store.Bind)...)
+		p.Consume(busapi.CronSubscriptions(crons, store.BindCron)...)
 		if err := p.ServeHTTP(web, cfg.Addr, cfg.ShutdownTimeout); err != nil {
 			return err
 		}
@@ -57,6 +59,9 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		p.Respond("hosting responder", deploysbus.QueueHosting, bus.OnlyFrom(bus.Is(bus.PrincipalApps), busapi.Hosting(svc)))
 		p.Respond("artifact url responder", deploysbus.QueueArtifactURL, bus.OnlyFrom(bus.IsZone, busapi.ArtifactURL(svc)))
 		for _, job := range sweepJobs(svc, *cfg) {
+			p.Every(job)
+		}
+		for _, job := range cronJobs(crons, *cfg) {
 			p.Every(job)
 		}
 		return nil
@@ -80,5 +85,16 @@ func sweepJobs(svc *usecase.Service, cfg config.Config) []lifecycle.Job {
 		}},
 		{Name: "redeploy for plan changes", Every: cfg.SweepEvery, Immediately: true, Run: svc.RedeployForPlans},
 		{Name: "mark reclaimable artifacts", Every: cfg.SweepEvery, Immediately: true, Run: svc.MarkReclaimable},
+	}
+}
+
+// cronJobs fire due cron ticks every DEPLOYS_CRON_TICK_EVERY (once at start, so a restart
+// catches up at once), and on the sweep's beat fail the runs no zone reported on and clear
+// the cron jobs of deleted apps.
+func cronJobs(crons *usecase.Crons, cfg config.Config) []lifecycle.Job {
+	return []lifecycle.Job{
+		{Name: "fire due cron ticks", Every: cfg.CronTickEvery, Immediately: true, Run: crons.FireDue},
+		{Name: "fail unreported cron runs", Every: cfg.SweepEvery, Immediately: true, Run: crons.FailUnreported},
+		{Name: "remove cron jobs of deleted apps", Every: cfg.SweepEvery, Immediately: true, Run: crons.RemoveCronsOfDeletedApps},
 	}
 }

@@ -35,6 +35,7 @@ func Subscriptions(svc *usecase.Service, bind BindTx) []bus.Subscription {
 		{Queue: QueuePlans, Keys: []string{billingbus.KeyPlanChanged}, Handle: plansHandler(svc, bind)},
 		{Queue: QueueHolds, Keys: []string{billingbus.KeyHoldChanged}, Handle: holdsHandler(svc, bind)},
 		{Queue: QueueZoneReports, Keys: []string{zonebus.KeyDeployProgressed}, Handle: progressHandler(svc, bind)},
+		{Queue: QueueFormations, Keys: []string{zonebus.KeyFormationChanged}, Handle: formationHandler(svc, bind)},
 	}
 }
 
@@ -90,5 +91,8 @@ func planFrom(name string, l *billingv1.PlanLimits, version int64) usecase.Plan 
 	return usecase.Plan{
 		Name: name, ConcurrentDeploys: l.GetConcurrentDeploys(), UploadBytes: l.GetUploadBytes(),
 		BuildMinutes: l.GetBuildMinutes(), MinScale: l.GetMinScale(), CPU: l.GetCpu(), Version: version,
+		ProcessTypes: l.GetProcessTypes(), InstancesPerProcess: l.GetInstancesPerProcess(), InstancesTotal: l.GetInstancesTotal(),
+		CronJobs: l.GetCronJobs(), CronMinIntervalMinutes: l.GetCronMinIntervalMinutes(), CronTimeoutSeconds: l.GetCronTimeoutSeconds(),
+		InstanceMemoryBytes: l.GetInstanceMemoryBytes(),
 	}
 }

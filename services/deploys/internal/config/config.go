@@ -38,6 +38,12 @@ type Config struct {
 	// allows any registry named by a public DNS name. Loopback, link-local and private
 	// registries are refused either way (deploy.Registries).
 	ImageRegistries []string `env:"DEPLOYS_IMAGE_REGISTRIES"`
+	// CronMinIntervalMinutes is a test-only override: when positive it replaces every plan's minimum
+	// minutes between a cron job's firings (benchmarks and end-to-end tests run an
+	// every-minute job on any plan). 0, the default, keeps the plan's.
+	CronMinIntervalMinutes int64 `env:"DEPLOYS_CRON_MIN_INTERVAL_MINUTES, default=0"`
+	// CronTickEvery is how often the cron scheduler looks for due ticks.
+	CronTickEvery time.Duration `env:"DEPLOYS_CRON_TICK_EVERY, default=1s"`
 	// The object store every artifact lives in, and deploys' own account and bucket in it,
 	// written by bin/bootstrap (docs/objectstore.md). No folder holds an artifact: a zone
 	// on another machine fetches one by a presigned URL this service hands it.
@@ -85,6 +91,9 @@ func (c *Config) Validate() error {
 	}
 	if c.SweepEvery <= 0 || c.ShutdownTimeout <= 0 || c.ArtifactGrace <= 0 || c.AppLookupTimeout <= 0 {
 		errs = append(errs, errors.New("DEPLOYS_SWEEP_EVERY, DEPLOYS_ARTIFACT_GRACE, DEPLOYS_SHUTDOWN_TIMEOUT and DEPLOYS_APP_LOOKUP_TIMEOUT must be positive"))
+	}
+	if c.CronMinIntervalMinutes < 0 || c.CronTickEvery <= 0 {
+		errs = append(errs, errors.New("DEPLOYS_CRON_MIN_INTERVAL_MINUTES must be 0 or more and DEPLOYS_CRON_TICK_EVERY positive"))
 	}
 	if err := c.BusConfig().Validate(); err != nil {
 		errs = append(errs, err)

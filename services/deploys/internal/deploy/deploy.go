@@ -62,6 +62,9 @@ type Deploy struct {
 	Framework Framework
 	// Build is how the zone builds and starts a source deploy, once it has said (nil before).
 	Build *Build
+	// Processes are the process types an image deploy's body declared (nil: one web from
+	// the image's command). A rollback or a plan redeploy sends them to the zone again.
+	Processes []Process
 	// Env is the environment snapshot, as ciphertext only.
 	Env       Snapshot
 	CreatedAt time.Time

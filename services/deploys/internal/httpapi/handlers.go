@@ -104,6 +104,10 @@ type imageBody struct {
 	Image        *string         `json:"image"`
 	Release      json.RawMessage `json:"release"`
 	ForceRestart *bool           `json:"forceRestart"`
+	// Processes declares the deploy's process types (name → command); absent or {}: one web.
+	Processes map[string]string `json:"processes"`
+	// Start is read only to refuse it beside processes.web: both would be the web command.
+	Start json.RawMessage `json:"start"`
 }
 
 func decodeImage(r io.Reader) (usecase.ImageInput, error) {
@@ -122,7 +126,11 @@ func decodeImage(r io.Reader) (usecase.ImageInput, error) {
 	if err != nil {
 		return usecase.ImageInput{}, err
 	}
-	in := usecase.ImageInput{Image: *b.Image, Release: release, ForceRestart: b.ForceRestart != nil && *b.ForceRestart}
+	processes, err := deploy.ParseProcesses(b.Processes, len(b.Start) > 0 && string(b.Start) != "null")
+	if err != nil {
+		return usecase.ImageInput{}, err
+	}
+	in := usecase.ImageInput{Image: *b.Image, Release: release, ForceRestart: b.ForceRestart != nil && *b.ForceRestart, Processes: processes}
 	if _, err := deploy.ParseImage(in.Image); err != nil {
 		return usecase.ImageInput{}, err
 	}

@@ -84,6 +84,7 @@ type env struct {
 	clock   *clock
 	env     *fakeEnv
 	account string
+	crons   *usecase.Crons
 }
 
 var testPlan = usecase.Plan{Name: "songbird", ConcurrentDeploys: 5, UploadBytes: 64 << 10, BuildMinutes: 20, MinScale: 1, CPU: 1}
@@ -105,7 +106,8 @@ func newEnvWithPlans(t *testing.T, source usecase.PlanSource) *env {
 	e := &env{t: t, pool: pool, objDir: dir, clock: &clock{t: time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)}, env: &fakeEnv{vars: "A=1"}, account: uuid.NewString()}
 	e.svc = usecase.New(usecase.Deps{Store: store.New(pool), Objects: objs, Plans: source, Env: e.env, Now: e.clock.Now,
 		Registries: deploy.Registries{Resolver: testResolver{}}})
-	e.app = httpapi.New(httpapi.Deps{Deploys: e.svc, SigningKey: signingKey, Health: health.NewIdentity("deploys", "test")})
+	e.crons = e.svc.Crons(store.New(pool), 0)
+	e.app = httpapi.New(httpapi.Deps{Deploys: e.svc, Crons: e.crons, SigningKey: signingKey, Health: health.NewIdentity("deploys", "test")})
 	return e
 }
 

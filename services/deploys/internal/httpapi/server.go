@@ -29,11 +29,15 @@ type Deploys interface {
 	Cancel(ctx context.Context, accountID, slug, id string) (*deploy.Deploy, error)
 	Rollback(ctx context.Context, accountID, slug, id string) (*deploy.Deploy, error)
 	AppKind(ctx context.Context, accountID, slug string) (string, error)
+	Formation(ctx context.Context, accountID, slug string) ([]deploy.FormationEntry, error)
+	Scale(ctx context.Context, accountID, slug string, updates []deploy.ScaleUpdate) ([]deploy.FormationEntry, error)
 }
 
 // Deps are the handlers' collaborators.
 type Deps struct {
-	Deploys    Deploys
+	Deploys Deploys
+	// Crons serves /api/apps/{slug}/crons; nil leaves those routes out.
+	Crons      Crons
 	SigningKey []byte
 	Health     health.Identity
 	Log        *slog.Logger
@@ -79,5 +83,11 @@ func New(d Deps) *fiber.App {
 	api.Get("/:id", h.get)
 	api.Post("/:id/cancel", h.cancel)
 	api.Post("/:id/rollback", h.rollback)
+	formation := srv.Group("/api/apps/:slug/formation", callerid.StreamingMiddleware(d.SigningKey, true, httperror.Unauthorized))
+	formation.Get("/", h.formation)
+	formation.Patch("/", h.scale)
+	if d.Crons != nil {
+		cronRoutes(srv, d.Crons, d.SigningKey)
+	}
 	return srv
 }

@@ -15,7 +15,7 @@ import (
 const deployColumns = `id::text, app_id, account_id, kind, status, coalesce(image, ''), release,
 	coalesce(rollback_of::text, ''), coalesce(error, ''), coalesce(artifact_key, ''), env_sealed,
 	coalesce(env_key_id, ''), coalesce(env_for, ''), created_at, updated_at, finished_at, live_at, activating_at, framework,
-	build_detected, coalesce(build_command, ''), coalesce(build_start, '')`
+	build_detected, coalesce(build_command, ''), coalesce(build_start, ''), processes`
 
 // deployRow is the table's shape; toDeploy converts it to the domain type.
 type deployRow struct {
@@ -29,17 +29,22 @@ type deployRow struct {
 	BuildCommand, BuildStart                  string
 	CreatedAt, UpdatedAt                      time.Time
 	FinishedAt, LiveAt, ActivatingAt          *time.Time
+	Processes                                 []byte
 }
 
 func scanDeploy(row pgx.Row) (*deploy.Deploy, error) {
 	var r deployRow
 	err := row.Scan(&r.ID, &r.AppID, &r.AccountID, &r.Kind, &r.Status, &r.Image, &r.Release, &r.RollbackOf,
 		&r.Error, &r.ArtifactKey, &r.EnvSealed, &r.EnvKeyID, &r.EnvFor, &r.CreatedAt, &r.UpdatedAt, &r.FinishedAt, &r.LiveAt, &r.ActivatingAt, &r.Framework,
-		&r.BuildDetected, &r.BuildCommand, &r.BuildStart)
+		&r.BuildDetected, &r.BuildCommand, &r.BuildStart, &r.Processes)
 	if err != nil {
 		return nil, err
 	}
-	return r.toDeploy(), nil
+	d := r.toDeploy()
+	if d.Processes, err = processesFromJSON(r.Processes); err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 func (r deployRow) toDeploy() *deploy.Deploy {

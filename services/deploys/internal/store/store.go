@@ -68,11 +68,11 @@ type rowQuerier interface {
 
 func (t *txStore) Insert(ctx context.Context, d *deploy.Deploy) error {
 	_, err := t.tx.Exec(ctx, `INSERT INTO deploys (id, app_id, account_id, kind, status, image, release, rollback_of,
-		error, artifact_key, env_sealed, env_key_id, env_for, created_at, updated_at, finished_at, live_at, framework)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+		error, artifact_key, env_sealed, env_key_id, env_for, created_at, updated_at, finished_at, live_at, framework, processes)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
 		d.ID, d.AppID, d.AccountID, string(d.Kind), string(d.Status), nullable(d.Image), d.Release, nullable(d.RollbackOf),
 		nullable(d.Error), nullable(d.ArtifactKey), d.Env.Sealed, nullable(d.Env.KeyID), nullable(d.Env.For), d.CreatedAt, d.UpdatedAt, d.FinishedAt, d.LiveAt,
-		string(d.Framework.OrStatic()))
+		string(d.Framework.OrStatic()), processesJSON(d.Processes))
 	if err != nil {
 		return fmt.Errorf("store: insert deploy: %w", err)
 	}
@@ -156,6 +156,9 @@ func (s *Store) AppsToClean(ctx context.Context, limit int) ([]string, error) {
 }
 
 func (t *txStore) PurgeApp(ctx context.Context, appID string, at time.Time) error {
+	if _, err := t.tx.Exec(ctx, `DELETE FROM formations WHERE app_id = $1`, appID); err != nil {
+		return fmt.Errorf("store: purge formation: %w", err)
+	}
 	if _, err := t.tx.Exec(ctx, `DELETE FROM deploys WHERE app_id = $1`, appID); err != nil {
 		return fmt.Errorf("store: purge deploys: %w", err)
 	}

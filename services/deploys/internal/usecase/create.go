@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"tori.dev/services/deploys/internal/deploy"
@@ -21,6 +22,8 @@ type ImageInput struct {
 	Image        string
 	Release      []string
 	ForceRestart bool
+	// Processes are the body's `processes`, checked (deploy.ParseProcesses); nil for none.
+	Processes []deploy.Process
 }
 
 // precheck applies the cheap refusals before any byte of an upload is read.
@@ -124,7 +127,7 @@ func (s *Service) CreateImage(ctx context.Context, accountID, slug string, in Im
 		if err != nil {
 			return nil, false, err
 		}
-		if live != nil && live.Kind == deploy.KindImage && live.Image == in.Image {
+		if live != nil && live.Kind == deploy.KindImage && live.Image == in.Image && slices.Equal(live.Processes, in.Processes) {
 			same, err := s.sameEnv(ctx, app.ID, live.Env, snap)
 			if err != nil {
 				return nil, false, err
@@ -142,7 +145,7 @@ func (s *Service) CreateImage(ctx context.Context, accountID, slug string, in Im
 	d := &deploy.Deploy{
 		ID: id, AppID: app.ID, AccountID: accountID, Kind: deploy.KindImage, Status: deploy.Building,
 		Image: in.Image, Release: in.Release, Env: snap, Framework: deploy.FrameworkStatic,
-		CreatedAt: now, UpdatedAt: now,
+		Processes: in.Processes, CreatedAt: now, UpdatedAt: now,
 	}
 	if err := s.insert(ctx, app, plan, d, revisionOptions{releaseGiven: in.Release != nil}); err != nil {
 		return nil, false, err
@@ -281,6 +284,11 @@ func (s *Service) insert(ctx context.Context, app App, plan Plan, d *deploy.Depl
 		}
 		if err := tx.RecordRevisionPlan(ctx, d.ID, plan.Version); err != nil {
 			return err
+		}
+		if opts.declarationsOf != "" {
+			if err := tx.CopyDeclarations(ctx, opts.declarationsOf, d.ID); err != nil {
+				return err
+			}
 		}
 		return s.startRevision(ctx, tx, app, plan, d, opts)
 	})

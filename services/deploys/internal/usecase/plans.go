@@ -20,8 +20,11 @@ type PlanSource interface {
 // account's plan").
 func (s *Service) planFor(ctx context.Context, accountID string) (Plan, error) {
 	p, ok, err := s.store.Plan(ctx, accountID)
-	if err != nil || ok {
-		return p, err
+	if err != nil {
+		return Plan{}, err
+	}
+	if ok {
+		return p.WithProcessDefaults(), nil
 	}
 	if s.plans == nil {
 		return Plan{}, fmt.Errorf("%w: no copy and no billing to ask", deploy.ErrPlanUnavailable)
@@ -34,7 +37,42 @@ func (s *Service) planFor(ctx context.Context, accountID string) (Plan, error) {
 	if err := s.store.InTx(ctx, func(tx Tx) error { return tx.SavePlan(ctx, accountID, p) }); err != nil {
 		return Plan{}, err
 	}
-	return p, nil
+	return p.WithProcessDefaults(), nil
+}
+
+// The nestling plan's process and cron limits (DESIGN38), which stand in for a limit billing
+// has not announced yet: the smallest plan's, so nothing is allowed that no plan allows.
+const (
+	defaultProcessTypes           = 2
+	defaultInstancesPerProcess    = 1
+	defaultInstancesTotal         = 2
+	defaultCronJobs               = 2
+	defaultCronMinIntervalMinutes = 60
+	defaultCronTimeoutSeconds     = 900
+	defaultInstanceMemoryBytes    = 256 << 20
+)
+
+// WithProcessDefaults fills each process or cron limit that is zero (a plan copy from before
+// billing announced them) with the nestling plan's. The one place that fallback lives:
+// planFor applies it to every plan the use cases read.
+func (p Plan) WithProcessDefaults() Plan {
+	for _, f := range []struct {
+		v   *int64
+		def int64
+	}{
+		{&p.ProcessTypes, defaultProcessTypes},
+		{&p.InstancesPerProcess, defaultInstancesPerProcess},
+		{&p.InstancesTotal, defaultInstancesTotal},
+		{&p.CronJobs, defaultCronJobs},
+		{&p.CronMinIntervalMinutes, defaultCronMinIntervalMinutes},
+		{&p.CronTimeoutSeconds, defaultCronTimeoutSeconds},
+		{&p.InstanceMemoryBytes, defaultInstanceMemoryBytes},
+	} {
+		if *f.v <= 0 {
+			*f.v = f.def
+		}
+	}
+	return p
 }
 
 // SavePlan records a plan_changed event (in the consumer's transaction).

@@ -28,6 +28,15 @@ type Plan struct {
 	MinScale          int64
 	CPU               float64
 	Version           int64
+	// The formation and cron limits (issue 38). Zero means billing has not announced it yet:
+	// WithProcessDefaults fills it in.
+	ProcessTypes           int64
+	InstancesPerProcess    int64
+	InstancesTotal         int64
+	CronJobs               int64
+	CronMinIntervalMinutes int64
+	CronTimeoutSeconds     int64
+	InstanceMemoryBytes    int64
 }
 
 // Tx is the work the use cases do inside one transaction. Events published through it
@@ -62,6 +71,7 @@ type Tx interface {
 	RecordRevisionPlan(ctx context.Context, deployID string, version int64) error
 	// PurgeApp deletes the app's deploys and marks the app cleaned.
 	PurgeApp(ctx context.Context, appID string, at time.Time) error
+	FormationTx
 	Publisher
 }
 
@@ -99,4 +109,7 @@ type Store interface {
 	MarkReclaimable(ctx context.Context, now time.Time) (int64, error)
 	// ArtifactsOf returns the artifact keys of every deploy of the app.
 	ArtifactsOf(ctx context.Context, appID string) ([]string, error)
+	// Formation is the app's formation, web first then by type (empty before its first
+	// service deploy goes live).
+	Formation(ctx context.Context, appID string) ([]deploy.FormationEntry, error)
 }

@@ -34,7 +34,9 @@ func (s *Service) OnProgress(ctx context.Context, tx Tx, p *zonev1.DeployProgres
 	case zonev1.DeployStep_DEPLOY_STEP_RELEASE_STARTED, zonev1.DeployStep_DEPLOY_STEP_RELEASE_SUCCEEDED:
 		err = s.toReleasing(ctx, tx, d)
 	case zonev1.DeployStep_DEPLOY_STEP_READY:
-		err = s.onReady(ctx, tx, app, d)
+		if err = s.saveDeclarations(ctx, tx, d, p.GetProcesses()); err == nil {
+			err = s.onReady(ctx, tx, app, d)
+		}
 	case zonev1.DeployStep_DEPLOY_STEP_ACTIVATED:
 		err = s.onActivated(ctx, tx, app, d)
 	case zonev1.DeployStep_DEPLOY_STEP_FAILED:
@@ -156,7 +158,10 @@ func (s *Service) onActivated(ctx context.Context, tx Tx, app App, d *deploy.Dep
 	if err := s.saveTransition(ctx, tx, d, prev, true); err != nil {
 		return err
 	}
-	return s.publishLive(ctx, tx, d, superseded)
+	if err := s.publishLive(ctx, tx, d, superseded); err != nil {
+		return err
+	}
+	return s.resendFormation(ctx, tx, app, d)
 }
 
 func (s *Service) onFailed(ctx context.Context, tx Tx, d *deploy.Deploy, code string) error {

@@ -43,6 +43,9 @@ func (s *Service) saveTransition(ctx context.Context, tx Tx, d *deploy.Deploy, p
 type revisionOptions struct {
 	releaseGiven bool
 	clearCache   bool
+	// declarationsOf names the deploy whose process declarations the new one starts with (a
+	// rollback's target); "" for none.
+	declarationsOf string
 }
 
 // startRevision tells the app's zone to prepare the deploy's revision.
@@ -51,12 +54,33 @@ func (s *Service) startRevision(ctx context.Context, tx Tx, app App, plan Plan, 
 		DeployId: d.ID, AppId: d.AppID, AccountId: app.AccountID, Slug: app.Slug, Kind: string(d.Kind), ArtifactKey: d.ArtifactKey,
 		Image: d.Image, Release: d.Release, EnvSealed: d.Env.Sealed, EnvKeyId: d.Env.KeyID, EnvDeployId: d.Env.For, BuildMinutes: plan.BuildMinutes,
 		MinScale: plan.MinScale, Cpu: plan.CPU, Deadline: timestamppb.New(d.DeadlineAt()), ReleaseGiven: opts.releaseGiven,
-		ClearCache: opts.clearCache,
+		ClearCache: opts.clearCache, Processes: processTypes(d.Processes), InstanceMemoryBytes: plan.InstanceMemoryBytes,
 	})
 }
 
+func processTypes(ps []deploy.Process) []*zonev1.ProcessType {
+	if len(ps) == 0 {
+		return nil
+	}
+	out := make([]*zonev1.ProcessType, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, &zonev1.ProcessType{Name: p.Name, Command: p.Command})
+	}
+	return out
+}
+
+// activate tells the zone to switch to the revision; a service's carries the formation it
+// runs once live, computed and saved in this transaction (activationFormation).
 func (s *Service) activate(ctx context.Context, tx Tx, app App, d *deploy.Deploy) error {
-	return tx.Publish(ctx, zonebus.CommandKey(app.Zone, zonebus.CommandActivate), &zonev1.ActivateRevision{DeployId: d.ID, AppId: d.AppID, Slug: app.Slug})
+	msg := &zonev1.ActivateRevision{DeployId: d.ID, AppId: d.AppID, Slug: app.Slug}
+	if app.Kind == "service" && d.Kind != deploy.KindStatic {
+		st, f, err := s.activationFormation(ctx, tx, app, d)
+		if err != nil {
+			return err
+		}
+		msg.Formation, msg.FormationGeneration = quantities(f), st.Generation
+	}
+	return tx.Publish(ctx, zonebus.CommandKey(app.Zone, zonebus.CommandActivate), msg)
 }
 
 func (s *Service) discard(ctx context.Context, tx Tx, app App, d *deploy.Deploy) error {

@@ -67,7 +67,7 @@ func (s *Service) redeploy(ctx context.Context, r StaleRevision) (bool, error) {
 		d := &deploy.Deploy{
 			ID: s.newID(), AppID: live.AppID, AccountID: live.AccountID, Kind: live.Kind, Status: deploy.Building,
 			Image: live.Image, Release: live.Release, ArtifactKey: live.ArtifactKey, Env: live.Env, Framework: live.Framework,
-			CreatedAt: now, UpdatedAt: now,
+			Processes: live.Processes, CreatedAt: now, UpdatedAt: now,
 		}
 		if err := tx.Insert(ctx, d); err != nil {
 			return err
@@ -76,6 +76,9 @@ func (s *Service) redeploy(ctx context.Context, r StaleRevision) (bool, error) {
 			return err
 		}
 		if err := tx.RecordRevisionPlan(ctx, d.ID, plan.Version); err != nil {
+			return err
+		}
+		if err := tx.CopyDeclarations(ctx, live.ID, d.ID); err != nil {
 			return err
 		}
 		done = true

@@ -30,9 +30,12 @@ func (s *Service) Rollback(ctx context.Context, accountID, slug, id string) (*de
 	d := &deploy.Deploy{
 		ID: s.newID(), AppID: app.ID, AccountID: accountID, Kind: target.Kind, Status: deploy.Building,
 		Image: target.Image, Release: target.Release, RollbackOf: target.ID, ArtifactKey: target.ArtifactKey,
-		Env: target.Env, Framework: target.Framework, CreatedAt: now, UpdatedAt: now,
+		Env: target.Env, Framework: target.Framework, Processes: target.Processes, CreatedAt: now, UpdatedAt: now,
 	}
-	if err := s.insert(ctx, app, plan, d, revisionOptions{releaseGiven: target.Release != nil}); err != nil {
+	// The target's declarations come with it, so its formation is known even if the zone's
+	// READY report names none (the zone reads the same artifact and reports them again).
+	opts := revisionOptions{releaseGiven: target.Release != nil, declarationsOf: target.ID}
+	if err := s.insert(ctx, app, plan, d, opts); err != nil {
 		return nil, err
 	}
 	return d, nil

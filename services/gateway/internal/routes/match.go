@@ -69,7 +69,7 @@ func ownerOf(p string) string {
 		return Apps
 	case is(1, "apps") && (is(3, "env") || is(3, "domains")):
 		return Apps
-	case is(1, "apps") && is(3, "deploys"):
+	case is(1, "apps") && (is(3, "deploys") || is(3, "formation") || is(3, "crons")):
 		return Deploys
 	case is(1, "apps") && is(3, "logs") && (len(s) == 4 || len(s) == 5 && is(4, "stream")):
 		return Logs

@@ -7,6 +7,18 @@ type Limits struct {
 	MaxCustomDomains    int64
 	DatabaseConnections int64
 	DatabaseBytes       int64
+	Processes           ProcessLimits
+}
+
+// ProcessLimits are the plan's process, instance and cron limits (deploys enforces them).
+type ProcessLimits struct {
+	ProcessTypes           int64
+	InstancesPerProcess    int64
+	InstancesTotal         int64
+	CronJobs               int64
+	CronMinIntervalMinutes int64
+	CronTimeoutSeconds     int64
+	InstanceMemoryBytes    int64
 }
 
 // Plan is identity's copy of the account's plan. Billing owns it and publishes each change
@@ -17,3 +29,7 @@ type Plan struct {
 	Version   int64
 	UpdatedAt time.Time
 }
+
+// PredatesProcessLimits reports whether the copy was kept before plans had process limits:
+// every plan allows at least one process type, so 0 means "not known", never a limit.
+func (p Plan) PredatesProcessLimits() bool { return p.Limits.Processes.ProcessTypes == 0 }

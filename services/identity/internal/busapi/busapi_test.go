@@ -11,6 +11,7 @@ import (
 	"tori.dev/pkg/bus"
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
+	"tori.dev/services/identity/internal/account"
 	"tori.dev/services/identity/internal/usecase"
 )
 
@@ -50,13 +51,19 @@ func (f *fakeRequester) Request(_ context.Context, queue string, req, reply prot
 
 func TestBillingPlans(t *testing.T) {
 	f := &fakeRequester{reply: &billingv1.AccountPlanReply{Plan: "flock", Version: 4,
-		Limits: &billingv1.PlanLimits{CustomDomains: 50, DatabaseConnections: 100, DatabaseBytes: 10737418240}}}
+		Limits: &billingv1.PlanLimits{CustomDomains: 50, DatabaseConnections: 100, DatabaseBytes: 10737418240,
+			ProcessTypes: 8, InstancesPerProcess: 10, InstancesTotal: 40, CronJobs: 50, CronMinIntervalMinutes: 1,
+			CronTimeoutSeconds: 14400, InstanceMemoryBytes: 1 << 30}}}
 	p, err := BillingPlans{Client: billingbus.PlanClient{Bus: f}}.AccountPlan(context.Background(), "acc")
 	if err != nil || f.queue != "billing.rpc.account_plan" {
 		t.Fatalf("%v on queue %q", err, f.queue)
 	}
 	if p.Name != "flock" || p.Version != 4 || p.Limits.MaxCustomDomains != 50 || p.Limits.DatabaseConnections != 100 || p.Limits.DatabaseBytes != 10737418240 {
 		t.Fatalf("plan %+v", p)
+	}
+	if want := (account.ProcessLimits{ProcessTypes: 8, InstancesPerProcess: 10, InstancesTotal: 40, CronJobs: 50,
+		CronMinIntervalMinutes: 1, CronTimeoutSeconds: 14400, InstanceMemoryBytes: 1 << 30}); p.Limits.Processes != want {
+		t.Fatalf("process limits %+v, want %+v", p.Limits.Processes, want)
 	}
 	// Billing at version 0 for an account it has not recorded: kept, so any event outranks it.
 	f = &fakeRequester{reply: &billingv1.AccountPlanReply{Plan: "nestling", Limits: &billingv1.PlanLimits{DatabaseConnections: 5, DatabaseBytes: 268435456}}}

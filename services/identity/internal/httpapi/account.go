@@ -20,8 +20,15 @@ type accountJSON struct {
 }
 
 type limitsJSON struct {
-	MaxCustomDomains int64        `json:"maxCustomDomains"`
-	Database         databaseJSON `json:"database"`
+	MaxCustomDomains       int64        `json:"maxCustomDomains"`
+	Database               databaseJSON `json:"database"`
+	ProcessTypes           int64        `json:"processTypes"`
+	InstancesPerProcess    int64        `json:"instancesPerProcess"`
+	InstancesTotal         int64        `json:"instancesTotal"`
+	CronJobs               int64        `json:"cronJobs"`
+	CronMinIntervalMinutes int64        `json:"cronMinIntervalMinutes"`
+	CronTimeoutSeconds     int64        `json:"cronTimeoutSeconds"`
+	InstanceMemoryBytes    int64        `json:"instanceMemoryBytes"`
 }
 
 type databaseJSON struct {
@@ -30,6 +37,7 @@ type databaseJSON struct {
 }
 
 func accountBody(v usecase.AccountView) accountJSON {
+	pl := v.Plan.Limits.Processes
 	return accountJSON{
 		User:          userJSON{v.User.ID, v.User.Email, v.User.Name},
 		Plan:          v.Plan.Name,
@@ -40,6 +48,13 @@ func accountBody(v usecase.AccountView) accountJSON {
 				ConnectionLimit: v.Plan.Limits.DatabaseConnections,
 				MaxBytes:        v.Plan.Limits.DatabaseBytes,
 			},
+			ProcessTypes:           pl.ProcessTypes,
+			InstancesPerProcess:    pl.InstancesPerProcess,
+			InstancesTotal:         pl.InstancesTotal,
+			CronJobs:               pl.CronJobs,
+			CronMinIntervalMinutes: pl.CronMinIntervalMinutes,
+			CronTimeoutSeconds:     pl.CronTimeoutSeconds,
+			InstanceMemoryBytes:    pl.InstanceMemoryBytes,
 		},
 	}
 }

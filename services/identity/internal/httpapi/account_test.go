@@ -28,9 +28,11 @@ func TestAccountShapeAndPlanSources(t *testing.T) {
 	}
 
 	// Billing answers: its plan is shown and kept, so billing is not asked again.
-	h.plans.answer(&account.Plan{Name: "songbird", Limits: account.Limits{MaxCustomDomains: 5, DatabaseConnections: 20, DatabaseBytes: 1073741824}, Version: 1})
+	h.plans.answer(&songbird)
 	want := `{"user":` + user + `,"plan":"songbird","defaultRegion":"eu",` +
-		`"limits":{"maxCustomDomains":5,"database":{"connectionLimit":20,"maxBytes":1073741824}}}`
+		`"limits":{"maxCustomDomains":5,"database":{"connectionLimit":20,"maxBytes":1073741824},` +
+		`"processTypes":4,"instancesPerProcess":3,"instancesTotal":8,"cronJobs":10,` +
+		`"cronMinIntervalMinutes":10,"cronTimeoutSeconds":3600,"instanceMemoryBytes":536870912}}`
 	for range 2 {
 		if r := h.do("GET", "/api/account", nil, ada); string(r.body) != want {
 			t.Fatalf("account\n got %s\nwant %s", r.body, want)
@@ -47,9 +49,50 @@ func TestAccountShapeAndPlanSources(t *testing.T) {
 	r = h.do("GET", "/api/account", nil, bob)
 	h.expect(r, 200, "")
 	want = `{"user":{"id":"` + bob.UserID + `","email":"bob@example.com","name":"bob"},"plan":"nestling","defaultRegion":"eu",` +
-		`"limits":{"maxCustomDomains":0,"database":{"connectionLimit":5,"maxBytes":268435456}}}`
+		`"limits":{"maxCustomDomains":0,"database":{"connectionLimit":5,"maxBytes":268435456},` +
+		`"processTypes":2,"instancesPerProcess":1,"instancesTotal":2,"cronJobs":2,` +
+		`"cronMinIntervalMinutes":60,"cronTimeoutSeconds":900,"instanceMemoryBytes":268435456}}`
 	if string(r.body) != want {
 		t.Fatalf("account\n got %s\nwant %s", r.body, want)
+	}
+}
+
+var songbird = account.Plan{Name: "songbird", Version: 1, Limits: account.Limits{MaxCustomDomains: 5, DatabaseConnections: 20, DatabaseBytes: 1073741824,
+	Processes: account.ProcessLimits{ProcessTypes: 4, InstancesPerProcess: 3, InstancesTotal: 8, CronJobs: 10,
+		CronMinIntervalMinutes: 10, CronTimeoutSeconds: 3600, InstanceMemoryBytes: 536870912}}}
+
+// A copy kept before plans had process limits shows them once billing has been asked again
+// (once: the completed copy is kept); while billing does not answer the copy is shown as it is,
+// never an error.
+func TestAPlanCopyWithoutProcessLimitsIsCompletedFromBilling(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	_, ada := h.signIn("ada@example.com")
+	old := songbird
+	old.Limits.Processes = account.ProcessLimits{}
+	if _, err := h.store.SavePlan(context.Background(), ada.AccountID, old); err != nil {
+		t.Fatal(err)
+	}
+	limits := func() map[string]any {
+		t.Helper()
+		r := h.do("GET", "/api/account", nil, ada)
+		h.expect(r, 200, "")
+		return r.json(t)["limits"].(map[string]any)
+	}
+
+	h.plans.answer(nil)
+	if l := limits(); l["maxCustomDomains"] != float64(5) || l["processTypes"] != float64(0) {
+		t.Fatalf("billing down: limits %v, want the kept copy", l)
+	}
+	h.plans.answer(&songbird)
+	calls := h.plans.count()
+	for range 2 {
+		if l := limits(); l["processTypes"] != float64(4) || l["instancesPerProcess"] != float64(3) || l["cronMinIntervalMinutes"] != float64(10) {
+			t.Fatalf("limits %v, want songbird's process limits", l)
+		}
+	}
+	if n := h.plans.count() - calls; n != 1 {
+		t.Fatalf("billing asked %d times, want 1", n)
 	}
 }
 

@@ -94,7 +94,9 @@ type fakePlans struct {
 
 // nestling is billing's answer for an account it has not recorded: nestling at version 0,
 // so any plan_changed event outranks it.
-var nestling = account.Plan{Name: "nestling", Limits: account.Limits{MaxCustomDomains: 0, DatabaseConnections: 5, DatabaseBytes: 268435456}}
+var nestling = account.Plan{Name: "nestling", Limits: account.Limits{MaxCustomDomains: 0, DatabaseConnections: 5, DatabaseBytes: 268435456,
+	Processes: account.ProcessLimits{ProcessTypes: 2, InstancesPerProcess: 1, InstancesTotal: 2, CronJobs: 2,
+		CronMinIntervalMinutes: 60, CronTimeoutSeconds: 900, InstanceMemoryBytes: 268435456}}}
 
 func (p *fakePlans) AccountPlan(ctx context.Context, accountID string) (account.Plan, error) {
 	p.mu.Lock()

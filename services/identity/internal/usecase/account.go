@@ -67,18 +67,27 @@ func (s *Service) UpdateRegion(ctx context.Context, c callerid.Caller, region st
 // planFor is identity's copy of the plan or, before billing's first plan_changed has
 // arrived, billing's answer, kept as the copy (docs/conventions.md, "An account's plan").
 // When billing cannot answer nothing guesses: the error wraps ErrPlanUnavailable.
+// A copy kept before plans had process limits is completed the same way, once; while billing
+// does not answer, the copy is shown as it is.
 func (s *Service) planFor(ctx context.Context, accountID string) (account.Plan, error) {
-	p, err := s.store.Plan(ctx, accountID)
-	if err == nil {
-		return p, nil
+	kept, err := s.store.Plan(ctx, accountID)
+	if err == nil && !kept.PredatesProcessLimits() {
+		return kept, nil
 	}
-	if !errors.Is(err, account.ErrNotFound) {
+	if err != nil && !errors.Is(err, account.ErrNotFound) {
 		return account.Plan{}, fmt.Errorf("read plan copy: %w", err)
 	}
-	p, err = s.plans.AccountPlan(ctx, accountID)
+	p, err := s.plans.AccountPlan(ctx, accountID)
+	if err != nil && kept.Name != "" {
+		s.log.WarnContext(ctx, "plan copy lacks process limits and billing did not answer", "account_id", accountID, "err", err.Error())
+		return kept, nil
+	}
 	if err != nil {
 		s.log.WarnContext(ctx, "no plan copy and billing did not answer", "account_id", accountID, "err", err.Error())
 		return account.Plan{}, err
+	}
+	if kept.Name != "" && kept.Version > p.Version {
+		return kept, nil // a newer event arrived while we asked; only its process limits are missing
 	}
 	if _, err := s.store.SavePlan(ctx, accountID, p); err != nil {
 		s.log.WarnContext(ctx, "keep billing's plan answer", "account_id", accountID, "err", err.Error())

@@ -123,6 +123,8 @@ func TestIngestKeepsGoodEntriesAndDropsBadOnes(t *testing.T) {
 		wireEntry(known, now.Add(-time.Minute), "ok"),
 		{AppId: known, DeployId: deploy, Stream: "release", Timestamp: timestamppb.New(now.Add(-2 * 24 * time.Hour)), Message: "two days ago, new partition", Redactions: 2},
 		wireEntry(known, now.Add(-time.Second), "nul\x00byte"),
+		{AppId: known, Stream: "stdout", Timestamp: timestamppb.New(now.Add(-30 * time.Second)), Message: "from worker.2", Process: "worker.2"},
+		{AppId: known, Stream: "stdout", Timestamp: timestamppb.New(now.Add(-30 * time.Second)), Message: "bad process: kept without it", Process: "Worker 2"},
 		wireEntry(unknown, now.Add(-time.Minute), "app not known yet: kept"),
 		wireEntry(deleted, now.Add(-time.Minute), "deleted app: dropped"),
 		{AppId: known, Stream: "stdlog", Timestamp: timestamppb.New(now), Message: "bad stream"},
@@ -134,8 +136,8 @@ func TestIngestKeepsGoodEntriesAndDropsBadOnes(t *testing.T) {
 	}}
 	must(t, handle(t, db, ingest.Handle, delivery(t, zonebus.KeyLogBatch, batch)))
 
-	if n := db.Count(t, known); n != 3 {
-		t.Fatalf("known app: %d entries, want 3", n)
+	if n := db.Count(t, known); n != 5 {
+		t.Fatalf("known app: %d entries, want 5", n)
 	}
 	if n := db.Count(t, unknown); n != 1 {
 		t.Fatalf("unknown app: %d entries, want 1", n)
@@ -148,8 +150,15 @@ func TestIngestKeepsGoodEntriesAndDropsBadOnes(t *testing.T) {
 	if strings.ContainsRune(msg, 0) || msg != "nulbyte" {
 		t.Fatalf("stored message %q", msg)
 	}
+	for message, want := range map[string]string{"from worker.2": "worker.2", "bad process: kept without it": "", "ok": ""} {
+		var process string
+		must(t, db.Pool.QueryRow(context.Background(), `SELECT process FROM log_entries WHERE message = $1`, message).Scan(&process))
+		if process != want {
+			t.Errorf("line %q stored with process %q, want %q", message, process, want)
+		}
+	}
 
-	got, err := db.Store.Entries(context.Background(), known, now.Add(-3*24*time.Hour), now.Add(-24*time.Hour), nil, 10)
+	got, err := db.Store.Entries(context.Background(), known, now.Add(-3*24*time.Hour), now.Add(-24*time.Hour), nil, logs.ProcessFilter{}, 10)
 	must(t, err)
 	if len(got) != 1 || got[0].DeployID != deploy || got[0].Stream != logs.StreamRelease {
 		t.Fatalf("entry with deploy: %+v", got)

@@ -49,7 +49,18 @@ func entryFromWire(w *logsv1.LogEntry) (logs.Entry, string) {
 		Timestamp:  ts,
 		Message:    cleanText(w.GetMessage()),
 		Redactions: w.GetRedactions(),
+		Process:    processFromWire(w.GetProcess()),
 	}, ""
+}
+
+// processFromWire keeps a well-formed process name. A malformed one (a zone's bug) is dropped
+// but its line kept: the output matters more than its label, and an unchecked name could not
+// be asked for with ?process= anyway.
+func processFromWire(p string) string {
+	if p == "" || !logs.ValidProcess(p) {
+		return ""
+	}
+	return p
 }
 
 // cleanText makes a line storable: Postgres text cannot hold NUL, and one would fail the

@@ -30,6 +30,7 @@ type refEntry struct {
 	Stream    string  `json:"stream"`
 	DeployID  *string `json:"deployId"`
 	Message   string  `json:"message"`
+	Process   *string `json:"process"`
 }
 
 func refEncode(t testing.TB, p usecase.Page) []byte {
@@ -45,6 +46,10 @@ func refEncode(t testing.TB, p usecase.Page) []byte {
 		if e.DeployID != "" {
 			d := e.DeployID
 			r.Entries[i].DeployID = &d
+		}
+		if e.Process != "" {
+			pr := e.Process
+			r.Entries[i].Process = &pr
 		}
 	}
 	if p.Next != nil {
@@ -127,8 +132,8 @@ func benchPage() usecase.Page {
 	for i := range 500 {
 		p.Entries = append(p.Entries, logs.Entry{
 			ID: int64(9_000_000 + i), Timestamp: ts.Add(time.Duration(i) * 7 * time.Millisecond), Stream: logs.StreamStdout,
-			DeployID: "0b7c2b8e-95a4-4c0e-9d5a-0f6e3b1c2d4e",
-			Message:  "GET /api/orders/" + strconv.Itoa(i*7919) + " 200 12.34ms request_id=5d1f7a3c-2b4e-4f6a-8c9d-0e1f2a3b4c5d user_agent=Mozilla/5.0",
+			DeployID: "0b7c2b8e-95a4-4c0e-9d5a-0f6e3b1c2d4e", Process: "web." + strconv.Itoa(i%3+1),
+			Message: "GET /api/orders/" + strconv.Itoa(i*7919) + " 200 12.34ms request_id=5d1f7a3c-2b4e-4f6a-8c9d-0e1f2a3b4c5d user_agent=Mozilla/5.0",
 		})
 	}
 	return p
@@ -137,7 +142,7 @@ func benchPage() usecase.Page {
 // The keys of the page and of each entry are exactly the contract's, with their JSON types.
 func TestEncodedPageHasTheContractsFields(t *testing.T) {
 	p := benchPage()
-	p.Entries[1].DeployID = ""
+	p.Entries[1].DeployID, p.Entries[1].Process = "", ""
 	var page map[string]any
 	if err := json.Unmarshal(encoded(t, p), &page); err != nil {
 		t.Fatal(err)
@@ -147,8 +152,8 @@ func TestEncodedPageHasTheContractsFields(t *testing.T) {
 	if len(entries) != len(p.Entries) {
 		t.Fatalf("%d entries, want %d", len(entries), len(p.Entries))
 	}
-	checkKeys(t, "entry", entries[0].(map[string]any), map[string]string{"id": "string", "timestamp": "string", "stream": "string", "deployId": "string", "message": "string"})
-	checkKeys(t, "entry without a deploy", entries[1].(map[string]any), map[string]string{"id": "string", "timestamp": "string", "stream": "string", "deployId": "null", "message": "string"})
+	checkKeys(t, "entry", entries[0].(map[string]any), map[string]string{"id": "string", "timestamp": "string", "stream": "string", "deployId": "string", "message": "string", "process": "string"})
+	checkKeys(t, "entry without a deploy", entries[1].(map[string]any), map[string]string{"id": "string", "timestamp": "string", "stream": "string", "deployId": "null", "message": "string", "process": "null"})
 	if got := entries[0].(map[string]any)["id"]; got != "9000000" {
 		t.Errorf("id = %v, want \"9000000\"", got)
 	}

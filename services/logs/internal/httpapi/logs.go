@@ -15,10 +15,11 @@ type logsHandler struct {
 // get serves GET /api/apps/{slug}/logs.
 func (h *logsHandler) get(c *fiber.Ctx) error {
 	raw := logs.RawQuery{
-		Start:  c.Query("start"),
-		End:    c.Query("end"),
-		Limit:  c.Query("limit"),
-		Cursor: c.Query("cursor"),
+		Start:   c.Query("start"),
+		End:     c.Query("end"),
+		Limit:   c.Query("limit"),
+		Cursor:  c.Query("cursor"),
+		Process: c.Query("process"),
 	}
 	page, err := h.reader.Read(c.UserContext(), callerid.From(c).AccountID, c.Params("slug"), raw)
 	if err != nil {

@@ -21,7 +21,7 @@ func TestLogsResponseShape(t *testing.T) {
 	deploy := uuid.NewString()
 	t0 := testNow.Add(-10 * time.Minute)
 	e.db.Seed(t, []logs.Entry{
-		{AppID: app.ID, DeployID: deploy, Stream: logs.StreamBuild, Timestamp: t0.Add(time.Second + 123456*time.Microsecond), Message: "second"},
+		{AppID: app.ID, DeployID: deploy, Stream: logs.StreamStdout, Process: "web.1", Timestamp: t0.Add(time.Second + 123456*time.Microsecond), Message: "second"},
 		{AppID: app.ID, Stream: logs.StreamSystem, Timestamp: t0, Message: "first"},
 	})
 
@@ -41,11 +41,11 @@ func TestLogsResponseShape(t *testing.T) {
 		t.Fatalf("entries: %s", r.Raw)
 	}
 	first, second := entries[0].(map[string]any), entries[1].(map[string]any)
-	wantKeys(t, first, "id", "timestamp", "stream", "deployId", "message")
-	if first["message"] != "first" || first["deployId"] != nil || first["stream"] != "system" || first["timestamp"] != "2026-11-22T11:50:00.000Z" {
+	wantKeys(t, first, "id", "timestamp", "stream", "deployId", "message", "process")
+	if first["message"] != "first" || first["deployId"] != nil || first["process"] != nil || first["stream"] != "system" || first["timestamp"] != "2026-11-22T11:50:00.000Z" {
 		t.Fatalf("oldest first, no deploy: %v", first)
 	}
-	if second["deployId"] != deploy || second["timestamp"] != "2026-11-22T11:50:01.123Z" || second["stream"] != "build" {
+	if second["deployId"] != deploy || second["timestamp"] != "2026-11-22T11:50:01.123Z" || second["stream"] != "stdout" || second["process"] != "web.1" {
 		t.Fatalf("second entry: %v", second)
 	}
 	if _, err := strconv.ParseInt(first["id"].(string), 10, 64); err != nil {

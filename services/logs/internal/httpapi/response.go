@@ -29,6 +29,7 @@ type entryJSON struct {
 	Stream    logs.Stream `json:"stream"`
 	DeployID  *string     `json:"deployId"` // null when the line belongs to no deploy
 	Message   string      `json:"message"`
+	Process   *string     `json:"process"` // null when no instance wrote the line
 }
 
 // pageEncoder holds what encoding a page needs between requests: a full page is about
@@ -71,6 +72,9 @@ func encodePage(p usecase.Page, write func([]byte)) error {
 		en := entryJSON{ID: src.ID, Timestamp: apitime.Format(src.Timestamp), Stream: src.Stream, Message: src.Message}
 		if src.DeployID != "" {
 			en.DeployID = &src.DeployID
+		}
+		if src.Process != "" {
+			en.Process = &src.Process
 		}
 		e.page.Entries = append(e.page.Entries, en)
 	}

@@ -21,6 +21,7 @@ type streamEntry struct {
 	Stream    string  `json:"stream"`
 	DeployID  *string `json:"deployId"`
 	Message   string  `json:"message"`
+	Process   *string `json:"process"`
 }
 
 // Close reasons: the final event's `reason`.
@@ -54,6 +55,9 @@ func appendEntryEvent(b []byte, id string, e logs.Entry) []byte {
 	}
 	if e.DeployID != "" {
 		se.DeployID = &e.DeployID
+	}
+	if e.Process != "" {
+		se.Process = &e.Process
 	}
 	data, _ := json.Marshal(se) // strings and a pointer to one: cannot fail
 	b = append(b, "id: "...)

@@ -15,10 +15,10 @@ func TestSSEFraming(t *testing.T) {
 		got  []byte
 		want string
 	}{
-		{"entry with a deploy", appendEntryEvent(nil, "CUR", logs.Entry{ID: 9, Timestamp: ts, Stream: logs.StreamStdout, DeployID: "d1", Message: "hi"}),
-			"id: CUR\ndata: {\"id\":\"9\",\"timestamp\":\"2026-11-26T12:00:00.007Z\",\"stream\":\"stdout\",\"deployId\":\"d1\",\"message\":\"hi\"}\n\n"},
+		{"entry with a deploy", appendEntryEvent(nil, "CUR", logs.Entry{ID: 9, Timestamp: ts, Stream: logs.StreamStdout, DeployID: "d1", Message: "hi", Process: "worker.2"}),
+			"id: CUR\ndata: {\"id\":\"9\",\"timestamp\":\"2026-11-26T12:00:00.007Z\",\"stream\":\"stdout\",\"deployId\":\"d1\",\"message\":\"hi\",\"process\":\"worker.2\"}\n\n"},
 		{"newlines stay inside the data line", appendEntryEvent(nil, "C\nX", logs.Entry{ID: 1, Timestamp: ts, Stream: logs.StreamStderr, Message: "a\nb\r\n\nc"}),
-			"id: CX\ndata: {\"id\":\"1\",\"timestamp\":\"2026-11-26T12:00:00.007Z\",\"stream\":\"stderr\",\"deployId\":null,\"message\":\"a\\nb\\r\\n\\nc\"}\n\n"},
+			"id: CX\ndata: {\"id\":\"1\",\"timestamp\":\"2026-11-26T12:00:00.007Z\",\"stream\":\"stderr\",\"deployId\":null,\"message\":\"a\\nb\\r\\n\\nc\",\"process\":null}\n\n"},
 		{"close", appendCloseEvent(nil, ReasonAppDeleted),
 			"event: close\ndata: {\"reason\":\"app_deleted\",\"message\":\"The app was deleted; the stream has ended.\"}\n\n"},
 		{"heartbeat is a comment", appendHeartbeat(nil, ts), ": heartbeat 2026-11-26T12:00:00Z\n\n"},

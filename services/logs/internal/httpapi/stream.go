@@ -69,6 +69,7 @@ func (h *streamHandler) get(c *fiber.Ctx) error {
 		End:         c.Query("end"),
 		Cursor:      c.Query("cursor"),
 		LastEventID: c.Get("Last-Event-ID"),
+		Process:     c.Query("process"),
 	}
 	tail, err := h.streamer.Open(c.UserContext(), callerid.From(c).AccountID, c.Params("slug"), raw)
 	if err != nil {

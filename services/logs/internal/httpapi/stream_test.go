@@ -133,6 +133,7 @@ func (r *sseReader) next(t *testing.T, d time.Duration) sseEvent {
 type streamedEntry struct {
 	ID, Timestamp, Stream, Message string
 	DeployID                       *string
+	Process                        *string
 }
 
 func entryOf(t *testing.T, ev sseEvent) streamedEntry {

@@ -34,6 +34,9 @@ type Entry struct {
 	Timestamp  time.Time
 	Message    string
 	Redactions int32
+	// Process is the instance that wrote the line (web.1, worker.2, cron.<job>.<run id>);
+	// empty for lines of no instance (build, release, system).
+	Process string
 }
 
 // Day is the UTC day t falls in. Entries are kept and dropped by whole UTC days, so a day is

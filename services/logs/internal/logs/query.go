@@ -20,7 +20,7 @@ const (
 
 // RawQuery is a read's parameters as the caller sent them; an empty string means absent.
 type RawQuery struct {
-	Start, End, Limit, Cursor string
+	Start, End, Limit, Cursor, Process string
 }
 
 // Query is a validated read of one page: entries with Start <= timestamp < End, after
@@ -29,14 +29,15 @@ type Query struct {
 	Start, End time.Time
 	Limit      int
 	After      *Cursor
+	Process    ProcessFilter
 	// startDefaulted records that Start was derived from End rather than asked for, which
 	// decides whether retention clamps it or refuses it.
 	startDefaulted bool
 }
 
 // ParseQuery applies the syntax and span rules. now is the default end.
-func ParseQuery(raw RawQuery, now time.Time) (Query, error) {
-	q := Query{End: now.UTC(), Limit: DefaultLimit}
+func ParseQuery(raw RawQuery, now time.Time) (q Query, err error) {
+	q = Query{End: now.UTC(), Limit: DefaultLimit}
 	if raw.End != "" {
 		t, err := parseTimestamp(raw.End)
 		if err != nil {
@@ -73,6 +74,9 @@ func ParseQuery(raw RawQuery, now time.Time) (Query, error) {
 			return Query{}, invalid("cursor", "must be a `next` value returned by this route")
 		}
 		q.After = &c
+	}
+	if q.Process, err = parseProcessFilter(raw.Process); err != nil {
+		return Query{}, err
 	}
 	return q, nil
 }

@@ -5,15 +5,16 @@ import "time"
 // RawStreamQuery is a stream's parameters as the caller sent them; an empty string means
 // absent. LastEventID is the SSE reconnection header, which wins over Cursor.
 type RawStreamQuery struct {
-	Start, End, Cursor, LastEventID string
+	Start, End, Cursor, LastEventID, Process string
 }
 
 // StreamQuery is a validated stream: entries with Start <= timestamp (< End when End is
 // set), strictly after After when it is set.
 type StreamQuery struct {
-	Start time.Time
-	End   time.Time // zero: no end
-	After *Cursor
+	Start   time.Time
+	End     time.Time // zero: no end
+	After   *Cursor
+	Process ProcessFilter
 }
 
 // ParseStreamQuery applies the window route's rules to a stream: timestamps are RFC 3339,
@@ -53,6 +54,11 @@ func ParseStreamQuery(raw RawStreamQuery, now time.Time) (StreamQuery, error) {
 			q.Start = c.Timestamp
 		}
 	}
+	f, err := parseProcessFilter(raw.Process)
+	if err != nil {
+		return StreamQuery{}, err
+	}
+	q.Process = f
 	return q, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -15,7 +16,7 @@ import (
 	"tori.dev/services/logs/internal/usecase"
 )
 
-var copyColumns = []string{"ts", "app_id", "deploy_id", "redactions", "stream", "message"}
+var copyColumns = []string{"ts", "app_id", "deploy_id", "redactions", "stream", "message", "process"}
 
 // CopyEntries writes entries with COPY in tx; ids come from the table's sequence, in the
 // order given, so lines of one batch that share a timestamp keep their order. The
@@ -39,7 +40,7 @@ func (d queries) CopyEntries(ctx context.Context, entries []logs.Entry) (int64, 
 type entrySource struct {
 	entries []logs.Entry
 	next    int
-	row     [6]any
+	row     [7]any
 }
 
 func (s *entrySource) Next() bool {
@@ -61,7 +62,7 @@ func (s *entrySource) Values() ([]any, error) {
 		}
 		deploy = pgtype.UUID{Bytes: d, Valid: true}
 	}
-	s.row = [6]any{e.Timestamp, pgtype.UUID{Bytes: app, Valid: true}, deploy, e.Redactions, string(e.Stream), e.Message}
+	s.row = [7]any{e.Timestamp, pgtype.UUID{Bytes: app, Valid: true}, deploy, e.Redactions, string(e.Stream), e.Message, e.Process}
 	return s.row[:], nil
 }
 
@@ -71,20 +72,44 @@ const (
 	// PageFirstSQL is the statement of a first page ($1 app, $2 start, $3 end, $4 limit).
 	// Exported so that the benchmark times the very statement the route runs.
 	PageFirstSQL = `
-		SELECT id, ts, stream, deploy_id, message FROM log_entries
+		SELECT id, ts, stream, deploy_id, message, process FROM log_entries
 		WHERE app_id = $1 AND ts >= $2 AND ts < $3
 		ORDER BY ts, id LIMIT $4`
 	// The row comparison resumes exactly after the cursor's entry, and the (app_id, ts, id)
 	// index serves it as a range start.
 	pageAfter = `
-		SELECT id, ts, stream, deploy_id, message FROM log_entries
+		SELECT id, ts, stream, deploy_id, message, process FROM log_entries
 		WHERE app_id = $1 AND ts >= $2 AND ts < $3 AND (ts, id) > ($5, $6)
 		ORDER BY ts, id LIMIT $4`
 )
 
+// processCondition is the SQL of a process filter, its parameters numbered from next. It
+// repeats the index's expression and predicate word for word (log_entries_app_process), so
+// the planner uses that index whatever the parameters' values.
+func processCondition(f logs.ProcessFilter, next int) (string, []any) {
+	if f.Any() {
+		return "", nil
+	}
+	cond := fmt.Sprintf(" AND process <> '' AND split_part(process, '.', 1) = $%d", next)
+	if f.Exact == "" {
+		return cond, []any{f.Type}
+	}
+	return cond + fmt.Sprintf(" AND process = $%d", next+1), []any{f.Type, f.Exact}
+}
+
+// withProcess adds the filter's condition to a statement before its ORDER BY.
+func withProcess(sql string, args []any, f logs.ProcessFilter) (string, []any) {
+	cond, extra := processCondition(f, len(args)+1)
+	if cond == "" {
+		return sql, args
+	}
+	i := strings.LastIndex(sql, "ORDER BY")
+	return sql[:i] + cond[1:] + " " + sql[i:], append(args, extra...)
+}
+
 // Entries implements usecase.EntryReader.
-func (s *Store) Entries(ctx context.Context, appID string, from, to time.Time, after *logs.Cursor, limit int) ([]logs.Entry, error) {
-	sql, args := pageQuery(appID, from, to, after, limit)
+func (s *Store) Entries(ctx context.Context, appID string, from, to time.Time, after *logs.Cursor, proc logs.ProcessFilter, limit int) ([]logs.Entry, error) {
+	sql, args := PageQuery(appID, from, to, after, proc, limit)
 	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: read entries: %w", err)
@@ -94,10 +119,10 @@ func (s *Store) Entries(ctx context.Context, appID string, from, to time.Time, a
 
 // TargetAndEntries implements usecase.CheckedEntryReader: the target lookup and the page query
 // go out as one pipelined batch, one round trip, the lookup first.
-func (s *Store) TargetAndEntries(ctx context.Context, accountID, slug, appID string, from, to time.Time, after *logs.Cursor, limit int) (usecase.Target, []logs.Entry, error) {
+func (s *Store) TargetAndEntries(ctx context.Context, accountID, slug, appID string, from, to time.Time, after *logs.Cursor, proc logs.ProcessFilter, limit int) (usecase.Target, []logs.Entry, error) {
 	b := &pgx.Batch{}
 	b.Queue(targetSQL, accountID, slug)
-	sql, args := pageQuery(appID, from, to, after, limit)
+	sql, args := PageQuery(appID, from, to, after, proc, limit)
 	b.Queue(sql, args...)
 	br := s.pool.SendBatch(ctx, b)
 	defer br.Close()
@@ -116,17 +141,19 @@ func (s *Store) TargetAndEntries(ctx context.Context, accountID, slug, appID str
 	return target, entries, nil
 }
 
-func pageQuery(appID string, from, to time.Time, after *logs.Cursor, limit int) (string, []any) {
+// PageQuery is the statement and arguments of one page read. Exported so that the benchmark
+// and the test of the query plan run the very statement the route runs.
+func PageQuery(appID string, from, to time.Time, after *logs.Cursor, proc logs.ProcessFilter, limit int) (string, []any) {
 	if after == nil {
-		return PageFirstSQL, []any{appID, from, to, limit}
+		return withProcess(PageFirstSQL, []any{appID, from, to, limit}, proc)
 	}
-	return pageAfter, []any{appID, from, to, limit, after.Timestamp, after.ID}
+	return withProcess(pageAfter, []any{appID, from, to, limit, after.Timestamp, after.ID}, proc)
 }
 
 // scanEntries reads a page's rows and closes them. A page is up to 500 rows: each is
 // scanned straight into its place in the result, the stream is one of the contract's
-// constants rather than a fresh string, and a deploy id's string is made once per run of
-// rows of the same deploy (a page rarely spans two).
+// constants rather than a fresh string, and a deploy id's or a process's string is made once
+// per run of rows of the same deploy or process.
 func scanEntries(rows pgx.Rows, appID string, limit int) ([]logs.Entry, error) {
 	defer rows.Close()
 	out := make([]logs.Entry, 0, limit)
@@ -135,7 +162,8 @@ func scanEntries(rows pgx.Rows, appID string, limit int) ([]logs.Entry, error) {
 		lastDeploy     pgtype.UUID
 		lastDeployText string
 	)
-	dest := []any{nil, nil, nil, &deploy, nil} // stream (nil) is read raw below
+	var lastProcess string
+	dest := []any{nil, nil, nil, &deploy, nil, nil} // stream and process (nil) are read raw below
 	for rows.Next() {
 		out = append(out, logs.Entry{AppID: appID})
 		e := &out[len(out)-1]
@@ -144,6 +172,11 @@ func scanEntries(rows pgx.Rows, appID string, limit int) ([]logs.Entry, error) {
 			return nil, fmt.Errorf("store: read entries: %w", err)
 		}
 		e.Stream = streamOf(rows.RawValues()[2])
+		// A page's lines come from a few processes in runs: one string per run, as for deploys.
+		if raw := rows.RawValues()[5]; string(raw) != lastProcess {
+			lastProcess = string(raw)
+		}
+		e.Process = lastProcess
 		e.Timestamp = e.Timestamp.UTC()
 		if deploy.Valid {
 			if deploy != lastDeploy {
@@ -173,17 +206,18 @@ func streamOf(raw []byte) logs.Stream {
 // cursor, $6 ids already sent, $7 limit). The (app_id, ts, id) index serves the range; the
 // exclusion only filters the few seconds of entries the late allowance re-reads.
 const streamSQL = `
-		SELECT id, ts, stream, deploy_id, message FROM log_entries
+		SELECT id, ts, stream, deploy_id, message, process FROM log_entries
 		WHERE app_id = $1 AND ts >= $2 AND ts < $3 AND (ts, id) > ($4, $5) AND NOT (id = ANY($6))
 		ORDER BY ts, id LIMIT $7`
 
 // StreamEntries implements usecase.StreamSource.
-func (s *Store) StreamEntries(ctx context.Context, appID string, from, to time.Time, floor logs.Cursor, exclude []int64, limit int) ([]logs.Entry, error) {
+func (s *Store) StreamEntries(ctx context.Context, appID string, from, to time.Time, floor logs.Cursor, exclude []int64, proc logs.ProcessFilter, limit int) ([]logs.Entry, error) {
 	floorTS := floor.Timestamp
 	if floorTS.IsZero() {
 		floorTS = time.Unix(0, 0)
 	}
-	rows, err := s.pool.Query(ctx, streamSQL, appID, from, to, floorTS, floor.ID, exclude, limit)
+	sql, args := withProcess(streamSQL, []any{appID, from, to, floorTS, floor.ID, exclude, limit}, proc)
+	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: stream entries: %w", err)
 	}

@@ -24,7 +24,7 @@ func TestEntriesReadBackAsStored(t *testing.T) {
 			Timestamp: t0.Add(time.Duration(i) * time.Second), Message: "line " + string(rune('a'+i))})
 	}
 	db.Seed(t, want)
-	got, err := db.Store.Entries(context.Background(), appID, t0, t0.Add(time.Hour), nil, 100)
+	got, err := db.Store.Entries(context.Background(), appID, t0, t0.Add(time.Hour), nil, logs.ProcessFilter{}, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,15 +32,16 @@ type AppReader interface {
 // EntryReader reads stored entries.
 type EntryReader interface {
 	// Entries returns at most limit entries of appID with from <= timestamp < to, strictly
-	// after the cursor when it is set, ordered by (timestamp, id).
-	Entries(ctx context.Context, appID string, from, to time.Time, after *logs.Cursor, limit int) ([]logs.Entry, error)
+	// after the cursor when it is set, of the processes proc selects, ordered by
+	// (timestamp, id).
+	Entries(ctx context.Context, appID string, from, to time.Time, after *logs.Cursor, proc logs.ProcessFilter, limit int) ([]logs.Entry, error)
 }
 
 // CheckedEntryReader reads a page of appID, an app assumed to be accountID's slug, and in
 // the same round trip what accountID's slug resolves to now (logs.ErrNotFound when
 // nothing), so that a repeated read costs one round trip and is still checked.
 type CheckedEntryReader interface {
-	TargetAndEntries(ctx context.Context, accountID, slug, appID string, from, to time.Time, after *logs.Cursor, limit int) (Target, []logs.Entry, error)
+	TargetAndEntries(ctx context.Context, accountID, slug, appID string, from, to time.Time, after *logs.Cursor, proc logs.ProcessFilter, limit int) (Target, []logs.Entry, error)
 }
 
 // Retention tells how many days of logs an account's plan keeps.

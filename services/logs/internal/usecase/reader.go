@@ -59,7 +59,7 @@ func (r *Reader) Read(ctx context.Context, accountID, slug string, raw logs.RawQ
 		return Page{}, err
 	}
 	// One extra row tells whether a next page exists without a second query.
-	rows, err := r.entries.Entries(ctx, target.AppID, q.Start, q.End, q.After, q.Limit+1)
+	rows, err := r.entries.Entries(ctx, target.AppID, q.Start, q.End, q.After, q.Process, q.Limit+1)
 	if err != nil {
 		return Page{}, err
 	}
@@ -91,7 +91,7 @@ func (r *Reader) readGuessed(ctx context.Context, accountID, slug string, raw lo
 	if q, err = logs.ApplyRetention(q, now, guess.RetentionDays); err != nil {
 		return Page{}, false, nil
 	}
-	target, rows, err := r.checked.TargetAndEntries(ctx, accountID, slug, guess.AppID, q.Start, q.End, q.After, q.Limit+1)
+	target, rows, err := r.checked.TargetAndEntries(ctx, accountID, slug, guess.AppID, q.Start, q.End, q.After, q.Process, q.Limit+1)
 	if errors.Is(err, logs.ErrNotFound) || err == nil && target != guess {
 		r.recent.forget(accountID, slug)
 		return Page{}, false, nil

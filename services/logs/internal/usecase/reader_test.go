@@ -30,9 +30,12 @@ func (d copiedPlan) Target(context.Context, string, string) (Target, error) {
 // fakeEntries serves a fixed, ordered slice like the store would.
 type fakeEntries []logs.Entry
 
-func (f fakeEntries) Entries(_ context.Context, _ string, from, to time.Time, after *logs.Cursor, limit int) ([]logs.Entry, error) {
+func (f fakeEntries) Entries(_ context.Context, _ string, from, to time.Time, after *logs.Cursor, proc logs.ProcessFilter, limit int) ([]logs.Entry, error) {
 	var out []logs.Entry
 	for _, e := range f {
+		if !proc.Matches(e.Process) {
+			continue
+		}
 		if e.Timestamp.Before(from) || !e.Timestamp.Before(to) {
 			continue
 		}
@@ -140,14 +143,14 @@ func (s *checkedStore) Target(context.Context, string, string) (Target, error) {
 	return s.target, nil
 }
 
-func (s *checkedStore) Entries(ctx context.Context, appID string, from, to time.Time, after *logs.Cursor, limit int) ([]logs.Entry, error) {
+func (s *checkedStore) Entries(ctx context.Context, appID string, from, to time.Time, after *logs.Cursor, proc logs.ProcessFilter, limit int) ([]logs.Entry, error) {
 	s.trips++
-	return s.entries.Entries(ctx, appID, from, to, after, limit)
+	return s.entries.Entries(ctx, appID, from, to, after, proc, limit)
 }
 
-func (s *checkedStore) TargetAndEntries(ctx context.Context, _, _, appID string, from, to time.Time, after *logs.Cursor, limit int) (Target, []logs.Entry, error) {
+func (s *checkedStore) TargetAndEntries(ctx context.Context, _, _, appID string, from, to time.Time, after *logs.Cursor, proc logs.ProcessFilter, limit int) (Target, []logs.Entry, error) {
 	s.trips++
-	rows, _ := s.entries.Entries(ctx, appID, from, to, after, limit)
+	rows, _ := s.entries.Entries(ctx, appID, from, to, after, proc, limit)
 	return s.target, rows, nil
 }
 

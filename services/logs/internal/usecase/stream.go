@@ -11,8 +11,9 @@ import (
 // exists. The store implements it over the same table the window route reads.
 type StreamSource interface {
 	// StreamEntries returns at most limit entries of appID with from <= timestamp < to and
-	// (timestamp, id) > floor, leaving out the ids in exclude, ordered by (timestamp, id).
-	StreamEntries(ctx context.Context, appID string, from, to time.Time, floor logs.Cursor, exclude []int64, limit int) ([]logs.Entry, error)
+	// (timestamp, id) > floor, of the processes proc selects, leaving out the ids in exclude,
+	// ordered by (timestamp, id).
+	StreamEntries(ctx context.Context, appID string, from, to time.Time, floor logs.Cursor, exclude []int64, proc logs.ProcessFilter, limit int) ([]logs.Entry, error)
 	// AppLive reports whether appID is still a live (not deleted) app.
 	AppLive(ctx context.Context, appID string) (bool, error)
 }
@@ -59,7 +60,7 @@ func (s *Streamer) Open(ctx context.Context, accountID, slug string, raw logs.Ra
 	if q, err = logs.CheckStreamRetention(q, raw.Start != "", now, days); err != nil {
 		return nil, err
 	}
-	t := &Tail{src: s.src, appID: target.AppID, late: s.late, from: q.Start, end: q.End, seen: map[int64]time.Time{}}
+	t := &Tail{src: s.src, appID: target.AppID, proc: q.Process, late: s.late, from: q.Start, end: q.End, seen: map[int64]time.Time{}}
 	if q.After != nil {
 		t.floor, t.high = *q.After, *q.After
 	} else {
@@ -75,6 +76,7 @@ func (s *Streamer) Open(ctx context.Context, accountID, slug string, raw logs.Ra
 type Tail struct {
 	src   StreamSource
 	appID string
+	proc  logs.ProcessFilter
 	late  time.Duration
 	from  time.Time // nothing before it (the query's start)
 	end   time.Time // zero: none
@@ -109,7 +111,7 @@ func (t *Tail) Poll(ctx context.Context) ([]StreamEvent, bool, error) {
 		}
 		exclude = append(exclude, id)
 	}
-	rows, err := t.src.StreamEntries(ctx, t.appID, from, to, t.floor, exclude, StreamBatch)
+	rows, err := t.src.StreamEntries(ctx, t.appID, from, to, t.floor, exclude, t.proc, StreamBatch)
 	if err != nil {
 		return nil, false, err
 	}

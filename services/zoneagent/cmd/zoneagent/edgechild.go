@@ -241,17 +241,12 @@ type edgeInstances struct {
 	runner *supervisor.Local
 }
 
-func (i edgeInstances) Wake(ctx context.Context, appID string) (string, error) {
+func (i edgeInstances) Wake(ctx context.Context, appID string) ([]string, error) {
 	route, ok := i.table.Route(appID)
 	if !ok || route.Kind.Static() || i.table.Paused(appID, time.Now()) {
-		return "", edgelink.ErrGone
+		return nil, edgelink.ErrGone
 	}
-	// The link still carries one instance (h38-edge makes it carry them all): the first.
-	ids, err := i.runner.Wake(ctx, route)
-	if err != nil {
-		return "", err
-	}
-	return ids[0], nil
+	return i.runner.Wake(ctx, route)
 }
 
 func (i edgeInstances) Dial(ctx context.Context, instanceID string) (net.Conn, error) {

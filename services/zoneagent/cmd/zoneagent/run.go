@@ -66,6 +66,13 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		healthApp := httpserver.New(httpserver.Options{Name: "zoneagent", Log: log, WriteTimeout: 10 * time.Second,
 			Observe: httpserver.MetricsOnly, Health: &p.Health, Ready: readyz(p.Health, runner.Source.Sandbox.Unavailable, posture)})
 		p.Consume(busapi.Subscriptions(agent)...)
+		// Runs the zone held when it last stopped are reported failed before any new one is
+		// taken.
+		cronRuns := usecase.NewCronRuns(cfg.Zone, st, runner, log)
+		if err := cronRuns.Recover(ctx); err != nil {
+			return err
+		}
+		p.Consume(busapi.CronSubscription(cronRuns))
 		// The managed databases: a process of their own (dbhost.go).
 		if err := hostDatabases(p, *cfg, st, env, logs); err != nil {
 			return err

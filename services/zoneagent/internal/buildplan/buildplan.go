@@ -12,8 +12,9 @@ package buildplan
 
 import (
 	"errors"
-	"fmt"
 	"strings"
+
+	"tori.dev/services/zoneagent/internal/revision"
 )
 
 // The kinds of source detection names (Plan.Detected).
@@ -66,6 +67,10 @@ func (f Files) has(name string) bool { _, ok := f[name]; return ok }
 type ManifestCommands struct {
 	Build, Start string
 	Present      bool // a tori.json is there, whatever it says
+	// Processes are tori.json's `processes`, checked (names, commands, no web beside start).
+	Processes []revision.Process
+	// Release: tori.json gives a release Job, which wins over the Procfile's release: line.
+	Release bool
 }
 
 // Plan is how a source tree is built and started.
@@ -81,11 +86,21 @@ type Plan struct {
 	// Env is set for the build and the service over the deploy's variables: what the
 	// detected commands need (PYTHONPATH for the packages pip installed, say).
 	Env map[string]string
+	// Processes are the types the tree declares, web first (web runs Start): tori.json's
+	// `processes`, else the Procfile's lines. Empty when it declares none: one web runs Start.
+	Processes []revision.Process
+	// Release is the Procfile's release: line, run through the shell as the release Job
+	// when neither the deploy nor tori.json gives one; "" none.
+	Release string
 }
 
-// ErrNothingToStart: neither tori.json, a Procfile nor a recognised source says how to start.
-var ErrNothingToStart = errors.New("nothing says how to start this service: give tori.json a start command, " +
-	"add a Procfile with a web: line, or deploy a recognised source (package.json with a start script, " +
+// ProcessList is what the revision runs: its declared types, or one web running Start.
+func (p Plan) ProcessList() []revision.Process { return revision.ProcessesOrWeb(p.Processes, p.Start) }
+
+// ErrNothingToStart: neither tori.json, a Procfile nor a recognised source says how to start
+// a process.
+var ErrNothingToStart = errors.New("nothing says how to start this service: give tori.json a start command " +
+	"or processes, add a Procfile, or deploy a recognised source (package.json with a start script, " +
 	"requirements.txt with app.py or main.py, or go.mod)")
 
 // Detect makes the plan for files, with m (tori.json's commands) winning where it gives one:
@@ -93,11 +108,21 @@ var ErrNothingToStart = errors.New("nothing says how to start this service: give
 // several sources are present the first of package.json, Python (requirements.txt, app.py,
 // main.py), go.mod is built, in Heroku's buildpack order. A file that is there but cannot be
 // read as what it claims to be (a package.json that is not JSON) is an error naming it.
+//
+// Process types come from tori.json's `processes`, else from the Procfile (its release: line
+// is the release Job, not a type). Web runs tori.json's start, else the declared web; the
+// detected start becomes web only when nothing declares processes, so a tree may declare
+// workers alone.
 func Detect(files Files, m ManifestCommands) (Plan, error) {
-	web, hasWeb, err := procfileWeb(files)
+	pf, err := parseProcfile(files)
 	if err != nil {
 		return Plan{}, err
 	}
+	declared, from := m.Processes, "tori.json's processes"
+	if len(declared) == 0 {
+		declared, from = pf.processes, "the Procfile"
+	}
+	web, hasWeb := procfile{processes: declared}.web()
 	var p Plan
 	var why []string
 	switch {
@@ -109,17 +134,25 @@ func Detect(files Files, m ManifestCommands) (Plan, error) {
 		p, err = golang(files)
 	}
 	var noStart *noStartError
-	if err != nil && !(errors.As(err, &noStart) && (hasWeb || m.Start != "")) {
+	if err != nil && !(errors.As(err, &noStart) && (len(declared) > 0 || m.Start != "")) {
 		return Plan{}, err
 	}
 	if p.Reason != "" {
 		why = append(why, p.Reason)
 	}
+	if len(declared) > 0 {
+		// Declarations replace the detected start; web is the declared one or tori.json's.
+		p.Start = ""
+		if p.Detected == "" && from == "the Procfile" {
+			p.Detected = Procfile
+		}
+	}
 	if hasWeb {
 		p.Start = web
-		why = append(why, "start from the Procfile's web: line")
-		if p.Detected == "" {
-			p.Detected = Procfile
+		if from == "the Procfile" {
+			why = append(why, "start from the Procfile's web: line")
+		} else {
+			why = append(why, "start from tori.json's processes.web")
 		}
 	}
 	if m.Build != "" {
@@ -133,8 +166,27 @@ func Detect(files Files, m ManifestCommands) (Plan, error) {
 	if p.Detected == "" && m.Present {
 		p.Detected = Manifest
 	}
-	if strings.TrimSpace(p.Start) == "" {
+	if len(declared) > 0 {
+		for _, d := range declared {
+			if d.Name != revision.Web {
+				p.Processes = append(p.Processes, d)
+			}
+		}
+		if p.Start != "" {
+			p.Processes = append(p.Processes, revision.Process{Name: revision.Web, Command: p.Start})
+		}
+		revision.SortProcesses(p.Processes)
+		names := make([]string, len(p.Processes))
+		for i, x := range p.Processes {
+			names[i] = x.Name
+		}
+		why = append(why, "processes from "+from+": "+strings.Join(names, ", "))
+	} else if strings.TrimSpace(p.Start) == "" {
 		return Plan{}, ErrNothingToStart
+	}
+	if !m.Release && pf.release != "" {
+		p.Release = pf.release
+		why = append(why, "release from the Procfile's release: line")
 	}
 	p.Reason = strings.Join(why, "; ")
 	return p, nil
@@ -146,25 +198,6 @@ type noStartError struct{ what string }
 
 func (e *noStartError) Error() string {
 	return e.what + ": say how to start the service with a Procfile web: line or tori.json's start"
-}
-
-// procfileWeb is the Procfile's web: command, if it has one.
-func procfileWeb(files Files) (string, bool, error) {
-	b, ok := files[ProcfileFile]
-	if !ok {
-		return "", false, nil
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		name, cmd, found := strings.Cut(strings.TrimSpace(line), ":")
-		if found && strings.TrimSpace(name) == "web" {
-			cmd = strings.TrimSpace(cmd)
-			if cmd == "" {
-				return "", false, fmt.Errorf("%s: the web: line has no command", ProcfileFile)
-			}
-			return cmd, true, nil
-		}
-	}
-	return "", false, nil
 }
 
 // joinCommands chains build steps so the first failure stops the build.

@@ -2,8 +2,11 @@ package buildplan
 
 import (
 	"maps"
+	"slices"
 	"strings"
 	"testing"
+
+	"tori.dev/services/zoneagent/internal/revision"
 )
 
 // The detection rule, one row a case: what is at the root of a tree (and what tori.json
@@ -34,7 +37,8 @@ func TestDetect(t *testing.T) {
 			wantErr: "package.json has no start script and there is no server.js: say how to start"},
 		{name: "node without a start script, started by the Procfile",
 			files: Files{PackageJSON: pkg(`"build":"tsc"`), ProcfileFile: []byte("web: node dist/main.js\nworker: node dist/worker.js\n")},
-			want:  Plan{Detected: Node, Build: "npm install && npm run build", Start: "node dist/main.js"}},
+			want: Plan{Detected: Node, Build: "npm install && npm run build", Start: "node dist/main.js",
+				Processes: []revision.Process{proc("web", "node dist/main.js"), proc("worker", "node dist/worker.js")}}},
 		{name: "a broken package.json is an error naming the file and the place",
 			files:   Files{PackageJSON: []byte("{\n  \"name\": \"x\",\n  \"scripts\": {\"start\": \"node s.js\",}\n}")},
 			wantErr: "package.json is not valid JSON: invalid character '}' looking for beginning of object key string (line 3"},
@@ -67,7 +71,7 @@ func TestDetect(t *testing.T) {
 		{name: "python: the Procfile's web line starts it",
 			files: Files{RequirementsTxt: []byte("gunicorn\n"), ProcfileFile: []byte("web: python3 -m gunicorn app:app\n")},
 			want: Plan{Detected: Python, Build: "python3 -m pip install -r requirements.txt --target .tori/python", Start: "python3 -m gunicorn app:app",
-				Env: map[string]string{"PYTHONPATH": "/app/.tori/python", "PYTHONUNBUFFERED": "1"}}},
+				Env: map[string]string{"PYTHONPATH": "/app/.tori/python", "PYTHONUNBUFFERED": "1"}, Processes: []revision.Process{proc("web", "python3 -m gunicorn app:app")}}},
 		{name: "go: built into bin/<module's last element>",
 			files: Files{GoMod: []byte("// the service\nmodule example.com/acme/hello-go\n\ngo 1.22\n")},
 			want:  Plan{Detected: Go, Build: "go build -o bin/hello-go .", Start: "bin/hello-go"}},
@@ -82,7 +86,8 @@ func TestDetect(t *testing.T) {
 			wantErr: "go.mod has no module line"},
 		{name: "go: the Procfile names the binary",
 			files: Files{GoMod: []byte("module example.com/web\n"), ProcfileFile: []byte("web: bin/web -listen :$PORT")},
-			want:  Plan{Detected: Go, Build: "go build -o bin/web .", Start: "bin/web -listen :$PORT"}},
+			want: Plan{Detected: Go, Build: "go build -o bin/web .", Start: "bin/web -listen :$PORT",
+				Processes: []revision.Process{proc("web", "bin/web -listen :$PORT")}}},
 		{name: "package.json first when several are there",
 			files: Files{PackageJSON: pkg(`"start":"node s.js"`), GoMod: []byte("module m\n"), AppPy: nil},
 			want:  Plan{Detected: Node, Build: "npm install", Start: "npm start"}},
@@ -91,9 +96,52 @@ func TestDetect(t *testing.T) {
 			want:  Plan{Detected: Python, Start: "python3 main.py", Env: map[string]string{"PYTHONUNBUFFERED": "1"}}},
 		{name: "only a Procfile: run its web line, build nothing",
 			files: Files{ProcfileFile: []byte("release: ./migrate\nweb:   ./serve --port $PORT  \n")},
-			want:  Plan{Detected: Procfile, Start: "./serve --port $PORT"}},
-		{name: "a Procfile without a web line and nothing else",
-			files:   Files{ProcfileFile: []byte("worker: ./work\n")},
+			want: Plan{Detected: Procfile, Start: "./serve --port $PORT", Release: "./migrate",
+				Processes: []revision.Process{proc("web", "./serve --port $PORT")}}},
+		{name: "a Procfile without a web line and nothing else: a worker alone",
+			files: Files{ProcfileFile: []byte("worker: ./work\n")},
+			want:  Plan{Detected: Procfile, Processes: []revision.Process{proc("worker", "./work")}}},
+		{name: "a Procfile's types, web first then by name, its release line the release Job",
+			files: Files{ProcfileFile: []byte("# the app\nworker: ./work --queue q\n\nrelease: ./migrate up\nclock:./tick\n  web: ./serve  \n")},
+			want: Plan{Detected: Procfile, Start: "./serve", Release: "./migrate up",
+				Processes: []revision.Process{proc("web", "./serve"), proc("clock", "./tick"), proc("worker", "./work --queue q")}}},
+		{name: "a Procfile's web and worker beside a detected source: the detected start is not a third",
+			files: Files{PackageJSON: pkg(`"start":"node s.js"`), ProcfileFile: []byte("worker: node w.js\n")},
+			want:  Plan{Detected: Node, Build: "npm install", Processes: []revision.Process{proc("worker", "node w.js")}}},
+		{name: "tori.json's start is web beside the Procfile's worker",
+			files:    Files{ProcfileFile: []byte("web: ./old\nworker: ./work\n"), ManifestFile: nil},
+			manifest: ManifestCommands{Present: true, Start: "./serve"},
+			want:     Plan{Detected: Procfile, Start: "./serve", Processes: []revision.Process{proc("web", "./serve"), proc("worker", "./work")}}},
+		{name: "tori.json's processes win over the Procfile's",
+			files:    Files{ProcfileFile: []byte("web: ./p\nother: ./o\nrelease: ./pm\n"), ServerJS: nil, ManifestFile: nil},
+			manifest: ManifestCommands{Present: true, Processes: []revision.Process{proc("worker", "./w"), proc("web", "./s")}},
+			want:     Plan{Detected: Manifest, Start: "./s", Release: "./pm", Processes: []revision.Process{proc("web", "./s"), proc("worker", "./w")}}},
+		{name: "tori.json's start and processes without web",
+			files:    Files{ManifestFile: nil},
+			manifest: ManifestCommands{Present: true, Start: "./s", Processes: []revision.Process{proc("worker", "./w")}},
+			want:     Plan{Detected: Manifest, Start: "./s", Processes: []revision.Process{proc("web", "./s"), proc("worker", "./w")}}},
+		{name: "tori.json's processes: workers alone, nothing detected to start",
+			files:    Files{PackageJSON: pkg(`"build":"tsc"`), ManifestFile: nil},
+			manifest: ManifestCommands{Present: true, Processes: []revision.Process{proc("worker", "node dist/w.js")}},
+			want:     Plan{Detected: Node, Build: "npm install && npm run build", Processes: []revision.Process{proc("worker", "node dist/w.js")}}},
+		{name: "tori.json's release wins over the Procfile's",
+			files:    Files{ProcfileFile: []byte("web: ./s\nrelease: ./pm\n"), ManifestFile: nil},
+			manifest: ManifestCommands{Present: true, Release: true},
+			want:     Plan{Detected: Procfile, Start: "./s", Processes: []revision.Process{proc("web", "./s")}}},
+		{name: "a Procfile name outside the rule",
+			files:   Files{ProcfileFile: []byte("web: ./s\nWorker_1: ./w\n")},
+			wantErr: `Procfile line 2: "Worker_1" is not a valid process name`},
+		{name: "a Procfile line without a colon",
+			files:   Files{ProcfileFile: []byte("web: ./s\n./w\n")},
+			wantErr: `Procfile line 2: want "name: command"`},
+		{name: "a Procfile type given twice",
+			files:   Files{ProcfileFile: []byte("worker: a\nworker: b\n")},
+			wantErr: "Procfile line 2: worker is declared twice"},
+		{name: "a Procfile worker without a command",
+			files:   Files{ProcfileFile: []byte("web: ./s\nworker:\n")},
+			wantErr: "Procfile: the worker: line has no command"},
+		{name: "a Procfile of comments only, and nothing else",
+			files:   Files{ProcfileFile: []byte("# nothing\n\n")},
 			wantErr: "nothing says how to start this service"},
 		{name: "an empty web line",
 			files:   Files{ProcfileFile: []byte("web:\n")},
@@ -101,7 +149,7 @@ func TestDetect(t *testing.T) {
 		{name: "tori.json's build and start win over the detected ones",
 			files:    Files{PackageJSON: pkg(`"start":"node s.js"`), PackageLock: nil, ManifestFile: nil, ProcfileFile: []byte("web: node p.js")},
 			manifest: ManifestCommands{Present: true, Build: "make", Start: "node t.js"},
-			want:     Plan{Detected: Node, Build: "make", Start: "node t.js"}},
+			want:     Plan{Detected: Node, Build: "make", Start: "node t.js", Processes: []revision.Process{proc("web", "node t.js")}}},
 		{name: "tori.json's start alone keeps the detected build",
 			files:    Files{PackageJSON: pkg(`"build":"tsc"`), ManifestFile: nil},
 			manifest: ManifestCommands{Present: true, Start: "node dist/s.js"},
@@ -133,7 +181,8 @@ func TestDetect(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Detected != c.want.Detected || got.Build != c.want.Build || got.Start != c.want.Start || !maps.Equal(got.Env, c.want.Env) {
+			if got.Detected != c.want.Detected || got.Build != c.want.Build || got.Start != c.want.Start || !maps.Equal(got.Env, c.want.Env) ||
+				!slices.Equal(got.Processes, c.want.Processes) || got.Release != c.want.Release {
 				t.Fatalf("got  %+v\nwant %+v", got, c.want)
 			}
 			if got.Reason == "" {
@@ -155,4 +204,26 @@ func TestReasonNamesTheSourceOfEachCommand(t *testing.T) {
 			t.Errorf("reason %q lacks %q", p.Reason, want)
 		}
 	}
+}
+
+// What a revision runs: its declarations, or the one web of its start.
+func TestProcessList(t *testing.T) {
+	p, err := Detect(Files{ProcfileFile: []byte("web: ./s\n")}, ManifestCommands{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.ProcessList(); !slices.Equal(got, []revision.Process{proc("web", "./s")}) {
+		t.Fatalf("%v", got)
+	}
+	p, err = Detect(Files{GoMod: []byte("module m\n")}, ManifestCommands{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Processes) != 0 || !slices.Equal(p.ProcessList(), []revision.Process{proc("web", "bin/m")}) {
+		t.Fatalf("none declared: %v / %v", p.Processes, p.ProcessList())
+	}
+}
+
+func proc(name, command string) revision.Process {
+	return revision.Process{Name: name, Command: command}
 }

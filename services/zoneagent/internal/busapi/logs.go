@@ -34,18 +34,17 @@ func NewLogs(s usecase.Store, log *slog.Logger) *Logs {
 	return &Logs{store: s, log: log, wake: make(chan struct{}, 1)}
 }
 
-// Line is a line about no instance (the edge's own lines).
+// Line implements supervisor.LogSink: a line of no instance (a build, a release Job).
 func (l *Logs) Line(appID, deployID, stream, message string, redactions int) {
 	l.ProcessLine(appID, deployID, "", stream, message, redactions)
 }
 
-// ProcessLine implements supervisor.LogSink: process names the instance that wrote the
-// line (web.1, worker.2), "" for a build, a release or the platform's own.
+// ProcessLine implements supervisor.ProcessLogSink: a line of the instance process
+// (cron.<job>.<run>).
 func (l *Logs) ProcessLine(appID, deployID, process, stream, message string, redactions int) {
 	l.mu.Lock()
 	l.pending = append(l.pending, &logsv1.LogEntry{
-		AppId: appID, DeployId: deployID, Stream: stream, Timestamp: timestamppb.Now(), Message: message, Redactions: int32(redactions),
-		Process: process,
+		AppId: appID, DeployId: deployID, Process: process, Stream: stream, Timestamp: timestamppb.Now(), Message: message, Redactions: int32(redactions),
 	})
 	full := len(l.pending) >= batchMax
 	l.mu.Unlock()

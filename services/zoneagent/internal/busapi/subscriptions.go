@@ -207,6 +207,17 @@ func revisionFrom(c *zonev1.StartRevision) revision.Revision {
 		ArtifactKey: c.GetArtifactKey(), Image: c.GetImage(), Release: c.GetRelease(), ReleaseGiven: c.GetReleaseGiven(),
 		EnvSealed: c.GetEnvSealed(), EnvKeyID: c.GetEnvKeyId(), EnvDeployID: c.GetEnvDeployId(),
 		BuildMinutes: c.GetBuildMinutes(), MinScale: c.GetMinScale(), CPU: c.GetCpu(), Deadline: deadline,
-		ClearCache: c.GetClearCache(),
+		ClearCache: c.GetClearCache(), Processes: processesFrom(c.GetProcesses()), InstanceMemoryBytes: c.GetInstanceMemoryBytes(),
 	}
+}
+
+// processesFrom is an image deploy's declarations as they came: a bad name is not refused
+// here but fails the deploy invalid_artifact when the zone prepares it (usecase.prepare),
+// so the control plane hears why.
+func processesFrom(ps []*zonev1.ProcessType) []revision.Process {
+	var out []revision.Process
+	for _, p := range ps {
+		out = append(out, revision.Process{Name: p.GetName(), Command: p.GetCommand()})
+	}
+	return out
 }

@@ -89,10 +89,10 @@ func (c *Config) Validate() error {
 		}
 	}
 	// A zone named like a group of zones' events (zone.deploy.*, zone.logs.*, zone.app.*,
-	// zone.database.*) would have its commands heard by whoever follows those events.
+	// zone.database.*, zone.cron.*) would have its commands heard by whoever follows those events.
 	switch {
-	case !zoneRe.MatchString(c.Zone), c.Zone == "deploy", c.Zone == "logs", c.Zone == "app", c.Zone == "database":
-		errs = append(errs, fmt.Errorf("ZONE_ID %q must be a lower-case name (and not deploy, logs, app or database)", c.Zone))
+	case !zoneRe.MatchString(c.Zone), c.Zone == "deploy", c.Zone == "logs", c.Zone == "app", c.Zone == "database", c.Zone == "cron":
+		errs = append(errs, fmt.Errorf("ZONE_ID %q must be a lower-case name (and not deploy, logs, app, database or cron)", c.Zone))
 	}
 	if c.AppsDomain == "" || c.DataDir == "" {
 		errs = append(errs, errors.New("APPS_DOMAIN and DATA_DIR must not be empty"))

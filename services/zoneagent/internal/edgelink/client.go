@@ -19,16 +19,23 @@ type Client struct {
 	Path string
 }
 
-// Wake asks for the app's live instance, waking it if it naps.
-func (c Client) Wake(ctx context.Context, appID string) (string, error) {
-	a, conn, err := c.ask(ctx, request{Kind: KindWake, App: appID}, false)
+// Wake asks for the ids of the app's live web instances, waking them if they nap. ErrGone:
+// the app is not live; ErrNoWeb: it runs no web process. An answer with no instance, more
+// than MaxWakeInstances or an id past its bound is refused.
+func (c Client) Wake(ctx context.Context, appID string) ([]string, error) {
+	a, _, err := c.ask(ctx, request{Kind: KindWake, App: appID}, false)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	if conn != nil {
-		conn.Close()
+	if len(a.Instances) == 0 || len(a.Instances) > MaxWakeInstances {
+		return nil, fmt.Errorf("%w: a wake answered %d instances", ErrRefused, len(a.Instances))
 	}
-	return a.Instance, nil
+	for _, id := range a.Instances {
+		if !validInstanceID(id) {
+			return nil, fmt.Errorf("%w: an instance id of %d bytes", ErrRefused, len(id))
+		}
+	}
+	return a.Instances, nil
 }
 
 // Dial asks for a TCP connection to the instance; ErrGone when it no longer runs.
@@ -58,7 +65,12 @@ func (c Client) ask(ctx context.Context, req request, wantConn bool) (answer, ne
 	if _, err := uc.Write(append(line, '\n')); err != nil {
 		return answer{}, nil, fmt.Errorf("edge link: %w", err)
 	}
-	buf := make([]byte, maxLine+1)
+	// Only a wake's answer (its list of instances) may pass a request's bound.
+	limit := maxLine
+	if req.Kind == KindWake {
+		limit = maxAnswerLine
+	}
+	buf := make([]byte, limit+1)
 	oob := make([]byte, syscall.CmsgSpace(4))
 	var got []byte
 	var conn net.Conn
@@ -71,7 +83,7 @@ func (c Client) ask(ctx context.Context, req request, wantConn bool) (answer, ne
 			}
 		}
 		got = append(got, buf[:max(n, 0)]...)
-		if len(got) > maxLine {
+		if len(got) > limit {
 			closeConn(conn)
 			return answer{}, nil, ErrLineTooLong
 		}
@@ -92,6 +104,9 @@ func (c Client) ask(ctx context.Context, req request, wantConn bool) (answer, ne
 	case a.Gone:
 		closeConn(conn)
 		return a, nil, ErrGone
+	case a.NoWeb:
+		closeConn(conn)
+		return a, nil, ErrNoWeb
 	case a.Error != "":
 		closeConn(conn)
 		return a, nil, fmt.Errorf("%w: %s", ErrRefused, a.Error)

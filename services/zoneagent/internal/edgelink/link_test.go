@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -15,20 +16,37 @@ import (
 	"time"
 )
 
-// fakeRuntime answers wakes with "inst-<app>" and dials a listener of the test's own for
-// "inst-ok"; everything it was asked is recorded.
+// fakeRuntime answers wakes with "inst-<app>" (apps named below answer otherwise) and dials a
+// listener of the test's own for "inst-ok"; everything it was asked is recorded.
 type fakeRuntime struct {
 	target string
 	mu     sync.Mutex
 	asked  []string
 }
 
-func (f *fakeRuntime) Wake(_ context.Context, appID string) (string, error) {
+func (f *fakeRuntime) Wake(_ context.Context, appID string) ([]string, error) {
 	f.record("wake " + appID)
-	if appID == "gone" {
-		return "", ErrGone
+	switch appID {
+	case "gone":
+		return nil, ErrGone
+	case "noweb":
+		return nil, ErrNoWeb
+	case "broken":
+		return nil, errors.New("the sandbox would not start")
+	case "none":
+		return nil, nil
+	case "three":
+		return []string{"three/d1/9001", "three/d1/9002", "three/d1/9003"}, nil
+	case "hundred":
+		var ids []string
+		for i := range 100 {
+			ids = append(ids, fmt.Sprintf("hundred/%s/%d", strings.Repeat("d", 150), 10000+i))
+		}
+		return ids, nil
+	case "overlong":
+		return []string{strings.Repeat("x", maxInstanceID+1), "overlong/d1/9001"}, nil
 	}
-	return "inst-" + appID, nil
+	return []string{"inst-" + appID}, nil
 }
 
 func (f *fakeRuntime) Dial(ctx context.Context, id string) (net.Conn, error) {
@@ -115,11 +133,11 @@ func self(p Peer) bool { return int(p.PID) == os.Getpid() && int(p.UID) == os.Ge
 func TestLinkWakesAndPassesAConnection(t *testing.T) {
 	c, rt, _ := startLink(t, self)
 	ctx := context.Background()
-	id, err := c.Wake(ctx, "ok")
-	if err != nil || id != "inst-ok" {
-		t.Fatalf("wake: %q %v", id, err)
+	ids, err := c.Wake(ctx, "ok")
+	if err != nil || len(ids) != 1 || ids[0] != "inst-ok" {
+		t.Fatalf("wake: %q %v", ids, err)
 	}
-	conn, err := c.Dial(ctx, id)
+	conn, err := c.Dial(ctx, ids[0])
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
@@ -214,5 +232,93 @@ func TestLinkSocketModes(t *testing.T) {
 		if got := fi.Mode().Perm(); got != want {
 			t.Fatalf("%s: mode %o, want %o", p, got, want)
 		}
+	}
+}
+
+// A wake answers the app's whole list of web instances, in the runtime's order, within the
+// wire's bounds: at most MaxWakeInstances (the runtime's first ones, the cut logged), an id
+// the link cannot carry left out. The runtime's "no web process" travels as its own answer
+// (so does a list with nothing in it), distinct from gone and from a failure.
+func TestLinkWakeAnswersTheInstanceList(t *testing.T) {
+	c, _, logs := startLink(t, self)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		app     string
+		want    []string
+		wantErr error
+	}{
+		{app: "three", want: []string{"three/d1/9001", "three/d1/9002", "three/d1/9003"}},
+		{app: "overlong", want: []string{"overlong/d1/9001"}},
+		{app: "noweb", wantErr: ErrNoWeb},
+		{app: "none", wantErr: ErrNoWeb},
+		{app: "gone", wantErr: ErrGone},
+		{app: "broken", wantErr: ErrRefused},
+	} {
+		ids, err := c.Wake(ctx, tc.app)
+		if tc.wantErr != nil {
+			if !errors.Is(err, tc.wantErr) || ids != nil {
+				t.Errorf("wake %s: %q %v, want %v", tc.app, ids, err, tc.wantErr)
+			}
+			for _, other := range []error{ErrNoWeb, ErrGone, ErrRefused} {
+				if other != tc.wantErr && errors.Is(err, other) {
+					t.Errorf("wake %s: %v is also %v", tc.app, err, other)
+				}
+			}
+			continue
+		}
+		if err != nil || strings.Join(ids, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("wake %s: %q %v, want %q", tc.app, ids, err, tc.want)
+		}
+	}
+	ids, err := c.Wake(ctx, "hundred")
+	if err != nil || len(ids) != MaxWakeInstances || !strings.HasSuffix(ids[0], "/10000") || !strings.HasSuffix(ids[MaxWakeInstances-1], "/10063") {
+		t.Fatalf("wake of 100 instances: %d ids %v, want the first %d", len(ids), err, MaxWakeInstances)
+	}
+	for _, want := range []string{"cut to the link's bound", "cannot carry was left out"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("not logged: %q in %s", want, logs.String())
+		}
+	}
+}
+
+// The edge trusts a wake's answer only within the wire's shape: more instances than the
+// bound, an overlong id, an empty list or an answer past the line's bound are refused.
+func TestClientRefusesAWakeAnswerOutOfBounds(t *testing.T) {
+	many := make([]string, MaxWakeInstances+1)
+	for i := range many {
+		many[i] = fmt.Sprintf(`"a/d/%d"`, i)
+	}
+	for name, tc := range map[string]struct {
+		line string
+		want error
+	}{
+		"too many":   {`{"instances":[` + strings.Join(many, ",") + `]}`, ErrRefused},
+		"overlong":   {`{"instances":["` + strings.Repeat("x", maxInstanceID+1) + `"]}`, ErrRefused},
+		"empty":      {`{"instances":[]}`, ErrRefused},
+		"nothing":    {`{}`, ErrRefused},
+		"past bound": {`{"instances":["` + strings.Repeat("x", maxAnswerLine) + `"]}`, ErrLineTooLong},
+		"unknown":    {`{"instances":["a/d/1"],"exec":"sh"}`, ErrRefused},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "edge.sock")
+			ln, err := net.Listen("unix", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			go func() {
+				conn, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				defer conn.Close()
+				bufio.NewReader(conn).ReadString('\n')
+				conn.Write([]byte(tc.line + "\n"))
+			}()
+			ids, err := Client{Path: path}.Wake(context.Background(), "a")
+			if !errors.Is(err, tc.want) || ids != nil {
+				t.Fatalf("%q %v, want %v", ids, err, tc.want)
+			}
+		})
 	}
 }

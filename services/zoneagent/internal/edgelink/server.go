@@ -20,9 +20,10 @@ import (
 // Runtime is what the link asks of the zone's runtime (supervisor.Local through the
 // agent's routing table).
 type Runtime interface {
-	// Wake returns the id of the app's live instance, starting its process when it naps,
-	// and marks it used (napping counts from the last use).
-	Wake(ctx context.Context, appID string) (string, error)
+	// Wake returns the ids of the app's live web instances, starting them when they nap,
+	// and marks the app used (napping counts from the last use). ErrGone: the app is not
+	// live (paused, static, unknown); ErrNoWeb: its live revision runs no web instance.
+	Wake(ctx context.Context, appID string) ([]string, error)
 	// Dial connects to the instance from inside its network namespace (or to a container's
 	// host port); ErrGone when the instance no longer runs.
 	Dial(ctx context.Context, instanceID string) (net.Conn, error)
@@ -115,17 +116,41 @@ func (s *Server) wake(ctx context.Context, c *net.UnixConn, appID string) {
 	defer cancel()
 	// The edge gives up on a request it no longer waits for by closing its end.
 	c.SetDeadline(time.Time{})
-	id, err := s.Runtime.Wake(wctx, appID)
+	ids, err := s.Runtime.Wake(wctx, appID)
 	c.SetDeadline(time.Now().Add(ioDeadline))
 	switch {
 	case errors.Is(err, ErrGone):
 		s.answer(c, answer{Gone: true}, nil)
+	case errors.Is(err, ErrNoWeb):
+		s.answer(c, answer{NoWeb: true}, nil)
 	case err != nil:
 		s.Log.WarnContext(ctx, "wake service", "app", appID, "err", err.Error())
 		s.answer(c, answer{Error: "wake failed"}, nil)
 	default:
-		s.answer(c, answer{Instance: id}, nil)
+		s.answerWake(ctx, c, appID, ids)
 	}
+}
+
+// answerWake sends a wake's instances, within the wire's bounds: an id past its length is
+// left out (and logged), the list cut at MaxWakeInstances; none left is the no-web answer.
+func (s *Server) answerWake(ctx context.Context, c *net.UnixConn, appID string, ids []string) {
+	sent := make([]string, 0, min(len(ids), MaxWakeInstances))
+	for _, id := range ids {
+		if !validInstanceID(id) {
+			s.Log.WarnContext(ctx, "edge link: an instance id the link cannot carry was left out", "app", appID, "bytes", len(id))
+			continue
+		}
+		if len(sent) == MaxWakeInstances {
+			s.Log.WarnContext(ctx, "edge link: a wake's instances were cut to the link's bound", "app", appID, "instances", len(ids), "sent", MaxWakeInstances)
+			break
+		}
+		sent = append(sent, id)
+	}
+	if len(sent) == 0 {
+		s.answer(c, answer{NoWeb: true}, nil)
+		return
+	}
+	s.answer(c, answer{Instances: sent}, nil)
 }
 
 func (s *Server) dial(ctx context.Context, c *net.UnixConn, instanceID string) {

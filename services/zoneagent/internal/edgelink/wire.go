@@ -1,6 +1,7 @@
 // Package edgelink is how the zone's edge process and its runtime talk on one host: the
 // link (the edge asks, over a Unix socket the runtime listens on, for exactly two things:
-// "wake app X" and "a connection to instance Y", the connection passed back as a file
+// "wake app X" (answered with the app's live web instances) and "a connection to instance
+// Y", the connection passed back as a file
 // descriptor) and the table feed (the runtime sends each routing-table change down a
 // socket pair; the edge applies it and acks). Neither side trusts the other's bytes beyond
 // these shapes: sizes are bounded, deadlines set, anything else refused.
@@ -18,13 +19,21 @@ import (
 
 // The link's two requests; there is no third.
 const (
-	KindWake = "wake" // App: the app's live instance id, its process woken if it naps
+	KindWake = "wake" // App: the ids of the app's live web instances, woken if they nap
 	KindDial = "dial" // Instance: a TCP connection to that instance, as a passed fd
 )
 
 // Bounds of the link's wire: one JSON line each way, one request per connection.
 const (
+	// maxLine bounds a request (and any line the runtime reads).
 	maxLine = 1024
+	// MaxWakeInstances bounds the instances one wake answers with (a plan's web quantity
+	// stays far below it); the runtime answers the first ones, the edge refuses more.
+	MaxWakeInstances = 64
+	// maxInstanceID bounds one instance id (app/deploy/port: two UUIDs and a port are 79).
+	maxInstanceID = 200
+	// maxAnswerLine bounds an answer: a wake's full list of the longest ids fits.
+	maxAnswerLine = maxLine + MaxWakeInstances*(maxInstanceID+3)
 	// ioDeadline bounds reading a request and writing an answer; a wake itself may take
 	// as long as a process's start (the asker's context bounds it).
 	ioDeadline = 5 * time.Second
@@ -51,11 +60,20 @@ type request struct {
 	Instance string `json:"instance,omitempty"`
 }
 
-// answer is what the runtime says back; a dial's connection rides along as SCM_RIGHTS.
+// answer is what the runtime says back: a wake's instances (or gone, or noWeb), a dial's
+// instance with its connection riding along as SCM_RIGHTS.
 type answer struct {
-	Instance string `json:"instance,omitempty"`
-	Gone     bool   `json:"gone,omitempty"`
-	Error    string `json:"error,omitempty"`
+	Instance  string   `json:"instance,omitempty"`
+	Instances []string `json:"instances,omitempty"`
+	Gone      bool     `json:"gone,omitempty"`
+	NoWeb     bool     `json:"noWeb,omitempty"`
+	Error     string   `json:"error,omitempty"`
+}
+
+// validInstanceID says whether an id may travel on the link: not empty, bounded (so a
+// wake's answer stays within its line).
+func validInstanceID(id string) bool {
+	return id != "" && len(id) <= maxInstanceID
 }
 
 // readLine reads one '\n'-ended line of at most limit bytes.

@@ -1,6 +1,8 @@
 // Package edgeproxy is the edge process's way to services: a reverse proxy per app over
 // connections the runtime makes inside the app's namespace and passes over the edge link
-// (internal/edgelink). The edge itself never enters a namespace.
+// (internal/edgelink), balanced across the app's web instances (the fewest outstanding
+// requests first; one that fails is taken out a while). The edge itself never enters a
+// namespace.
 package edgeproxy
 
 import (
@@ -25,7 +27,8 @@ import (
 
 // Link is the runtime, as the edge reaches it (edgelink.Client).
 type Link interface {
-	Wake(ctx context.Context, appID string) (string, error)
+	// Wake answers the ids of the app's live web instances (edgelink.ErrNoWeb: it runs none).
+	Wake(ctx context.Context, appID string) ([]string, error)
 	Dial(ctx context.Context, instanceID string) (net.Conn, error)
 }
 
@@ -36,25 +39,37 @@ type LogSink interface {
 
 // Timing of the proxy.
 const (
-	// wakeEvery: an app's instance is asked for again at most once a second; the asking is
-	// also what tells the runtime the app is in use (napping counts from it).
+	// wakeEvery: an app's instances are asked for again at most once a second (also when
+	// every one is out, or the app runs no web process); the asking is also what tells the
+	// runtime the app is in use (napping counts from it).
 	wakeEvery = time.Second
+	// outFor is how long an instance that failed to take a request (no connection, or the
+	// connection failed before any byte of an answer) gets none: long enough for a stuck or
+	// dying process not to cost every visitor a failed try, short enough that one that
+	// hiccuped is soon back.
+	outFor = 5 * time.Second
 	// sharedCookieNote bounds how often an app's dropped cookies are written to its log.
 	sharedCookieNote = time.Minute
-	// appIdleConns is how many kept-alive connections the edge holds to one app between
-	// requests. A visitor's request past them dials anew, through the link and the app's
-	// namespace: with 16, 64 concurrent visitors made the edge dial for most requests (a
+	// instanceIdleConns is how many kept-alive connections the edge holds to one instance
+	// between requests. A visitor's request past them dials anew, through the link and the
+	// app's namespace: with 16, 64 concurrent visitors made the edge dial for most requests (a
 	// sixth of its CPU in bench-edge's profile). 64 covers that load and stays a sixteenth of
-	// a process's 1,024 open files; an idle connection is closed after 30 s.
-	appIdleConns = 64
+	// a process's 1,024 open files; an idle connection is closed after 30 s. Several instances
+	// share the visitors, so together they keep about what one did (connections are only
+	// kept that were once in use at the same time).
+	instanceIdleConns = 64
 )
 
-// sharedCookiesDropped is registered by the first proxy made: only the edge process shows it
-// (the agent shows the edge's families from the edge's own /metrics).
+// The proxy's counters are registered by the first proxy made: only the edge process shows
+// them (the agent shows the edge's families from the edge's own /metrics).
 var (
 	sharedCookiesDropped = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "tori_edge_shared_cookies_dropped_total",
 		Help: "Set-Cookie headers the edge dropped from apps' answers for naming APPS_DOMAIN or a parent of it as their Domain.",
+	})
+	instanceEjections = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "tori_edge_instance_ejections_total",
+		Help: "Times the edge took an app's web instance out for a while after it failed to take a request (no connection, or the connection failed before any answer).",
 	})
 	registerMetrics sync.Once
 )
@@ -70,31 +85,52 @@ type Proxy struct {
 	apps map[string]*appProxy // by app id
 }
 
-// appProxy is one app's revision as the edge reaches it: the instance it last learned of,
-// and a proxy whose pool of connections is kept across requests.
+// appProxy is one app's revision as the edge reaches it: the web instances it last learned
+// of (each with its own pool of connections, kept across requests) and the proxy that
+// balances across them (balance.go).
 type appProxy struct {
 	appID, deployID string
 	link            Link
-	instance        atomic.Pointer[string]
-	lastWake        atomic.Int64 // unix nanoseconds
+	log             *slog.Logger
+	set             atomic.Pointer[instanceSet]
+	wakes           atomic.Uint64 // how many sets were stored: a wake's waiters see a new one
+	lastWake        atomic.Int64  // unix nanoseconds
 	wakeMu          sync.Mutex
-	transport       *http.Transport
+	turn            atomic.Uint64 // where the next choice starts: equals share in turn
 	proxy           *httputil.ReverseProxy
 	cookieNoted     atomic.Int64 // unix nanoseconds of the last log line about a cookie
 }
 
-// ServeHTTP proxies a request to the app's live instance, waking it when it naps; the
-// request is answered once it is healthy.
+// noWebPage is the answer for an app whose live revision runs no web process.
+const noWebPage = "503 Service Unavailable: this app runs no web process, so nothing here answers requests.\n"
+
+// ServeHTTP proxies a request to one of the app's live web instances, waking them when they
+// nap; the request is answered once one is healthy.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, route edge.Route) {
 	a := p.app(route)
-	if _, err := a.current(r.Context(), false); err != nil {
-		if r.Context().Err() == nil {
-			p.Log.WarnContext(r.Context(), "wake service", "app", route.AppID, "err", err.Error())
-		}
-		http.Error(w, "service unavailable", http.StatusServiceUnavailable)
+	set, err := a.instances(r.Context(), false)
+	if err == nil && set.noWeb {
+		err = edgelink.ErrNoWeb
+	}
+	if err != nil {
+		p.unavailable(w, r, route.AppID, err)
 		return
 	}
 	a.proxy.ServeHTTP(w, r)
+}
+
+// unavailable is the 503 for an app the edge cannot reach: a page of its own when the app
+// runs no web process (that is the app's formation, not a fault to log).
+func (p *Proxy) unavailable(w http.ResponseWriter, r *http.Request, appID string, err error) {
+	if errors.Is(err, edgelink.ErrNoWeb) {
+		w.Header().Set("Cache-Control", "no-store")
+		http.Error(w, noWebPage, http.StatusServiceUnavailable)
+		return
+	}
+	if r.Context().Err() == nil {
+		p.Log.WarnContext(r.Context(), "wake service", "app", appID, "err", err.Error())
+	}
+	http.Error(w, "service unavailable", http.StatusServiceUnavailable)
 }
 
 // app is the route's proxy, made on its first request; a new revision gets a new one (and
@@ -110,7 +146,7 @@ func (p *Proxy) app(route edge.Route) *appProxy {
 		return a
 	}
 	if a != nil {
-		a.transport.CloseIdleConnections()
+		a.closeIdle()
 	}
 	a = p.newApp(route)
 	p.apps[route.AppID] = a
@@ -118,13 +154,12 @@ func (p *Proxy) app(route edge.Route) *appProxy {
 }
 
 func (p *Proxy) newApp(route edge.Route) *appProxy {
-	registerMetrics.Do(func() { prometheus.MustRegister(sharedCookiesDropped) })
-	a := &appProxy{appID: route.AppID, deployID: route.DeployID, link: p.Link}
-	a.transport = &http.Transport{DialContext: a.dial, MaxIdleConnsPerHost: appIdleConns, IdleConnTimeout: 30 * time.Second}
-	// The host only keys the pool; every connection comes from the link.
+	registerMetrics.Do(func() { prometheus.MustRegister(sharedCookiesDropped, instanceEjections) })
+	a := &appProxy{appID: route.AppID, deployID: route.DeployID, link: p.Link, log: p.Log}
+	// The host only keys the pools; every connection comes from the link.
 	target := &url.URL{Scheme: "http", Host: "instance.invalid"}
 	a.proxy = &httputil.ReverseProxy{
-		Transport: a.transport,
+		Transport: a,
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			pr.Out.Host = pr.In.Host
@@ -132,59 +167,15 @@ func (p *Proxy) newApp(route edge.Route) *appProxy {
 		},
 		ModifyResponse: p.dropSharedCookies(a),
 		BufferPool:     copyBuffers,
-		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, _ error) {
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if errors.Is(err, edgelink.ErrNoWeb) || errors.Is(err, errNoInstance) {
+				p.unavailable(w, r, a.appID, err)
+				return
+			}
 			http.Error(w, "bad gateway", http.StatusBadGateway)
 		},
 	}
 	return a
-}
-
-// current is the app's instance id: the one last learned while it is under a second old;
-// else (or when forced, after "gone") asked of the runtime, by one request while the
-// others go on with the one they have.
-func (a *appProxy) current(ctx context.Context, force bool) (string, error) {
-	known := a.instance.Load()
-	last := a.lastWake.Load()
-	now := time.Now().UnixNano()
-	if known != nil && !force && now-last < int64(wakeEvery) {
-		return *known, nil
-	}
-	if known != nil && !force && !a.lastWake.CompareAndSwap(last, now) {
-		return *known, nil // another request asks
-	}
-	a.wakeMu.Lock()
-	defer a.wakeMu.Unlock()
-	if cur := a.instance.Load(); cur != known && cur != nil {
-		return *cur, nil // learned while this one waited
-	}
-	id, err := a.link.Wake(ctx, a.appID)
-	if err != nil {
-		return "", err
-	}
-	if known == nil || *known != id {
-		// A new process: connections to the old one are of no use.
-		a.transport.CloseIdleConnections()
-	}
-	a.instance.Store(&id)
-	a.lastWake.Store(time.Now().UnixNano())
-	return id, nil
-}
-
-// dial is the transport's way in: a connection to the current instance, passed by the
-// runtime; when that instance is gone, the app is woken again and asked once more.
-func (a *appProxy) dial(ctx context.Context, _, _ string) (net.Conn, error) {
-	id, err := a.current(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	c, err := a.link.Dial(ctx, id)
-	if !errors.Is(err, edgelink.ErrGone) {
-		return c, err
-	}
-	if id, err = a.current(ctx, true); err != nil {
-		return nil, err
-	}
-	return a.link.Dial(ctx, id)
 }
 
 // dropSharedCookies is the proxy's answer filter: a Set-Cookie for the whole apps domain

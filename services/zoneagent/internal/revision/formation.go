@@ -1,10 +1,6 @@
 package revision
 
-import (
-	"fmt"
-	"slices"
-	"strings"
-)
+import "fmt"
 
 // Formation is how many instances of each process type an app's revision runs, and the
 // generation it came with: the control plane counts every formation change of an app (an
@@ -37,35 +33,4 @@ func InstanceName(ptype string, n int) string { return fmt.Sprintf("%s.%d", ptyp
 type ProcessRunning struct {
 	Type    string
 	Running int64
-}
-
-// Declared is the process types a revision runs, web first: its declared ones, or one web
-// running start when it declares none.
-func Declared(processes []Process, start string) []Process {
-	if len(processes) == 0 {
-		return []Process{{Name: Web, Command: start}}
-	}
-	out := slices.Clone(processes)
-	slices.SortStableFunc(out, func(a, b Process) int {
-		switch {
-		case a.Name == b.Name:
-			return 0
-		case a.Name == Web:
-			return -1
-		case b.Name == Web:
-			return 1
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
-	return out
-}
-
-// DeclaresWeb reports whether processes (as Declared returns them) include web.
-func DeclaresWeb(processes []Process) bool {
-	for _, p := range processes {
-		if p.Name == Web {
-			return true
-		}
-	}
-	return false
 }

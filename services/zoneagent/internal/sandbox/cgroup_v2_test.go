@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -37,9 +38,11 @@ func fakeCgroup2(t *testing.T) string {
 	return mount
 }
 
-// On a unified (v2) hierarchy the zone enables memory, pids and cpu from the top down, and
-// each app's group gets memory.max (no swap), pids.max and the plan's cpu.max; the limits
-// are rewritten on each start, and joining writes the pid to cgroup.procs.
+// On a unified (v2) hierarchy the zone enables memory, pids and cpu from the top down; each
+// app's group gets its totals (memory.max, no swap, pids.max, no CPU ceiling of its own) and
+// hands the controllers down to its leaves, which get the plan's cpu.max and, for an
+// instance, its memory.max; the limits are rewritten on each start, and joining a leaf
+// writes the pid to the leaf's cgroup.procs.
 func TestCgroupV2WritesLimits(t *testing.T) {
 	mount := fakeCgroup2(t)
 	g, err := DetectCgroups(mount, "z1")
@@ -62,51 +65,71 @@ func TestCgroupV2WritesLimits(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(app, "memory.swap.max"), []byte("max"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := g.Setup("app-1", Limits{MemoryBytes: 1 << 30, Pids: 512}); err != nil {
+		t.Fatal(err)
+	}
+	for file, want := range map[string]string{"memory.max": "1073741824", "memory.swap.max": "0", "pids.max": "512",
+		"cpu.max": "max 100000", "cgroup.subtree_control": "+memory +pids +cpu"} {
+		if got := readFile(t, filepath.Join(app, file)); got != want {
+			t.Errorf("the app's %s = %q, want %q", file, got, want)
+		}
+	}
 
 	for _, tc := range []struct {
-		name string
-		lim  Limits
-		want map[string]string
+		name, leaf string
+		lim        Limits
+		want       map[string]string
 	}{
-		{"half a core", Limits{MemoryBytes: 256 << 20, Pids: 64, CPU: 0.5},
-			map[string]string{"memory.max": "268435456", "memory.swap.max": "0", "pids.max": "64", "cpu.max": "50000 100000"}},
-		{"two cores", Limits{MemoryBytes: 1 << 30, Pids: 512, CPU: 2},
-			map[string]string{"memory.max": "1073741824", "pids.max": "512", "cpu.max": "200000 100000"}},
-		{"below the kernel's 1 ms minimum", Limits{MemoryBytes: 1 << 20, Pids: 8, CPU: 0.001},
+		{"an instance: half a core, its own memory", "web.1", Limits{MemoryBytes: 256 << 20, CPU: 0.5},
+			map[string]string{"memory.max": "268435456", "pids.max": "max", "cpu.max": "50000 100000"}},
+		{"the same instance, two cores", "web.1", Limits{MemoryBytes: 512 << 20, CPU: 2},
+			map[string]string{"memory.max": "536870912", "cpu.max": "200000 100000"}},
+		{"below the kernel's 1 ms minimum", "worker.1", Limits{MemoryBytes: 1 << 20, CPU: 0.001},
 			map[string]string{"cpu.max": "1000 100000"}},
-		{"no ceiling", Limits{MemoryBytes: 1 << 20, Pids: 8},
-			map[string]string{"cpu.max": "max 100000"}},
+		{"builds: the app's memory, no ceiling", BuildLeaf, Limits{},
+			map[string]string{"memory.max": "max", "pids.max": "max", "cpu.max": "max 100000"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := g.Setup("app-1", tc.lim); err != nil {
+			if err := g.SetupLeaf("app-1", tc.leaf, tc.lim); err != nil {
 				t.Fatal(err)
 			}
 			for file, want := range tc.want {
-				if got := readFile(t, filepath.Join(app, file)); got != want {
-					t.Errorf("%s = %q, want %q", file, got, want)
+				if got := readFile(t, filepath.Join(app, tc.leaf, file)); got != want {
+					t.Errorf("%s/%s = %q, want %q", tc.leaf, file, got, want)
 				}
 			}
 			// v1's files are never written on v2.
 			for _, v1 := range []string{"memory.limit_in_bytes", "cpu.cfs_quota_us"} {
-				if _, err := os.Stat(filepath.Join(app, v1)); err == nil {
+				if _, err := os.Stat(filepath.Join(app, tc.leaf, v1)); err == nil {
 					t.Errorf("%s written on a v2 hierarchy", v1)
 				}
 			}
 		})
 	}
 
-	if err := g.Add("app-1", 4242); err != nil {
+	if err := g.Add("app-1", "", 4242); err == nil {
+		t.Error("a process joined the app's group itself, which v2 refuses once its leaves have controllers")
+	}
+	if err := g.Add("app-1", "web.1", 4242); err != nil {
 		t.Fatal(err)
 	}
-	if got := readFile(t, filepath.Join(app, "cgroup.procs")); got != "4242" {
-		t.Errorf("cgroup.procs = %q, want the joined pid", got)
+	if err := g.Add("app-1", BuildLeaf, 4343); err != nil {
+		t.Fatal(err)
 	}
-	if got := g.Pids("app-1"); len(got) != 1 || got[0] != 4242 {
-		t.Errorf("Pids = %v", got)
+	if got := readFile(t, filepath.Join(app, "web.1", "cgroup.procs")); got != "4242" {
+		t.Errorf("web.1/cgroup.procs = %q, want the joined pid", got)
 	}
+	if got := g.Pids("app-1"); len(got) != 2 || !slices.Contains(got, 4242) || !slices.Contains(got, 4343) {
+		t.Errorf("Pids = %v, want every leaf's", got)
+	}
+	// The app's memory.events counts its whole subtree on v2; a leaf's, its own.
 	os.WriteFile(filepath.Join(app, "memory.events"), []byte("low 0\nhigh 0\nmax 3\noom 2\noom_kill 2\n"), 0o644)
+	os.WriteFile(filepath.Join(app, "web.1", "memory.events"), []byte("oom 1\noom_kill 1\n"), 0o644)
 	if n := g.OOMKills("app-1"); n != 2 {
 		t.Errorf("OOMKills = %d, want memory.events' oom_kill 2", n)
+	}
+	if n := g.LeafOOMKills("app-1", "web.1"); n != 1 {
+		t.Errorf("LeafOOMKills = %d, want web.1's 1", n)
 	}
 }
 
@@ -124,7 +147,7 @@ func TestCgroupV2KillsThroughCgroupKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sleeper.Process.Kill(); sleeper.Wait() })
-	if err := g.Add("app-1", sleeper.Process.Pid); err != nil {
+	if err := g.Add("app-1", "web.1", sleeper.Process.Pid); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(app, "cgroup.kill"), nil, 0o644); err != nil {
@@ -156,10 +179,10 @@ func TestCgroupV2KillsThroughCgroupKill(t *testing.T) {
 	go func() {
 		err := victim.Wait()
 		// The kernel would drop the dead member; the fake file must be emptied by hand.
-		os.WriteFile(filepath.Join(oldApp, "cgroup.procs"), nil, 0o644)
+		os.WriteFile(filepath.Join(oldApp, "worker.2", "cgroup.procs"), nil, 0o644)
 		done <- err
 	}()
-	old.Add("app-1", pid)
+	old.Add("app-1", "worker.2", pid)
 	old.Kill("app-1")
 	if err := <-done; err == nil || !strings.Contains(err.Error(), "killed") {
 		t.Fatalf("member %s ended with %v, want killed", strconv.Itoa(pid), err)

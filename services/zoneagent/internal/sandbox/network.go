@@ -186,7 +186,7 @@ func (s *Sandbox) makeNetwork(ctx context.Context, appID string, cred *syscall.C
 	defer child.close()
 	n.holderPID, n.netNS = child.pid, child.netNS
 	for _, pid := range []int{cmd.Process.Pid, child.pid} {
-		if err := s.Cgroups.Add(appID, pid); err != nil {
+		if err := s.Cgroups.Add(appID, NetLeaf, pid); err != nil {
 			return fail(err)
 		}
 	}
@@ -237,7 +237,7 @@ func (s *Sandbox) startPasta(ctx context.Context, cred *syscall.Credential, appI
 	done := make(chan struct{})
 	go func() { exited <- cmd.Wait(); close(done) }()
 	// Counted and killed with the app.
-	_ = s.Cgroups.Add(appID, cmd.Process.Pid)
+	_ = s.Cgroups.Add(appID, NetLeaf, cmd.Process.Pid)
 	deadline := time.NewTimer(10 * time.Second)
 	defer deadline.Stop()
 	for {

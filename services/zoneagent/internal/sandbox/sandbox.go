@@ -150,6 +150,12 @@ type Sandboxed struct {
 	oomBefore int64
 	sb        *Sandbox
 	appID     string
+	// instance is Spec.Instance; leaf the group it runs in (its instance's, or BuildLeaf).
+	instance, leaf string
+	// memoryBytes is the limit its memory kills are over: its instance's, or the app's.
+	memoryBytes int64
+	// oomFinal is its instance leaf's count of memory kills when the leaf was removed.
+	oomFinal int64
 }
 
 // Start launches spec in a new sandbox. Cancelling ctx kills everything in it.
@@ -161,7 +167,31 @@ func (s *Sandbox) Start(ctx context.Context, spec Spec) (*Sandboxed, error) {
 	if cred == nil {
 		return nil, fmt.Errorf("app %s has no uid", spec.AppID)
 	}
-	if err := s.Cgroups.Setup(spec.AppID, s.limits(spec.CPU)); err != nil {
+	// The app's group keeps its totals; the command runs in a leaf with the plan's CPU: its
+	// instance's, with the instance's memory, or the builds' one.
+	if err := s.Cgroups.Setup(spec.AppID, s.limits(0)); err != nil {
+		return nil, err
+	}
+	leaf, lim := BuildLeaf, Limits{CPU: spec.CPU}
+	if spec.Instance != "" {
+		if !ValidInstance(spec.Instance) {
+			return nil, fmt.Errorf("sandbox: %q is not an instance name", spec.Instance)
+		}
+		leaf = s.Cgroups.claimInstance(spec.AppID, spec.Instance)
+		lim.MemoryBytes = spec.MemoryBytes
+		if lim.MemoryBytes <= 0 {
+			lim.MemoryBytes = s.MemoryBytes
+		}
+	}
+	// Until the command runs, a failure gives the instance's leaf back here; after, the
+	// sandbox's end does.
+	handedOff := false
+	defer func() {
+		if !handedOff && spec.Instance != "" {
+			s.Cgroups.releaseLeaf(spec.AppID, leaf)
+		}
+	}()
+	if err := s.Cgroups.SetupLeaf(spec.AppID, leaf, lim); err != nil {
 		return nil, err
 	}
 	network, err := s.network(ctx, spec.AppID, cred)
@@ -235,11 +265,22 @@ func (s *Sandbox) Start(ctx context.Context, spec Spec) (*Sandboxed, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Sandboxed{cmd: cmd, done: make(chan struct{}), sb: s, appID: spec.AppID, oomBefore: s.Cgroups.OOMKills(spec.AppID)}
+	handedOff = true
+	p := &Sandboxed{cmd: cmd, done: make(chan struct{}), sb: s, appID: spec.AppID, instance: spec.Instance, leaf: leaf,
+		memoryBytes: lim.MemoryBytes}
+	if p.memoryBytes <= 0 {
+		p.memoryBytes = s.MemoryBytes
+	}
+	p.oomBefore = p.OOMKills()
 	sandboxStarts.Inc() // metrics.go
 	sandboxLive.Inc()
 	go func() {
 		p.err = cmd.Wait()
+		if p.instance != "" {
+			// The instance's leaf goes with it (a cron run's would pile up); its count of
+			// memory kills is kept for OOMKills.
+			p.oomFinal = s.Cgroups.releaseLeaf(p.appID, p.leaf)
+		}
 		sandboxLive.Dec()
 		close(p.done)
 	}()
@@ -274,7 +315,7 @@ func (s *Sandbox) Start(ctx context.Context, spec Spec) (*Sandboxed, error) {
 	// Both bwrap and the namespace's first process join the group before anything of the
 	// app runs: whatever they start is born inside it.
 	for _, pid := range []int{cmd.Process.Pid, child.pid} {
-		if err := s.Cgroups.Add(spec.AppID, pid); err != nil {
+		if err := s.Cgroups.Add(spec.AppID, leaf, pid); err != nil {
 			return nil, didNotStart(err)
 		}
 	}
@@ -308,13 +349,35 @@ func (p *Sandboxed) Wait() error {
 	return p.err
 }
 
-// OOMKilled reports whether the kernel killed one of the app's processes for its memory
-// since this sandbox started.
-func (p *Sandboxed) OOMKilled() bool { return p.sb.Cgroups.OOMKills(p.appID) > p.oomBefore }
+// OOMKilled reports whether the kernel killed one of the sandbox's processes for its memory
+// since it started (for a sandbox that is no instance: one of the app's).
+func (p *Sandboxed) OOMKilled() bool { return p.OOMKills() > p.oomBefore }
 
-// OOMKillsAtStart is the app's count of memory kills when this sandbox started: kills past
-// it happened since.
+// OOMKillsAtStart is OOMKills when this sandbox started: kills past it happened since.
 func (p *Sandboxed) OOMKillsAtStart() int64 { return p.oomBefore }
+
+// OOMKills counts the memory kills in the sandbox's group: its instance's leaf (kept once
+// the sandbox has ended and the leaf is gone), or, for a build or release Job, the app's.
+func (p *Sandboxed) OOMKills() int64 {
+	if p.instance == "" {
+		return p.sb.Cgroups.OOMKills(p.appID)
+	}
+	select {
+	case <-p.done:
+		return p.oomFinal
+	default:
+		return p.sb.Cgroups.LeafOOMKills(p.appID, p.leaf)
+	}
+}
+
+// MemoryBytes is the memory limit the sandbox's memory kills are over: its instance's, or
+// the app's total.
+func (p *Sandboxed) MemoryBytes() int64 { return p.memoryBytes }
+
+// CgroupLeaf is the leaf of the app's group the sandbox runs in: its instance's
+// (<instance>, or <instance>_<n> while an earlier sandbox of the instance is still there),
+// or BuildLeaf.
+func (p *Sandboxed) CgroupLeaf() string { return p.leaf }
 
 // Kill ends the sandbox: bwrap dies, its first process in the namespace gets its death
 // signal, and with the pid namespace's first process gone the kernel kills every other

@@ -82,11 +82,15 @@ func (t Tx) AddRevision(ctx context.Context, r revision.Revision) (bool, error) 
 	if deleted {
 		return false, nil
 	}
-	_, err := t.tx.Exec(ctx, `INSERT INTO revisions (deploy_id, app_id, slug, kind, artifact_key, image, release, release_given,
-		env_sealed, env_key_id, env_deploy_id, build_minutes, min_scale, cpu, deadline, clear_cache)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT (deploy_id) DO NOTHING`,
+	processes, err := processesJSON(r.Processes)
+	if err != nil {
+		return false, err
+	}
+	_, err = t.tx.Exec(ctx, `INSERT INTO revisions (deploy_id, app_id, slug, kind, artifact_key, image, release, release_given,
+		env_sealed, env_key_id, env_deploy_id, build_minutes, min_scale, cpu, deadline, clear_cache, processes, instance_memory_bytes)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) ON CONFLICT (deploy_id) DO NOTHING`,
 		r.DeployID, r.AppID, r.Slug, r.Kind, r.ArtifactKey, r.Image, r.Release, r.ReleaseGiven, r.EnvSealed, r.EnvKeyID,
-		r.EnvDeployID, r.BuildMinutes, r.MinScale, r.CPU, r.Deadline, r.ClearCache)
+		r.EnvDeployID, r.BuildMinutes, r.MinScale, r.CPU, r.Deadline, r.ClearCache, processes, r.InstanceMemoryBytes)
 	return err == nil, err
 }
 
@@ -211,18 +215,23 @@ func (s *Store) Revision(ctx context.Context, deployID string) (revision.Revisio
 }
 
 const revisionColumns = `deploy_id, app_id, slug, kind, artifact_key, image, release, release_given, env_sealed,
-	env_key_id, env_deploy_id, build_minutes, min_scale, cpu, deadline, state, activate_wanted, discard_wanted, clear_cache`
+	env_key_id, env_deploy_id, build_minutes, min_scale, cpu, deadline, state, activate_wanted, discard_wanted, clear_cache,
+	processes, instance_memory_bytes`
 
 func scanRevision(row pgx.Row) (revision.Revision, error) {
 	var r revision.Revision
+	var processes []byte
 	err := row.Scan(&r.DeployID, &r.AppID, &r.Slug, &r.Kind, &r.ArtifactKey, &r.Image, &r.Release, &r.ReleaseGiven,
 		&r.EnvSealed, &r.EnvKeyID, &r.EnvDeployID, &r.BuildMinutes, &r.MinScale, &r.CPU, &r.Deadline, &r.State,
-		&r.ActivateWanted, &r.DiscardWanted, &r.ClearCache)
+		&r.ActivateWanted, &r.DiscardWanted, &r.ClearCache, &processes, &r.InstanceMemoryBytes)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return revision.Revision{}, revision.ErrNotFound
 	}
 	if err != nil {
 		return revision.Revision{}, fmt.Errorf("store: revision: %w", err)
+	}
+	if r.Processes, err = parseProcesses(processes); err != nil {
+		return revision.Revision{}, err
 	}
 	return r, nil
 }

@@ -152,3 +152,42 @@ func TestGoIsTheZonesOwnAndNeverDownloaded(t *testing.T) {
 		t.Fatalf("plan %+v", p)
 	}
 }
+
+// A Procfile without tori.json: its web: line serves, its worker: line is a declared type
+// reported with the plan, and its release: line runs as the release Job before the start;
+// a release sent with the deploy wins over it.
+func TestAProcfileDeclaresProcessesAndItsReleaseLineRuns(t *testing.T) {
+	procfile := "# web and a worker\nweb: node server.js\nworker: node -e \"setInterval(() => {}, 1000)\"\n" +
+		"release: node -e \"require('fs').writeFileSync('released', 'by the Procfile')\"\n"
+	r := newRig(t)
+	app := uuid.NewString()
+	rev := r.revision(app, tarball(t, file{name: "Procfile", body: procfile}, file{name: "server.js", body: serverJS}), nil)
+	if err := r.l.Prepare(context.Background(), rev, r.jobs); err != nil {
+		t.Fatalf("prepare: %v\n%s", err, r.sink.all())
+	}
+	r.l.Activate(context.Background(), rev, "", revision.Formation{})
+	if got := r.get(app, rev.DeployID, "/"); got != "ok released" {
+		t.Fatalf("GET /: %q, want the release line to have run\n%s", got, r.sink.all())
+	}
+	p := r.jobs.plans[0]
+	var got []string
+	for _, x := range p.Processes {
+		got = append(got, x.Name+"="+x.Command)
+	}
+	if p.Detected != buildplan.Procfile || p.Start != "node server.js" ||
+		strings.Join(got, "; ") != `web=node server.js; worker=node -e "setInterval(() => {}, 1000)"` {
+		t.Fatalf("plan %+v", p)
+	}
+
+	// The deploy's own release wins over the Procfile's (which would have written the file).
+	given := r.revision(app, tarball(t, file{name: "Procfile", body: procfile}, file{name: "server.js", body: serverJS}),
+		[]string{"true"})
+	given.ReleaseGiven = true
+	if err := r.l.Prepare(context.Background(), given, r.jobs); err != nil {
+		t.Fatalf("prepare: %v\n%s", err, r.sink.all())
+	}
+	r.l.Activate(context.Background(), given, rev.DeployID, revision.Formation{})
+	if got := r.get(app, given.DeployID, "/"); got != "ok unreleased" {
+		t.Fatalf("GET /: %q, want the deploy's release to have run", got)
+	}
+}

@@ -134,8 +134,8 @@ func (i *ImageRuntime) startContainer(ctx context.Context, ln *imageLaunch, pt r
 		stopLogs()
 	}
 	p.lastUsed.Store(time.Now().UnixNano())
-	stdout := newLineWriter(i.Logs, r, rev.AppID, rev.DeployID, instance, "stdout")
-	stderr := newLineWriter(i.Logs, r, rev.AppID, rev.DeployID, instance, "stderr")
+	stdout := instanceLineWriter(i.Logs, r, rev.AppID, rev.DeployID, instance, "stdout")
+	stderr := instanceLineWriter(i.Logs, r, rev.AppID, rev.DeployID, instance, "stderr")
 	go func() {
 		rt.Logs(logsCtx, id, stdout, stderr)
 		stdout.Flush()

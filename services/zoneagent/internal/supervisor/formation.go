@@ -30,8 +30,6 @@ func (l *Local) Activate(ctx context.Context, rev revision.Revision, _ string, f
 	}
 	next := newAppProcs(rev.DeployID, rev.MinScale, f)
 	if prep := t.takePrepared(rev.DeployID); prep != nil {
-		// The record names the types the build declared (the prepared launcher may predate it).
-		prep.launch.declare(rev.Processes)
 		next.launch = prep.launch
 		if prep.web != nil {
 			next.web[1], next.webUp = prep.web, true

@@ -67,8 +67,12 @@ func formationRig(t *testing.T, processes []revision.Process, f revision.Formati
 	r := newRig(t)
 	rep := &reports{}
 	r.l.FormationChanged = rep.changed
-	rev := r.revision(uuid.NewString(), tarball(t, manifest(map[string]any{"start": "node server.js"}), file{name: "server.js", body: serverJS}), nil)
-	rev.Processes, rev.MinScale = processes, minScale
+	declared := map[string]string{}
+	for _, p := range processes {
+		declared[p.Name] = p.Command
+	}
+	rev := r.revision(uuid.NewString(), tarball(t, manifest(map[string]any{"processes": declared}), file{name: "server.js", body: serverJS}), nil)
+	rev.Processes, rev.MinScale = processes, minScale // as the build records them
 	r.l.Revision = func(context.Context, string) (revision.Revision, error) { return rev, nil }
 	if err := r.l.Prepare(context.Background(), rev, r.jobs); err != nil {
 		t.Fatalf("prepare: %v\n%s", err, r.sink.all())

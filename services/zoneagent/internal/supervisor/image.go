@@ -103,12 +103,12 @@ func (i *ImageRuntime) prepare(ctx context.Context, rev revision.Revision, jobs 
 // newLaunch is what starts an image revision's instances: its declared process types, or one
 // web running the image's own command.
 func (i *ImageRuntime) newLaunch(rev revision.Revision, vars map[string]string, r *Redactor) *imageLaunch {
-	return &imageLaunch{i: i, rev: rev, vars: vars, redactor: r, procs: revision.Declared(rev.Processes, "")}
+	return &imageLaunch{i: i, rev: rev, vars: vars, redactor: r, procs: revision.ProcessesOrWeb(rev.Processes, "")}
 }
 
 // pull fetches the revision's image, its progress going to stream.
 func (i *ImageRuntime) pull(ctx context.Context, rev revision.Revision, r *Redactor, stream string) error {
-	out := newLineWriter(i.Logs, r, rev.AppID, rev.DeployID, "", stream)
+	out := newLineWriter(i.Logs, r, rev.AppID, rev.DeployID, stream)
 	err := i.Containers.Pull(ctx, rev.Image, out)
 	out.Flush()
 	if err != nil && ctx.Err() == nil {
@@ -130,7 +130,7 @@ func (i *ImageRuntime) runReleaseContainer(ctx context.Context, rev revision.Rev
 	if err != nil {
 		return -1, err
 	}
-	out := newLineWriter(i.Logs, r, rev.AppID, rev.DeployID, "", "release")
+	out := newLineWriter(i.Logs, r, rev.AppID, rev.DeployID, "release")
 	err = i.Containers.Run(ctx, ct, out)
 	out.Flush()
 	if ctx.Err() != nil {

@@ -17,9 +17,6 @@ type launcher interface {
 	// returned once it answers its health check; any other gets no PORT and is returned as
 	// soon as it runs.
 	start(ctx context.Context, pt revision.Process, n int) (*proc, error)
-	// declare replaces the process types with ps (the revision's record, once its build
-	// declared them), unless ps is empty; called before the launcher is shared.
-	declare(ps []revision.Process)
 }
 
 // instanceEnv is an instance's variables: the deploy's, with TORI_PROCESS naming it.
@@ -55,12 +52,6 @@ type sourceLaunch struct {
 
 func (l *sourceLaunch) processes() []revision.Process { return l.procs }
 
-func (l *sourceLaunch) declare(ps []revision.Process) {
-	if len(ps) > 0 {
-		l.procs = revision.Declared(ps, "")
-	}
-}
-
 func (l *sourceLaunch) start(ctx context.Context, pt revision.Process, n int) (*proc, error) {
 	return l.s.startInstance(ctx, l, pt, n) // sourceprocess.go
 }
@@ -75,12 +66,6 @@ type imageLaunch struct {
 }
 
 func (l *imageLaunch) processes() []revision.Process { return l.procs }
-
-func (l *imageLaunch) declare(ps []revision.Process) {
-	if len(ps) > 0 {
-		l.procs = revision.Declared(ps, "")
-	}
-}
 
 func (l *imageLaunch) start(ctx context.Context, pt revision.Process, n int) (*proc, error) {
 	return l.i.startContainer(ctx, l, pt, n) // container.go

@@ -92,6 +92,7 @@ type Local struct {
 	Log              *slog.Logger
 
 	procs    processTable
+	crons    cronRuns // cronrun.go
 	reportMu sync.Mutex
 	reported map[string]string // by app: the last report's counts
 }
@@ -147,8 +148,10 @@ func (l *Local) Discard(_ context.Context, appID, deployID string) error {
 	return l.Identities.RemoveTree(appID, deployID)
 }
 
-// StopApp stops every instance of a deleted app, removes its trees and frees its uid.
+// StopApp stops every instance of a deleted app (its cron runs too), removes its trees and
+// frees its uid.
 func (l *Local) StopApp(ctx context.Context, appID string) error {
+	l.stopCronRuns(appID)
 	a, prepared := l.procs.takeApp(appID)
 	if a != nil {
 		stopInstances(a)
@@ -164,6 +167,7 @@ func (l *Local) StopApp(ctx context.Context, appID string) error {
 
 // StopAll stops every instance; the agent calls it when it stops, so none is orphaned.
 func (l *Local) StopAll() {
+	l.stopCronRuns("")
 	apps, prepared := l.procs.takeAll()
 	for _, a := range apps {
 		stopInstances(a)

@@ -82,6 +82,10 @@ type sink struct {
 	reds  int
 }
 
+func (s *sink) Line(appID, deployID, stream, msg string, n int) {
+	s.ProcessLine(appID, deployID, "", stream, msg, n)
+}
+
 func (s *sink) ProcessLine(_, _, process, stream, msg string, n int) {
 	s.mu.Lock()
 	s.lines = append(s.lines, stream+": "+msg)
@@ -444,9 +448,12 @@ func TestAppCgroupLimits(t *testing.T) {
 		t.Fatalf("process not in the app's group:\n%s", cg)
 	}
 	g := r.l.Source.Sandbox.Cgroups
-	for file, want := range map[string]string{"cpu/cpu.cfs_quota_us": "25000", "memory/memory.limit_in_bytes": strconv.FormatInt(r.l.Source.Sandbox.MemoryBytes, 10), "pids/pids.max": "256"} {
-		c, f, _ := strings.Cut(file, "/")
-		got, _ := os.ReadFile(filepath.Join(g.Dir(c, app), f))
+	// The app's group keeps the totals; the process's leaf has the plan's CPU.
+	leaf := p.sandbox.CgroupLeaf()
+	for file, want := range map[string]string{leaf + "/cpu/cpu.cfs_quota_us": "25000", "/memory/memory.limit_in_bytes": strconv.FormatInt(r.l.Source.Sandbox.MemoryBytes, 10), "/pids/pids.max": "256"} {
+		l, cf, _ := strings.Cut(file, "/")
+		c, f, _ := strings.Cut(cf, "/")
+		got, _ := os.ReadFile(filepath.Join(g.LeafDir(c, app, l), f))
 		if strings.TrimSpace(string(got)) != want {
 			t.Fatalf("%s = %q, want %s", file, got, want)
 		}

@@ -28,7 +28,14 @@ type Manifest struct {
 	Release json.RawMessage `json:"release"`
 	// HealthPath is requested until it answers below 500 before the edge switches; default /.
 	HealthPath string `json:"healthPath"`
+	// RawProcesses is `processes`: an object of process type name → command line.
+	RawProcesses json.RawMessage `json:"processes"`
+	// Processes are RawProcesses read and checked, web first (parseProcesses).
+	Processes []revision.Process `json:"-"`
 }
+
+// ErrStartAndWeb: tori.json says twice how web starts.
+var ErrStartAndWeb = errors.New(ManifestName + " gives both start and processes.web: keep one")
 
 // MaxManifestBytes caps the manifest: a few command lines fit in far less.
 const MaxManifestBytes = 64 << 10
@@ -61,7 +68,36 @@ func ReadManifest(dir string) (Manifest, []string, error) {
 	if err != nil {
 		return m, nil, fmt.Errorf("%s: release: %v", ManifestName, err)
 	}
+	if m.Processes, err = parseProcesses(m.RawProcesses); err != nil {
+		return m, nil, fmt.Errorf("%s: processes: %v", ManifestName, err)
+	}
+	for _, p := range m.Processes {
+		if p.Name == revision.Web && m.Start != "" {
+			return m, nil, ErrStartAndWeb
+		}
+	}
 	return m, release, nil
+}
+
+// parseProcesses reads `processes`: an object of name → command line, each name within the
+// rule and each command not empty; web first, then by name.
+func parseProcesses(raw json.RawMessage) ([]revision.Process, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var byName map[string]string
+	if err := json.Unmarshal(raw, &byName); err != nil {
+		return nil, errors.New("want an object of process type names to command lines")
+	}
+	out := make([]revision.Process, 0, len(byName))
+	for name, cmd := range byName {
+		out = append(out, revision.Process{Name: name, Command: strings.TrimSpace(cmd)})
+	}
+	revision.SortProcesses(out)
+	if err := revision.CheckProcesses(out); err != nil {
+		return nil, errors.New(strings.TrimPrefix(err.Error(), revision.ErrBadProcess.Error()+": "))
+	}
+	return out, nil
 }
 
 func parseRelease(raw json.RawMessage) ([]string, error) {

@@ -116,3 +116,77 @@ func TestHostileSourceTarballsFailTheirDeployOnly(t *testing.T) {
 		})
 	}
 }
+
+// Process declarations as a tree gives them: tori.json's `processes`, or a Procfile (its
+// release: line the release Job unless tori.json gives one), and the refusals, each an
+// invalid source naming what to fix.
+func TestPlanProcesses(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		files   map[string]string
+		want    string // the processes as name=command, "; "-joined
+		release string
+		code    string // the failure's code; "" when the plan is good
+		says    string // what the failure's message says
+	}{
+		{name: "tori.json's processes, web first then by name",
+			files: map[string]string{ManifestName: `{"processes":{"worker":"node w.js","clock":" node c.js ","web":"node s.js"}}`},
+			want:  "web=node s.js; clock=node c.js; worker=node w.js"},
+		{name: "tori.json's start beside a worker",
+			files: map[string]string{ManifestName: `{"start":"node s.js","processes":{"worker":"node w.js"}}`},
+			want:  "web=node s.js; worker=node w.js"},
+		{name: "none declared: one web from start",
+			files: map[string]string{ManifestName: `{"start":"node s.js"}`},
+			want:  "web=node s.js"},
+		{name: "start and processes.web both",
+			files: map[string]string{ManifestName: `{"start":"node s.js","processes":{"web":"node t.js"}}`},
+			code:  CodeInvalidSource, says: "tori.json gives both start and processes.web: keep one"},
+		{name: "a bad name in tori.json",
+			files: map[string]string{ManifestName: `{"processes":{"web":"x","Big_Worker":"y"}}`},
+			code:  CodeInvalidSource, says: `tori.json: processes: "Big_Worker" is not a valid process name`},
+		{name: "an empty command in tori.json",
+			files: map[string]string{ManifestName: `{"processes":{"worker":""}}`},
+			code:  CodeInvalidSource, says: "tori.json: processes: worker has no command"},
+		{name: "processes of the wrong shape",
+			files: map[string]string{ManifestName: `{"processes":["web"]}`},
+			code:  CodeInvalidSource, says: "tori.json: processes: want an object"},
+		{name: "a Procfile without tori.json, its release line the Job",
+			files:   map[string]string{"Procfile": "web: ./serve\nworker: ./work\nrelease: ./migrate --all\n"},
+			want:    "web=./serve; worker=./work",
+			release: "/bin/sh -c ./migrate --all"},
+		{name: "tori.json's release wins over the Procfile's",
+			files:   map[string]string{ManifestName: `{"release":"./m1"}`, "Procfile": "web: ./serve\nrelease: ./m2\n"},
+			want:    "web=./serve",
+			release: "./m1"},
+		{name: "a bad name in the Procfile",
+			files: map[string]string{"Procfile": "web: ./serve\nWorker: ./work\n"},
+			code:  CodeInvalidSource, says: `Procfile line 2: "Worker" is not a valid process name`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, body := range tc.files {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			plan, _, release, err := (&SourceRuntime{Sandbox: &sandbox.Sandbox{}}).planBuild(dir)
+			if tc.code != "" {
+				var fe *revision.FailError
+				if !errors.As(err, &fe) || fe.Code != tc.code || !strings.Contains(fe.Message, tc.says) {
+					t.Fatalf("failure %v, want code %s saying %q", err, tc.code, tc.says)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, p := range plan.ProcessList() {
+				got = append(got, p.Name+"="+p.Command)
+			}
+			if strings.Join(got, "; ") != tc.want || strings.Join(release, " ") != tc.release {
+				t.Fatalf("processes %q release %q, want %q and %q", got, release, tc.want, tc.release)
+			}
+		})
+	}
+}

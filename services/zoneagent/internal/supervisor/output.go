@@ -7,11 +7,9 @@ import (
 	"time"
 )
 
-// LogSink receives customer output, already redacted, one line at a time. process names the
-// instance that wrote it (web.1, worker.2); build, release and the platform's own lines
-// about no instance have "".
+// LogSink receives customer output, already redacted, one line at a time.
 type LogSink interface {
-	ProcessLine(appID, deployID, process, stream, message string, redactions int)
+	Line(appID, deployID, stream, message string, redactions int)
 }
 
 // maxLine bounds one log line; longer output is cut into several.
@@ -25,13 +23,15 @@ type lineWriter struct {
 	redactor *Redactor
 	appID    string
 	deployID string
-	process  string
 	stream   string
-	bound    *lineBound
+	// process is the instance the output is of (cron.<job>.<run>); "" for builds and
+	// release Jobs. See output_process.go.
+	process string
+	bound   *lineBound
 }
 
-func newLineWriter(sink LogSink, r *Redactor, appID, deployID, process, stream string) *lineWriter {
-	return &lineWriter{sink: sink, redactor: r, appID: appID, deployID: deployID, process: process, stream: stream}
+func newLineWriter(sink LogSink, r *Redactor, appID, deployID, stream string) *lineWriter {
+	return &lineWriter{sink: sink, redactor: r, appID: appID, deployID: deployID, stream: stream}
 }
 
 // Output carries customer output to the sink: cut into lines, redacted, and within each
@@ -45,10 +45,9 @@ type Output struct {
 	bounds map[string]*lineBound
 }
 
-// writer is a writer of the app's output to stream, within the app's output bound; process
-// is the instance writing ("" for a build or release).
-func (o *Output) writer(r *Redactor, appID, deployID, process, stream string) *lineWriter {
-	w := newLineWriter(o.Sink, r, appID, deployID, process, stream)
+// writer is a writer of the app's output to stream, within the app's output bound.
+func (o *Output) writer(r *Redactor, appID, deployID, stream string) *lineWriter {
+	w := newLineWriter(o.Sink, r, appID, deployID, stream)
 	w.bound = o.bound(appID)
 	return w
 }
@@ -75,11 +74,10 @@ func (o *Output) forget(appID string) {
 	o.mu.Unlock()
 }
 
-// system writes a line of the platform's own to the app's log, outside its bound, about
-// process (an instance's name, or "").
-func (o *Output) system(appID, deployID, process, message string) {
+// system writes a line of the platform's own to the app's log, outside its bound.
+func (o *Output) system(appID, deployID, message string) {
 	if o.Sink != nil {
-		o.Sink.ProcessLine(appID, deployID, process, "system", message, 0)
+		o.Sink.Line(appID, deployID, "system", message, 0)
 	}
 }
 
@@ -167,7 +165,7 @@ func (w *lineWriter) Flush() {
 
 func (w *lineWriter) reportDropped(n int) {
 	if n > 0 && w.sink != nil {
-		w.sink.ProcessLine(w.appID, w.deployID, w.process, "system", fmt.Sprintf("%d lines of output dropped: over this app's bound of %d lines a second", n, w.bound.perSecond), 0)
+		w.send("system", fmt.Sprintf("%d lines of output dropped: over this app's bound of %d lines a second", n, w.bound.perSecond), 0)
 	}
 }
 
@@ -182,5 +180,5 @@ func (w *lineWriter) emit(line string) {
 	}
 	line = string(bytes.TrimRight([]byte(line), "\r"))
 	msg, n := w.redactor.Redact(line)
-	w.sink.ProcessLine(w.appID, w.deployID, w.process, w.stream, msg, n)
+	w.send(w.stream, msg, n)
 }

@@ -47,9 +47,9 @@ func TestOutputBoundDropsAndCounts(t *testing.T) {
 	c := &clock{t: time.Unix(1_000_000, 0)}
 	o.bound("app-a").now = c.now
 	o.bound("app-b").now = c.now
-	out := o.writer(&Redactor{}, "app-a", "d1", "web.1", "stdout")
-	errw := o.writer(&Redactor{}, "app-a", "d1", "web.1", "stderr")
-	other := o.writer(&Redactor{}, "app-b", "d2", "web.1", "stdout")
+	out := o.writer(&Redactor{}, "app-a", "d1", "stdout")
+	errw := o.writer(&Redactor{}, "app-a", "d1", "stderr")
+	other := o.writer(&Redactor{}, "app-b", "d2", "stdout")
 
 	// Second 1: 2 lines on stdout and 5 on stderr; 3 pass, 4 are dropped.
 	fmt.Fprint(out, "o1\no2\n")
@@ -94,7 +94,7 @@ func TestOutputBoundDropsAndCounts(t *testing.T) {
 func TestOutputBoundZeroIsUnbounded(t *testing.T) {
 	s := &sink{}
 	o := &Output{Sink: s}
-	w := o.writer(&Redactor{}, "app", "d", "web.1", "stdout")
+	w := o.writer(&Redactor{}, "app", "d", "stdout")
 	for i := 0; i < 5000; i++ {
 		fmt.Fprintf(w, "%d\n", i)
 	}
@@ -122,7 +122,7 @@ func TestSandboxedFloodIsBounded(t *testing.T) {
 	os.Chown(dir, int(cred.Uid), int(cred.Gid))
 	t.Cleanup(func() { r.l.Source.Sandbox.Cgroups.Remove(app) })
 
-	out := r.l.Source.Output.writer(&Redactor{}, app, "d", "web.1", "stdout")
+	out := r.l.Source.Output.writer(&Redactor{}, app, "d", "stdout")
 	t0 := time.Now()
 	sb, err := r.l.Source.Sandbox.Start(ctx, sandbox.Spec{AppID: app, Dir: dir, Env: sandbox.Environ(nil, 0), Stdout: out, Stderr: out,
 		Argv: []string{"/bin/sh", "-c", "seq 1 " + strconv.Itoa(total)}})

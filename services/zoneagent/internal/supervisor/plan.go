@@ -13,7 +13,8 @@ import (
 
 // planBuild reads dir's tori.json and the root files detection looks at, and decides how the
 // revision is built and started (buildplan.Detect): tori.json's build and start win where it
-// gives them. Files are read as every file of a customer tree is (artifact.ReadFile). Its
+// gives them. The release it returns is tori.json's, else the Procfile's release: line (a
+// release sent with the deploy wins over both: prepare). Files are read as every file of a customer tree is (artifact.ReadFile). Its
 // errors are *revision.FailError: a hostile file is an invalid artifact; a missing start or a
 // file that is not what it claims (a broken package.json), an invalid source naming the file.
 func (s *SourceRuntime) planBuild(dir string) (buildplan.Plan, Manifest, []string, error) {
@@ -25,13 +26,17 @@ func (s *SourceRuntime) planBuild(dir string) (buildplan.Plan, Manifest, []strin
 	if err != nil {
 		return buildplan.Plan{}, m, nil, manifestFailure(err)
 	}
-	plan, err := buildplan.Detect(files, buildplan.ManifestCommands{Build: m.Build, Start: m.Start, Present: m.Present})
+	plan, err := buildplan.Detect(files, buildplan.ManifestCommands{Build: m.Build, Start: m.Start, Present: m.Present,
+		Processes: m.Processes, Release: len(release) > 0})
 	if err != nil {
 		return buildplan.Plan{}, m, nil, &revision.FailError{Code: CodeInvalidSource, Message: err.Error()}
 	}
 	if plan.Detected == buildplan.Go && s.Sandbox.GoRoot == "" {
 		return buildplan.Plan{}, m, nil, &revision.FailError{Code: CodeBuildFailed,
 			Message: "this zone has no Go toolchain to build go.mod with (ZONE_GO_ROOT)"}
+	}
+	if len(release) == 0 && plan.Release != "" {
+		release = ShellCommand(plan.Release) // the Procfile's release: line, as Heroku runs it
 	}
 	return plan, m, release, nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"tori.dev/services/zoneagent/internal/artifact"
+	"tori.dev/services/zoneagent/internal/buildplan"
 	"tori.dev/services/zoneagent/internal/revision"
 	"tori.dev/services/zoneagent/internal/sandbox"
 	"tori.dev/services/zoneagent/internal/usecase"
@@ -91,13 +92,13 @@ func (s *SourceRuntime) prepare(ctx context.Context, rev revision.Revision, jobs
 	if jobs.Discarded(ctx) {
 		return nil, revision.ErrDiscarded // cancelled while building or releasing: never started
 	}
-	return s.newLaunch(rev, dir, m, vars, redactor), nil
+	return s.newLaunch(rev, dir, plan, m, vars, redactor), nil
 }
 
-// newLaunch is what starts a built revision's instances: its process types are the ones it
-// declares, or one web running the start line.
-func (s *SourceRuntime) newLaunch(rev revision.Revision, dir string, m Manifest, vars map[string]string, r *Redactor) *sourceLaunch {
-	return &sourceLaunch{s: s, rev: rev, dir: dir, healthPath: m.HealthPath, vars: vars, redactor: r, procs: revision.Declared(rev.Processes, m.Start)}
+// newLaunch is what starts a built revision's instances: its process types are the ones its
+// plan declares (tori.json's processes, a Procfile), or one web running the start line.
+func (s *SourceRuntime) newLaunch(rev revision.Revision, dir string, plan buildplan.Plan, m Manifest, vars map[string]string, r *Redactor) *sourceLaunch {
+	return &sourceLaunch{s: s, rev: rev, dir: dir, healthPath: m.HealthPath, vars: vars, redactor: r, procs: plan.ProcessList()}
 }
 
 // launcher reads a prepared revision back from its tree (after a nap or an agent restart),
@@ -121,7 +122,7 @@ func (s *SourceRuntime) launcher(ctx context.Context, rev revision.Revision) (la
 	if err != nil {
 		return nil, err
 	}
-	return s.newLaunch(rev, dir, m, withPlanEnv(vars, plan), NewRedactor(vars)), nil
+	return s.newLaunch(rev, dir, plan, m, withPlanEnv(vars, plan), NewRedactor(vars)), nil
 }
 
 func (s *SourceRuntime) unpack(ctx context.Context, rev revision.Revision, dir string) error {

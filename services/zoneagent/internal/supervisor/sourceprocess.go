@@ -32,8 +32,8 @@ func (s *SourceRuntime) startInstance(ctx context.Context, ln *sourceLaunch, pt 
 		}
 	}
 	// The process outlives the preparation's context; stop() ends it.
-	stdout := s.Output.writer(ln.redactor, rev.AppID, rev.DeployID, name, "stdout")
-	stderr := s.Output.writer(ln.redactor, rev.AppID, rev.DeployID, name, "stderr")
+	stdout := s.Output.instanceWriter(ln.redactor, rev.AppID, rev.DeployID, name, "stdout")
+	stderr := s.Output.instanceWriter(ln.redactor, rev.AppID, rev.DeployID, name, "stderr")
 	sb, err := s.Sandbox.Start(context.Background(), sandbox.Spec{AppID: rev.AppID, Dir: ln.dir, Argv: StartCommand(pt.Command),
 		Env: sandbox.Environ(instanceEnv(ln.vars, name), port), CPU: rev.CPU, Stdout: stdout, Stderr: stderr,
 		Instance: name, MemoryBytes: rev.InstanceMemoryBytes})
@@ -67,7 +67,7 @@ func (s *SourceRuntime) startInstance(ctx context.Context, ln *sourceLaunch, pt 
 func (s *SourceRuntime) runCommand(ctx context.Context, rev revision.Revision, dir string, argv []string, vars map[string]string, r *Redactor, stream string) (int, error) {
 	ctx, span := startSpan(ctx, "zone "+stream, rev) // trace.go
 	defer span.End()
-	out := s.Output.writer(r, rev.AppID, rev.DeployID, "", stream)
+	out := s.Output.writer(r, rev.AppID, rev.DeployID, stream)
 	spec := sandbox.Spec{AppID: rev.AppID, Dir: dir, Argv: argv, Env: sandbox.Environ(vars, 0), CPU: rev.CPU, Stdout: out, Stderr: out}
 	sb, err := s.Sandbox.Start(ctx, s.withBuildCache(spec, stream, vars)) // buildcache.go
 	if err != nil {
@@ -88,11 +88,11 @@ const oomPoll = time.Second
 func (s *SourceRuntime) watchMemory(sb *sandbox.Sandboxed, appID, deployID, process string) error {
 	seen := sb.OOMKillsAtStart()
 	report := func() {
-		n := s.Sandbox.Cgroups.OOMKills(appID)
+		n := sb.OOMKills() // its instance's, or the app's for a build or release Job
 		if n > seen {
 			oomKills.Add(float64(n - seen)) // metrics.go
-			s.Output.system(appID, deployID, process, fmt.Sprintf(
-				"R15 memory quota exceeded: the kernel killed %d process(es) of this app over its %d-byte memory limit", n-seen, s.Sandbox.MemoryBytes))
+			s.Output.instanceSystem(appID, deployID, process, fmt.Sprintf(
+				"R15 memory quota exceeded: the kernel killed %d process(es) of this app over its %d-byte memory limit", n-seen, sb.MemoryBytes()))
 		}
 		seen = max(seen, n)
 	}

@@ -126,8 +126,8 @@ func (l *Local) supervise(w *worker, appID, deployID string, ln launcher, pt rev
 func (l *Local) systemLine(appID, deployID, process, message string) {
 	switch {
 	case l.Source != nil && l.Source.Output != nil:
-		l.Source.Output.system(appID, deployID, process, message)
+		l.Source.Output.instanceSystem(appID, deployID, process, message)
 	case l.Image != nil && l.Image.Logs != nil:
-		l.Image.Logs.ProcessLine(appID, deployID, process, "system", message, 0)
+		(&Output{Sink: l.Image.Logs}).instanceSystem(appID, deployID, process, message)
 	}
 }

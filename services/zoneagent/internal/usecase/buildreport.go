@@ -18,6 +18,9 @@ import (
 func (a *Agent) publishBuild(ctx context.Context, tx Tx, r revision.Revision, plan buildplan.Plan) error {
 	p := a.progress(r, StepBuildDetected, "", plan.Reason)
 	p.Build = &zonev1.BuildPlan{Detected: plan.Detected, Command: plan.Build, Start: plan.Start}
+	for _, x := range plan.Processes {
+		p.Build.Processes = append(p.Build.Processes, &zonev1.ProcessType{Name: x.Name, Command: x.Command})
+	}
 	if err := tx.Publish(ctx, zonebus.KeyDeployProgressed, p); err != nil {
 		return err
 	}
@@ -32,5 +35,14 @@ func BuildLine(plan buildplan.Plan) string {
 	if build == "" {
 		build = "nothing to build"
 	}
-	return fmt.Sprintf("%s: %s (%s); build: %s; start: %s", stepLines[StepBuildDetected], plan.Detected, plan.Reason, build, plan.Start)
+	line := fmt.Sprintf("%s: %s (%s); build: %s; start: %s", stepLines[StepBuildDetected], plan.Detected, plan.Reason, build, plan.Start)
+	if plan.Start == "" {
+		line += "nothing (no web process)"
+	}
+	for _, p := range plan.Processes {
+		if p.Name != revision.Web {
+			line += "; " + p.Name + ": " + p.Command
+		}
+	}
+	return line
 }

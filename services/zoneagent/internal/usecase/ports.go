@@ -32,6 +32,9 @@ type Tx interface {
 	Revision(ctx context.Context, deployID string) (revision.Revision, error)
 	Live(ctx context.Context, appID string) (revision.Route, bool, error)
 	SetLive(ctx context.Context, r revision.Route) error
+	// SetProcesses records the process types a revision runs (a source's once its tree is
+	// planned), web first.
+	SetProcesses(ctx context.Context, deployID string, ps []revision.Process) error
 	// ReleaseJob returns the named Job's state, or "" when it never ran.
 	ReleaseJob(ctx context.Context, name string) (revision.JobState, error)
 	SetReleaseJob(ctx context.Context, name, deployID string, state revision.JobState) error
@@ -91,7 +94,8 @@ type JobRecorder interface {
 	// Step reports a step of the revision to the control plane.
 	Step(ctx context.Context, step Step, message string) error
 	// BuildDetected reports how a source revision is built and started, and why: to the
-	// control plane (the deploy's build field) and as one system line of the app's log.
+	// control plane (the deploy's build field) and as one system line of the app's log. It
+	// records the process types the plan declares as the revision's.
 	BuildDetected(ctx context.Context, plan buildplan.Plan) error
 	// Discarded reports whether the control plane gave the revision up meanwhile (cancel,
 	// deadline, delete): a finished release Job is then collected and nothing starts.

@@ -51,6 +51,9 @@ func (a *Agent) prepare(ctx context.Context, r revision.Revision) {
 		err = a.prepareStatic(ctx, r)
 	case a.runner == nil:
 		err = &revision.FailError{Code: revision.CodeZoneError, Message: "this zone runs no services"}
+	case r.Kind.Image() && revision.CheckProcesses(r.Processes) != nil:
+		// The deploys service checks them too; a command that slipped past fails here.
+		err = &revision.FailError{Code: revision.CodeInvalidArtifact, Message: revision.CheckProcesses(r.Processes).Error()}
 	default:
 		err = a.runner.Prepare(ctx, r, &jobs{a: a, r: r})
 	}
@@ -79,6 +82,9 @@ func (a *Agent) prepare(ctx context.Context, r revision.Revision) {
 		done := r
 		if err := move(ctx, tx, &done, state); err != nil {
 			return err
+		}
+		if step == StepReady && !r.Kind.Static() {
+			return a.publishReady(ctx, tx, r)
 		}
 		return a.publishStep(ctx, tx, r, step, code, msg)
 	})
@@ -135,7 +141,12 @@ func (j *jobs) Step(ctx context.Context, step Step, message string) error {
 }
 
 func (j *jobs) BuildDetected(ctx context.Context, plan buildplan.Plan) error {
-	return j.a.store.InTx(ctx, func(tx Tx) error { return j.a.publishBuild(ctx, tx, j.r, plan) })
+	return j.a.store.InTx(ctx, func(tx Tx) error {
+		if err := tx.SetProcesses(ctx, j.r.DeployID, plan.ProcessList()); err != nil {
+			return err
+		}
+		return j.a.publishBuild(ctx, tx, j.r, plan)
+	})
 }
 
 func (j *jobs) Discarded(ctx context.Context) bool {

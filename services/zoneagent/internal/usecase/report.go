@@ -50,7 +50,32 @@ func (a *Agent) progress(r revision.Revision, step Step, code, message string) *
 
 // publishStep writes a report and a matching system log line in tx.
 func (a *Agent) publishStep(ctx context.Context, tx Tx, r revision.Revision, step Step, code, message string) error {
-	if err := tx.Publish(ctx, zonebus.KeyDeployProgressed, a.progress(r, step, code, message)); err != nil {
+	return a.publishProgress(ctx, tx, r, a.progress(r, step, code, message))
+}
+
+// publishReady reports a revision ready with the process types it runs, as its record has
+// them (an image's from its start command, a source's from its plan), web first; one that
+// declares none runs one web (an image's own command: ""). The record keeps that list.
+func (a *Agent) publishReady(ctx context.Context, tx Tx, r revision.Revision) error {
+	cur, err := tx.Revision(ctx, r.DeployID)
+	if err != nil {
+		return err
+	}
+	processes := revision.ProcessesOrWeb(cur.Processes, "")
+	if err := tx.SetProcesses(ctx, r.DeployID, processes); err != nil {
+		return err
+	}
+	p := a.progress(r, StepReady, "", "")
+	for _, x := range processes {
+		p.Processes = append(p.Processes, &zonev1.ProcessType{Name: x.Name, Command: x.Command})
+	}
+	return a.publishProgress(ctx, tx, r, p)
+}
+
+// publishProgress writes p and the system log line of its step in tx.
+func (a *Agent) publishProgress(ctx context.Context, tx Tx, r revision.Revision, p *zonev1.DeployProgress) error {
+	step, message := p.GetStep(), p.GetMessage()
+	if err := tx.Publish(ctx, zonebus.KeyDeployProgressed, p); err != nil {
 		return err
 	}
 	line := stepLines[step]

@@ -6,6 +6,7 @@ import (
 
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
 	"tori.dev/services/zoneagent/internal/buildplan"
+	"tori.dev/services/zoneagent/internal/revision"
 )
 
 // Every step a zone reports reads as words in the customer's logs, not as the enum's name.
@@ -30,5 +31,16 @@ func TestBuildLineSaysWhatWasDetectedAndWhy(t *testing.T) {
 	}
 	if got := BuildLine(buildplan.Plan{Detected: "procfile", Reason: "start from the Procfile's web: line", Start: "./serve"}); !strings.Contains(got, "build: nothing to build; start: ./serve") {
 		t.Fatalf("%q", got)
+	}
+	// Each other declared type's command follows web's; a tree declaring workers alone says
+	// it runs no web.
+	two := BuildLine(buildplan.Plan{Detected: "procfile", Reason: "r", Start: "./serve",
+		Processes: []revision.Process{{Name: "web", Command: "./serve"}, {Name: "worker", Command: "./work"}}})
+	if !strings.HasSuffix(two, "start: ./serve; worker: ./work") {
+		t.Fatalf("%q", two)
+	}
+	alone := BuildLine(buildplan.Plan{Detected: "procfile", Reason: "r", Processes: []revision.Process{{Name: "worker", Command: "./work"}}})
+	if !strings.HasSuffix(alone, "start: nothing (no web process); worker: ./work") {
+		t.Fatalf("%q", alone)
 	}
 }
