@@ -45,7 +45,7 @@ func BenchmarkProcesses(b *testing.B) {
 		})
 		scaleUps = append(scaleUps, time.Since(start))
 		scaleTo(b, s, a.Token, slug, 1)
-		harness.Eventually(b, 60*time.Second, "web.2 to stop", func() bool {
+		pollSlowly(b, 60*time.Second, "web.2 to stop", func() bool {
 			var list []formationEntry
 			s.Get(b, "/api/apps/"+slug+"/formation", a.Token).JSON(b, &list)
 			return len(list) > 0 && list[0].Running == 1
@@ -56,7 +56,7 @@ func BenchmarkProcesses(b *testing.B) {
 
 	// 2. Three instances: 600 requests from 6 clients; each instance's share of a third.
 	scaleTo(b, s, a.Token, slug, 3)
-	harness.Eventually(b, 60*time.Second, "three web instances", func() bool {
+	pollSlowly(b, 60*time.Second, "three web instances", func() bool {
 		var list []formationEntry
 		s.Get(b, "/api/apps/"+slug+"/formation", a.Token).JSON(b, &list)
 		return len(list) > 0 && list[0].Running == 3
@@ -101,7 +101,7 @@ func BenchmarkProcesses(b *testing.B) {
 		b.Fatalf("create cron: %d %s", r.Status, r.Body)
 	}
 	var delays []time.Duration
-	harness.Eventually(b, time.Duration(runs+2)*time.Minute, fmt.Sprintf("%d scheduled runs", runs), func() bool {
+	pollSlowly(b, time.Duration(runs+2)*time.Minute, fmt.Sprintf("%d scheduled runs", runs), func() bool {
 		var list []cronRun
 		s.Get(b, "/api/apps/"+slug+"/crons/tick/runs?limit=200", a.Token).JSON(b, &list)
 		delays = delays[:0]

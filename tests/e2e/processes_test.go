@@ -38,6 +38,19 @@ func deployProcesses(t *testing.T, s *harness.Stack, token, slug string) string 
 	return id
 }
 
+// pollSlowly is harness.Eventually at a pace the API's per-account rate limit allows for a route
+// asked for a minute or more.
+func pollSlowly(t testing.TB, timeout time.Duration, what string, check func() bool) {
+	t.Helper()
+	harness.Eventually(t, timeout, what, func() bool {
+		if check() {
+			return true
+		}
+		time.Sleep(time.Second)
+		return false
+	})
+}
+
 type formationEntry struct {
 	Type     string `json:"type"`
 	Command  string `json:"command"`
@@ -105,11 +118,11 @@ func TestProcessesWebAndWorker(t *testing.T) {
 	if r = scale(t, s, a.Token, slug, "worker", 1); r.Status != http.StatusOK {
 		t.Fatalf("scale worker=1: %d %s", r.Status, r.Body)
 	}
-	harness.Eventually(t, 30*time.Second, "the worker to run", func() bool {
+	pollSlowly(t, 30*time.Second, "the worker to run", func() bool {
 		return formation(t, s, a.Token, slug)["worker"].Running == 1
 	})
 	q := url.Values{"process": {"worker"}, "start": {time.Now().Add(-10 * time.Minute).UTC().Format(time.RFC3339)}}
-	harness.Eventually(t, 30*time.Second, "the worker's lines in the log", func() bool {
+	pollSlowly(t, 30*time.Second, "the worker's lines in the log", func() bool {
 		var page struct {
 			Entries []map[string]any `json:"entries"`
 		}
@@ -135,7 +148,7 @@ func TestProcessesWebAndWorker(t *testing.T) {
 	if r = scale(t, s, a.Token, slug, "worker", 0); r.Status != http.StatusOK {
 		t.Fatalf("scale worker=0: %d %s", r.Status, r.Body)
 	}
-	harness.Eventually(t, 30*time.Second, "the worker to stop", func() bool {
+	pollSlowly(t, 30*time.Second, "the worker to stop", func() bool {
 		return formation(t, s, a.Token, slug)["worker"].Running == 0
 	})
 }
@@ -216,7 +229,7 @@ func TestCronJobs(t *testing.T) {
 		t.Fatalf("run quick: %d %s", run.Status, run.Body)
 	}
 	runID := run.Map(t)["id"].(string)
-	harness.Eventually(t, 60*time.Second, "the quick run to end", func() bool {
+	pollSlowly(t, 60*time.Second, "the quick run to end", func() bool {
 		for _, r := range cronRuns(t, s, a.Token, slug, "quick") {
 			if r.ID == runID && r.Status != "pending" && r.Status != "running" {
 				if r.Status != "failed" || r.ExitCode == nil || *r.ExitCode != 3 {
@@ -229,7 +242,7 @@ func TestCronJobs(t *testing.T) {
 	})
 	process := "cron.quick." + runID
 	q := url.Values{"process": {process}, "start": {time.Now().Add(-10 * time.Minute).UTC().Format(time.RFC3339)}}
-	harness.Eventually(t, 30*time.Second, "the run's line in the log", func() bool {
+	pollSlowly(t, 30*time.Second, "the run's line in the log", func() bool {
 		q.Set("end", time.Now().Add(time.Minute).UTC().Format(time.RFC3339))
 		var page struct {
 			Entries []map[string]any `json:"entries"`
@@ -259,7 +272,7 @@ func TestCronJobs(t *testing.T) {
 	if r := post(s, t, crons+"/slow/runs", a.Token, nil); r.Status != http.StatusConflict || r.Map(t)["code"] != "run_in_progress" {
 		t.Fatalf("second manual run under forbid: %d %s", r.Status, r.Body)
 	}
-	harness.Eventually(t, 100*time.Second, "a scheduled tick skipped for overlap", func() bool {
+	pollSlowly(t, 100*time.Second, "a scheduled tick skipped for overlap", func() bool {
 		for _, run := range cronRuns(t, s, a.Token, slug, "slow") {
 			if run.Trigger == "scheduled" {
 				if run.Status != "skipped" || run.SkipReason == nil || *run.SkipReason != "overlap" {

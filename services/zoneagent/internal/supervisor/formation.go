@@ -36,7 +36,7 @@ func (l *Local) Activate(ctx context.Context, rev revision.Revision, _ string, f
 		}
 	}
 	if old := t.swap(rev.AppID, next); old != nil {
-		stopInstances(old)
+		stopInstancesGracefully(old)
 	}
 	go l.converge(rev.AppID)
 	return nil
@@ -233,8 +233,12 @@ func (l *Local) convergeWorkers(appID string, a *appProcs, ln launcher, pt revis
 		started = append(started, w)
 	}
 	t.mu.Unlock()
-	for _, w := range stopping {
-		w.stop()
+	if len(stopping) > 0 {
+		// Their grace period runs in the background; the count is reported once they end.
+		go func() {
+			stopWorkersGracefully(stopping)
+			l.report(appID)
+		}()
 	}
 	for _, w := range started {
 		<-w.first // so that the caller's report counts it
@@ -289,4 +293,18 @@ func stopInstances(a *appProcs) {
 	for _, w := range a.workers {
 		w.stop()
 	}
+}
+
+// stopInstancesGracefully stops a replaced revision's instances: web at once (the edge has
+// moved to the new revision), the others with SIGTERM and their grace period, together and
+// in the background, so the activation does not wait for them.
+func stopInstancesGracefully(a *appProcs) {
+	for _, p := range a.web {
+		p.stop()
+	}
+	workers := make([]*worker, 0, len(a.workers))
+	for _, w := range a.workers {
+		workers = append(workers, w)
+	}
+	go stopWorkersGracefully(workers)
 }

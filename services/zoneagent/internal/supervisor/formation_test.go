@@ -279,3 +279,19 @@ func TestFormationWorkersComeBackAfterARestart(t *testing.T) {
 		return last["web"] == 1 && last["worker"] == 2
 	})
 }
+
+// A worker scaled away gets SIGTERM and time to finish: its trap runs and says so in the log
+// before it exits, instead of being killed mid-job.
+func TestFormationScaleDownGivesWorkersSIGTERM(t *testing.T) {
+	trapping := `trap 'echo "got TERM as $TORI_PROCESS"; exit 0' TERM; echo "working as $TORI_PROCESS"; while true; do sleep 0.2; done`
+	procs := []revision.Process{{Name: "web", Command: "node server.js"}, {Name: "worker", Command: trapping}}
+	r, rev, _ := formationRig(t, procs, quantities(1, "web", 1, "worker", 1), 1)
+	waitFor(t, "the worker at work", func() bool { return strings.Contains(r.sink.all(), "working as worker.1") })
+	if err := r.l.Scale(context.Background(), rev.AppID, rev.DeployID, quantities(2, "web", 1, "worker", 0)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the worker's TERM trap", func() bool { return strings.Contains(r.sink.all(), "got TERM as worker.1") })
+	if got := workersUp(r.l, rev.AppID, "worker"); len(got) != 0 {
+		t.Fatalf("workers after scaling to 0: %v", got)
+	}
+}

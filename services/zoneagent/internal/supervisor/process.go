@@ -50,6 +50,19 @@ func (p *proc) stop() {
 
 func (p *proc) Close() error { p.stop(); return nil }
 
+// stopGrace is how long an instance other than web has to finish after SIGTERM before it is
+// killed, as a dyno has on Heroku (a worker finishing its job, a clock saving its place).
+const stopGrace = 30 * time.Second
+
+// stopGracefully gives a sandboxed process SIGTERM and stopGrace (sandbox.Terminate), then
+// stops it; a container is stopped as stop does.
+func (p *proc) stopGracefully() {
+	if p.sandbox != nil {
+		p.sandbox.Terminate(stopGrace)
+	}
+	p.stop()
+}
+
 func (p *proc) alive() bool {
 	select {
 	case <-p.exited:

@@ -41,6 +41,9 @@ type worker struct {
 	done  chan struct{}
 	first chan struct{} // closed once the first start returned
 	once  sync.Once
+	// graceful: the process gets SIGTERM and stopGrace when quit closes (a deploy, a
+	// scale-down); otherwise it is killed (the app deleted, the agent stopping).
+	graceful bool
 
 	mu  sync.Mutex
 	cur *proc
@@ -61,10 +64,33 @@ func (w *worker) set(p *proc) {
 	w.mu.Unlock()
 }
 
-// stop ends the instance and its restarts, and waits for them.
+// stop kills the instance and ends its restarts, and waits for them.
 func (w *worker) stop() {
 	w.once.Do(func() { close(w.quit) })
 	<-w.done
+}
+
+// stopGracefully ends the instance's restarts and gives its process SIGTERM and stopGrace
+// before it is killed, and waits for that.
+func (w *worker) stopGracefully() {
+	w.once.Do(func() {
+		w.graceful = true // read by supervise only after quit closes
+		close(w.quit)
+	})
+	<-w.done
+}
+
+// stopWorkersGracefully stops ws together, so their grace periods overlap, and waits.
+func stopWorkersGracefully(ws []*worker) {
+	var done sync.WaitGroup
+	for _, w := range ws {
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			w.stopGracefully()
+		}()
+	}
+	done.Wait()
 }
 
 // startWorker runs instance n of pt under supervision.
@@ -96,7 +122,11 @@ func (l *Local) supervise(w *worker, appID, deployID string, ln launcher, pt rev
 			select {
 			case <-p.exited:
 			case <-w.quit:
-				p.stop()
+				if w.graceful {
+					p.stopGracefully()
+				} else {
+					p.stop()
+				}
 				w.set(nil)
 				return
 			}
