@@ -82,7 +82,8 @@ pebble:
 # of 600 requests, and the start delay of 20 every-minute cron runs (about 25 minutes;
 # PROCESSES_BENCH_CRON_RUNS=3 for a quick look).
 bench-processes: build
-	cd tests/e2e && go test -count=1 -timeout 60m -run '^$$' -bench BenchmarkProcesses -benchtime 1x -v .
+	objectstore=$${OBJECTSTORE_BIN:-$$(scripts/objectstore-build.sh)} && \
+	cd tests/e2e && OBJECTSTORE_BIN=$$objectstore go test -count=1 -timeout 60m -run '^$$' -bench BenchmarkProcesses -benchtime 1x -v .
 
 # Builds Caddy into ~/.cache/tori once, the reference `make bench-edge` measures against.
 caddy:

@@ -46,7 +46,7 @@ const MAX_BACKOFF = 15_000
 // followLogs follows slug's lines from query.start on, reconnecting with backoff (doubling
 // from 0.5 s to 15 s, back to 0.5 s once events arrive) and resuming with Last-Event-ID, so
 // each line reaches onLine once. It returns the function that stops it.
-export function followLogs(slug: string, query: { start?: string; end?: string }, h: StreamHandlers): () => void {
+export function followLogs(slug: string, query: { start?: string; end?: string; process?: string }, h: StreamHandlers): () => void {
   let stopped = false
   let lastId = ''
   let backoff = MIN_BACKOFF
@@ -54,6 +54,7 @@ export function followLogs(slug: string, query: { start?: string; end?: string }
   const q = new URLSearchParams()
   if (query.start) q.set('start', query.start)
   if (query.end) q.set('end', query.end)
+  if (query.process) q.set('process', query.process)
   const url = `/api/apps/${encodeURIComponent(slug)}/logs/stream${q.toString() ? '?' + q.toString() : ''}`
   const end = (text: string) => {
     stopped = true

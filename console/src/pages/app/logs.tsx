@@ -15,14 +15,14 @@ const windows = [
 
 const MAX_LINES = 2000
 
-async function readWindow(slug: string, start: Date, end: Date): Promise<{ entries: LogEntry[]; retentionDays: number }> {
+async function readWindow(slug: string, start: Date, end: Date, process: string): Promise<{ entries: LogEntry[]; retentionDays: number }> {
   const entries: LogEntry[] = []
   let cursor: string | undefined
   let retentionDays = 0
   for (let page = 0; page < 8; page++) {
     const p = await ok(
       api().GET('/api/apps/{slug}/logs', {
-        params: { path: { slug }, query: { start: start.toISOString(), end: end.toISOString(), limit: logPageMax, cursor } },
+        params: { path: { slug }, query: { start: start.toISOString(), end: end.toISOString(), limit: logPageMax, cursor, process: process || undefined } },
       }),
     )
     retentionDays = p.retentionDays
@@ -38,6 +38,8 @@ async function readWindow(slug: string, start: Date, end: Date): Promise<{ entri
 // dropped stream reconnects with backoff and resumes where it stopped.
 export function Logs({ slug }: { slug: string }) {
   const [minutes, setMinutes] = useState(60)
+  // A process type (worker) or one instance (worker.2, cron.nightly.<run>); empty: every line.
+  const [process, setProcess] = useState('')
   const [follow, setFollow] = useState(false)
   const [lines, setLines] = useState<LogEntry[]>([])
   const [error, setError] = useState<string | null>(null)
@@ -51,7 +53,7 @@ export function Logs({ slug }: { slug: string }) {
     setLoading(true)
     const end = new Date()
     const start = new Date(end.getTime() - minutes * 60 * 1000)
-    readWindow(slug, start, end).then(
+    readWindow(slug, start, end, process).then(
       ({ entries, retentionDays }) => {
         if (!current) return
         seen.current = new Set(entries.map((e) => e.id))
@@ -67,7 +69,7 @@ export function Logs({ slug }: { slug: string }) {
       },
     )
     return () => void (current = false)
-  }, [slug, minutes])
+  }, [slug, minutes, process])
 
   const [streamNote, setStreamNote] = useState<string | null>(null)
   const lastStamp = useRef<string | null>(null)
@@ -79,7 +81,7 @@ export function Logs({ slug }: { slug: string }) {
     const start = lastStamp.current ?? new Date(Date.now() - minutes * 60 * 1000).toISOString()
     return followLogs(
       slug,
-      { start },
+      { start, process },
       {
         onLine: (e) => {
           if (seen.current.has(e.id)) return
@@ -93,7 +95,7 @@ export function Logs({ slug }: { slug: string }) {
         },
       },
     )
-  }, [slug, follow, loading, minutes])
+  }, [slug, follow, loading, minutes, process])
 
   useEffect(() => {
     if (follow && box.current) box.current.scrollTop = box.current.scrollHeight
@@ -110,6 +112,13 @@ export function Logs({ slug }: { slug: string }) {
             </option>
           ))}
         </select>
+        <label for="log-process">Process</label>
+        <input
+          id="log-process"
+          placeholder="all (or worker, web.2)"
+          value={process}
+          onChange={(e) => setProcess(e.currentTarget.value.trim())}
+        />
         <label class="check">
           <input type="checkbox" checked={follow} onChange={(e) => setFollow(e.currentTarget.checked)} /> Follow
         </label>
@@ -129,7 +138,7 @@ export function Logs({ slug }: { slug: string }) {
         <pre class="log tall" ref={box} data-testid="logs" aria-label="Log lines" tabIndex={0}>
           {lines.map((l) => (
             <span key={l.id} class={`line s-${l.stream}`}>
-              <span class="ts">{l.timestamp.slice(11, 23)}</span> <span class="stream">{l.stream}</span> {l.message}
+              <span class="ts">{l.timestamp.slice(11, 23)}</span> <span class="stream">{l.process ?? l.stream}</span> {l.message}
               {'\n'}
             </span>
           ))}
