@@ -86,7 +86,6 @@ func scale(t *testing.T, s *harness.Stack, token, slug string, updates ...any) *
 // entry that changes nothing, worker scaled to 1 whose lines reach the app's log under its
 // process name, and nestling refused a second worker with its limit.
 func TestProcessesWebAndWorker(t *testing.T) {
-	t.Parallel()
 	s := defaultStack(t)
 	a := s.NewAccount(t, "procs")
 	slug := createApp(t, s, a.Token, "service")
@@ -179,7 +178,6 @@ func cronRuns(t *testing.T, s *harness.Stack, token, slug, name string) []cronRu
 // skipped/overlap row. The stack lowers the plan's minimum interval (a test-only setting) so
 // an every-minute job is allowed.
 func TestCronJobs(t *testing.T) {
-	t.Parallel() // most of it waits for a minute's tick
 	s := harness.Start(t, harness.Options{Env: map[string]string{"AUTH_LIMIT_PER_15MIN": "100000", "DEPLOYS_CRON_MIN_INTERVAL_MINUTES": "1"}})
 	a := s.NewAccount(t, "cron")
 	slug := createApp(t, s, a.Token, "service")
