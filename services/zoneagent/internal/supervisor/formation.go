@@ -20,11 +20,22 @@ func (l *Local) Activate(ctx context.Context, rev revision.Revision, _ string, f
 	defer unlock()
 	t := &l.procs
 	if cur := t.app(rev.AppID); cur != nil && cur.deployID == rev.DeployID {
+		// A retry of the live deploy prepared it again: its healthy instance is web.1 now
+		// (a container's retry took the earlier one's name over).
+		prep := t.takePrepared(rev.DeployID)
+		var replaced *proc
 		t.mu.Lock()
 		if f.Newer(cur.formation) {
 			cur.formation = f
 		}
+		if prep != nil && prep.web != nil {
+			replaced = cur.web[1]
+			cur.web[1], cur.webUp, cur.launch = prep.web, true, prep.launch
+		}
 		t.mu.Unlock()
+		if replaced != nil && replaced != prep.web {
+			replaced.stop()
+		}
 		go l.converge(rev.AppID)
 		return nil
 	}
