@@ -3,10 +3,13 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Terminate stops the sandbox the way a host stops a dyno: SIGTERM to every process of its
@@ -16,11 +19,12 @@ import (
 func (p *Sandboxed) Terminate(grace time.Duration) {
 	if p.instance != "" && p.sb != nil && p.sb.Cgroups != nil {
 		init := filepath.Base(p.sb.Init)
-		for _, pid := range procsIn(p.sb.Cgroups.LeafDir("pids", p.appID, p.leaf)) {
+		leaf := p.sb.Cgroups.LeafDir("pids", p.appID, p.leaf)
+		for _, pid := range procsIn(leaf) {
 			if name := processName(pid); name == "bwrap" || (init != "." && name == init) {
 				continue
 			}
-			_ = syscall.Kill(pid, syscall.SIGTERM)
+			signalMember(leaf, pid, syscall.SIGTERM)
 		}
 		select {
 		case <-p.done:
@@ -28,6 +32,21 @@ func (p *Sandboxed) Terminate(grace time.Duration) {
 		}
 	}
 	p.Kill()
+}
+
+// signalMember signals pid only while it is still a member of leaf: the process is pinned
+// by a pidfd first, so a pid that ended and was reused by a process outside the sandbox
+// between reading the group and signalling is never signalled.
+func signalMember(leaf string, pid int, sig syscall.Signal) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	if !slices.Contains(procsIn(leaf), pid) {
+		return
+	}
+	_ = unix.PidfdSendSignal(fd, sig, nil, 0)
 }
 
 // processName is the kernel's short name of pid (its comm), "" when it has gone.
