@@ -17,6 +17,8 @@ func TestTheOpenAPIDocumentsPatternsAreTheContracts(t *testing.T) {
 	contract := map[string]bool{
 		names.SlugPattern:              true,
 		names.EnvKeyPattern:            true,
+		names.ProcessNamePattern:       true,
+		names.ProcessFilterPattern:     true,
 		"^" + names.SessionTokenPrefix: true,
 		"^" + names.APITokenPrefix:     true,
 	}
@@ -26,8 +28,6 @@ func TestTheOpenAPIDocumentsPatternsAreTheContracts(t *testing.T) {
 		`^[A-Z]{2}$`: true, // billing's country
 		`^[BCDFGHJKMNPQRSTVWXYZ2345679]{4}-[BCDFGHJKMNPQRSTVWXYZ2345679]{4}$`: true, // identity's device user code
 		`^[^/@\s]+(/[^@\s]+)+@sha256:[0-9a-f]{64}$`:                           true, // deploys' image reference
-		`^[a-z][a-z0-9-]{0,29}$`:                                              true, // deploys' process type and cron job name
-		`^[a-z][a-z0-9-]{0,29}(\.[a-z0-9-]{1,80}){0,2}$`:                      true, // logs' ?process= filter
 	}
 	docs, err := filepath.Glob("../../services/*/openapi-fragment.json")
 	if err != nil {

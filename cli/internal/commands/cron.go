@@ -10,6 +10,7 @@ import (
 
 	"tori.dev/cli/internal/api"
 	"tori.dev/cli/internal/ui"
+	"tori.dev/contract/names"
 )
 
 // cronShorthands are the @-schedules the API takes besides five fields.
@@ -28,7 +29,7 @@ type CronFlags struct {
 // positive timeout. Whether the schedule's fields, the time zone and the timeout fit is the
 // API's to say (its message names the field).
 func ParseCronAdd(name string, f CronFlags) (api.CronJobCreate, error) {
-	if !processName.MatchString(name) {
+	if !names.ProcessName(name) {
 		return api.CronJobCreate{}, fmt.Errorf("%q is not a cron job name: lowercase letters, digits and -, starting with a letter, at most 30", name)
 	}
 	schedule := strings.Join(strings.Fields(f.Schedule), " ")
@@ -58,7 +59,7 @@ func ParseCronAdd(name string, f CronFlags) (api.CronJobCreate, error) {
 }
 
 func cronName(name string) error {
-	if !processName.MatchString(name) {
+	if !names.ProcessName(name) {
 		return usagef("%q is not a cron job name: lowercase letters, digits and -, starting with a letter, at most 30", name)
 	}
 	return nil

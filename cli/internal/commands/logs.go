@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 
 	"tori.dev/cli/internal/api"
 	"tori.dev/cli/internal/follow"
+	"tori.dev/contract/names"
 )
 
 // ParseSince reads a --since value: a Go duration (90m, 1h30m) or whole days (2d).
@@ -30,11 +30,6 @@ func ParseSince(v string) (time.Duration, error) {
 	}
 	return d, nil
 }
-
-// processFilter is a --process value's shape, the logs route's: a type (`worker`, `cron`) or
-// one instance (`worker.2`, `cron.nightly.<run id>`). Checking first makes a mistake a usage
-// error rather than the API's 400.
-var processFilter = regexp.MustCompile(`^[a-z][a-z0-9-]{0,29}(\.[a-z0-9-]{1,80}){0,2}$`)
 
 func (s *state) logsCmd() *cobra.Command {
 	var since, process string
@@ -59,7 +54,8 @@ func (s *state) logsCmd() *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
-			if process != "" && !processFilter.MatchString(process) {
+			// Checked here, a mistake is a usage error rather than the API's 400.
+			if process != "" && !names.ProcessFilter(process) {
 				return usagef("--process %q: want a process type (web, worker, cron) or one instance (worker.2)", process)
 			}
 			since := time.Now().Add(-window)

@@ -3,7 +3,6 @@ package commands
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -12,10 +11,8 @@ import (
 
 	"tori.dev/cli/internal/api"
 	"tori.dev/cli/internal/ui"
+	"tori.dev/contract/names"
 )
-
-// processName is a process type's or a cron job's name, as the API takes it.
-var processName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,29}$`)
 
 // maxScaleChanges is the most entries one scale request may carry (the API's limit).
 const maxScaleChanges = 50
@@ -40,7 +37,7 @@ func ParseScale(args []string) ([]api.FormationChange, error) {
 		if !ok {
 			return nil, fmt.Errorf("%q: want TYPE=QUANTITY, as in web=2", a)
 		}
-		if !processName.MatchString(typ) {
+		if !names.ProcessName(typ) {
 			return nil, badProcessName(typ)
 		}
 		n, err := strconv.Atoi(qty)
@@ -68,7 +65,7 @@ func ParseProcesses(values []string) (map[string]string, error) {
 		if !ok {
 			return nil, fmt.Errorf("--process %q: want NAME=COMMAND, as in worker='./worker --queue default'", v)
 		}
-		if !processName.MatchString(name) {
+		if !names.ProcessName(name) {
 			return nil, fmt.Errorf("--process: %w", badProcessName(name))
 		}
 		if strings.TrimSpace(command) == "" {

@@ -3,8 +3,9 @@ package cron
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"time"
+
+	"tori.dev/contract/names"
 )
 
 // Policy is what a tick does while an earlier run of the job is pending or running.
@@ -18,8 +19,6 @@ const (
 
 // MaxCommandBytes bounds a job's command.
 const MaxCommandBytes = 4096
-
-var namePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,29}$`)
 
 // FieldError is a job field the caller got wrong; Limit is set when a plan bound it.
 type FieldError struct {
@@ -49,8 +48,8 @@ type Job struct {
 
 // CheckName validates a job's name.
 func CheckName(name string) error {
-	if !namePattern.MatchString(name) {
-		return &FieldError{Field: "name", Reason: "must match ^[a-z][a-z0-9-]{0,29}$"}
+	if !names.ProcessName(name) {
+		return &FieldError{Field: "name", Reason: "must match " + names.ProcessNamePattern}
 	}
 	return nil
 }

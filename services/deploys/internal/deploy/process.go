@@ -2,8 +2,9 @@ package deploy
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
+
+	"tori.dev/contract/names"
 )
 
 // Process is one process type a deploy declares: its name and the command line it runs
@@ -22,12 +23,9 @@ const (
 	MaxProcessCommandLen = 4096
 )
 
-// processNameRe is a process type's name: it becomes part of TORI_PROCESS (web.1) and of log
-// filters, so it stays short and plain.
-var processNameRe = regexp.MustCompile(`^[a-z][a-z0-9-]{0,29}$`)
-
-// ValidProcessName reports whether name may name a process type.
-func ValidProcessName(name string) bool { return processNameRe.MatchString(name) }
+// ValidProcessName reports whether name may name a process type (the contract's rule: it
+// becomes part of TORI_PROCESS and of log filters).
+func ValidProcessName(name string) bool { return names.ProcessName(name) }
 
 // ParseProcesses checks an image deploy's `processes` object (name → command) and returns it
 // web first, then by name, the order the zone and the formation use. An empty or absent object
@@ -46,7 +44,7 @@ func ParseProcesses(in map[string]string, startGiven bool) ([]Process, error) {
 	out := make([]Process, 0, len(in))
 	for name, cmd := range in {
 		if !ValidProcessName(name) {
-			return nil, &ParamError{Name: "processes", Reason: fmt.Sprintf("name %q must match ^[a-z][a-z0-9-]{0,29}$", name)}
+			return nil, &ParamError{Name: "processes", Reason: fmt.Sprintf("name %q must match %s", name, names.ProcessNamePattern)}
 		}
 		if len(cmd) == 0 || len(cmd) > MaxProcessCommandLen {
 			return nil, &ParamError{Name: "processes." + name, Reason: fmt.Sprintf("must be a command of 1 to %d bytes", MaxProcessCommandLen)}

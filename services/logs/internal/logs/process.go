@@ -1,16 +1,14 @@
 package logs
 
 import (
-	"regexp"
 	"strings"
+
+	"tori.dev/contract/names"
 )
 
-// processPattern is a process's name as zones write it (web.1, worker.2, cron.<job>.<run id>)
-// and as a filter may name it: a type, optionally followed by up to two dotted parts.
-var processPattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,29}(\.[a-z0-9-]{1,80}){0,2}$`)
-
-// ValidProcess reports whether p is a well-formed process name (or a type alone).
-func ValidProcess(p string) bool { return processPattern.MatchString(p) }
+// ValidProcess reports whether p is a well-formed process name as zones write it (web.1,
+// worker.2, cron.<job>.<run id>) or a type alone, as a filter may name it.
+func ValidProcess(p string) bool { return names.ProcessFilter(p) }
 
 // ProcessType is the type part of a process name: worker of worker.2, cron of cron.nightly.7.
 // The store indexes entries by it, so a type filter reads only that type's entries.

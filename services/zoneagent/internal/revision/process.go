@@ -3,9 +3,10 @@ package revision
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
+
+	"tori.dev/contract/names"
 )
 
 // Process is one process type a revision declares: its name and its command line, run
@@ -17,11 +18,8 @@ type Process struct {
 // Web is the process type that gets PORT, the edge's traffic and napping.
 const Web = "web"
 
-// processName is the rule for a process type's name.
-var processName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,29}$`)
-
-// ValidProcessName reports whether name may name a process type.
-func ValidProcessName(name string) bool { return processName.MatchString(name) }
+// ValidProcessName reports whether name may name a process type (the contract's rule).
+func ValidProcessName(name string) bool { return names.ProcessName(name) }
 
 // NameRule says what a process type's name may be, for the messages that refuse one.
 const NameRule = "lowercase letters, digits and dashes, starting with a letter, at most 30 characters"
