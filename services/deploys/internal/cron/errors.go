@@ -10,7 +10,7 @@ var (
 	ErrJobNotFound   = errors.New("cron: no such job")
 	ErrJobExists     = errors.New("cron: the app has a job of that name")
 	ErrNotAService   = errors.New("cron: cron jobs run only in service apps")
-	ErrRunInProgress = errors.New("cron: a run of the job is in progress and its policy is forbid")
+	ErrRunInProgress = errors.New("cron: the job's runs in progress leave no room for another under its policy (forbid: one; allow: 10)")
 	ErrNoLiveDeploy  = errors.New("cron: the app has no live deploy to run from")
 	ErrJobLimit      = errors.New("cron: the plan's cron jobs are all taken")
 	ErrTooFrequent   = errors.New("cron: the schedule fires more often than the plan allows")

@@ -79,8 +79,14 @@ func Decide(d Due, now time.Time, enabled, hold bool) []Decision {
 	return out
 }
 
+// MaxOverlapping bounds the runs of one job an `allow` policy keeps pending or running at
+// once: an every-minute job with a long timeout would otherwise start a sandbox a minute
+// until the zone's share of the app (its processes, its memory) ran out for its instances.
+const MaxOverlapping = 10
+
 // Admit applies the concurrency policy to a run about to start while inProgress runs of the
-// job are pending or running: skip it (forbid), cancel those first (replace), or just start.
+// job are pending or running: skip it (forbid, or allow at MaxOverlapping), cancel those
+// first (replace), or just start.
 func (p Policy) Admit(inProgress int) (start, cancelOthers bool) {
 	if inProgress == 0 {
 		return true, false
@@ -89,7 +95,7 @@ func (p Policy) Admit(inProgress int) (start, cancelOthers bool) {
 	case Replace:
 		return true, true
 	case Allow:
-		return true, false
+		return inProgress < MaxOverlapping, false
 	}
 	return false, false
 }

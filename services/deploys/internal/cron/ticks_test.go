@@ -70,6 +70,7 @@ func TestAdmit(t *testing.T) {
 		{Forbid, 0, true, false}, {Forbid, 1, false, false},
 		{Replace, 0, true, false}, {Replace, 2, true, true},
 		{Allow, 0, true, false}, {Allow, 3, true, false},
+		{Allow, MaxOverlapping - 1, true, false}, {Allow, MaxOverlapping, false, false},
 	} {
 		start, cancel := c.p.Admit(c.inProgress)
 		if start != c.start || cancel != c.cancelling {

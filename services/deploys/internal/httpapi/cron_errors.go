@@ -39,7 +39,7 @@ func cronToHTTP(err error) *httperror.Error {
 	case errors.Is(err, cron.ErrNotAService):
 		return httperror.New(http.StatusConflict, "not_a_service").WithMessage("cron jobs run only in service apps")
 	case errors.Is(err, cron.ErrRunInProgress):
-		return httperror.New(http.StatusConflict, "run_in_progress").WithMessage("a run of this job is in progress and its concurrency policy is forbid")
+		return httperror.New(http.StatusConflict, "run_in_progress").WithMessage("the job's runs in progress leave no room for another under its concurrency policy (forbid: one at a time; allow: 10)")
 	case errors.Is(err, cron.ErrNoLiveDeploy):
 		return httperror.New(http.StatusConflict, "no_live_deploy").WithMessage("the app has no live deploy to run the job from")
 	}
