@@ -21,6 +21,13 @@ const (
 	HeaderUser      = "X-Tori-User"
 	HeaderTokenKind = "X-Tori-Token-Kind"
 	HeaderTokenID   = "X-Tori-Token-Id"
+	// HeaderTeams lists the caller's teams and roles (EncodeTeams); HeaderScope is the token's
+	// scope ("" for a session or a full token); HeaderApps the apps a pinned token is limited
+	// to ("" unpinned); HeaderClientIP the address the gateway took the request from.
+	HeaderTeams     = "X-Tori-Teams"
+	HeaderScope     = "X-Tori-Scope"
+	HeaderApps      = "X-Tori-Apps"
+	HeaderClientIP  = "X-Tori-Client-Ip"
 	HeaderTimestamp = "X-Tori-Timestamp"
 	HeaderNonce     = "X-Tori-Nonce"
 	HeaderSignature = "X-Tori-Signature"
@@ -34,7 +41,7 @@ const (
 )
 
 // AllHeaders lists every header this package writes.
-var AllHeaders = []string{HeaderAccount, HeaderUser, HeaderTokenKind, HeaderTokenID, HeaderTimestamp, HeaderNonce, HeaderSignature, HeaderBodyDigest, HeaderBodySeal, HeaderDeclaredLength}
+var AllHeaders = []string{HeaderAccount, HeaderUser, HeaderTokenKind, HeaderTokenID, HeaderTeams, HeaderScope, HeaderApps, HeaderClientIP, HeaderTimestamp, HeaderNonce, HeaderSignature, HeaderBodyDigest, HeaderBodySeal, HeaderDeclaredLength}
 
 // Token kinds.
 const (
@@ -49,6 +56,15 @@ type Caller struct {
 	UserID    string
 	TokenKind string
 	TokenID   string
+	// Teams is the caller's teams with their current roles, encoded by EncodeTeams. Empty
+	// from a signer that predates teams (tools, tests): the caller is then the owner of their
+	// personal team, whose id is the account's (Principal).
+	Teams string
+	// Scope is a scoped token's scope; "" for a session or a full token.
+	Scope string
+	// Apps is a pinned token's apps, comma-separated; "" when not pinned.
+	Apps     string
+	ClientIP string
 }
 
 // Authenticated reports whether the caller presented a valid token.
@@ -88,6 +104,10 @@ func SignBody(key []byte, set Setter, c Caller, method, host, path string, now t
 	set(HeaderUser, c.UserID)
 	set(HeaderTokenKind, c.TokenKind)
 	set(HeaderTokenID, c.TokenID)
+	set(HeaderTeams, c.Teams)
+	set(HeaderScope, c.Scope)
+	set(HeaderApps, c.Apps)
+	set(HeaderClientIP, c.ClientIP)
 	set(HeaderTimestamp, ts)
 	set(HeaderNonce, nonce)
 	set(HeaderBodyDigest, digest)
@@ -103,6 +123,10 @@ func Verify(key []byte, get Getter, method, host, path string, now time.Time) (C
 		UserID:    get(HeaderUser),
 		TokenKind: get(HeaderTokenKind),
 		TokenID:   get(HeaderTokenID),
+		Teams:     get(HeaderTeams),
+		Scope:     get(HeaderScope),
+		Apps:      get(HeaderApps),
+		ClientIP:  get(HeaderClientIP),
 	}
 	ts := get(HeaderTimestamp)
 	nonce := get(HeaderNonce)
@@ -150,6 +174,6 @@ func newNonce() string {
 
 func mac(key []byte, c Caller, method, host, path, ts, nonce, digest string) string {
 	h := hmac.New(sha256.New, key)
-	h.Write([]byte(strings.Join([]string{"v3", method, strings.ToLower(host), path, c.AccountID, c.UserID, c.TokenKind, c.TokenID, ts, nonce, digest}, "\n")))
+	h.Write([]byte(strings.Join([]string{"v4", method, strings.ToLower(host), path, c.AccountID, c.UserID, c.TokenKind, c.TokenID, c.Teams, c.Scope, c.Apps, c.ClientIP, ts, nonce, digest}, "\n")))
 	return hex.EncodeToString(h.Sum(nil))
 }

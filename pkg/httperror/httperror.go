@@ -27,6 +27,10 @@ type Body struct {
 	Hold              any     `json:"hold,omitempty"`
 	// Type names the process type a formation change gave that the app does not run.
 	Type string `json:"type,omitempty"`
+	// RequiredRole and RequiredScope name what an insufficient_role or insufficient_scope
+	// refusal would have needed.
+	RequiredRole  string `json:"requiredRole,omitempty"`
+	RequiredScope string `json:"requiredScope,omitempty"`
 }
 
 // Error is an HTTP error ready to be written.

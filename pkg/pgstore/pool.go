@@ -45,20 +45,29 @@ type Beginner interface {
 }
 
 // InTx runs fn in a transaction, committing when fn returns nil and rolling back otherwise.
+// The context's pending write (WithPending), when no transaction has taken it yet, commits
+// with this one.
 func InTx(ctx context.Context, db Beginner, fn func(tx pgx.Tx) error) error {
 	tx, err := db.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("pgstore: begin: %w", err)
 	}
-	if err := fn(tx); err != nil {
+	err = fn(tx)
+	finish := func(bool) {}
+	if err == nil {
+		finish, err = Apply(ctx, tx)
+	}
+	if err != nil {
 		if rbErr := tx.Rollback(context.WithoutCancel(ctx)); rbErr != nil && !errors.Is(rbErr, pgx.ErrTxClosed) {
 			return errors.Join(err, fmt.Errorf("pgstore: rollback: %w", rbErr))
 		}
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
+		finish(false)
 		return fmt.Errorf("pgstore: commit: %w", err)
 	}
+	finish(true)
 	return nil
 }
 

@@ -4,7 +4,10 @@ package identitybus
 
 // Events (routing keys on the events exchange).
 const (
-	KeyAccountCreated = "identity.account.created" // identityv1.AccountCreated
-	KeyAccountUpdated = "identity.account.updated" // identityv1.AccountUpdated
-	KeyTokenRevoked   = "identity.token.revoked"   // identityv1.TokenRevoked
+	KeyAccountCreated    = "identity.account.created"    // identityv1.AccountCreated
+	KeyAccountUpdated    = "identity.account.updated"    // identityv1.AccountUpdated
+	KeyTokenRevoked      = "identity.token.revoked"      // identityv1.TokenRevoked
+	KeyTeamCreated       = "identity.team.created"       // identityv1.TeamCreated
+	KeyTeamDeleted       = "identity.team.deleted"       // identityv1.TeamDeleted
+	KeyMembershipChanged = "identity.membership.changed" // identityv1.MembershipChanged
 )

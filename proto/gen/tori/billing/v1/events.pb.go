@@ -51,8 +51,12 @@ type PlanLimits struct {
 	CronTimeoutSeconds int64 `protobuf:"varint,16,opt,name=cron_timeout_seconds,json=cronTimeoutSeconds,proto3" json:"cron_timeout_seconds,omitempty"`
 	// Each instance's memory limit in bytes.
 	InstanceMemoryBytes int64 `protobuf:"varint,17,opt,name=instance_memory_bytes,json=instanceMemoryBytes,proto3" json:"instance_memory_bytes,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// Members of a team, pending invitations included.
+	Members int64 `protobuf:"varint,18,opt,name=members,proto3" json:"members,omitempty"`
+	// How many days the team's audit log keeps its entries.
+	AuditRetentionDays int64 `protobuf:"varint,19,opt,name=audit_retention_days,json=auditRetentionDays,proto3" json:"audit_retention_days,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *PlanLimits) Reset() {
@@ -204,7 +208,22 @@ func (x *PlanLimits) GetInstanceMemoryBytes() int64 {
 	return 0
 }
 
-// Routing key: billing.account.plan_changed. The account's plan and its limits; every service
+func (x *PlanLimits) GetMembers() int64 {
+	if x != nil {
+		return x.Members
+	}
+	return 0
+}
+
+func (x *PlanLimits) GetAuditRetentionDays() int64 {
+	if x != nil {
+		return x.AuditRetentionDays
+	}
+	return 0
+}
+
+// Routing key: billing.account.plan_changed. The team's plan and its limits (account_id is the
+// team's id: a personal team's is its account's, so the seed's accounts are unchanged); every service
 // that enforces a limit keeps its own copy from this event. `version` grows with each change,
 // so a consumer keeps the highest it has seen and ignores a late older one.
 type AccountPlanChanged struct {
@@ -474,7 +493,7 @@ var File_tori_billing_v1_events_proto protoreflect.FileDescriptor
 
 const file_tori_billing_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x1ctori/billing/v1/events.proto\x12\x0ftori.billing.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb5\x05\n" +
+	"\x1ctori/billing/v1/events.proto\x12\x0ftori.billing.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x81\x06\n" +
 	"\n" +
 	"PlanLimits\x12\x12\n" +
 	"\x04apps\x18\x01 \x01(\x03R\x04apps\x12%\n" +
@@ -494,7 +513,9 @@ const file_tori_billing_v1_events_proto_rawDesc = "" +
 	"\tcron_jobs\x18\x0e \x01(\x03R\bcronJobs\x129\n" +
 	"\x19cron_min_interval_minutes\x18\x0f \x01(\x03R\x16cronMinIntervalMinutes\x120\n" +
 	"\x14cron_timeout_seconds\x18\x10 \x01(\x03R\x12cronTimeoutSeconds\x122\n" +
-	"\x15instance_memory_bytes\x18\x11 \x01(\x03R\x13instanceMemoryBytes\"\xd1\x01\n" +
+	"\x15instance_memory_bytes\x18\x11 \x01(\x03R\x13instanceMemoryBytes\x12\x18\n" +
+	"\amembers\x18\x12 \x01(\x03R\amembers\x120\n" +
+	"\x14audit_retention_days\x18\x13 \x01(\x03R\x12auditRetentionDays\"\xd1\x01\n" +
 	"\x12AccountPlanChanged\x12\x1d\n" +
 	"\n" +
 	"account_id\x18\x01 \x01(\tR\taccountId\x12\x12\n" +

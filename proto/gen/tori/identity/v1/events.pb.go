@@ -234,6 +234,226 @@ func (x *TokenRevoked) GetRevokedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// Routing key: identity.team.created. A team was made: the personal team of a new account (its
+// id is the account's) or one a person created. Billing answers by putting a new team on the
+// free plan (a personal team's plan is its account's, already there).
+type TeamCreated struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	TeamId   string                 `protobuf:"bytes,1,opt,name=team_id,json=teamId,proto3" json:"team_id,omitempty"`
+	Slug     string                 `protobuf:"bytes,2,opt,name=slug,proto3" json:"slug,omitempty"`
+	Name     string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	Personal bool                   `protobuf:"varint,4,opt,name=personal,proto3" json:"personal,omitempty"`
+	// owner_account_id is the creating person's account.
+	OwnerAccountId string                 `protobuf:"bytes,5,opt,name=owner_account_id,json=ownerAccountId,proto3" json:"owner_account_id,omitempty"`
+	CreatedAt      *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *TeamCreated) Reset() {
+	*x = TeamCreated{}
+	mi := &file_tori_identity_v1_events_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TeamCreated) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TeamCreated) ProtoMessage() {}
+
+func (x *TeamCreated) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_identity_v1_events_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TeamCreated.ProtoReflect.Descriptor instead.
+func (*TeamCreated) Descriptor() ([]byte, []int) {
+	return file_tori_identity_v1_events_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *TeamCreated) GetTeamId() string {
+	if x != nil {
+		return x.TeamId
+	}
+	return ""
+}
+
+func (x *TeamCreated) GetSlug() string {
+	if x != nil {
+		return x.Slug
+	}
+	return ""
+}
+
+func (x *TeamCreated) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *TeamCreated) GetPersonal() bool {
+	if x != nil {
+		return x.Personal
+	}
+	return false
+}
+
+func (x *TeamCreated) GetOwnerAccountId() string {
+	if x != nil {
+		return x.OwnerAccountId
+	}
+	return ""
+}
+
+func (x *TeamCreated) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+// Routing key: identity.team.deleted. An empty team was deleted; billing ends its subscription.
+type TeamDeleted struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TeamId        string                 `protobuf:"bytes,1,opt,name=team_id,json=teamId,proto3" json:"team_id,omitempty"`
+	DeletedAt     *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=deleted_at,json=deletedAt,proto3" json:"deleted_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TeamDeleted) Reset() {
+	*x = TeamDeleted{}
+	mi := &file_tori_identity_v1_events_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TeamDeleted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TeamDeleted) ProtoMessage() {}
+
+func (x *TeamDeleted) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_identity_v1_events_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TeamDeleted.ProtoReflect.Descriptor instead.
+func (*TeamDeleted) Descriptor() ([]byte, []int) {
+	return file_tori_identity_v1_events_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *TeamDeleted) GetTeamId() string {
+	if x != nil {
+		return x.TeamId
+	}
+	return ""
+}
+
+func (x *TeamDeleted) GetDeletedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DeletedAt
+	}
+	return nil
+}
+
+// Routing key: identity.membership.changed. A person's role in a team changed, or they joined or
+// left it (role empty): every gateway drops the person's cached tokens, so the new role holds
+// within a second.
+type MembershipChanged struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TeamId        string                 `protobuf:"bytes,1,opt,name=team_id,json=teamId,proto3" json:"team_id,omitempty"`
+	UserId        string                 `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	AccountId     string                 `protobuf:"bytes,3,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	Role          string                 `protobuf:"bytes,4,opt,name=role,proto3" json:"role,omitempty"`
+	ChangedAt     *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=changed_at,json=changedAt,proto3" json:"changed_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MembershipChanged) Reset() {
+	*x = MembershipChanged{}
+	mi := &file_tori_identity_v1_events_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MembershipChanged) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MembershipChanged) ProtoMessage() {}
+
+func (x *MembershipChanged) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_identity_v1_events_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MembershipChanged.ProtoReflect.Descriptor instead.
+func (*MembershipChanged) Descriptor() ([]byte, []int) {
+	return file_tori_identity_v1_events_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *MembershipChanged) GetTeamId() string {
+	if x != nil {
+		return x.TeamId
+	}
+	return ""
+}
+
+func (x *MembershipChanged) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *MembershipChanged) GetAccountId() string {
+	if x != nil {
+		return x.AccountId
+	}
+	return ""
+}
+
+func (x *MembershipChanged) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *MembershipChanged) GetChangedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ChangedAt
+	}
+	return nil
+}
+
 var File_tori_identity_v1_events_proto protoreflect.FileDescriptor
 
 const file_tori_identity_v1_events_proto_rawDesc = "" +
@@ -259,7 +479,27 @@ const file_tori_identity_v1_events_proto_rawDesc = "" +
 	"\n" +
 	"account_id\x18\x02 \x01(\tR\taccountId\x129\n" +
 	"\n" +
-	"revoked_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\trevokedAtB0Z.tori.dev/proto/gen/tori/identity/v1;identityv1b\x06proto3"
+	"revoked_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\trevokedAt\"\xcf\x01\n" +
+	"\vTeamCreated\x12\x17\n" +
+	"\ateam_id\x18\x01 \x01(\tR\x06teamId\x12\x12\n" +
+	"\x04slug\x18\x02 \x01(\tR\x04slug\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1a\n" +
+	"\bpersonal\x18\x04 \x01(\bR\bpersonal\x12(\n" +
+	"\x10owner_account_id\x18\x05 \x01(\tR\x0eownerAccountId\x129\n" +
+	"\n" +
+	"created_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"a\n" +
+	"\vTeamDeleted\x12\x17\n" +
+	"\ateam_id\x18\x01 \x01(\tR\x06teamId\x129\n" +
+	"\n" +
+	"deleted_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tdeletedAt\"\xb3\x01\n" +
+	"\x11MembershipChanged\x12\x17\n" +
+	"\ateam_id\x18\x01 \x01(\tR\x06teamId\x12\x17\n" +
+	"\auser_id\x18\x02 \x01(\tR\x06userId\x12\x1d\n" +
+	"\n" +
+	"account_id\x18\x03 \x01(\tR\taccountId\x12\x12\n" +
+	"\x04role\x18\x04 \x01(\tR\x04role\x129\n" +
+	"\n" +
+	"changed_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tchangedAtB0Z.tori.dev/proto/gen/tori/identity/v1;identityv1b\x06proto3"
 
 var (
 	file_tori_identity_v1_events_proto_rawDescOnce sync.Once
@@ -273,22 +513,28 @@ func file_tori_identity_v1_events_proto_rawDescGZIP() []byte {
 	return file_tori_identity_v1_events_proto_rawDescData
 }
 
-var file_tori_identity_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_tori_identity_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_tori_identity_v1_events_proto_goTypes = []any{
 	(*AccountCreated)(nil),        // 0: tori.identity.v1.AccountCreated
 	(*AccountUpdated)(nil),        // 1: tori.identity.v1.AccountUpdated
 	(*TokenRevoked)(nil),          // 2: tori.identity.v1.TokenRevoked
-	(*timestamppb.Timestamp)(nil), // 3: google.protobuf.Timestamp
+	(*TeamCreated)(nil),           // 3: tori.identity.v1.TeamCreated
+	(*TeamDeleted)(nil),           // 4: tori.identity.v1.TeamDeleted
+	(*MembershipChanged)(nil),     // 5: tori.identity.v1.MembershipChanged
+	(*timestamppb.Timestamp)(nil), // 6: google.protobuf.Timestamp
 }
 var file_tori_identity_v1_events_proto_depIdxs = []int32{
-	3, // 0: tori.identity.v1.AccountCreated.created_at:type_name -> google.protobuf.Timestamp
-	3, // 1: tori.identity.v1.AccountUpdated.updated_at:type_name -> google.protobuf.Timestamp
-	3, // 2: tori.identity.v1.TokenRevoked.revoked_at:type_name -> google.protobuf.Timestamp
-	3, // [3:3] is the sub-list for method output_type
-	3, // [3:3] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	6, // 0: tori.identity.v1.AccountCreated.created_at:type_name -> google.protobuf.Timestamp
+	6, // 1: tori.identity.v1.AccountUpdated.updated_at:type_name -> google.protobuf.Timestamp
+	6, // 2: tori.identity.v1.TokenRevoked.revoked_at:type_name -> google.protobuf.Timestamp
+	6, // 3: tori.identity.v1.TeamCreated.created_at:type_name -> google.protobuf.Timestamp
+	6, // 4: tori.identity.v1.TeamDeleted.deleted_at:type_name -> google.protobuf.Timestamp
+	6, // 5: tori.identity.v1.MembershipChanged.changed_at:type_name -> google.protobuf.Timestamp
+	6, // [6:6] is the sub-list for method output_type
+	6, // [6:6] is the sub-list for method input_type
+	6, // [6:6] is the sub-list for extension type_name
+	6, // [6:6] is the sub-list for extension extendee
+	0, // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_tori_identity_v1_events_proto_init() }
@@ -302,7 +548,7 @@ func file_tori_identity_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tori_identity_v1_events_proto_rawDesc), len(file_tori_identity_v1_events_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   3,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
