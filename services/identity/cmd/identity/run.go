@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"tori.dev/pkg/accessgate"
 	"tori.dev/pkg/buildinfo"
 	"tori.dev/pkg/lifecycle"
 	"tori.dev/pkg/profiling"
@@ -27,6 +28,9 @@ var version = buildinfo.Version
 const (
 	// pruneEvery is how often spent sign-in codes, grants and sessions are deleted.
 	pruneEvery = 10 * time.Minute
+	// auditPruneEvery is how often audit entries past their team's retention go; retention
+	// is counted in days, so an hour late is nothing.
+	auditPruneEvery = time.Hour
 	// planTimeout bounds the question to billing on the read path: an account page should
 	// not wait the bus's full request timeout before it answers 503.
 	planTimeout = 2 * time.Second
@@ -57,12 +61,16 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 			Log:        log,
 			ConsoleURL: cfg.ConsoleURL,
 		})
-		web := httpapi.New(httpapi.Config{Service: svc, SigningKey: []byte(cfg.SigningKey), Log: log, Health: p.Health})
+		// Identity keeps the audit log, so its gate writes entries straight into it; no route of
+		// identity names an app.
+		gate := accessgate.New(nil, store.WriteAuditEntry, p.Pool, log)
+		web := httpapi.New(httpapi.Config{Service: svc, SigningKey: []byte(cfg.SigningKey), Log: log, Health: p.Health, Gate: gate})
 		p.Consume(
 			busapi.PlanConsumer{Repo: store.Bind, Log: log}.Subscription(),
 			busapi.HostnameMailConsumer{Repo: store.Bind, Service: svc, Log: log}.Subscription(),
 			busapi.CertificateMailConsumer{Repo: store.Bind, Service: svc, Log: log}.Subscription(),
 			busapi.HoldMailConsumer{Repo: store.Bind, Service: svc, Log: log}.Subscription(),
+			busapi.AuditConsumer{Repo: store.Bind, Log: log}.Subscription(),
 		)
 		if err := p.ServeHTTP(web, cfg.Addr, cfg.ShutdownTimeout); err != nil {
 			return err
@@ -70,6 +78,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		p.RelayOutbox()
 		p.Go("profiles", func(ctx context.Context) error { return profiling.Serve(ctx, cfg.Profiling, log) })
 		p.Every(lifecycle.Job{Name: "prune sign-ins", Every: pruneEvery, Run: svc.PruneSignIns})
+		p.Every(lifecycle.Job{Name: "prune audit entries", Every: auditPruneEvery, Immediately: true, Run: svc.PruneAudit})
 		return nil
 	})
 }

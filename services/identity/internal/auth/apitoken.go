@@ -14,8 +14,9 @@ const LastUsedResolution = time.Minute
 // maxNameLen bounds a token's label.
 const maxNameLen = 100
 
-// APIToken is a long-lived token for scripts and the command-line client. It does not
-// expire; it ends when revoked.
+// APIToken is a token for scripts and the command-line client. A full token (the seed's)
+// acts with its creator's role in each of their teams and ends only when revoked; a scoped
+// one (Scoped) acts in one team, limited by its scope and pinned apps, until ExpiresAt.
 type APIToken struct {
 	ID         string
 	AccountID  string
@@ -26,6 +27,13 @@ type APIToken struct {
 	CreatedAt  time.Time
 	LastUsedAt *time.Time
 	RevokedAt  *time.Time
+
+	// Scoped tokens only (scoped.go); zero for a full token.
+	TeamID    string
+	TeamSlug  string   // read from the team, for the JSON; not stored on the token
+	Scope     string   // read, deploy, write or admin
+	Apps      []string // nil: every app of the team
+	ExpiresAt *time.Time
 }
 
 // ParseTokenName trims a token label and checks it is 1 to 100 characters.

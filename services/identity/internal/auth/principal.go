@@ -1,6 +1,10 @@
 package auth
 
-import "time"
+import (
+	"time"
+
+	"tori.dev/contract/access"
+)
 
 // Principal is who a valid bearer token acts for, as introspection tells the gateway.
 type Principal struct {
@@ -8,5 +12,11 @@ type Principal struct {
 	UserID    string
 	Kind      string     // KindSession or KindAPI
 	TokenID   string     // the session's or API token's id; revocation names it
-	ExpiresAt *time.Time // nil for API tokens, which do not expire
+	ExpiresAt *time.Time // a session's or scoped token's end; nil for a full API token
+
+	// Teams the principal acts in with its current role there: for a scoped token only its
+	// team. Scope is a scoped token's ("" full); Apps its pinned apps (nil: not pinned).
+	Teams []access.Membership
+	Scope string
+	Apps  []string
 }

@@ -10,6 +10,7 @@ import (
 
 	"tori.dev/pkg/httperror"
 	"tori.dev/services/identity/internal/account"
+	"tori.dev/services/identity/internal/audit"
 	"tori.dev/services/identity/internal/auth"
 	"tori.dev/services/identity/internal/usecase"
 )
@@ -46,6 +47,10 @@ var mapping = []struct {
 	{auth.ErrInvalidUserCode, httperror.New(http.StatusBadRequest, "invalid_user_code")},
 	{auth.ErrInvalidRedirectURI, httperror.New(http.StatusBadRequest, "invalid_redirect_uri").
 		WithMessage("redirectUri must be http://127.0.0.1:<port>/…, http://[::1]:<port>/… or http://localhost:<port>/…")},
+	{auth.ErrTokenExpired, httperror.New(http.StatusUnauthorized, "token_expired").
+		WithMessage("this token has expired; create a new one")},
+	{audit.ErrBeyondRetention, httperror.New(http.StatusGone, "beyond_retention").
+		WithMessage("start is older than the team's plan keeps its audit log")},
 	{usecase.ErrMailUnavailable, httperror.New(http.StatusServiceUnavailable, "mail_unavailable")},
 	{usecase.ErrPlanUnavailable, httperror.New(http.StatusServiceUnavailable, "service_unavailable")},
 }
@@ -56,6 +61,18 @@ func toHTTP(err error) *httperror.Error {
 	if errors.As(err, &slow) {
 		secs := int(math.Ceil(slow.RetryAfter.Seconds()))
 		return httperror.New(http.StatusTooManyRequests, "slow_down").WithRetryAfter(secs)
+	}
+	var param *auth.ParameterError
+	if errors.As(err, &param) {
+		return httperror.New(http.StatusBadRequest, "invalid_parameter").WithField(param.Field).
+			WithMessage("%s %s", param.Field, param.Reason)
+	}
+	var scope *auth.ScopeError
+	if errors.As(err, &scope) {
+		he := httperror.New(http.StatusForbidden, "insufficient_scope").
+			WithMessage("the token this request came with does not cover that; it takes %s", scope.Required)
+		he.Body.RequiredScope = scope.Required
+		return he
 	}
 	var limit *auth.TokenLimitError
 	if errors.As(err, &limit) {

@@ -1,5 +1,5 @@
 // Package httpapi is the identity service's HTTP face: the routes decisions.md fixes under
-// /api/auth, /api/tokens and /api/account, and the gateway's /internal/introspect. Every
+// /api/auth, /api/tokens, /api/account and /api/teams, and the gateway's /internal/introspect. Every
 // /api and /internal route demands the gateway's signature (pkg/callerid).
 package httpapi
 
@@ -8,6 +8,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"tori.dev/pkg/accessgate"
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/httperror"
@@ -24,6 +25,9 @@ type Config struct {
 	SigningKey []byte
 	Log        *slog.Logger
 	Health     health.Identity
+	// Gate enforces contract/access's table on every authenticated route and records the
+	// audit entries of team routes (accessgate.New with store.WriteAuditEntry).
+	Gate *accessgate.Gate
 }
 
 type handlers struct {
@@ -41,23 +45,30 @@ func New(cfg Config) *fiber.App {
 	public := callerid.Middleware(cfg.SigningKey, false, httperror.Unauthorized)
 	// Signed and authenticated.
 	private := callerid.Middleware(cfg.SigningKey, true, httperror.Unauthorized)
+	// The table's check, a route-level handler before each authenticated one (it reads the
+	// matched route).
+	gate := cfg.Gate.Check
 
 	a.Post("/api/auth/magic-link", public, h.requestMagicLink)
 	a.Post("/api/auth/magic-link/verify", public, h.verifyMagicLink)
-	a.Post("/api/auth/logout", private, h.logout)
+	a.Post("/api/auth/logout", private, gate, h.logout)
 
 	a.Post("/api/auth/cli/device", public, h.startDevice)
-	a.Post("/api/auth/cli/approve", private, h.approveDevice)
-	a.Post("/api/auth/cli/deny", private, h.denyDevice)
-	a.Post("/api/auth/cli/authorize", private, h.authorize)
+	a.Post("/api/auth/cli/approve", private, gate, h.approveDevice)
+	a.Post("/api/auth/cli/deny", private, gate, h.denyDevice)
+	a.Post("/api/auth/cli/authorize", private, gate, h.authorize)
 	a.Post("/api/auth/cli/token", public, h.token)
 
-	a.Get("/api/tokens", private, h.listTokens)
-	a.Post("/api/tokens", private, h.createToken)
-	a.Delete("/api/tokens/:id", private, h.revokeToken)
+	a.Get("/api/tokens", private, gate, h.listTokens)
+	a.Post("/api/tokens", private, gate, h.createToken)
+	a.Delete("/api/tokens/:id", private, gate, h.revokeToken)
 
-	a.Get("/api/account", private, h.getAccount)
-	a.Patch("/api/account", private, h.patchAccount)
+	a.Get("/api/teams/:team/tokens", private, gate, h.teamTokens)
+	a.Delete("/api/teams/:team/tokens/:id", private, gate, h.revokeTeamToken)
+	a.Get("/api/teams/:team/audit", private, gate, h.auditLog)
+
+	a.Get("/api/account", private, gate, h.getAccount)
+	a.Patch("/api/account", private, gate, h.patchAccount)
 
 	a.Post("/internal/introspect", public, h.introspect)
 	return a

@@ -14,6 +14,8 @@ import (
 // account.ErrNotFound or auth.ErrNotFound. Lock* methods take a row lock, and are meant for
 // use inside InTx.
 type Repo interface {
+	ScopedRepo
+
 	// LockEmail serialises first sign-ins of one address, so two verifies racing for a new
 	// address create one account.
 	LockEmail(ctx context.Context, email string) error
@@ -70,6 +72,7 @@ type Repo interface {
 // Store is a Repo that can also open a transaction. Methods called on the Store itself run
 // outside any transaction.
 type Store interface {
+	AuditPruner
 	Repo
 	InTx(ctx context.Context, fn func(tx Repo) error) error
 	// DeleteEndedBefore deletes magic links, authorization codes, device grants and
