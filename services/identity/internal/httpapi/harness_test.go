@@ -22,12 +22,15 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/proto"
 
+	"tori.dev/contract/access"
+	"tori.dev/pkg/accessgate"
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/logging"
 	"tori.dev/pkg/testinfra"
 	"tori.dev/services/identity/internal/account"
 	"tori.dev/services/identity/internal/httpapi"
+	"tori.dev/services/identity/internal/store"
 	"tori.dev/services/identity/internal/store/storetest"
 	"tori.dev/services/identity/internal/usecase"
 )
@@ -117,6 +120,7 @@ type harness struct {
 	pool   *pgxpool.Pool
 	store  usecase.Store
 	logs   *testinfra.LogBuffer
+	svc    *usecase.Service
 }
 
 func newHarness(t *testing.T) *harness {
@@ -133,7 +137,9 @@ func newHarness(t *testing.T) *harness {
 	}
 	log := logging.New("identity", h.logs)
 	svc := usecase.New(usecase.Deps{Store: st, Mailer: h.mailer, Plans: h.plans, Log: log, Now: h.clock.Now, ConsoleURL: consoleURL})
-	h.app = httpapi.New(httpapi.Config{Service: svc, SigningKey: signingKey, Log: log, Health: health.NewIdentity("identity", "test")})
+	h.svc = svc
+	h.app = httpapi.New(httpapi.Config{Service: svc, SigningKey: signingKey, Log: log, Health: health.NewIdentity("identity", "test"),
+		Gate: accessgate.New(nil, store.WriteAuditEntry, pool, log)})
 	return h
 }
 
@@ -239,9 +245,25 @@ func (h *harness) callerOf(token string) *callerid.Caller {
 	h.t.Helper()
 	r := h.do("POST", "/internal/introspect", map[string]string{"token": token}, anonymous)
 	h.expect(r, 200, "")
-	m := r.json(h.t)
-	return &callerid.Caller{AccountID: m["accountId"].(string), UserID: m["userId"].(string),
-		TokenKind: m["tokenKind"].(string), TokenID: m["tokenId"].(string)}
+	var in struct {
+		AccountID, UserID, TokenKind, TokenID, Scope string
+		Apps                                         []string
+		Teams                                        []struct {
+			ID, Slug, Role string
+			Personal       bool
+		}
+	}
+	if err := json.Unmarshal(r.body, &in); err != nil {
+		h.t.Fatal(err)
+	}
+	// Signed as the gateway signs it: the teams with their roles, the scope and pinned apps.
+	var ms []access.Membership
+	for _, t := range in.Teams {
+		role, _ := access.ParseRole(t.Role)
+		ms = append(ms, access.Membership{TeamID: t.ID, Slug: t.Slug, Role: role, Personal: t.Personal})
+	}
+	return &callerid.Caller{AccountID: in.AccountID, UserID: in.UserID, TokenKind: in.TokenKind, TokenID: in.TokenID,
+		Teams: callerid.EncodeTeams(ms), Scope: in.Scope, Apps: strings.Join(in.Apps, ","), ClientIP: "203.0.113.9"}
 }
 
 // events returns the routing keys in the outbox, in order.

@@ -108,7 +108,7 @@ func TestIntrospect(t *testing.T) {
 	r := h.do("POST", "/internal/introspect", map[string]string{"token": tok}, anonymous)
 	h.expect(r, 200, "")
 	m := r.json(t)
-	if got := keys(m); got != "accountId,expiresAt,tokenId,tokenKind,userId" {
+	if got := keys(m); got != "accountId,apps,expiresAt,scope,teams,tokenId,tokenKind,userId" {
 		t.Fatalf("introspect shape %s", got)
 	}
 	if m["tokenKind"] != "session" || m["expiresAt"] == nil {

@@ -24,12 +24,13 @@ func TestAPITokens(t *testing.T) {
 	r := h.do("POST", "/api/tokens", map[string]string{"name": " laptop "}, ada)
 	h.expect(r, 201, "")
 	created := r.json(t)
-	if got := keys(created); got != "createdAt,id,name,prefix,token" {
+	if got := keys(created); got != "apps,createdAt,expiresAt,id,name,prefix,scopes,team,token" {
 		t.Fatalf("create shape %s", got)
 	}
 	secret := created["token"].(string)
 	if !strings.HasPrefix(secret, "svc_") || created["prefix"] != secret[:8] || created["name"] != "laptop" ||
-		created["createdAt"] != h.clock.Now().Format("2006-01-02T15:04:05.000Z") {
+		created["createdAt"] != h.clock.Now().Format("2006-01-02T15:04:05.000Z") ||
+		created["team"] != nil || created["scopes"] != nil || created["apps"] != nil || created["expiresAt"] != nil {
 		t.Fatalf("created %v", created)
 	}
 
@@ -39,7 +40,7 @@ func TestAPITokens(t *testing.T) {
 
 	// The list never carries the secret, and is the account's own.
 	list := h.do("GET", "/api/tokens", nil, apiCaller).list(t)
-	if len(list) != 1 || keys(list[0]) != "createdAt,id,lastUsedAt,name,prefix" || list[0]["id"] != created["id"] {
+	if len(list) != 1 || keys(list[0]) != "apps,createdAt,expiresAt,id,lastUsedAt,name,prefix,scopes,team" || list[0]["id"] != created["id"] {
 		t.Fatalf("list %v", list)
 	}
 	if r := h.do("GET", "/api/tokens", nil, ada); strings.Contains(string(r.body), secret) {
