@@ -91,11 +91,15 @@ func checkIDs(m protoreflect.Message) error {
 			for i := 0; i < l.Len() && bad == nil; i++ {
 				bad = checkIDs(l.Get(i).Message())
 			}
-		case fd.Kind() == protoreflect.MessageKind && fd.IsMap():
-			v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool {
-				bad = checkIDs(mv.Message())
-				return bad == nil
-			})
+		case fd.IsMap():
+			// A map's entries are messages to protoreflect, but only a map of messages has
+			// messages for values (map<string, string> metadata has strings).
+			if fd.MapValue().Kind() == protoreflect.MessageKind {
+				v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool {
+					bad = checkIDs(mv.Message())
+					return bad == nil
+				})
+			}
 		case fd.Kind() == protoreflect.MessageKind:
 			bad = checkIDs(v.Message())
 		case fd.Kind() == protoreflect.StringKind && isIDField(fd.Name()):

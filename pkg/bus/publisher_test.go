@@ -17,6 +17,7 @@ import (
 	"tori.dev/pkg/pgstore"
 	"tori.dev/pkg/testinfra"
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
+	auditv1 "tori.dev/proto/gen/tori/audit/v1"
 	busv1 "tori.dev/proto/gen/tori/bus/v1"
 	logsv1 "tori.dev/proto/gen/tori/logs/v1"
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
@@ -304,6 +305,9 @@ func TestDecodeRefusesIDsThatAreNotUUIDs(t *testing.T) {
 		{"braced uuid", &zonev1.DiscardRevision{DeployId: "{" + good + "}"}, false},
 		{"a key id is no uuid", &appsv1.EnvOpenRequest{AppId: good, DeployId: good, KeyId: "local-1"}, true},
 		{"an id inside a list", &logsv1.LogBatch{Entries: []*logsv1.LogEntry{{AppId: good}, {AppId: "nope"}}}, false},
+		// A map of strings has no ids to check (it used to panic reading its values as messages).
+		{"a map of strings", &auditv1.EntryRecorded{EntryId: good, TeamId: good, Metadata: map[string]string{"keys": "A,B"}}, true},
+		{"a bad id beside a map", &auditv1.EntryRecorded{EntryId: "x", Metadata: map[string]string{"keys": "A"}}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
