@@ -26,8 +26,10 @@ import (
 	"tori.dev/pkg/logging"
 	"tori.dev/pkg/pgstore"
 	"tori.dev/pkg/testinfra"
+	auditv1 "tori.dev/proto/gen/tori/audit/v1"
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
 	identityv1 "tori.dev/proto/gen/tori/identity/v1"
+	auditbus "tori.dev/proto/tori/audit/v1"
 	"tori.dev/services/identity/internal/config"
 	"tori.dev/services/identity/internal/mail/mailtest"
 )
@@ -198,6 +200,51 @@ func TestServiceOverSMTPAndBus(t *testing.T) {
 	}
 	if strings.Contains(svc.Logs.String(), "auth/verify") {
 		t.Fatal("a log line holds the sign-in link")
+	}
+
+	// Another service's audit entry lands in the log once, however often it is delivered,
+	// with its user's address: the second, a later marker, shows the first was not doubled.
+	entry := &auditv1.EntryRecorded{EntryId: "0190f5e4-0000-7000-8000-0000000000a1", TeamId: bob.AccountID, At: timestamppb.Now(),
+		ActorType: "user", UserId: bob.UserID, Action: "billing.checkout", Target: "billing/checkout", Outcome: "success"}
+	publishAs(t, ctx(), billingOutboxPool(t, svc), auditbus.Key("billing"), entry)
+	publishAs(t, ctx(), billingOutboxPool(t, svc), auditbus.Key("billing"), entry)
+	marker := proto.Clone(entry).(*auditv1.EntryRecorded)
+	marker.EntryId = "0190f5e4-0000-7000-8000-0000000000a2"
+	publishAs(t, ctx(), billingOutboxPool(t, svc), auditbus.Key("billing"), marker)
+	admin, err := pgxpool.New(ctx(), svc.Env["DATABASE_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	testinfra.Eventually(t, 10*time.Second, "audit entries recorded", func() bool {
+		var n int
+		return admin.QueryRow(ctx(), `SELECT count(*) FROM identity.audit_entries WHERE id = $1`, marker.EntryId).Scan(&n) == nil && n == 1
+	})
+	var n int
+	var email string
+	if err := admin.QueryRow(ctx(), `SELECT count(*), max(email) FROM identity.audit_entries WHERE id = $1`, entry.EntryId).Scan(&n, &email); err != nil ||
+		n != 1 || email != "bob@example.com" {
+		t.Fatalf("entry recorded %d times, email %q, %v", n, email, err)
+	}
+}
+
+func ctx() context.Context { return context.Background() }
+
+// billingOutboxPool is the stand-in billing's outbox (fakeBillingOutbox made it).
+func billingOutboxPool(t *testing.T, svc *testinfra.Running) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgstore.Setup(ctx(), svc.Env["DATABASE_URL"], pgstore.Service{Schema: "fakebilling", Role: "tori_test_fakebilling"}, pgstore.WithMigrations(bus.Migrations))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+func publishAs(t *testing.T, ctx context.Context, pool *pgxpool.Pool, key string, m proto.Message) {
+	t.Helper()
+	if err := pgstore.InTx(ctx, pool, func(tx pgx.Tx) error { return bus.Publish(ctx, tx, key, m) }); err != nil {
+		t.Fatal(err)
 	}
 }
 

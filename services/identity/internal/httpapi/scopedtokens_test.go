@@ -197,7 +197,9 @@ func TestScopedTokenIntrospection(t *testing.T) {
 	c := h.mint(ada, map[string]any{"name": "ci", "team": "acme", "scopes": []string{"deploy"}, "apps": []string{"web"}, "expiresIn": 120})
 	secret := c["token"].(string)
 
-	intro := func() response { return h.do("POST", "/internal/introspect", map[string]string{"token": secret}, anonymous) }
+	intro := func() response {
+		return h.do("POST", "/internal/introspect", map[string]string{"token": secret}, anonymous)
+	}
 	m := intro().json(t)
 	if fmt.Sprint(m["teams"]) != fmt.Sprintf("[map[id:%s personal:false role:owner slug:acme]]", acme) ||
 		m["scope"] != "deploy" || fmt.Sprint(m["apps"]) != "[web]" || m["expiresAt"] != c["expiresAt"] || m["tokenKind"] != "api" {

@@ -22,7 +22,7 @@ func (t tx) MemberRole(context.Context, string, string) (access.Membership, erro
 	return access.Membership{}, auth.ErrNotFound
 }
 func (t tx) MembershipsOf(context.Context, string) ([]access.Membership, error) { return nil, nil }
-func (t tx) TeamAppsAmong(context.Context, string, []string) ([]string, error) { return nil, nil }
+func (t tx) TeamAppsAmong(context.Context, string, []string) ([]string, error)  { return nil, nil }
 func (t tx) APIToken(_ context.Context, id string) (auth.APIToken, error) {
 	for _, tok := range t.m.tokens {
 		if tok.ID == id {
@@ -50,7 +50,7 @@ func (m *memory) MemberRole(ctx context.Context, teamID, userID string) (ms acce
 	return ms, err
 }
 func (m *memory) MembershipsOf(context.Context, string) ([]access.Membership, error) { return nil, nil }
-func (m *memory) TeamAppsAmong(context.Context, string, []string) ([]string, error) { return nil, nil }
+func (m *memory) TeamAppsAmong(context.Context, string, []string) ([]string, error)  { return nil, nil }
 func (m *memory) APIToken(ctx context.Context, id string) (tok auth.APIToken, err error) {
 	err = m.inOne(func(t tx) error { tok, err = t.APIToken(ctx, id); return err })
 	return tok, err
