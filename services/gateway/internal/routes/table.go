@@ -76,6 +76,9 @@ var table = []Route{
 	{Method: "GET", Template: "/api/tokens", Owner: Identity},
 	{Method: "POST", Template: "/api/tokens", Owner: Identity, Mints: true},
 	{Method: "DELETE", Template: "/api/tokens/{id}", Owner: Identity},
+	{Method: "GET", Template: "/api/teams/{team}/tokens", Owner: Identity},
+	{Method: "DELETE", Template: "/api/teams/{team}/tokens/{id}", Owner: Identity},
+	{Method: "GET", Template: "/api/teams/{team}/audit", Owner: Identity},
 	{Method: "GET", Template: "/api/account", Owner: Identity},
 	{Method: "PATCH", Template: "/api/account", Owner: Identity},
 
