@@ -108,11 +108,3 @@ func (q Query) Window(retentionDays int, now time.Time) (Query, error) {
 	q.Limit = min(q.Limit, MaxLimit)
 	return q, nil
 }
-
-// PruneBefore is the time before which a team keeping retentionDays drops its entries.
-func PruneBefore(retentionDays int, now time.Time) time.Time {
-	if retentionDays <= 0 {
-		retentionDays = DefaultRetentionDays
-	}
-	return now.Add(-time.Duration(retentionDays) * 24 * time.Hour)
-}

@@ -15,6 +15,7 @@ import (
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/pgstore"
 	auditv1 "tori.dev/proto/gen/tori/audit/v1"
+	billingv1 "tori.dev/proto/gen/tori/billing/v1"
 	"tori.dev/services/identity/internal/busapi"
 	"tori.dev/services/identity/internal/store"
 	"tori.dev/services/identity/internal/store/storetest"
@@ -73,5 +74,27 @@ func TestAuditConsumer(t *testing.T) {
 	}
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM audit_entries`).Scan(&n); err != nil || n != 1 {
 		t.Fatalf("%d entries after refusals, %v", n, err)
+	}
+}
+
+// The plan copy keeps the plan's audit retention, which the log's reads and prune use.
+func TestPlanChangeKeepsAuditRetention(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, pool := storetest.New(t)
+	pc := busapi.PlanConsumer{Repo: store.Bind, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	team := uuid.NewString()
+	deliver := func(version, days int64) {
+		body, _ := proto.Marshal(&billingv1.AccountPlanChanged{AccountId: team, Plan: "songbird", Version: version,
+			Limits: &billingv1.PlanLimits{ProcessTypes: 4, AuditRetentionDays: days}})
+		d := bus.Delivery{ID: uuid.NewString(), RoutingKey: "billing.account.plan_changed", Body: body, Attempt: 1}
+		if err := pgstore.InTx(ctx, pool, func(tx pgx.Tx) error { return pc.Handle(ctx, bus.TxOf(tx), d) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deliver(2, 30)
+	deliver(1, 365) // older: not kept
+	if days, err := st.AuditRetentionDays(ctx, team); err != nil || days != 30 {
+		t.Fatalf("retention %d, %v", days, err)
 	}
 }

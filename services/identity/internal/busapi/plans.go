@@ -48,9 +48,15 @@ func (pc PlanConsumer) Handle(ctx context.Context, tx bus.Tx, d bus.Delivery) er
 	if ts := ev.GetChangedAt(); ts != nil {
 		p.UpdatedAt = ts.AsTime()
 	}
-	saved, err := usecase.ApplyPlanChange(ctx, pc.Repo(tx), ev.GetAccountId(), p)
+	repo := pc.Repo(tx)
+	saved, err := usecase.ApplyPlanChange(ctx, repo, ev.GetAccountId(), p)
 	if err != nil {
 		return err
+	}
+	if saved {
+		if err := usecase.KeepAuditRetention(ctx, repo, ev.GetAccountId(), ev.GetLimits().GetAuditRetentionDays()); err != nil {
+			return err
+		}
 	}
 	pc.Log.InfoContext(ctx, "plan change", "account_id", ev.GetAccountId(), "plan", p.Name,
 		"version", p.Version, "kept", saved)

@@ -98,6 +98,11 @@ func (r *repo) AuditRetentionDays(ctx context.Context, teamID string) (int, erro
 	return days, err
 }
 
+func (r *repo) SaveAuditRetentionDays(ctx context.Context, teamID string, days int64) error {
+	_, err := r.q.Exec(ctx, `UPDATE account_plans SET audit_retention_days = $2 WHERE account_id = $1`, teamID, days)
+	return err
+}
+
 // PruneAuditEntries is the only delete the log allows: the append-only trigger lets a
 // DELETE through only in a transaction that set tori.audit_prune.
 func (s *Store) PruneAuditEntries(ctx context.Context, now time.Time, defaultDays int) (int64, error) {

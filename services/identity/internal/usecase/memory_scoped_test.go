@@ -39,7 +39,8 @@ func (t tx) RecordAudit(context.Context, *auditv1.EntryRecorded) error { return 
 func (t tx) AuditEntries(context.Context, audit.Query) ([]audit.Entry, error) {
 	return []audit.Entry{}, nil
 }
-func (t tx) AuditRetentionDays(context.Context, string) (int, error) { return 0, nil }
+func (t tx) AuditRetentionDays(context.Context, string) (int, error)     { return 0, nil }
+func (t tx) SaveAuditRetentionDays(context.Context, string, int64) error { return nil }
 
 func (m *memory) MemberTeam(ctx context.Context, userID, slug string) (ms access.Membership, err error) {
 	err = m.inOne(func(t tx) error { ms, err = t.MemberTeam(ctx, userID, slug); return err })
@@ -63,7 +64,8 @@ func (m *memory) RecordAudit(context.Context, *auditv1.EntryRecorded) error { re
 func (m *memory) AuditEntries(context.Context, audit.Query) ([]audit.Entry, error) {
 	return []audit.Entry{}, nil
 }
-func (m *memory) AuditRetentionDays(context.Context, string) (int, error) { return 0, nil }
+func (m *memory) AuditRetentionDays(context.Context, string) (int, error)     { return 0, nil }
+func (m *memory) SaveAuditRetentionDays(context.Context, string, int64) error { return nil }
 func (m *memory) PruneAuditEntries(context.Context, time.Time, int) (int64, error) {
 	return 0, nil
 }

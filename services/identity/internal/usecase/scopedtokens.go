@@ -45,6 +45,8 @@ type ScopedRepo interface {
 	// AuditRetentionDays is how long team teamID's plan keeps its log; 0 when identity holds
 	// no copy of the plan yet.
 	AuditRetentionDays(ctx context.Context, teamID string) (int, error)
+	// SaveAuditRetentionDays sets it on the plan copy of teamID.
+	SaveAuditRetentionDays(ctx context.Context, teamID string, days int64) error
 }
 
 // TeamToken is a scoped token as a team's admins see it: whose it is, never its secret.
