@@ -39,7 +39,7 @@ func TestAuditLog(t *testing.T) {
 	_, dan := h.signIn("dan@example.com")
 	acme := h.team("acme", ada, false, "web", "api")
 	h.member(acme, bob, "developer")
-	h.team("dan", dan, false)
+	h.team("dan-co", dan, false)
 	now := h.clock.Now()
 	tokenID := uuid.NewString()
 

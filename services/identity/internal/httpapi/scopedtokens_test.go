@@ -15,8 +15,8 @@ import (
 
 // Teams are made by the teams work (another branch); these tests put the rows in directly.
 
-// team makes a team with owner as its owner and returns its id; personal teams take the
-// owner's account id, as the migration gives them.
+// team makes a team with owner as its owner and returns its id. A personal team has the
+// owner's account id; when sign-in made it already, it takes slug.
 func (h *harness) team(slug string, owner *callerid.Caller, personal bool, apps ...string) string {
 	h.t.Helper()
 	id := uuid.NewString()
@@ -25,7 +25,7 @@ func (h *harness) team(slug string, owner *callerid.Caller, personal bool, apps 
 	}
 	ctx := context.Background()
 	if _, err := h.pool.Exec(ctx, `INSERT INTO teams (id, slug, name, personal, owner_account_id, created_at)
-		VALUES ($1, $2, $2, $3, $4, now())`, id, slug, personal, owner.AccountID); err != nil {
+		VALUES ($1, $2, $2, $3, $4, now()) ON CONFLICT (id) DO UPDATE SET slug = $2`, id, slug, personal, owner.AccountID); err != nil {
 		h.t.Fatal(err)
 	}
 	h.member(id, owner, "owner")
@@ -295,7 +295,7 @@ func TestTeamTokens(t *testing.T) {
 	acme := h.team("acme", ada, false, "web")
 	h.member(acme, bob, "admin")
 	h.member(acme, cat, "developer")
-	h.team("dan", dan, false)
+	h.team("dan-co", dan, false)
 	tok := h.mint(ada, map[string]any{"name": "ci", "team": "acme", "scopes": []string{"deploy"}, "apps": []string{"web"}})
 	h.mint(cat, map[string]any{"name": "cat", "team": "acme", "scopes": []string{"read"}})
 	h.mint(ada, map[string]any{"name": "full"}) // a full token is no team's
