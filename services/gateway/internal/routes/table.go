@@ -79,6 +79,23 @@ var table = []Route{
 	{Method: "GET", Template: "/api/account", Owner: Identity},
 	{Method: "PATCH", Template: "/api/account", Owner: Identity},
 
+	// Teams, their members, invitations, tokens and audit log (identity's).
+	{Method: "GET", Template: "/api/teams", Owner: Identity},
+	{Method: "POST", Template: "/api/teams", Owner: Identity},
+	{Method: "GET", Template: "/api/teams/{team}", Owner: Identity},
+	{Method: "PATCH", Template: "/api/teams/{team}", Owner: Identity},
+	{Method: "DELETE", Template: "/api/teams/{team}", Owner: Identity},
+	{Method: "GET", Template: "/api/teams/{team}/members", Owner: Identity},
+	{Method: "PATCH", Template: "/api/teams/{team}/members/{userId}", Owner: Identity},
+	{Method: "DELETE", Template: "/api/teams/{team}/members/{userId}", Owner: Identity},
+	{Method: "GET", Template: "/api/teams/{team}/invitations", Owner: Identity},
+	{Method: "POST", Template: "/api/teams/{team}/invitations", Owner: Identity},
+	{Method: "DELETE", Template: "/api/teams/{team}/invitations/{id}", Owner: Identity},
+	{Method: "GET", Template: "/api/teams/{team}/tokens", Owner: Identity},
+	{Method: "DELETE", Template: "/api/teams/{team}/tokens/{id}", Owner: Identity},
+	{Method: "GET", Template: "/api/teams/{team}/audit", Owner: Identity},
+	{Method: "POST", Template: "/api/invitations/accept", Owner: Identity},
+
 	{Method: "GET", Template: "/api/plans", Owner: Billing, Public: true},
 	{Method: "GET", Template: "/api/billing", Owner: Billing},
 	{Method: "POST", Template: "/api/billing/checkout", Owner: Billing},
