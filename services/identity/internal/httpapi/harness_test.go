@@ -22,12 +22,14 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/proto"
 
+	"tori.dev/pkg/accessgate"
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/logging"
 	"tori.dev/pkg/testinfra"
 	"tori.dev/services/identity/internal/account"
 	"tori.dev/services/identity/internal/httpapi"
+	"tori.dev/services/identity/internal/store"
 	"tori.dev/services/identity/internal/store/storetest"
 	"tori.dev/services/identity/internal/usecase"
 )
@@ -133,7 +135,8 @@ func newHarness(t *testing.T) *harness {
 	}
 	log := logging.New("identity", h.logs)
 	svc := usecase.New(usecase.Deps{Store: st, Mailer: h.mailer, Plans: h.plans, Log: log, Now: h.clock.Now, ConsoleURL: consoleURL})
-	h.app = httpapi.New(httpapi.Config{Service: svc, SigningKey: signingKey, Log: log, Health: health.NewIdentity("identity", "test")})
+	gate := accessgate.New(nil, store.WriteAuditEntry, pool, log)
+	h.app = httpapi.New(httpapi.Config{Service: svc, SigningKey: signingKey, Log: log, Health: health.NewIdentity("identity", "test"), Gate: gate})
 	return h
 }
 
