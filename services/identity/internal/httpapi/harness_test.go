@@ -22,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/proto"
 
+	"tori.dev/contract/access"
 	"tori.dev/pkg/accessgate"
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
@@ -243,8 +244,14 @@ func (h *harness) callerOf(token string) *callerid.Caller {
 	r := h.do("POST", "/internal/introspect", map[string]string{"token": token}, anonymous)
 	h.expect(r, 200, "")
 	m := r.json(h.t)
+	var teams []access.Membership
+	for _, t := range m["teams"].([]any) {
+		t := t.(map[string]any)
+		role, _ := access.ParseRole(t["role"].(string))
+		teams = append(teams, access.Membership{TeamID: t["id"].(string), Slug: t["slug"].(string), Role: role, Personal: t["personal"].(bool)})
+	}
 	return &callerid.Caller{AccountID: m["accountId"].(string), UserID: m["userId"].(string),
-		TokenKind: m["tokenKind"].(string), TokenID: m["tokenId"].(string)}
+		TokenKind: m["tokenKind"].(string), TokenID: m["tokenId"].(string), Teams: callerid.EncodeTeams(teams)}
 }
 
 // events returns the routing keys in the outbox, in order.

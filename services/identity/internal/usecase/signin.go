@@ -116,11 +116,11 @@ func (s *Service) userFor(ctx context.Context, tx Repo, email string, now time.T
 	if err := tx.CreateAccount(ctx, acc, u); err != nil {
 		return account.User{}, err
 	}
-	// The personal team carries the account's apps and plan; its id is the account's.
-	if err := createPersonalTeam(ctx, tx, acc, u); err != nil {
+	if err := tx.Publish(ctx, identitybus.KeyAccountCreated, accountCreated(acc, u)); err != nil {
 		return account.User{}, err
 	}
-	if err := tx.Publish(ctx, identitybus.KeyAccountCreated, accountCreated(acc, u)); err != nil {
+	// The personal team carries the account's apps and plan; its id is the account's.
+	if err := createPersonalTeam(ctx, tx, acc, u); err != nil {
 		return account.User{}, err
 	}
 	s.log.InfoContext(ctx, "account created", "account_id", acc.ID)
