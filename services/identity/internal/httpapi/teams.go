@@ -210,7 +210,7 @@ func (h handlers) invite(c *fiber.Ctx) error {
 }
 
 func (h handlers) revokeInvitation(c *fiber.Ctx) error {
-	if err := h.svc.RevokeInvitation(c.UserContext(), accessgate.Team(c), c.Params("id")); err != nil {
+	if err := h.svc.RevokeInvitation(c.UserContext(), callerid.From(c), accessgate.Team(c), c.Params("id")); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

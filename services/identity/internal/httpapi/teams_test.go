@@ -184,7 +184,9 @@ func TestTeamsLifecycle(t *testing.T) {
 	// The personal team cannot be deleted; a team with apps neither.
 	h.expect(h.do("DELETE", "/api/teams/ada-lovelace", nil, ada), 409, "personal_team")
 	appID := uuid.NewString()
-	inTx(t, h, func(tx usecase.Repo) error { return usecase.ApplyAppCreated(context.Background(), tx, appID, acmeID, "site") })
+	inTx(t, h, func(tx usecase.Repo) error {
+		return usecase.ApplyAppCreated(context.Background(), tx, appID, acmeID, "site")
+	})
 	h.expect(h.do("DELETE", "/api/teams/acme-inc", nil, ada), 409, "team_not_empty")
 	inTx(t, h, func(tx usecase.Repo) error { return usecase.ApplyAppDeleted(context.Background(), tx, appID) })
 
@@ -324,6 +326,12 @@ func TestMembersAndRoles(t *testing.T) {
 	h.expect(h.do("PATCH", "/api/teams/acme/members/"+ada.UserID, map[string]string{"role": "admin"}, ada), 200, "")
 	bob = h.refresh(bobTok)
 	h.expect(h.do("PATCH", "/api/teams/acme/members/"+bob.UserID, map[string]string{"role": "viewer"}, bob), 409, "last_owner")
+	// A change goes by the role read in its transaction: ada's caller, signed before she
+	// stepped down, still says owner, and passes the gate, but not the use case.
+	d = h.expect(h.do("DELETE", "/api/teams/acme", nil, ada), 403, "insufficient_role")
+	if e := h.lastAudit(acmeID); d["requiredRole"] != "owner" || e.action != "team.delete" || e.outcome != "denied" {
+		t.Fatalf("refusal %v, audit %+v", d, e)
+	}
 
 	// Removal revokes the member's tokens for this team (and only those) at once.
 	teamTok := h.teamToken(carol, acmeID)

@@ -115,12 +115,17 @@ func memberLimit(ctx context.Context, tx Repo, teamID string) (int64, string, er
 }
 
 // RevokeInvitation withdraws one of the team's pending invitations; its link stops working.
-func (s *Service) RevokeInvitation(ctx context.Context, teamID, id string) error {
+func (s *Service) RevokeInvitation(ctx context.Context, c callerid.Caller, teamID, id string) error {
 	if uuid.Validate(id) != nil {
 		return team.ErrNotFound
 	}
 	now := s.now()
-	return s.store.InTx(ctx, func(tx Repo) error { return tx.RevokeInvitation(ctx, teamID, id, now) })
+	return s.store.InTx(ctx, func(tx Repo) error {
+		if _, err := actingMember(ctx, tx, teamID, c.UserID, access.Admin); err != nil {
+			return err
+		}
+		return tx.RevokeInvitation(ctx, teamID, id, now)
+	})
 }
 
 // AcceptInvitation makes the signed-in caller a member of the invitation's team, with its
