@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"tori.dev/contract/access"
 	"tori.dev/pkg/callerid"
 	identityv1 "tori.dev/proto/gen/tori/identity/v1"
 	"tori.dev/services/identity/internal/account"
@@ -520,4 +521,33 @@ func TestIntrospectionListsTeams(t *testing.T) {
 			t.Fatalf("acme %v", acme)
 		}
 	}
+}
+
+// A scoped token (as the gateway signs it: its one team, its scope) sees only its team and
+// changes nothing its scope does not cover.
+func TestScopedTokensOnTeamRoutes(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	_, ada, acmeID := acmeTeam(t, h)
+	scoped := *ada
+	scoped.TokenKind, scoped.TokenID = callerid.KindAPI, uuid.NewString()
+	scoped.Scope = "write"
+	scoped.Teams = callerid.EncodeTeams([]access.Membership{{TeamID: acmeID, Slug: "acme", Role: access.Owner}})
+
+	if l := h.do("GET", "/api/teams", nil, &scoped).list(t); len(l) != 1 || l[0]["id"] != acmeID {
+		t.Fatalf("a scoped token's teams %v", l)
+	}
+	d := h.expect(h.do("PATCH", "/api/teams/acme", map[string]string{"name": "X"}, &scoped), 403, "insufficient_scope")
+	if d["requiredScope"] != "admin" {
+		t.Fatalf("refusal %v", d)
+	}
+	if e := h.lastAudit(acmeID); e.action != "team.update" || e.outcome != "denied" || e.meta["code"] != "insufficient_scope" {
+		t.Fatalf("audit %+v", e)
+	}
+	h.expect(h.do("POST", "/api/teams", map[string]string{"name": "Other"}, &scoped), 403, "insufficient_scope")
+	h.expect(h.do("POST", "/api/invitations/accept", map[string]string{"token": "x"}, &scoped), 403, "session_required")
+	// Its personal team is not its team: 404, as for a stranger.
+	personal := h.do("GET", "/api/teams", nil, ada).list(t)[0]["slug"].(string)
+	h.expect(h.do("GET", "/api/teams/"+personal, nil, &scoped), 404, "not found")
+	h.expect(h.do("GET", "/api/teams/acme", nil, &scoped), 200, "")
 }
