@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"tori.dev/pkg/accessgate"
 	"tori.dev/pkg/buildinfo"
 	"tori.dev/pkg/lifecycle"
 	"tori.dev/pkg/profiling"
@@ -57,12 +58,15 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 			Log:        log,
 			ConsoleURL: cfg.ConsoleURL,
 		})
-		web := httpapi.New(httpapi.Config{Service: svc, SigningKey: []byte(cfg.SigningKey), Log: log, Health: p.Health})
+		// Identity keeps the audit log, so its gate writes entries straight into it.
+		gate := accessgate.New(nil, store.WriteAuditEntry, p.Pool, log)
+		web := httpapi.New(httpapi.Config{Service: svc, SigningKey: []byte(cfg.SigningKey), Log: log, Health: p.Health, Gate: gate})
 		p.Consume(
 			busapi.PlanConsumer{Repo: store.Bind, Log: log}.Subscription(),
 			busapi.HostnameMailConsumer{Repo: store.Bind, Service: svc, Log: log}.Subscription(),
 			busapi.CertificateMailConsumer{Repo: store.Bind, Service: svc, Log: log}.Subscription(),
 			busapi.HoldMailConsumer{Repo: store.Bind, Service: svc, Log: log}.Subscription(),
+			busapi.TeamAppsConsumer{Repo: store.Bind, Log: log}.Subscription(),
 		)
 		if err := p.ServeHTTP(web, cfg.Addr, cfg.ShutdownTimeout); err != nil {
 			return err

@@ -73,6 +73,8 @@ func planFrom(name string, l *billingv1.PlanLimits, version int64) account.Plan 
 				CronTimeoutSeconds:     l.GetCronTimeoutSeconds(),
 				InstanceMemoryBytes:    l.GetInstanceMemoryBytes(),
 			},
+			Members:            l.GetMembers(),
+			AuditRetentionDays: l.GetAuditRetentionDays(),
 		},
 		Version:   version,
 		UpdatedAt: time.Now().UTC().Truncate(time.Microsecond),

@@ -22,12 +22,15 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/proto"
 
+	"tori.dev/contract/access"
+	"tori.dev/pkg/accessgate"
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/logging"
 	"tori.dev/pkg/testinfra"
 	"tori.dev/services/identity/internal/account"
 	"tori.dev/services/identity/internal/httpapi"
+	"tori.dev/services/identity/internal/store"
 	"tori.dev/services/identity/internal/store/storetest"
 	"tori.dev/services/identity/internal/usecase"
 )
@@ -133,7 +136,8 @@ func newHarness(t *testing.T) *harness {
 	}
 	log := logging.New("identity", h.logs)
 	svc := usecase.New(usecase.Deps{Store: st, Mailer: h.mailer, Plans: h.plans, Log: log, Now: h.clock.Now, ConsoleURL: consoleURL})
-	h.app = httpapi.New(httpapi.Config{Service: svc, SigningKey: signingKey, Log: log, Health: health.NewIdentity("identity", "test")})
+	gate := accessgate.New(nil, store.WriteAuditEntry, pool, log)
+	h.app = httpapi.New(httpapi.Config{Service: svc, SigningKey: signingKey, Log: log, Health: health.NewIdentity("identity", "test"), Gate: gate})
 	return h
 }
 
@@ -240,8 +244,14 @@ func (h *harness) callerOf(token string) *callerid.Caller {
 	r := h.do("POST", "/internal/introspect", map[string]string{"token": token}, anonymous)
 	h.expect(r, 200, "")
 	m := r.json(h.t)
+	var teams []access.Membership
+	for _, t := range m["teams"].([]any) {
+		t := t.(map[string]any)
+		role, _ := access.ParseRole(t["role"].(string))
+		teams = append(teams, access.Membership{TeamID: t["id"].(string), Slug: t["slug"].(string), Role: role, Personal: t["personal"].(bool)})
+	}
 	return &callerid.Caller{AccountID: m["accountId"].(string), UserID: m["userId"].(string),
-		TokenKind: m["tokenKind"].(string), TokenID: m["tokenId"].(string)}
+		TokenKind: m["tokenKind"].(string), TokenID: m["tokenId"].(string), Teams: callerid.EncodeTeams(teams)}
 }
 
 // events returns the routing keys in the outbox, in order.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"tori.dev/contract/access"
 	"tori.dev/contract/apitime"
 	"tori.dev/services/identity/internal/auth"
 )
@@ -30,10 +31,27 @@ func (h handlers) introspect(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(struct {
-		AccountID string        `json:"accountId"`
-		UserID    string        `json:"userId"`
-		TokenKind string        `json:"tokenKind"`
-		TokenID   string        `json:"tokenId"`
-		ExpiresAt *apitime.Time `json:"expiresAt"`
-	}{p.AccountID, p.UserID, p.Kind, p.TokenID, apitime.OrNull(p.ExpiresAt)})
+		AccountID string               `json:"accountId"`
+		UserID    string               `json:"userId"`
+		TokenKind string               `json:"tokenKind"`
+		TokenID   string               `json:"tokenId"`
+		ExpiresAt *apitime.Time        `json:"expiresAt"`
+		Teams     []introspectTeamJSON `json:"teams"`
+	}{p.AccountID, p.UserID, p.Kind, p.TokenID, apitime.OrNull(p.ExpiresAt), introspectTeams(p.Teams)})
+}
+
+// introspectTeamJSON is one membership the gateway signs into X-Tori-Teams.
+type introspectTeamJSON struct {
+	ID       string `json:"id"`
+	Slug     string `json:"slug"`
+	Role     string `json:"role"`
+	Personal bool   `json:"personal"`
+}
+
+func introspectTeams(ms []access.Membership) []introspectTeamJSON {
+	out := make([]introspectTeamJSON, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, introspectTeamJSON{ID: m.TeamID, Slug: m.Slug, Role: m.Role.String(), Personal: m.Personal})
+	}
+	return out
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"tori.dev/pkg/accessgate"
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/httperror"
@@ -24,6 +25,9 @@ type Config struct {
 	SigningKey []byte
 	Log        *slog.Logger
 	Health     health.Identity
+	// Gate enforces contract/access's table on the team routes and writes their audit
+	// entries (accessgate.New with store.WriteAuditEntry).
+	Gate *accessgate.Gate
 }
 
 type handlers struct {
@@ -33,7 +37,7 @@ type handlers struct {
 // New builds the Fiber app with every route.
 func New(cfg Config) *fiber.App {
 	a := httpserver.New(httpserver.Options{
-		Name: "identity", Log: cfg.Log, BodyLimit: bodyLimit, ErrorHandler: errorHandler(cfg.Log), Health: &cfg.Health,
+		Name: "identity", Log: cfg.Log, BodyLimit: bodyLimit, ErrorHandler: errorHandler(cfg.Log, cfg.Gate), Health: &cfg.Health,
 	})
 	h := handlers{svc: cfg.Service}
 
@@ -58,6 +62,8 @@ func New(cfg Config) *fiber.App {
 
 	a.Get("/api/account", private, h.getAccount)
 	a.Patch("/api/account", private, h.patchAccount)
+
+	teamRoutes(a, private, cfg.Gate, h)
 
 	a.Post("/internal/introspect", public, h.introspect)
 	return a

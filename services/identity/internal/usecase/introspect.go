@@ -21,7 +21,11 @@ func (s *Service) Introspect(ctx context.Context, token string) (auth.Principal,
 			return auth.Principal{}, auth.ErrUnauthorized
 		}
 		exp := sess.ExpiresAt
-		return auth.Principal{AccountID: sess.AccountID, UserID: sess.UserID, Kind: auth.KindSession, TokenID: sess.ID, ExpiresAt: &exp}, nil
+		teams, err := s.store.MembershipsOf(ctx, sess.UserID)
+		if err != nil {
+			return auth.Principal{}, err
+		}
+		return auth.Principal{AccountID: sess.AccountID, UserID: sess.UserID, Kind: auth.KindSession, TokenID: sess.ID, ExpiresAt: &exp, Teams: teams}, nil
 	case auth.KindAPI:
 		t, err := s.store.APITokenByHash(ctx, auth.Hash(token))
 		if err != nil {
@@ -36,7 +40,12 @@ func (s *Service) Introspect(ctx context.Context, token string) (auth.Principal,
 				s.log.WarnContext(ctx, "record token use", "token_id", t.ID, "err", err.Error())
 			}
 		}
-		return auth.Principal{AccountID: t.AccountID, UserID: t.UserID, Kind: auth.KindAPI, TokenID: t.ID}, nil
+		// A full token acts with its creator's current role in each of their teams.
+		teams, err := s.store.MembershipsOf(ctx, t.UserID)
+		if err != nil {
+			return auth.Principal{}, err
+		}
+		return auth.Principal{AccountID: t.AccountID, UserID: t.UserID, Kind: auth.KindAPI, TokenID: t.ID, Teams: teams}, nil
 	}
 	return auth.Principal{}, auth.ErrUnauthorized
 }

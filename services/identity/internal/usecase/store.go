@@ -14,6 +14,8 @@ import (
 // account.ErrNotFound or auth.ErrNotFound. Lock* methods take a row lock, and are meant for
 // use inside InTx.
 type Repo interface {
+	TeamRepo
+
 	// LockEmail serialises first sign-ins of one address, so two verifies racing for a new
 	// address create one account.
 	LockEmail(ctx context.Context, email string) error
