@@ -59,7 +59,7 @@ func teamsRolesAndAudit(t *testing.T, s *harness.Stack) {
 	// The invitation: its link is the invited address's alone, and single use.
 	devEmail := harness.Email("team-dev")
 	inv, code := invite(t, s, owner.Token, team.Slug, devEmail, "developer")
-	if exp, err := time.Parse(time.RFC3339, inv["expiresAt"].(string)); err != nil || exp.Before(time.Now().Add(7*24*time.Hour-time.Hour)) || exp.After(time.Now().Add(7*24*time.Hour+time.Hour)) {
+	if exp, err := time.Parse(time.RFC3339, anyString(inv["expiresAt"])); err != nil || exp.Before(time.Now().Add(7*24*time.Hour-time.Hour)) || exp.After(time.Now().Add(7*24*time.Hour+time.Hour)) {
 		t.Fatalf("invitation expiresAt %v, want in 7 days", inv["expiresAt"])
 	}
 	third := s.NewAccount(t, "team-third")
