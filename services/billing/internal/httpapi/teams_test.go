@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -182,4 +183,35 @@ func openedURL(t *testing.T, f fixture, method, path, body string, caller caller
 	t.Helper()
 	status, answer := do2(t, f, method, path, body, caller)
 	return urlFrom(t, status, answer)
+}
+
+// Every authenticated /api route is in contract/access's table and goes through the gate
+// before its handler: a token with no scope the table knows is refused 403
+// insufficient_scope, which only the gate answers. The catalog and the provider's webhook are
+// the two public routes.
+func TestEveryAuthenticatedRouteIsGuarded(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	public := map[string]bool{"GET /api/plans": true, "POST /api/billing/webhook": true}
+	caller := userOf(f.account(t))
+	caller.TokenKind, caller.Scope = callerid.KindAPI, "none-known"
+	checked := 0
+	for _, r := range f.app.GetRoutes(true) {
+		if !strings.HasPrefix(r.Path, "/api/") || r.Method == "HEAD" || public[r.Method+" "+r.Path] {
+			continue
+		}
+		if _, ok := access.Find(r.Method, r.Path); !ok {
+			t.Errorf("%s %s is not in contract/access's table", r.Method, r.Path)
+			continue
+		}
+		checked++
+		status, body := do(t, f.app, request(r.Method, r.Path, `{"plan":"songbird","interval":"month"}`, caller, key))
+		var e struct{ Code, RequiredScope string }
+		if _ = json.Unmarshal([]byte(body), &e); status != 403 || e.Code != access.CodeInsufficientScope || e.RequiredScope != "admin" {
+			t.Errorf("%s %s: %d %s; want the gate's 403 insufficient_scope", r.Method, r.Path, status, body)
+		}
+	}
+	if checked != 4 {
+		t.Fatalf("%d authenticated routes checked, want 4", checked)
+	}
 }
