@@ -107,7 +107,7 @@ func newEnvWithPlans(t *testing.T, source usecase.PlanSource) *env {
 	e.svc = usecase.New(usecase.Deps{Store: store.New(pool), Objects: objs, Plans: source, Env: e.env, Now: e.clock.Now,
 		Registries: deploy.Registries{Resolver: testResolver{}}})
 	e.crons = e.svc.Crons(store.New(pool), 0)
-	e.app = httpapi.New(httpapi.Deps{Deploys: e.svc, Crons: e.crons, SigningKey: signingKey, Health: health.NewIdentity("deploys", "test")})
+	e.app = httpapi.New(httpapi.Deps{Deploys: e.svc, Crons: e.crons, SigningKey: signingKey, DB: pool, Health: health.NewIdentity("deploys", "test")})
 	return e
 }
 

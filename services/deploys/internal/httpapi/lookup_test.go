@@ -46,7 +46,7 @@ func (e *env) withApps(owner usecase.AppSource) {
 		e.t.Fatal(err)
 	}
 	e.svc = usecase.New(usecase.Deps{Store: store.New(e.pool), Objects: objs, Plans: plans{p: testPlan}, Env: e.env, Apps: owner, Now: e.clock.Now})
-	e.app = httpapi.New(httpapi.Deps{Deploys: e.svc, SigningKey: signingKey, Health: health.NewIdentity("deploys", "test")})
+	e.app = httpapi.New(httpapi.Deps{Deploys: e.svc, SigningKey: signingKey, DB: e.pool, Health: health.NewIdentity("deploys", "test")})
 }
 
 // An app whose created event has not arrived is asked of its owner once, kept as the event
