@@ -186,6 +186,9 @@ func TestRolesScopesAndPins(t *testing.T) {
 	if status, body, _ := e.requestAs(viewer, "GET", "/api/apps/svc/deploys", "", nil, 0); status != http.StatusOK {
 		t.Fatalf("viewer lists: %d %v", status, body)
 	}
+	if status, _, _ := e.requestAs(viewer, "GET", "/api/apps/ghost/deploys", "", nil, 0); status != http.StatusNotFound || e.closed {
+		t.Fatalf("a 404 without a body: %d, connection closed %v", status, e.closed)
+	}
 	n, rows := len(e.auditEntries()), e.rows()
 	status, body := deploy(viewer, "svc")
 	if status != http.StatusForbidden || body["code"] != "insufficient_role" || body["error"] != "insufficient_role" || body["requiredRole"] != "developer" {

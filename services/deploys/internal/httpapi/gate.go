@@ -44,12 +44,14 @@ func callerTeams(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// closeOnError closes the connection after a refused request: a body left unread (the gate
-// refuses before the handler reads a byte of an upload) must not be parsed as the next
-// request on it.
+// closeOnError closes the connection after a refused request with a body: a body left
+// unread (the gate refuses before the handler reads a byte of an upload) must not be parsed
+// as the next request on it. A request without one keeps its connection.
 func closeOnError(c *fiber.Ctx) error {
 	err := c.Next()
-	if err != nil {
+	// fasthttp's length: -1 is a chunked body; a request with neither a length nor chunks
+	// (-2 here) has none.
+	if n := c.Request().Header.ContentLength(); err != nil && (n > 0 || n == -1) {
 		c.Context().SetConnectionClose()
 	}
 	return err
