@@ -8,7 +8,9 @@
 // verification records, environment variables' names, bearer tokens' prefixes), limits and
 // deadlines every party holds to (limits: the release job's, the logs' reads), the
 // payment-failure hold's stages, days, notice names and JSON view (billinghold), the API's
-// time format (apitime) and the address ranges no tenant's traffic reaches (netrange). Each is
+// time format (apitime), the address ranges no tenant's traffic reaches (netrange), and who may
+// do what: team roles, token scopes and the one table of routes with the least of each
+// (access). Each is
 // a value or a pure function, with table tests.
 //
 // What does not: anything one process alone decides (it stays in that service's domain

@@ -65,3 +65,10 @@ func Apply(ctx context.Context, tx pgx.Tx) (finish func(committed bool), err err
 	}
 	return p.release, nil
 }
+
+// WithoutPending returns ctx without its pending write, for a transaction that is not the
+// request's change (a copy kept on the way, a slot reserved before an upload): committing
+// the change's entry there would record a change that may yet fail.
+func WithoutPending(ctx context.Context) context.Context {
+	return context.WithValue(ctx, pendingKey{}, (*Pending)(nil))
+}

@@ -53,8 +53,8 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		if err := p.DialBus(ctx); err != nil {
 			return err
 		}
-		api := httpapi.New(httpapi.Deps{Billing: svc, SigningKey: []byte(cfg.SigningKey), Health: p.Health, Log: p.Log})
-		p.Consume(busapi.AccountsSubscription(svc, store.Bind))
+		api := httpapi.New(httpapi.Deps{Billing: svc, SigningKey: []byte(cfg.SigningKey), DB: p.Pool, Health: p.Health, Log: p.Log})
+		p.Consume(busapi.AccountsSubscription(svc, store.Bind), busapi.TeamsSubscription(svc, store.Bind))
 		if err := p.ServeHTTP(api, cfg.Addr, cfg.ShutdownTimeout); err != nil {
 			return err
 		}

@@ -5,3 +5,6 @@ package busapi
 
 // AccountsQueue is billing's own durable queue of account facts from identity.
 const AccountsQueue = "billing.accounts"
+
+// TeamsQueue is billing's own durable queue of team facts from identity.
+const TeamsQueue = "billing.teams"

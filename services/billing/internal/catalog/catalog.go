@@ -60,6 +60,10 @@ type Limits struct {
 	CronTimeoutSeconds int64
 	// InstanceMemoryBytes is each service instance's memory ceiling.
 	InstanceMemoryBytes int64
+	// Members is how many people a team may hold, its pending invitations counted.
+	Members int64
+	// AuditRetentionDays is how far back a team's audit log may be read.
+	AuditRetentionDays int64
 }
 
 // Plan is one catalog entry.

@@ -15,6 +15,7 @@ func TestCatalogMatchesConventions(t *testing.T) {
 			BuildMinutes: 10, MinScale: 0, CPU: 0.25, LogRetentionDays: 1,
 			ProcessTypes: 2, InstancesPerProcess: 1, InstancesTotal: 2, CronJobs: 2,
 			CronMinIntervalMinutes: 60, CronTimeoutSeconds: 900, InstanceMemoryBytes: 268435456,
+			Members: 3, AuditRetentionDays: 7,
 		}},
 		{Songbird, Prices{900, 9000}, Limits{
 			Apps: 10, CustomDomains: 5, ConcurrentDeploys: 2,
@@ -22,6 +23,7 @@ func TestCatalogMatchesConventions(t *testing.T) {
 			BuildMinutes: 20, MinScale: 1, CPU: 1, LogRetentionDays: 7,
 			ProcessTypes: 4, InstancesPerProcess: 3, InstancesTotal: 8, CronJobs: 10,
 			CronMinIntervalMinutes: 10, CronTimeoutSeconds: 3600, InstanceMemoryBytes: 536870912,
+			Members: 10, AuditRetentionDays: 30,
 		}},
 		{Flock, Prices{2900, 29000}, Limits{
 			Apps: 50, CustomDomains: 50, ConcurrentDeploys: 5,
@@ -29,6 +31,7 @@ func TestCatalogMatchesConventions(t *testing.T) {
 			BuildMinutes: 45, MinScale: 1, CPU: 2, LogRetentionDays: 30,
 			ProcessTypes: 8, InstancesPerProcess: 10, InstancesTotal: 40, CronJobs: 50,
 			CronMinIntervalMinutes: 1, CronTimeoutSeconds: 14400, InstanceMemoryBytes: 1073741824,
+			Members: 50, AuditRetentionDays: 365,
 		}},
 	}
 	got := All()
@@ -61,6 +64,8 @@ func TestProcessLimitsGrowWithThePlan(t *testing.T) {
 		"cronMinIntervalMinutes": func(l Limits) int64 { return -l.CronMinIntervalMinutes },
 		"cronTimeoutSeconds":     func(l Limits) int64 { return l.CronTimeoutSeconds },
 		"instanceMemoryBytes":    func(l Limits) int64 { return l.InstanceMemoryBytes },
+		"members":                func(l Limits) int64 { return l.Members },
+		"auditRetentionDays":     func(l Limits) int64 { return l.AuditRetentionDays },
 	}
 	plans := All()
 	for name, of := range limits {

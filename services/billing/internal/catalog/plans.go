@@ -29,6 +29,8 @@ var plans = []Plan{
 			CronMinIntervalMinutes: 60,
 			CronTimeoutSeconds:     900,
 			InstanceMemoryBytes:    256 * mib,
+			Members:                3,
+			AuditRetentionDays:     7,
 		},
 	},
 	{
@@ -52,6 +54,8 @@ var plans = []Plan{
 			CronMinIntervalMinutes: 10,
 			CronTimeoutSeconds:     3600,
 			InstanceMemoryBytes:    512 * mib,
+			Members:                10,
+			AuditRetentionDays:     30,
 		},
 	},
 	{
@@ -75,6 +79,8 @@ var plans = []Plan{
 			CronMinIntervalMinutes: 1,
 			CronTimeoutSeconds:     14400,
 			InstanceMemoryBytes:    1 * gib,
+			Members:                50,
+			AuditRetentionDays:     365,
 		},
 	},
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
-	"tori.dev/pkg/callerid"
+	"tori.dev/pkg/accessgate"
 	"tori.dev/services/billing/internal/accounts"
 	"tori.dev/services/billing/internal/catalog"
 )
@@ -81,9 +81,10 @@ type urlView struct {
 	URL string `json:"url"`
 }
 
-// callerAccount is the account the gateway signed in as the caller.
+// callerAccount is the team whose billing the request is about, as the gate located it (a
+// personal team's id is its account's, billing's account id).
 func callerAccount(c *fiber.Ctx) (uuid.UUID, error) {
-	return accounts.ParseID(callerid.From(c).AccountID)
+	return accounts.ParseID(accessgate.Team(c))
 }
 
 // signatureHeader is the header Stripe signs its webhook deliveries in.

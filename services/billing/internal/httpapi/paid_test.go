@@ -26,7 +26,8 @@ import (
 // newPaidFixture is billing with paid plans on, its Stripe adapter pointed at stripe-mock.
 func newPaidFixture(t *testing.T) fixture {
 	t.Helper()
-	st := store.New(testinfra.ServicePool(t, store.Service(""), bus.Migrations, store.Migrations))
+	pool := testinfra.ServicePool(t, store.Service(""), bus.Migrations, store.Migrations)
+	st := store.New(pool)
 	svc := usecase.New(st, usecase.WithPayments(usecase.Payments{
 		Provider: stripepay.New(stripepay.Config{SecretKey: "sk_test_tori", APIURL: testinfra.StripeMock(t)}),
 		Prices: usecase.Prices{
@@ -41,10 +42,11 @@ func newPaidFixture(t *testing.T) fixture {
 	app := httpapi.New(httpapi.Deps{
 		Billing:    svc,
 		SigningKey: key,
+		DB:         pool,
 		Health:     health.NewIdentity("billing", "test"),
 		Log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
-	return fixture{app: app, svc: svc, st: st}
+	return fixture{app: app, svc: svc, st: st, pool: pool}
 }
 
 func urlFrom(t *testing.T, status int, body string) string {

@@ -9,10 +9,12 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
+	"tori.dev/pkg/accessgate"
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/httperror"
 	"tori.dev/pkg/httpserver"
+	"tori.dev/pkg/pgstore"
 	"tori.dev/services/billing/internal/usecase"
 )
 
@@ -29,8 +31,10 @@ type Billing interface {
 type Deps struct {
 	Billing    Billing
 	SigningKey []byte // GATEWAY_SIGNING_KEY: only requests the gateway signed are served
-	Health     health.Identity
-	Log        *slog.Logger
+	// DB begins the transaction of an audit entry with no change to ride with (a refusal).
+	DB     pgstore.Beginner
+	Health health.Identity
+	Log    *slog.Logger
 }
 
 // bodyLimit bounds request bodies: billing's largest is a provider's webhook event (an
@@ -49,10 +53,14 @@ func New(d Deps) *fiber.App {
 	public := callerid.Middleware(d.SigningKey, false, httperror.Unauthorized)
 	authed := callerid.Middleware(d.SigningKey, true, httperror.Unauthorized)
 	f.Get("/api/plans", public, h.plans)
-	f.Get("/api/billing", authed, h.state)
-	f.Post("/api/billing/checkout", authed, h.checkout)
-	f.Post("/api/billing/portal", authed, h.portal)
-	f.Post("/api/billing/sync", authed, h.sync)
+	// A team's billing is its owners' (contract/access): the gate finds the team (`?team=` or
+	// the body's team, else the caller's personal team), refuses anyone else, and records
+	// each change's audit entry in the change's transaction.
+	gate := accessgate.New(nil, accessgate.Publisher("billing"), d.DB, d.Log).Check
+	f.Get("/api/billing", authed, gate, h.state)
+	f.Post("/api/billing/checkout", authed, gate, h.checkout)
+	f.Post("/api/billing/portal", authed, gate, h.portal)
+	f.Post("/api/billing/sync", authed, gate, h.sync)
 	// The provider calls the webhook with no token: the gateway forwards it signed for an
 	// empty caller, and the provider's own signature over the raw body is what is trusted.
 	f.Post("/api/billing/webhook", public, h.webhook)

@@ -55,6 +55,8 @@ type limitsView struct {
 	CronMinIntervalMinutes int64   `json:"cronMinIntervalMinutes"`
 	CronTimeoutSeconds     int64   `json:"cronTimeoutSeconds"`
 	InstanceMemoryBytes    int64   `json:"instanceMemoryBytes"`
+	Members                int64   `json:"members"`
+	AuditRetentionDays     int64   `json:"auditRetentionDays"`
 }
 
 // billingView is GET /api/billing. While paid plans are off Subscription and Hold are null,
@@ -146,6 +148,8 @@ func toPlanViews(plans []catalog.Plan) []planView {
 				CronMinIntervalMinutes: l.CronMinIntervalMinutes,
 				CronTimeoutSeconds:     l.CronTimeoutSeconds,
 				InstanceMemoryBytes:    l.InstanceMemoryBytes,
+				Members:                l.Members,
+				AuditRetentionDays:     l.AuditRetentionDays,
 			},
 		})
 	}

@@ -6,6 +6,7 @@ package providercontract
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"testing"
 
@@ -31,6 +32,12 @@ func Run(t *testing.T, p usecase.Provider) {
 			SuccessURL: "http://127.0.0.1:5173/billing?checkout=done", CancelURL: "http://127.0.0.1:5173/billing",
 		})
 		checkURL(t, "checkout", u, err)
+	})
+	t.Run("cancelling an unknown subscription is not found or done", func(t *testing.T) {
+		// stripe-mock answers any id; the fake knows its own.
+		if err := p.CancelSubscription(ctx, "sub_contract"); err != nil && !errors.Is(err, usecase.ErrProviderNotFound) {
+			t.Fatalf("CancelSubscription = %v", err)
+		}
 	})
 	t.Run("portal answers an absolute URL", func(t *testing.T) {
 		u, err := p.CreatePortalSession(ctx, customerID, "http://127.0.0.1:5173/billing")

@@ -23,7 +23,11 @@ type Provider struct {
 	creditNotes   map[string][]usecase.CreditNote
 	// Checkouts records every checkout session created, in order.
 	Checkouts []usecase.NewCheckout
-	terms     map[string]vat.Terms // applied last, by subscription id
+	// Customers records what every customer was created with, in order.
+	Customers []usecase.NewCustomer
+	// Canceled records every subscription CancelSubscription ended, in order.
+	Canceled []string
+	terms    map[string]vat.Terms // applied last, by subscription id
 }
 
 var _ usecase.Provider = (*Provider)(nil)
@@ -49,6 +53,7 @@ func (p *Provider) CreateCustomer(_ context.Context, in usecase.NewCustomer) (st
 	defer p.mu.Unlock()
 	id := p.id("cus")
 	p.customers[id] = usecase.Customer{ID: id, AccountID: in.AccountID}
+	p.Customers = append(p.Customers, in)
 	return id, nil
 }
 
@@ -60,6 +65,21 @@ func (p *Provider) CreateCheckoutSession(_ context.Context, in usecase.NewChecko
 	}
 	p.Checkouts = append(p.Checkouts, in)
 	return "https://checkout.fake-provider.invalid/" + p.id("cs"), nil
+}
+
+func (p *Provider) CancelSubscription(_ context.Context, subscriptionID string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, list := range p.subscriptions {
+		for i := range list {
+			if list[i].ID == subscriptionID {
+				list[i].Status = "canceled"
+				p.Canceled = append(p.Canceled, subscriptionID)
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("fake provider: cancel subscription: %w", usecase.ErrProviderNotFound)
 }
 
 func (p *Provider) CreatePortalSession(_ context.Context, customerID, _ string) (string, error) {

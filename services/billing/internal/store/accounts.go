@@ -20,21 +20,24 @@ type accountRow struct {
 	Plan      string
 	Version   int64
 	UpdatedAt time.Time
+	Personal  bool
+	Deleted   bool
 }
 
-const accountColumns = `account_id, email, plan, version, updated_at`
+const accountColumns = `account_id, email, plan, version, updated_at, personal, deleted_at IS NOT NULL`
 
 func (r accountRow) toAccount() (accounts.Account, error) {
 	p, err := catalog.Lookup(r.Plan)
 	if err != nil {
 		return accounts.Account{}, fmt.Errorf("store: account %s has plan %q: %w", r.AccountID, r.Plan, err)
 	}
-	return accounts.Account{ID: r.AccountID, Email: r.Email, Plan: p.Name, Version: r.Version, UpdatedAt: r.UpdatedAt.UTC()}, nil
+	return accounts.Account{ID: r.AccountID, Email: r.Email, Plan: p.Name, Version: r.Version, UpdatedAt: r.UpdatedAt.UTC(),
+		Personal: r.Personal, Deleted: r.Deleted}, nil
 }
 
 func scanAccount(row pgx.Row) (accounts.Account, error) {
 	var r accountRow
-	err := row.Scan(&r.AccountID, &r.Email, &r.Plan, &r.Version, &r.UpdatedAt)
+	err := row.Scan(&r.AccountID, &r.Email, &r.Plan, &r.Version, &r.UpdatedAt, &r.Personal, &r.Deleted)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return accounts.Account{}, accounts.ErrNotFound
 	}
@@ -52,9 +55,9 @@ func (s *Store) Account(ctx context.Context, id uuid.UUID) (accounts.Account, er
 // InsertAccount records a unless the account is recorded already; inserted tells which.
 // A repeat leaves the existing record untouched, whatever plan it is on by now.
 func (t Tx) InsertAccount(ctx context.Context, a accounts.Account) (inserted bool, err error) {
-	tag, err := t.tx.Exec(ctx, `INSERT INTO account_plans (`+accountColumns+`) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (account_id) DO NOTHING`,
-		a.ID, a.Email, string(a.Plan), a.Version, a.UpdatedAt)
+	tag, err := t.tx.Exec(ctx, `INSERT INTO account_plans (account_id, email, plan, version, updated_at, personal)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (account_id) DO NOTHING`,
+		a.ID, a.Email, string(a.Plan), a.Version, a.UpdatedAt, a.Personal)
 	if err != nil {
 		return false, fmt.Errorf("store: insert account: %w", err)
 	}
@@ -67,8 +70,10 @@ func (t Tx) LockAccount(ctx context.Context, ref accounts.Ref) (accounts.Account
 	if ref.Email == "" {
 		return scanAccount(t.tx.QueryRow(ctx, `SELECT `+accountColumns+` FROM account_plans WHERE account_id = $1 FOR UPDATE`, ref.ID))
 	}
-	// Two rows are enough to tell "one" from "more than one".
-	rows, err := t.tx.Query(ctx, `SELECT `+accountColumns+` FROM account_plans WHERE lower(email) = lower($1) ORDER BY account_id LIMIT 2 FOR UPDATE`, ref.Email)
+	// Two rows are enough to tell "one" from "more than one". An email names a person, so
+	// their personal team, never the teams they made.
+	rows, err := t.tx.Query(ctx, `SELECT `+accountColumns+` FROM account_plans WHERE lower(email) = lower($1) AND personal
+		ORDER BY account_id LIMIT 2 FOR UPDATE`, ref.Email)
 	if err != nil {
 		return accounts.Account{}, fmt.Errorf("store: find account by email: %w", err)
 	}
@@ -94,6 +99,18 @@ func (t Tx) UpdateAccount(ctx context.Context, a accounts.Account) error {
 	}
 	if tag.RowsAffected() == 0 {
 		return accounts.ErrNotFound
+	}
+	return nil
+}
+
+// MarkTeamDeleted marks the team's row deleted, recording a tombstone when billing has none
+// (the deletion overtook the creation), so a late team.created finds it and changes nothing.
+func (t Tx) MarkTeamDeleted(ctx context.Context, id uuid.UUID, at time.Time) error {
+	_, err := t.tx.Exec(ctx, `INSERT INTO account_plans (account_id, plan, version, updated_at, personal, deleted_at)
+		VALUES ($1, 'nestling', 1, $2, false, $2)
+		ON CONFLICT (account_id) DO UPDATE SET deleted_at = coalesce(account_plans.deleted_at, excluded.deleted_at)`, id, at)
+	if err != nil {
+		return fmt.Errorf("store: mark team deleted: %w", err)
 	}
 	return nil
 }

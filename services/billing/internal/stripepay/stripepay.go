@@ -62,11 +62,21 @@ func New(cfg Config) *Client {
 	return &Client{sc: stripe.NewClient(cfg.SecretKey, stripe.WithBackends(backends))}
 }
 
-// CreateCustomer creates the account's customer with metadata.account_id.
+// metadata names the team an object is for: team_id, and account_id as well for a personal
+// team, as its objects carried before teams (and older ones still do).
+func metadata(team uuid.UUID, personal bool) map[string]string {
+	md := map[string]string{"team_id": team.String()}
+	if personal {
+		md["account_id"] = team.String()
+	}
+	return md
+}
+
+// CreateCustomer creates the team's customer with its metadata.
 func (c *Client) CreateCustomer(ctx context.Context, in usecase.NewCustomer) (string, error) {
 	cus, err := c.sc.V1Customers.Create(ctx, &stripe.CustomerCreateParams{
 		Email:    stripe.String(in.Email),
-		Metadata: map[string]string{"account_id": in.AccountID.String()},
+		Metadata: metadata(in.AccountID, in.Personal),
 	})
 	if err != nil {
 		return "", wrap("create customer", err)
@@ -77,18 +87,17 @@ func (c *Client) CreateCustomer(ctx context.Context, in usecase.NewCustomer) (st
 // CreateCheckoutSession creates a subscription checkout that collects the billing address
 // and a VAT ID, which decide the VAT (see internal/vat).
 func (c *Client) CreateCheckoutSession(ctx context.Context, in usecase.NewCheckout) (string, error) {
-	account := in.AccountID.String()
 	s, err := c.sc.V1CheckoutSessions.Create(ctx, &stripe.CheckoutSessionCreateParams{
 		Mode:              stripe.String("subscription"),
 		Customer:          stripe.String(in.CustomerID),
-		ClientReferenceID: stripe.String(account),
+		ClientReferenceID: stripe.String(in.AccountID.String()),
 		LineItems: []*stripe.CheckoutSessionCreateLineItemParams{
 			{Price: stripe.String(in.PriceID), Quantity: stripe.Int64(1)},
 		},
 		SubscriptionData: &stripe.CheckoutSessionCreateSubscriptionDataParams{
-			Metadata: map[string]string{"account_id": account},
+			Metadata: metadata(in.AccountID, in.Personal),
 		},
-		Metadata:                 map[string]string{"account_id": account},
+		Metadata:                 metadata(in.AccountID, in.Personal),
 		BillingAddressCollection: stripe.String("required"),
 		TaxIDCollection:          &stripe.CheckoutSessionCreateTaxIDCollectionParams{Enabled: stripe.Bool(true)},
 		CustomerUpdate: &stripe.CheckoutSessionCreateCustomerUpdateParams{
@@ -102,6 +111,14 @@ func (c *Client) CreateCheckoutSession(ctx context.Context, in usecase.NewChecko
 		return "", wrap("create checkout session", err)
 	}
 	return s.URL, nil
+}
+
+// CancelSubscription ends the subscription now, without proration.
+func (c *Client) CancelSubscription(ctx context.Context, subscriptionID string) error {
+	if _, err := c.sc.V1Subscriptions.Cancel(ctx, subscriptionID, &stripe.SubscriptionCancelParams{}); err != nil {
+		return wrap("cancel subscription", err)
+	}
+	return nil
 }
 
 // CreatePortalSession opens the billing portal for the customer.
@@ -264,9 +281,14 @@ func CreditNoteFrom(cn *stripe.CreditNote) usecase.CreditNote {
 	return out
 }
 
-// accountOf reads metadata.account_id; anything but a UUID is no account.
+// accountOf reads the team an object is for: metadata.team_id, else (an object made before
+// teams, always a personal team's) metadata.account_id; anything but a UUID is none.
 func accountOf(md map[string]string) uuid.UUID {
-	id, err := uuid.Parse(md["account_id"])
+	v := md["team_id"]
+	if v == "" {
+		v = md["account_id"]
+	}
+	id, err := uuid.Parse(v)
 	if err != nil {
 		return uuid.Nil
 	}

@@ -40,17 +40,22 @@ func (s *Service) Checkout(ctx context.Context, accountID uuid.UUID, plan, inter
 		// Configuration is checked at start, so this is a programming error, not the caller's.
 		return "", fmt.Errorf("billing: no price configured for %s per %s", p.Name, iv)
 	}
-	customerID, err := s.customer(ctx, accountID)
+	customerID, personal, err := s.customer(ctx, accountID)
 	if err != nil {
 		return "", err
 	}
-	return s.pay.Provider.CreateCheckoutSession(ctx, NewCheckout{
+	url, err := s.pay.Provider.CreateCheckoutSession(ctx, NewCheckout{
 		AccountID:  accountID,
+		Personal:   personal,
 		CustomerID: customerID,
 		PriceID:    price,
 		SuccessURL: s.pay.ConsoleURL + "/billing?checkout=done",
 		CancelURL:  s.pay.ConsoleURL + "/billing",
 	})
+	if err != nil {
+		return "", err
+	}
+	return url, s.recorded(ctx)
 }
 
 // Portal opens the provider's billing portal for the account and returns its URL:
@@ -59,31 +64,43 @@ func (s *Service) Portal(ctx context.Context, accountID uuid.UUID) (string, erro
 	if s.pay == nil {
 		return "", ErrUnavailable
 	}
-	customerID, err := s.customer(ctx, accountID)
+	customerID, _, err := s.customer(ctx, accountID)
 	if err != nil {
 		return "", err
 	}
-	return s.pay.Provider.CreatePortalSession(ctx, customerID, s.pay.ConsoleURL+"/billing")
+	url, err := s.pay.Provider.CreatePortalSession(ctx, customerID, s.pay.ConsoleURL+"/billing")
+	if err != nil {
+		return "", err
+	}
+	return url, s.recorded(ctx)
 }
 
-// customer is the account's customer at the provider, created (with metadata.account_id) the
-// first time it is needed. Two first requests at once may both create one; the first recorded
-// wins and the other stays an unused customer at the provider, which costs nothing.
-func (s *Service) customer(ctx context.Context, accountID uuid.UUID) (string, error) {
-	c, err := s.store.Customer(ctx, accountID)
-	if err == nil {
-		return c.CustomerID, nil
-	}
-	if !isNotFound(err) {
-		return "", err
-	}
+// recorded commits the request's audit entry (the gate's pending write, pgstore.WithPending)
+// in a transaction of billing's own when no write of the request carried it already: opening
+// a checkout or the portal changes nothing in billing's tables once the customer exists.
+func (s *Service) recorded(ctx context.Context) error {
+	return s.store.InTx(ctx, func(Tx) error { return nil })
+}
+
+// customer is the team's customer at the provider, created (with metadata.team_id, and
+// metadata.account_id for a personal team) the first time it is needed; personal tells which
+// kind of team it is. Two first requests at once may both create one; the first recorded wins
+// and the other stays an unused customer at the provider, which costs nothing.
+func (s *Service) customer(ctx context.Context, accountID uuid.UUID) (id string, personal bool, err error) {
 	a, err := s.AccountPlan(ctx, accountID)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
-	id, err := s.pay.Provider.CreateCustomer(ctx, NewCustomer{AccountID: accountID, Email: a.Email})
+	c, err := s.store.Customer(ctx, accountID)
+	if err == nil {
+		return c.CustomerID, a.Personal, nil
+	}
+	if !isNotFound(err) {
+		return "", false, err
+	}
+	id, err = s.pay.Provider.CreateCustomer(ctx, NewCustomer{AccountID: accountID, Personal: a.Personal, Email: a.Email})
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	err = s.store.InTx(ctx, func(tx Tx) error {
 		inserted, err := tx.InsertCustomer(ctx, mirror.Customer{AccountID: accountID, CustomerID: id}, s.now())
@@ -94,7 +111,7 @@ func (s *Service) customer(ctx context.Context, accountID uuid.UUID) (string, er
 		id = won.CustomerID
 		return err
 	})
-	return id, err
+	return id, a.Personal, err
 }
 
 func isNotFound(err error) bool { return errors.Is(err, mirror.ErrNotFound) }

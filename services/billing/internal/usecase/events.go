@@ -43,5 +43,7 @@ func LimitsMessage(l catalog.Limits) *billingv1.PlanLimits {
 		CronMinIntervalMinutes: l.CronMinIntervalMinutes,
 		CronTimeoutSeconds:     l.CronTimeoutSeconds,
 		InstanceMemoryBytes:    l.InstanceMemoryBytes,
+		Members:                l.Members,
+		AuditRetentionDays:     l.AuditRetentionDays,
 	}
 }

@@ -22,6 +22,7 @@ func TestLimitsMessageCarriesEveryLimit(t *testing.T) {
 		DatabaseBytes: 10 << 30, DatabaseConnections: 100, BuildMinutes: 45, MinScale: 1, Cpu: 2,
 		LogRetentionDays: 30, ProcessTypes: 8, InstancesPerProcess: 10, InstancesTotal: 40,
 		CronJobs: 50, CronMinIntervalMinutes: 1, CronTimeoutSeconds: 14400, InstanceMemoryBytes: 1 << 30,
+		Members: 50, AuditRetentionDays: 365,
 	}
 	if got := usecase.LimitsMessage(flock.Limits); !proto.Equal(got, want) {
 		t.Fatalf("LimitsMessage(flock):\n got  %v\n want %v", got, want)

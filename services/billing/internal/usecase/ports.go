@@ -47,6 +47,8 @@ type Tx interface {
 	// is accounts.ErrAmbiguous.
 	LockAccount(ctx context.Context, ref accounts.Ref) (accounts.Account, error)
 	UpdateAccount(ctx context.Context, a accounts.Account) error
+	// MarkTeamDeleted marks the team's record deleted (a tombstone when there is none).
+	MarkTeamDeleted(ctx context.Context, id uuid.UUID, at time.Time) error
 	MirrorTx
 	Publisher
 }

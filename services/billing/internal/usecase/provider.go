@@ -19,12 +19,16 @@ import (
 // internal/providerfake the fake used where no provider runs; both pass
 // internal/providercontract.
 type Provider interface {
-	// CreateCustomer creates the account's customer, carrying metadata.account_id.
+	// CreateCustomer creates the team's customer, carrying metadata.team_id (and, for a
+	// personal team, metadata.account_id, as before teams).
 	CreateCustomer(ctx context.Context, in NewCustomer) (customerID string, err error)
 	// CreateCheckoutSession creates a hosted checkout session for one subscription and
-	// returns its URL. The session carries client_reference_id and
-	// subscription_data.metadata.account_id.
+	// returns its URL. The session carries client_reference_id (the team's id) and the same
+	// metadata as the customer, on itself and on subscription_data.
 	CreateCheckoutSession(ctx context.Context, in NewCheckout) (url string, err error)
+	// CancelSubscription ends a subscription now (a deleted team pays for nothing more).
+	// ErrProviderNotFound when the provider has no such subscription.
+	CancelSubscription(ctx context.Context, subscriptionID string) error
 	// CreatePortalSession opens the billing portal for a customer and returns its URL.
 	CreatePortalSession(ctx context.Context, customerID, returnURL string) (url string, err error)
 	// Customer reads a customer's billing details.
@@ -52,15 +56,19 @@ type TermsTarget struct {
 // ErrProviderNotFound means the provider has no object with that id.
 var ErrProviderNotFound = errors.New("billing: no such object at the payment provider")
 
-// NewCustomer is what a customer is created with.
+// NewCustomer is what a customer is created with. AccountID is the paying team's id (a
+// personal team's is its account's); Personal says whether it is a personal team.
 type NewCustomer struct {
 	AccountID uuid.UUID
+	Personal  bool
 	Email     string
 }
 
-// NewCheckout is what a checkout session is created with.
+// NewCheckout is what a checkout session is created with; AccountID and Personal as in
+// NewCustomer.
 type NewCheckout struct {
 	AccountID  uuid.UUID
+	Personal   bool
 	CustomerID string
 	PriceID    string
 	SuccessURL string
@@ -71,7 +79,7 @@ type NewCheckout struct {
 // business, which decide the VAT they pay.
 type Customer struct {
 	ID        string
-	AccountID uuid.UUID // uuid.Nil when the provider's object does not carry it
+	AccountID uuid.UUID // the team's, from metadata.team_id (else account_id); uuid.Nil when absent
 	Country   string    // ISO 3166-1 alpha-2, "" when unknown
 	VATID     string    // "" when none
 	Business  bool
@@ -81,7 +89,7 @@ type Customer struct {
 type Subscription struct {
 	ID                 string
 	CustomerID         string
-	AccountID          uuid.UUID // from metadata.account_id; uuid.Nil when absent
+	AccountID          uuid.UUID // the team's, from metadata.team_id (else account_id); uuid.Nil when absent
 	PriceID            string
 	Status             string // the provider's status: active, trialing, past_due, unpaid, canceled, ...
 	CurrentPeriodStart time.Time
@@ -95,7 +103,7 @@ type Invoice struct {
 	ID             string
 	CustomerID     string
 	SubscriptionID string
-	AccountID      uuid.UUID // from the subscription details' metadata.account_id; uuid.Nil when absent
+	AccountID      uuid.UUID // the team's, from the subscription details' metadata (team_id, else account_id); uuid.Nil when absent
 	Number         string    // the provider's sequential number; "" while a draft
 	Status         string    // draft, open, paid, uncollectible, void
 	Total          int64

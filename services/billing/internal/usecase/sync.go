@@ -18,11 +18,11 @@ import (
 // customer, there is nothing to read and it is State.
 func (s *Service) Sync(ctx context.Context, accountID uuid.UUID) (State, error) {
 	if s.pay == nil {
-		return s.State(ctx, accountID)
+		return s.syncedNothing(ctx, accountID)
 	}
 	c, err := s.store.Customer(ctx, accountID)
 	if isNotFound(err) {
-		return s.State(ctx, accountID)
+		return s.syncedNothing(ctx, accountID)
 	}
 	if err != nil {
 		return State{}, err
@@ -80,6 +80,15 @@ func (s *Service) Sync(ctx context.Context, accountID uuid.UUID) (State, error) 
 		return s.settlePlan(ctx, tx, accountID)
 	})
 	if err != nil {
+		return State{}, err
+	}
+	return s.State(ctx, accountID)
+}
+
+// syncedNothing is Sync's answer when there was nothing to read: the state, once the request's
+// audit entry is recorded (a sync that reads is recorded with the mirror's transaction).
+func (s *Service) syncedNothing(ctx context.Context, accountID uuid.UUID) (State, error) {
+	if err := s.recorded(ctx); err != nil {
 		return State{}, err
 	}
 	return s.State(ctx, accountID)

@@ -38,7 +38,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 			busapi.ZoneDumps{Bus: p.Bus, Timeout: cfg.ZoneRequestTimeout},
 			clock, p.Log)
 		dbs.DumpHour = cfg.DumpHour
-		web := httpapi.New(httpapi.Deps{Databases: dbs, SigningKey: []byte(cfg.SigningKey), Identity: p.Health, Log: p.Log})
+		web := httpapi.New(httpapi.Deps{Databases: dbs, SigningKey: []byte(cfg.SigningKey), DB: p.Pool, Identity: p.Health, Log: p.Log})
 		p.Consume(busapi.ZoneReports(st, dbs), busapi.AppDeletions(st, dbs), busapi.PlanChanges(st, dbs), busapi.Deploys(st, dbs))
 		if err := p.ServeHTTP(web, cfg.Addr, cfg.ShutdownTimeout); err != nil {
 			return err

@@ -91,8 +91,10 @@ func (d *Database) Apply(cause Cause, now time.Time, message string) error {
 // Database is one app's managed database as the control plane records it. Its credentials
 // are never here: only the zone and, sealed, the apps service ever hold them.
 type Database struct {
-	ID        string
-	AppID     string
+	ID    string
+	AppID string
+	// AccountID is the owning team's id (a personal team's id is its account's, so the rows
+	// made before teams need no change); plans and limits are the team's.
 	AccountID string
 	Zone      string
 	Status    Status

@@ -6,7 +6,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"tori.dev/contract/apitime"
-	"tori.dev/pkg/callerid"
+	"tori.dev/pkg/accessgate"
 	"tori.dev/services/databases/internal/database"
 	"tori.dev/services/databases/internal/usecase"
 )
@@ -36,7 +36,7 @@ func toJSON(d database.Database) databaseJSON {
 
 // create serves POST /api/apps/{slug}/database: 202 while the zone provisions it.
 func (h *databaseHandler) create(c *fiber.Ctx) error {
-	d, err := h.dbs.Create(c.UserContext(), callerid.From(c).AccountID, c.Params("slug"))
+	d, err := h.dbs.Create(c.UserContext(), accessgate.Team(c), c.Params("slug"))
 	if err != nil {
 		return toHTTP(err)
 	}
@@ -45,7 +45,7 @@ func (h *databaseHandler) create(c *fiber.Ctx) error {
 
 // get serves GET /api/apps/{slug}/database.
 func (h *databaseHandler) get(c *fiber.Ctx) error {
-	d, err := h.dbs.Get(c.UserContext(), callerid.From(c).AccountID, c.Params("slug"))
+	d, err := h.dbs.Get(c.UserContext(), accessgate.Team(c), c.Params("slug"))
 	if err != nil {
 		return toHTTP(err)
 	}
@@ -54,7 +54,7 @@ func (h *databaseHandler) get(c *fiber.Ctx) error {
 
 // delete serves DELETE /api/apps/{slug}/database: 202 deleting until the zone confirms.
 func (h *databaseHandler) delete(c *fiber.Ctx) error {
-	d, err := h.dbs.Delete(c.UserContext(), callerid.From(c).AccountID, c.Params("slug"))
+	d, err := h.dbs.Delete(c.UserContext(), accessgate.Team(c), c.Params("slug"))
 	if err != nil {
 		return toHTTP(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"tori.dev/contract/apitime"
-	"tori.dev/pkg/callerid"
+	"tori.dev/pkg/accessgate"
 	"tori.dev/services/databases/internal/database"
 )
 
@@ -25,7 +25,7 @@ func dumpToJSON(d database.Dump) dumpJSON {
 
 // listDumps serves GET /api/apps/{slug}/database/dumps, newest first.
 func (h *databaseHandler) listDumps(c *fiber.Ctx) error {
-	dumps, err := h.dbs.ListDumps(c.UserContext(), callerid.From(c).AccountID, c.Params("slug"))
+	dumps, err := h.dbs.ListDumps(c.UserContext(), accessgate.Team(c), c.Params("slug"))
 	if err != nil {
 		return toHTTP(err)
 	}
@@ -38,7 +38,7 @@ func (h *databaseHandler) listDumps(c *fiber.Ctx) error {
 
 // takeDump serves POST /api/apps/{slug}/database/dumps: 202 while the zone dumps.
 func (h *databaseHandler) takeDump(c *fiber.Ctx) error {
-	d, err := h.dbs.TakeDump(c.UserContext(), callerid.From(c).AccountID, c.Params("slug"))
+	d, err := h.dbs.TakeDump(c.UserContext(), accessgate.Team(c), c.Params("slug"))
 	if err != nil {
 		return toHTTP(err)
 	}
@@ -51,7 +51,7 @@ func (h *databaseHandler) takeDump(c *fiber.Ctx) error {
 // caller's alone, so nothing may cache the answer.
 func (h *databaseHandler) download(c *fiber.Ctx) error {
 	slug, id := c.Params("slug"), strings.ToLower(c.Params("id"))
-	u, err := h.dbs.DumpURL(c.UserContext(), callerid.From(c).AccountID, slug, id)
+	u, err := h.dbs.DumpURL(c.UserContext(), accessgate.Team(c), slug, id)
 	if err != nil {
 		return toHTTP(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"tori.dev/contract/apitime"
-	"tori.dev/pkg/callerid"
+	"tori.dev/pkg/accessgate"
 	"tori.dev/pkg/httperror"
 	"tori.dev/services/databases/internal/database"
 )
@@ -33,7 +33,7 @@ func (h *databaseHandler) createRestore(c *fiber.Ctx) error {
 	if err := json.Unmarshal(c.Body(), &body); err != nil || body.DumpID == "" {
 		return httperror.New(http.StatusBadRequest, "invalid_body").WithMessage("the body must be JSON with dumpId")
 	}
-	r, err := h.dbs.CreateRestore(c.UserContext(), callerid.From(c).AccountID, c.Params("slug"), strings.ToLower(body.DumpID))
+	r, err := h.dbs.CreateRestore(c.UserContext(), accessgate.Team(c), c.Params("slug"), strings.ToLower(body.DumpID))
 	if err != nil {
 		return toHTTP(err)
 	}
@@ -42,7 +42,7 @@ func (h *databaseHandler) createRestore(c *fiber.Ctx) error {
 
 // listRestores serves GET /api/apps/{slug}/database/restores.
 func (h *databaseHandler) listRestores(c *fiber.Ctx) error {
-	rs, err := h.dbs.ListRestores(c.UserContext(), callerid.From(c).AccountID, c.Params("slug"))
+	rs, err := h.dbs.ListRestores(c.UserContext(), accessgate.Team(c), c.Params("slug"))
 	if err != nil {
 		return toHTTP(err)
 	}
@@ -55,7 +55,7 @@ func (h *databaseHandler) listRestores(c *fiber.Ctx) error {
 
 // deleteRestore serves DELETE /api/apps/{slug}/database/restores/{id}: 202 deleting.
 func (h *databaseHandler) deleteRestore(c *fiber.Ctx) error {
-	r, err := h.dbs.DeleteRestore(c.UserContext(), callerid.From(c).AccountID, c.Params("slug"), strings.ToLower(c.Params("id")))
+	r, err := h.dbs.DeleteRestore(c.UserContext(), accessgate.Team(c), c.Params("slug"), strings.ToLower(c.Params("id")))
 	if err != nil {
 		return toHTTP(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/httperror"
 	"tori.dev/pkg/httpserver"
+	"tori.dev/pkg/pgstore"
 	"tori.dev/services/databases/internal/usecase"
 )
 
@@ -18,8 +19,10 @@ import (
 type Deps struct {
 	Databases  *usecase.Databases
 	SigningKey []byte // the gateway's callerid key
-	Identity   health.Identity
-	Log        *slog.Logger
+	// DB begins the transaction of an audit entry with no change to ride with (a refusal).
+	DB       pgstore.Beginner
+	Identity health.Identity
+	Log      *slog.Logger
 }
 
 // New builds the Fiber app with every route.
@@ -27,15 +30,17 @@ func New(d Deps) *fiber.App {
 	app := httpserver.New(httpserver.Options{Name: "databases", Log: d.Log, Health: &d.Identity})
 	api := app.Group("/api", callerid.Middleware(d.SigningKey, true, httperror.Unauthorized))
 	h := &databaseHandler{dbs: d.Databases}
-	api.Post("/apps/:slug/database", h.create)
-	api.Get("/apps/:slug/database", h.get)
-	api.Delete("/apps/:slug/database", h.delete)
-	api.Post("/apps/:slug/database/credentials/rotate", h.rotate)
-	api.Get("/apps/:slug/database/dumps", h.listDumps)
-	api.Post("/apps/:slug/database/dumps", h.takeDump)
-	api.Get("/apps/:slug/database/dumps/:id/download", h.download)
-	api.Get("/apps/:slug/database/restores", h.listRestores)
-	api.Post("/apps/:slug/database/restores", h.createRestore)
-	api.Delete("/apps/:slug/database/restores/:id", h.deleteRestore)
+	// Every route goes through the gate first (gate_test.go holds each one to it).
+	g := newGuard(d.Databases, d.DB, d.Log).check
+	api.Post("/apps/:slug/database", g, h.create)
+	api.Get("/apps/:slug/database", g, h.get)
+	api.Delete("/apps/:slug/database", g, h.delete)
+	api.Post("/apps/:slug/database/credentials/rotate", g, h.rotate)
+	api.Get("/apps/:slug/database/dumps", g, h.listDumps)
+	api.Post("/apps/:slug/database/dumps", g, h.takeDump)
+	api.Get("/apps/:slug/database/dumps/:id/download", g, h.download)
+	api.Get("/apps/:slug/database/restores", g, h.listRestores)
+	api.Post("/apps/:slug/database/restores", g, h.createRestore)
+	api.Delete("/apps/:slug/database/restores/:id", g, h.deleteRestore)
 	return app
 }

@@ -28,10 +28,11 @@ func NewDatabases(store Store, apps AppSource, plans PlanSource, objects DumpObj
 	return &Databases{store: store, apps: apps, plans: plans, objects: objects, now: now, log: log}
 }
 
-// app is the caller's live app named slug, asked of the apps service each time: a deleted
-// app is then 404 here the moment the apps service says so, and a new one is found at once.
+// app is the live app named slug of the team accountID (the owning team's id: a personal
+// team's is its account's), asked of the apps service each request: a deleted app is then
+// 404 here the moment the apps service says so, and a new one is found at once.
 func (s *Databases) app(ctx context.Context, accountID, slug string) (App, error) {
-	a, found, err := s.apps.LookupApp(ctx, accountID, slug)
+	a, found, err := s.lookup(ctx, accountID, slug)
 	if err != nil {
 		return App{}, err
 	}

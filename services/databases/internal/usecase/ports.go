@@ -14,7 +14,8 @@ import (
 
 // App is what the apps service says of one of the caller's apps.
 type App struct {
-	ID        string
+	ID string
+	// AccountID is the id of the team owning the app.
 	AccountID string
 	Slug      string
 	Kind      string // static or service

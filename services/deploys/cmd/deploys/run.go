@@ -49,7 +49,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 			Env: busapi.NewAppsEnv(conn), Apps: busapi.AppsLookup{Client: appsbus.AppClient{Bus: conn, Timeout: cfg.AppLookupTimeout}}, Log: p.Log,
 		})
 		crons := svc.Crons(store.New(p.Pool), cfg.CronMinIntervalMinutes)
-		web := httpapi.New(httpapi.Deps{Deploys: svc, Crons: crons, SigningKey: []byte(cfg.SigningKey), Health: p.Health, Log: p.Log})
+		web := httpapi.New(httpapi.Deps{Deploys: svc, Crons: crons, SigningKey: []byte(cfg.SigningKey), DB: p.Pool, Health: p.Health, Log: p.Log})
 		p.Consume(busapi.Subscriptions(svc, store.Bind)...)
 		p.Consume(busapi.CronSubscriptions(crons, store.BindCron)...)
 		if err := p.ServeHTTP(web, cfg.Addr, cfg.ShutdownTimeout); err != nil {

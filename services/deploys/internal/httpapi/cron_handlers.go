@@ -11,6 +11,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"tori.dev/pkg/accessgate"
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/httperror"
 	"tori.dev/services/deploys/internal/cron"
@@ -35,20 +36,20 @@ type cronHandlers struct {
 }
 
 // cronRoutes adds /api/apps/{slug}/crons.
-func cronRoutes(srv *fiber.App, crons Crons, key []byte) {
+func cronRoutes(srv *fiber.App, crons Crons, key []byte, gate *accessgate.Gate) {
 	h := cronHandlers{crons: crons, key: key}
-	g := srv.Group("/api/apps/:slug/crons", callerid.StreamingMiddleware(key, true, httperror.Unauthorized))
-	g.Get("/", h.list)
-	g.Post("/", h.create)
-	g.Get("/:name", h.get)
-	g.Patch("/:name", h.update)
-	g.Delete("/:name", h.delete)
-	g.Post("/:name/runs", h.runNow)
-	g.Get("/:name/runs", h.runs)
+	g := srv.Group("/api/apps/:slug/crons", guard(key)...)
+	g.Get("/", gate.Check, h.list)
+	g.Post("/", gate.Check, h.create)
+	g.Get("/:name", gate.Check, h.get)
+	g.Patch("/:name", gate.Check, h.update)
+	g.Delete("/:name", gate.Check, h.delete)
+	g.Post("/:name/runs", gate.Check, h.runNow)
+	g.Get("/:name/runs", gate.Check, h.runs)
 }
 
 func (h cronHandlers) list(c *fiber.Ctx) error {
-	vs, err := h.crons.List(c.UserContext(), account(c), c.Params("slug"))
+	vs, err := h.crons.List(c.UserContext(), team(c), c.Params("slug"))
 	if err != nil {
 		return err
 	}
@@ -56,7 +57,7 @@ func (h cronHandlers) list(c *fiber.Ctx) error {
 }
 
 func (h cronHandlers) get(c *fiber.Ctx) error {
-	v, err := h.crons.Get(c.UserContext(), account(c), c.Params("slug"), c.Params("name"))
+	v, err := h.crons.Get(c.UserContext(), team(c), c.Params("slug"), c.Params("name"))
 	if err != nil {
 		return err
 	}
@@ -68,7 +69,7 @@ func (h cronHandlers) create(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.crons.Create(c.UserContext(), account(c), c.Params("slug"), in)
+	v, err := h.crons.Create(c.UserContext(), team(c), c.Params("slug"), in)
 	if err != nil {
 		return err
 	}
@@ -80,7 +81,7 @@ func (h cronHandlers) update(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.crons.Update(c.UserContext(), account(c), c.Params("slug"), c.Params("name"), in)
+	v, err := h.crons.Update(c.UserContext(), team(c), c.Params("slug"), c.Params("name"), in)
 	if err != nil {
 		return err
 	}
@@ -88,14 +89,14 @@ func (h cronHandlers) update(c *fiber.Ctx) error {
 }
 
 func (h cronHandlers) delete(c *fiber.Ctx) error {
-	if err := h.crons.Delete(c.UserContext(), account(c), c.Params("slug"), c.Params("name")); err != nil {
+	if err := h.crons.Delete(c.UserContext(), team(c), c.Params("slug"), c.Params("name")); err != nil {
 		return err
 	}
 	return c.SendStatus(http.StatusNoContent)
 }
 
 func (h cronHandlers) runNow(c *fiber.Ctx) error {
-	r, err := h.crons.RunNow(c.UserContext(), account(c), c.Params("slug"), c.Params("name"))
+	r, err := h.crons.RunNow(c.UserContext(), team(c), c.Params("slug"), c.Params("name"))
 	if err != nil {
 		return err
 	}
@@ -111,7 +112,7 @@ func (h cronHandlers) runs(c *fiber.Ctx) error {
 		}
 		limit = n
 	}
-	rs, err := h.crons.Runs(c.UserContext(), account(c), c.Params("slug"), c.Params("name"), limit)
+	rs, err := h.crons.Runs(c.UserContext(), team(c), c.Params("slug"), c.Params("name"), limit)
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ func toFormationViews(f []deploy.FormationEntry) []formationView {
 }
 
 func (h handlers) formation(c *fiber.Ctx) error {
-	f, err := h.deploys.Formation(c.UserContext(), account(c), c.Params("slug"))
+	f, err := h.deploys.Formation(c.UserContext(), team(c), c.Params("slug"))
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (h handlers) scale(c *fiber.Ctx) (err error) {
 	if err != nil {
 		return err
 	}
-	f, err := h.deploys.Scale(ctx, account(c), c.Params("slug"), updates)
+	f, err := h.deploys.Scale(ctx, team(c), c.Params("slug"), updates)
 	if err != nil {
 		return err
 	}

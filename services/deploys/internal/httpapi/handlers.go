@@ -25,8 +25,6 @@ type handlers struct {
 // maxJSONBody bounds an image deploy's JSON body.
 const maxJSONBody = 64 << 10
 
-func account(c *fiber.Ctx) string { return callerid.From(c).AccountID }
-
 // declaredLength is the upload's length as the client declared it: the gateway streams an
 // upload chunked (its signature's seal rides in the trailer) and says the length in a header.
 // Only an early refusal uses it; the limit itself is enforced on the bytes.
@@ -41,18 +39,12 @@ func declaredLength(c *fiber.Ctx) int64 {
 }
 
 // create dispatches on the content type: JSON is an image deploy, multipart a static site or
-// a source tarball, by the app's kind.
+// a source tarball, by the app's kind. A refused upload may leave body bytes unread:
+// closeOnError then closes the connection.
 func (h handlers) create(c *fiber.Ctx) (err error) {
-	defer func() {
-		// A refused upload may leave body bytes unread; they must not be parsed as the next
-		// request on this connection.
-		if err != nil {
-			c.Context().SetConnectionClose()
-		}
-	}()
 	ctx := c.UserContext()
 	// The app first: an unknown, foreign or deleted app is 404 whatever the request says.
-	kind, err := h.deploys.AppKind(ctx, account(c), c.Params("slug"))
+	kind, err := h.deploys.AppKind(ctx, team(c), c.Params("slug"))
 	if err != nil {
 		return err
 	}
@@ -76,7 +68,7 @@ func (h handlers) create(c *fiber.Ctx) (err error) {
 		if err != nil {
 			return err
 		}
-		d, created, err := h.deploys.CreateImage(ctx, account(c), c.Params("slug"), in)
+		d, created, err := h.deploys.CreateImage(ctx, team(c), c.Params("slug"), in)
 		if err != nil {
 			return err
 		}
@@ -89,7 +81,7 @@ func (h handlers) create(c *fiber.Ctx) (err error) {
 		if params["boundary"] == "" {
 			return fmt.Errorf("%w: multipart without boundary", deploy.ErrInvalidBody)
 		}
-		d, err := h.deploys.CreateUpload(ctx, account(c), c.Params("slug"), declaredLength(c),
+		d, err := h.deploys.CreateUpload(ctx, team(c), c.Params("slug"), declaredLength(c),
 			body, params["boundary"], kind == "service")
 		if err != nil {
 			return err
@@ -146,7 +138,7 @@ func (h handlers) list(c *fiber.Ctx) error {
 		}
 		limit = n
 	}
-	ds, err := h.deploys.List(c.UserContext(), account(c), c.Params("slug"), limit, c.Query("before"))
+	ds, err := h.deploys.List(c.UserContext(), team(c), c.Params("slug"), limit, c.Query("before"))
 	if err != nil {
 		return err
 	}
@@ -154,7 +146,7 @@ func (h handlers) list(c *fiber.Ctx) error {
 }
 
 func (h handlers) get(c *fiber.Ctx) error {
-	d, err := h.deploys.Get(c.UserContext(), account(c), c.Params("slug"), c.Params("id"))
+	d, err := h.deploys.Get(c.UserContext(), team(c), c.Params("slug"), c.Params("id"))
 	if err != nil {
 		return err
 	}
@@ -162,7 +154,7 @@ func (h handlers) get(c *fiber.Ctx) error {
 }
 
 func (h handlers) cancel(c *fiber.Ctx) error {
-	d, err := h.deploys.Cancel(c.UserContext(), account(c), c.Params("slug"), c.Params("id"))
+	d, err := h.deploys.Cancel(c.UserContext(), team(c), c.Params("slug"), c.Params("id"))
 	if err != nil {
 		return err
 	}
@@ -170,7 +162,7 @@ func (h handlers) cancel(c *fiber.Ctx) error {
 }
 
 func (h handlers) rollback(c *fiber.Ctx) error {
-	d, err := h.deploys.Rollback(c.UserContext(), account(c), c.Params("slug"), c.Params("id"))
+	d, err := h.deploys.Rollback(c.UserContext(), team(c), c.Params("slug"), c.Params("id"))
 	if err != nil {
 		return err
 	}

@@ -85,6 +85,8 @@ type env struct {
 	env     *fakeEnv
 	account string
 	crons   *usecase.Crons
+	// closed says the last response closed its connection.
+	closed bool
 }
 
 var testPlan = usecase.Plan{Name: "songbird", ConcurrentDeploys: 5, UploadBytes: 64 << 10, BuildMinutes: 20, MinScale: 1, CPU: 1}
@@ -107,7 +109,7 @@ func newEnvWithPlans(t *testing.T, source usecase.PlanSource) *env {
 	e.svc = usecase.New(usecase.Deps{Store: store.New(pool), Objects: objs, Plans: source, Env: e.env, Now: e.clock.Now,
 		Registries: deploy.Registries{Resolver: testResolver{}}})
 	e.crons = e.svc.Crons(store.New(pool), 0)
-	e.app = httpapi.New(httpapi.Deps{Deploys: e.svc, Crons: e.crons, SigningKey: signingKey, Health: health.NewIdentity("deploys", "test")})
+	e.app = httpapi.New(httpapi.Deps{Deploys: e.svc, Crons: e.crons, SigningKey: signingKey, DB: pool, Health: health.NewIdentity("deploys", "test")})
 	return e
 }
 
@@ -141,8 +143,15 @@ func (e *env) addApp(account, slug, kind string) string {
 	return id
 }
 
-// request sends a request signed as account through the app and returns status and body.
+// request sends a request signed as account (a session without teams: the owner of the
+// personal team whose id is account) through the app and returns status and body.
 func (e *env) request(account, method, path, contentType string, body io.Reader, length int64) (int, map[string]any, http.Header) {
+	e.t.Helper()
+	return e.requestAs(callerid.Caller{AccountID: account, UserID: "u", TokenKind: "session"}, method, path, contentType, body, length)
+}
+
+// requestAs is request signed as caller.
+func (e *env) requestAs(caller callerid.Caller, method, path, contentType string, body io.Reader, length int64) (int, map[string]any, http.Header) {
 	e.t.Helper()
 	req := httptest.NewRequest(method, path, body)
 	req.ContentLength = length
@@ -152,12 +161,13 @@ func (e *env) request(account, method, path, contentType string, body io.Reader,
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	callerid.Sign(signingKey, req.Header.Set, callerid.Caller{AccountID: account, UserID: "u", TokenKind: "session"}, method, req.Host, path, time.Now())
+	callerid.Sign(signingKey, req.Header.Set, caller, method, req.Host, path, time.Now())
 	resp, err := e.app.Test(req, -1)
 	if err != nil {
 		e.t.Fatalf("%s %s: %v", method, path, err)
 	}
 	defer resp.Body.Close()
+	e.closed = resp.Close
 	raw, _ := io.ReadAll(resp.Body)
 	var out map[string]any
 	if len(raw) > 0 && raw[0] == '{' {

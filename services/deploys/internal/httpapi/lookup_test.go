@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"tori.dev/contract/access"
 	"tori.dev/pkg/health"
 	"tori.dev/services/deploys/internal/deploy"
 	"tori.dev/services/deploys/internal/httpapi"
@@ -46,7 +48,7 @@ func (e *env) withApps(owner usecase.AppSource) {
 		e.t.Fatal(err)
 	}
 	e.svc = usecase.New(usecase.Deps{Store: store.New(e.pool), Objects: objs, Plans: plans{p: testPlan}, Env: e.env, Apps: owner, Now: e.clock.Now})
-	e.app = httpapi.New(httpapi.Deps{Deploys: e.svc, SigningKey: signingKey, Health: health.NewIdentity("deploys", "test")})
+	e.app = httpapi.New(httpapi.Deps{Deploys: e.svc, SigningKey: signingKey, DB: e.pool, Health: health.NewIdentity("deploys", "test")})
 }
 
 // An app whose created event has not arrived is asked of its owner once, kept as the event
@@ -110,5 +112,26 @@ func TestAppLookupAnswers(t *testing.T) {
 				t.Fatalf("503 body %v", body)
 			}
 		})
+	}
+}
+
+// The gate asks the apps service for an app its copy lacks on behalf of each of the caller's
+// teams, so a team's new app is found by a member who did not create it, at once.
+func TestTeamAppUnknownToTheCopyIsAskedForTheCallersTeams(t *testing.T) {
+	e := newEnv(t, testPlan)
+	fresh := usecase.App{ID: uuid.NewString(), AccountID: e.account, Slug: "fresh", Kind: "static", Zone: "local"}
+	owner := &appsOwner{apps: map[string]usecase.App{e.account + "/fresh": fresh}}
+	e.withApps(owner)
+	member := e.member(access.Developer, "", "")
+	ct, body := multipartBody(file("index.html", "hi"))
+	if status, out, _ := e.requestAs(member, "POST", "/api/apps/fresh/deploys", ct, bytes.NewReader(body), int64(len(body))); status != http.StatusCreated {
+		t.Fatalf("a member deploys the team's new app: %d %v", status, out)
+	}
+	// Its personal team first, then the team that has it.
+	if owner.questions() != 2 {
+		t.Fatalf("the owner was asked %d times, want twice", owner.questions())
+	}
+	if status, _, _ := e.request(uuid.NewString(), "GET", "/api/apps/fresh/deploys", "", nil, 0); status != http.StatusNotFound {
+		t.Fatalf("a stranger found the app: %d", status)
 	}
 }

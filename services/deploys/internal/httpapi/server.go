@@ -16,11 +16,13 @@ import (
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/httperror"
 	"tori.dev/pkg/httpserver"
+	"tori.dev/pkg/pgstore"
 	"tori.dev/services/deploys/internal/deploy"
 	"tori.dev/services/deploys/internal/usecase"
 )
 
-// Deploys is what the handlers need from the use cases; *usecase.Service is one.
+// Deploys is what the handlers need from the use cases; *usecase.Service is one. Each
+// accountID is the owning team's id (a personal team's is its account's).
 type Deploys interface {
 	CreateImage(ctx context.Context, accountID, slug string, in usecase.ImageInput) (*deploy.Deploy, bool, error)
 	CreateUpload(ctx context.Context, accountID, slug string, contentLength int64, body io.Reader, boundary string, isService bool) (*deploy.Deploy, error)
@@ -31,6 +33,7 @@ type Deploys interface {
 	AppKind(ctx context.Context, accountID, slug string) (string, error)
 	Formation(ctx context.Context, accountID, slug string) ([]deploy.FormationEntry, error)
 	Scale(ctx context.Context, accountID, slug string, updates []deploy.ScaleUpdate) ([]deploy.FormationEntry, error)
+	AppTeams
 }
 
 // Deps are the handlers' collaborators.
@@ -39,8 +42,10 @@ type Deps struct {
 	// Crons serves /api/apps/{slug}/crons; nil leaves those routes out.
 	Crons      Crons
 	SigningKey []byte
-	Health     health.Identity
-	Log        *slog.Logger
+	// DB is the service's pool: the gate writes the audit entry of a refusal through it.
+	DB     pgstore.Beginner
+	Health health.Identity
+	Log    *slog.Logger
 }
 
 // inMemoryBody is the largest body fasthttp reads before calling the handler. Anything
@@ -66,6 +71,20 @@ func readTimeout(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
 	return fasthttp.RequestConfig{ReadTimeout: jsonTimeout}
 }
 
+// guard is what every authenticated group runs before its routes: a refusal closes the
+// connection, the caller's signature is checked (bodies left to stream), and the caller's
+// teams are handed to the gate's app lookup.
+func guard(key []byte) []fiber.Handler {
+	return []fiber.Handler{closeOnError, callerid.StreamingMiddleware(key, true, httperror.Unauthorized), callerTeams}
+}
+
+func logger(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.Default()
+	}
+	return l
+}
+
 // New builds the Fiber app with every route.
 func New(d Deps) *fiber.App {
 	srv := httpserver.New(httpserver.Options{
@@ -75,19 +94,21 @@ func New(d Deps) *fiber.App {
 	})
 
 	h := handlers{deploys: d.Deploys, key: d.SigningKey}
+	gate := newGate(d.Deploys, d.DB, logger(d.Log))
 	// Bodies stream (an upload may be a gigabyte): the handlers read them through
-	// callerid.Body, which checks them against their signature at their end.
-	api := srv.Group("/api/apps/:slug/deploys", callerid.StreamingMiddleware(d.SigningKey, true, httperror.Unauthorized))
-	api.Post("/", h.create)
-	api.Get("/", h.list)
-	api.Get("/:id", h.get)
-	api.Post("/:id/cancel", h.cancel)
-	api.Post("/:id/rollback", h.rollback)
-	formation := srv.Group("/api/apps/:slug/formation", callerid.StreamingMiddleware(d.SigningKey, true, httperror.Unauthorized))
-	formation.Get("/", h.formation)
-	formation.Patch("/", h.scale)
+	// callerid.Body, which checks them against their signature at their end. The gate goes
+	// before every handler (gate_test.go holds each route to it); it reads no body.
+	api := srv.Group("/api/apps/:slug/deploys", guard(d.SigningKey)...)
+	api.Post("/", gate.Check, h.create)
+	api.Get("/", gate.Check, h.list)
+	api.Get("/:id", gate.Check, h.get)
+	api.Post("/:id/cancel", gate.Check, h.cancel)
+	api.Post("/:id/rollback", gate.Check, h.rollback)
+	formation := srv.Group("/api/apps/:slug/formation", guard(d.SigningKey)...)
+	formation.Get("/", gate.Check, h.formation)
+	formation.Patch("/", gate.Check, h.scale)
 	if d.Crons != nil {
-		cronRoutes(srv, d.Crons, d.SigningKey)
+		cronRoutes(srv, d.Crons, d.SigningKey, gate)
 	}
 	return srv
 }

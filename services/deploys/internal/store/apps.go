@@ -12,7 +12,8 @@ import (
 	"tori.dev/services/deploys/internal/usecase"
 )
 
-// AppBySlug finds the account's live (not deleted) app with slug.
+// AppBySlug finds the team's live (not deleted) app with slug (account_id is the owning
+// team's id).
 func (s *Store) AppBySlug(ctx context.Context, accountID, slug string) (usecase.App, error) {
 	var a usecase.App
 	err := s.pool.QueryRow(ctx, `SELECT id, account_id, slug, kind, zone FROM apps
@@ -25,6 +26,21 @@ func (s *Store) AppBySlug(ctx context.Context, accountID, slug string) (usecase.
 		return usecase.App{}, fmt.Errorf("store: load app: %w", err)
 	}
 	return a, nil
+}
+
+// AppTeam finds the team owning the live app slug (slugs are global). Should an out-of-order
+// pair of events leave two live rows, the newest app wins.
+func (s *Store) AppTeam(ctx context.Context, slug string) (string, bool, error) {
+	var team string
+	err := s.pool.QueryRow(ctx, `SELECT account_id FROM apps WHERE slug = $1 AND deleted_at IS NULL
+		ORDER BY created_at DESC LIMIT 1`, slug).Scan(&team)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("store: find app's team: %w", err)
+	}
+	return team, true, nil
 }
 
 func (t *txStore) App(ctx context.Context, appID string) (usecase.App, error) {

@@ -3,6 +3,7 @@ package usecase
 import (
 	"context"
 
+	"tori.dev/pkg/accessgate"
 	"tori.dev/services/deploys/internal/deploy"
 )
 
@@ -13,6 +14,7 @@ func (s *Service) Cancel(ctx context.Context, accountID, slug, id string) (*depl
 	if err != nil {
 		return nil, err
 	}
+	accessgate.SetTarget(ctx, "deploy/"+id)
 	var out *deploy.Deploy
 	err = s.store.InTx(ctx, func(tx Tx) error {
 		d, err := tx.Deploy(ctx, id)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"tori.dev/pkg/accessgate"
 	"tori.dev/services/deploys/internal/deploy"
 	"tori.dev/services/deploys/internal/objects"
 	"tori.dev/services/deploys/internal/upload"
@@ -52,9 +53,10 @@ const UploadHold = time.Hour + 5*time.Minute
 
 // reserveUpload holds one of the plan's concurrent deploys for upload id before any byte of
 // it is read, under the account's lock: deploys under way and uploads under way together
-// never pass the limit.
+// never pass the limit. The slot is not the deploy: the request's audit entry waits for the
+// deploy's own transaction.
 func (s *Service) reserveUpload(ctx context.Context, accountID, id string, plan Plan) error {
-	return s.store.InTx(ctx, func(tx Tx) error {
+	return s.store.InTx(aside(ctx), func(tx Tx) error {
 		if err := tx.LockAccount(ctx, accountID); err != nil {
 			return err
 		}
@@ -118,6 +120,7 @@ func (s *Service) CreateImage(ctx context.Context, accountID, slug string, in Im
 		return nil, false, err
 	}
 	id := s.newID()
+	audit(ctx, id, deploy.KindImage)
 	snap, err := s.snapshot(ctx, app.ID, id)
 	if err != nil {
 		return nil, false, err
@@ -133,6 +136,12 @@ func (s *Service) CreateImage(ctx context.Context, accountID, slug string, in Im
 				return nil, false, err
 			}
 			if same {
+				// Nothing changes, yet the deploy was asked for and answered: the log says so.
+				audit(ctx, live.ID, deploy.KindImage)
+				accessgate.Annotate(ctx, "unchanged", "true")
+				if err := s.store.InTx(ctx, func(Tx) error { return nil }); err != nil {
+					return nil, false, err
+				}
 				return live, false, nil
 			}
 		}
@@ -165,14 +174,15 @@ func (s *Service) CreateUpload(ctx context.Context, accountID, slug string, cont
 		return nil, uploadLimit(plan)
 	}
 	id := s.newID()
-	if err := s.reserveUpload(ctx, accountID, id, plan); err != nil {
-		return nil, err
-	}
-	defer s.releaseUpload(ctx, id)
 	kind, ext := deploy.KindStatic, ".tar"
 	if service {
 		kind, ext = deploy.KindSource, ".tar.gz"
 	}
+	audit(ctx, id, kind)
+	if err := s.reserveUpload(ctx, accountID, id, plan); err != nil {
+		return nil, err
+	}
+	defer s.releaseUpload(ctx, id)
 	key := "artifacts/" + app.ID + "/" + id + ext
 	up, err := s.objects.Create(ctx, key)
 	if err != nil {
@@ -219,6 +229,12 @@ func (s *Service) CreateUpload(ctx context.Context, accountID, slug string, cont
 		return nil, err
 	}
 	return d, nil
+}
+
+// audit names the deploy a request makes in its audit entry, which commits with the deploy.
+func audit(ctx context.Context, deployID string, kind deploy.Kind) {
+	accessgate.SetTarget(ctx, "deploy/"+deployID)
+	accessgate.Annotate(ctx, "kind", string(kind))
 }
 
 // dropObject deletes an object no row will refer to. A failure is only logged: the artifact

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"tori.dev/pkg/accessgate"
 	"tori.dev/services/deploys/internal/cron"
 )
 
@@ -125,6 +126,7 @@ func (c *Crons) Create(ctx context.Context, accountID, slug string, in JobInput)
 		return JobView{}, &cron.FieldError{Field: "command", Reason: "is required"}
 	}
 	j.Name = *in.Name
+	auditCron(ctx, j.Name)
 	apply(&j, in)
 	if err := c.check(&j, now, plan, minInterval, maxTimeout); err != nil {
 		return JobView{}, err
@@ -158,6 +160,7 @@ func (c *Crons) Update(ctx context.Context, accountID, slug, name string, in Job
 	if err != nil {
 		return JobView{}, err
 	}
+	auditCron(ctx, name)
 	var out cron.Job
 	err = c.store.CronInTx(ctx, func(tx CronTx) error {
 		j, err := tx.LockCronJob(ctx, app.ID, name)
@@ -185,6 +188,10 @@ func (c *Crons) Update(ctx context.Context, accountID, slug, name string, in Job
 	}
 	return c.view(ctx, out)
 }
+
+// auditCron names the job a request changes in its audit entry (which commits with the
+// change); the command and schedule stay out of it.
+func auditCron(ctx context.Context, name string) { accessgate.SetTarget(ctx, "cron/"+name) }
 
 func apply(j *cron.Job, in JobInput) {
 	if in.Schedule != nil {
@@ -230,6 +237,7 @@ func (c *Crons) Delete(ctx context.Context, accountID, slug, name string) error 
 	if err != nil {
 		return err
 	}
+	auditCron(ctx, name)
 	return c.store.CronInTx(ctx, func(tx CronTx) error {
 		j, err := tx.LockCronJob(ctx, app.ID, name)
 		if err != nil {
@@ -273,6 +281,7 @@ func (c *Crons) RunNow(ctx context.Context, accountID, slug, name string) (cron.
 	if err := c.svc.holdCheck(ctx, accountID); err != nil {
 		return cron.Run{}, err
 	}
+	auditCron(ctx, name)
 	var run cron.Run
 	err = c.store.CronInTx(ctx, func(tx CronTx) error {
 		j, err := tx.LockCronJob(ctx, app.ID, name)
@@ -281,6 +290,7 @@ func (c *Crons) RunNow(ctx context.Context, accountID, slug, name string) (cron.
 		}
 		now := c.svc.clock()
 		run = cron.Run{ID: c.svc.newID(), JobID: j.ID, AppID: app.ID, Trigger: cron.Manual, ScheduledFor: now, CreatedAt: now}
+		accessgate.Annotate(ctx, "runId", run.ID)
 		return c.start(ctx, tx, app, j, &run, true)
 	})
 	return run, err

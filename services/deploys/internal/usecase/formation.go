@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
+
+	"tori.dev/pkg/accessgate"
 
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
 	zonebus "tori.dev/proto/tori/zone/v1"
@@ -45,6 +49,7 @@ func (s *Service) Scale(ctx context.Context, accountID, slug string, updates []d
 	}
 	limits := deploy.FormationLimits{Plan: plan.Name, ProcessTypes: plan.ProcessTypes,
 		InstancesPerProcess: plan.InstancesPerProcess, InstancesTotal: plan.InstancesTotal}
+	auditScale(ctx, updates)
 	var out []deploy.FormationEntry
 	err = s.store.InTx(ctx, func(tx Tx) error {
 		st, cur, err := tx.LockFormation(ctx, app.ID)
@@ -71,6 +76,19 @@ func (s *Service) Scale(ctx context.Context, accountID, slug string, updates []d
 		return nil, err
 	}
 	return out, nil
+}
+
+// auditScale tells the request's audit entry the types and quantities asked for (the
+// formation holds no secret: commands are not named).
+func auditScale(ctx context.Context, updates []deploy.ScaleUpdate) {
+	types := make([]string, 0, len(updates))
+	quantities := make([]string, 0, len(updates))
+	for _, u := range updates {
+		types = append(types, u.Type)
+		quantities = append(quantities, u.Type+"="+strconv.FormatInt(u.Quantity, 10))
+	}
+	accessgate.Annotate(ctx, "types", strings.Join(types, ","))
+	accessgate.Annotate(ctx, "quantities", strings.Join(quantities, ","))
 }
 
 // activationFormation is the formation a deploy about to be activated runs: its declared

@@ -172,6 +172,16 @@ func (m *memory) AppBySlug(_ context.Context, accountID, slug string) (usecase.A
 	}
 	return usecase.App{}, deploy.ErrAppNotFound
 }
+func (m *memory) AppTeam(_ context.Context, slug string) (string, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, a := range m.apps {
+		if a.Slug == slug && !a.Deleted {
+			return a.AccountID, true, nil
+		}
+	}
+	return "", false, nil
+}
 func (m *memory) Plan(_ context.Context, accountID string) (usecase.Plan, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

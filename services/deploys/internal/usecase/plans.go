@@ -34,7 +34,7 @@ func (s *Service) planFor(ctx context.Context, accountID string) (Plan, error) {
 		s.log.WarnContext(ctx, "plan unknown and billing did not answer", "account", accountID, "err", err.Error())
 		return Plan{}, fmt.Errorf("%w: %w", deploy.ErrPlanUnavailable, err)
 	}
-	if err := s.store.InTx(ctx, func(tx Tx) error { return tx.SavePlan(ctx, accountID, p) }); err != nil {
+	if err := s.store.InTx(aside(ctx), func(tx Tx) error { return tx.SavePlan(ctx, accountID, p) }); err != nil {
 		return Plan{}, err
 	}
 	return p.WithProcessDefaults(), nil

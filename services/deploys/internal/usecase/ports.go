@@ -84,7 +84,10 @@ type Publisher interface {
 // Store is the deploys service's persistence.
 type Store interface {
 	InTx(ctx context.Context, fn func(Tx) error) error
+	// AppBySlug is the team's live app slug (an app's AccountID is its owning team's id).
 	AppBySlug(ctx context.Context, accountID, slug string) (App, error)
+	// AppTeam is the team that owns the live app slug; found is false for none.
+	AppTeam(ctx context.Context, slug string) (teamID string, found bool, err error)
 	Plan(ctx context.Context, accountID string) (Plan, bool, error)
 	// Hold is the account's payment-failure hold copy; found is false when there is none.
 	Hold(ctx context.Context, accountID string) (h deploy.Hold, found bool, err error)

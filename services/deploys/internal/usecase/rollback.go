@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"tori.dev/pkg/accessgate"
 	"tori.dev/services/deploys/internal/deploy"
 )
 
@@ -32,6 +33,8 @@ func (s *Service) Rollback(ctx context.Context, accountID, slug, id string) (*de
 		Image: target.Image, Release: target.Release, RollbackOf: target.ID, ArtifactKey: target.ArtifactKey,
 		Env: target.Env, Framework: target.Framework, Processes: target.Processes, CreatedAt: now, UpdatedAt: now,
 	}
+	audit(ctx, d.ID, d.Kind)
+	accessgate.Annotate(ctx, "rollbackOf", target.ID)
 	// The target's declarations come with it, so its formation is known even if the zone's
 	// READY report names none (the zone reads the same artifact and reports them again).
 	opts := revisionOptions{releaseGiven: target.Release != nil, declarationsOf: target.ID}

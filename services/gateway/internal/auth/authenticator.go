@@ -41,32 +41,42 @@ func (a *Authenticator) Authenticate(ctx context.Context, authorization string) 
 		if c, ok := a.cache.Get(h, now); ok {
 			return c, nil
 		}
+		// An entry never outlives its token's end, so one gone stale at that end says the
+		// token has expired: answered here, as identity would, without asking it.
+		if c, ok := a.cache.Ended(h, now); ok {
+			err := refusalAtEnd(c.TokenKind)
+			a.unknown.AddRefusal(h, now, err)
+			return Principal{}, err
+		}
 	}
-	// A token identity refused moments ago is refused again without asking: revocation only
-	// ever makes tokens invalid, so this answer cannot go stale the dangerous way.
-	if a.unknown.Has(h, now) {
-		return Principal{}, ErrUnauthorized
+	// A token identity refused moments ago is refused again without asking, for the same
+	// reason (an expired one stays token_expired): revocation only ever makes tokens invalid,
+	// so this answer cannot go stale the dangerous way.
+	if err := a.unknown.Refusal(h, now); err != nil {
+		return Principal{}, err
 	}
 	gen := a.cache.Generation()
 
 	in, err := a.identity.Introspect(ctx, tok)
 	if errors.Is(err, ErrUnauthorized) {
-		a.unknown.Add(h, now)
+		a.unknown.AddRefusal(h, now, err)
 	}
 	if err != nil {
 		return Principal{}, err
 	}
-	if in.ExpiresAt != nil && !in.ExpiresAt.After(now) {
-		return Principal{}, ErrUnauthorized
-	}
 	caller := in.Principal()
+	if caller.expiredAt(now) {
+		// Identity's clock and ours disagree by the moment: ours decides, as it will for the
+		// cached entry's end.
+		return Principal{}, refusalAtEnd(caller.TokenKind)
+	}
 	if useCache && a.trust.Trusted(a.now()) {
 		// Never past the token's own end: an expired session must not live on in the cache.
 		// Less up to a fifth at random: tokens cached together (a burst of sign-ins, a
 		// restart) then expire over a spread instead of all asking identity at once.
 		until := now.Add(a.ttl - rand.N(a.ttl/5+1))
-		if in.ExpiresAt != nil && in.ExpiresAt.Before(until) {
-			until = *in.ExpiresAt
+		if !caller.Expires.IsZero() && caller.Expires.Before(until) {
+			until = caller.Expires
 		}
 		a.cache.Put(h, caller, until, gen)
 	}

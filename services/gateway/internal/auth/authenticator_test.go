@@ -69,20 +69,28 @@ func TestCacheTTLAndTokenExpiry(t *testing.T) {
 		t.Fatalf("%d calls, want 2 (both cached)", n)
 	}
 
-	// Past the session's end the cache no longer vouches for it, whatever the TTL says; and an
-	// answer naming a past expiry is refused even if identity said 200.
+	// Past the session's end the cache no longer vouches for it, whatever the TTL says: its
+	// entry, gone stale at that end, refuses it without asking identity (a plain 401 for a
+	// session; token_expired is for API tokens).
 	clock = now.Add(11 * time.Second)
-	if _, err := a.Authenticate(ctx, "Bearer tok_sess"); !errors.Is(err, ErrUnauthorized) {
+	if _, err := a.Authenticate(ctx, "Bearer tok_sess"); !errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrTokenExpired) {
 		t.Fatalf("expired session: %v", err)
 	}
 	mustAuth("Bearer svc_alice", time.Time{}) // still within its 30s
-	if n := id.calls.Load(); n != 3 {
-		t.Fatalf("%d calls, want 3", n)
+	if n := id.calls.Load(); n != 2 {
+		t.Fatalf("%d calls, want 2", n)
 	}
 	clock = now.Add(31 * time.Second)
 	mustAuth("Bearer svc_alice", time.Time{})
-	if n := id.calls.Load(); n != 4 {
-		t.Fatalf("%d calls, want 4 (TTL over)", n)
+	if n := id.calls.Load(); n != 3 {
+		t.Fatalf("%d calls, want 3 (TTL over)", n)
+	}
+
+	// An answer naming a past end is refused even though identity said 200.
+	past := now.Add(20 * time.Second)
+	id.set("tok_late", Introspection{AccountID: "acct-a", UserID: "u", TokenKind: "session", TokenID: "s2", ExpiresAt: &past})
+	if _, err := a.Authenticate(ctx, "Bearer tok_late"); !errors.Is(err, ErrUnauthorized) {
+		t.Fatalf("identity's answer past its end: %v", err)
 	}
 }
 

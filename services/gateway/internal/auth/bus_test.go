@@ -219,3 +219,40 @@ func TestConnectionLossDropsTheCache(t *testing.T) {
 	publish("tokid-a")
 	testinfra.Eventually(t, 2*time.Second, "revocation after reconnect evicts", func() bool { return !in.cached("svc_alice") })
 }
+
+// A change of a member's role, published once by identity, reaches every gateway within a
+// second: each drops that person's cached tokens and signs their next request with the new
+// role.
+func TestMembershipChangeReachesEveryInstanceWithinOneSecond(t *testing.T) {
+	ctx := context.Background()
+	cfg := busConfig(t)
+	publish := outbox(t, cfg)
+	id := newFakeIdentity(t)
+	const user, team = "0190f5e4-0000-7000-8000-0000000000d4", "0190f5e4-0000-7000-8000-0000000000e5"
+	dev := Introspection{AccountID: user, UserID: user, TokenKind: "api", TokenID: "tokid-d",
+		Teams: []TeamRole{{ID: team, Slug: "acme", Role: "developer"}}}
+	id.set("svc_dev", dev)
+	instances := []*instance{
+		newInstance(t, dialBus(t, cfg), id, defaultTimings),
+		newInstance(t, dialBus(t, cfg), id, defaultTimings),
+	}
+	for _, in := range instances {
+		testinfra.Eventually(t, 10*time.Second, "instance trusts its cache", func() bool { return in.rev.Trusted(time.Now()) })
+		if _, err := in.auth.Authenticate(ctx, "Bearer svc_dev"); err != nil || !in.cached("svc_dev") {
+			t.Fatalf("not cached: %v", err)
+		}
+	}
+	viewer := dev
+	viewer.Teams = []TeamRole{{ID: team, Slug: "acme", Role: "viewer"}}
+	id.set("svc_dev", viewer)
+	publish(identitybus.KeyMembershipChanged, &identityv1.MembershipChanged{TeamId: team, UserId: user, AccountId: user, Role: "viewer"})
+	start := time.Now()
+	for i, in := range instances {
+		testinfra.Eventually(t, time.Second-time.Since(start), "membership change evicts at instance", func() bool { return !in.cached("svc_dev") })
+		p, err := in.auth.Authenticate(ctx, "Bearer svc_dev")
+		if err != nil || p.Teams != team+":acme:viewer" {
+			t.Fatalf("instance %d signs %q (%v), want the new role", i, p.Teams, err)
+		}
+	}
+	t.Logf("new role at every instance within %s", time.Since(start))
+}

@@ -17,22 +17,36 @@ type Hash = [32]byte
 // introspected every time until the sweeper makes room.
 const maxEntries = 200_000
 
-// Cache remembers valid tokens briefly, by hash, and which hash each token id has, so a
-// revocation (which names the id) finds its entry. As fresh.Map does for every eviction, an
-// introspection that began before a revocation is not cached.
+// Cache remembers valid tokens briefly, by hash, which hash each token id has, so a
+// revocation (which names the id) finds its entry, and which hashes each person has, so a
+// change of their memberships (which names the user) finds every token whose cached roles
+// it outdates. As fresh.Map does for every eviction, an introspection that began before a
+// revocation or a change of roles is not cached.
 type Cache struct {
-	mu      sync.Mutex // guards byID, and keeps it in step with callers
+	mu      sync.Mutex // guards byID and byUser, and keeps them in step with callers
 	callers *fresh.Map[Hash, Principal]
 	byID    map[string]Hash
+	byUser  map[string]map[Hash]struct{}
 }
 
 // NewCache makes an empty cache.
 func NewCache() *Cache {
-	return &Cache{callers: fresh.New[Hash, Principal](maxEntries), byID: map[string]Hash{}}
+	return &Cache{callers: fresh.New[Hash, Principal](maxEntries), byID: map[string]Hash{}, byUser: map[string]map[Hash]struct{}{}}
 }
 
 // Get returns the principal cached for h, if still fresh at now.
 func (c *Cache) Get(h Hash, now time.Time) (Principal, bool) { return c.callers.Get(h, now) }
+
+// Ended returns the principal cached for h when its entry went stale because its token
+// reached its end by now (an entry never outlives its token's end), so the gateway can say
+// so without asking identity. A stale entry whose time simply ran out is not ended.
+func (c *Cache) Ended(h Hash, now time.Time) (Principal, bool) {
+	p, ok := c.callers.Peek(h)
+	if !ok || !p.expiredAt(now) {
+		return Principal{}, false
+	}
+	return p, true
+}
 
 // Generation is read before introspecting and passed to Put.
 func (c *Cache) Generation() uint64 { return c.callers.Generation() }
@@ -46,8 +60,17 @@ func (c *Cache) Put(h Hash, caller Principal, until time.Time, gen uint64) {
 	}
 	if old, ok := c.byID[caller.TokenID]; ok && old != h {
 		c.callers.Delete(old)
+		c.unindexUser(caller.UserID, old)
 	}
 	c.byID[caller.TokenID] = h
+	if caller.UserID != "" {
+		hs := c.byUser[caller.UserID]
+		if hs == nil {
+			hs = map[Hash]struct{}{}
+			c.byUser[caller.UserID] = hs
+		}
+		hs[h] = struct{}{}
+	}
 }
 
 // Evict drops the token with the given id.
@@ -60,7 +83,37 @@ func (c *Cache) Evict(tokenID string) {
 		return
 	}
 	delete(c.byID, tokenID)
+	if p, ok := c.callers.Peek(h); ok {
+		c.unindexUser(p.UserID, h)
+	}
 	c.callers.Evict(h)
+}
+
+// EvictUser drops every token of the person userID: their roles changed, and each cached
+// principal carries the old ones.
+func (c *Cache) EvictUser(userID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	hs := c.byUser[userID]
+	delete(c.byUser, userID)
+	keys := make([]Hash, 0, len(hs))
+	for h := range hs {
+		if p, ok := c.callers.Peek(h); ok && c.byID[p.TokenID] == h {
+			delete(c.byID, p.TokenID)
+		}
+		keys = append(keys, h)
+	}
+	c.callers.Evict(keys...) // advances the generation even for none
+}
+
+// unindexUser forgets that h is one of userID's tokens; c.mu is held.
+func (c *Cache) unindexUser(userID string, h Hash) {
+	if hs := c.byUser[userID]; hs != nil {
+		delete(hs, h)
+		if len(hs) == 0 {
+			delete(c.byUser, userID)
+		}
+	}
 }
 
 // Flush drops everything, for when revocations may have been missed.
@@ -69,6 +122,7 @@ func (c *Cache) Flush() {
 	defer c.mu.Unlock()
 	c.callers.Flush()
 	clear(c.byID)
+	clear(c.byUser)
 }
 
 // Sweep drops entries that are no longer fresh at now, returning how many.
@@ -79,6 +133,7 @@ func (c *Cache) Sweep(now time.Time) int {
 		if c.byID[caller.TokenID] == h {
 			delete(c.byID, caller.TokenID)
 		}
+		c.unindexUser(caller.UserID, h)
 	})
 }
 
@@ -95,3 +150,10 @@ func (c *Cache) SweepJob() lifecycle.Job {
 
 // Len is the number of cached tokens.
 func (c *Cache) Len() int { return c.callers.Len() }
+
+// users is the number of people with cached tokens, for tests of the index's upkeep.
+func (c *Cache) users() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.byUser)
+}

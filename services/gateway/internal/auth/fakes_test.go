@@ -32,14 +32,15 @@ type fakeIdentity struct {
 	srv   *httptest.Server
 	calls atomic.Int64
 
-	mu     sync.Mutex
-	tokens map[string]Introspection
-	status int           // when set, every answer has this status
-	hold   chan struct{} // when set, answers wait for it to close
+	mu      sync.Mutex
+	tokens  map[string]Introspection
+	expired map[string]bool // tokens past their end: 401 with X-Tori-Token-Expired
+	status  int             // when set, every answer has this status
+	hold    chan struct{}   // when set, answers wait for it to close
 }
 
 func newFakeIdentity(t *testing.T) *fakeIdentity {
-	f := &fakeIdentity{tokens: map[string]Introspection{}}
+	f := &fakeIdentity{tokens: map[string]Introspection{}, expired: map[string]bool{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -71,6 +72,7 @@ func (f *fakeIdentity) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	in, ok := f.tokens[req.Token]
+	expired := f.expired[req.Token]
 	status, hold := f.status, f.hold
 	f.mu.Unlock()
 	if hold != nil {
@@ -82,6 +84,9 @@ func (f *fakeIdentity) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if !ok {
 		w.Header().Set(TokenUnknownHeader, "1")
+		if expired {
+			w.Header().Set(TokenExpiredHeader, "1")
+		}
 		w.WriteHeader(http.StatusUnauthorized)
 		_, _ = w.Write([]byte(`{"error":"unauthorized"}`))
 		return
@@ -110,7 +115,7 @@ func newFakeBus() *fakeBus {
 func (b *fakeBus) Connected() bool { return b.connected.Load() }
 
 func (b *fakeBus) Listen(ctx context.Context, keys []string, fn func(context.Context, bus.Delivery) error) error {
-	if len(keys) != 1 || keys[0] != identitybus.KeyTokenRevoked {
+	if len(keys) != 2 || keys[0] != identitybus.KeyTokenRevoked || keys[1] != identitybus.KeyMembershipChanged {
 		return errors.New("unexpected keys")
 	}
 	b.mu.Lock()
@@ -132,6 +137,22 @@ func (b *fakeBus) revoke(t *testing.T, tokenID string) {
 	fn := b.fn
 	b.mu.Unlock()
 	if err := fn(context.Background(), bus.Delivery{RoutingKey: identitybus.KeyTokenRevoked, Body: body}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// deliver hands the listener one event, as the bus would.
+func (b *fakeBus) deliver(t *testing.T, key string, m proto.Message) {
+	t.Helper()
+	<-b.listening
+	body, err := proto.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.mu.Lock()
+	fn := b.fn
+	b.mu.Unlock()
+	if err := fn(context.Background(), bus.Delivery{RoutingKey: key, Body: body}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -158,4 +179,13 @@ func (b *failingBus) Connected() bool { return true }
 func (b *failingBus) Listen(context.Context, []string, func(context.Context, bus.Delivery) error) error {
 	b.calls.Add(1)
 	return errors.New("channel closed")
+}
+
+func mustMarshal(t *testing.T, m proto.Message) []byte {
+	t.Helper()
+	b, err := proto.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

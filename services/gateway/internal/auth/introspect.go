@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
 
+	"tori.dev/contract/access"
 	"tori.dev/pkg/callerid"
 )
 
@@ -21,12 +23,37 @@ type Introspection struct {
 	UserID    string     `json:"userId"`
 	TokenKind string     `json:"tokenKind"`
 	TokenID   string     `json:"tokenId"`
-	ExpiresAt *time.Time `json:"expiresAt"` // nil for API tokens
+	ExpiresAt *time.Time `json:"expiresAt"` // sessions and scoped tokens; nil for full API tokens
+	// Teams are the person's memberships with their current roles: every one for a session
+	// or a full token, the token's own team for a scoped one. Absent from an identity that
+	// predates teams: services then treat the caller as the owner of their personal team.
+	Teams []TeamRole `json:"teams"`
+	// Scope is a scoped token's ("" for a session or a full token); Apps the slugs a pinned
+	// token is limited to (empty: every app of its team).
+	Scope string   `json:"scope"`
+	Apps  []string `json:"apps"`
 }
 
-// Caller is the identity the gateway signs onto forwarded requests.
+// TeamRole is one membership as identity names it.
+type TeamRole struct {
+	ID       string `json:"id"`
+	Slug     string `json:"slug"`
+	Role     string `json:"role"`
+	Personal bool   `json:"personal"`
+}
+
+// Caller is the identity the gateway signs onto forwarded requests (ClientIP is the
+// request's, set per request, never cached).
 func (in Introspection) Caller() callerid.Caller {
-	return callerid.Caller{AccountID: in.AccountID, UserID: in.UserID, TokenKind: in.TokenKind, TokenID: in.TokenID}
+	ms := make([]access.Membership, 0, len(in.Teams))
+	for _, t := range in.Teams {
+		role, _ := access.ParseRole(t.Role) // check refused unknown roles
+		ms = append(ms, access.Membership{TeamID: t.ID, Slug: t.Slug, Role: role, Personal: t.Personal})
+	}
+	return callerid.Caller{
+		AccountID: in.AccountID, UserID: in.UserID, TokenKind: in.TokenKind, TokenID: in.TokenID,
+		Teams: callerid.EncodeTeams(ms), Scope: in.Scope, Apps: strings.Join(in.Apps, ","),
+	}
 }
 
 // Principal is who a valid token belongs to, and until when it is valid.
@@ -38,11 +65,55 @@ func (in Introspection) Principal() Principal {
 	return p
 }
 
+// check refuses an answer the gateway could not sign faithfully. A membership the services
+// would drop as malformed, or a scope they do not know, would change what the caller may do
+// (a caller whose every team was dropped would even count as the owner of a personal team),
+// so such an answer is identity's fault and the request is unavailable, not forwarded.
+func (in Introspection) check() error {
+	if in.AccountID == "" || in.TokenID == "" {
+		return fmt.Errorf("%w: introspection without account or token id", ErrUnavailable)
+	}
+	for _, t := range in.Teams {
+		if _, ok := access.ParseRole(t.Role); !ok || t.ID == "" || strings.ContainsAny(t.ID+t.Slug, ":;") {
+			return fmt.Errorf("%w: introspection with a malformed team", ErrUnavailable)
+		}
+	}
+	if in.Scope != "" {
+		if _, ok := access.ParseScope(in.Scope); !ok {
+			return fmt.Errorf("%w: introspection with an unknown scope", ErrUnavailable)
+		}
+		if len(in.Teams) == 0 {
+			return fmt.Errorf("%w: scoped token without its team", ErrUnavailable)
+		}
+	}
+	for _, a := range in.Apps {
+		if a == "" || strings.Contains(a, ",") {
+			return fmt.Errorf("%w: introspection with a malformed app", ErrUnavailable)
+		}
+	}
+	return nil
+}
+
 // Principal is an authenticated caller and its token's end: what the gateway signs onto
 // forwarded requests, and when an answer that lasts (a log stream) must end.
 type Principal struct {
 	callerid.Caller
-	Expires time.Time // zero for tokens that do not expire (API tokens)
+	Expires time.Time // zero for tokens that do not expire (full API tokens)
+}
+
+// expiredAt reports whether p's token has reached its end at now.
+func (p Principal) expiredAt(now time.Time) bool {
+	return !p.Expires.IsZero() && !now.Before(p.Expires)
+}
+
+// refusalAtEnd is what a token past its end is answered: an API token (which its holder
+// chose to let expire) token_expired, a session the contract's plain unauthorized, as before
+// scoped tokens existed.
+func refusalAtEnd(tokenKind string) error {
+	if tokenKind == callerid.KindAPI {
+		return ErrTokenExpired
+	}
+	return ErrUnauthorized
 }
 
 // Introspector checks a token with its owner. It returns ErrUnauthorized for a token that is
@@ -52,8 +123,12 @@ type Introspector interface {
 }
 
 // TokenUnknownHeader is set by identity on introspection's 401 when the token itself is not
-// valid; a 401 without it is a refused signature (docs/conventions.md).
-const TokenUnknownHeader = "X-Tori-Token-Unknown"
+// valid; a 401 without it is a refused signature (docs/conventions.md). TokenExpiredHeader
+// joins it for an API token past its end, which the client is told (token_expired).
+const (
+	TokenUnknownHeader = "X-Tori-Token-Unknown"
+	TokenExpiredHeader = "X-Tori-Token-Expired"
+)
 
 // IntrospectPath is identity's internal route for token checks.
 const IntrospectPath = "/internal/introspect"
@@ -106,6 +181,9 @@ func (c *IdentityClient) Introspect(ctx context.Context, token string) (Introspe
 			// answered 401 to a client that would drop its session.
 			return Introspection{}, fmt.Errorf("%w: identity refused the gateway's signature", ErrUnavailable)
 		}
+		if resp.Header.Get(TokenExpiredHeader) == "1" {
+			return Introspection{}, ErrTokenExpired
+		}
 		return Introspection{}, ErrUnauthorized
 	default:
 		return Introspection{}, fmt.Errorf("%w: identity answered %d", ErrUnavailable, resp.StatusCode)
@@ -114,8 +192,8 @@ func (c *IdentityClient) Introspect(ctx context.Context, token string) (Introspe
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&in); err != nil {
 		return Introspection{}, fmt.Errorf("%w: decode introspection: %v", ErrUnavailable, err)
 	}
-	if in.AccountID == "" || in.TokenID == "" {
-		return Introspection{}, fmt.Errorf("%w: introspection without account or token id", ErrUnavailable)
+	if err := in.check(); err != nil {
+		return Introspection{}, err
 	}
 	return in, nil
 }

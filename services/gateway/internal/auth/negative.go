@@ -15,13 +15,19 @@ const NegativeTTL = 30 * time.Second
 const maxUnknown = 100_000
 
 // Unknown remembers hashes of tokens identity refused, so that random `svc_` strings sent
-// over and over do not each cost identity a query.
+// over and over do not each cost identity a query, and with each its refusal, so that an
+// expired token is answered token_expired again rather than a bare 401.
 type Unknown struct {
 	mu    sync.Mutex
 	ttl   time.Duration
-	until map[Hash]time.Time
+	until map[Hash]refusal
 	order []unknownEntry
 	head  int
+}
+
+type refusal struct {
+	until time.Time
+	err   error
 }
 
 type unknownEntry struct {
@@ -34,20 +40,30 @@ func NewUnknown(ttl time.Duration) *Unknown {
 	if ttl <= 0 {
 		ttl = NegativeTTL
 	}
-	return &Unknown{ttl: ttl, until: map[Hash]time.Time{}}
+	return &Unknown{ttl: ttl, until: map[Hash]refusal{}}
 }
 
 // Has reports whether h was refused less than the TTL before now.
-func (u *Unknown) Has(h Hash, now time.Time) bool {
+func (u *Unknown) Has(h Hash, now time.Time) bool { return u.Refusal(h, now) != nil }
+
+// Refusal is the error h was refused with, if that was less than the TTL before now; nil
+// when h is not remembered.
+func (u *Unknown) Refusal(h Hash, now time.Time) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.expire(now)
-	t, ok := u.until[h]
-	return ok && now.Before(t)
+	r, ok := u.until[h]
+	if !ok || !now.Before(r.until) {
+		return nil
+	}
+	return r.err
 }
 
-// Add remembers h as refused at now.
-func (u *Unknown) Add(h Hash, now time.Time) {
+// Add remembers h as refused at now with ErrUnauthorized.
+func (u *Unknown) Add(h Hash, now time.Time) { u.AddRefusal(h, now, ErrUnauthorized) }
+
+// AddRefusal remembers h as refused at now with err (ErrUnauthorized or ErrTokenExpired).
+func (u *Unknown) AddRefusal(h Hash, now time.Time, err error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.expire(now)
@@ -55,7 +71,7 @@ func (u *Unknown) Add(h Hash, now time.Time) {
 		return
 	}
 	t := now.Add(u.ttl)
-	u.until[h] = t
+	u.until[h] = refusal{until: t, err: err}
 	u.order = append(u.order, unknownEntry{h: h, until: t})
 }
 

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"math"
 	"sync/atomic"
@@ -33,10 +34,12 @@ var defaultTimings = timings{watchEvery: 100 * time.Millisecond, grace: time.Sec
 
 const never = math.MaxInt64
 
-// Revocations evicts revoked tokens from the cache and says when the cache can be trusted:
-// only while this instance is connected to the bus and listening, because only then does it
-// hear every revocation. On any doubt the cache is flushed and every token re-introspected.
-// With KeepAccounts it does the same for the gateway's copies of accounts, on
+// Revocations evicts revoked tokens from the cache, and every token of a person whose roles
+// changed (identity.membership.changed: each cached principal carries the roles it was
+// introspected with), and says when the cache can be trusted: only while this instance is
+// connected to the bus and listening, because only then does it hear every revocation and
+// change. On any doubt the cache is flushed and every token re-introspected. With
+// KeepAccounts it does the same for the gateway's copies of accounts, on
 // identity.account.updated.
 type Revocations struct {
 	bus      Bus
@@ -46,6 +49,7 @@ type Revocations struct {
 	timings  timings
 
 	onRevoke func(tokenID string)
+	onChange func(userID string)
 
 	listening   atomic.Bool
 	trustedFrom atomic.Int64 // unix nanoseconds; never while in doubt
@@ -72,6 +76,11 @@ func (r *Revocations) KeepAccounts(a Accounts) { r.accounts = a }
 // OnRevoke makes every revocation heard also call fn with the token's id (the gateway's
 // open log streams end). Call it before Listen.
 func (r *Revocations) OnRevoke(fn func(tokenID string)) { r.onRevoke = fn }
+
+// OnMembershipChange makes every change of a person's memberships heard also call fn with
+// their user id (the gateway's open log streams of that person end, to be reopened with the
+// new roles). Call it before Listen.
+func (r *Revocations) OnMembershipChange(fn func(userID string)) { r.onChange = fn }
 
 // Trusted reports whether cached answers may be used at now.
 func (r *Revocations) Trusted(now time.Time) bool {
@@ -102,15 +111,19 @@ func (r *Revocations) Listen(ctx context.Context) error {
 }
 
 func (r *Revocations) keys() []string {
-	if r.accounts == nil {
-		return []string{identitybus.KeyTokenRevoked}
+	keys := []string{identitybus.KeyTokenRevoked, identitybus.KeyMembershipChanged}
+	if r.accounts != nil {
+		keys = append(keys, identitybus.KeyAccountUpdated)
 	}
-	return []string{identitybus.KeyTokenRevoked, identitybus.KeyAccountUpdated}
+	return keys
 }
 
 func (r *Revocations) handle(ctx context.Context, d bus.Delivery) error {
-	if d.RoutingKey == identitybus.KeyAccountUpdated {
+	switch d.RoutingKey {
+	case identitybus.KeyAccountUpdated:
 		return r.accountUpdated(ctx, d)
+	case identitybus.KeyMembershipChanged:
+		return r.membershipChanged(ctx, d)
 	}
 	var ev identityv1.TokenRevoked
 	if err := d.Decode(&ev); err != nil {
@@ -122,6 +135,32 @@ func (r *Revocations) handle(ctx context.Context, d bus.Delivery) error {
 	r.cache.Evict(ev.GetTokenId())
 	if r.onRevoke != nil {
 		r.onRevoke(ev.GetTokenId())
+	}
+	return nil
+}
+
+// membershipChanged drops every cached token of the person whose role in a team changed (or
+// who left it), wherever the change was made: their next request is introspected and signed
+// with the new roles, within a second of the change as revocations are.
+func (r *Revocations) membershipChanged(ctx context.Context, d bus.Delivery) error {
+	var ev identityv1.MembershipChanged
+	err := d.Decode(&ev)
+	if err == nil && ev.GetUserId() == "" {
+		err = errors.New("no user id")
+	}
+	if err != nil {
+		// Whose roles changed is unknown: every cached role may be stale.
+		r.log.ErrorContext(ctx, "unreadable membership change; flushing token cache", "err", err.Error())
+		r.flush()
+		return nil
+	}
+	r.cache.EvictUser(ev.GetUserId())
+	if r.accounts != nil && ev.GetAccountId() != "" {
+		// The account's view may list the person's teams.
+		r.accounts.Evict(ev.GetAccountId())
+	}
+	if r.onChange != nil {
+		r.onChange(ev.GetUserId())
 	}
 	return nil
 }

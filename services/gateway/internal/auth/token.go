@@ -4,6 +4,7 @@ package auth
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"tori.dev/contract/names"
@@ -13,6 +14,9 @@ import (
 var (
 	// ErrUnauthorized: the token is missing, malformed, unknown, revoked or expired.
 	ErrUnauthorized = errors.New("auth: unauthorized")
+	// ErrTokenExpired: an API token past the end it was created with. It is an
+	// ErrUnauthorized (401, counted against the address's budget) the client is told about.
+	ErrTokenExpired = fmt.Errorf("%w: token expired", ErrUnauthorized)
 	// ErrUnavailable: identity could not answer, so the token is neither good nor bad.
 	ErrUnavailable = errors.New("auth: identity unavailable")
 )

@@ -41,6 +41,15 @@ func (m *Map[K, V]) Get(k K, now time.Time) (V, bool) {
 	return e.value, true
 }
 
+// Peek returns the value kept for k whether or not it is still fresh (until Sweep drops it),
+// for bookkeeping and for telling why an entry went stale; never to serve it.
+func (m *Map[K, V]) Peek(k K) (V, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	e, ok := m.entries[k]
+	return e.value, ok
+}
+
 // Generation is read before asking the owner and passed to Put.
 func (m *Map[K, V]) Generation() uint64 {
 	m.mu.RLock()

@@ -58,7 +58,7 @@ func (s *Server) dispatch(ctx context.Context, c *fiber.Ctx, m routes.Match) err
 		var err error
 		if who, err = s.Auth.Authenticate(ctx, c.Get(fiber.HeaderAuthorization)); err != nil {
 			if errors.Is(err, auth.ErrUnauthorized) {
-				err = s.refused(ctx, c, &addr)
+				err = s.refused(ctx, c, &addr, err)
 			}
 			proxy.Discard(c)
 			return err
@@ -66,6 +66,11 @@ func (s *Server) dispatch(ctx context.Context, c *fiber.Ctx, m routes.Match) err
 		if err := s.Limits.Account(ctx, who.AccountID, m.Op, routes.IsRead(c.Method())); err != nil {
 			proxy.Discard(c)
 			return err
+		}
+		// The address the request came from, signed with the caller for the services' audit
+		// entries: the client's own, not the bucket the limits count it in.
+		if ip := s.clientIP(c); ip.IsValid() {
+			who.ClientIP = ip.String()
 		}
 	}
 	caller := who.Caller
@@ -116,12 +121,12 @@ func (s *Server) dispatch(ctx context.Context, c *fiber.Ctx, m routes.Match) err
 	return nil
 }
 
-// refused answers a request whose token is not valid: 401, or 429 once its address has
-// earned its budget of 401s. The budget is applied only after the token is known to be bad,
+// refused answers a request whose token is not valid: 401 (refusal, which says whether the
+// token expired), or 429 once its address has earned its budget of 401s. The budget is applied only after the token is known to be bad,
 // so a valid token is never refused for what other requests from its address did (offices,
 // CI fleets and carriers share addresses); a token refused before is refused again without
 // asking identity (auth.Unknown), so guessing the same tokens costs the guesser alone.
-func (s *Server) refused(ctx context.Context, c *fiber.Ctx, addr *string) error {
+func (s *Server) refused(ctx context.Context, c *fiber.Ctx, addr *string, refusal error) error {
 	if *addr == "" {
 		*addr = s.clientAddr(c)
 	}
@@ -129,14 +134,19 @@ func (s *Server) refused(ctx context.Context, c *fiber.Ctx, addr *string) error 
 		return err
 	}
 	s.Limits.CountUnauthorized(ctx, *addr)
-	return auth.ErrUnauthorized
+	return refusal
 }
 
-func (s *Server) clientAddr(c *fiber.Ctx) string {
+// clientAddr is the bucket the per-address limits count the request's client in.
+func (s *Server) clientAddr(c *fiber.Ctx) string { return clientip.Bucket(s.clientIP(c)) }
+
+// clientIP is the request's client address (clientip.Resolver: the peer, or what trusted
+// proxies say it is).
+func (s *Server) clientIP(c *fiber.Ctx) netip.Addr {
 	peer, _ := netip.AddrFromSlice(c.Context().RemoteIP())
 	var xff []string
 	for _, v := range c.Request().Header.PeekAll(fiber.HeaderXForwardedFor) {
 		xff = append(xff, string(v))
 	}
-	return clientip.Bucket(s.ClientIP.Resolve(peer, xff))
+	return s.ClientIP.Resolve(peer, xff)
 }

@@ -31,6 +31,11 @@ func (u *unavailable) Unwrap() error { return u.err }
 // own routes answer so, and a client may retry.
 var serviceUnavailable = httperror.New(http.StatusServiceUnavailable, "service_unavailable")
 
+// tokenExpired answers an API token past its end: still 401, with a code a client (a CI job
+// holding a scoped token) can tell from a revoked or mistyped one.
+var tokenExpired = httperror.New(http.StatusUnauthorized, "token_expired").
+	WithMessage("This API token has expired; create a new one.")
+
 var (
 	tooLarge   = httperror.New(http.StatusRequestEntityTooLarge, "payload_too_large")
 	badRequest = httperror.New(http.StatusBadRequest, "bad_request")
@@ -47,6 +52,8 @@ func toHTTP(c *fiber.Ctx, log *slog.Logger, err error) *httperror.Error {
 	case errors.As(err, &exceeded):
 		rateLimitRefusals.WithLabelValues(exceeded.Code).Inc()
 		return httperror.New(http.StatusTooManyRequests, exceeded.Code).WithRetryAfter(exceeded.RetryAfter)
+	case errors.Is(err, auth.ErrTokenExpired):
+		return tokenExpired
 	case errors.Is(err, auth.ErrUnauthorized):
 		return httperror.Unauthorized
 	case errors.Is(err, auth.ErrUnavailable):

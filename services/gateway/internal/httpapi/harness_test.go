@@ -98,7 +98,15 @@ var introspections = map[string]auth.Introspection{
 	"tok_alice":   {AccountID: "acct-a", UserID: "user-a", TokenKind: "session", TokenID: "t-alice-session", ExpiresAt: ptr(time.Now().Add(time.Hour))},
 	"tok_bob":     {AccountID: "acct-b", UserID: "user-b", TokenKind: "session", TokenID: "t-bob", ExpiresAt: ptr(time.Now().Add(time.Hour))},
 	"tok_expired": {AccountID: "acct-a", UserID: "user-a", TokenKind: "session", TokenID: "t-old", ExpiresAt: ptr(time.Now().Add(-time.Minute))},
+	// A deploy token of Carol's pinned to two apps of team acme, and Carol's session.
+	"svc_carol_deploy": {AccountID: "acct-c", UserID: "user-c", TokenKind: "api", TokenID: "t-carol-deploy", ExpiresAt: ptr(time.Now().Add(time.Hour)),
+		Teams: []auth.TeamRole{{ID: "team-acme", Slug: "acme", Role: "developer"}}, Scope: "deploy", Apps: []string{"web", "api"}},
+	"tok_carol": {AccountID: "acct-c", UserID: "user-c", TokenKind: "session", TokenID: "t-carol", ExpiresAt: ptr(time.Now().Add(time.Hour)),
+		Teams: []auth.TeamRole{{ID: "acct-c", Slug: "carol", Role: "owner", Personal: true}, {ID: "team-acme", Slug: "acme", Role: "developer"}}},
 }
+
+// expiredTokens are API tokens identity reports past their end.
+var expiredTokens = map[string]bool{"svc_expired": true}
 
 func ptr[T any](v T) *T { return &v }
 
@@ -127,6 +135,9 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if !ok {
 			w.Header().Set(auth.TokenUnknownHeader, "1")
+			if expiredTokens[req.Token] {
+				w.Header().Set(auth.TokenExpiredHeader, "1")
+			}
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
@@ -155,6 +166,11 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	segs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	switch {
+	case r.URL.Query().Get("refuse") != "":
+		// A service refusing a change (any method): nothing happened.
+		status, _ := strconv.Atoi(r.URL.Query().Get("refuse"))
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, `{"error":"refused"}`)
 	case r.URL.Path == "/api/account":
 		if r.Method == http.MethodPatch {
 			u.accountVersion.Add(1)

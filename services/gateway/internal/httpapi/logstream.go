@@ -18,7 +18,7 @@ import (
 // event, when its token is revoked or expires or the gateway stops. The per-account read
 // window counted it once, when it opened.
 func (s *Server) forwardStream(ctx context.Context, c *fiber.Ctx, m routes.Match, base string, who auth.Principal) error {
-	st, err := s.Streams.Open(ctx, who.AccountID, who.TokenID, who.Expires)
+	st, err := s.Streams.OpenFor(ctx, who.AccountID, who.UserID, who.TokenID, who.Expires)
 	if err != nil {
 		return err
 	}

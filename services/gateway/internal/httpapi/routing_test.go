@@ -91,7 +91,7 @@ func TestForwardsRequestAsSentAndSignsTheCaller(t *testing.T) {
 	if got.RequestURI != path {
 		t.Fatalf("upstream saw %q, want %q", got.RequestURI, path)
 	}
-	want := callerid.Caller{AccountID: "acct-a", UserID: "user-a", TokenKind: "api", TokenID: "t-alice"}
+	want := callerid.Caller{AccountID: "acct-a", UserID: "user-a", TokenKind: "api", TokenID: "t-alice", ClientIP: "127.0.0.1"}
 	if got.Caller != want {
 		t.Fatalf("caller %+v, want %+v", got.Caller, want)
 	}

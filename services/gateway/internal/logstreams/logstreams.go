@@ -25,12 +25,16 @@ const (
 	ReasonTokenRevoked = "token_revoked"
 	ReasonTokenExpired = "token_expired"
 	ReasonShutdown     = "shutdown"
+	// ReasonAccessChanged: the person's roles changed (or they left a team); a client
+	// reconnects and is served with the new ones, or refused.
+	ReasonAccessChanged = "access_changed"
 )
 
 var messages = map[string]string{
-	ReasonTokenRevoked: "The token this stream was opened with was revoked; sign in again to read logs.",
-	ReasonTokenExpired: "The token this stream was opened with has expired; sign in again to read logs.",
-	ReasonShutdown:     "The gateway is restarting; reconnect with Last-Event-ID to resume.",
+	ReasonTokenRevoked:  "The token this stream was opened with was revoked; sign in again to read logs.",
+	ReasonTokenExpired:  "The token this stream was opened with has expired; sign in again to read logs.",
+	ReasonShutdown:      "The gateway is restarting; reconnect with Last-Event-ID to resume.",
+	ReasonAccessChanged: "Your role in a team changed; reconnect with Last-Event-ID to resume with your current access.",
 }
 
 // LeaseTTL is how long a stream's place is held without renewal: a gateway that dies holding
@@ -67,6 +71,7 @@ func New(max int, places Places, log *slog.Logger) *Registry {
 type Stream struct {
 	reg    *Registry
 	lease  Lease
+	user   string
 	token  string
 	expiry *time.Timer // nil for a token that does not expire
 	end    chan string // the gateway's reason to end it, sent once
@@ -78,6 +83,11 @@ type Stream struct {
 // reached the stream is allowed and its place taken at the next renewal, as the rate limits
 // allow requests when their store is down: a Redis outage must not stop every log stream.
 func (r *Registry) Open(ctx context.Context, account, token string, expires time.Time) (*Stream, error) {
+	return r.OpenFor(ctx, account, "", token, expires)
+}
+
+// OpenFor is Open for a stream the person user opened, which EndUser can end.
+func (r *Registry) OpenFor(ctx context.Context, account, user, token string, expires time.Time) (*Stream, error) {
 	lease := Lease{Account: account, ID: uuid.NewString()}
 	tctx, cancel := context.WithTimeout(ctx, placesTimeout)
 	ok, err := r.places.Take(tctx, lease, r.max, LeaseTTL)
@@ -87,7 +97,7 @@ func (r *Registry) Open(ctx context.Context, account, token string, expires time
 	} else if !ok {
 		return nil, ErrTooMany
 	}
-	s := &Stream{reg: r, lease: lease, token: token, end: make(chan string, 1)}
+	s := &Stream{reg: r, lease: lease, user: user, token: token, end: make(chan string, 1)}
 	r.mu.Lock()
 	if r.closed {
 		s.end <- ReasonShutdown
@@ -194,6 +204,15 @@ func (r *Registry) Revoke(tokenID string) {
 		return
 	}
 	r.endWhere(ReasonTokenRevoked, func(s *Stream) bool { return s.token == tokenID })
+}
+
+// EndUser ends every stream the person userID opened, whatever the token: their roles
+// changed, and a stream goes on with what it was allowed when it opened.
+func (r *Registry) EndUser(userID string) {
+	if userID == "" {
+		return
+	}
+	r.endWhere(ReasonAccessChanged, func(s *Stream) bool { return s.user == userID })
 }
 
 // Shutdown ends every stream, and every stream opened from now on at once.

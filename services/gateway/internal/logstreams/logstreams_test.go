@@ -176,3 +176,36 @@ func TestStreamEndsWhenItsTokenExpires(t *testing.T) {
 	default:
 	}
 }
+
+// A change of a person's roles ends every stream they opened, whichever token, with
+// access_changed (a client reconnects and is checked anew); others' streams, and streams
+// opened without a person, go on.
+func TestEndUserEndsThatPersonsStreams(t *testing.T) {
+	r := New(5, nil, nil)
+	session, _ := r.OpenFor(ctx, "acc", "user-1", "tok-session", time.Time{})
+	token, _ := r.OpenFor(ctx, "team", "user-1", "tok-api", time.Time{})
+	other, _ := r.OpenFor(ctx, "acc", "user-2", "tok-other", time.Time{})
+	anon, _ := r.Open(ctx, "acc", "tok-anon", time.Time{})
+	r.EndUser("")
+	r.EndUser("user-1")
+	for _, st := range []*Stream{session, token} {
+		select {
+		case reason := <-st.end:
+			if reason != ReasonAccessChanged {
+				t.Fatalf("ended with %s", reason)
+			}
+		default:
+			t.Fatal("a stream of the person was not ended")
+		}
+	}
+	for _, st := range []*Stream{other, anon} {
+		select {
+		case reason := <-st.end:
+			t.Fatalf("another stream was ended: %s", reason)
+		default:
+		}
+	}
+	if ev := string(CloseEvent(ReasonAccessChanged)); !strings.Contains(ev, `"reason":"access_changed"`) || !strings.Contains(ev, "reconnect") {
+		t.Fatalf("final event %q", ev)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"tori.dev/contract/access"
 	"tori.dev/services/gateway/internal/routes"
 )
 
@@ -107,7 +108,102 @@ func decorate(paths Doc) {
 		if r.Method == "POST" {
 			addIdempotency(op, rs)
 		}
+		if !r.Public {
+			addAccess(op, rs, r)
+		}
 	}
+}
+
+// Extensions carrying an operation's entry of contract/access's table.
+const (
+	ExtRole        = "x-tori-role"
+	ExtScope       = "x-tori-scope"
+	ExtSessionOnly = "x-tori-session-only"
+)
+
+// NoRole is x-tori-role's value for an operation that acts in no team (the caller's own
+// tokens, sessions and account) or across the caller's teams (lists): any signed-in caller.
+const NoRole = "none"
+
+// accessNote opens the sentence addAccess ends a description with; a later merge replaces it,
+// so a change of the table reaches the document.
+const accessNote = "Requires "
+
+// addAccess writes the operation's least role and scope from contract/access, which every
+// service enforces, into the operation: as extensions for tools, as a sentence for readers,
+// and the 403 a caller below them is answered. An authenticated route the table lacks gets
+// nothing: its service answers it 404, and the test of the table says so.
+func addAccess(op, rs Doc, r routes.Route) {
+	a, ok := access.Find(r.Method, r.Template)
+	if !ok {
+		return
+	}
+	role := a.Role.String()
+	if role == "" {
+		role = NoRole
+	}
+	op[ExtRole] = role
+	op[ExtScope] = a.Scope.String()
+	delete(op, ExtSessionOnly)
+	if a.SessionOnly {
+		op[ExtSessionOnly] = true
+	}
+	desc, _ := op["description"].(string)
+	if i := strings.LastIndex(desc, accessNote); i >= 0 && (i == 0 || strings.HasSuffix(desc[:i], "\n\n")) {
+		desc = strings.TrimSuffix(desc[:i], "\n\n")
+	}
+	if desc != "" {
+		desc += "\n\n"
+	}
+	op["description"] = desc + AccessSentence(a)
+	if own, ok := rs["401"].(map[string]any); ok && own["$ref"] == nil {
+		if d, _ := own["description"].(string); !strings.Contains(d, "token_expired") {
+			own["description"] = d + expiredNote
+		}
+	}
+
+	if !mayRefuse(a) {
+		return
+	}
+	own, ok := rs["403"].(map[string]any)
+	switch {
+	case !ok:
+		rs["403"] = Doc{"$ref": "#/components/responses/Forbidden"}
+	case own["$ref"] == nil:
+		if d, _ := own["description"].(string); !strings.Contains(d, access.CodeInsufficientRole) {
+			own["description"] = d + forbiddenNote
+		}
+	}
+}
+
+// expiredNote is added to a service's own 401, which predates expiring tokens.
+const expiredNote = " An API token past its end: `token_expired`."
+
+// forbiddenNote is added to a service's own 403 so that it covers the table's refusals too.
+const forbiddenNote = " Also `insufficient_role` (with `requiredRole`) or `insufficient_scope` (with `requiredScope`) when the caller's role in the team or the token's scope is below the operation's (`x-tori-role`, `x-tori-scope`), and `session_required` when only a session may call it."
+
+// mayRefuse reports whether some valid caller is refused by the table: a role to have in
+// the team, a scope above read (every token has read), or a session to hold.
+func mayRefuse(a access.Route) bool {
+	return a.Role > access.NoRole || a.Scope > access.Read || a.SessionOnly
+}
+
+// AccessSentence is the sentence an operation's description ends with, naming its entry of
+// the access table: "Requires role developer and scope deploy."
+func AccessSentence(a access.Route) string {
+	var need []string
+	if a.Role > access.NoRole {
+		need = append(need, "role "+a.Role.String())
+	}
+	switch {
+	case a.SessionOnly:
+		need = append(need, "a session (an API token is refused with `session_required`)")
+	case a.Scope == access.FullScope:
+		need = append(need, "a session or a full API token (a scoped token is refused with `insufficient_scope`)")
+	default:
+		need = append(need, "scope "+a.Scope.String())
+	}
+	return accessNote + strings.Join(need, " and ") + "."
 }
 
 // idempotencyNote is added to a service's own 409 so that its description covers the

@@ -55,8 +55,8 @@ func TestMergeReplacesPathsDecoratesAndPrunes(t *testing.T) {
 	paths := doc["paths"].(map[string]any)
 	account := paths["/api/account"].(map[string]any)["get"].(map[string]any)
 	rs := account["responses"].(map[string]any)
-	if rs["401"].(map[string]any)["description"] != "mine" {
-		t.Fatal("a service's own 401 must be kept")
+	if d, _ := rs["401"].(map[string]any)["description"].(string); !strings.HasPrefix(d, "mine") || strings.Count(d, "token_expired") != 1 {
+		t.Fatalf("a service's own 401 must be kept, with token_expired added once: %q", d)
 	}
 	for _, code := range []string{"429", "503"} {
 		if _, ok := rs[code]; !ok {
@@ -158,5 +158,63 @@ func TestMergeDocumentsUnavailableAndIdempotency(t *testing.T) {
 	d := apps["responses"].(map[string]any)["409"].(map[string]any)["description"].(string)
 	if !strings.HasPrefix(d, "slug taken.") || strings.Count(d, "idempotency_key_reused") != 1 || !strings.Contains(d, "request_in_progress") {
 		t.Fatalf("apps 409: %q", d)
+	}
+}
+
+// Each authenticated operation gets its entry of contract/access: extensions, one closing
+// sentence (replaced, not repeated, when merged again or when the table changed), and the 403
+// of a caller below it (a service's own 403 gets the access refusals added once).
+func TestMergeShowsTheAccessTable(t *testing.T) {
+	doc := parse(t, `{
+	  "paths": {
+	    "/api/apps/{slug}": {"delete": {"description": "Deletes.\n\nRequires role viewer and scope read.", "responses": {}}},
+	    "/api/apps/{slug}/env": {"put": {"responses": {"403": {"description": "env_limit_reached."}}}},
+	    "/api/auth/cli/approve": {"post": {"description": "Approve.", "x-tori-session-only": false, "responses": {}}},
+	    "/api/tokens": {"get": {"description": "Lists.", "responses": {}}},
+	    "/api/plans": {"get": {"security": [], "description": "Plans.", "responses": {}}}
+	  },
+	  "components": {"responses": {"ServiceUnavailable": {"description": "s"}, "Unauthorized": {"description": "u"},
+	    "RateLimited": {"description": "r"}, "Forbidden": {"description": "f"}, "IdempotencyConflict": {"description": "i"}},
+	    "parameters": {"IdempotencyKey": {"name": "Idempotency-Key", "in": "header"}}}
+	}`)
+	for range 2 {
+		if err := Merge(doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	paths := doc["paths"].(map[string]any)
+	op := func(p, m string) map[string]any { return paths[p].(map[string]any)[m].(map[string]any) }
+
+	del := op("/api/apps/{slug}", "delete")
+	if del[ExtRole] != "admin" || del[ExtScope] != "write" || del[ExtSessionOnly] != nil {
+		t.Fatalf("DELETE app: %v %v %v", del[ExtRole], del[ExtScope], del[ExtSessionOnly])
+	}
+	if d := del["description"]; d != "Deletes.\n\nRequires role admin and scope write." {
+		t.Fatalf("DELETE app description %q", d)
+	}
+	if del["responses"].(map[string]any)["403"].(map[string]any)["$ref"] != "#/components/responses/Forbidden" {
+		t.Fatal("DELETE app: no 403")
+	}
+	put := op("/api/apps/{slug}/env", "put")
+	if d := put["responses"].(map[string]any)["403"].(map[string]any)["description"].(string); !strings.HasPrefix(d, "env_limit_reached.") || strings.Count(d, "insufficient_role") != 1 {
+		t.Fatalf("PUT env 403 %q", d)
+	}
+	if d := put["description"]; d != "Requires role developer and scope write." {
+		t.Fatalf("PUT env description %q", d)
+	}
+	approve := op("/api/auth/cli/approve", "post")
+	if approve[ExtSessionOnly] != true || approve[ExtRole] != NoRole || !strings.Contains(approve["description"].(string), "session_required") {
+		t.Fatalf("approve: %v", approve)
+	}
+	list := op("/api/tokens", "get")
+	if list[ExtRole] != NoRole || list[ExtScope] != "read" || list["description"] != "Lists.\n\nRequires scope read." {
+		t.Fatalf("GET tokens: %v", list)
+	}
+	if _, ok := list["responses"].(map[string]any)["403"]; ok {
+		t.Fatal("GET tokens refuses no valid caller, yet documents a 403")
+	}
+	plans := op("/api/plans", "get")
+	if plans[ExtRole] != nil || plans[ExtScope] != nil || plans["description"] != "Plans." {
+		t.Fatalf("a public operation got access: %v", plans)
 	}
 }

@@ -61,7 +61,8 @@ func ownerOf(p string) string {
 	}
 	is := func(i int, word string) bool { return len(s) > i && routepath.Is(s[i], word) }
 	switch {
-	case is(1, "auth") && len(s) >= 3, is(1, "tokens"), is(1, "account") && len(s) == 2:
+	case is(1, "auth") && len(s) >= 3, is(1, "tokens"), is(1, "account") && len(s) == 2,
+		is(1, "teams"), is(1, "invitations"):
 		return Identity
 	case is(1, "plans") && len(s) == 2, is(1, "billing"):
 		return Billing

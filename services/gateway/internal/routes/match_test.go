@@ -59,6 +59,14 @@ func TestFind(t *testing.T) {
 		{"PUT", "/api/apps/b/formation", "PUT unknown", Deploys, false, NoBucket},
 		{"GET", "/api/apps/b/crons/nightly/runs/r1", "GET unknown", Deploys, false, NoBucket},
 		{"POST", "/api/auth/new-thing", "POST unknown", Identity, false, NoBucket},
+		// Teams and invitations are identity's.
+		{"GET", "/api/teams", "GET /api/teams", Identity, false, NoBucket},
+		{"DELETE", "/api/teams/acme/members/0193a", "DELETE /api/teams/{team}/members/{userId}", Identity, false, NoBucket},
+		{"DELETE", "/api/teams/acme/tokens/0193a", "DELETE /api/teams/{team}/tokens/{id}", Identity, false, NoBucket},
+		{"GET", "/api/teams/acme/audit", "GET /api/teams/{team}/audit", Identity, false, NoBucket},
+		{"POST", "/api/invitations/accept", "POST /api/invitations/accept", Identity, false, NoBucket},
+		{"GET", "/api/teams/acme/apps", "GET unknown", Identity, false, NoBucket},
+		{"GET", "/api/invitations", "GET unknown", Identity, false, NoBucket},
 		// Nobody owns these: the gateway answers 404.
 		{"GET", "/", "GET unknown", "", false, NoBucket},
 		{"GET", "/api", "GET unknown", "", false, NoBucket},

@@ -71,6 +71,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 			busapi.CertificateMailConsumer{Repo: store.Bind, Service: svc, Log: log}.Subscription(),
 			busapi.HoldMailConsumer{Repo: store.Bind, Service: svc, Log: log}.Subscription(),
 			busapi.AuditConsumer{Repo: store.Bind, Log: log}.Subscription(),
+			busapi.TeamAppsConsumer{Repo: store.Bind, Log: log}.Subscription(),
 		)
 		if err := p.ServeHTTP(web, cfg.Addr, cfg.ShutdownTimeout); err != nil {
 			return err

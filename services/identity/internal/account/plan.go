@@ -8,6 +8,11 @@ type Limits struct {
 	DatabaseConnections int64
 	DatabaseBytes       int64
 	Processes           ProcessLimits
+	// Members is how many members and pending invitations a team may have; 0 in a copy kept
+	// before plans had it (the team is then treated as nestling).
+	Members int64
+	// AuditRetentionDays is how far back the team's audit log reaches.
+	AuditRetentionDays int64
 }
 
 // ProcessLimits are the plan's process, instance and cron limits (deploys enforces them).

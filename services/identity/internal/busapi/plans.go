@@ -48,15 +48,9 @@ func (pc PlanConsumer) Handle(ctx context.Context, tx bus.Tx, d bus.Delivery) er
 	if ts := ev.GetChangedAt(); ts != nil {
 		p.UpdatedAt = ts.AsTime()
 	}
-	repo := pc.Repo(tx)
-	saved, err := usecase.ApplyPlanChange(ctx, repo, ev.GetAccountId(), p)
+	saved, err := usecase.ApplyPlanChange(ctx, pc.Repo(tx), ev.GetAccountId(), p)
 	if err != nil {
 		return err
-	}
-	if saved {
-		if err := usecase.KeepAuditRetention(ctx, repo, ev.GetAccountId(), ev.GetLimits().GetAuditRetentionDays()); err != nil {
-			return err
-		}
 	}
 	pc.Log.InfoContext(ctx, "plan change", "account_id", ev.GetAccountId(), "plan", p.Name,
 		"version", p.Version, "kept", saved)
@@ -79,6 +73,8 @@ func planFrom(name string, l *billingv1.PlanLimits, version int64) account.Plan 
 				CronTimeoutSeconds:     l.GetCronTimeoutSeconds(),
 				InstanceMemoryBytes:    l.GetInstanceMemoryBytes(),
 			},
+			Members:            l.GetMembers(),
+			AuditRetentionDays: l.GetAuditRetentionDays(),
 		},
 		Version:   version,
 		UpdatedAt: time.Now().UTC().Truncate(time.Microsecond),

@@ -8,10 +8,14 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"tori.dev/contract/access"
+	"tori.dev/contract/names"
+	"tori.dev/pkg/accessgate"
 	"tori.dev/pkg/httperror"
 	"tori.dev/services/identity/internal/account"
 	"tori.dev/services/identity/internal/audit"
 	"tori.dev/services/identity/internal/auth"
+	"tori.dev/services/identity/internal/team"
 	"tori.dev/services/identity/internal/usecase"
 )
 
@@ -51,6 +55,25 @@ var mapping = []struct {
 		WithMessage("this token has expired; create a new one")},
 	{audit.ErrBeyondRetention, httperror.New(http.StatusGone, "beyond_retention").
 		WithMessage("start is older than the team's plan keeps its audit log")},
+	{team.ErrNotFound, httperror.NotFound},
+	{team.ErrInvalidName, httperror.New(http.StatusBadRequest, "invalid_name").
+		WithMessage("name must be 1 to %d characters, none of them control characters", team.MaxNameLen)},
+	{team.ErrInvalidSlug, httperror.New(http.StatusBadRequest, "invalid_slug").
+		WithMessage("slug must match %s", names.SlugPattern)},
+	{team.ErrSlugTaken, httperror.New(http.StatusConflict, "slug_taken").WithMessage("another team has that slug")},
+	{team.ErrInvalidRole, httperror.New(http.StatusBadRequest, "invalid_parameter").WithField("role").
+		WithMessage("role must be viewer, developer, admin or owner")},
+	{team.ErrPersonalTeam, httperror.New(http.StatusConflict, "personal_team").
+		WithMessage("a personal team can be neither deleted nor shared")},
+	{team.ErrNotEmpty, httperror.New(http.StatusConflict, "team_not_empty").
+		WithMessage("the team still owns apps; delete them first")},
+	{team.ErrLastOwner, httperror.New(http.StatusConflict, "last_owner").
+		WithMessage("a team keeps at least one owner; make another member owner first")},
+	{team.ErrAlreadyMember, httperror.New(http.StatusConflict, "already_member")},
+	{team.ErrInvalidInvitation, httperror.New(http.StatusBadRequest, "invalid_token")},
+	{team.ErrInvitationExpired, httperror.New(http.StatusGone, "invitation_expired")},
+	{team.ErrEmailMismatch, httperror.New(http.StatusForbidden, "invitation_email_mismatch").
+		WithMessage("the invitation was sent to another address; sign in with that one")},
 	{usecase.ErrMailUnavailable, httperror.New(http.StatusServiceUnavailable, "mail_unavailable")},
 	{usecase.ErrPlanUnavailable, httperror.New(http.StatusServiceUnavailable, "service_unavailable")},
 }
@@ -80,6 +103,14 @@ func toHTTP(err error) *httperror.Error {
 			WithLimit(int64(limit.Limit), limit.Plan).
 			WithMessage("An account may hold %d API tokens; revoke one to create another.", limit.Limit)
 	}
+	var teamLimit *team.LimitError
+	if errors.As(err, &teamLimit) {
+		he := httperror.New(http.StatusForbidden, teamLimit.Code).WithLimit(teamLimit.Limit, teamLimit.Plan)
+		if teamLimit.Code == team.CodeTeamLimit {
+			return he.WithMessage("A person may own %d team on %s besides their personal one.", teamLimit.Limit, teamLimit.Plan)
+		}
+		return he.WithMessage("The team's plan allows %d members, pending invitations included.", teamLimit.Limit)
+	}
 	for _, m := range mapping {
 		if errors.Is(err, m.err) {
 			return m.he
@@ -103,11 +134,17 @@ func isCounted(err error) bool {
 
 // errorHandler writes domain errors by the mapping and leaves the rest to pkg/httperror,
 // which logs them and answers a bare 500.
-func errorHandler(log *slog.Logger) fiber.ErrorHandler {
+func errorHandler(log *slog.Logger, gate *accessgate.Gate) fiber.ErrorHandler {
 	fallback := httperror.Handler(log)
 	return func(c *fiber.Ctx, err error) error {
 		if isCounted(err) {
 			c.Set(HeaderCountBucket, "1")
+		}
+		// A refusal a use case decided (it needed the target's role) is recorded in the
+		// team's audit log like the gate's own.
+		var denied *access.Denied
+		if errors.As(err, &denied) && gate != nil {
+			err = gate.Deny(c, denied)
 		}
 		if he := toHTTP(err); he != nil {
 			return httperror.Write(c, he)

@@ -19,8 +19,8 @@ const HeaderTokenUnknown = "X-Tori-Token-Unknown"
 // (docs/conventions.md, "Gateway to service").
 const HeaderTokenExpired = "X-Tori-Token-Expired"
 
-// teamJSON is one of the principal's teams as the gateway signs it (callerid.EncodeTeams).
-type teamJSON struct {
+// introspectTeamJSON is one of the principal's teams as the gateway signs it (callerid.EncodeTeams).
+type introspectTeamJSON struct {
 	ID       string `json:"id"`
 	Slug     string `json:"slug"`
 	Role     string `json:"role"`
@@ -45,18 +45,18 @@ func (h handlers) introspect(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	teams := make([]teamJSON, 0, len(p.Teams))
+	teams := make([]introspectTeamJSON, 0, len(p.Teams))
 	for _, m := range p.Teams {
-		teams = append(teams, teamJSON{m.TeamID, m.Slug, m.Role.String(), m.Personal})
+		teams = append(teams, introspectTeamJSON{m.TeamID, m.Slug, m.Role.String(), m.Personal})
 	}
 	return c.JSON(struct {
-		AccountID string        `json:"accountId"`
-		UserID    string        `json:"userId"`
-		TokenKind string        `json:"tokenKind"`
-		TokenID   string        `json:"tokenId"`
-		ExpiresAt *apitime.Time `json:"expiresAt"`
-		Teams     []teamJSON    `json:"teams"`
-		Scope     string        `json:"scope"`
-		Apps      []string      `json:"apps"`
+		AccountID string               `json:"accountId"`
+		UserID    string               `json:"userId"`
+		TokenKind string               `json:"tokenKind"`
+		TokenID   string               `json:"tokenId"`
+		ExpiresAt *apitime.Time        `json:"expiresAt"`
+		Teams     []introspectTeamJSON `json:"teams"`
+		Scope     string               `json:"scope"`
+		Apps      []string             `json:"apps"`
 	}{p.AccountID, p.UserID, p.Kind, p.TokenID, apitime.OrNull(p.ExpiresAt), teams, p.Scope, p.Apps})
 }

@@ -38,10 +38,15 @@ func fullSignIn(t *testing.T, h *harness) []string {
 
 	consoleToken := h.do("POST", "/api/tokens", map[string]string{"name": "ci"}, caller).json(t)["token"].(string)
 	h.callerOf(consoleToken)
+
+	// An invitation's code is a secret too.
+	h.expect(h.do("POST", "/api/teams", map[string]string{"name": "Acme", "slug": "acme"}, caller), 201, "")
+	invitation := h.invite(h.callerOf(session), "acme", "bob@example.com", "viewer")
 	h.expect(h.do("POST", "/api/auth/logout", nil, caller), 204, "")
 
 	return []string{code, url.QueryEscape(code), session, d["deviceCode"].(string), d["userCode"].(string),
-		strings.ReplaceAll(d["userCode"].(string), "-", ""), deviceToken, authCode, loopbackToken, consoleToken}
+		strings.ReplaceAll(d["userCode"].(string), "-", ""), deviceToken, authCode, loopbackToken, consoleToken,
+		invitation, url.QueryEscape(invitation)}
 }
 
 // Every secret the service hands out is kept only as a hash: no table, the outbox included,
@@ -95,7 +100,8 @@ func TestLogsNeverHoldSecrets(t *testing.T) {
 	if !strings.Contains(logs, `"route":"/api/auth/magic-link/verify"`) || !strings.Contains(logs, dir) {
 		t.Fatalf("the logs were not captured, or do not say where the mail went:\n%s", logs)
 	}
-	forbidden := append(secrets, "auth/verify?token", "Open this link", "ada@example.com", consoleURL+"/auth")
+	forbidden := append(secrets, "auth/verify?token", "invitations/accept?token", "Open this link", "ada@example.com",
+		"bob@example.com", consoleURL+"/auth", consoleURL+"/invitations")
 	for _, s := range forbidden {
 		if strings.Contains(logs, s) {
 			t.Errorf("a log line holds %.12q…", s)

@@ -37,7 +37,7 @@ type handlers struct {
 // New builds the Fiber app with every route.
 func New(cfg Config) *fiber.App {
 	a := httpserver.New(httpserver.Options{
-		Name: "identity", Log: cfg.Log, BodyLimit: bodyLimit, ErrorHandler: errorHandler(cfg.Log), Health: &cfg.Health,
+		Name: "identity", Log: cfg.Log, BodyLimit: bodyLimit, ErrorHandler: errorHandler(cfg.Log, cfg.Gate), Health: &cfg.Health,
 	})
 	h := handlers{svc: cfg.Service}
 
@@ -69,6 +69,8 @@ func New(cfg Config) *fiber.App {
 
 	a.Get("/api/account", private, gate, h.getAccount)
 	a.Patch("/api/account", private, gate, h.patchAccount)
+
+	teamRoutes(a, private, cfg.Gate, h)
 
 	a.Post("/internal/introspect", public, h.introspect)
 	return a

@@ -2,11 +2,13 @@ package httpapi_test
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	identityv1 "tori.dev/proto/gen/tori/identity/v1"
+	identitybus "tori.dev/proto/tori/identity/v1"
 )
 
 func TestMagicLinkRequest(t *testing.T) {
@@ -74,6 +76,13 @@ func TestMagicLinkVerify(t *testing.T) {
 		created.Name != "ada.lovelace" || created.DefaultRegion != "eu" {
 		t.Fatalf("account.created %v", &created)
 	}
+	// ... and its personal team, whose id is the account's, named and slugged after its person.
+	var team identityv1.TeamCreated
+	h.lastEvent("identity.team.created", &team)
+	if team.TeamId != caller.AccountID || !team.Personal || team.Name != "ada.lovelace" || team.Slug != "ada-lovelace" ||
+		team.OwnerAccountId != caller.AccountID {
+		t.Fatalf("team.created %v", &team)
+	}
 
 	// A code works once.
 	h.expect(h.do("POST", "/api/auth/magic-link/verify", map[string]string{"token": code}, anonymous), 400, "invalid_token")
@@ -95,8 +104,8 @@ func TestMagicLinkVerify(t *testing.T) {
 	if again := r.json(t)["user"].(map[string]any); again["id"] != user["id"] {
 		t.Fatalf("second sign-in made another user: %v", again)
 	}
-	if got := h.events(); len(got) != 1 {
-		t.Fatalf("events %v, want one account.created", got)
+	if got := h.events(); !slices.Equal(got, []string{identitybus.KeyAccountCreated, identitybus.KeyTeamCreated}) {
+		t.Fatalf("events %v, want one account.created and its personal team's team.created", got)
 	}
 }
 

@@ -2,54 +2,14 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"tori.dev/pkg/pgstore"
-	auditv1 "tori.dev/proto/gen/tori/audit/v1"
 	"tori.dev/services/identity/internal/audit"
 )
-
-// WriteAuditEntry is identity's accessgate.Writer: identity keeps the audit log, so the
-// gate's entry goes straight into it, in the transaction of the change it records.
-func WriteAuditEntry(ctx context.Context, tx pgx.Tx, e *auditv1.EntryRecorded) error {
-	return writeAudit(ctx, tx, e)
-}
-
-func (r *repo) RecordAudit(ctx context.Context, e *auditv1.EntryRecorded) error {
-	return writeAudit(ctx, r.q, e)
-}
-
-// writeAudit inserts e once (a redelivered entry id records nothing), with the address of its
-// user as identity knows it now.
-func writeAudit(ctx context.Context, q querier, e *auditv1.EntryRecorded) error {
-	meta := e.GetMetadata()
-	if meta == nil {
-		meta = map[string]string{}
-	}
-	body, err := json.Marshal(meta)
-	if err != nil {
-		return err
-	}
-	_, err = q.Exec(ctx, `INSERT INTO audit_entries
-			(id, team_id, at, actor_type, user_id, email, token_id, action, target, app, ip, outcome, metadata)
-		VALUES ($1, $2, $3, $4, $5::uuid, coalesce((SELECT email FROM users WHERE id = $5::uuid), ''), $6::uuid,
-			$7, $8, $9, $10, $11, $12::jsonb)
-		ON CONFLICT (id) DO NOTHING`,
-		e.GetEntryId(), e.GetTeamId(), e.GetAt().AsTime(), e.GetActorType(), nullable(e.GetUserId()), nullable(e.GetTokenId()),
-		e.GetAction(), e.GetTarget(), e.GetApp(), e.GetIp(), e.GetOutcome(), string(body))
-	return err
-}
-
-func nullable(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
 
 func (r *repo) AuditEntries(ctx context.Context, q audit.Query) ([]audit.Entry, error) {
 	var end, afterAt *time.Time
@@ -96,11 +56,6 @@ func (r *repo) AuditRetentionDays(ctx context.Context, teamID string) (int, erro
 		return 0, nil
 	}
 	return days, err
-}
-
-func (r *repo) SaveAuditRetentionDays(ctx context.Context, teamID string, days int64) error {
-	_, err := r.q.Exec(ctx, `UPDATE account_plans SET audit_retention_days = $2 WHERE account_id = $1`, teamID, days)
-	return err
 }
 
 // PruneAuditEntries is the only delete the log allows: the append-only trigger lets a

@@ -34,7 +34,7 @@ func countEntries(t *testing.T, db pgstore.Beginner, teamID string) int {
 }
 
 // The gate's Writer records an entry once by id, with its user's address.
-func TestWriteAuditEntry(t *testing.T) {
+func TestWriteAuditEntryOnceWithEmail(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s, pool := storetest.New(t)

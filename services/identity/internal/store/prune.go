@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// DeleteEndedBefore deletes the magic links, authorization codes, device grants and
-// sessions that expired or were revoked before cutoff.
+// DeleteEndedBefore deletes the magic links, authorization codes, device grants, sessions
+// and invitations that expired, were used or were revoked before cutoff.
 func (s *Store) DeleteEndedBefore(ctx context.Context, cutoff time.Time) (int64, error) {
 	var total int64
 	for _, q := range []string{
@@ -14,6 +14,7 @@ func (s *Store) DeleteEndedBefore(ctx context.Context, cutoff time.Time) (int64,
 		`DELETE FROM auth_codes WHERE expires_at < $1`,
 		`DELETE FROM device_grants WHERE expires_at < $1`,
 		`DELETE FROM sessions WHERE expires_at < $1 OR revoked_at < $1`,
+		`DELETE FROM invitations WHERE expires_at < $1 OR revoked_at < $1 OR accepted_at < $1`,
 	} {
 		tag, err := s.pool.Exec(ctx, q, cutoff)
 		if err != nil {

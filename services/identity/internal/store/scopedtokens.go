@@ -9,8 +9,8 @@ import (
 	"tori.dev/services/identity/internal/usecase"
 )
 
-// memberSelect reads a membership with its team.
-const memberSelect = `SELECT t.id::text, t.slug, m.role, t.personal
+// membershipSelect reads a membership with its team.
+const membershipSelect = `SELECT t.id::text, t.slug, m.role, t.personal
 	FROM teams t JOIN memberships m ON m.team_id = t.id `
 
 func scanMembership(row interface{ Scan(...any) error }) (access.Membership, error) {
@@ -22,13 +22,13 @@ func scanMembership(row interface{ Scan(...any) error }) (access.Membership, err
 }
 
 func (r *repo) MemberTeam(ctx context.Context, userID, slug string) (access.Membership, error) {
-	m, err := scanMembership(r.q.QueryRow(ctx, memberSelect+`
+	m, err := scanMembership(r.q.QueryRow(ctx, membershipSelect+`
 		WHERE m.user_id = $1 AND (($2 = '' AND t.personal) OR ($2 <> '' AND t.slug = $2))`, userID, slug))
 	return m, notFound(err, auth.ErrNotFound)
 }
 
 func (r *repo) MemberRole(ctx context.Context, teamID, userID string) (access.Membership, error) {
-	m, err := scanMembership(r.q.QueryRow(ctx, memberSelect+`WHERE m.team_id = $1 AND m.user_id = $2`, teamID, userID))
+	m, err := scanMembership(r.q.QueryRow(ctx, membershipSelect+`WHERE m.team_id = $1 AND m.user_id = $2`, teamID, userID))
 	return m, notFound(err, auth.ErrNotFound)
 }
 

@@ -45,12 +45,6 @@ func (s *Service) AuditLog(ctx context.Context, q audit.Query) ([]audit.Entry, s
 	return entries, audit.Cursor{At: last.At, ID: last.ID}.String(), nil
 }
 
-// KeepAuditRetention keeps how many days the team's plan keeps its log, with the plan copy
-// billing's plan_changed just replaced (in the same transaction).
-func KeepAuditRetention(ctx context.Context, tx Repo, teamID string, days int64) error {
-	return tx.SaveAuditRetentionDays(ctx, teamID, days)
-}
-
 // PruneAudit deletes the entries past each team's retention; a periodic job.
 func (s *Service) PruneAudit(ctx context.Context) (int64, error) {
 	return s.store.PruneAuditEntries(ctx, s.now(), audit.DefaultRetentionDays)

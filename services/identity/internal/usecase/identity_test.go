@@ -140,7 +140,7 @@ func TestVerifyMagicLink(t *testing.T) {
 			}
 			var want []string
 			if tc.wantCreated {
-				want = []string{identitybus.KeyAccountCreated}
+				want = []string{identitybus.KeyAccountCreated, identitybus.KeyTeamCreated}
 			}
 			if got := w.keys(); !slices.Equal(got, want) {
 				t.Fatalf("published %v, want %v", got, want)

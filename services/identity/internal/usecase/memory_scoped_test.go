@@ -21,8 +21,7 @@ func (t tx) MemberTeam(context.Context, string, string) (access.Membership, erro
 func (t tx) MemberRole(context.Context, string, string) (access.Membership, error) {
 	return access.Membership{}, auth.ErrNotFound
 }
-func (t tx) MembershipsOf(context.Context, string) ([]access.Membership, error) { return nil, nil }
-func (t tx) TeamAppsAmong(context.Context, string, []string) ([]string, error)  { return nil, nil }
+func (t tx) TeamAppsAmong(context.Context, string, []string) ([]string, error) { return nil, nil }
 func (t tx) APIToken(_ context.Context, id string) (auth.APIToken, error) {
 	for _, tok := range t.m.tokens {
 		if tok.ID == id {
@@ -39,8 +38,7 @@ func (t tx) RecordAudit(context.Context, *auditv1.EntryRecorded) error { return 
 func (t tx) AuditEntries(context.Context, audit.Query) ([]audit.Entry, error) {
 	return []audit.Entry{}, nil
 }
-func (t tx) AuditRetentionDays(context.Context, string) (int, error)     { return 0, nil }
-func (t tx) SaveAuditRetentionDays(context.Context, string, int64) error { return nil }
+func (t tx) AuditRetentionDays(context.Context, string) (int, error) { return 0, nil }
 
 func (m *memory) MemberTeam(ctx context.Context, userID, slug string) (ms access.Membership, err error) {
 	err = m.inOne(func(t tx) error { ms, err = t.MemberTeam(ctx, userID, slug); return err })
@@ -50,8 +48,7 @@ func (m *memory) MemberRole(ctx context.Context, teamID, userID string) (ms acce
 	err = m.inOne(func(t tx) error { ms, err = t.MemberRole(ctx, teamID, userID); return err })
 	return ms, err
 }
-func (m *memory) MembershipsOf(context.Context, string) ([]access.Membership, error) { return nil, nil }
-func (m *memory) TeamAppsAmong(context.Context, string, []string) ([]string, error)  { return nil, nil }
+func (m *memory) TeamAppsAmong(context.Context, string, []string) ([]string, error) { return nil, nil }
 func (m *memory) APIToken(ctx context.Context, id string) (tok auth.APIToken, err error) {
 	err = m.inOne(func(t tx) error { tok, err = t.APIToken(ctx, id); return err })
 	return tok, err
@@ -64,8 +61,7 @@ func (m *memory) RecordAudit(context.Context, *auditv1.EntryRecorded) error { re
 func (m *memory) AuditEntries(context.Context, audit.Query) ([]audit.Entry, error) {
 	return []audit.Entry{}, nil
 }
-func (m *memory) AuditRetentionDays(context.Context, string) (int, error)     { return 0, nil }
-func (m *memory) SaveAuditRetentionDays(context.Context, string, int64) error { return nil }
+func (m *memory) AuditRetentionDays(context.Context, string) (int, error) { return 0, nil }
 func (m *memory) PruneAuditEntries(context.Context, time.Time, int) (int64, error) {
 	return 0, nil
 }

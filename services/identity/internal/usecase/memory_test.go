@@ -34,6 +34,7 @@ type memory struct {
 	grants     map[string]auth.DeviceGrant
 	codes      map[string]auth.AuthCode // by hash
 	published  []string
+	teamsNotKept
 }
 
 func newMemory() *memory {
@@ -49,7 +50,7 @@ func (m *memory) InTx(_ context.Context, fn func(usecase.Repo) error) error {
 	defer m.mu.Unlock()
 	accounts, users, plans, grants, codes := maps.Clone(m.accounts), maps.Clone(m.users), maps.Clone(m.plans), maps.Clone(m.grants), maps.Clone(m.codes)
 	links, sessions, tokens, published := maps.Clone(m.magicLinks), maps.Clone(m.sessions), maps.Clone(m.tokens), slices.Clone(m.published)
-	if err := fn(tx{m}); err != nil {
+	if err := fn(tx{m: m}); err != nil {
 		m.accounts, m.users, m.plans, m.grants, m.codes = accounts, users, plans, grants, codes
 		m.magicLinks, m.sessions, m.tokens, m.published = links, sessions, tokens, published
 		return err
@@ -59,7 +60,10 @@ func (m *memory) InTx(_ context.Context, fn func(usecase.Repo) error) error {
 
 // tx is the Repo inside InTx, where the lock is held already; the helpers on memory below
 // are called with it held.
-type tx struct{ m *memory }
+type tx struct {
+	m *memory
+	teamsNotKept
+}
 
 func (m *memory) userByEmail(email string) (account.User, error) {
 	u, ok := m.users[email]
@@ -279,7 +283,7 @@ func (t tx) Publish(_ context.Context, routingKey string, _ proto.Message) error
 func (m *memory) inOne(fn func(tx) error) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return fn(tx{m})
+	return fn(tx{m: m})
 }
 
 func (m *memory) LockEmail(context.Context, string) error { return nil }

@@ -26,8 +26,6 @@ type ScopedRepo interface {
 	MemberTeam(ctx context.Context, userID, slug string) (access.Membership, error)
 	// MemberRole is userID's current membership in team teamID, or auth.ErrNotFound.
 	MemberRole(ctx context.Context, teamID, userID string) (access.Membership, error)
-	// MembershipsOf is every team userID belongs to, with their role there.
-	MembershipsOf(ctx context.Context, userID string) ([]access.Membership, error)
 	// TeamAppsAmong returns those of slugs that name apps of team teamID.
 	TeamAppsAmong(ctx context.Context, teamID string, slugs []string) ([]string, error)
 	// APIToken is the token id (revoked or not), or auth.ErrNotFound.
@@ -38,15 +36,11 @@ type ScopedRepo interface {
 	// auth.ErrNotFound.
 	RevokeTeamToken(ctx context.Context, teamID, id string, at time.Time) (auth.APIToken, error)
 
-	// RecordAudit adds e to the audit log once (a repeated entry id is ignored).
-	RecordAudit(ctx context.Context, e *auditv1.EntryRecorded) error
 	// AuditEntries reads q, newest first, at most q.Limit entries.
 	AuditEntries(ctx context.Context, q audit.Query) ([]audit.Entry, error)
 	// AuditRetentionDays is how long team teamID's plan keeps its log; 0 when identity holds
 	// no copy of the plan yet.
 	AuditRetentionDays(ctx context.Context, teamID string) (int, error)
-	// SaveAuditRetentionDays sets it on the plan copy of teamID.
-	SaveAuditRetentionDays(ctx context.Context, teamID string, days int64) error
 }
 
 // TeamToken is a scoped token as a team's admins see it: whose it is, never its secret.

@@ -119,6 +119,10 @@ func (s *Service) userFor(ctx context.Context, tx Repo, email string, now time.T
 	if err := tx.Publish(ctx, identitybus.KeyAccountCreated, accountCreated(acc, u)); err != nil {
 		return account.User{}, err
 	}
+	// The personal team carries the account's apps and plan; its id is the account's.
+	if err := createPersonalTeam(ctx, tx, acc, u); err != nil {
+		return account.User{}, err
+	}
 	s.log.InfoContext(ctx, "account created", "account_id", acc.ID)
 	return u, nil
 }

@@ -14,6 +14,7 @@ import (
 // account.ErrNotFound or auth.ErrNotFound. Lock* methods take a row lock, and are meant for
 // use inside InTx.
 type Repo interface {
+	TeamRepo
 	ScopedRepo
 
 	// LockEmail serialises first sign-ins of one address, so two verifies racing for a new

@@ -62,6 +62,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 				Poll: cfg.StreamPoll, Heartbeat: cfg.StreamHeartbeat,
 				Idle: cfg.StreamIdle, Lifetime: cfg.StreamLifetime,
 			},
+			Apps: apps, DB: p.Pool,
 			Stopping: stopping, SigningKey: []byte(cfg.SigningKey), Identity: p.Health, Log: log,
 		})
 		if err := p.ServeHTTP(web, cfg.Addr, cfg.ShutdownTimeout); err != nil {

@@ -62,6 +62,8 @@ func newEnv(t *testing.T) *env {
 	web := httpapi.New(httpapi.Deps{
 		Reader:     usecase.NewReader(db.Store, db.Store, plans, func() time.Time { return testNow }),
 		SigningKey: signingKey,
+		Apps:       usecase.NewAppFinder(db.Store, nil, quiet),
+		DB:         db.Pool,
 		Identity:   health.NewIdentity("logs", "test"),
 		Log:        quiet,
 	})

@@ -3,7 +3,7 @@ package httpapi
 import (
 	"github.com/gofiber/fiber/v2"
 
-	"tori.dev/pkg/callerid"
+	"tori.dev/pkg/accessgate"
 	"tori.dev/services/logs/internal/logs"
 	"tori.dev/services/logs/internal/usecase"
 )
@@ -21,7 +21,7 @@ func (h *logsHandler) get(c *fiber.Ctx) error {
 		Cursor:  c.Query("cursor"),
 		Process: c.Query("process"),
 	}
-	page, err := h.reader.Read(c.UserContext(), callerid.From(c).AccountID, c.Params("slug"), raw)
+	page, err := h.reader.Read(c.UserContext(), accessgate.Team(c), c.Params("slug"), raw)
 	if err != nil {
 		return toHTTP(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"tori.dev/contract/access"
 	"tori.dev/services/logs/internal/logs"
 )
 
@@ -45,8 +46,14 @@ func TestOpenAPIFragmentMatchesTheRoute(t *testing.T) {
 		}
 		served++
 		p := param.ReplaceAllString(r.Path, "{$1}")
-		if _, ok := doc.Paths[p][strings.ToLower(r.Method)]; !ok {
+		op, ok := doc.Paths[p][strings.ToLower(r.Method)]
+		if !ok {
 			t.Errorf("%s %s is served but not in openapi-fragment.json", r.Method, p)
+		}
+		// Every member may read an app's logs, with any token of the team: the table can
+		// refuse none, so no 403 is documented.
+		if route, _ := access.Find(r.Method, p); route.Role > access.Viewer || route.Scope > access.Read || strings.Contains(string(op), `"403"`) {
+			t.Errorf("%s %s: the table (%s, %s) and the fragment's 403 disagree", r.Method, p, route.Role, route.Scope)
 		}
 	}
 	if served != 1 {

@@ -1,5 +1,5 @@
-// Package httpapi is the logs service's HTTP face: GET /api/apps/{slug}/logs behind the
-// gateway's signature, and /healthz.
+// Package httpapi is the logs service's HTTP face: GET /api/apps/{slug}/logs (and its
+// stream) behind the gateway's signature and the access gate, and /healthz.
 package httpapi
 
 import (
@@ -14,6 +14,7 @@ import (
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/httperror"
 	"tori.dev/pkg/httpserver"
+	"tori.dev/pkg/pgstore"
 	"tori.dev/services/logs/internal/usecase"
 )
 
@@ -21,8 +22,12 @@ import (
 type Deps struct {
 	Reader     *usecase.Reader
 	SigningKey []byte // the gateway's callerid key
-	Identity   health.Identity
-	Log        *slog.Logger
+	// Apps finds an app's team for the access gate (usecase.AppFinder).
+	Apps AppTeams
+	// DB is the service's pool: the gate writes the audit entry of a refusal through it.
+	DB       pgstore.Beginner
+	Identity health.Identity
+	Log      *slog.Logger
 	// Streamer serves the live stream; nil leaves the route out.
 	Streamer *usecase.Streamer
 	// Stream is the live stream's timings; zero takes DefaultStreamLimits.
@@ -35,7 +40,7 @@ type Deps struct {
 // New builds the Fiber app with every route.
 func New(d Deps) *fiber.App {
 	limits := d.Stream.withDefaults()
-	app := httpserver.New(httpserver.Options{Name: "logs", Log: d.Log, Health: &d.Identity,
+	app := httpserver.New(httpserver.Options{Name: "logs", Log: d.Log, Health: &d.Identity, Translate: toHTTP,
 		// A stream writes for up to its lifetime: it alone is exempt from WriteTimeout.
 		RequestConfig: func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
 			if isStreamRequest(h) {
@@ -44,16 +49,23 @@ func New(d Deps) *fiber.App {
 			return fasthttp.RequestConfig{}
 		},
 	})
-	api := app.Group("/api", callerid.Middleware(d.SigningKey, true, httperror.Unauthorized))
+	log := d.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	// The gate goes before every handler (gate_test.go holds each route to it); on a stream
+	// it decides once, before the first byte, and holds nothing while the stream runs.
+	gate := newGate(d.Apps, d.DB, log)
+	api := app.Group("/api", callerid.Middleware(d.SigningKey, true, httperror.Unauthorized), callerTeams)
 	h := &logsHandler{reader: d.Reader}
-	api.Get("/apps/:slug/logs", h.get)
+	api.Get("/apps/:slug/logs", gate.Check, h.get)
 	if d.Streamer != nil {
 		stopping := d.Stopping
 		if stopping == nil {
 			stopping = context.Background()
 		}
 		s := &streamHandler{streamer: d.Streamer, limits: limits, stopping: stopping, log: d.Log}
-		api.Get("/apps/:slug/logs/stream", s.get)
+		api.Get("/apps/:slug/logs/stream", gate.Check, s.get)
 	}
 	return app
 }

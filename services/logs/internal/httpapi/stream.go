@@ -10,7 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
 
-	"tori.dev/pkg/callerid"
+	"tori.dev/pkg/accessgate"
 	"tori.dev/services/logs/internal/logs"
 	"tori.dev/services/logs/internal/usecase"
 )
@@ -71,7 +71,7 @@ func (h *streamHandler) get(c *fiber.Ctx) error {
 		LastEventID: c.Get("Last-Event-ID"),
 		Process:     c.Query("process"),
 	}
-	tail, err := h.streamer.Open(c.UserContext(), callerid.From(c).AccountID, c.Params("slug"), raw)
+	tail, err := h.streamer.Open(c.UserContext(), accessgate.Team(c), c.Params("slug"), raw)
 	if err != nil {
 		return toHTTP(err)
 	}

@@ -45,6 +45,8 @@ func newStreamEnv(t *testing.T, limits httpapi.StreamLimits) *streamEnv {
 		Stream:     limits,
 		Stopping:   stopping,
 		SigningKey: signingKey,
+		Apps:       usecase.NewAppFinder(db.Store, nil, quiet),
+		DB:         db.Pool,
 		Identity:   health.NewIdentity("logs", "test"),
 		Log:        quiet,
 	})

@@ -42,7 +42,7 @@ func (d queries) MarkAppDeleted(ctx context.Context, a logs.App, deletedAt time.
 	return nil
 }
 
-// targetSQL finds accountID's ($1) live app named slug ($2) and the retention of the
+// targetSQL finds the team's (accountID, $1) live app named slug ($2) and the retention of the
 // account's plan copy (0 without one). Should an out-of-order pair of events leave two live
 // rows, the newest app wins.
 const targetSQL = `
@@ -69,6 +69,21 @@ func scanTarget(row pgx.Row) (usecase.Target, error) {
 		return usecase.Target{}, fmt.Errorf("store: resolve app: %w", err)
 	}
 	return usecase.Target{AppID: id.String(), RetentionDays: days}, nil
+}
+
+// AppTeam finds the team owning the live app slug (slugs are global): the access gate's
+// lookup. Should an out-of-order pair of events leave two live rows, the newest app wins.
+func (s *Store) AppTeam(ctx context.Context, slug string) (string, bool, error) {
+	var team string
+	err := s.pool.QueryRow(ctx, `SELECT account_id FROM apps WHERE slug = $1 AND deleted_at IS NULL
+		ORDER BY created_at DESC NULLS LAST LIMIT 1`, slug).Scan(&team)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("store: find app's team: %w", err)
+	}
+	return team, true, nil
 }
 
 // KnownAmong returns what the service knows of those of appIDs it has heard of, by their

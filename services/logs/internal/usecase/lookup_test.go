@@ -114,3 +114,34 @@ func TestTargetCarriesThePlanCopy(t *testing.T) {
 		t.Fatalf("another account's slug: %v", err)
 	}
 }
+
+// The gate's lookup finds an app's team in the copy, and for an app the copy lacks asks the
+// owner on behalf of each of the caller's teams until one has it, keeping the answer.
+func TestAppTeamAsksForTheCallersTeams(t *testing.T) {
+	db := logstest.NewDB(t)
+	ctx := context.Background()
+	team := uuid.NewString()
+	fresh := logs.App{ID: uuid.NewString(), AccountID: team, Slug: "fresh"}
+	owner := &appsOwner{apps: map[string]logs.App{team + "/fresh": fresh}}
+	f := usecase.NewAppFinder(db.Store, owner, slog.New(slog.DiscardHandler))
+
+	if _, found, err := f.AppTeam(ctx, []string{"personal"}, "fresh"); found || err != nil || owner.asked != 1 {
+		t.Fatalf("a caller outside the team: found %v, %v after %d questions", found, err, owner.asked)
+	}
+	got, found, err := f.AppTeam(ctx, []string{"personal", team}, "fresh")
+	if got != team || !found || err != nil || owner.asked != 3 {
+		t.Fatalf("a member: %q %v %v after %d questions", got, found, err, owner.asked)
+	}
+	if got, found, _ := f.AppTeam(ctx, nil, "fresh"); got != team || !found || owner.asked != 3 {
+		t.Fatalf("from the copy: %q %v after %d questions", got, found, owner.asked)
+	}
+	db.MarkAppDeleted(t, fresh, time.Now())
+	owner.apps = nil
+	if _, found, _ := f.AppTeam(ctx, []string{team}, "fresh"); found {
+		t.Fatal("a deleted app was found")
+	}
+	owner.err = logs.ErrAppUnavailable
+	if _, _, err := f.AppTeam(ctx, []string{team}, "fresh"); !errors.Is(err, logs.ErrAppUnavailable) {
+		t.Fatalf("apps unreachable: %v", err)
+	}
+}

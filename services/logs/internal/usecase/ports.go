@@ -21,7 +21,8 @@ type Target struct {
 	RetentionDays int
 }
 
-// AppReader resolves the caller's apps from the service's own copy of them.
+// AppReader resolves the caller's apps from the service's own copy of them. An app's
+// accountID is its owning team's id (a personal team's is its account's).
 type AppReader interface {
 	// Target returns accountID's live app named slug, with the retention of the account's
 	// plan copy read in the same statement (one round trip where two were), or
@@ -88,6 +89,8 @@ type Tx interface {
 type Store interface {
 	AppReader
 	EntryReader
+	// AppTeam is the team that owns the live app slug; found is false for none.
+	AppTeam(ctx context.Context, slug string) (teamID string, found bool, err error)
 	InTx(ctx context.Context, fn func(tx Tx) error) error
 
 	// PlanRetention returns the retention of the account's plan copy; ok is false when
