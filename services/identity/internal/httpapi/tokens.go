@@ -11,12 +11,13 @@ import (
 	"tori.dev/services/identity/internal/usecase"
 )
 
-// scopeJSON is what a token may do: all null for a full token.
+// scopeJSON is what a scoped token may do. A full token shows none of it, so its answers keep
+// exactly the seed's fields for a person who never makes a scoped token.
 type scopeJSON struct {
-	Team      *string       `json:"team"`
-	Scopes    []string      `json:"scopes"`
-	Apps      []string      `json:"apps"`
-	ExpiresAt *apitime.Time `json:"expiresAt"`
+	Team      *string       `json:"team,omitempty"`
+	Scopes    []string      `json:"scopes,omitempty"`
+	Apps      *[]string     `json:"apps,omitempty"`
+	ExpiresAt *apitime.Time `json:"expiresAt,omitempty"`
 }
 
 // scopeOf shows a scoped token's scope as the one-element list of its broadest scope (the
@@ -30,7 +31,7 @@ func scopeOf(t auth.APIToken) scopeJSON {
 	if apps == nil {
 		apps = []string{}
 	}
-	return scopeJSON{Team: &team, Scopes: []string{t.Scope}, Apps: apps, ExpiresAt: apitime.OrNull(t.ExpiresAt)}
+	return scopeJSON{Team: &team, Scopes: []string{t.Scope}, Apps: &apps, ExpiresAt: apitime.OrNull(t.ExpiresAt)}
 }
 
 type tokenJSON struct {
