@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"tori.dev/pkg/accessgate"
 	"tori.dev/pkg/buildinfo"
 	"tori.dev/pkg/bus"
 	pkgconfig "tori.dev/pkg/config"
@@ -64,8 +65,11 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 			Hosting: busapi.Hosting{Bus: p.Bus},
 			Zones:   cfg.Zones(), Cleanup: cfg.Cleanup(), AppsDomain: cfg.AppsDomain,
 		})
+		// One gate for every route: refusals and changes go to the team's audit log through
+		// this service's outbox.
+		gate := accessgate.New(svc.Apps.TeamOf, accessgate.Publisher("apps"), p.Pool, log)
 		web := httpapi.New(httpapi.Deps{
-			Apps: svc.Apps, Env: svc.Env, Domains: svc.Domains, AppsDomain: cfg.AppsDomain,
+			Apps: svc.Apps, Env: svc.Env, Domains: svc.Domains, Gate: gate, AppsDomain: cfg.AppsDomain,
 			SigningKey: []byte(cfg.SigningKey), Health: p.Health, Log: log,
 		})
 		checker := hostnameChecker(*cfg, st, log)

@@ -49,7 +49,9 @@ func KindFor(requested string) string {
 
 // App is one live app.
 type App struct {
-	ID              string
+	ID string
+	// AccountID is the owning team's id (a personal team's id is its account's): the
+	// column kept its name when teams came to own apps.
 	AccountID       string
 	Slug            string
 	Name            string

@@ -26,6 +26,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"tori.dev/pkg/accessgate"
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/callerid"
 	pkgconfig "tori.dev/pkg/config"
@@ -33,8 +34,10 @@ import (
 	"tori.dev/pkg/logging"
 	"tori.dev/pkg/pgstore"
 	"tori.dev/pkg/testinfra"
+	auditv1 "tori.dev/proto/gen/tori/audit/v1"
 	billingv1 "tori.dev/proto/gen/tori/billing/v1"
 	identityv1 "tori.dev/proto/gen/tori/identity/v1"
+	auditbus "tori.dev/proto/tori/audit/v1"
 	billingbus "tori.dev/proto/tori/billing/v1"
 	identitybus "tori.dev/proto/tori/identity/v1"
 	"tori.dev/services/apps/internal/accounts"
@@ -161,6 +164,7 @@ func New(t testing.TB, opts Options) *Service {
 	s.Consumers = busapi.Consumers{Tx: store.Bind, Log: s.Log, CleanupFrom: s.Cfg.Cleanup()}
 	s.HTTP = httpapi.New(httpapi.Deps{
 		Apps: s.Services.Apps, Env: s.Services.Env, Domains: s.Services.Domains,
+		Gate:       accessgate.New(s.Services.Apps.TeamOf, accessgate.Publisher("apps"), s.Pool, s.Log),
 		AppsDomain: s.Cfg.AppsDomain, SigningKey: []byte(s.Cfg.SigningKey),
 		Health: health.NewIdentity("apps", "test"), Log: s.Log,
 	})
@@ -206,9 +210,20 @@ func (r Response) Map(t testing.TB) map[string]any {
 	return m
 }
 
-// Do sends a request signed for account (unsigned when account is "-"). body is sent as it
-// is when a string or []byte, else JSON-encoded; nil sends no body.
+// Do sends a request signed for account (unsigned when account is "-"), which acts as the
+// owner of its personal team. body is sent as it is when a string or []byte, else
+// JSON-encoded; nil sends no body.
 func (s *Service) Do(account, method, path string, body any) Response {
+	s.t.Helper()
+	if account == "-" {
+		return s.DoAs(nil, method, path, body)
+	}
+	return s.DoAs(&callerid.Caller{AccountID: account, UserID: "user-" + account, TokenKind: callerid.KindSession}, method, path, body)
+}
+
+// DoAs is Do for a caller the test describes whole (teams, scope, pinned apps); nil sends
+// the request unsigned.
+func (s *Service) DoAs(caller *callerid.Caller, method, path string, body any) Response {
 	s.t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
@@ -228,9 +243,8 @@ func (s *Service) Do(account, method, path string, body any) Response {
 	if rd != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if account != "-" {
-		callerid.Sign([]byte(s.Cfg.SigningKey), req.Header.Set,
-			callerid.Caller{AccountID: account, UserID: "user-" + account, TokenKind: callerid.KindSession}, method, req.Host, path, time.Now())
+	if caller != nil {
+		callerid.Sign([]byte(s.Cfg.SigningKey), req.Header.Set, *caller, method, req.Host, path, time.Now())
 	}
 	resp, err := s.HTTP.Test(req, 30_000)
 	if err != nil {
@@ -295,10 +309,11 @@ func (s *Service) CreateApp(account string, body any) map[string]any {
 	return s.Must(http.StatusCreated, account, http.MethodPost, "/api/apps", body).Map(s.t)
 }
 
-// OutboxKeys lists the routing keys written to the outbox, oldest first.
+// OutboxKeys lists the routing keys of the events written to the outbox, oldest first,
+// leaving out audit entries (AuditEntries has those).
 func (s *Service) OutboxKeys() []string {
 	s.t.Helper()
-	rows, err := s.Pool.Query(context.Background(), `SELECT routing_key FROM outbox ORDER BY seq`)
+	rows, err := s.Pool.Query(context.Background(), `SELECT routing_key FROM outbox WHERE routing_key <> $1 ORDER BY seq`, AuditKey)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -307,4 +322,29 @@ func (s *Service) OutboxKeys() []string {
 		s.t.Fatal(err)
 	}
 	return keys
+}
+
+// AuditKey is the routing key of the apps service's audit entries.
+var AuditKey = auditbus.Key("apps")
+
+// AuditEntries decodes the audit entries written to the outbox, oldest first.
+func (s *Service) AuditEntries() []*auditv1.EntryRecorded {
+	s.t.Helper()
+	rows, err := s.Pool.Query(context.Background(), `SELECT body FROM outbox WHERE routing_key = $1 ORDER BY seq`, AuditKey)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	bodies, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	out := make([]*auditv1.EntryRecorded, 0, len(bodies))
+	for _, b := range bodies {
+		e := &auditv1.EntryRecorded{}
+		if err := proto.Unmarshal(b, e); err != nil {
+			s.t.Fatal(err)
+		}
+		out = append(out, e)
+	}
+	return out
 }

@@ -52,6 +52,14 @@ func (c Change) SetKeys() []string {
 	return keys
 }
 
+// Keys is every name the change touches, set or removed, sorted and once each: what the
+// audit log shows of it (names only, never values).
+func (c Change) Keys() []string {
+	keys := append(c.SetKeys(), c.Unset...)
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
 // Count is how many variables an app holding held will hold after the change: new names
 // add one, removed names it holds take one away (a name it lacks is no change).
 func (c Change) Count(held map[string]bool) (total int, added int) {

@@ -22,7 +22,7 @@ var generatedSlug = regexp.MustCompile(`^[a-z]+-[a-z]+$`)
 // checkApp asserts the contract's App: every field present, with its type and rule.
 func checkApp(t *testing.T, a map[string]any, appsDomain string) {
 	t.Helper()
-	fields := []string{"id", "slug", "name", "region", "zone", "status", "framework", "kind", "currentDeployId", "url", "createdAt", "updatedAt"}
+	fields := []string{"id", "slug", "name", "region", "zone", "status", "framework", "kind", "currentDeployId", "url", "createdAt", "updatedAt", "team"}
 	for _, f := range fields {
 		if _, ok := a[f]; !ok {
 			t.Errorf("App lacks %q: %v", f, a)

@@ -8,7 +8,7 @@ import (
 
 func (h handlers) addDomain(c *fiber.Ctx) error {
 	// The app first: an unknown, foreign or deleted app is 404 whatever the body says.
-	if _, err := h.Apps.Get(c.UserContext(), account(c), c.Params("slug")); err != nil {
+	if _, err := h.Apps.Get(c.UserContext(), owner(c), c.Params("slug")); err != nil {
 		return err
 	}
 	body, err := object(c.Body(), false)
@@ -19,7 +19,7 @@ func (h handlers) addDomain(c *fiber.Ctx) error {
 	if !ok || host == nil {
 		return domains.ErrInvalidHostname
 	}
-	d, err := h.Domains.Add(c.UserContext(), account(c), c.Params("slug"), *host)
+	d, err := h.Domains.Add(c.UserContext(), owner(c), c.Params("slug"), *host)
 	if err != nil {
 		return err
 	}
@@ -27,7 +27,7 @@ func (h handlers) addDomain(c *fiber.Ctx) error {
 }
 
 func (h handlers) listDomains(c *fiber.Ctx) error {
-	list, err := h.Domains.List(c.UserContext(), account(c), c.Params("slug"))
+	list, err := h.Domains.List(c.UserContext(), owner(c), c.Params("slug"))
 	if err != nil {
 		return err
 	}
@@ -39,7 +39,7 @@ func (h handlers) listDomains(c *fiber.Ctx) error {
 }
 
 func (h handlers) removeDomain(c *fiber.Ctx) error {
-	if err := h.Domains.Remove(c.UserContext(), account(c), c.Params("slug"), c.Params("hostname")); err != nil {
+	if err := h.Domains.Remove(c.UserContext(), owner(c), c.Params("slug"), c.Params("hostname")); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

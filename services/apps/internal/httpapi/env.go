@@ -11,7 +11,7 @@ import (
 
 func (h handlers) putEnv(c *fiber.Ctx) error {
 	// The app first: an unknown, foreign or deleted app is 404 whatever the body says.
-	a, err := h.Apps.Get(c.UserContext(), account(c), c.Params("slug"))
+	a, err := h.Apps.Get(c.UserContext(), owner(c), c.Params("slug"))
 	if err != nil {
 		return err
 	}
@@ -39,7 +39,7 @@ func (h handlers) putEnv(c *fiber.Ctx) error {
 }
 
 func (h handlers) listEnv(c *fiber.Ctx) error {
-	vars, err := h.Env.List(c.UserContext(), account(c), c.Params("slug"))
+	vars, err := h.Env.List(c.UserContext(), owner(c), c.Params("slug"))
 	if err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func (h handlers) listEnv(c *fiber.Ctx) error {
 }
 
 func (h handlers) deleteEnv(c *fiber.Ctx) error {
-	if err := h.Env.Delete(c.UserContext(), account(c), c.Params("slug"), c.Params("key")); err != nil {
+	if err := h.Env.Delete(c.UserContext(), owner(c), c.Params("slug"), c.Params("key")); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
@@ -62,7 +62,7 @@ func (h handlers) deleteEnv(c *fiber.Ctx) error {
 // the change, as the list does.
 func (h handlers) changeEnv(c *fiber.Ctx) error {
 	// The app first: an unknown, foreign or deleted app is 404 whatever the body says.
-	a, err := h.Apps.Get(c.UserContext(), account(c), c.Params("slug"))
+	a, err := h.Apps.Get(c.UserContext(), owner(c), c.Params("slug"))
 	if err != nil {
 		return err
 	}

@@ -13,8 +13,15 @@ import (
 	"tori.dev/services/apps/internal/env"
 )
 
-// errInvalidJSON: a body that is not a JSON object where one is required.
-var errInvalidJSON = errors.New("httpapi: invalid json")
+var (
+	// errInvalidJSON: a body that is not a JSON object where one is required.
+	errInvalidJSON = errors.New("httpapi: invalid json")
+	// errInvalidTeam: a `team` that is not a slug, or names another team than the query.
+	errInvalidTeam = errors.New("httpapi: invalid team")
+	// errNoSuchTeam: a team the caller is not a member of, answered as one that does not
+	// exist.
+	errNoSuchTeam = errors.New("httpapi: no such team")
+)
 
 // toHTTP is the one place a domain error becomes an HTTP status and body. Errors it does not
 // know stay as they are; httperror.Handler answers them with a bare 500 and logs the detail.
@@ -38,7 +45,11 @@ func toHTTP(err error) error {
 	case errors.Is(err, errInvalidJSON):
 		return httperror.New(http.StatusBadRequest, "invalid_json").WithMessage("The body must be a JSON object.")
 
-	case errors.Is(err, apps.ErrNotFound), errors.Is(err, env.ErrNotSet), errors.Is(err, domains.ErrNotFound):
+	case errors.Is(err, errInvalidTeam):
+		return httperror.New(http.StatusBadRequest, "invalid_parameter").WithField("team").
+			WithMessage("team must be the slug of a team you are a member of, and the same in the query and the body.")
+	case errors.Is(err, errNoSuchTeam),
+		errors.Is(err, apps.ErrNotFound), errors.Is(err, env.ErrNotSet), errors.Is(err, domains.ErrNotFound):
 		return httperror.NotFound
 	case errors.Is(err, apps.ErrInvalidSlug):
 		return coded(http.StatusBadRequest, "invalid slug", "invalid_slug", "A name must match "+names.SlugPattern+".")

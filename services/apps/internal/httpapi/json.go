@@ -23,11 +23,13 @@ type appJSON struct {
 	URL             string  `json:"url"`
 	CreatedAt       string  `json:"createdAt"`
 	UpdatedAt       string  `json:"updatedAt"`
+	// Team is the owning team's slug, as the caller's memberships name it ("" unknown).
+	Team string `json:"team"`
 }
 
-func toAppJSON(a apps.App, appsDomain string) appJSON {
+func toAppJSON(a apps.App, appsDomain, team string) appJSON {
 	return appJSON{
-		ID: a.ID, Slug: a.Slug, Name: a.Name, Region: a.Region, Zone: a.Zone, Status: a.Status,
+		Team: team, ID: a.ID, Slug: a.Slug, Name: a.Name, Region: a.Region, Zone: a.Zone, Status: a.Status,
 		Framework: a.Framework, Kind: a.Kind, CurrentDeployID: a.CurrentDeployID,
 		URL:       "https://" + a.Slug + "." + appsDomain,
 		CreatedAt: apitime.Format(a.CreatedAt), UpdatedAt: apitime.Format(a.UpdatedAt),

@@ -1,6 +1,8 @@
 // Package httpapi is the apps service's HTTP face behind the gateway: /api/apps and the
 // env and domains routes under it, plus /healthz. Every /api route requires a caller the
-// gateway signed, and every app route answers 404 unless the caller's account owns the app.
+// gateway signed and passes the access gate (contract/access's table) first: an app route
+// answers 404 unless the caller is a member of the app's team, and 403 when their role or
+// token's scope is not enough.
 package httpapi
 
 import (
@@ -8,6 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"tori.dev/pkg/accessgate"
 	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/health"
 	"tori.dev/pkg/httperror"
@@ -17,9 +20,12 @@ import (
 
 // Deps is what the handlers use.
 type Deps struct {
-	Apps       *usecase.Apps
-	Env        *usecase.Env
-	Domains    *usecase.Domains
+	Apps    *usecase.Apps
+	Env     *usecase.Env
+	Domains *usecase.Domains
+	// Gate stands before every /api route: it locates the team, refuses what the caller may
+	// not do and gives each change its audit entry.
+	Gate       *accessgate.Gate
 	AppsDomain string
 	SigningKey []byte
 	Health     health.Identity
@@ -40,23 +46,35 @@ func New(d Deps) *fiber.App {
 	})
 
 	h := handlers{d}
+	// The gate is a route-level handler, not group middleware: only there is c.Route() the
+	// matched route, whose template the access table is keyed by.
+	gate := d.Gate.Check
 	api := app.Group("/api", callerid.Middleware(d.SigningKey, true, httperror.Unauthorized))
-	api.Get("/apps", h.listApps)
-	api.Post("/apps", h.createApp)
-	api.Get("/apps/:slug", h.getApp)
-	api.Delete("/apps/:slug", h.deleteApp)
+	api.Get("/apps", gate, h.listApps)
+	api.Post("/apps", gate, h.createApp)
+	api.Get("/apps/:slug", gate, h.getApp)
+	api.Delete("/apps/:slug", gate, h.deleteApp)
 
-	api.Get("/apps/:slug/env", h.listEnv)
-	api.Put("/apps/:slug/env", h.putEnv)
-	api.Patch("/apps/:slug/env", h.changeEnv)
-	api.Delete("/apps/:slug/env/:key", h.deleteEnv)
+	api.Get("/apps/:slug/env", gate, h.listEnv)
+	api.Put("/apps/:slug/env", gate, h.putEnv)
+	api.Patch("/apps/:slug/env", gate, h.changeEnv)
+	api.Delete("/apps/:slug/env/:key", gate, h.deleteEnv)
 
-	api.Get("/apps/:slug/domains", h.listDomains)
-	api.Post("/apps/:slug/domains", h.addDomain)
-	api.Delete("/apps/:slug/domains/:hostname", h.removeDomain)
+	api.Get("/apps/:slug/domains", gate, h.listDomains)
+	api.Post("/apps/:slug/domains", gate, h.addDomain)
+	api.Delete("/apps/:slug/domains/:hostname", gate, h.removeDomain)
 	return app
 }
 
 type handlers struct{ Deps }
 
-func account(c *fiber.Ctx) string { return callerid.From(c).AccountID }
+// owner is the id of the team the gate located for the request: an app route's app belongs
+// to it (apps.account_id holds the owning team's id; a personal team's id is its account's).
+func owner(c *fiber.Ctx) string { return accessgate.Team(c) }
+
+// teamSlug is the slug of the caller's team teamID, as App.team shows it; "" when the
+// caller's memberships do not name it (a caller signed without teams).
+func teamSlug(c *fiber.Ctx, teamID string) string {
+	m, _ := callerid.From(c).Principal().TeamByID(teamID)
+	return m.Slug
+}

@@ -48,9 +48,9 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 }
 
 // Apps implements usecase.Tx.
-func (r *repo) Apps(ctx context.Context, accountID string) ([]apps.App, error) {
+func (r *repo) Apps(ctx context.Context, teamIDs []string) ([]apps.App, error) {
 	rows, err := r.q.Query(ctx, `SELECT `+appColumns+` FROM apps
-WHERE account_id = $1 AND deleted_at IS NULL ORDER BY created_at, id`, accountID)
+WHERE account_id = ANY($1) AND deleted_at IS NULL ORDER BY created_at, id`, teamIDs)
 	if err != nil {
 		return nil, wrap("list apps", err)
 	}
@@ -59,6 +59,19 @@ WHERE account_id = $1 AND deleted_at IS NULL ORDER BY created_at, id`, accountID
 		return nil, wrap("list apps", err)
 	}
 	return out, nil
+}
+
+// AppTeam implements usecase.Tx. A tombstone is no app: its slug answers 404 everywhere.
+func (r *repo) AppTeam(ctx context.Context, slug string) (string, error) {
+	var team string
+	err := r.q.QueryRow(ctx, `SELECT account_id FROM apps WHERE slug = $1 AND deleted_at IS NULL`, slug).Scan(&team)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", apps.ErrNotFound
+	}
+	if err != nil {
+		return "", wrap("app team", err)
+	}
+	return team, nil
 }
 
 // AppBySlug implements usecase.Tx.

@@ -3,8 +3,10 @@ package usecase
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
+	"tori.dev/pkg/accessgate"
 	appsv1 "tori.dev/proto/gen/tori/apps/v1"
 	appsbus "tori.dev/proto/tori/apps/v1"
 	"tori.dev/services/apps/internal/accounts"
@@ -34,8 +36,10 @@ type CreateRequest struct {
 	Kind   string
 }
 
-// Create applies the numbered rules of POST /api/apps and publishes apps.app.created.
-func (s *Apps) Create(ctx context.Context, accountID string, req CreateRequest) (apps.App, error) {
+// Create applies the numbered rules of POST /api/apps and publishes apps.app.created. The
+// app belongs to the team teamID (its account_id; a personal team's id is its account's),
+// whose plan limits it.
+func (s *Apps) Create(ctx context.Context, teamID string, req CreateRequest) (apps.App, error) {
 	if req.Name != nil {
 		if err := apps.CheckRequestedSlug(*req.Name); err != nil {
 			return apps.App{}, err
@@ -45,7 +49,7 @@ func (s *Apps) Create(ctx context.Context, accountID string, req CreateRequest) 
 		return apps.App{}, apps.ErrInvalidRegion
 	}
 	// Makes sure a plan is known before the transaction, which must not wait on the bus.
-	if _, err := s.Accounts.Resolve(ctx, accountID); err != nil {
+	if _, err := s.Accounts.Resolve(ctx, teamID); err != nil {
 		return apps.App{}, err
 	}
 	for attempt := 1; ; attempt++ {
@@ -53,7 +57,7 @@ func (s *Apps) Create(ctx context.Context, accountID string, req CreateRequest) 
 		if req.Name != nil {
 			slug = *req.Name
 		}
-		app, err := s.create(ctx, accountID, slug, req)
+		app, err := s.create(ctx, teamID, slug, req)
 		if errors.Is(err, apps.ErrSlugTaken) && req.Name == nil {
 			if attempt >= apps.MaxSlugAttempts {
 				return apps.App{}, apps.ErrSlugSpaceExhausted
@@ -82,6 +86,10 @@ func (s *Apps) create(ctx context.Context, accountID, slug string, req CreateReq
 		if err := tx.InsertApp(ctx, app); err != nil {
 			return err
 		}
+		// The path names no app yet: the audit entry, committed with this transaction,
+		// learns the slug here.
+		accessgate.SetApp(ctx, slug)
+		accessgate.SetTarget(ctx, slug)
 		return tx.Publish(ctx, appsbus.KeyAppCreated, appCreated(app))
 	})
 	if err != nil {
@@ -111,9 +119,30 @@ func (s *Apps) build(acct accounts.Account, slug string, req CreateRequest) apps
 	}
 }
 
-// List returns the account's live apps.
-func (s *Apps) List(ctx context.Context, accountID string) ([]apps.App, error) {
-	return s.Store.Apps(ctx, accountID)
+// List returns the live apps of the teams, oldest first; with only non-nil (a token pinned
+// to some apps), just those of them.
+func (s *Apps) List(ctx context.Context, teamIDs, only []string) ([]apps.App, error) {
+	if len(teamIDs) == 0 {
+		return nil, nil
+	}
+	list, err := s.Store.Apps(ctx, teamIDs)
+	if err != nil || only == nil {
+		return list, err
+	}
+	return slices.DeleteFunc(list, func(a apps.App) bool { return !slices.Contains(only, a.Slug) }), nil
+}
+
+// TeamOf finds the team owning the live app slug, for the access gate (accessgate.AppTeams):
+// found is false for a malformed, unknown or deleted slug.
+func (s *Apps) TeamOf(ctx context.Context, slug string) (teamID string, found bool, err error) {
+	if !apps.ValidSlug(slug) {
+		return "", false, nil
+	}
+	teamID, err = s.Store.AppTeam(ctx, slug)
+	if errors.Is(err, apps.ErrNotFound) {
+		return "", false, nil
+	}
+	return teamID, err == nil, err
 }
 
 // Get returns one live app of the account.

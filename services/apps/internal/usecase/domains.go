@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"tori.dev/pkg/accessgate"
 	appsbus "tori.dev/proto/tori/apps/v1"
 	"tori.dev/services/apps/internal/apps"
 	"tori.dev/services/apps/internal/domains"
@@ -37,6 +38,7 @@ func (s *Domains) Add(ctx context.Context, accountID, slug, hostname string) (do
 		return domains.Domain{}, err
 	}
 	var d domains.Domain
+	accessgate.SetTarget(ctx, host)
 	err = s.Store.InTx(ctx, func(tx Tx) error {
 		acct, err := tx.LockAccount(ctx, app.AccountID)
 		if err != nil {
@@ -94,6 +96,7 @@ func (s *Domains) Remove(ctx context.Context, accountID, slug, hostname string) 
 	at := stamp(s.Now())
 	// The same normalisation as on add, so "example.com." removes "example.com".
 	host := strings.TrimSuffix(hostname, ".")
+	accessgate.SetTarget(ctx, host)
 	return s.Store.InTx(ctx, func(tx Tx) error {
 		d, err := tx.DeleteDomain(ctx, app.ID, host)
 		if err != nil {

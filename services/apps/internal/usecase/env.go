@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 
+	"tori.dev/pkg/accessgate"
 	"tori.dev/services/apps/internal/accounts"
 	"tori.dev/services/apps/internal/apps"
 	"tori.dev/services/apps/internal/env"
@@ -93,6 +95,7 @@ func (s *Env) PutFor(ctx context.Context, app apps.App, key, value string) (bool
 	}
 	now := stamp(s.Now())
 	var created bool
+	accessgate.Annotate(ctx, "keys", key)
 	err = s.Store.InTx(ctx, func(tx Tx) error {
 		live, err := tx.ShareLiveApp(ctx, app.ID)
 		if err != nil {
@@ -136,6 +139,7 @@ func (s *Env) ApplyFor(ctx context.Context, app apps.App, c env.Change) ([]env.M
 		sealed = append(sealed, env.Sealed{Key: k, Ciphertext: ct, KeyID: keyID, CreatedAt: now, UpdatedAt: now})
 	}
 	var after []env.Sealed
+	accessgate.Annotate(ctx, "keys", strings.Join(c.Keys(), ","))
 	err := s.Store.InTx(ctx, func(tx Tx) error {
 		live, err := tx.ShareLiveApp(ctx, app.ID)
 		if err != nil {
@@ -227,7 +231,9 @@ func (s *Env) Delete(ctx context.Context, accountID, slug, key string) error {
 	if !env.ValidKey(key) {
 		return env.ErrNotSet // a name that cannot exist is simply not set
 	}
-	return s.Store.DeleteVar(ctx, app.ID, key)
+	accessgate.Annotate(ctx, "keys", key)
+	// In a transaction of its own, so the request's audit entry commits with the removal.
+	return s.Store.InTx(ctx, func(tx Tx) error { return tx.DeleteVar(ctx, app.ID, key) })
 }
 
 // snapshot is the plaintext inside a sealed snapshot; it exists only in memory.

@@ -34,8 +34,12 @@ type Tx interface {
 	// SaveRegion keeps the default region unless a region of a later at is kept.
 	SaveRegion(ctx context.Context, accountID, region string, at time.Time) error
 
-	// Apps lists the account's live apps, oldest first.
-	Apps(ctx context.Context, accountID string) ([]apps.App, error)
+	// Apps lists the live apps of the teams, oldest first. An app's AccountID is its
+	// owning team's id (a personal team's id is its account's).
+	Apps(ctx context.Context, teamIDs []string) ([]apps.App, error)
+	// AppTeam finds the team owning the live app slug; apps.ErrNotFound for none (a
+	// tombstone included).
+	AppTeam(ctx context.Context, slug string) (string, error)
 	// AppBySlug finds a live app of the account.
 	AppBySlug(ctx context.Context, accountID, slug string) (apps.App, error)
 	// AppLive reports whether the app exists and is not deleted; a malformed id is not.
