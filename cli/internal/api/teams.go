@@ -54,6 +54,15 @@ type Invitation struct {
 	InvitedBy string `json:"invitedBy"`
 }
 
+// CreatedInvitation is the answer to an invitation: what Invitation holds but who sent it.
+type CreatedInvitation struct {
+	ID        string `json:"id"`
+	Email     string `json:"email"`
+	Role      string `json:"role"`
+	CreatedAt string `json:"createdAt"`
+	ExpiresAt string `json:"expiresAt"`
+}
+
 type InvitationCreate struct {
 	Email string `json:"email"`
 	Role  string `json:"role"`
@@ -146,7 +155,7 @@ var (
 	OpSetMemberRole    = &Operation{Method: "PATCH", Path: "/api/teams/{team}/members/{userId}", Request: MemberUpdate{}, Response: Member{}}
 	OpRemoveMember     = &Operation{Method: "DELETE", Path: "/api/teams/{team}/members/{userId}"}
 	OpListInvitations  = &Operation{Method: "GET", Path: "/api/teams/{team}/invitations", Response: []Invitation{}}
-	OpInvite           = &Operation{Method: "POST", Path: "/api/teams/{team}/invitations", Request: InvitationCreate{}, Response: Invitation{}}
+	OpInvite           = &Operation{Method: "POST", Path: "/api/teams/{team}/invitations", Request: InvitationCreate{}, Response: CreatedInvitation{}}
 	OpRevokeInvitation = &Operation{Method: "DELETE", Path: "/api/teams/{team}/invitations/{id}"}
 	OpAcceptInvitation = &Operation{Method: "POST", Path: "/api/invitations/accept", Request: InvitationAccept{}, Response: Team{}}
 	OpListTeamTokens   = &Operation{Method: "GET", Path: "/api/teams/{team}/tokens", Response: []TeamToken{}}
@@ -194,8 +203,8 @@ func (c *Client) ListInvitations(ctx context.Context, team string) ([]Invitation
 	return call[[]Invitation](ctx, c, req{op: OpListInvitations, params: []string{team}})
 }
 
-func (c *Client) Invite(ctx context.Context, team string, in InvitationCreate) (Invitation, Raw, error) {
-	return call[Invitation](ctx, c, req{op: OpInvite, params: []string{team}, body: in})
+func (c *Client) Invite(ctx context.Context, team string, in InvitationCreate) (CreatedInvitation, Raw, error) {
+	return call[CreatedInvitation](ctx, c, req{op: OpInvite, params: []string{team}, body: in})
 }
 
 func (c *Client) RevokeInvitation(ctx context.Context, team, id string) error {

@@ -267,9 +267,9 @@ func (s *state) membersCmd() *cobra.Command {
 			if err := roleArg(role); err != nil {
 				return err
 			}
-			return aboutTeam(s, cmd, func(ctx context.Context, team string) (api.Invitation, api.Raw, error) {
+			return aboutTeam(s, cmd, func(ctx context.Context, team string) (api.CreatedInvitation, api.Raw, error) {
 				return s.client.Invite(ctx, team, api.InvitationCreate{Email: args[0], Role: role})
-			}, func(team string, inv api.Invitation) error {
+			}, func(team string, inv api.CreatedInvitation) error {
 				s.ui.Printf("Invited %s to %s as %s; the invitation expires %s (id %s).\n", inv.Email, team, inv.Role, inv.ExpiresAt, inv.ID)
 				return nil
 			})
