@@ -1,7 +1,9 @@
 import { useState } from 'preact/hooks'
 import { api, ok } from '../api/client'
 import { scopes, type Schemas, type TokenRequest } from '../api/types'
+import { chosenTeam, teamQuery } from '../api/team'
 import { useAction, useLoad } from '../hooks'
+import { useLocation } from '../router'
 import { bytes, CopyButton, Empty, ErrorBox, Loading, Time } from '../components/ui'
 import { PageHeading } from '../components/heading'
 
@@ -222,7 +224,10 @@ const euro = (n: number) => new Intl.NumberFormat(undefined, { style: 'currency'
 
 function Billing() {
   const plans = useLoad(() => ok(api().GET('/api/plans')), [])
-  const billing = useLoad(() => ok(api().GET('/api/billing')), [])
+  // The chosen team's billing (its owners'); the personal team's when none is chosen.
+  const team = chosenTeam(useLocation())
+  const query = { params: { query: teamQuery(team) } }
+  const billing = useLoad(() => ok(api().GET('/api/billing', query)), [team])
   const act = useAction()
   const [interval, setInterval] = useState<'month' | 'year'>('month')
   const go = (p: Promise<{ url: string }>) =>
@@ -233,7 +238,7 @@ function Billing() {
   const b = billing.data
   return (
     <div class="panel" id="billing">
-      <h2>Plan and billing</h2>
+      <h2>Plan and billing{team && ` · ${team}`}</h2>
       <ErrorBox error={plans.error ?? billing.error ?? act.error} />
       {(plans.loading || billing.loading) && !plans.data && <Loading />}
       {b && (
@@ -258,7 +263,7 @@ function Billing() {
             <option value="year">yearly</option>
           </select>
           {b.subscription && (
-            <button type="button" class="secondary" disabled={act.busy} onClick={() => go(ok(api().POST('/api/billing/portal')))}>
+            <button type="button" class="secondary" disabled={act.busy} onClick={() => go(ok(api().POST('/api/billing/portal', query)))}>
               Manage subscription
             </button>
           )}
@@ -281,7 +286,7 @@ function Billing() {
                 <li>{p.limits.logRetentionDays} days of logs</li>
               </ul>
               {b?.configured && !b.subscription && p.prices.month > 0 && (
-                <button type="button" disabled={act.busy} onClick={() => go(ok(api().POST('/api/billing/checkout', { body: { plan: p.name as 'songbird' | 'flock', interval } })))}>
+                <button type="button" disabled={act.busy} onClick={() => go(ok(api().POST('/api/billing/checkout', { ...query, body: { plan: p.name as 'songbird' | 'flock', interval } })))}>
                   Choose {p.name}
                 </button>
               )}
