@@ -178,7 +178,7 @@ const noTokenInScript = async () => {
 try {
   step('signed out, every deep link shows the sign-in form in place')
   const loopSignedOut = await control('POST', '/loopback')
-  for (const url of [CONSOLE + '/apps/some-app/logs', CONSOLE + '/account', loopSignedOut.url]) await signInShownAt(url)
+  for (const url of [CONSOLE + '/apps/some-app/logs', CONSOLE + '/account', CONSOLE + '/invitations/accept?token=not-a-real-code', loopSignedOut.url]) await signInShownAt(url)
   await a11y('sign-in on a deep link')
   await page.goto(CONSOLE + '/auth/verify?token=not-a-real-code')
   await visible(page.getByText('This link did not sign you in'))

@@ -11,6 +11,10 @@ import { CliAuthorize } from './pages/cliauthorize'
 import { AppsList } from './pages/apps'
 import { AppPage } from './pages/app'
 import { AccountPage } from './pages/account'
+import { TeamsPage } from './pages/teams'
+import { MembersPage } from './pages/members'
+import { AuditPage } from './pages/audit'
+import { AcceptInvitation } from './pages/invitation'
 
 export function Root() {
   const url = useLocation()
@@ -42,6 +46,10 @@ export function Root() {
   else if (path === '/device' || path === '/cli')
     page = <Device code={url.searchParams.get('user_code') ?? url.searchParams.get('code') ?? ''} />
   else if (path === '/cli/authorize') page = <CliAuthorize params={url.searchParams} />
+  else if (path === '/invitations/accept') page = <AcceptInvitation token={url.searchParams.get('token') ?? ''} />
+  else if (path === '/teams') page = <TeamsPage />
+  else if ((m = match('/teams/:team/members', path))) page = <MembersPage team={m.team} />
+  else if ((m = match('/teams/:team/audit', path))) page = <AuditPage team={m.team} />
   else if ((m = match('/apps/:slug', path)) || (m = match('/apps/:slug/:tab', path)))
     page = <AppPage slug={m.slug} tab={m.tab ?? 'overview'} />
   else

@@ -87,7 +87,7 @@ func TestEachOperationHasItsOwnKeyAndGetsNone(t *testing.T) {
 	ctx := context.Background()
 	c.CreateApp(ctx, AppCreate{})
 	c.CreateApp(ctx, AppCreate{})
-	c.ListApps(ctx)
+	c.ListApps(ctx, "")
 	if len(keys) != 3 || keys[0] == keys[1] || len(keys[0]) != len("POST=")+36 || keys[2] != "GET=" {
 		t.Fatalf("keys %q", keys)
 	}
@@ -119,7 +119,7 @@ func TestErrorsAreInTheAPIsWords(t *testing.T) {
 	if err == nil || err.Error() != "upload_too_large: the upload is over 50 MB (POST "+srv.URL+"/api/apps/b/deploys)" {
 		t.Fatalf("err %v", err)
 	}
-	_, _, err = c.ListApps(ctx)
+	_, _, err = c.ListApps(ctx, "")
 	if err == nil || err.Error() != "bad gateway (GET "+srv.URL+"/api/apps)" {
 		t.Fatalf("err %v", err)
 	}

@@ -272,7 +272,7 @@ func TestEveryCallIsARouteOfTheDocument(t *testing.T) {
 		return io.NopCloser(strings.NewReader("--x--\r\n")), nil
 	}, Length: 7}
 	c.Account(ctx)
-	c.ListApps(ctx)
+	c.ListApps(ctx, "")
 	c.CreateApp(ctx, AppCreate{})
 	c.GetApp(ctx, "a")
 	c.DeleteApp(ctx, "a")
@@ -294,7 +294,7 @@ func TestEveryCallIsARouteOfTheDocument(t *testing.T) {
 	c.StartDevice(ctx, "")
 	c.PollDevice(ctx, "x")
 	c.LoopbackToken(ctx, LoopbackTokenRequest{})
-	c.Billing(ctx)
+	c.Billing(ctx, "")
 	c.Plans(ctx)
 	c.Formation(ctx, "a")
 	c.Scale(ctx, "a", []FormationChange{{Type: "web", Quantity: 2}})
@@ -303,8 +303,26 @@ func TestEveryCallIsARouteOfTheDocument(t *testing.T) {
 	c.DeleteCronJob(ctx, "a", "nightly")
 	c.RunCronJob(ctx, "a", "nightly")
 	c.ListCronRuns(ctx, "a", "nightly", 10)
-	if len(seen) != 32 {
-		t.Fatalf("%d requests, want 32: %v", len(seen), seen)
+	c.ListApps(ctx, "acme")
+	c.Billing(ctx, "acme")
+	c.ListTeams(ctx)
+	c.CreateTeam(ctx, TeamCreate{Name: "Acme"})
+	c.GetTeam(ctx, "acme")
+	c.RenameTeam(ctx, "acme", "Acme")
+	c.DeleteTeam(ctx, "acme")
+	c.ListMembers(ctx, "acme")
+	c.SetMemberRole(ctx, "acme", "u", "admin")
+	c.RemoveMember(ctx, "acme", "u")
+	c.ListInvitations(ctx, "acme")
+	c.Invite(ctx, "acme", InvitationCreate{Email: "a@example.com", Role: "viewer"})
+	c.RevokeInvitation(ctx, "acme", "i")
+	c.AcceptInvitation(ctx, "code")
+	c.ListTeamTokens(ctx, "acme")
+	c.RevokeTeamToken(ctx, "acme", "t")
+	c.Audit(ctx, "acme", AuditQuery{Action: "app.delete", Limit: 5})
+	c.CreateToken(ctx, TokenCreate{Name: "ci", Team: "acme", Scopes: []string{"deploy"}})
+	if len(seen) != 50 {
+		t.Fatalf("%d requests, want 50: %v", len(seen), seen)
 	}
 	for _, s := range seen {
 		method, path, _ := strings.Cut(s, " ")

@@ -24,7 +24,7 @@ type Operation struct {
 
 var (
 	OpGetAccount   = &Operation{Method: "GET", Path: "/api/account", Response: Account{}}
-	OpListApps     = &Operation{Method: "GET", Path: "/api/apps", Response: []App{}}
+	OpListApps     = &Operation{Method: "GET", Path: "/api/apps", Response: []App{}, Query: []string{"team"}}
 	OpCreateApp    = &Operation{Method: "POST", Path: "/api/apps", Request: AppCreate{}, Response: App{}}
 	OpGetApp       = &Operation{Method: "GET", Path: "/api/apps/{slug}", Response: App{}}
 	OpDeleteApp    = &Operation{Method: "DELETE", Path: "/api/apps/{slug}", Response: DeleteResult{}}
@@ -49,7 +49,7 @@ var (
 	OpDevice        = &Operation{Method: "POST", Path: "/api/auth/cli/device", Public: true, Request: DeviceRequest{}, Response: DeviceAuthorization{}}
 	OpDeviceToken   = &Operation{Method: "POST", Path: "/api/auth/cli/token", Public: true, Request: DeviceTokenRequest{}, Response: CLIToken{}}
 	OpLoopbackToken = &Operation{Method: "POST", Path: "/api/auth/cli/token", Public: true, Request: LoopbackTokenRequest{}, Response: CLIToken{}}
-	OpBilling       = &Operation{Method: "GET", Path: "/api/billing", Response: BillingState{}}
+	OpBilling       = &Operation{Method: "GET", Path: "/api/billing", Response: BillingState{}, Query: []string{"team"}}
 	OpCreateDB      = &Operation{Method: "POST", Path: "/api/apps/{slug}/database", Response: Database{}}
 	OpGetDB         = &Operation{Method: "GET", Path: "/api/apps/{slug}/database", Response: Database{}}
 	OpDeleteDB      = &Operation{Method: "DELETE", Path: "/api/apps/{slug}/database", Response: Database{}}
@@ -68,14 +68,18 @@ var Operations = []*Operation{
 	OpDeviceToken, OpLoopbackToken, OpBilling, OpPlans, OpCreateDB, OpGetDB, OpDeleteDB, OpRotateDB,
 	OpListDumps, OpTakeDump, OpRestoreDump,
 	OpGetFormation, OpScaleFormation, OpListCronJobs, OpCreateCronJob, OpDeleteCronJob, OpRunCronJob, OpListCronRuns,
+	OpListTeams, OpCreateTeam, OpGetTeam, OpRenameTeam, OpDeleteTeam, OpListMembers, OpSetMemberRole, OpRemoveMember,
+	OpListInvitations, OpInvite, OpRevokeInvitation, OpAcceptInvitation, OpListTeamTokens, OpRevokeTeamToken, OpAudit,
+	OpCreateToken,
 }
 
 func (c *Client) Account(ctx context.Context) (Account, Raw, error) {
 	return call[Account](ctx, c, req{op: OpGetAccount})
 }
 
-func (c *Client) ListApps(ctx context.Context) ([]App, Raw, error) {
-	return call[[]App](ctx, c, req{op: OpListApps})
+// ListApps lists the apps of every team the caller may see, or of team alone.
+func (c *Client) ListApps(ctx context.Context, team string) ([]App, Raw, error) {
+	return call[[]App](ctx, c, req{op: OpListApps, query: teamQuery(team)})
 }
 
 func (c *Client) CreateApp(ctx context.Context, in AppCreate) (App, Raw, error) {
@@ -209,8 +213,9 @@ func (c *Client) LoopbackToken(ctx context.Context, in LoopbackTokenRequest) (CL
 	return call[CLIToken](ctx, c, req{op: OpLoopbackToken, body: in})
 }
 
-func (c *Client) Billing(ctx context.Context) (BillingState, Raw, error) {
-	return call[BillingState](ctx, c, req{op: OpBilling})
+// Billing is team's billing ("" the caller's personal team), which its owners see.
+func (c *Client) Billing(ctx context.Context, team string) (BillingState, Raw, error) {
+	return call[BillingState](ctx, c, req{op: OpBilling, query: teamQuery(team)})
 }
 
 func (c *Client) Plans(ctx context.Context) (PlanCatalog, Raw, error) {

@@ -52,7 +52,7 @@ func timeoutClient(base string, timeout time.Duration) *Client {
 func TestNoAnswerFailsWithTheURL(t *testing.T) {
 	base := silentListener(t)
 	c := timeoutClient(base, 300*time.Millisecond)
-	_, _, err := c.ListApps(context.Background())
+	_, _, err := c.ListApps(context.Background(), "")
 	var te *TransportError
 	if !errors.As(err, &te) || !te.TimedOut {
 		t.Fatalf("err %T %v, want a timed-out TransportError", err, err)
@@ -115,7 +115,7 @@ func TestStalledAnswerFails(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := timeoutClient(srv.URL, 300*time.Millisecond)
-	_, _, err := c.ListApps(context.Background())
+	_, _, err := c.ListApps(context.Background(), "")
 	var te *TransportError
 	if !errors.As(err, &te) || !te.TimedOut {
 		t.Fatalf("err %v, want a timed-out TransportError", err)
@@ -140,7 +140,7 @@ func TestCancelIsTheCallersError(t *testing.T) {
 	base := silentListener(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
-	_, _, err := timeoutClient(base, 10*time.Second).ListApps(ctx)
+	_, _, err := timeoutClient(base, 10*time.Second).ListApps(ctx, "")
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v, want context.Canceled", err)
 	}

@@ -28,12 +28,16 @@ type App struct {
 	CurrentDeployID *string `json:"currentDeployId"`
 	URL             string  `json:"url"`
 	CreatedAt       string  `json:"createdAt"`
+	// Team is the slug of the team that owns the app.
+	Team string `json:"team"`
 }
 
 type AppCreate struct {
 	Name   string `json:"name,omitempty"`
 	Kind   string `json:"kind,omitempty"`
 	Region string `json:"region,omitempty"`
+	// Team is the owning team's slug; left out, the caller's personal team.
+	Team string `json:"team,omitempty"`
 }
 
 type DeleteResult struct {
@@ -174,12 +178,18 @@ type DomainCreate struct {
 	Hostname string `json:"hostname"`
 }
 
+// APIToken is one of the caller's tokens. A full token (made by a sign-in or `{name}` alone)
+// has no Team, Scopes, Apps or ExpiresAt: it acts with its creator's role in each team.
 type APIToken struct {
-	ID         string  `json:"id"`
-	Name       string  `json:"name"`
-	Prefix     string  `json:"prefix"`
-	CreatedAt  string  `json:"createdAt"`
-	LastUsedAt *string `json:"lastUsedAt"`
+	ID         string   `json:"id"`
+	Name       string   `json:"name"`
+	Prefix     string   `json:"prefix"`
+	CreatedAt  string   `json:"createdAt"`
+	LastUsedAt *string  `json:"lastUsedAt"`
+	Team       *string  `json:"team"`
+	Scopes     []string `json:"scopes"`
+	Apps       []string `json:"apps"`
+	ExpiresAt  *string  `json:"expiresAt"`
 }
 
 type DeviceRequest struct {
@@ -273,4 +283,8 @@ type ErrorBody struct {
 	// unknown_process_type names.
 	Field string `json:"field"`
 	Type  string `json:"type"`
+	// RequiredRole and RequiredScope name what would have been enough for an
+	// insufficient_role or insufficient_scope refusal.
+	RequiredRole  string `json:"requiredRole"`
+	RequiredScope string `json:"requiredScope"`
 }

@@ -29,11 +29,11 @@ func (s *state) appsCmd() *cobra.Command {
 	create := &cobra.Command{
 		Use:     "create [NAME]",
 		Short:   "Create an app (static unless --kind service); NAME is its slug, generated when left out",
-		Example: "  tori apps create my-site\n  tori apps create my-api --kind service --region us",
+		Example: "  tori apps create my-site\n  tori apps create my-api --kind service --region us\n  tori apps create shop --team acme",
 		Args:    cobra.MaximumNArgs(1),
 		PreRunE: s.signedIn,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			in := api.AppCreate{Kind: kind, Region: region}
+			in := api.AppCreate{Kind: kind, Region: region, Team: s.team()}
 			if len(args) == 1 {
 				in.Name = args[0]
 			}
@@ -44,7 +44,7 @@ func (s *state) appsCmd() *cobra.Command {
 			if s.json {
 				return s.printJSON(raw)
 			}
-			s.ui.Printf("Created %s app %s in %s: %s\n", app.Kind, s.ui.Paint(ui.Bold, app.Slug), app.Region, app.URL)
+			s.ui.Printf("Created %s app %s in %s%s: %s\n", app.Kind, s.ui.Paint(ui.Bold, app.Slug), app.Region, inTeam(app.Team), app.URL)
 			return nil
 		},
 	}
@@ -53,12 +53,12 @@ func (s *state) appsCmd() *cobra.Command {
 	list := &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
-		Short:   "List apps",
-		Example: "  tori apps list\n  tori apps list --json",
+		Short:   "List the apps of every team you are in (--team: one team's)",
+		Example: "  tori apps list\n  tori apps list --team acme\n  tori apps list --json",
 		Args:    cobra.NoArgs,
 		PreRunE: s.signedIn,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			apps, raw, err := s.client.ListApps(cmd.Context())
+			apps, raw, err := s.client.ListApps(cmd.Context(), s.team())
 			if err != nil {
 				return err
 			}
@@ -70,9 +70,9 @@ func (s *state) appsCmd() *cobra.Command {
 				return nil
 			}
 			w := tabwriter.NewWriter(s.env.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, s.ui.Paint(ui.Bold, "SLUG\tKIND\tSTATUS\tREGION\tURL"))
+			fmt.Fprintln(w, s.ui.Paint(ui.Bold, "SLUG\tTEAM\tKIND\tSTATUS\tREGION\tURL"))
 			for _, a := range apps {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", a.Slug, a.Kind, a.Status, a.Region, a.URL)
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", a.Slug, dash(a.Team), a.Kind, a.Status, a.Region, a.URL)
 			}
 			return w.Flush()
 		},
@@ -103,7 +103,7 @@ func (s *state) appsCmd() *cobra.Command {
 				current = *app.CurrentDeployID
 			}
 			w := tabwriter.NewWriter(s.env.Stdout, 0, 4, 2, ' ', 0)
-			for _, kv := range [][2]string{{"Slug", app.Slug}, {"Kind", app.Kind}, {"Status", app.Status}, {"Framework", app.Framework},
+			for _, kv := range [][2]string{{"Slug", app.Slug}, {"Team", dash(app.Team)}, {"Kind", app.Kind}, {"Status", app.Status}, {"Framework", app.Framework},
 				{"Region", app.Region + " (" + app.Zone + ")"}, {"URL", app.URL}, {"Live deploy", current}, {"Created", app.CreatedAt}} {
 				fmt.Fprintf(w, "%s\t%s\n", s.ui.Paint(ui.Bold, kv[0]+":"), kv[1])
 			}
@@ -180,7 +180,7 @@ func (s *state) initCmd() *cobra.Command {
 						name = base
 					}
 				}
-				app, raw, err = s.client.CreateApp(cmd.Context(), api.AppCreate{Name: name, Kind: kind})
+				app, raw, err = s.client.CreateApp(cmd.Context(), api.AppCreate{Name: name, Kind: kind, Team: s.team()})
 			}
 			if err != nil {
 				return err

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -20,6 +21,9 @@ import (
 	"tori.dev/cli/internal/api"
 	"tori.dev/cli/internal/config"
 	"tori.dev/cli/internal/ui"
+	"tori.dev/contract/access"
+	"tori.dev/contract/apitime"
+	"tori.dev/contract/names"
 )
 
 func (s *state) loginCmd() *cobra.Command {
@@ -274,17 +278,27 @@ func (s *state) whoamiCmd() *cobra.Command {
 
 func (s *state) tokensCmd() *cobra.Command {
 	c := &cobra.Command{
-		Use:     "tokens",
-		Short:   "List, create and revoke API tokens",
-		Example: "  tori tokens list\n  tori tokens create ci\n  tori tokens revoke 3f2a…",
+		Use:   "tokens",
+		Short: "List, create and revoke API tokens",
+		Long: "A full token (tokens create NAME alone) acts as you in every team, and is made through\n" +
+			"the console's confirmation. A scoped token (--scope) acts in one team only, with at most\n" +
+			"its scope (read < deploy < write < admin) and your current role there, optionally pinned\n" +
+			"to some apps (--app), and expires (--expires, default 90 days, at most 365): the one to\n" +
+			"give CI. Any signed-in tori can create one that its own token covers.",
+		Example: "  tori tokens list\n  tori tokens create ci --scope deploy --app web --expires 90d --team acme\n" +
+			"  tori tokens create laptop\n  tori tokens revoke 3f2a…\n  tori tokens list --all --team acme",
 	}
-	c.AddCommand(&cobra.Command{
+	var all bool
+	list := &cobra.Command{
 		Use:     "list",
-		Short:   "List API tokens",
-		Example: "  tori tokens list",
+		Short:   "List your API tokens (--all: every member's tokens of the team, for its admins)",
+		Example: "  tori tokens list\n  tori tokens list --all --team acme",
 		Args:    cobra.NoArgs,
 		PreRunE: s.signedIn,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if all {
+				return aboutTeam(s, cmd, s.client.ListTeamTokens, s.printTeamTokens)
+			}
 			toks, raw, err := s.client.ListTokens(cmd.Context())
 			if err != nil {
 				return err
@@ -293,57 +307,213 @@ func (s *state) tokensCmd() *cobra.Command {
 				return s.printJSON(raw)
 			}
 			w := tabwriter.NewWriter(s.env.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, s.ui.Paint(ui.Bold, "ID\tNAME\tPREFIX\tCREATED\tLAST USED"))
+			fmt.Fprintln(w, s.ui.Paint(ui.Bold, "ID\tNAME\tPREFIX\tTEAM\tSCOPES\tAPPS\tEXPIRES\tCREATED\tLAST USED"))
 			for _, t := range toks {
-				last := "never"
-				if t.LastUsedAt != nil {
-					last = *t.LastUsedAt
+				team, scopes, apps, expires := "all", "full", "all", "never"
+				if t.Team != nil {
+					team = *t.Team
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.Name, t.Prefix, t.CreatedAt, last)
+				if len(t.Scopes) > 0 {
+					scopes = strings.Join(t.Scopes, ",")
+				}
+				if len(t.Apps) > 0 {
+					apps = strings.Join(t.Apps, ",")
+				}
+				if t.ExpiresAt != nil {
+					expires = *t.ExpiresAt
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Name, t.Prefix, team, scopes, apps, expires, t.CreatedAt, lastUsed(t.LastUsedAt))
 			}
 			return w.Flush()
 		},
-	}, &cobra.Command{
-		Use:   "create NAME",
-		Short: "Create an API token (confirmed in the console) and print its secret once",
-		Long: "An API token cannot create tokens, so this runs the device sign-in with NAME as the\n" +
-			"token's name: confirm the code in the console, and the secret is printed once.",
-		Example: "  tori tokens create github-actions",
-		Args:    cobra.ExactArgs(1),
+	}
+	list.Flags().BoolVar(&all, "all", false, "every member's tokens of the team (--team; admins), never their secrets")
+
+	var f TokenFlags
+	create := &cobra.Command{
+		Use:   "create NAME [--scope SCOPE --app SLUG --expires 30d]",
+		Short: "Create an API token and print its secret once",
+		Long: "With --scope: a scoped token for the team (--team, else your personal team), created at\n" +
+			"once by this signed-in tori (a scoped TORI_TOKEN can make one its own scope, apps and\n" +
+			"expiry cover). --scope may be repeated; the broadest counts. --app (repeatable) pins it\n" +
+			"to those apps: others answer 404. --expires is a span (90d, 12h, 45m) or an RFC 3339 time.\n\n" +
+			"Without --scope: a full token, which only a sign-in session may make, so this runs the\n" +
+			"device sign-in with NAME as the token's name: confirm the code in the console.",
+		Example: "  tori tokens create ci --scope deploy --app web --expires 90d --team acme\n" +
+			"  tori tokens create reader --scope read --expires 2027-01-01T00:00:00Z\n  tori tokens create laptop",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := s.connect(false); err != nil {
+			in, err := ParseTokenCreate(args[0], f, time.Now())
+			if err != nil {
+				return usageError{err}
+			}
+			if in == nil {
+				return s.createFullToken(cmd, args[0])
+			}
+			if err := s.connect(true); err != nil {
 				return err
 			}
-			tok, raw, err := s.device(cmd.Context(), args[0])
+			if in.Team, err = s.teamSlug(cmd.Context()); err != nil {
+				return err
+			}
+			tok, raw, err := s.client.CreateToken(cmd.Context(), *in)
 			if err != nil {
 				return err
 			}
 			if s.json {
 				return s.printJSON(raw)
 			}
-			fmt.Fprintf(s.env.Stderr, "Created token %s (id %s). Its secret is shown only now:\n", args[0], tok.TokenID)
+			apps := "every app"
+			if len(tok.Apps) > 0 {
+				apps = strings.Join(tok.Apps, ", ")
+			}
+			fmt.Fprintf(s.env.Stderr, "Created token %s (id %s) for %s: %s on %s, until %s. Its secret is shown only now:\n",
+				tok.Name, tok.ID, in.Team, strings.Join(tok.Scopes, ","), apps, deref(tok.ExpiresAt))
 			s.ui.Println(tok.Token)
 			return nil
 		},
-	}, &cobra.Command{
+	}
+	cf := create.Flags()
+	cf.StringArrayVar(&f.Scopes, "scope", nil, "read, deploy, write or admin (repeatable; the broadest counts)")
+	cf.StringArrayVar(&f.Apps, "app", nil, "pin the token to this app's slug (repeatable; default every app of the team)")
+	cf.StringVar(&f.Expires, "expires", "", "30d, 12h, 45m or an RFC 3339 time (default 90d, at most 365d)")
+	create.RegisterFlagCompletionFunc("app", s.completeApps)
+	create.RegisterFlagCompletionFunc("scope", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"read", "deploy", "write", "admin"}, cobra.ShellCompDirectiveNoFileComp
+	})
+
+	revoke := &cobra.Command{
 		Use:     "revoke ID",
-		Short:   "Revoke an API token",
-		Example: "  tori tokens revoke 3f2a… --yes",
+		Short:   "Revoke an API token (--all: any member's token of the team, for its admins)",
+		Example: "  tori tokens revoke 3f2a… --yes\n  tori tokens revoke 3f2a… --all --team acme",
 		Args:    cobra.ExactArgs(1),
 		PreRunE: s.signedIn,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := s.confirm("revoke token "+args[0], args[0]); err != nil {
 				return err
 			}
-			if err := s.client.RevokeToken(cmd.Context(), args[0]); err != nil {
+			if all {
+				team, err := s.teamSlug(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if err := s.client.RevokeTeamToken(cmd.Context(), team, args[0]); err != nil {
+					return err
+				}
+			} else if err := s.client.RevokeToken(cmd.Context(), args[0]); err != nil {
 				return err
 			}
-			if s.json {
-				return s.printJSON(api.Raw(`{"ok":true}`))
-			}
-			s.ui.Printf("Revoked token %s.\n", args[0])
-			return nil
+			return s.done("Revoked token %s.\n", args[0])
 		},
-	})
+	}
+	revoke.Flags().BoolVar(&all, "all", false, "a token of any member of the team (--team; admins)")
+	c.AddCommand(list, create, revoke)
 	return c
+}
+
+// createFullToken runs the device sign-in with the token's name: a full token is a
+// session's to make, and the console's confirmation is that session.
+func (s *state) createFullToken(cmd *cobra.Command, name string) error {
+	if err := s.connect(false); err != nil {
+		return err
+	}
+	tok, raw, err := s.device(cmd.Context(), name)
+	if err != nil {
+		return err
+	}
+	if s.json {
+		return s.printJSON(raw)
+	}
+	fmt.Fprintf(s.env.Stderr, "Created token %s (id %s). Its secret is shown only now:\n", name, tok.TokenID)
+	s.ui.Println(tok.Token)
+	return nil
+}
+
+func lastUsed(p *string) string {
+	if p == nil {
+		return "never"
+	}
+	return *p
+}
+
+func (s *state) printTeamTokens(team string, toks []api.TeamToken) error {
+	if len(toks) == 0 {
+		s.ui.Printf("No tokens act in %s.\n", team)
+		return nil
+	}
+	w := tabwriter.NewWriter(s.env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, s.ui.Paint(ui.Bold, "ID\tNAME\tPREFIX\tOWNER\tSCOPES\tAPPS\tEXPIRES\tLAST USED"))
+	for _, t := range toks {
+		scopes, apps := "full", "all"
+		if len(t.Scopes) > 0 {
+			scopes = strings.Join(t.Scopes, ",")
+		}
+		if len(t.Apps) > 0 {
+			apps = strings.Join(t.Apps, ",")
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Name, t.Prefix, dash(t.Email), scopes, apps, deref(t.ExpiresAt), lastUsed(t.LastUsedAt))
+	}
+	return w.Flush()
+}
+
+// TokenFlags are `tori tokens create`'s flags, as typed.
+type TokenFlags struct {
+	Scopes, Apps []string
+	Expires      string
+}
+
+// ParseTokenCreate checks `tokens create NAME` and its flags before anything is sent. It
+// returns nil for a full token (no --scope, no --app, no --expires); a scoped token's body
+// otherwise, without its team, which the caller fills in.
+func ParseTokenCreate(name string, f TokenFlags, now time.Time) (*api.TokenCreate, error) {
+	if strings.TrimSpace(name) == "" || len(name) > 100 {
+		return nil, fmt.Errorf("the token needs a name of 1 to 100 characters")
+	}
+	var scopes []string
+	for _, sc := range f.Scopes {
+		for _, one := range strings.Split(sc, ",") {
+			one = strings.TrimSpace(one)
+			if _, ok := access.ParseScope(one); !ok {
+				return nil, fmt.Errorf("--scope %q: want read, deploy, write or admin", one)
+			}
+			if !slices.Contains(scopes, one) {
+				scopes = append(scopes, one)
+			}
+		}
+	}
+	var apps []string
+	for _, a := range f.Apps {
+		for _, one := range strings.Split(a, ",") {
+			one = strings.TrimSpace(one)
+			if !names.ValidSlug(one) {
+				return nil, fmt.Errorf("--app %q is not an app's slug", one)
+			}
+			if !slices.Contains(apps, one) {
+				apps = append(apps, one)
+			}
+		}
+	}
+	if len(scopes) == 0 {
+		if len(apps) > 0 || f.Expires != "" {
+			return nil, fmt.Errorf("--app and --expires make a scoped token: add --scope (read, deploy, write or admin)")
+		}
+		return nil, nil
+	}
+	in := &api.TokenCreate{Name: name, Scopes: scopes, Apps: apps}
+	if e := strings.TrimSpace(f.Expires); e != "" {
+		if t, err := time.Parse(time.RFC3339, e); err == nil {
+			if !t.After(now) {
+				return nil, fmt.Errorf("--expires %s is already past", e)
+			}
+			in.ExpiresAt = apitime.Format(t)
+		} else if d, err := ParseSpan(e); err == nil {
+			if d < time.Minute {
+				return nil, fmt.Errorf("--expires %s: at least a minute", e)
+			}
+			in.ExpiresIn = int64(d / time.Second)
+		} else {
+			return nil, errExpires
+		}
+	}
+	return in, nil
 }

@@ -14,7 +14,7 @@ func (s *state) billingCmd() *cobra.Command {
 		Args:    cobra.NoArgs,
 		PreRunE: s.signedIn,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			b, raw, err := s.client.Billing(cmd.Context())
+			b, raw, err := s.client.Billing(cmd.Context(), s.team())
 			if err != nil {
 				return err
 			}

@@ -11,6 +11,26 @@ import (
 // completionTimeout bounds the API calls behind a Tab: a shell waiting longer feels broken.
 const completionTimeout = 5 * time.Second
 
+// completeTeams offers the slugs of the caller's teams (for --team), as completeApps does.
+func (s *state) completeTeams(cmd *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
+	if err := s.connect(true); err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	ctx, cancel := context.WithTimeout(completionContext(cmd), completionTimeout)
+	defer cancel()
+	teams, _, err := s.client.ListTeams(ctx)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []string
+	for _, t := range teams {
+		if strings.HasPrefix(t.Slug, prefix) {
+			out = append(out, t.Slug+"\t"+t.Role)
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
 // completeApps offers the signed-in account's app slugs (for -a/--app and SLUG arguments).
 // Not signed in, or no answer: nothing, quietly, as a shell expects.
 func (s *state) completeApps(cmd *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
@@ -19,7 +39,7 @@ func (s *state) completeApps(cmd *cobra.Command, _ []string, prefix string) ([]s
 	}
 	ctx, cancel := context.WithTimeout(completionContext(cmd), completionTimeout)
 	defer cancel()
-	apps, _, err := s.client.ListApps(ctx)
+	apps, _, err := s.client.ListApps(ctx, s.team())
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

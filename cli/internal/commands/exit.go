@@ -3,6 +3,7 @@ package commands
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -73,6 +74,8 @@ func explain(err error) string {
 		slug = params[0]
 	}
 	switch {
+	case ae.Status == 401 && ae.Word() == "token_expired":
+		return ae.Words() + " " + req + `: the token has expired; sign in again with "tori login", or give CI a new one ("tori tokens create NAME --scope …")`
 	case ae.Status == 401:
 		return ae.Words() + " " + req + `: sign in again with "tori login" (or check TORI_TOKEN)`
 	case ae.Status == 404 && slug != "":
@@ -80,6 +83,10 @@ func explain(err error) string {
 		return what + " not found " + req + ": " + hint
 	case ae.Status == 404 && strings.HasPrefix(path, "/api/tokens/") && len(params) > 0:
 		return fmt.Sprintf(`token %q not found %s: "tori tokens list" lists them`, params[0], req)
+	case ae.Status == 404 && strings.HasPrefix(path, "/api/teams/{team}") && len(params) > 0:
+		return fmt.Sprintf(`%s not found %s: "tori teams" lists your teams`, missingInTeam(path, params), req)
+	case ae.Status == 404 && ae.Op != nil && slices.Contains(ae.Op.Query, "team"):
+		return ae.Words() + " " + req + `: no team of yours has that slug; "tori teams" lists them`
 	}
 	msg := ae.Words() + " " + req
 	if slug != "" {
@@ -88,6 +95,14 @@ func explain(err error) string {
 	switch {
 	case ae.Status == 402:
 		msg += `: pay the open invoice; "tori billing" shows the hold and its dates`
+	case ae.Word() == "insufficient_role":
+		msg += fmt.Sprintf(": this needs the %s role in the team; an admin can change yours (\"tori members set-role\")", dash(ae.Body.RequiredRole))
+	case ae.Word() == "insufficient_scope":
+		msg += fmt.Sprintf(": this token's scope does not cover it (it needs %s); create one with --scope %s, or use a full token", dash(ae.Body.RequiredScope), dash(ae.Body.RequiredScope))
+	case ae.Word() == "session_required" && path == "/api/invitations/accept":
+		msg += ": accepting takes a sign-in session; open the invitation's link in the console"
+	case ae.Word() == "session_required":
+		msg += `: only a sign-in session may do this; use the console, or "tori tokens create NAME --scope …" for a scoped token`
 	case ae.Status == 403 && overPlan(ae.Word()):
 		msg += `: "tori plans" shows each plan's limits`
 	case ae.Word() == "unknown_process_type":
@@ -98,6 +113,20 @@ func explain(err error) string {
 		msg += ": the API could not answer now; try again shortly"
 	}
 	return msg
+}
+
+// missingInTeam names what a 404 under /api/teams/{team} did not find.
+func missingInTeam(path string, params []string) string {
+	team := params[0]
+	switch {
+	case len(params) > 1 && strings.HasPrefix(path, "/api/teams/{team}/members/"):
+		return fmt.Sprintf("member %q of team %q", params[1], team)
+	case len(params) > 1 && strings.HasPrefix(path, "/api/teams/{team}/invitations/"):
+		return fmt.Sprintf("invitation %q of team %q", params[1], team)
+	case len(params) > 1 && strings.HasPrefix(path, "/api/teams/{team}/tokens/"):
+		return fmt.Sprintf("token %q of team %q", params[1], team)
+	}
+	return fmt.Sprintf("team %q", team)
 }
 
 // missing names what a 404 under /api/apps/{slug} did not find, and where to look.

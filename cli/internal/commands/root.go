@@ -45,6 +45,7 @@ type state struct {
 	json     bool
 	yes      bool
 	app      string
+	teamFlag string
 	settings config.Settings
 	client   *api.Client
 }
@@ -93,7 +94,8 @@ func (s *state) root() *cobra.Command {
 		Long: "tori is the command line of Tori: sign in, create apps, deploy folders, source or images,\n" +
 			"follow logs, scale processes, run cron jobs, and manage environment variables, hostnames and tokens.\n\n" +
 			"TORI_API_URL and TORI_TOKEN override the signed-in settings in $XDG_CONFIG_HOME/tori/config.json.\n" +
-			"The app a command works on is -a SLUG, else $TORI_APP, else the app field of ./tori.json.\n\n" +
+			"The app a command works on is -a SLUG, else $TORI_APP, else the app field of ./tori.json.\n" +
+			"The team is --team SLUG, else $TORI_TEAM, else every team (lists) or your personal team.\n\n" +
 			"Exit codes: 0 success, 1 failure, 2 usage (a wrong command line), 130 interrupted.",
 		Example:       "  tori login\n  tori apps create my-site\n  tori deploy ./public --app my-site",
 		Version:       Version + " (commit " + Commit + ")",
@@ -104,11 +106,14 @@ func (s *state) root() *cobra.Command {
 	pf := root.PersistentFlags()
 	pf.BoolVar(&s.json, "json", false, "print the API's JSON")
 	pf.BoolVarP(&s.yes, "yes", "y", false, "skip confirmations")
+	pf.StringVar(&s.teamFlag, "team", "", "the team's slug (default: $TORI_TEAM, else every team for lists and your personal team otherwise)")
+	root.RegisterFlagCompletionFunc("team", s.completeTeams)
 	root.AddCommand(
 		s.loginCmd(), s.logoutCmd(), s.whoamiCmd(),
 		s.appsCmd(), s.deployCmd(), s.deploysCmd(), s.logsCmd(), s.envCmd(), s.domainsCmd(), s.dbCmd(),
 		s.psCmd(), s.scaleCmd(), s.cronCmd(),
 		s.tokensCmd(), s.billingCmd(), s.plansCmd(), s.initCmd(), s.openCmd(), s.statusCmd(),
+		s.teamsCmd(), s.membersCmd(), s.invitationsCmd(), s.auditCmd(),
 	)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	// Made now rather than at Execute so they carry examples like every other command.
@@ -188,6 +193,37 @@ func (s *state) slug(dirs ...string) (string, error) {
 		}
 	}
 	return "", usagef("which app? pass --app SLUG (-a), set TORI_APP, or run `tori init` to link this folder")
+}
+
+// team is --team, else $TORI_TEAM; "" leaves the choice to the API (every team for a list,
+// the personal team for a new app or billing).
+func (s *state) team() string {
+	if s.teamFlag != "" {
+		return s.teamFlag
+	}
+	return strings.TrimSpace(s.env.Getenv("TORI_TEAM"))
+}
+
+// teamSlug is the team a team command works on: team(), else the caller's default team
+// (their personal team, or a scoped token's one team), asked of the API since a path
+// needs its slug.
+func (s *state) teamSlug(ctx context.Context) (string, error) {
+	if t := s.team(); t != "" {
+		return t, nil
+	}
+	teams, _, err := s.client.ListTeams(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, t := range teams {
+		if t.Personal {
+			return t.Slug, nil
+		}
+	}
+	if len(teams) == 1 {
+		return teams[0].Slug, nil
+	}
+	return "", usagef("which team? pass --team SLUG or set TORI_TEAM (\"tori teams\" lists yours)")
 }
 
 func readManifest(dir string) (map[string]any, error) {

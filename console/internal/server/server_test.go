@@ -47,6 +47,11 @@ func TestServesTheApp(t *testing.T) {
 		{"GET", "/apps/my-site/deploys", 200, "<title>app</title>", "text/html"},
 		{"GET", "/auth/verify?token=abc", 200, "<title>app</title>", "text/html"},
 		{"GET", "/device?user_code=WXYZ-2345", 200, "<title>app</title>", "text/html"},
+		// The link an invitation mails (identity's CONSOLE_URL/invitations/accept?token=…) and
+		// the team pages are the page's own routes.
+		{"GET", "/invitations/accept?token=abc", 200, "<title>app</title>", "text/html"},
+		{"GET", "/teams/acme/members", 200, "<title>app</title>", "text/html"},
+		{"GET", "/teams/acme/audit", 200, "<title>app</title>", "text/html"},
 		{"GET", "/index.html", 200, "<title>app</title>", "text/html"},
 		{"GET", "/.gitkeep", 200, "<title>app</title>", "text/html"},
 		{"GET", "/assets/app-1a.js", 200, "console.log(1)", "javascript"},
@@ -81,6 +86,10 @@ func TestServesTheApp(t *testing.T) {
 	}
 	if cc := get(h, "GET", "/assets/app-1a.js").Header().Get("Cache-Control"); !strings.Contains(cc, "immutable") {
 		t.Errorf("hashed asset cache-control %q", cc)
+	}
+	// The invitation's code must not leave in a Referer to another site.
+	if rp := get(h, "GET", "/invitations/accept?token=abc").Header().Get("Referrer-Policy"); rp != "same-origin" {
+		t.Errorf("invitation page Referrer-Policy %q", rp)
 	}
 	if cc := get(h, "GET", "/").Header().Get("Cache-Control"); cc != "no-cache" {
 		t.Errorf("index cache-control %q", cc)

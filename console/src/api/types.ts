@@ -1,4 +1,4 @@
-import type { components } from './schema'
+import type { components, paths } from './schema'
 
 export type Schemas = components['schemas']
 export type App = Schemas['App']
@@ -17,3 +17,17 @@ export type FormationEntry = Schemas['FormationEntry']
 export type CronJob = Schemas['CronJob']
 export type CronJobCreate = Schemas['CronJobCreate']
 export type CronRun = Schemas['CronRun']
+
+// Teams (issue #39). Read from the routes rather than named components, so that a rename of a
+// schema in the document does not matter while a changed route or field still fails tsc.
+type Json<R> = R extends { content: { 'application/json': infer T } } ? T : never
+export type Team = Json<paths['/api/teams']['get']['responses'][200]>[number]
+export type Member = Json<paths['/api/teams/{team}/members']['get']['responses'][200]>[number]
+export type Invitation = Json<paths['/api/teams/{team}/invitations']['get']['responses'][200]>[number]
+export type AuditPage = Json<paths['/api/teams/{team}/audit']['get']['responses'][200]>
+export type AuditEntry = AuditPage['entries'][number]
+export type AuditQuery = NonNullable<paths['/api/teams/{team}/audit']['get']['parameters']['query']>
+export type TokenRequest = Json<NonNullable<paths['/api/tokens']['post']['requestBody']>>
+export type Role = Member['role']
+export const roles: Role[] = ['viewer', 'developer', 'admin', 'owner']
+export const scopes = ['read', 'deploy', 'write', 'admin'] as const

@@ -1,12 +1,21 @@
 import type { ComponentChildren } from 'preact'
+import type { Team } from '../api/types'
 import { api, callHeaders, ok } from '../api/client'
 import { setSession, type Session } from '../api/session'
+import { chooseTeam, chosenTeam, teamQuery } from '../api/team'
 import { useLoad } from '../hooks'
-import { Link, navigate } from '../router'
+import { Link, match, navigate, useLocation } from '../router'
 import { HoldBanner } from './hold'
 
 export function Shell({ session, notice, children }: { session: Session; notice: string | null; children: ComponentChildren }) {
-  const billing = useLoad(() => ok(api().GET('/api/billing')), [])
+  const url = useLocation()
+  const teams = useLoad(() => ok(api().GET('/api/teams')), [])
+  const fromPath = match('/teams/:team/:page', url.pathname)?.team
+  const team = fromPath ?? chosenTeam(url)
+  // A team's own pages need one: the chosen team, else the personal one.
+  const pageTeam = team || teams.data?.find((t) => t.personal)?.slug || ''
+  // The hold banner is the shown team's (its owners see billing; others get no banner).
+  const billing = useLoad(() => ok(api().GET('/api/billing', { params: { query: teamQuery(team) } })), [team])
   const signOut = async () => {
     // The console's server revokes the session at the API and clears the cookie; the page
     // forgets it whatever the answer.
@@ -27,9 +36,12 @@ export function Shell({ session, notice, children }: { session: Session; notice:
           Tori
         </Link>
         <nav aria-label="Main">
-          <Link href="/apps">Apps</Link>
+          <Link href={team ? `/apps?team=${encodeURIComponent(team)}` : '/apps'}>Apps</Link>
+          {pageTeam && <Link href={`/teams/${encodeURIComponent(pageTeam)}/members`}>Members</Link>}
+          {pageTeam && <Link href={`/teams/${encodeURIComponent(pageTeam)}/audit`}>Audit log</Link>}
           <Link href="/account">Account</Link>
         </nav>
+        <TeamSwitcher teams={teams.data} team={team} url={url} allowAll={!fromPath} />
         <span class="who" title={session.user.email}>
           {session.user.email}
         </span>
@@ -44,6 +56,29 @@ export function Shell({ session, notice, children }: { session: Session; notice:
       )}
       {billing.data?.hold && <HoldBanner hold={billing.data.hold} />}
       <main id="main">{children}</main>
+    </div>
+  )
+}
+
+// TeamSwitcher picks the team the console shows; on a team's own page there is no "every team".
+function TeamSwitcher({ teams, team, url, allowAll }: { teams: Team[] | null; team: string; url: URL; allowAll: boolean }) {
+  if (!teams) return null
+  return (
+    <div class="team-switcher">
+      <label for="team-switcher" class="visually-hidden">
+        Team
+      </label>
+      <select id="team-switcher" value={team} onChange={(e) => chooseTeam(e.currentTarget.value, url)}>
+        {allowAll && <option value="">All teams</option>}
+        {teams.map((t) => (
+          <option key={t.id} value={t.slug}>
+            {t.personal ? `${t.name} (personal)` : t.name} · {t.role}
+          </option>
+        ))}
+      </select>
+      <Link href="/teams" class="small">
+        Teams
+      </Link>
     </div>
   )
 }

@@ -27,6 +27,7 @@ const tone: Record<string, string> = {
   paid: 'ok',
   issued: 'ok',
   succeeded: 'ok',
+  success: 'ok',
   deploying: 'busy',
   building: 'busy',
   releasing: 'busy',
@@ -38,6 +39,7 @@ const tone: Record<string, string> = {
   error: 'bad',
   failed: 'bad',
   timed_out: 'bad',
+  denied: 'bad',
 }
 
 export function Badge({ status }: { status: string }) {

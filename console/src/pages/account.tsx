@@ -1,7 +1,9 @@
 import { useState } from 'preact/hooks'
 import { api, ok } from '../api/client'
-import type { Schemas } from '../api/types'
+import { scopes, type Schemas, type TokenRequest } from '../api/types'
+import { chosenTeam, teamQuery } from '../api/team'
 import { useAction, useLoad } from '../hooks'
+import { useLocation } from '../router'
 import { bytes, CopyButton, Empty, ErrorBox, Loading, Time } from '../components/ui'
 import { PageHeading } from '../components/heading'
 
@@ -49,25 +51,54 @@ function Region() {
   )
 }
 
+// The expiries offered for a scoped token (the API's default is 90 days, its most 365).
+const expiries: [string, number][] = [
+  ['1 day', 86400],
+  ['7 days', 7 * 86400],
+  ['30 days', 30 * 86400],
+  ['90 days', 90 * 86400],
+  ['365 days', 365 * 86400],
+]
+
 function Tokens() {
   const tokens = useLoad(() => ok(api().GET('/api/tokens')), [])
+  const teams = useLoad(() => ok(api().GET('/api/teams')), [])
   const [name, setName] = useState('')
+  // scope '' is a full token: it acts as you in every team, made by a session only.
+  const [scope, setScope] = useState<'' | (typeof scopes)[number]>('')
+  const [team, setTeam] = useState('')
+  const [apps, setApps] = useState('')
+  const [expiresIn, setExpiresIn] = useState(90 * 86400)
   const [created, setCreated] = useState<Schemas['CreatedApiToken'] | null>(null)
   const create = useAction()
   const revoke = useAction()
+  const teamSlug = team || teams.data?.find((t) => t.personal)?.slug || ''
   const submit = (e: Event) => {
     e.preventDefault()
     create.run(async () => {
-      const t = await ok(api().POST('/api/tokens', { body: { name: name.trim() } }))
+      let body: TokenRequest = { name: name.trim() }
+      if (scope) {
+        const pinned = apps
+          .split(/[\s,]+/)
+          .map((a) => a.trim())
+          .filter(Boolean)
+        body = { ...body, team: teamSlug, scopes: [scope], expiresIn, ...(pinned.length ? { apps: pinned } : {}) }
+      }
+      const t = await ok(api().POST('/api/tokens', { body }))
       setCreated(t)
       setName('')
+      setApps('')
       tokens.reload()
     })
   }
   return (
     <div class="panel" id="tokens">
       <h2>API tokens</h2>
-      <p class="muted small">For CI and scripts: send it as <code>Authorization: Bearer …</code> or set <code>TORI_TOKEN</code>.</p>
+      <p class="muted small">
+        For CI and scripts: send it as <code>Authorization: Bearer …</code> or set <code>TORI_TOKEN</code>. A full token acts as you in
+        every team; a scoped one acts in one team, at most with its scope (read, deploy, write, admin) and your role there, optionally
+        pinned to some apps, and expires.
+      </p>
       {created && (
         <div class="secret" role="status" data-testid="new-token">
           <p>
@@ -89,6 +120,45 @@ function Tokens() {
           <label for="token-name">Name</label>
           <input id="token-name" required placeholder="github-actions" value={name} onInput={(e) => setName(e.currentTarget.value)} />
         </div>
+        <div class="field">
+          <label for="token-scope">Scope</label>
+          <select id="token-scope" value={scope} onChange={(e) => setScope(e.currentTarget.value as typeof scope)}>
+            <option value="">full (everything you may do)</option>
+            {scopes.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </div>
+        {scope && (
+          <>
+            <div class="field">
+              <label for="token-team">Team</label>
+              <select id="token-team" value={teamSlug} onChange={(e) => setTeam(e.currentTarget.value)}>
+                {teams.data?.map((t) => (
+                  <option key={t.id} value={t.slug}>
+                    {t.name}
+                  </option>
+                ))}
+              </select>
+            </div>
+            <div class="field">
+              <label for="token-apps">Apps</label>
+              <input id="token-apps" placeholder="every app (or: web, api)" value={apps} onInput={(e) => setApps(e.currentTarget.value)} />
+            </div>
+            <div class="field">
+              <label for="token-expiry">Expires in</label>
+              <select id="token-expiry" value={expiresIn} onChange={(e) => setExpiresIn(Number(e.currentTarget.value))}>
+                {expiries.map(([label, secs]) => (
+                  <option key={secs} value={secs}>
+                    {label}
+                  </option>
+                ))}
+              </select>
+            </div>
+          </>
+        )}
         <button type="submit" disabled={create.busy}>
           Create token
         </button>
@@ -103,6 +173,8 @@ function Tokens() {
             <tr>
               <th>Name</th>
               <th>Prefix</th>
+              <th>Scope</th>
+              <th class="hide-narrow">Expires</th>
               <th class="hide-narrow">Last used</th>
               <th />
             </tr>
@@ -114,6 +186,14 @@ function Tokens() {
                 <td>
                   <code>{t.prefix}…</code>
                 </td>
+                <td>
+                  {t.scopes?.length ? t.scopes.join(', ') : 'full'}
+                  <div class="muted small">
+                    {t.team ?? 'every team'}
+                    {t.apps?.length ? ` · ${t.apps.join(', ')}` : ''}
+                  </div>
+                </td>
+                <td class="hide-narrow">{t.expiresAt ? <Time at={t.expiresAt} /> : <span class="muted">never</span>}</td>
                 <td class="hide-narrow">{t.lastUsedAt ? <Time at={t.lastUsedAt} /> : <span class="muted">never</span>}</td>
                 <td class="actions">
                   <button
@@ -144,7 +224,10 @@ const euro = (n: number) => new Intl.NumberFormat(undefined, { style: 'currency'
 
 function Billing() {
   const plans = useLoad(() => ok(api().GET('/api/plans')), [])
-  const billing = useLoad(() => ok(api().GET('/api/billing')), [])
+  // The chosen team's billing (its owners'); the personal team's when none is chosen.
+  const team = chosenTeam(useLocation())
+  const query = { params: { query: teamQuery(team) } }
+  const billing = useLoad(() => ok(api().GET('/api/billing', query)), [team])
   const act = useAction()
   const [interval, setInterval] = useState<'month' | 'year'>('month')
   const go = (p: Promise<{ url: string }>) =>
@@ -155,7 +238,7 @@ function Billing() {
   const b = billing.data
   return (
     <div class="panel" id="billing">
-      <h2>Plan and billing</h2>
+      <h2>Plan and billing{team && ` · ${team}`}</h2>
       <ErrorBox error={plans.error ?? billing.error ?? act.error} />
       {(plans.loading || billing.loading) && !plans.data && <Loading />}
       {b && (
@@ -180,7 +263,7 @@ function Billing() {
             <option value="year">yearly</option>
           </select>
           {b.subscription && (
-            <button type="button" class="secondary" disabled={act.busy} onClick={() => go(ok(api().POST('/api/billing/portal')))}>
+            <button type="button" class="secondary" disabled={act.busy} onClick={() => go(ok(api().POST('/api/billing/portal', query)))}>
               Manage subscription
             </button>
           )}
@@ -203,7 +286,7 @@ function Billing() {
                 <li>{p.limits.logRetentionDays} days of logs</li>
               </ul>
               {b?.configured && !b.subscription && p.prices.month > 0 && (
-                <button type="button" disabled={act.busy} onClick={() => go(ok(api().POST('/api/billing/checkout', { body: { plan: p.name as 'songbird' | 'flock', interval } })))}>
+                <button type="button" disabled={act.busy} onClick={() => go(ok(api().POST('/api/billing/checkout', { ...query, body: { plan: p.name as 'songbird' | 'flock', interval } })))}>
                   Choose {p.name}
                 </button>
               )}

@@ -1,19 +1,22 @@
 import { useState } from 'preact/hooks'
 import { api, ok } from '../api/client'
 import { slugInputPattern } from '../api/contract'
+import { chosenTeam, teamQuery } from '../api/team'
 import { useAction, useLoad } from '../hooks'
-import { Link, navigate } from '../router'
+import { Link, navigate, useLocation } from '../router'
 import { Badge, Empty, ErrorBox, Loading, Time } from '../components/ui'
 import { PageHeading } from '../components/heading'
 
 export function AppsList() {
-  const apps = useLoad(() => ok(api().GET('/api/apps')), [])
+  // The team switcher's choice: that team's apps (?team=), or every team's.
+  const team = chosenTeam(useLocation())
+  const apps = useLoad(() => ok(api().GET('/api/apps', { params: { query: teamQuery(team) } })), [team])
   return (
     <section>
       <div class="title-row">
-        <PageHeading title="Apps" />
+        <PageHeading title={team ? `Apps · ${team}` : 'Apps'} />
       </div>
-      <CreateApp />
+      <CreateApp team={team} />
       <ErrorBox error={apps.error} />
       {apps.loading && !apps.data && <Loading />}
       {apps.data && apps.data.length === 0 && (
@@ -33,7 +36,8 @@ export function AppsList() {
               </div>
               <p class="muted small">
                 {a.kind}
-                {a.framework !== a.kind && ` · ${a.framework}`} · {a.region} · created <Time at={a.createdAt} />
+                {a.framework !== a.kind && ` · ${a.framework}`} · {a.region}
+                {!team && a.team && ` · team ${a.team}`} · created <Time at={a.createdAt} />
               </p>
               <a href={a.url} target="_blank" rel="noopener noreferrer" class="small">
                 {a.url}
@@ -46,14 +50,15 @@ export function AppsList() {
   )
 }
 
-function CreateApp() {
+// CreateApp makes the app in the chosen team (the API's default, the personal team, when none is).
+function CreateApp({ team }: { team: string }) {
   const [name, setName] = useState('')
   const [kind, setKind] = useState<'static' | 'service'>('static')
   const { busy, error, run } = useAction()
   const submit = (e: Event) => {
     e.preventDefault()
     run(async () => {
-      const body: { name?: string; kind: 'static' | 'service' } = { kind }
+      const body: { name?: string; kind: 'static' | 'service'; team?: string } = { kind, ...teamQuery(team) }
       if (name.trim()) body.name = name.trim()
       const app = await ok(api().POST('/api/apps', { body }))
       navigate(`/apps/${app.slug}`)
@@ -80,7 +85,7 @@ function CreateApp() {
         </select>
       </div>
       <button type="submit" disabled={busy}>
-        {busy ? 'Creating…' : 'Create app'}
+        {busy ? 'Creating…' : team ? `Create app in ${team}` : 'Create app'}
       </button>
       <ErrorBox error={error} />
     </form>
