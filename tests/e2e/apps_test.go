@@ -41,7 +41,7 @@ func TestApps(t *testing.T) {
 		t.Parallel()
 		a := s.NewAccount(t, "apps-create")
 		app := create(t, a.Token, nil) // rules 1, 4 and 5: no body at all
-		expectKeys(t, "App", app, "id", "slug", "name", "region", "zone", "status", "framework", "kind", "currentDeployId", "url", "createdAt", "updatedAt")
+		expectKeys(t, "App", app, "id", "slug", "name", "region", "zone", "status", "framework", "kind", "currentDeployId", "url", "createdAt", "updatedAt", "team")
 		if !regexp.MustCompile(`^[a-z]+-[a-z]+$`).MatchString(app["slug"].(string)) {
 			t.Fatalf("generated slug %v", app["slug"])
 		}
