@@ -33,14 +33,18 @@ func revokedBy(m routes.Match, path string, caller callerid.Caller) string {
 }
 
 // rolesChangedBy names the person whose roles a successful answer of m has just changed: the
-// path's member on PATCH and DELETE /api/teams/{team}/members/{userId}; "" otherwise.
-func rolesChangedBy(m routes.Match, path string) string {
+// path's member on PATCH and DELETE /api/teams/{team}/members/{userId}; the caller on making
+// or deleting a team and on accepting an invitation (their next request, often at once, acts
+// in the team); "" otherwise.
+func rolesChangedBy(m routes.Match, path string, caller callerid.Caller) string {
 	if m.Route == nil || m.Route.Owner != routes.Identity {
 		return ""
 	}
 	switch m.Op {
 	case "PATCH /api/teams/{team}/members/{userId}", "DELETE /api/teams/{team}/members/{userId}":
 		return lastSegment(path)
+	case "POST /api/teams", "DELETE /api/teams/{team}", "POST /api/invitations/accept":
+		return caller.UserID
 	}
 	return ""
 }
@@ -70,7 +74,7 @@ func (s *Server) forgetRevoked(m routes.Match, path string, caller callerid.Call
 			s.Accounts.Cache.Evict(caller.AccountID)
 		}
 	}
-	if user := rolesChangedBy(m, path); user != "" {
+	if user := rolesChangedBy(m, path, caller); user != "" {
 		if s.Tokens != nil {
 			s.Tokens.EvictUser(user)
 		}

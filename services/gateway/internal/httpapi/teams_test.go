@@ -108,6 +108,18 @@ func TestTeamRevocationsAndRoleChangesEvictAtOnce(t *testing.T) {
 		}
 	}
 
+	// Carol making a team (or accepting an invitation) acts in it at once: her own tokens go.
+	for _, path := range []string{"/api/teams", "/api/invitations/accept"} {
+		warm("svc_carol_deploy", "tok_carol", "svc_alice")
+		n = asked()
+		expect(t, h.do("POST", path, "tok_carol", strings.NewReader(`{}`)), 200, "")
+		warm("svc_carol_deploy", "tok_carol", "svc_alice")
+		// Both of Carol's tokens are asked about again; Alice's stays cached.
+		if got := asked() - n; got != 2 {
+			t.Fatalf("POST %s: %d introspections after, want 2 (both of Carol's tokens)", path, got)
+		}
+	}
+
 	// A refused change (identity's 4xx) changed nothing, so nothing is dropped.
 	n = asked()
 	expect(t, h.do("PATCH", "/api/teams/acme/members/user-c?refuse=409", "svc_alice", strings.NewReader(`{}`)), 409, "")
