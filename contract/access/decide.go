@@ -57,6 +57,15 @@ func (p Principal) TeamByID(id string) (Membership, bool) {
 	return Membership{}, false
 }
 
+// TeamIDs lists the ids of the caller's teams.
+func (p Principal) TeamIDs() []string {
+	ids := make([]string, 0, len(p.Memberships))
+	for _, m := range p.Memberships {
+		ids = append(ids, m.TeamID)
+	}
+	return ids
+}
+
 // Pinned reports whether the caller's token is limited to some apps.
 func (p Principal) Pinned() bool { return p.Apps != nil }
 

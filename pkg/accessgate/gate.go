@@ -27,9 +27,11 @@ import (
 	auditbus "tori.dev/proto/tori/audit/v1"
 )
 
-// AppTeams finds the team that owns an app, in the service's own copy of apps. found is false
-// for an app that does not exist (or is deleted).
-type AppTeams func(ctx context.Context, slug string) (teamID string, found bool, err error)
+// AppTeams finds the team that owns an app, in the service's own copy of apps. teams are the
+// caller's: a service whose copy has not heard of an app yet (its event still on the way)
+// may ask the apps service for it on behalf of those teams only. found is false for an app
+// that does not exist (or is deleted).
+type AppTeams func(ctx context.Context, teams []string, slug string) (teamID string, found bool, err error)
 
 // Writer writes an audit entry inside tx: to the outbox (Publisher), or for identity, which
 // keeps the log, straight into it.
@@ -131,7 +133,7 @@ func (g *Gate) locate(c *fiber.Ctx, r access.Route, p access.Principal) (teamID,
 		if g.apps == nil {
 			return "", "", httperror.NotFound
 		}
-		t, found, err := g.apps(c.UserContext(), app)
+		t, found, err := g.apps(c.UserContext(), p.TeamIDs(), app)
 		if err != nil {
 			return "", "", err
 		}

@@ -133,8 +133,9 @@ func (s *Apps) List(ctx context.Context, teamIDs, only []string) ([]apps.App, er
 }
 
 // TeamOf finds the team owning the live app slug, for the access gate (accessgate.AppTeams):
-// found is false for a malformed, unknown or deleted slug.
-func (s *Apps) TeamOf(ctx context.Context, slug string) (teamID string, found bool, err error) {
+// found is false for a malformed, unknown or deleted slug. Apps owns every app, so the
+// caller's teams are not needed to find one.
+func (s *Apps) TeamOf(ctx context.Context, _ []string, slug string) (teamID string, found bool, err error) {
 	if !apps.ValidSlug(slug) {
 		return "", false, nil
 	}

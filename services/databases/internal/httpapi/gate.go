@@ -7,7 +7,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"tori.dev/pkg/accessgate"
-	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/pgstore"
 	"tori.dev/services/databases/internal/usecase"
 )
@@ -19,14 +18,11 @@ type guard struct {
 	gate *accessgate.Gate
 }
 
-type teamsKey struct{}
-
 func newGuard(dbs *usecase.Databases, db pgstore.Beginner, log *slog.Logger) guard {
 	// The apps service answers an app only to the team owning it, so the gate asks for the
 	// app in each of the caller's teams (one, for a scoped token).
-	appTeams := func(ctx context.Context, slug string) (string, bool, error) {
-		ids, _ := ctx.Value(teamsKey{}).([]string)
-		team, found, err := dbs.AppTeam(ctx, ids, slug)
+	appTeams := func(ctx context.Context, teams []string, slug string) (string, bool, error) {
+		team, found, err := dbs.AppTeam(ctx, teams, slug)
 		if err != nil {
 			return "", false, toHTTP(err)
 		}
@@ -37,11 +33,6 @@ func newGuard(dbs *usecase.Databases, db pgstore.Beginner, log *slog.Logger) gua
 
 // check is the route-level handler before each route's own.
 func (g guard) check(c *fiber.Ctx) error {
-	p := callerid.From(c).Principal()
-	ids := make([]string, 0, len(p.Memberships))
-	for _, m := range p.Memberships {
-		ids = append(ids, m.TeamID)
-	}
-	c.SetUserContext(context.WithValue(usecase.WithAppMemo(c.UserContext()), teamsKey{}, ids))
+	c.SetUserContext(usecase.WithAppMemo(c.UserContext()))
 	return g.gate.Check(c)
 }

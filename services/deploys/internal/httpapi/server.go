@@ -75,7 +75,7 @@ func readTimeout(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
 // connection, the caller's signature is checked (bodies left to stream), and the caller's
 // teams are handed to the gate's app lookup.
 func guard(key []byte) []fiber.Handler {
-	return []fiber.Handler{closeOnError, callerid.StreamingMiddleware(key, true, httperror.Unauthorized), callerTeams}
+	return []fiber.Handler{closeOnError, callerid.StreamingMiddleware(key, true, httperror.Unauthorized)}
 }
 
 func logger(l *slog.Logger) *slog.Logger {

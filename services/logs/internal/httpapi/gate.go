@@ -4,10 +4,7 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/gofiber/fiber/v2"
-
 	"tori.dev/pkg/accessgate"
-	"tori.dev/pkg/callerid"
 	"tori.dev/pkg/pgstore"
 )
 
@@ -18,28 +15,8 @@ type AppTeams interface {
 	AppTeam(ctx context.Context, teams []string, slug string) (teamID string, found bool, err error)
 }
 
-// teamsKey carries the caller's team ids from callerTeams to the gate's app lookup.
-type teamsKey struct{}
-
 // newGate is the service's one access gate: apps are found in the service's copy; the
 // refusals it logs go out through the outbox as logs.audit.recorded.
 func newGate(apps AppTeams, db pgstore.Beginner, log *slog.Logger) *accessgate.Gate {
-	find := func(ctx context.Context, slug string) (string, bool, error) {
-		teams, _ := ctx.Value(teamsKey{}).([]string)
-		return apps.AppTeam(ctx, teams, slug)
-	}
-	return accessgate.New(find, accessgate.Publisher("logs"), db, log)
-}
-
-// callerTeams hands the caller's teams to the gate's app lookup: an app created a moment ago
-// (its event still on its way) is asked of the apps service for those teams only, so its
-// logs are found the moment its create answered.
-func callerTeams(c *fiber.Ctx) error {
-	ms := callerid.From(c).Principal().Memberships
-	teams := make([]string, 0, len(ms))
-	for _, m := range ms {
-		teams = append(teams, m.TeamID)
-	}
-	c.SetUserContext(context.WithValue(c.UserContext(), teamsKey{}, teams))
-	return c.Next()
+	return accessgate.New(apps.AppTeam, accessgate.Publisher("logs"), db, log)
 }
