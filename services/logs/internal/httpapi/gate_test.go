@@ -5,9 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
-	"reflect"
-	"runtime"
-	"strings"
 	"testing"
 	"time"
 
@@ -26,38 +23,6 @@ import (
 	"tori.dev/services/logs/internal/usecase"
 )
 
-// gateCheck is the name of the gate's Check as a handler (a method value's code is shared by
-// every gate).
-var gateCheck = handlerName((*accessgate.Gate)(nil).Check)
-
-func handlerName(h fiber.Handler) string {
-	return runtime.FuncForPC(reflect.ValueOf(h).Pointer()).Name()
-}
-
-// ungated lists the /api routes of app without the gate's Check before their last handler,
-// or missing from the access table (which the gate answers 404).
-func ungated(app *fiber.App) (bad []string, checked int) {
-	for _, r := range app.GetRoutes(true) {
-		if !strings.HasPrefix(r.Path, "/api/") {
-			continue
-		}
-		checked++
-		name := r.Method + " " + r.Path
-		if _, ok := access.Find(r.Method, r.Path); !ok {
-			bad = append(bad, name+" (not in the access table)")
-			continue
-		}
-		gated := false
-		for _, h := range r.Handlers[:len(r.Handlers)-1] {
-			gated = gated || handlerName(h) == gateCheck
-		}
-		if !gated {
-			bad = append(bad, name)
-		}
-	}
-	return bad, checked
-}
-
 // Every route the service serves under /api, the stream included, has the access gate in
 // front of its handler.
 func TestEveryRouteIsGated(t *testing.T) {
@@ -69,7 +34,7 @@ func TestEveryRouteIsGated(t *testing.T) {
 		Apps:     usecase.NewAppFinder(db.Store, nil, quiet), DB: db.Pool,
 		SigningKey: signingKey, Identity: health.NewIdentity("logs", "test"), Log: quiet,
 	})
-	bad, checked := ungated(app)
+	bad, checked := accessgate.Ungated(app)
 	if len(bad) > 0 {
 		t.Fatalf("routes without the access gate: %v", bad)
 	}
@@ -82,7 +47,7 @@ func TestEveryRouteIsGated(t *testing.T) {
 	bare := fiber.New()
 	bare.Get("/api/apps/:slug/logs", func(c *fiber.Ctx) error { return nil })
 	bare.Get("/api/apps/:slug/logs/tail", (*accessgate.Gate)(nil).Check, func(c *fiber.Ctx) error { return nil })
-	if bad, _ := ungated(bare); len(bad) != 4 {
+	if bad, _ := accessgate.Ungated(bare); len(bad) != 4 {
 		t.Fatalf("an ungated app passed the walk: %v", bad)
 	}
 }
