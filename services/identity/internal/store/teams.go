@@ -163,6 +163,16 @@ func (r *repo) CountOwners(ctx context.Context, teamID string) (int, error) {
 	return n, err
 }
 
+// OwnerEmails are the addresses of a team's owners, oldest membership first.
+func (r *repo) OwnerEmails(ctx context.Context, teamID string) ([]string, error) {
+	rows, err := r.q.Query(ctx, `SELECT u.email FROM memberships m JOIN users u ON u.id = m.user_id
+		WHERE m.team_id = $1 AND m.role = 'owner' ORDER BY m.created_at, u.email`, teamID)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
 func (r *repo) SetRole(ctx context.Context, teamID, userID string, role access.Role) error {
 	tag, err := r.q.Exec(ctx, `UPDATE memberships SET role = $3 WHERE team_id = $1 AND user_id = $2`, teamID, userID, role.String())
 	if err == nil && tag.RowsAffected() == 0 {

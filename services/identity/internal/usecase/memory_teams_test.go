@@ -46,3 +46,22 @@ func (m *memory) MembershipsOf(_ context.Context, userID string) ([]access.Membe
 	}
 	return out, nil
 }
+
+func (m *memory) OwnerEmails(_ context.Context, teamID string) ([]string, error) {
+	var out []string
+	for i, ms := range m.memberships {
+		if ms.TeamID != teamID || ms.Role != access.Owner {
+			continue
+		}
+		for _, u := range m.users {
+			if u.ID == m.memberUsers[i] {
+				out = append(out, u.Email)
+			}
+		}
+	}
+	return out, nil
+}
+
+func (t tx) OwnerEmails(ctx context.Context, teamID string) ([]string, error) {
+	return t.m.OwnerEmails(ctx, teamID)
+}

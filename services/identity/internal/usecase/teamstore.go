@@ -46,6 +46,9 @@ type TeamRepo interface {
 	// Members lists the team's members, oldest first.
 	Members(ctx context.Context, teamID string) ([]team.Member, error)
 	CountOwners(ctx context.Context, teamID string) (int, error)
+	// OwnerEmails are the addresses of a team's owners (notices about what the team owns go
+	// to them).
+	OwnerEmails(ctx context.Context, teamID string) ([]string, error)
 	SetRole(ctx context.Context, teamID, userID string, role access.Role) error
 	RemoveMember(ctx context.Context, teamID, userID string) error
 	// RevokeMemberTokens revokes userID's active API tokens whose team is teamID.
