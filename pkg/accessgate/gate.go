@@ -93,20 +93,20 @@ func (g *Gate) Check(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	entry := newEntry(caller, route, teamID, app, c.Path())
 	switch err := access.Decide(p, route, teamID, app); {
 	case errors.Is(err, access.ErrNotFound):
 		return httperror.NotFound
 	case err != nil:
 		var d *access.Denied
 		errors.As(err, &d)
-		g.recordDenied(c.UserContext(), entry, p, d)
+		g.recordDenied(c.UserContext(), newEntry(caller, route, teamID, app, c.Path()), p, d)
 		return deniedError(d)
 	}
 	c.Locals(localsTeam, teamID)
-	if !route.Changes() || entry.TeamId == "" {
-		return c.Next()
+	if !route.Changes() || teamID == "" {
+		return c.Next() // a read, or a change in no team's log (a person's own routes)
 	}
+	entry := newEntry(caller, route, teamID, app, c.Path())
 	ctx, pending := pgstore.WithPending(withEntry(c.UserContext(), entry), func(ctx context.Context, tx pgx.Tx) error {
 		entry.At = timestamppb.Now()
 		return g.write(ctx, tx, entry)
