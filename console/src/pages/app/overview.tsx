@@ -23,7 +23,10 @@ export function Overview({ app, onChange }: { app: App; onChange: () => void }) 
     onChange()
   }, 2000, busy || settling)
   const [watching, setWatching] = useState<string | null>(null)
-  const current = deploys.data?.find((d) => d.id === app.currentDeployId)
+  // The live deploy as deploys tells it: the app's currentDeployId reaches the apps service a
+  // moment later (an event), and a Redeploy clicked in that moment must not act on the deploy
+  // the edge has just stopped serving.
+  const current = deploys.data?.find((d) => d.status === 'live') ?? deploys.data?.find((d) => d.id === app.currentDeployId)
   const newest = deploys.data?.[0]
   const shown = watching ?? (newest && !terminal.has(newest.status) ? newest.id : null)
   const refresh = () => {
