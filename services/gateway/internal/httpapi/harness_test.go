@@ -101,6 +101,8 @@ var introspections = map[string]auth.Introspection{
 	// A deploy token of Carol's pinned to two apps of team acme, and Carol's session.
 	"svc_carol_deploy": {AccountID: "acct-c", UserID: "user-c", TokenKind: "api", TokenID: "t-carol-deploy", ExpiresAt: ptr(time.Now().Add(time.Hour)),
 		Teams: []auth.TeamRole{{ID: "team-acme", Slug: "acme", Role: "developer"}}, Scope: "deploy", Apps: []string{"web", "api"}},
+	"svc_carol": {AccountID: "acct-c", UserID: "user-c", TokenKind: "api", TokenID: "t-carol-full",
+		Teams: []auth.TeamRole{{ID: "acct-c", Slug: "carol", Role: "owner", Personal: true}, {ID: "team-acme", Slug: "acme", Role: "developer"}}},
 	"tok_carol": {AccountID: "acct-c", UserID: "user-c", TokenKind: "session", TokenID: "t-carol", ExpiresAt: ptr(time.Now().Add(time.Hour)),
 		Teams: []auth.TeamRole{{ID: "acct-c", Slug: "carol", Role: "owner", Personal: true}, {ID: "team-acme", Slug: "acme", Role: "developer"}}},
 }

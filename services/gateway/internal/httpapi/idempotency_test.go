@@ -68,6 +68,20 @@ func TestIdempotencyRules(t *testing.T) {
 			t.Fatal("a refused request reached the service")
 		}
 	})
+	t.Run("a scoped token's keys are its own, apart from its person's full token", func(t *testing.T) {
+		first := h.post("/api/apps?status=201", "svc_carol", "k-scoped", `{"name":"a"}`)
+		expect(t, first, 201, "")
+		before := acted()
+		expect(t, h.post("/api/apps?status=201", "svc_carol_deploy", "k-scoped", `{"name":"a"}`), 201, "")
+		if acted() != before+1 {
+			t.Fatal("the scoped token was answered from the full token's request")
+		}
+		before = acted()
+		expect(t, h.post("/api/apps?status=201", "svc_carol_deploy", "k-scoped", `{"name":"a"}`), 201, "")
+		if acted() != before {
+			t.Fatal("the scoped token's own repeat acted again")
+		}
+	})
 	t.Run("without the header every request acts", func(t *testing.T) {
 		before := acted()
 		h.post("/api/apps?status=201", "svc_alice", "", `{}`)

@@ -40,6 +40,11 @@ func (s *Server) forwardOnce(ctx context.Context, c *fiber.Ctx, m routes.Match, 
 	// what a session's request was answered (a session-only route refuses it as it would
 	// without the key).
 	scope := "account:" + caller.AccountID + " " + caller.TokenKind
+	if caller.Scope != "" {
+		// A scoped token may do less than its person's other tokens: its keys are its own, so
+		// it never collects an answer made for a wider token (nor one for a narrower).
+		scope += " token:" + caller.TokenID
+	}
 	if m.Public() {
 		if addr == "" {
 			addr = s.clientAddr(c)
