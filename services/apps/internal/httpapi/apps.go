@@ -69,9 +69,7 @@ func (h handlers) listApps(c *fiber.Ctx) error {
 		}
 		teams = []string{m.TeamID}
 	} else {
-		for _, m := range p.Memberships {
-			teams = append(teams, m.TeamID)
-		}
+		teams = p.TeamIDs()
 	}
 	list, err := h.Apps.List(c.UserContext(), teams, p.Apps)
 	if err != nil {
