@@ -5,10 +5,12 @@
 // re-types a rule and none can drift from another.
 //
 // What belongs here: names and their patterns (names: slugs, custom hostnames and their
-// verification records, environment variables' names, bearer tokens' prefixes), limits and
+// verification records, environment variables' names, bearer tokens' prefixes, previews'
+// names, ids and hosts), limits and
 // deadlines every party holds to (limits: the release job's, the logs' reads), the
 // payment-failure hold's stages, days, notice names and JSON view (billinghold), the API's
-// time format (apitime), the address ranges no tenant's traffic reaches (netrange), and who may
+// time format (apitime), the customer metrics' histogram bounds and status classes
+// (appmetrics), the address ranges no tenant's traffic reaches (netrange), and who may
 // do what: team roles, token scopes and the one table of routes with the least of each
 // (access). Each is
 // a value or a pure function, with table tests.

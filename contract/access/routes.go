@@ -104,9 +104,24 @@ var table = []Route{
 	{Method: "GET", Template: "/api/apps/{slug}/crons/{name}/runs", Role: Viewer, Scope: Read, Locator: AppPath},
 	{Method: "POST", Template: "/api/apps/{slug}/crons/{name}/runs", Role: Developer, Scope: Write, Locator: AppPath, Action: "cron.run"},
 
-	// Logs.
+	// Previews: a developer's, as deploys are.
+	{Method: "GET", Template: "/api/apps/{slug}/previews", Role: Viewer, Scope: Read, Locator: AppPath},
+	{Method: "POST", Template: "/api/apps/{slug}/previews", Role: Developer, Scope: Deploy, Locator: AppPath, Action: "preview.create"},
+	{Method: "GET", Template: "/api/apps/{slug}/previews/{id}", Role: Viewer, Scope: Read, Locator: AppPath},
+	{Method: "PATCH", Template: "/api/apps/{slug}/previews/{id}", Role: Developer, Scope: Deploy, Locator: AppPath, Action: "preview.update"},
+	{Method: "DELETE", Template: "/api/apps/{slug}/previews/{id}", Role: Developer, Scope: Deploy, Locator: AppPath, Action: "preview.delete"},
+	{Method: "POST", Template: "/api/apps/{slug}/previews/{id}/promote", Role: Developer, Scope: Deploy, Locator: AppPath, Action: "preview.promote"},
+
+	// Logs, drains and metrics. A drain sends every line of the app somewhere else, so
+	// seeing and changing drains is an admin's.
 	{Method: "GET", Template: "/api/apps/{slug}/logs", Role: Viewer, Scope: Read, Locator: AppPath},
 	{Method: "GET", Template: "/api/apps/{slug}/logs/stream", Role: Viewer, Scope: Read, Locator: AppPath},
+	{Method: "GET", Template: "/api/apps/{slug}/drains", Role: Admin, Scope: Read, Locator: AppPath},
+	{Method: "POST", Template: "/api/apps/{slug}/drains", Role: Admin, Scope: Write, Locator: AppPath, Action: "drain.create"},
+	{Method: "GET", Template: "/api/apps/{slug}/drains/{id}", Role: Admin, Scope: Read, Locator: AppPath},
+	{Method: "DELETE", Template: "/api/apps/{slug}/drains/{id}", Role: Admin, Scope: Write, Locator: AppPath, Action: "drain.delete"},
+	{Method: "POST", Template: "/api/apps/{slug}/drains/{id}/test", Role: Admin, Scope: Write, Locator: AppPath, Action: "drain.test"},
+	{Method: "GET", Template: "/api/apps/{slug}/metrics", Role: Viewer, Scope: Read, Locator: AppPath},
 
 	// The managed database: its lifecycle is admin's; a dump's contents are a developer's,
 	// as environment values are.

@@ -114,7 +114,7 @@ func TopicWrite(principal string) string {
 		return `^zone\.` + zoneEvents + `\..*$`
 	}
 	if principal == PrincipalDeploys {
-		return `^(?:deploys\..*|zone\.[^.]+\.(?:deploy|activate|discard|formation|cron_run|cron_cancel))$`
+		return `^(?:deploys\..*|zone\.[^.]+\.(?:deploy|activate|discard|formation|cron_run|cron_cancel|preview_remove))$`
 	}
 	if principal == PrincipalDatabases {
 		return `^(?:databases\..*|zone\.[^.]+\.(?:database_create|database_drop|database_dump|database_restore|database_rotate|database_retire))$`
@@ -150,7 +150,7 @@ func TopicRead(principal string) string {
 // databases the managed databases.
 var zoneCommands = map[string]string{
 	"deploy": PrincipalDeploys, "activate": PrincipalDeploys, "discard": PrincipalDeploys,
-	"formation": PrincipalDeploys, "cron_run": PrincipalDeploys, "cron_cancel": PrincipalDeploys,
+	"formation": PrincipalDeploys, "cron_run": PrincipalDeploys, "cron_cancel": PrincipalDeploys, "preview_remove": PrincipalDeploys,
 	"database_create": PrincipalDatabases, "database_drop": PrincipalDatabases, "database_dump": PrincipalDatabases,
 	"database_restore": PrincipalDatabases, "database_rotate": PrincipalDatabases, "database_retire": PrincipalDatabases,
 }

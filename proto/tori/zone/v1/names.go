@@ -16,16 +16,19 @@ const (
 	KeyFormationChanged = "zone.app.formation_changed" // zonev1.FormationStatus
 	// KeyCronProgressed: a cron run started or ended at the zone.
 	KeyCronProgressed = "zone.cron.progressed" // zonev1.CronRunProgress
+	// KeyAppMetrics: per-minute request counts from an edge and instance use from a runtime.
+	KeyAppMetrics = "zone.app.metrics" // zonev1.AppMetrics
 )
 
 // Commands a zone takes. Their routing keys name the zone, so only its agent receives them.
 const (
-	CommandDeploy     = "deploy"      // zonev1.StartRevision
-	CommandActivate   = "activate"    // zonev1.ActivateRevision
-	CommandDiscard    = "discard"     // zonev1.DiscardRevision
-	CommandFormation  = "formation"   // zonev1.ScaleFormation
-	CommandCronRun    = "cron_run"    // zonev1.StartCronRun
-	CommandCronCancel = "cron_cancel" // zonev1.CancelCronRun
+	CommandDeploy        = "deploy"         // zonev1.StartRevision
+	CommandActivate      = "activate"       // zonev1.ActivateRevision
+	CommandDiscard       = "discard"        // zonev1.DiscardRevision
+	CommandFormation     = "formation"      // zonev1.ScaleFormation
+	CommandCronRun       = "cron_run"       // zonev1.StartCronRun
+	CommandCronCancel    = "cron_cancel"    // zonev1.CancelCronRun
+	CommandPreviewRemove = "preview_remove" // zonev1.RemovePreview
 )
 
 // CommandKey is the routing key of command to zone.

@@ -64,6 +64,14 @@ type Limits struct {
 	Members int64
 	// AuditRetentionDays is how far back a team's audit log may be read.
 	AuditRetentionDays int64
+	// Previews is how many previews an app may have at once (deploying or ready), and
+	// PreviewMaxTTLHours the longest lifetime one may ask for.
+	Previews           int64
+	PreviewMaxTTLHours int64
+	// Drains is how many log drains an app may have.
+	Drains int64
+	// MetricsRetentionDays is how far back an app's metrics may be read.
+	MetricsRetentionDays int64
 }
 
 // Plan is one catalog entry.

@@ -16,6 +16,7 @@ func TestCatalogMatchesConventions(t *testing.T) {
 			ProcessTypes: 2, InstancesPerProcess: 1, InstancesTotal: 2, CronJobs: 2,
 			CronMinIntervalMinutes: 60, CronTimeoutSeconds: 900, InstanceMemoryBytes: 268435456,
 			Members: 3, AuditRetentionDays: 7,
+			Previews: 1, PreviewMaxTTLHours: 24, Drains: 1, MetricsRetentionDays: 1,
 		}},
 		{Songbird, Prices{900, 9000}, Limits{
 			Apps: 10, CustomDomains: 5, ConcurrentDeploys: 2,
@@ -24,6 +25,7 @@ func TestCatalogMatchesConventions(t *testing.T) {
 			ProcessTypes: 4, InstancesPerProcess: 3, InstancesTotal: 8, CronJobs: 10,
 			CronMinIntervalMinutes: 10, CronTimeoutSeconds: 3600, InstanceMemoryBytes: 536870912,
 			Members: 10, AuditRetentionDays: 30,
+			Previews: 5, PreviewMaxTTLHours: 168, Drains: 3, MetricsRetentionDays: 7,
 		}},
 		{Flock, Prices{2900, 29000}, Limits{
 			Apps: 50, CustomDomains: 50, ConcurrentDeploys: 5,
@@ -32,6 +34,7 @@ func TestCatalogMatchesConventions(t *testing.T) {
 			ProcessTypes: 8, InstancesPerProcess: 10, InstancesTotal: 40, CronJobs: 50,
 			CronMinIntervalMinutes: 1, CronTimeoutSeconds: 14400, InstanceMemoryBytes: 1073741824,
 			Members: 50, AuditRetentionDays: 365,
+			Previews: 20, PreviewMaxTTLHours: 720, Drains: 10, MetricsRetentionDays: 30,
 		}},
 	}
 	got := All()
@@ -66,6 +69,10 @@ func TestProcessLimitsGrowWithThePlan(t *testing.T) {
 		"instanceMemoryBytes":    func(l Limits) int64 { return l.InstanceMemoryBytes },
 		"members":                func(l Limits) int64 { return l.Members },
 		"auditRetentionDays":     func(l Limits) int64 { return l.AuditRetentionDays },
+		"previews":               func(l Limits) int64 { return l.Previews },
+		"previewMaxTtlHours":     func(l Limits) int64 { return l.PreviewMaxTTLHours },
+		"drains":                 func(l Limits) int64 { return l.Drains },
+		"metricsRetentionDays":   func(l Limits) int64 { return l.MetricsRetentionDays },
 	}
 	plans := All()
 	for name, of := range limits {

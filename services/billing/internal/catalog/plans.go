@@ -31,6 +31,10 @@ var plans = []Plan{
 			InstanceMemoryBytes:    256 * mib,
 			Members:                3,
 			AuditRetentionDays:     7,
+			Previews:               1,
+			PreviewMaxTTLHours:     24,
+			Drains:                 1,
+			MetricsRetentionDays:   1,
 		},
 	},
 	{
@@ -56,6 +60,10 @@ var plans = []Plan{
 			InstanceMemoryBytes:    512 * mib,
 			Members:                10,
 			AuditRetentionDays:     30,
+			Previews:               5,
+			PreviewMaxTTLHours:     168,
+			Drains:                 3,
+			MetricsRetentionDays:   7,
 		},
 	},
 	{
@@ -81,6 +89,10 @@ var plans = []Plan{
 			InstanceMemoryBytes:    1 * gib,
 			Members:                50,
 			AuditRetentionDays:     365,
+			Previews:               20,
+			PreviewMaxTTLHours:     720,
+			Drains:                 10,
+			MetricsRetentionDays:   30,
 		},
 	},
 }

@@ -35,13 +35,13 @@ var (
 const plansJSON = `[
  {"name":"nestling","prices":{"month":0,"year":0},"limits":{"apps":3,"customDomains":0,"concurrentDeploys":1,
   "uploadBytes":104857600,"databaseBytes":268435456,"databaseConnections":5,"buildMinutes":10,"minScale":0,"cpu":0.25,"logRetentionDays":1,
-  "processTypes":2,"instancesPerProcess":1,"instancesTotal":2,"cronJobs":2,"cronMinIntervalMinutes":60,"cronTimeoutSeconds":900,"instanceMemoryBytes":268435456,"members":3,"auditRetentionDays":7}},
+  "processTypes":2,"instancesPerProcess":1,"instancesTotal":2,"cronJobs":2,"cronMinIntervalMinutes":60,"cronTimeoutSeconds":900,"instanceMemoryBytes":268435456,"members":3,"auditRetentionDays":7,"previews":1,"previewMaxTtlHours":24,"drains":1,"metricsRetentionDays":1}},
  {"name":"songbird","prices":{"month":9,"year":90},"limits":{"apps":10,"customDomains":5,"concurrentDeploys":2,
   "uploadBytes":524288000,"databaseBytes":1073741824,"databaseConnections":20,"buildMinutes":20,"minScale":1,"cpu":1,"logRetentionDays":7,
-  "processTypes":4,"instancesPerProcess":3,"instancesTotal":8,"cronJobs":10,"cronMinIntervalMinutes":10,"cronTimeoutSeconds":3600,"instanceMemoryBytes":536870912,"members":10,"auditRetentionDays":30}},
+  "processTypes":4,"instancesPerProcess":3,"instancesTotal":8,"cronJobs":10,"cronMinIntervalMinutes":10,"cronTimeoutSeconds":3600,"instanceMemoryBytes":536870912,"members":10,"auditRetentionDays":30,"previews":5,"previewMaxTtlHours":168,"drains":3,"metricsRetentionDays":7}},
  {"name":"flock","prices":{"month":29,"year":290},"limits":{"apps":50,"customDomains":50,"concurrentDeploys":5,
   "uploadBytes":1073741824,"databaseBytes":10737418240,"databaseConnections":100,"buildMinutes":45,"minScale":1,"cpu":2,"logRetentionDays":30,
-  "processTypes":8,"instancesPerProcess":10,"instancesTotal":40,"cronJobs":50,"cronMinIntervalMinutes":1,"cronTimeoutSeconds":14400,"instanceMemoryBytes":1073741824,"members":50,"auditRetentionDays":365}}
+  "processTypes":8,"instancesPerProcess":10,"instancesTotal":40,"cronJobs":50,"cronMinIntervalMinutes":1,"cronTimeoutSeconds":14400,"instanceMemoryBytes":1073741824,"members":50,"auditRetentionDays":365,"previews":20,"previewMaxTtlHours":720,"drains":10,"metricsRetentionDays":30}}
 ]`
 
 type fixture struct {

@@ -57,6 +57,10 @@ type limitsView struct {
 	InstanceMemoryBytes    int64   `json:"instanceMemoryBytes"`
 	Members                int64   `json:"members"`
 	AuditRetentionDays     int64   `json:"auditRetentionDays"`
+	Previews               int64   `json:"previews"`
+	PreviewMaxTTLHours     int64   `json:"previewMaxTtlHours"`
+	Drains                 int64   `json:"drains"`
+	MetricsRetentionDays   int64   `json:"metricsRetentionDays"`
 }
 
 // billingView is GET /api/billing. While paid plans are off Subscription and Hold are null,
@@ -150,6 +154,10 @@ func toPlanViews(plans []catalog.Plan) []planView {
 				InstanceMemoryBytes:    l.InstanceMemoryBytes,
 				Members:                l.Members,
 				AuditRetentionDays:     l.AuditRetentionDays,
+				Previews:               l.Previews,
+				PreviewMaxTTLHours:     l.PreviewMaxTTLHours,
+				Drains:                 l.Drains,
+				MetricsRetentionDays:   l.MetricsRetentionDays,
 			},
 		})
 	}

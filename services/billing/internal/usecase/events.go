@@ -45,5 +45,9 @@ func LimitsMessage(l catalog.Limits) *billingv1.PlanLimits {
 		InstanceMemoryBytes:    l.InstanceMemoryBytes,
 		Members:                l.Members,
 		AuditRetentionDays:     l.AuditRetentionDays,
+		Previews:               l.Previews,
+		PreviewMaxTtlHours:     l.PreviewMaxTTLHours,
+		Drains:                 l.Drains,
+		MetricsRetentionDays:   l.MetricsRetentionDays,
 	}
 }

@@ -23,6 +23,7 @@ func TestLimitsMessageCarriesEveryLimit(t *testing.T) {
 		LogRetentionDays: 30, ProcessTypes: 8, InstancesPerProcess: 10, InstancesTotal: 40,
 		CronJobs: 50, CronMinIntervalMinutes: 1, CronTimeoutSeconds: 14400, InstanceMemoryBytes: 1 << 30,
 		Members: 50, AuditRetentionDays: 365,
+		Previews: 20, PreviewMaxTtlHours: 720, Drains: 10, MetricsRetentionDays: 30,
 	}
 	if got := usecase.LimitsMessage(flock.Limits); !proto.Equal(got, want) {
 		t.Fatalf("LimitsMessage(flock):\n got  %v\n want %v", got, want)

@@ -149,8 +149,8 @@ func (t Timeouts) withDefaults() Timeouts {
 	}
 }
 
-// isUpload reports whether a request is a deploy upload (a multipart POST to
-// /api/apps/{slug}/deploys), the one request whose body may legitimately take long.
+// isUpload reports whether a request is a deploy's or a preview's upload (a multipart POST
+// to a route marked Upload), the one request whose body may legitimately take long.
 func isUpload(h *fasthttp.RequestHeader) bool {
 	if string(h.Method()) != fiber.MethodPost ||
 		!strings.HasPrefix(strings.ToLower(string(h.ContentType())), fiber.MIMEMultipartForm) {
@@ -158,7 +158,7 @@ func isUpload(h *fasthttp.RequestHeader) bool {
 	}
 	path, _, _ := strings.Cut(string(h.RequestURI()), "?")
 	m := routes.Find(fiber.MethodPost, path)
-	return m.Route != nil && m.Route.Owner == routes.Deploys && m.Route.Template == "/api/apps/{slug}/deploys"
+	return m.Route != nil && m.Route.Upload
 }
 
 // isLogStream reports whether a request opens a log stream.

@@ -5,7 +5,6 @@ import (
 	"hash"
 	"io"
 	"net/http"
-	"strings"
 
 	"github.com/valyala/fasthttp"
 
@@ -22,14 +21,14 @@ const InlineBody = 512 << 10
 // emptyDigest is the digest of no body.
 var emptyDigest = callerid.DigestOf(nil)
 
-// streamed reports whether a request is a deploy upload, whose body is streamed to the
-// deploys service rather than read whole.
+// streamed reports whether a request is a deploy's or a preview's upload, whose body is
+// streamed to the deploys service rather than read whole.
 func streamed(method string, uri *fasthttp.URI) bool {
 	if method != http.MethodPost {
 		return false
 	}
 	m := routes.Find(method, string(uri.PathOriginal()))
-	return m.Route != nil && m.Route.Owner == routes.Deploys && strings.HasSuffix(m.Route.Template, "/deploys")
+	return m.Route != nil && m.Route.Upload
 }
 
 // readInline reads a body of declared length n, or a chunked one (n < 0) to its end, and

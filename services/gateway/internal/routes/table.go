@@ -49,6 +49,9 @@ type Route struct {
 	// Probe: a health or readiness probe, never limited (Kubernetes and load balancers poll
 	// it from a few addresses). Every other public route has a per-address window.
 	Probe bool
+	// Upload: a multipart POST carrying a deploy's payload (a deploy, a preview), the one
+	// body that may be large and slow; it is streamed with its digest sealed into a trailer.
+	Upload bool
 
 	op   string // "METHOD template", the rate-limit operation
 	segs routepath.Template
@@ -118,7 +121,7 @@ var table = []Route{
 	{Method: "DELETE", Template: "/api/apps/{slug}/domains/{hostname}", Owner: Apps},
 
 	{Method: "GET", Template: "/api/apps/{slug}/deploys", Owner: Deploys},
-	{Method: "POST", Template: "/api/apps/{slug}/deploys", Owner: Deploys},
+	{Method: "POST", Template: "/api/apps/{slug}/deploys", Owner: Deploys, Upload: true},
 	{Method: "GET", Template: "/api/apps/{slug}/deploys/{id}", Owner: Deploys},
 	{Method: "POST", Template: "/api/apps/{slug}/deploys/{id}/cancel", Owner: Deploys},
 	{Method: "POST", Template: "/api/apps/{slug}/deploys/{id}/rollback", Owner: Deploys},
@@ -132,8 +135,21 @@ var table = []Route{
 	{Method: "GET", Template: "/api/apps/{slug}/crons/{name}/runs", Owner: Deploys},
 	{Method: "POST", Template: "/api/apps/{slug}/crons/{name}/runs", Owner: Deploys},
 
+	{Method: "GET", Template: "/api/apps/{slug}/previews", Owner: Deploys},
+	{Method: "POST", Template: "/api/apps/{slug}/previews", Owner: Deploys, Upload: true},
+	{Method: "GET", Template: "/api/apps/{slug}/previews/{id}", Owner: Deploys},
+	{Method: "PATCH", Template: "/api/apps/{slug}/previews/{id}", Owner: Deploys},
+	{Method: "DELETE", Template: "/api/apps/{slug}/previews/{id}", Owner: Deploys},
+	{Method: "POST", Template: "/api/apps/{slug}/previews/{id}/promote", Owner: Deploys},
+
 	{Method: "GET", Template: "/api/apps/{slug}/logs", Owner: Logs},
 	{Method: "GET", Template: LogStream, Owner: Logs},
+	{Method: "GET", Template: "/api/apps/{slug}/drains", Owner: Logs},
+	{Method: "POST", Template: "/api/apps/{slug}/drains", Owner: Logs},
+	{Method: "GET", Template: "/api/apps/{slug}/drains/{id}", Owner: Logs},
+	{Method: "DELETE", Template: "/api/apps/{slug}/drains/{id}", Owner: Logs},
+	{Method: "POST", Template: "/api/apps/{slug}/drains/{id}/test", Owner: Logs},
+	{Method: "GET", Template: "/api/apps/{slug}/metrics", Owner: Logs},
 
 	{Method: "GET", Template: "/api/apps/{slug}/database", Owner: Databases},
 	{Method: "POST", Template: "/api/apps/{slug}/database", Owner: Databases},

@@ -450,11 +450,17 @@ func (x *DomainCertificateFailed) GetFailedAt() *timestamppb.Timestamp {
 
 // Request queue: apps.rpc.env_snapshot. Seal the app's current environment for one deploy.
 type EnvSnapshotRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
-	DeployId      string                 `protobuf:"bytes,2,opt,name=deploy_id,json=deployId,proto3" json:"deploy_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	AppId    string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	DeployId string                 `protobuf:"bytes,2,opt,name=deploy_id,json=deployId,proto3" json:"deploy_id,omitempty"`
+	// A preview's snapshot: the app's variables with these set over them (a preview's `env`),
+	// plus TORI_PREVIEW=1. The request is transient (request/reply, never persisted).
+	Overrides map[string]string `protobuf:"bytes,3,rep,name=overrides,proto3" json:"overrides,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Preview   bool              `protobuf:"varint,4,opt,name=preview,proto3" json:"preview,omitempty"`
+	// Leave out DATABASE_URL and DATABASE_RESTORE_URL (a preview's `database: none`).
+	WithoutDatabase bool `protobuf:"varint,5,opt,name=without_database,json=withoutDatabase,proto3" json:"without_database,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *EnvSnapshotRequest) Reset() {
@@ -499,6 +505,27 @@ func (x *EnvSnapshotRequest) GetDeployId() string {
 		return x.DeployId
 	}
 	return ""
+}
+
+func (x *EnvSnapshotRequest) GetOverrides() map[string]string {
+	if x != nil {
+		return x.Overrides
+	}
+	return nil
+}
+
+func (x *EnvSnapshotRequest) GetPreview() bool {
+	if x != nil {
+		return x.Preview
+	}
+	return false
+}
+
+func (x *EnvSnapshotRequest) GetWithoutDatabase() bool {
+	if x != nil {
+		return x.WithoutDatabase
+	}
+	return false
 }
 
 // An opaque sealed snapshot: store `sealed` and `key_id` with the deploy; only
@@ -1008,10 +1035,16 @@ const file_tori_apps_v1_apps_proto_rawDesc = "" +
 	"account_id\x18\x02 \x01(\tR\taccountId\x12\x12\n" +
 	"\x04slug\x18\x03 \x01(\tR\x04slug\x12\x1a\n" +
 	"\bhostname\x18\x04 \x01(\tR\bhostname\x127\n" +
-	"\tfailed_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\bfailedAt\"H\n" +
+	"\tfailed_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\bfailedAt\"\x9a\x02\n" +
 	"\x12EnvSnapshotRequest\x12\x15\n" +
 	"\x06app_id\x18\x01 \x01(\tR\x05appId\x12\x1b\n" +
-	"\tdeploy_id\x18\x02 \x01(\tR\bdeployId\"W\n" +
+	"\tdeploy_id\x18\x02 \x01(\tR\bdeployId\x12M\n" +
+	"\toverrides\x18\x03 \x03(\v2/.tori.apps.v1.EnvSnapshotRequest.OverridesEntryR\toverrides\x12\x18\n" +
+	"\apreview\x18\x04 \x01(\bR\apreview\x12)\n" +
+	"\x10without_database\x18\x05 \x01(\bR\x0fwithoutDatabase\x1a<\n" +
+	"\x0eOverridesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"W\n" +
 	"\x10EnvSnapshotReply\x12\x16\n" +
 	"\x06sealed\x18\x01 \x01(\fR\x06sealed\x12\x15\n" +
 	"\x06key_id\x18\x02 \x01(\tR\x05keyId\x12\x14\n" +
@@ -1056,7 +1089,7 @@ func file_tori_apps_v1_apps_proto_rawDescGZIP() []byte {
 	return file_tori_apps_v1_apps_proto_rawDescData
 }
 
-var file_tori_apps_v1_apps_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_tori_apps_v1_apps_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_tori_apps_v1_apps_proto_goTypes = []any{
 	(*DomainActivated)(nil),           // 0: tori.apps.v1.DomainActivated
 	(*DomainRemoved)(nil),             // 1: tori.apps.v1.DomainRemoved
@@ -1072,26 +1105,28 @@ var file_tori_apps_v1_apps_proto_goTypes = []any{
 	(*EnvSameReply)(nil),              // 11: tori.apps.v1.EnvSameReply
 	(*AppLookupRequest)(nil),          // 12: tori.apps.v1.AppLookupRequest
 	(*AppLookupReply)(nil),            // 13: tori.apps.v1.AppLookupReply
-	nil,                               // 14: tori.apps.v1.EnvOpenReply.VarsEntry
-	(*timestamppb.Timestamp)(nil),     // 15: google.protobuf.Timestamp
-	(*AppCreated)(nil),                // 16: tori.apps.v1.AppCreated
+	nil,                               // 14: tori.apps.v1.EnvSnapshotRequest.OverridesEntry
+	nil,                               // 15: tori.apps.v1.EnvOpenReply.VarsEntry
+	(*timestamppb.Timestamp)(nil),     // 16: google.protobuf.Timestamp
+	(*AppCreated)(nil),                // 17: tori.apps.v1.AppCreated
 }
 var file_tori_apps_v1_apps_proto_depIdxs = []int32{
-	15, // 0: tori.apps.v1.DomainActivated.activated_at:type_name -> google.protobuf.Timestamp
-	15, // 1: tori.apps.v1.DomainRemoved.removed_at:type_name -> google.protobuf.Timestamp
-	15, // 2: tori.apps.v1.DomainDeactivated.deactivated_at:type_name -> google.protobuf.Timestamp
-	15, // 3: tori.apps.v1.DomainVerificationFailing.missing_since:type_name -> google.protobuf.Timestamp
-	15, // 4: tori.apps.v1.DomainVerificationFailing.deactivate_at:type_name -> google.protobuf.Timestamp
-	15, // 5: tori.apps.v1.DomainCertificateFailed.failed_at:type_name -> google.protobuf.Timestamp
-	14, // 6: tori.apps.v1.EnvOpenReply.vars:type_name -> tori.apps.v1.EnvOpenReply.VarsEntry
-	9,  // 7: tori.apps.v1.EnvSameRequest.a:type_name -> tori.apps.v1.SealedEnv
-	9,  // 8: tori.apps.v1.EnvSameRequest.b:type_name -> tori.apps.v1.SealedEnv
-	16, // 9: tori.apps.v1.AppLookupReply.app:type_name -> tori.apps.v1.AppCreated
-	10, // [10:10] is the sub-list for method output_type
-	10, // [10:10] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	16, // 0: tori.apps.v1.DomainActivated.activated_at:type_name -> google.protobuf.Timestamp
+	16, // 1: tori.apps.v1.DomainRemoved.removed_at:type_name -> google.protobuf.Timestamp
+	16, // 2: tori.apps.v1.DomainDeactivated.deactivated_at:type_name -> google.protobuf.Timestamp
+	16, // 3: tori.apps.v1.DomainVerificationFailing.missing_since:type_name -> google.protobuf.Timestamp
+	16, // 4: tori.apps.v1.DomainVerificationFailing.deactivate_at:type_name -> google.protobuf.Timestamp
+	16, // 5: tori.apps.v1.DomainCertificateFailed.failed_at:type_name -> google.protobuf.Timestamp
+	14, // 6: tori.apps.v1.EnvSnapshotRequest.overrides:type_name -> tori.apps.v1.EnvSnapshotRequest.OverridesEntry
+	15, // 7: tori.apps.v1.EnvOpenReply.vars:type_name -> tori.apps.v1.EnvOpenReply.VarsEntry
+	9,  // 8: tori.apps.v1.EnvSameRequest.a:type_name -> tori.apps.v1.SealedEnv
+	9,  // 9: tori.apps.v1.EnvSameRequest.b:type_name -> tori.apps.v1.SealedEnv
+	17, // 10: tori.apps.v1.AppLookupReply.app:type_name -> tori.apps.v1.AppCreated
+	11, // [11:11] is the sub-list for method output_type
+	11, // [11:11] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_tori_apps_v1_apps_proto_init() }
@@ -1106,7 +1141,7 @@ func file_tori_apps_v1_apps_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tori_apps_v1_apps_proto_rawDesc), len(file_tori_apps_v1_apps_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   15,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

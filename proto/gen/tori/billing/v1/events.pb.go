@@ -55,8 +55,15 @@ type PlanLimits struct {
 	Members int64 `protobuf:"varint,18,opt,name=members,proto3" json:"members,omitempty"`
 	// How many days the team's audit log keeps its entries.
 	AuditRetentionDays int64 `protobuf:"varint,19,opt,name=audit_retention_days,json=auditRetentionDays,proto3" json:"audit_retention_days,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// Previews an app may have at once (deploying or ready), and the longest ttl one may have.
+	Previews           int64 `protobuf:"varint,20,opt,name=previews,proto3" json:"previews,omitempty"`
+	PreviewMaxTtlHours int64 `protobuf:"varint,21,opt,name=preview_max_ttl_hours,json=previewMaxTtlHours,proto3" json:"preview_max_ttl_hours,omitempty"`
+	// Log drains an app may have.
+	Drains int64 `protobuf:"varint,22,opt,name=drains,proto3" json:"drains,omitempty"`
+	// How many days an app's metrics are kept.
+	MetricsRetentionDays int64 `protobuf:"varint,23,opt,name=metrics_retention_days,json=metricsRetentionDays,proto3" json:"metrics_retention_days,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *PlanLimits) Reset() {
@@ -218,6 +225,34 @@ func (x *PlanLimits) GetMembers() int64 {
 func (x *PlanLimits) GetAuditRetentionDays() int64 {
 	if x != nil {
 		return x.AuditRetentionDays
+	}
+	return 0
+}
+
+func (x *PlanLimits) GetPreviews() int64 {
+	if x != nil {
+		return x.Previews
+	}
+	return 0
+}
+
+func (x *PlanLimits) GetPreviewMaxTtlHours() int64 {
+	if x != nil {
+		return x.PreviewMaxTtlHours
+	}
+	return 0
+}
+
+func (x *PlanLimits) GetDrains() int64 {
+	if x != nil {
+		return x.Drains
+	}
+	return 0
+}
+
+func (x *PlanLimits) GetMetricsRetentionDays() int64 {
+	if x != nil {
+		return x.MetricsRetentionDays
 	}
 	return 0
 }
@@ -493,7 +528,7 @@ var File_tori_billing_v1_events_proto protoreflect.FileDescriptor
 
 const file_tori_billing_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x1ctori/billing/v1/events.proto\x12\x0ftori.billing.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x81\x06\n" +
+	"\x1ctori/billing/v1/events.proto\x12\x0ftori.billing.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x9e\a\n" +
 	"\n" +
 	"PlanLimits\x12\x12\n" +
 	"\x04apps\x18\x01 \x01(\x03R\x04apps\x12%\n" +
@@ -515,7 +550,11 @@ const file_tori_billing_v1_events_proto_rawDesc = "" +
 	"\x14cron_timeout_seconds\x18\x10 \x01(\x03R\x12cronTimeoutSeconds\x122\n" +
 	"\x15instance_memory_bytes\x18\x11 \x01(\x03R\x13instanceMemoryBytes\x12\x18\n" +
 	"\amembers\x18\x12 \x01(\x03R\amembers\x120\n" +
-	"\x14audit_retention_days\x18\x13 \x01(\x03R\x12auditRetentionDays\"\xd1\x01\n" +
+	"\x14audit_retention_days\x18\x13 \x01(\x03R\x12auditRetentionDays\x12\x1a\n" +
+	"\bpreviews\x18\x14 \x01(\x03R\bpreviews\x121\n" +
+	"\x15preview_max_ttl_hours\x18\x15 \x01(\x03R\x12previewMaxTtlHours\x12\x16\n" +
+	"\x06drains\x18\x16 \x01(\x03R\x06drains\x124\n" +
+	"\x16metrics_retention_days\x18\x17 \x01(\x03R\x14metricsRetentionDays\"\xd1\x01\n" +
 	"\x12AccountPlanChanged\x12\x1d\n" +
 	"\n" +
 	"account_id\x18\x01 \x01(\tR\taccountId\x12\x12\n" +

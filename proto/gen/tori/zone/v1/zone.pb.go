@@ -264,8 +264,17 @@ type StartRevision struct {
 	Processes []*ProcessType `protobuf:"bytes,18,rep,name=processes,proto3" json:"processes,omitempty"`
 	// Each instance's memory limit in bytes (the plan's); 0 means the zone's default.
 	InstanceMemoryBytes int64 `protobuf:"varint,19,opt,name=instance_memory_bytes,json=instanceMemoryBytes,proto3" json:"instance_memory_bytes,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// Set for a preview's revision: the preview's 6-character id (contract/names.PreviewID).
+	// Such a revision never becomes the app's live one: it runs one `web` instance that naps
+	// and is served only at the preview's host (names.PreviewHost); its output's process is
+	// preview.<id>.
+	PreviewId string `protobuf:"bytes,20,opt,name=preview_id,json=previewId,proto3" json:"preview_id,omitempty"`
+	// A promote of a preview: the deploy whose revision (built tree or site bundle) the zone
+	// may reuse when it still holds it; else it prepares this revision from the artifact as
+	// any other.
+	BuiltFromDeployId string `protobuf:"bytes,21,opt,name=built_from_deploy_id,json=builtFromDeployId,proto3" json:"built_from_deploy_id,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *StartRevision) Reset() {
@@ -431,6 +440,20 @@ func (x *StartRevision) GetInstanceMemoryBytes() int64 {
 	return 0
 }
 
+func (x *StartRevision) GetPreviewId() string {
+	if x != nil {
+		return x.PreviewId
+	}
+	return ""
+}
+
+func (x *StartRevision) GetBuiltFromDeployId() string {
+	if x != nil {
+		return x.BuiltFromDeployId
+	}
+	return ""
+}
+
 // A process type a revision declares: its name (^[a-z][a-z0-9-]{0,29}$) and its command line,
 // run through the shell as `start` is.
 type ProcessType struct {
@@ -551,8 +574,12 @@ type ActivateRevision struct {
 	// Grows with every formation change of the app (ActivateRevision and ScaleFormation share
 	// it); the zone ignores a formation older than the one it runs.
 	FormationGeneration int64 `protobuf:"varint,5,opt,name=formation_generation,json=formationGeneration,proto3" json:"formation_generation,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// Set for a preview's revision: serve it at the preview's host (replacing the preview's
+	// previous revision there); the app's live revision, formation and hostnames are untouched
+	// and formation is ignored.
+	PreviewId     string `protobuf:"bytes,6,opt,name=preview_id,json=previewId,proto3" json:"preview_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ActivateRevision) Reset() {
@@ -620,6 +647,76 @@ func (x *ActivateRevision) GetFormationGeneration() int64 {
 	return 0
 }
 
+func (x *ActivateRevision) GetPreviewId() string {
+	if x != nil {
+		return x.PreviewId
+	}
+	return ""
+}
+
+// Routing key: zone.<zone>.preview_remove. A preview expired or was deleted (or its app
+// was): stop its instance, drop its revision, and answer its host with 410 from now on.
+type RemovePreview struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AppId     string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	PreviewId string                 `protobuf:"bytes,2,opt,name=preview_id,json=previewId,proto3" json:"preview_id,omitempty"`
+	// expired or deleted.
+	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemovePreview) Reset() {
+	*x = RemovePreview{}
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemovePreview) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemovePreview) ProtoMessage() {}
+
+func (x *RemovePreview) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemovePreview.ProtoReflect.Descriptor instead.
+func (*RemovePreview) Descriptor() ([]byte, []int) {
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *RemovePreview) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *RemovePreview) GetPreviewId() string {
+	if x != nil {
+		return x.PreviewId
+	}
+	return ""
+}
+
+func (x *RemovePreview) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 // Routing key: zone.<zone>.formation. Run these quantities of the app's live revision's
 // process types. Ignored when deploy_id is not the revision the zone serves for the app (an
 // ActivateRevision carries the formation of the next one) or the generation is older.
@@ -635,7 +732,7 @@ type ScaleFormation struct {
 
 func (x *ScaleFormation) Reset() {
 	*x = ScaleFormation{}
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[4]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -647,7 +744,7 @@ func (x *ScaleFormation) String() string {
 func (*ScaleFormation) ProtoMessage() {}
 
 func (x *ScaleFormation) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[4]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -660,7 +757,7 @@ func (x *ScaleFormation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScaleFormation.ProtoReflect.Descriptor instead.
 func (*ScaleFormation) Descriptor() ([]byte, []int) {
-	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{4}
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ScaleFormation) GetAppId() string {
@@ -702,7 +799,7 @@ type ProcessRunning struct {
 
 func (x *ProcessRunning) Reset() {
 	*x = ProcessRunning{}
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[5]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -714,7 +811,7 @@ func (x *ProcessRunning) String() string {
 func (*ProcessRunning) ProtoMessage() {}
 
 func (x *ProcessRunning) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[5]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -727,7 +824,7 @@ func (x *ProcessRunning) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessRunning.ProtoReflect.Descriptor instead.
 func (*ProcessRunning) Descriptor() ([]byte, []int) {
-	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{5}
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ProcessRunning) GetType() string {
@@ -760,7 +857,7 @@ type FormationStatus struct {
 
 func (x *FormationStatus) Reset() {
 	*x = FormationStatus{}
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[6]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -772,7 +869,7 @@ func (x *FormationStatus) String() string {
 func (*FormationStatus) ProtoMessage() {}
 
 func (x *FormationStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[6]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -785,7 +882,7 @@ func (x *FormationStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FormationStatus.ProtoReflect.Descriptor instead.
 func (*FormationStatus) Descriptor() ([]byte, []int) {
-	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{6}
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *FormationStatus) GetAppId() string {
@@ -842,7 +939,7 @@ type StartCronRun struct {
 
 func (x *StartCronRun) Reset() {
 	*x = StartCronRun{}
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[7]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -854,7 +951,7 @@ func (x *StartCronRun) String() string {
 func (*StartCronRun) ProtoMessage() {}
 
 func (x *StartCronRun) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[7]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -867,7 +964,7 @@ func (x *StartCronRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartCronRun.ProtoReflect.Descriptor instead.
 func (*StartCronRun) Descriptor() ([]byte, []int) {
-	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{7}
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *StartCronRun) GetRunId() string {
@@ -924,7 +1021,7 @@ type CancelCronRun struct {
 
 func (x *CancelCronRun) Reset() {
 	*x = CancelCronRun{}
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[8]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -936,7 +1033,7 @@ func (x *CancelCronRun) String() string {
 func (*CancelCronRun) ProtoMessage() {}
 
 func (x *CancelCronRun) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[8]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -949,7 +1046,7 @@ func (x *CancelCronRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelCronRun.ProtoReflect.Descriptor instead.
 func (*CancelCronRun) Descriptor() ([]byte, []int) {
-	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{8}
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *CancelCronRun) GetRunId() string {
@@ -984,7 +1081,7 @@ type CronRunProgress struct {
 
 func (x *CronRunProgress) Reset() {
 	*x = CronRunProgress{}
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[9]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -996,7 +1093,7 @@ func (x *CronRunProgress) String() string {
 func (*CronRunProgress) ProtoMessage() {}
 
 func (x *CronRunProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[9]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1009,7 +1106,7 @@ func (x *CronRunProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CronRunProgress.ProtoReflect.Descriptor instead.
 func (*CronRunProgress) Descriptor() ([]byte, []int) {
-	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{9}
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CronRunProgress) GetRunId() string {
@@ -1073,7 +1170,7 @@ type DiscardRevision struct {
 
 func (x *DiscardRevision) Reset() {
 	*x = DiscardRevision{}
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[10]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1085,7 +1182,7 @@ func (x *DiscardRevision) String() string {
 func (*DiscardRevision) ProtoMessage() {}
 
 func (x *DiscardRevision) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[10]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1098,7 +1195,7 @@ func (x *DiscardRevision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiscardRevision.ProtoReflect.Descriptor instead.
 func (*DiscardRevision) Descriptor() ([]byte, []int) {
-	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{10}
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *DiscardRevision) GetDeployId() string {
@@ -1134,7 +1231,7 @@ type BuildPlan struct {
 
 func (x *BuildPlan) Reset() {
 	*x = BuildPlan{}
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[11]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1146,7 +1243,7 @@ func (x *BuildPlan) String() string {
 func (*BuildPlan) ProtoMessage() {}
 
 func (x *BuildPlan) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[11]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1159,7 +1256,7 @@ func (x *BuildPlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BuildPlan.ProtoReflect.Descriptor instead.
 func (*BuildPlan) Descriptor() ([]byte, []int) {
-	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{11}
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *BuildPlan) GetDetected() string {
@@ -1215,7 +1312,7 @@ type DeployProgress struct {
 
 func (x *DeployProgress) Reset() {
 	*x = DeployProgress{}
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[12]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1227,7 +1324,7 @@ func (x *DeployProgress) String() string {
 func (*DeployProgress) ProtoMessage() {}
 
 func (x *DeployProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[12]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1240,7 +1337,7 @@ func (x *DeployProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeployProgress.ProtoReflect.Descriptor instead.
 func (*DeployProgress) Descriptor() ([]byte, []int) {
-	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{12}
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DeployProgress) GetDeployId() string {
@@ -1320,7 +1417,7 @@ type AppScaleChanged struct {
 
 func (x *AppScaleChanged) Reset() {
 	*x = AppScaleChanged{}
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[13]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1332,7 +1429,7 @@ func (x *AppScaleChanged) String() string {
 func (*AppScaleChanged) ProtoMessage() {}
 
 func (x *AppScaleChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[13]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1345,7 +1442,7 @@ func (x *AppScaleChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppScaleChanged.ProtoReflect.Descriptor instead.
 func (*AppScaleChanged) Descriptor() ([]byte, []int) {
-	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{13}
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *AppScaleChanged) GetAppId() string {
@@ -1396,7 +1493,7 @@ type CertificateChanged struct {
 
 func (x *CertificateChanged) Reset() {
 	*x = CertificateChanged{}
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[14]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1408,7 +1505,7 @@ func (x *CertificateChanged) String() string {
 func (*CertificateChanged) ProtoMessage() {}
 
 func (x *CertificateChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_tori_zone_v1_zone_proto_msgTypes[14]
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1421,7 +1518,7 @@ func (x *CertificateChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CertificateChanged.ProtoReflect.Descriptor instead.
 func (*CertificateChanged) Descriptor() ([]byte, []int) {
-	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{14}
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CertificateChanged) GetAppId() string {
@@ -1473,11 +1570,245 @@ func (x *CertificateChanged) GetAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// Request counts of one app for one minute at one edge, since that edge's previous report
+// of the same minute (so reports add up). Previews' requests are not counted.
+type AppRequestCounts struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	AppId string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	// Requests by status class: index 0 is 1xx, 1 is 2xx, … 4 is 5xx.
+	ByStatusClass []int64 `protobuf:"varint,2,rep,packed,name=by_status_class,json=byStatusClass,proto3" json:"by_status_class,omitempty"`
+	// Latency histogram: counts per bucket of contract/appmetrics.LatencyBoundsMillis, with
+	// one more bucket at the end for everything above the last bound.
+	LatencyBuckets []int64 `protobuf:"varint,3,rep,packed,name=latency_buckets,json=latencyBuckets,proto3" json:"latency_buckets,omitempty"`
+	// The sum of the latencies in milliseconds.
+	LatencySumMillis float64 `protobuf:"fixed64,4,opt,name=latency_sum_millis,json=latencySumMillis,proto3" json:"latency_sum_millis,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *AppRequestCounts) Reset() {
+	*x = AppRequestCounts{}
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppRequestCounts) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppRequestCounts) ProtoMessage() {}
+
+func (x *AppRequestCounts) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppRequestCounts.ProtoReflect.Descriptor instead.
+func (*AppRequestCounts) Descriptor() ([]byte, []int) {
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *AppRequestCounts) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *AppRequestCounts) GetByStatusClass() []int64 {
+	if x != nil {
+		return x.ByStatusClass
+	}
+	return nil
+}
+
+func (x *AppRequestCounts) GetLatencyBuckets() []int64 {
+	if x != nil {
+		return x.LatencyBuckets
+	}
+	return nil
+}
+
+func (x *AppRequestCounts) GetLatencySumMillis() float64 {
+	if x != nil {
+		return x.LatencySumMillis
+	}
+	return 0
+}
+
+// One instance's use over one minute, sampled from its cgroup by the zone's runtime.
+type InstanceUsage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	AppId string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	// The instance as log entries name it: web.1, worker.2, preview.<id>.
+	Process string `protobuf:"bytes,2,opt,name=process,proto3" json:"process,omitempty"`
+	// CPU seconds used over the sample's window divided by the window: average cores.
+	CpuCores float64 `protobuf:"fixed64,3,opt,name=cpu_cores,json=cpuCores,proto3" json:"cpu_cores,omitempty"`
+	// Memory in use at the sample (memory.current), and the instance's limit (memory.max).
+	MemoryBytes      int64 `protobuf:"varint,4,opt,name=memory_bytes,json=memoryBytes,proto3" json:"memory_bytes,omitempty"`
+	MemoryLimitBytes int64 `protobuf:"varint,5,opt,name=memory_limit_bytes,json=memoryLimitBytes,proto3" json:"memory_limit_bytes,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *InstanceUsage) Reset() {
+	*x = InstanceUsage{}
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InstanceUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InstanceUsage) ProtoMessage() {}
+
+func (x *InstanceUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InstanceUsage.ProtoReflect.Descriptor instead.
+func (*InstanceUsage) Descriptor() ([]byte, []int) {
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *InstanceUsage) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *InstanceUsage) GetProcess() string {
+	if x != nil {
+		return x.Process
+	}
+	return ""
+}
+
+func (x *InstanceUsage) GetCpuCores() float64 {
+	if x != nil {
+		return x.CpuCores
+	}
+	return 0
+}
+
+func (x *InstanceUsage) GetMemoryBytes() int64 {
+	if x != nil {
+		return x.MemoryBytes
+	}
+	return 0
+}
+
+func (x *InstanceUsage) GetMemoryLimitBytes() int64 {
+	if x != nil {
+		return x.MemoryLimitBytes
+	}
+	return 0
+}
+
+// Routing key: zone.app.metrics. One report from one source (an edge process or a zone's
+// runtime) about one minute. report_id is unique per report: a consumer keeps each once, so
+// a redelivered report is not counted twice.
+type AppMetrics struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	ReportId string                 `protobuf:"bytes,1,opt,name=report_id,json=reportId,proto3" json:"report_id,omitempty"`
+	Zone     string                 `protobuf:"bytes,2,opt,name=zone,proto3" json:"zone,omitempty"`
+	// The minute the figures belong to (second 0).
+	Minute        *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=minute,proto3" json:"minute,omitempty"`
+	Requests      []*AppRequestCounts    `protobuf:"bytes,4,rep,name=requests,proto3" json:"requests,omitempty"`
+	Usage         []*InstanceUsage       `protobuf:"bytes,5,rep,name=usage,proto3" json:"usage,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppMetrics) Reset() {
+	*x = AppMetrics{}
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppMetrics) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppMetrics) ProtoMessage() {}
+
+func (x *AppMetrics) ProtoReflect() protoreflect.Message {
+	mi := &file_tori_zone_v1_zone_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppMetrics.ProtoReflect.Descriptor instead.
+func (*AppMetrics) Descriptor() ([]byte, []int) {
+	return file_tori_zone_v1_zone_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *AppMetrics) GetReportId() string {
+	if x != nil {
+		return x.ReportId
+	}
+	return ""
+}
+
+func (x *AppMetrics) GetZone() string {
+	if x != nil {
+		return x.Zone
+	}
+	return ""
+}
+
+func (x *AppMetrics) GetMinute() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Minute
+	}
+	return nil
+}
+
+func (x *AppMetrics) GetRequests() []*AppRequestCounts {
+	if x != nil {
+		return x.Requests
+	}
+	return nil
+}
+
+func (x *AppMetrics) GetUsage() []*InstanceUsage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
 var File_tori_zone_v1_zone_proto protoreflect.FileDescriptor
 
 const file_tori_zone_v1_zone_proto_rawDesc = "" +
 	"\n" +
-	"\x17tori/zone/v1/zone.proto\x12\ftori.zone.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfd\x04\n" +
+	"\x17tori/zone/v1/zone.proto\x12\ftori.zone.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xcd\x05\n" +
 	"\rStartRevision\x12\x1b\n" +
 	"\tdeploy_id\x18\x01 \x01(\tR\bdeployId\x12\x15\n" +
 	"\x06app_id\x18\x02 \x01(\tR\x05appId\x12\x12\n" +
@@ -1502,19 +1833,29 @@ const file_tori_zone_v1_zone_proto_rawDesc = "" +
 	"\vclear_cache\x18\x11 \x01(\bR\n" +
 	"clearCache\x127\n" +
 	"\tprocesses\x18\x12 \x03(\v2\x19.tori.zone.v1.ProcessTypeR\tprocesses\x122\n" +
-	"\x15instance_memory_bytes\x18\x13 \x01(\x03R\x13instanceMemoryBytes\";\n" +
+	"\x15instance_memory_bytes\x18\x13 \x01(\x03R\x13instanceMemoryBytes\x12\x1d\n" +
+	"\n" +
+	"preview_id\x18\x14 \x01(\tR\tpreviewId\x12/\n" +
+	"\x14built_from_deploy_id\x18\x15 \x01(\tR\x11builtFromDeployId\";\n" +
 	"\vProcessType\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\acommand\x18\x02 \x01(\tR\acommand\"A\n" +
 	"\x0fProcessQuantity\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x1a\n" +
-	"\bquantity\x18\x02 \x01(\x03R\bquantity\"\xca\x01\n" +
+	"\bquantity\x18\x02 \x01(\x03R\bquantity\"\xe9\x01\n" +
 	"\x10ActivateRevision\x12\x1b\n" +
 	"\tdeploy_id\x18\x01 \x01(\tR\bdeployId\x12\x15\n" +
 	"\x06app_id\x18\x02 \x01(\tR\x05appId\x12\x12\n" +
 	"\x04slug\x18\x03 \x01(\tR\x04slug\x12;\n" +
 	"\tformation\x18\x04 \x03(\v2\x1d.tori.zone.v1.ProcessQuantityR\tformation\x121\n" +
-	"\x14formation_generation\x18\x05 \x01(\x03R\x13formationGeneration\"\xb4\x01\n" +
+	"\x14formation_generation\x18\x05 \x01(\x03R\x13formationGeneration\x12\x1d\n" +
+	"\n" +
+	"preview_id\x18\x06 \x01(\tR\tpreviewId\"]\n" +
+	"\rRemovePreview\x12\x15\n" +
+	"\x06app_id\x18\x01 \x01(\tR\x05appId\x12\x1d\n" +
+	"\n" +
+	"preview_id\x18\x02 \x01(\tR\tpreviewId\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"\xb4\x01\n" +
 	"\x0eScaleFormation\x12\x15\n" +
 	"\x06app_id\x18\x01 \x01(\tR\x05appId\x12\x1b\n" +
 	"\tdeploy_id\x18\x02 \x01(\tR\bdeployId\x12;\n" +
@@ -1579,7 +1920,25 @@ const file_tori_zone_v1_zone_proto_rawDesc = "" +
 	"expires_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12\x1d\n" +
 	"\n" +
 	"last_error\x18\x06 \x01(\tR\tlastError\x12*\n" +
-	"\x02at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x02at*\xc6\x01\n" +
+	"\x02at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x02at\"\xa8\x01\n" +
+	"\x10AppRequestCounts\x12\x15\n" +
+	"\x06app_id\x18\x01 \x01(\tR\x05appId\x12&\n" +
+	"\x0fby_status_class\x18\x02 \x03(\x03R\rbyStatusClass\x12'\n" +
+	"\x0flatency_buckets\x18\x03 \x03(\x03R\x0elatencyBuckets\x12,\n" +
+	"\x12latency_sum_millis\x18\x04 \x01(\x01R\x10latencySumMillis\"\xae\x01\n" +
+	"\rInstanceUsage\x12\x15\n" +
+	"\x06app_id\x18\x01 \x01(\tR\x05appId\x12\x18\n" +
+	"\aprocess\x18\x02 \x01(\tR\aprocess\x12\x1b\n" +
+	"\tcpu_cores\x18\x03 \x01(\x01R\bcpuCores\x12!\n" +
+	"\fmemory_bytes\x18\x04 \x01(\x03R\vmemoryBytes\x12,\n" +
+	"\x12memory_limit_bytes\x18\x05 \x01(\x03R\x10memoryLimitBytes\"\xe0\x01\n" +
+	"\n" +
+	"AppMetrics\x12\x1b\n" +
+	"\treport_id\x18\x01 \x01(\tR\breportId\x12\x12\n" +
+	"\x04zone\x18\x02 \x01(\tR\x04zone\x122\n" +
+	"\x06minute\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x06minute\x12:\n" +
+	"\brequests\x18\x04 \x03(\v2\x1e.tori.zone.v1.AppRequestCountsR\brequests\x121\n" +
+	"\x05usage\x18\x05 \x03(\v2\x1b.tori.zone.v1.InstanceUsageR\x05usage*\xc6\x01\n" +
 	"\rCronRunStatus\x12\x1f\n" +
 	"\x1bCRON_RUN_STATUS_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17CRON_RUN_STATUS_RUNNING\x10\x01\x12\x1d\n" +
@@ -1617,7 +1976,7 @@ func file_tori_zone_v1_zone_proto_rawDescGZIP() []byte {
 }
 
 var file_tori_zone_v1_zone_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_tori_zone_v1_zone_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_tori_zone_v1_zone_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_tori_zone_v1_zone_proto_goTypes = []any{
 	(CronRunStatus)(0),            // 0: tori.zone.v1.CronRunStatus
 	(DeployStep)(0),               // 1: tori.zone.v1.DeployStep
@@ -1626,42 +1985,49 @@ var file_tori_zone_v1_zone_proto_goTypes = []any{
 	(*ProcessType)(nil),           // 4: tori.zone.v1.ProcessType
 	(*ProcessQuantity)(nil),       // 5: tori.zone.v1.ProcessQuantity
 	(*ActivateRevision)(nil),      // 6: tori.zone.v1.ActivateRevision
-	(*ScaleFormation)(nil),        // 7: tori.zone.v1.ScaleFormation
-	(*ProcessRunning)(nil),        // 8: tori.zone.v1.ProcessRunning
-	(*FormationStatus)(nil),       // 9: tori.zone.v1.FormationStatus
-	(*StartCronRun)(nil),          // 10: tori.zone.v1.StartCronRun
-	(*CancelCronRun)(nil),         // 11: tori.zone.v1.CancelCronRun
-	(*CronRunProgress)(nil),       // 12: tori.zone.v1.CronRunProgress
-	(*DiscardRevision)(nil),       // 13: tori.zone.v1.DiscardRevision
-	(*BuildPlan)(nil),             // 14: tori.zone.v1.BuildPlan
-	(*DeployProgress)(nil),        // 15: tori.zone.v1.DeployProgress
-	(*AppScaleChanged)(nil),       // 16: tori.zone.v1.AppScaleChanged
-	(*CertificateChanged)(nil),    // 17: tori.zone.v1.CertificateChanged
-	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
+	(*RemovePreview)(nil),         // 7: tori.zone.v1.RemovePreview
+	(*ScaleFormation)(nil),        // 8: tori.zone.v1.ScaleFormation
+	(*ProcessRunning)(nil),        // 9: tori.zone.v1.ProcessRunning
+	(*FormationStatus)(nil),       // 10: tori.zone.v1.FormationStatus
+	(*StartCronRun)(nil),          // 11: tori.zone.v1.StartCronRun
+	(*CancelCronRun)(nil),         // 12: tori.zone.v1.CancelCronRun
+	(*CronRunProgress)(nil),       // 13: tori.zone.v1.CronRunProgress
+	(*DiscardRevision)(nil),       // 14: tori.zone.v1.DiscardRevision
+	(*BuildPlan)(nil),             // 15: tori.zone.v1.BuildPlan
+	(*DeployProgress)(nil),        // 16: tori.zone.v1.DeployProgress
+	(*AppScaleChanged)(nil),       // 17: tori.zone.v1.AppScaleChanged
+	(*CertificateChanged)(nil),    // 18: tori.zone.v1.CertificateChanged
+	(*AppRequestCounts)(nil),      // 19: tori.zone.v1.AppRequestCounts
+	(*InstanceUsage)(nil),         // 20: tori.zone.v1.InstanceUsage
+	(*AppMetrics)(nil),            // 21: tori.zone.v1.AppMetrics
+	(*timestamppb.Timestamp)(nil), // 22: google.protobuf.Timestamp
 }
 var file_tori_zone_v1_zone_proto_depIdxs = []int32{
-	18, // 0: tori.zone.v1.StartRevision.deadline:type_name -> google.protobuf.Timestamp
+	22, // 0: tori.zone.v1.StartRevision.deadline:type_name -> google.protobuf.Timestamp
 	4,  // 1: tori.zone.v1.StartRevision.processes:type_name -> tori.zone.v1.ProcessType
 	5,  // 2: tori.zone.v1.ActivateRevision.formation:type_name -> tori.zone.v1.ProcessQuantity
 	5,  // 3: tori.zone.v1.ScaleFormation.formation:type_name -> tori.zone.v1.ProcessQuantity
-	8,  // 4: tori.zone.v1.FormationStatus.processes:type_name -> tori.zone.v1.ProcessRunning
-	18, // 5: tori.zone.v1.FormationStatus.at:type_name -> google.protobuf.Timestamp
+	9,  // 4: tori.zone.v1.FormationStatus.processes:type_name -> tori.zone.v1.ProcessRunning
+	22, // 5: tori.zone.v1.FormationStatus.at:type_name -> google.protobuf.Timestamp
 	0,  // 6: tori.zone.v1.CronRunProgress.status:type_name -> tori.zone.v1.CronRunStatus
-	18, // 7: tori.zone.v1.CronRunProgress.at:type_name -> google.protobuf.Timestamp
+	22, // 7: tori.zone.v1.CronRunProgress.at:type_name -> google.protobuf.Timestamp
 	4,  // 8: tori.zone.v1.BuildPlan.processes:type_name -> tori.zone.v1.ProcessType
 	1,  // 9: tori.zone.v1.DeployProgress.step:type_name -> tori.zone.v1.DeployStep
-	18, // 10: tori.zone.v1.DeployProgress.at:type_name -> google.protobuf.Timestamp
-	14, // 11: tori.zone.v1.DeployProgress.build:type_name -> tori.zone.v1.BuildPlan
+	22, // 10: tori.zone.v1.DeployProgress.at:type_name -> google.protobuf.Timestamp
+	15, // 11: tori.zone.v1.DeployProgress.build:type_name -> tori.zone.v1.BuildPlan
 	4,  // 12: tori.zone.v1.DeployProgress.processes:type_name -> tori.zone.v1.ProcessType
-	18, // 13: tori.zone.v1.AppScaleChanged.at:type_name -> google.protobuf.Timestamp
+	22, // 13: tori.zone.v1.AppScaleChanged.at:type_name -> google.protobuf.Timestamp
 	2,  // 14: tori.zone.v1.CertificateChanged.status:type_name -> tori.zone.v1.CertificateStatus
-	18, // 15: tori.zone.v1.CertificateChanged.expires_at:type_name -> google.protobuf.Timestamp
-	18, // 16: tori.zone.v1.CertificateChanged.at:type_name -> google.protobuf.Timestamp
-	17, // [17:17] is the sub-list for method output_type
-	17, // [17:17] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	22, // 15: tori.zone.v1.CertificateChanged.expires_at:type_name -> google.protobuf.Timestamp
+	22, // 16: tori.zone.v1.CertificateChanged.at:type_name -> google.protobuf.Timestamp
+	22, // 17: tori.zone.v1.AppMetrics.minute:type_name -> google.protobuf.Timestamp
+	19, // 18: tori.zone.v1.AppMetrics.requests:type_name -> tori.zone.v1.AppRequestCounts
+	20, // 19: tori.zone.v1.AppMetrics.usage:type_name -> tori.zone.v1.InstanceUsage
+	20, // [20:20] is the sub-list for method output_type
+	20, // [20:20] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_tori_zone_v1_zone_proto_init() }
@@ -1675,7 +2041,7 @@ func file_tori_zone_v1_zone_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tori_zone_v1_zone_proto_rawDesc), len(file_tori_zone_v1_zone_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   15,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
