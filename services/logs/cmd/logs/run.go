@@ -46,10 +46,15 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		if _, err := partitions.Upkeep(ctx); err != nil {
 			return err
 		}
+		metricParts := usecase.NewMetricsPartitions(st, log, now, cfg.PartitionsAhead, cfg.MetricsMaxRetentionDays)
+		if _, err := metricParts.Upkeep(ctx); err != nil {
+			return err
+		}
 		if err := p.DialBus(ctx); err != nil {
 			return err
 		}
 		plans := usecase.NewPlans(st, busapi.BillingPlans{Client: billingbus.PlanClient{Bus: p.Bus, Timeout: cfg.PlanLookupTimeout}}, log)
+		metricPlans := usecase.NewMetricsPlans(st, busapi.BillingPlans{Client: billingbus.PlanClient{Bus: p.Bus, Timeout: cfg.PlanLookupTimeout}}, log)
 		apps := usecase.NewAppFinder(st, busapi.AppsLookup{Client: appsbus.AppClient{Bus: p.Bus, Timeout: cfg.AppLookupTimeout}}, log)
 		// Open streams end (with their final event) as the shutdown starts, or the HTTP
 		// shutdown would wait for them.
@@ -63,6 +68,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 				Idle: cfg.StreamIdle, Lifetime: cfg.StreamLifetime,
 			},
 			Apps: apps, DB: p.Pool,
+			Metrics:  usecase.NewMetricsReader(apps, st, metricPlans, now),
 			Stopping: stopping, SigningKey: []byte(cfg.SigningKey), Identity: p.Health, Log: log,
 		})
 		if err := p.ServeHTTP(web, cfg.Addr, cfg.ShutdownTimeout); err != nil {
@@ -72,12 +78,15 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 			busapi.NewIngest(st, usecase.NewIngest(st, log, now, partitions.MaxDays)).Subscription(cfg.IngestPrefetch),
 			busapi.NewApps(st, now).Subscription(),
 			busapi.NewPlans(st, plans, log).Subscription(),
+			busapi.NewMetrics(st, usecase.NewMetricsIngest(st, log, now, metricParts.MaxDays), log).Subscription(),
+			busapi.NewMetricsPlans(st, metricPlans, log).Subscription(),
 		)
 		// Every ingested batch leaves a processed id, so they are kept for less than the bus's
 		// default week (still far past any redelivery).
 		p.RelayOutboxKeeping(cfg.MaintenanceInterval, bus.Retention{Sent: bus.DefaultKeepSent, Processed: cfg.ProcessedRetention})
 		p.Go("profiles", func(ctx context.Context) error { return profiling.Serve(ctx, cfg.Profiling, log) })
 		p.Every(lifecycle.Job{Name: "partition maintenance", Every: cfg.MaintenanceInterval, Run: partitions.Upkeep})
+		p.Every(lifecycle.Job{Name: "metrics partition maintenance", Every: cfg.MaintenanceInterval, Run: metricParts.Upkeep})
 		p.Every(lifecycle.Job{Name: "deleted-app cleanup", Every: cfg.CleanupInterval, Run: usecase.NewCleanup(st, log, now, cfg.CleanupBatch).Run})
 		return nil
 	})

@@ -27,6 +27,9 @@ type Config struct {
 	// MaxRetentionDays is the longest plan's logRetentionDays; whole days older than it are
 	// dropped. A plan on record with a longer retention raises it.
 	MaxRetentionDays int `env:"LOG_MAX_RETENTION_DAYS, default=30"`
+	// MetricsMaxRetentionDays is the longest plan's metricsRetentionDays; whole days of
+	// metrics older than it are dropped. A plan on record with a longer retention raises it.
+	MetricsMaxRetentionDays int `env:"LOGS_METRICS_MAX_RETENTION_DAYS, default=30"`
 	// PartitionsAhead is how many days after today get their partition in advance.
 	PartitionsAhead int `env:"LOGS_PARTITIONS_AHEAD, default=2"`
 	// MaintenanceInterval spaces the partition upkeep and the bus's record pruning.
@@ -84,6 +87,7 @@ func (c *Config) Validate() error {
 		v    int
 	}{
 		{"LOG_MAX_RETENTION_DAYS", c.MaxRetentionDays},
+		{"LOGS_METRICS_MAX_RETENTION_DAYS", c.MetricsMaxRetentionDays},
 		{"LOGS_CLEANUP_BATCH", c.CleanupBatch},
 		{"LOGS_INGEST_PREFETCH", c.IngestPrefetch},
 	} {

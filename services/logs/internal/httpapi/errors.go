@@ -6,6 +6,7 @@ import (
 
 	"tori.dev/pkg/httperror"
 	"tori.dev/services/logs/internal/logs"
+	"tori.dev/services/logs/internal/metrics"
 )
 
 // toHTTP is the one mapping from the domain's errors to HTTP answers. Anything it does not
@@ -27,6 +28,9 @@ func toHTTP(err error) error {
 	case errors.Is(err, logs.ErrBeyondRetention):
 		return httperror.New(http.StatusGone, "beyond_retention").
 			WithMessage("start is older than the plan's log retention")
+	case errors.Is(err, metrics.ErrBeyondRetention):
+		return httperror.New(http.StatusGone, "beyond_retention").
+			WithMessage("start is older than the plan's metrics retention")
 	}
 	return err
 }

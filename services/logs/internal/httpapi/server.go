@@ -35,6 +35,9 @@ type Deps struct {
 	// Stopping ends when the service stops: every open stream then ends with its final
 	// event, so the HTTP shutdown is not held up by them.
 	Stopping context.Context
+
+	// Metrics serves GET /api/apps/{slug}/metrics; nil leaves the route out.
+	Metrics *usecase.MetricsReader
 }
 
 // New builds the Fiber app with every route.
@@ -59,6 +62,9 @@ func New(d Deps) *fiber.App {
 	api := app.Group("/api", callerid.Middleware(d.SigningKey, true, httperror.Unauthorized))
 	h := &logsHandler{reader: d.Reader}
 	api.Get("/apps/:slug/logs", gate.Check, h.get)
+	if d.Metrics != nil {
+		api.Get("/apps/:slug/metrics", gate.Check, (&metricsHandler{reader: d.Metrics}).get)
+	}
 	if d.Streamer != nil {
 		stopping := d.Stopping
 		if stopping == nil {
