@@ -14,7 +14,8 @@ import (
 
 // The read's bounds (DESIGN40, "Metrics") and defaults.
 const (
-	MaxSpan     = 31 * 24 * time.Hour
+	MaxSpan = 31 * 24 * time.Hour
+	// MaxPoints bounds the window's span in steps (its aligned grid may hold one more point).
 	MaxPoints   = 1440
 	DefaultSpan = time.Hour
 	DefaultStep = 60
@@ -87,8 +88,11 @@ func ParseQuery(raw RawQuery, now time.Time) (Query, error) {
 		}
 		q.Step = n
 	}
-	if n := q.Points(); n > MaxPoints {
-		return Query{}, invalid("step", "the window holds %d points of %d seconds, at most %d are allowed: use a longer step or a shorter window", n, q.Step, MaxPoints)
+	// The span in steps is bounded, not the aligned grid: a day at a minute a step is allowed
+	// from any start, though its grid, aligned down, holds one point more (1,441).
+	step := time.Duration(q.Step) * time.Second
+	if n := (q.End.Sub(q.Start) + step - 1) / step; n > MaxPoints {
+		return Query{}, invalid("step", "the window spans %d steps of %d seconds, at most %d are allowed: use a longer step or a shorter window", n, q.Step, MaxPoints)
 	}
 	f, err := logs.ParseProcessFilter(raw.Process)
 	if err != nil {
