@@ -52,8 +52,9 @@ func (m *Metrics) Subscription() bus.Subscription {
 // Handle stores one report. A report without a usable id or minute breaks the contract as a
 // whole (permanent); a malformed app's row is dropped alone, counted in one warning.
 func (m *Metrics) Handle(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
+	// Every id is checked here, row by row, so a bad row costs only itself.
 	var w zonev1.AppMetrics
-	if err := d.Decode(&w); err != nil {
+	if err := d.DecodeEach(&w); err != nil {
 		return bus.Permanent(fmt.Errorf("busapi: decode AppMetrics: %w", err))
 	}
 	id, err := uuid.Parse(w.GetReportId())
