@@ -38,5 +38,9 @@ func (s *Store) DeleteAppEntries(ctx context.Context, appID string, batch int) (
 			}
 		}
 	}
+	// The app's metrics go with its lines, before the cleanup is confirmed.
+	if _, err := s.DeleteAppMetrics(ctx, appID); err != nil {
+		return total, err
+	}
 	return total, nil
 }

@@ -176,14 +176,29 @@ func (s *Store) InstanceUsage(ctx context.Context, appID string, from, to time.T
 	return out, nil
 }
 
-// DeleteAppMetrics removes every metrics row of appID (a deleted app's cleanup).
-func (s *Store) DeleteAppMetrics(ctx context.Context, appID string) error {
-	for _, t := range metricTables {
-		if _, err := s.pool.Exec(ctx, `DELETE FROM `+pgx.Identifier{t}.Sanitize()+` WHERE app_id = $1`, appID); err != nil {
-			return fmt.Errorf("store: delete %s of app: %w", t, err)
+// DeleteAppMetrics removes every metrics row of appID (a deleted app's cleanup), one statement
+// per partition: a day holds at most a few thousand rows of one app, so each is a short
+// transaction on the (app_id, minute) index.
+func (s *Store) DeleteAppMetrics(ctx context.Context, appID string) (int64, error) {
+	days, err := s.MetricPartitions(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, day := range days {
+		for _, t := range metricTables {
+			tag, err := s.pool.Exec(ctx, `DELETE FROM `+pgx.Identifier{metricPartitionName(t, day)}.Sanitize()+` WHERE app_id = $1`, appID)
+			var pe *pgconn.PgError
+			if errors.As(err, &pe) && pe.Code == "42P01" {
+				continue // retention dropped the partition meanwhile
+			}
+			if err != nil {
+				return total, fmt.Errorf("store: delete metrics of %s: %w", appID, err)
+			}
+			total += tag.RowsAffected()
 		}
 	}
-	return nil
+	return total, nil
 }
 
 // BindMetrics is the store inside tx, the transaction a bus consumer opened for a message.

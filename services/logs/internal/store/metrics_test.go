@@ -191,3 +191,32 @@ func TestMetricsReadsUseTheIndex(t *testing.T) {
 		}
 	}
 }
+
+// A deleted app's cleanup removes its metrics with its lines; other apps keep theirs.
+func TestCleanupRemovesAnAppsMetrics(t *testing.T) {
+	db := logstest.NewDB(t)
+	ctx := context.Background()
+	app, other := uuid.NewString(), uuid.NewString()
+	now := time.Now().UTC().Truncate(time.Minute)
+	for _, m := range []time.Time{now.Add(-26 * time.Hour), now} {
+		saveReport(t, db, metrics.Report{ID: uuid.NewString(), Minute: m,
+			Requests: []metrics.Requests{requestsOf(app, 0, 1, 0, 0, 0), requestsOf(other, 0, 1, 0, 0, 0)},
+			Usage:    []metrics.Usage{{AppID: app, Instance: "web.1"}, {AppID: other, Instance: "web.1"}}})
+	}
+	if _, err := db.Store.DeleteAppEntries(ctx, app, 100); err != nil {
+		t.Fatal(err)
+	}
+	count := func(id string) (n int) {
+		t.Helper()
+		if err := db.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM metric_requests WHERE app_id = $1) + (SELECT count(*) FROM metric_usage WHERE app_id = $1)`, id).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count(app); n != 0 {
+		t.Fatalf("%d metrics rows of the deleted app left", n)
+	}
+	if n := count(other); n != 4 {
+		t.Fatalf("the other app has %d rows, want 4", n)
+	}
+}
