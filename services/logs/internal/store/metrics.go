@@ -9,13 +9,12 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"tori.dev/contract/appmetrics"
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/pgstore"
-	"tori.dev/services/logs/internal/usecase"
-
-	"tori.dev/contract/appmetrics"
 	"tori.dev/services/logs/internal/logs"
 	"tori.dev/services/logs/internal/metrics"
+	"tori.dev/services/logs/internal/usecase"
 )
 
 // The report's request rows go in one statement: the per-app arrays travel flattened
