@@ -206,6 +206,19 @@ func TestMetricsFromTheZoneThroughTheRoute(t *testing.T) {
 			t.Fatalf("cpu series %d labels %v, want %v", i, l, want)
 		}
 	}
+	// Every report published before the usage one has been handled by now: the duplicate
+	// still counted once.
+	if _, again := svc.getMetrics(t, acc, "metered", window); len(again.Series) != len(got.Series) {
+		t.Fatalf("requests changed: %+v", again)
+	} else {
+		for i, s := range again.Series {
+			for j, p := range s.Points {
+				if *p[1] != *got.Series[i].Points[j][1] {
+					t.Fatalf("%v at %v: %v, then %v", s.Labels, *p[0], *got.Series[i].Points[j][1], *p[1])
+				}
+			}
+		}
+	}
 	if web := usage("cpu", "web"); len(web.Series) != 2 {
 		t.Fatalf("process=web: %d series", len(web.Series))
 	}
