@@ -240,6 +240,9 @@ func previewStatic(t *testing.T, s *harness.Stack) {
 			t.Fatalf("the preview's revision %s is listed in /deploys", p.DeployID)
 		}
 	}
+	if r := post(s, t, "/api/apps/"+slug+"/deploys/"+p.DeployID+"/rollback", a.Token, nil); r.Status < 400 || r.Status > 499 {
+		t.Fatalf("a rollback to the preview's revision: %d %s", r.Status, r.Body)
+	}
 	if app := s.Get(t, "/api/apps/"+slug, a.Token).Map(t); app["currentDeployId"] != v1 || app["status"] != "running" {
 		t.Fatalf("the app after a preview: currentDeployId %v status %v, want %s running", app["currentDeployId"], app["status"], v1)
 	}
@@ -532,7 +535,7 @@ func previewViewer(t *testing.T, s *harness.Stack) {
 }
 
 // previewUnknownHosts: under PREVIEWS_DOMAIN, an id no preview has is 404, and so is a real
-// preview's id behind another app's slug.
+// preview's id behind another app's slug; the app's deletion takes its preview (410).
 func previewUnknownHosts(t *testing.T, s *harness.Stack) {
 	a := s.NewAccount(t, "preview-hosts")
 	slug := createApp(t, s, a.Token, "static")
@@ -556,4 +559,10 @@ func previewUnknownHosts(t *testing.T, s *harness.Stack) {
 			t.Fatalf("%s (%s): %d %q, want 404", what, host, status, body)
 		}
 	}
+
+	expectStatus(t, "delete the app", s.Do(t, harness.Request{Method: http.MethodDelete, Path: "/api/apps/" + slug, Token: a.Token}), http.StatusOK)
+	pollEvery(t, 10*time.Second, 200*time.Millisecond, "a deleted app's preview to answer 410", func() bool {
+		status, _, _ := previewGet(t, s, hostOfURL(t, p.URL), "/")
+		return status == http.StatusGone
+	})
 }
