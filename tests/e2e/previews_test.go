@@ -306,7 +306,7 @@ func previewStatic(t *testing.T, s *harness.Stack) {
 	}
 	waitStatus(t, s, a.Token, slug, promoted, "live")
 	waitEdge(t, s, slug, "/", "v3")
-	harness.Eventually(t, 10*time.Second, "currentDeployId to name the promoted deploy", func() bool {
+	pollEvery(t, 10*time.Second, 200*time.Millisecond, "currentDeployId to name the promoted deploy", func() bool {
 		return s.Get(t, "/api/apps/"+slug, a.Token).Map(t)["currentDeployId"] == promoted
 	})
 
