@@ -43,7 +43,7 @@ func (s metricsSeries) sum() float64 {
 }
 
 // readMetrics asks for one metric and checks the answer's shape: its members, its unit, and
-// points at every step from start (aligned down to the step) on.
+// points at every step from start (aligned down to the step) while before end.
 func readMetrics(t *testing.T, s *harness.Stack, token, slug string, q url.Values) metricsAnswer {
 	t.Helper()
 	r := s.Get(t, "/api/apps/"+slug+"/metrics?"+q.Encode(), token)
@@ -82,8 +82,9 @@ func readMetrics(t *testing.T, s *harness.Stack, token, slug string, q url.Value
 				t.Fatalf("points %v and %v are not one step apart", *series.Points[i-1][0], *series.Points[i][0])
 			}
 		}
-		if last := *series.Points[len(series.Points)-1][0]; last > float64(end.Unix()) || last <= float64(end.Unix()-int64(m.Step)) {
-			t.Fatalf("last point at %v: not the step of end %s", last, m.End)
+		// end is exclusive: the last point is the last step that begins before it.
+		if last := *series.Points[len(series.Points)-1][0]; last >= float64(end.Unix()) || last < float64(end.Unix()-int64(m.Step)) {
+			t.Fatalf("last point at %v: not the last step before end %s", last, m.End)
 		}
 	}
 	return m
