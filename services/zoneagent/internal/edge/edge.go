@@ -27,12 +27,12 @@ type Sites interface {
 
 // Edge answers requests by Host header.
 type Edge struct {
-	Domain   string // APPS_DOMAIN
+	Domain string // APPS_DOMAIN
 	// PreviewsDomain (PREVIEWS_DOMAIN) holds the previews' hosts (preview.go); "": none.
 	PreviewsDomain string
-	Sites    Sites  // the zone's static sites (the store, through a local cache); nil: none
-	Table    *Table
-	Services Services
+	Sites          Sites // the zone's static sites (the store, through a local cache); nil: none
+	Table          *Table
+	Services       Services
 }
 
 // ServeHTTP routes by Host: <slug>.<Domain>. Anything else is a plain 404, which tells a

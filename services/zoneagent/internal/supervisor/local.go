@@ -93,7 +93,7 @@ type Local struct {
 
 	procs    processTable
 	previews previewTable // previews.go
-	crons    cronRuns // cronrun.go
+	crons    cronRuns     // cronrun.go
 	reportMu sync.Mutex
 	reported map[string]string // by app: the last report's counts
 }

@@ -234,4 +234,3 @@ func edgePreview(p revision.Preview) edge.Preview {
 	}
 	return edge.Preview{ID: p.ID, AppID: p.AppID, Slug: p.Slug, DeployID: p.DeployID, Kind: p.Kind}
 }
-
