@@ -63,6 +63,20 @@ func (a *Agent) ActivatePreview(ctx context.Context, tx Tx, deployID, previewID 
 	return tx.Want(ctx, deployID, true)
 }
 
+// refuseRemovedPreview has a new revision of a removed preview discarded rather than
+// prepared: its host answers 410 for good.
+func (a *Agent) refuseRemovedPreview(ctx context.Context, tx Tx, r revision.Revision) error {
+	ptx, err := previewTx(tx)
+	if err != nil {
+		return err
+	}
+	p, ok, err := ptx.Preview(ctx, r.PreviewID)
+	if err != nil || !ok || (!p.Removed && p.AppID == r.AppID) {
+		return err
+	}
+	return tx.Want(ctx, r.DeployID, false)
+}
+
 // RemovePreview makes the preview a tombstone: its host answers 410 at once, its instance
 // stops, its revision's files go and a revision of it still in preparation is discarded.
 // Like an app's delete, the edge stops serving before the record commits; a redelivery
