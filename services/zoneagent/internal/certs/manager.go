@@ -97,9 +97,9 @@ type Manager struct {
 	// previewWild is the previews' wildcard when this manager serves one (previews.go).
 	previewWild string
 	stopWild    context.CancelFunc
-	events   *events
-	mu       sync.Mutex
-	kept     map[string]context.CancelFunc
+	events      *events
+	mu          sync.Mutex
+	kept        map[string]context.CancelFunc
 }
 
 // New makes a Manager. Certificates are obtained on demand, at the first handshake that names
