@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"time"
 
@@ -116,10 +117,15 @@ func instanceNameOf(rev revision.Revision, ptype string, n int) string {
 // previewEnv adds TORI_PREVIEW=1 to a preview's variables (its build, release and
 // instance): the apps service puts it in the snapshot already, the zone makes sure.
 func previewEnv(rev revision.Revision, vars map[string]string) map[string]string {
-	if rev.PreviewID != "" {
-		vars["TORI_PREVIEW"] = "1"
+	if rev.PreviewID == "" {
+		return vars
 	}
-	return vars
+	out := maps.Clone(vars) // the opener's map may be shared
+	if out == nil {
+		out = map[string]string{}
+	}
+	out["TORI_PREVIEW"] = "1"
+	return out
 }
 
 // ActivatePreview makes the prepared revision the preview's: its healthy instance serves at
