@@ -50,6 +50,8 @@ func (e *Edge) servePreview(w http.ResponseWriter, r *http.Request) bool {
 	w.Header().Set("X-Robots-Tag", "noindex")
 	p, found := e.Table.LookupPreview(id)
 	switch {
+	case found && p.Removed && p.Slug == "":
+		gone(w) // removed before the zone learned its slug: its id alone names it
 	case !found || label != names.PreviewLabel(p.Slug, p.ID):
 		notFound(w)
 	case p.Removed:

@@ -29,6 +29,7 @@ func previewEdge(t *testing.T) (*Edge, *recordingServices) {
 		{ID: "abc123", AppID: "app1", Slug: "shop", DeployID: "prev1", Kind: revision.KindStatic},
 		{ID: "svc001", AppID: "app1", Slug: "shop", DeployID: "svc1", Kind: revision.KindSource},
 		{ID: "old999", AppID: "app1", Slug: "shop", Removed: true},
+		{ID: "nos111", AppID: "app1", Removed: true},
 		{ID: "pay001", AppID: "app2", Slug: "held", DeployID: "held1", Kind: revision.KindSource},
 	})
 	svc := &recordingServices{}
@@ -65,6 +66,8 @@ func TestPreviewHostRouting(t *testing.T) {
 		{"sho-abc123.preview.apps.test", 404, "not found\n", true},
 		{"shop-zzz999.preview.apps.test", 404, "not found\n", true},
 		{"shop-old999.preview.apps.test", 410, goneBody, true},
+		{"shop-nos111.preview.apps.test", 410, goneBody, true},
+		{"nos111.preview.apps.test", 410, goneBody, true},
 		{"held-pay001.preview.apps.test", 503, "", true},
 		{"a.shop-abc123.preview.apps.test", 404, "not found\n", false},
 		{"shop-abc12.preview.apps.test", 404, "not found\n", false},

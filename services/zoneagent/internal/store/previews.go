@@ -52,7 +52,10 @@ func (t Tx) RemovePreview(ctx context.Context, appID, previewID, reason string) 
 	if found && before.AppID != appID {
 		return revision.Preview{}, false, nil
 	}
-	if _, err := t.tx.Exec(ctx, `INSERT INTO previews (preview_id, app_id, removed_at, reason) VALUES ($1, $2, now(), $3)
+	// A preview the zone never served takes its slug from a revision of it, if any, so its
+	// host's label can still be checked.
+	if _, err := t.tx.Exec(ctx, `INSERT INTO previews (preview_id, app_id, removed_at, reason, slug) VALUES ($1, $2, now(), $3,
+		coalesce((SELECT slug FROM revisions WHERE preview_id = $1 AND app_id = $2 LIMIT 1), ''))
 		ON CONFLICT (preview_id) DO UPDATE SET removed_at = coalesce(previews.removed_at, now()),
 		reason = CASE WHEN previews.removed_at IS NULL THEN EXCLUDED.reason ELSE previews.reason END, updated_at = now()`,
 		previewID, appID, reason); err != nil {

@@ -93,9 +93,13 @@ func (a *Agent) RemovePreview(ctx context.Context, tx Tx, appID, previewID, reas
 	if found && before.AppID != appID {
 		return nil
 	}
+	tomb, _, err := ptx.Preview(ctx, previewID) // as recorded: its slug, when known
+	if err != nil {
+		return err
+	}
 	a.mu.Lock()
 	a.removedPreviews[previewID] = true
-	a.table.SetPreview(edge.Preview{ID: previewID, AppID: appID, Slug: before.Slug, Removed: true})
+	a.table.SetPreview(edge.Preview{ID: previewID, AppID: appID, Slug: tomb.Slug, Removed: true})
 	a.mu.Unlock()
 	if pr, ok := a.runner.(PreviewRunner); ok {
 		if err := pr.StopPreview(ctx, appID, previewID); err != nil {
