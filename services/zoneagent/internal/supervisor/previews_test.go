@@ -7,6 +7,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +19,7 @@ import (
 	"tori.dev/services/zoneagent/internal/edge"
 	"tori.dev/services/zoneagent/internal/edgelink"
 	"tori.dev/services/zoneagent/internal/revision"
+	"tori.dev/services/zoneagent/internal/sandbox"
 )
 
 // previewGet requests path of the preview's revision through its wake and dial.
@@ -210,5 +214,62 @@ func TestPreviewInstanceLifecycle(t *testing.T) {
 	}
 	if _, err := l.Dial(ctx, instanceID(second)); !errors.Is(err, edgelink.ErrGone) {
 		t.Fatalf("dial of a stopped preview instance: %v", err)
+	}
+}
+
+// A promote reuses the preview's built tree when the app's folder holds it: copied as the
+// app's uid (a file the app's uid cannot read is not copied, and the copy fails over to a
+// build), owned by it; a built-from revision without a tree is no reuse.
+func TestReuseTreeCopiesTheBuiltTreeAsTheAppsUID(t *testing.T) {
+	// Traversable by the app's uid, as ZONE_APPS_DIR is (a test's TempDir is not).
+	apps, err := os.MkdirTemp("", "tori-reuse-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(apps, 0o711)
+	t.Cleanup(func() { os.RemoveAll(apps) })
+	sb := &sandbox.Sandbox{}
+	ids := &Identities{AppsDir: apps, Sandbox: sb}
+	s := &SourceRuntime{Identities: ids, Sandbox: sb, Output: &Output{Sink: &sink{}, LinesPerSecond: 100}}
+	app, from, to := uuid.NewString(), uuid.NewString(), uuid.NewString()
+	const uid = 250123
+	sb.SetUID(app, uid)
+	src := ids.Tree(app, from)
+	if err := os.MkdirAll(filepath.Join(src, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(src, "bin", "server"), []byte("built"), 0o755)
+	os.Symlink("/etc/shadow", filepath.Join(src, "link"))
+	if err := ids.Own(app, src); err != nil {
+		t.Fatal(err)
+	}
+	rev := revision.Revision{AppID: app, DeployID: to, BuiltFromDeployID: from}
+	if !s.reuseTree(context.Background(), rev, ids.Tree(app, to)) {
+		t.Fatal("the built tree was not reused")
+	}
+	dst := ids.Tree(app, to)
+	if b, err := os.ReadFile(filepath.Join(dst, "bin", "server")); err != nil || string(b) != "built" {
+		t.Fatalf("copied file: %q %v", b, err)
+	}
+	if target, err := os.Readlink(filepath.Join(dst, "link")); err != nil || target != "/etc/shadow" {
+		t.Fatalf("a link was not copied as a link: %q %v", target, err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Lstat(filepath.Join(dst, "bin", "server"), &st); err != nil || st.Uid != uid {
+		t.Fatalf("copied file owned by %d (%v), want %d", st.Uid, err, uid)
+	}
+	// A file the app's uid may not read (root's, 0600) fails the copy: nothing is half-made.
+	os.WriteFile(filepath.Join(src, "root-only"), []byte("x"), 0o600)
+	os.Lchown(filepath.Join(src, "root-only"), 0, 0)
+	again := revision.Revision{AppID: app, DeployID: uuid.NewString(), BuiltFromDeployID: from}
+	if s.reuseTree(context.Background(), again, ids.Tree(app, again.DeployID)) {
+		t.Fatal("a tree the app's uid cannot read all of was copied")
+	}
+	if _, err := os.Lstat(ids.Tree(app, again.DeployID)); !os.IsNotExist(err) {
+		t.Fatalf("a failed copy left its tree: %v", err)
+	}
+	none := revision.Revision{AppID: app, DeployID: uuid.NewString(), BuiltFromDeployID: uuid.NewString()}
+	if s.reuseTree(context.Background(), none, ids.Tree(app, none.DeployID)) {
+		t.Fatal("reused a tree that does not exist")
 	}
 }

@@ -130,3 +130,39 @@ func TestAppDeletionRemovesItsPreviews(t *testing.T) {
 		t.Fatalf("after reloads a deleted app's preview answers %d, want 410", status)
 	}
 }
+
+// A promote (StartRevision.built_from_deploy_id naming the preview's revision) reuses the
+// preview's bundle: it goes live with the preview's files although its own artifact is not
+// there to fetch. A built-from revision the zone does not hold is no reuse: the revision is
+// published from its artifact.
+func TestPromoteReusesThePreviewsBundle(t *testing.T) {
+	z := newZone(t)
+	appID := uuid.NewString()
+	previewID := names.NewPreviewID()
+	pv := z.startPreview(appID, "promo", previewID, z.putSite(appID, map[string]string{"index.html": "from the preview"}))
+	z.waitState(pv, revision.StateReady)
+	z.command(func(ctx context.Context, tx usecase.Tx) error { return z.agent.ActivatePreview(ctx, tx, pv, previewID) })
+	z.waitServes(names.PreviewHost("promo", previewID, "preview.apps.test"), "from the preview")
+
+	promoted := uuid.Must(uuid.NewV7()).String()
+	z.command(func(ctx context.Context, tx usecase.Tx) error {
+		return z.agent.StartRevision(ctx, tx, revision.Revision{DeployID: promoted, AppID: appID, Slug: "promo", Kind: revision.KindStatic,
+			ArtifactKey: "artifacts/" + appID + "/missing.tar", BuiltFromDeployID: pv})
+	})
+	z.waitState(promoted, revision.StateReady)
+	z.command(func(ctx context.Context, tx usecase.Tx) error {
+		return z.agent.ActivateRevision(ctx, tx, appID, promoted, revision.Formation{})
+	})
+	z.waitServes("promo.apps.test", "from the preview")
+
+	fresh := uuid.Must(uuid.NewV7()).String()
+	z.command(func(ctx context.Context, tx usecase.Tx) error {
+		return z.agent.StartRevision(ctx, tx, revision.Revision{DeployID: fresh, AppID: appID, Slug: "promo", Kind: revision.KindStatic,
+			ArtifactKey: z.putSite(appID, map[string]string{"index.html": "rebuilt"}), BuiltFromDeployID: uuid.Must(uuid.NewV7()).String()})
+	})
+	z.waitState(fresh, revision.StateReady)
+	z.command(func(ctx context.Context, tx usecase.Tx) error {
+		return z.agent.ActivateRevision(ctx, tx, appID, fresh, revision.Formation{})
+	})
+	z.waitServes("promo.apps.test", "rebuilt")
+}
