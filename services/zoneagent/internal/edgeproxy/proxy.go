@@ -84,6 +84,9 @@ var (
 type Proxy struct {
 	Link       Link
 	AppsDomain string // a Set-Cookie an app sends for it (or a parent) is dropped
+	// PreviewsDomain: a preview's Set-Cookie for it (or a parent) is dropped too, so no
+	// preview sets a cookie every other preview receives.
+	PreviewsDomain string
 	Logs       LogSink
 	Log        *slog.Logger
 
@@ -198,6 +201,9 @@ func (p *Proxy) dropSharedCookies(a *appProxy) func(*http.Response) error {
 			return nil
 		}
 		dropped := edge.DropSharedCookies(resp.Header, p.AppsDomain)
+		if a.previewID != "" && p.PreviewsDomain != "" {
+			dropped = append(dropped, edge.DropSharedCookies(resp.Header, p.PreviewsDomain)...)
+		}
 		if len(dropped) == 0 {
 			return nil
 		}
