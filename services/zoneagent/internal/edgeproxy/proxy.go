@@ -87,8 +87,8 @@ type Proxy struct {
 	// PreviewsDomain: a preview's Set-Cookie for it (or a parent) is dropped too, so no
 	// preview sets a cookie every other preview receives.
 	PreviewsDomain string
-	Logs       LogSink
-	Log        *slog.Logger
+	Logs           LogSink
+	Log            *slog.Logger
 
 	mu   sync.Mutex
 	apps map[string]*appProxy // by app id
