@@ -120,8 +120,13 @@ func checkIDs(m protoreflect.Message) error {
 func isIDField(name protoreflect.Name) bool {
 	n := string(name)
 	return (strings.HasSuffix(n, "_id") || strings.HasSuffix(n, "_ids")) &&
-		!strings.HasSuffix(n, "key_id") && !strings.HasSuffix(n, "key_ids")
+		!strings.HasSuffix(n, "key_id") && !strings.HasSuffix(n, "key_ids") &&
+		!notUUIDFields[n]
 }
+
+// notUUIDFields are ids of another shape, which their consumers check themselves: a
+// preview's id is 6 base-36 characters (contract/names.ValidPreviewID).
+var notUUIDFields = map[string]bool{"preview_id": true}
 
 // ErrInvalidID is what Decode returns (wrapped, naming the field) for an id that is not a
 // UUID.

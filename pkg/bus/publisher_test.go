@@ -304,6 +304,9 @@ func TestDecodeRefusesIDsThatAreNotUUIDs(t *testing.T) {
 		{"uuid without dashes", &zonev1.DiscardRevision{DeployId: strings.ReplaceAll(good, "-", "")}, false},
 		{"braced uuid", &zonev1.DiscardRevision{DeployId: "{" + good + "}"}, false},
 		{"a key id is no uuid", &appsv1.EnvOpenRequest{AppId: good, DeployId: good, KeyId: "local-1"}, true},
+		// A preview's id is 6 base-36 characters; its consumer checks it (names.ValidPreviewID).
+		{"a preview id is no uuid", &zonev1.RemovePreview{AppId: good, PreviewId: "abc123"}, true},
+		{"a bad app id beside a preview id", &zonev1.RemovePreview{AppId: "x", PreviewId: "abc123"}, false},
 		{"an id inside a list", &logsv1.LogBatch{Entries: []*logsv1.LogEntry{{AppId: good}, {AppId: "nope"}}}, false},
 		// A map of strings has no ids to check (it used to panic reading its values as messages).
 		{"a map of strings", &auditv1.EntryRecorded{EntryId: good, TeamId: good, Metadata: map[string]string{"keys": "A,B"}}, true},

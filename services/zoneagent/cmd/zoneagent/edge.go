@@ -79,6 +79,9 @@ func certManager(cfg config.EdgeProcess, pool *pgxpool.Pool, e *edge.Edge, state
 	if states != nil {
 		o.Owner, o.OnState = states.owner, states.publish
 	}
+	if e.PreviewsDomain != "" {
+		o.PreviewWildcard = "*." + e.PreviewsDomain // certs/previews.go: served only where it can be
+	}
 	if cfg.ACMECA == "" {
 		dir := localCADir(cfg)
 		if o.Local, err = certs.LoadOrCreateLocalCA(dir); err != nil {

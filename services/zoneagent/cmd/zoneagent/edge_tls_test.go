@@ -82,7 +82,8 @@ func startTLSEdge(t testing.TB, cfg config.EdgeProcess) *tlsEdge {
 			t.Logf("the edge's log:\n%s", logBuf.String())
 		}
 	})
-	es, err := listenEdge(cfg, storetest.NewPool(t), &edge.Edge{Domain: "apps.test", Sites: siteCache, Table: e.table}, nil, log)
+	// PreviewsDomain only when the test sets one: the others' orders stay as they were.
+	es, err := listenEdge(cfg, storetest.NewPool(t), &edge.Edge{Domain: "apps.test", PreviewsDomain: cfg.PreviewsDomain, Sites: siteCache, Table: e.table}, nil, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -249,6 +249,16 @@ func (i edgeInstances) Wake(ctx context.Context, appID string) ([]string, error)
 	return i.runner.Wake(ctx, route)
 }
 
+// WakePreview wakes the preview the runtime's own table names for the app; a removed,
+// unknown, static or paused preview has none.
+func (i edgeInstances) WakePreview(ctx context.Context, appID, previewID string) ([]string, error) {
+	route, ok := i.table.PreviewRoute(appID, previewID)
+	if !ok || route.Kind.Static() || i.table.Paused(appID, time.Now()) {
+		return nil, edgelink.ErrGone
+	}
+	return i.runner.WakePreview(ctx, route)
+}
+
 func (i edgeInstances) Dial(ctx context.Context, instanceID string) (net.Conn, error) {
 	return i.runner.Dial(ctx, instanceID)
 }

@@ -16,10 +16,10 @@ func TestEdgeEnvKeepsTheAgentsOtherSecrets(t *testing.T) {
 	env := edgeEnv(map[string]string{
 		"EDGE_ADDR": "127.0.0.1:1", "ZONEAGENT_DATABASE_URL": "postgres://zone", "ZONE_TLS_STORAGE_KEY": "k",
 		"ZONEAGENT_AMQP_URL": "amqp://secret", "ZONE_POSTGRES_ADMIN_URL": "postgres://admin", "GATEWAY_SIGNING_KEY": "s",
-		"PATH": "/usr/bin", "GOMAXPROCS": "2", "ZONE_TLS_DNS01_TOKEN": "t",
+		"PATH": "/usr/bin", "GOMAXPROCS": "2", "ZONE_TLS_DNS01_TOKEN": "t", "PREVIEWS_DOMAIN": "preview.example.com",
 	})
 	slices.Sort(env)
-	want := []string{"EDGE_ADDR=127.0.0.1:1", "GOMAXPROCS=2", "PATH=/usr/bin", "ZONEAGENT_DATABASE_URL=postgres://zone", "ZONE_TLS_DNS01_TOKEN=t", "ZONE_TLS_STORAGE_KEY=k"}
+	want := []string{"EDGE_ADDR=127.0.0.1:1", "GOMAXPROCS=2", "PATH=/usr/bin", "PREVIEWS_DOMAIN=preview.example.com", "ZONEAGENT_DATABASE_URL=postgres://zone", "ZONE_TLS_DNS01_TOKEN=t", "ZONE_TLS_STORAGE_KEY=k"}
 	if !slices.Equal(env, want) {
 		t.Fatalf("edge env %q, want %q", env, want)
 	}

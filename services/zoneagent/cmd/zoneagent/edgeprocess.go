@@ -141,8 +141,9 @@ func serveEdgeProcess(ctx context.Context, logs io.Writer) error {
 		if err != nil {
 			return err
 		}
-		proxy := &edgeproxy.Proxy{Link: link, AppsDomain: cfg.AppsDomain, Logs: logLines, Log: log}
-		theEdge := &edge.Edge{Domain: cfg.AppsDomain, Sites: siteCache, Table: table, Services: proxy}
+		previews := cfg.PreviewsDomainFor(cfg.AppsDomain)
+		proxy := &edgeproxy.Proxy{Link: link, AppsDomain: cfg.AppsDomain, PreviewsDomain: previews, Logs: logLines, Log: log}
+		theEdge := &edge.Edge{Domain: cfg.AppsDomain, PreviewsDomain: previews, Sites: siteCache, Table: table, Services: proxy}
 		states := &certificateStates{zone: cfg.Zone, edge: theEdge, store: st, log: log}
 		healthApp := httpserver.New(httpserver.Options{Name: "zoneagent-edge", Log: log, WriteTimeout: 10 * time.Second,
 			Observe: httpserver.MetricsOnly, Health: &p.Health})

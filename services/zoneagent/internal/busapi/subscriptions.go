@@ -38,6 +38,7 @@ func Subscriptions(a *usecase.Agent) []bus.Subscription {
 				zonebus.CommandKey(z, zonebus.CommandDeploy),
 				zonebus.CommandKey(z, zonebus.CommandActivate),
 				zonebus.CommandKey(z, zonebus.CommandDiscard),
+				zonebus.CommandKey(z, zonebus.CommandPreviewRemove), // previews.go
 			},
 			Handle: pokeAfterCommit(a, commandHandler(a)),
 		},
@@ -88,6 +89,9 @@ func commandHandler(a *usecase.Agent) bus.TxHandler {
 			if err := requireIDs(c.GetDeployId()); err != nil {
 				return err
 			}
+			if c.GetPreviewId() != "" {
+				return activatePreview(ctx, a, t, &c) // previews.go
+			}
 			return a.ActivateRevision(ctx, t, c.GetAppId(), c.GetDeployId(), formationFrom(c.GetFormation(), c.GetFormationGeneration()))
 		case zonebus.CommandKey(a.Zone(), zonebus.CommandDiscard):
 			var c zonev1.DiscardRevision
@@ -98,6 +102,8 @@ func commandHandler(a *usecase.Agent) bus.TxHandler {
 				return err
 			}
 			return a.DiscardRevision(ctx, t, c.GetDeployId())
+		case zonebus.CommandKey(a.Zone(), zonebus.CommandPreviewRemove):
+			return removePreview(ctx, a, t, d) // previews.go
 		}
 		return nil
 	}
@@ -208,6 +214,7 @@ func revisionFrom(c *zonev1.StartRevision) revision.Revision {
 		EnvSealed: c.GetEnvSealed(), EnvKeyID: c.GetEnvKeyId(), EnvDeployID: c.GetEnvDeployId(),
 		BuildMinutes: c.GetBuildMinutes(), MinScale: c.GetMinScale(), CPU: c.GetCpu(), Deadline: deadline,
 		ClearCache: c.GetClearCache(), Processes: processesFrom(c.GetProcesses()), InstanceMemoryBytes: c.GetInstanceMemoryBytes(),
+		PreviewID: c.GetPreviewId(), BuiltFromDeployID: c.GetBuiltFromDeployId(),
 	}
 }
 

@@ -65,6 +65,11 @@ type Options struct {
 	// never ordered one by one. Empty: per-host certificates on demand.
 	Wildcard  string
 	DNS01Hook string
+	// PreviewWildcard is `*.<PREVIEWS_DOMAIN>`, the one certificate previews are served
+	// with (previews.go): signed at once by the local CA; with an ACME CA ordered by DNS-01
+	// beside Wildcard, and ignored without it (preview hosts are then ordered on demand as
+	// served hosts are).
+	PreviewWildcard string
 	// RenewCheckInterval is how often stored certificates are checked for renewal; zero is
 	// certmagic's default (10 minutes). Tests with short-lived certificates shorten it.
 	RenewCheckInterval time.Duration
@@ -89,10 +94,12 @@ type Manager struct {
 	// wild orders the wildcard certificate by DNS-01 (Options.Wildcard).
 	wild     *certmagic.Config
 	wildcard string
-	stopWild context.CancelFunc
-	events   *events
-	mu       sync.Mutex
-	kept     map[string]context.CancelFunc
+	// previewWild is the previews' wildcard when this manager serves one (previews.go).
+	previewWild string
+	stopWild    context.CancelFunc
+	events      *events
+	mu          sync.Mutex
+	kept        map[string]context.CancelFunc
 }
 
 // New makes a Manager. Certificates are obtained on demand, at the first handshake that names
@@ -108,7 +115,7 @@ func New(o Options) (*Manager, error) {
 	zl := zapToSlog(log.With("component", "certmagic"))
 	var cfg *certmagic.Config
 	ev := newEvents(o)
-	m := &Manager{events: ev, kept: map[string]context.CancelFunc{}}
+	m := &Manager{events: ev, kept: map[string]context.CancelFunc{}, previewWild: previewWildcard(o)}
 	cache := certmagic.NewCache(certmagic.CacheOptions{
 		GetConfigForCert:   func(certmagic.Certificate) (*certmagic.Config, error) { return cfg, nil },
 		RenewCheckInterval: o.RenewCheckInterval,
@@ -122,7 +129,7 @@ func New(o Options) (*Manager, error) {
 		OnEvent:            ev.on,
 		OnDemand: &certmagic.OnDemandConfig{
 			DecisionFunc: func(_ context.Context, name string) error {
-				if !o.Serves(strings.ToLower(name)) || wildcardCovers(o.Wildcard, name) {
+				if !o.Serves(strings.ToLower(name)) || wildcardCovers(o.Wildcard, name) || wildcardCovers(m.previewWild, name) {
 					return ErrNotServed
 				}
 				return nil
@@ -141,6 +148,10 @@ func New(o Options) (*Manager, error) {
 	if o.Local != nil {
 		cfg.Issuers = []certmagic.Issuer{o.Local}
 		m.managed.Issuers = cfg.Issuers
+		if err := m.keepPreviewWildcard(); err != nil { // previews.go
+			cache.Stop()
+			return nil, err
+		}
 		return m, nil
 	}
 	if o.ACME.Directory == "" {
@@ -188,7 +199,7 @@ func New(o Options) (*Manager, error) {
 		ctx, cancel := context.WithCancel(context.Background())
 		m.stopWild = cancel
 		// Ordered now, retried with certmagic's backoff, renewed by the cache.
-		if err := m.wild.ManageAsync(ctx, []string{m.wildcard}); err != nil {
+		if err := m.wild.ManageAsync(ctx, m.wildcards()); err != nil {
 			cancel()
 			cache.Stop()
 			return nil, err
@@ -198,7 +209,7 @@ func New(o Options) (*Manager, error) {
 }
 
 func (m *Manager) isKept(host string) bool {
-	if host != "" && host == m.wildcard {
+	if host != "" && (host == m.wildcard || host == m.previewWild) {
 		return true
 	}
 	m.mu.Lock()

@@ -124,6 +124,11 @@ func (c *Config) Validate() error {
 	if err := c.Edge.validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := c.Previews.validate(c.AppsDomain); err != nil {
+		errs = append(errs, err)
+	} else if consoleUnderAppsDomain(c.ConsoleURL, c.PreviewsDomainFor(c.AppsDomain)) {
+		errs = append(errs, errors.New("CONSOLE_URL must not be PREVIEWS_DOMAIN or under it: every preview could set the console's cookies"))
+	}
 	if err := c.BusConfig().Validate(); err != nil {
 		errs = append(errs, err)
 	}

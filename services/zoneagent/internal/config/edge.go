@@ -27,6 +27,7 @@ type Edge struct {
 	EdgeHealthAddr string `env:"ZONE_EDGE_HEALTH_ADDR"`
 	EdgeTLS
 	EdgeCache
+	Previews
 }
 
 func (e *Edge) validate() error {
@@ -87,6 +88,9 @@ func (c *EdgeProcess) Validate() error {
 		errs = append(errs, errors.New("ZONEAGENT_SHUTDOWN_TIMEOUT must be positive"))
 	}
 	if err := c.Edge.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Previews.validate(c.AppsDomain); err != nil {
 		errs = append(errs, err)
 	}
 	if err := c.ZoneObjectStore.validate(); err != nil {

@@ -12,6 +12,8 @@ const (
 	OpSet       = "set"
 	OpRemoveApp = "remove_app"
 	OpPause     = "pause"
+	OpPreviews  = "previews" // every preview, live and removed (previewtable.go)
+	OpPreview   = "preview"  // one preview's revision or tombstone
 )
 
 // Change is one write to a Table, as the runtime sends it to its edge process (the table
@@ -23,9 +25,12 @@ type Change struct {
 	Routes []Route              `json:"routes,omitempty"` // OpReplace
 	Hosts  map[string]string    `json:"hosts,omitempty"`  // OpReplace: hostname → app id
 	Paused map[string]time.Time `json:"paused,omitempty"` // OpPause
+	// Previews: OpPreviews; Preview: OpPreview.
+	Previews []Preview `json:"previews,omitempty"`
+	Preview  *Preview  `json:"preview,omitempty"`
 }
 
-// ErrUnknownChange is a change whose op is none of the four.
+// ErrUnknownChange is a change whose op is none of the table's.
 var ErrUnknownChange = errors.New("unknown table change")
 
 // Apply makes the change on t, as the runtime made it on its own table.
@@ -39,6 +44,13 @@ func (t *Table) Apply(c Change) error {
 		t.RemoveApp(c.AppID)
 	case OpPause:
 		t.Pause(c.Paused)
+	case OpPreviews:
+		t.ReplacePreviews(c.Previews)
+	case OpPreview:
+		if c.Preview == nil || c.Preview.ID == "" {
+			return fmt.Errorf("%w: a preview change names no preview", ErrUnknownChange)
+		}
+		t.SetPreview(*c.Preview)
 	default:
 		return fmt.Errorf("%w: %q", ErrUnknownChange, c.Op)
 	}
@@ -65,6 +77,9 @@ func (t *Table) Follow(tell func(Change)) {
 	tell(Change{Op: OpReplace, Routes: routes, Hosts: hosts})
 	if m := t.paused.Load(); m != nil {
 		tell(Change{Op: OpPause, Paused: *m})
+	}
+	if t.previews.Load() != nil {
+		tell(Change{Op: OpPreviews, Previews: t.previewList()})
 	}
 }
 

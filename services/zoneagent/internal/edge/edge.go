@@ -27,15 +27,20 @@ type Sites interface {
 
 // Edge answers requests by Host header.
 type Edge struct {
-	Domain   string // APPS_DOMAIN
-	Sites    Sites  // the zone's static sites (the store, through a local cache); nil: none
-	Table    *Table
-	Services Services
+	Domain string // APPS_DOMAIN
+	// PreviewsDomain (PREVIEWS_DOMAIN) holds the previews' hosts (preview.go); "": none.
+	PreviewsDomain string
+	Sites          Sites // the zone's static sites (the store, through a local cache); nil: none
+	Table          *Table
+	Services       Services
 }
 
 // ServeHTTP routes by Host: <slug>.<Domain>. Anything else is a plain 404, which tells a
 // prober nothing about which apps exist.
 func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if e.servePreview(w, r) { // preview.go
+		return
+	}
 	route, ok := e.route(r.Host)
 	if !ok {
 		notFound(w)

@@ -18,6 +18,9 @@ const acmeChallengePath = "/.well-known/acme-challenge/"
 // Serves reports whether the edge serves host now (<slug>.<APPS_DOMAIN> of a live app, or an
 // active custom hostname): the only names a certificate is ordered for.
 func (e *Edge) Serves(host string) bool {
+	if _, ok := e.livePreview(host); ok { // preview.go
+		return true
+	}
 	_, ok := e.route(host)
 	return ok
 }
@@ -25,6 +28,9 @@ func (e *Edge) Serves(host string) bool {
 // Owner names the app that serves host and whether host is a custom hostname (not
 // <slug>.<APPS_DOMAIN>); false when the edge does not serve it.
 func (e *Edge) Owner(host string) (appID string, custom, ok bool) {
+	if p, ok := e.livePreview(host); ok { // preview.go
+		return p.AppID, false, true
+	}
 	r, ok := e.route(host)
 	if !ok {
 		return "", false, false
@@ -63,7 +69,9 @@ func (h Redirect) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !h.Edge.Serves(r.Host) {
-		notFound(w)
+		if !h.Edge.servePreview(w, r) { // a removed or unknown preview: 410 or 404 (preview.go)
+			notFound(w)
+		}
 		return
 	}
 	host := r.Host

@@ -17,6 +17,9 @@ type Route struct {
 	Slug     string
 	DeployID string
 	Kind     revision.Kind
+	// PreviewID is set on a preview's route (previewtable.go): its proxy and its wake are
+	// the preview's, never the app's live revision's.
+	PreviewID string `json:",omitempty"`
 }
 
 // Table is the routing table. Readers take a snapshot without locking; writers replace it
@@ -27,6 +30,8 @@ type Table struct {
 	// paused maps an app to when it stops being served (its account's payment-failure
 	// hold); apart from the routes, so a switch during a hold keeps it.
 	paused atomic.Pointer[map[string]time.Time]
+	// previews are the previews by id, live and removed (previewtable.go).
+	previews atomic.Pointer[map[string]Preview]
 	// follow, when set (Follow), hears every change after it is installed, under mu, so
 	// the edge process's copy gets the changes in the order they were made.
 	follow func(Change)
@@ -145,5 +150,6 @@ func (t *Table) RemoveApp(appID string) {
 		}
 	}
 	t.p.Store(next)
+	t.removeAppPreviews(appID)
 	t.tell(Change{Op: OpRemoveApp, AppID: appID})
 }

@@ -23,7 +23,16 @@ type Client struct {
 // the app is not live; ErrNoWeb: it runs no web process. An answer with no instance, more
 // than MaxWakeInstances or an id past its bound is refused.
 func (c Client) Wake(ctx context.Context, appID string) ([]string, error) {
-	a, _, err := c.ask(ctx, request{Kind: KindWake, App: appID}, false)
+	return c.wake(ctx, request{Kind: KindWake, App: appID})
+}
+
+// WakePreview is Wake for the app's preview previewID: its one web instance.
+func (c Client) WakePreview(ctx context.Context, appID, previewID string) ([]string, error) {
+	return c.wake(ctx, request{Kind: KindWake, App: appID, Preview: previewID})
+}
+
+func (c Client) wake(ctx context.Context, req request) ([]string, error) {
+	a, _, err := c.ask(ctx, req, false)
 	if err != nil {
 		return nil, err
 	}

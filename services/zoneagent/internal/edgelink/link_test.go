@@ -49,6 +49,14 @@ func (f *fakeRuntime) Wake(_ context.Context, appID string) ([]string, error) {
 	return []string{"inst-" + appID}, nil
 }
 
+func (f *fakeRuntime) WakePreview(_ context.Context, appID, previewID string) ([]string, error) {
+	f.record("wake " + appID + " preview " + previewID)
+	if previewID == "gone00" {
+		return nil, ErrGone
+	}
+	return []string{"inst-" + appID + "-" + previewID}, nil
+}
+
 func (f *fakeRuntime) Dial(ctx context.Context, id string) (net.Conn, error) {
 	f.record("dial " + id)
 	if id != "inst-ok" {

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"tori.dev/contract/names"
 	"tori.dev/services/zoneagent/internal/runas"
 )
 
@@ -24,6 +25,9 @@ type Runtime interface {
 	// and marks the app used (napping counts from the last use). ErrGone: the app is not
 	// live (paused, static, unknown); ErrNoWeb: its live revision runs no web instance.
 	Wake(ctx context.Context, appID string) ([]string, error)
+	// WakePreview is Wake for the app's preview previewID (its one web instance): ErrGone
+	// when the preview is removed or unknown to the runtime's table.
+	WakePreview(ctx context.Context, appID, previewID string) ([]string, error)
 	// Dial connects to the instance from inside its network namespace (or to a container's
 	// host port); ErrGone when the instance no longer runs.
 	Dial(ctx context.Context, instanceID string) (net.Conn, error)
@@ -96,9 +100,14 @@ func (s *Server) serveConn(ctx context.Context, c *net.UnixConn) {
 		s.answer(c, answer{Error: "refused"}, nil)
 		return
 	}
+	if req.Preview != "" && (req.Kind != KindWake || !names.ValidPreviewID(req.Preview)) {
+		s.Log.WarnContext(ctx, "edge link: refused a request naming a preview it cannot", "kind", req.Kind)
+		s.answer(c, answer{Error: "refused"}, nil)
+		return
+	}
 	switch req.Kind {
 	case KindWake:
-		s.wake(ctx, c, req.App)
+		s.wake(ctx, c, req.App, req.Preview)
 	case KindDial:
 		s.dial(ctx, c, req.Instance)
 	default:
@@ -107,7 +116,7 @@ func (s *Server) serveConn(ctx context.Context, c *net.UnixConn) {
 	}
 }
 
-func (s *Server) wake(ctx context.Context, c *net.UnixConn, appID string) {
+func (s *Server) wake(ctx context.Context, c *net.UnixConn, appID, previewID string) {
 	timeout := s.WakeTimeout
 	if timeout <= 0 {
 		timeout = 2 * time.Minute
@@ -116,7 +125,13 @@ func (s *Server) wake(ctx context.Context, c *net.UnixConn, appID string) {
 	defer cancel()
 	// The edge gives up on a request it no longer waits for by closing its end.
 	c.SetDeadline(time.Time{})
-	ids, err := s.Runtime.Wake(wctx, appID)
+	var ids []string
+	var err error
+	if previewID != "" {
+		ids, err = s.Runtime.WakePreview(wctx, appID, previewID)
+	} else {
+		ids, err = s.Runtime.Wake(wctx, appID)
+	}
 	c.SetDeadline(time.Now().Add(ioDeadline))
 	switch {
 	case errors.Is(err, ErrGone):

@@ -19,7 +19,7 @@ import (
 
 // The link's two requests; there is no third.
 const (
-	KindWake = "wake" // App: the ids of the app's live web instances, woken if they nap
+	KindWake = "wake" // App (and Preview, for a preview's): the ids of its live web instances, woken if they nap
 	KindDial = "dial" // Instance: a TCP connection to that instance, as a passed fd
 )
 
@@ -58,6 +58,9 @@ type request struct {
 	Kind     string `json:"kind"`
 	App      string `json:"app,omitempty"`
 	Instance string `json:"instance,omitempty"`
+	// Preview, on a wake only: the app's preview to wake (names.ValidPreviewID), not its
+	// live revision.
+	Preview string `json:"preview,omitempty"`
 }
 
 // answer is what the runtime says back: a wake's instances (or gone, or noWeb), a dial's

@@ -126,7 +126,7 @@ func (a *appProxy) instances(ctx context.Context, force bool) (*instanceSet, err
 	if s := a.set.Load(); s != nil && a.wakes.Load() != gen {
 		return s, nil // learned while this one waited
 	}
-	ids, err := a.link.Wake(ctx, a.appID)
+	ids, err := a.wake(ctx)
 	switch {
 	case errors.Is(err, edgelink.ErrNoWeb):
 		a.store(&instanceSet{noWeb: true})
@@ -232,4 +232,16 @@ func (a *appProxy) closeIdle() {
 			in.transport.CloseIdleConnections()
 		}
 	}
+}
+
+// wake asks the runtime for the app's live web instances, or its preview's.
+func (a *appProxy) wake(ctx context.Context) ([]string, error) {
+	if a.previewID == "" {
+		return a.link.Wake(ctx, a.appID)
+	}
+	pl, ok := a.link.(PreviewLink)
+	if !ok {
+		return nil, edgelink.ErrGone
+	}
+	return pl.WakePreview(ctx, a.appID, a.previewID)
 }

@@ -32,6 +32,12 @@ type Link interface {
 	Dial(ctx context.Context, instanceID string) (net.Conn, error)
 }
 
+// PreviewLink is a Link that also wakes previews (edgelink.Client): a preview's route is
+// woken by its preview id, never as the app's live revision.
+type PreviewLink interface {
+	WakePreview(ctx context.Context, appID, previewID string) ([]string, error)
+}
+
 // LogSink takes a line for an app's own log (busapi.Logs, through the edge's outbox).
 type LogSink interface {
 	Line(appID, deployID, stream, message string, redactions int)
@@ -78,8 +84,11 @@ var (
 type Proxy struct {
 	Link       Link
 	AppsDomain string // a Set-Cookie an app sends for it (or a parent) is dropped
-	Logs       LogSink
-	Log        *slog.Logger
+	// PreviewsDomain: a preview's Set-Cookie for it (or a parent) is dropped too, so no
+	// preview sets a cookie every other preview receives.
+	PreviewsDomain string
+	Logs           LogSink
+	Log            *slog.Logger
 
 	mu   sync.Mutex
 	apps map[string]*appProxy // by app id
@@ -90,6 +99,7 @@ type Proxy struct {
 // balances across them (balance.go).
 type appProxy struct {
 	appID, deployID string
+	previewID       string // a preview's proxy: woken through PreviewLink
 	link            Link
 	log             *slog.Logger
 	set             atomic.Pointer[instanceSet]
@@ -141,7 +151,11 @@ func (p *Proxy) app(route edge.Route) *appProxy {
 	if p.apps == nil {
 		p.apps = map[string]*appProxy{}
 	}
-	a := p.apps[route.AppID]
+	key := route.AppID
+	if route.PreviewID != "" {
+		key += "/preview/" + route.PreviewID
+	}
+	a := p.apps[key]
 	if a != nil && a.deployID == route.DeployID {
 		return a
 	}
@@ -149,13 +163,13 @@ func (p *Proxy) app(route edge.Route) *appProxy {
 		a.closeIdle()
 	}
 	a = p.newApp(route)
-	p.apps[route.AppID] = a
+	p.apps[key] = a
 	return a
 }
 
 func (p *Proxy) newApp(route edge.Route) *appProxy {
 	registerMetrics.Do(func() { prometheus.MustRegister(sharedCookiesDropped, instanceEjections) })
-	a := &appProxy{appID: route.AppID, deployID: route.DeployID, link: p.Link, log: p.Log}
+	a := &appProxy{appID: route.AppID, deployID: route.DeployID, previewID: route.PreviewID, link: p.Link, log: p.Log}
 	// The host only keys the pools; every connection comes from the link.
 	target := &url.URL{Scheme: "http", Host: "instance.invalid"}
 	a.proxy = &httputil.ReverseProxy{
@@ -187,6 +201,9 @@ func (p *Proxy) dropSharedCookies(a *appProxy) func(*http.Response) error {
 			return nil
 		}
 		dropped := edge.DropSharedCookies(resp.Header, p.AppsDomain)
+		if a.previewID != "" && p.PreviewsDomain != "" {
+			dropped = append(dropped, edge.DropSharedCookies(resp.Header, p.PreviewsDomain)...)
+		}
 		if len(dropped) == 0 {
 			return nil
 		}

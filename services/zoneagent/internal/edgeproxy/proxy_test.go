@@ -32,6 +32,8 @@ type fakeLink struct {
 	noWeb bool
 	wakes int
 	dials map[string]int
+	// previewWakes are the previews woken (app/preview).
+	previewWakes []string
 }
 
 func newFakeLink() *fakeLink {
@@ -61,6 +63,13 @@ func (f *fakeLink) Wake(context.Context, string) ([]string, error) {
 		return nil, edgelink.ErrNoWeb
 	}
 	return slices.Clone(f.live), nil
+}
+
+func (f *fakeLink) WakePreview(ctx context.Context, appID, previewID string) ([]string, error) {
+	f.mu.Lock()
+	f.previewWakes = append(f.previewWakes, appID+"/"+previewID)
+	f.mu.Unlock()
+	return f.Wake(ctx, appID)
 }
 
 func (f *fakeLink) Dial(ctx context.Context, id string) (net.Conn, error) {

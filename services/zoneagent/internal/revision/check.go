@@ -3,6 +3,8 @@ package revision
 import (
 	"errors"
 	"fmt"
+
+	"tori.dev/contract/names"
 )
 
 // ErrInvalid is a command whose fields cannot be trusted: an id that is not a UUID (ids are
@@ -19,6 +21,12 @@ func (r Revision) Check() error {
 	}
 	if r.EnvDeployID != "" && !ValidID(r.EnvDeployID) {
 		return fmt.Errorf("%w: env deploy id is not a UUID", ErrInvalid)
+	}
+	if r.BuiltFromDeployID != "" && !ValidID(r.BuiltFromDeployID) {
+		return fmt.Errorf("%w: built-from deploy id is not a UUID", ErrInvalid)
+	}
+	if r.PreviewID != "" && !names.ValidPreviewID(r.PreviewID) {
+		return fmt.Errorf("%w: not a preview id", ErrInvalid)
 	}
 	switch r.Kind {
 	case KindStatic, KindSource, KindImage:

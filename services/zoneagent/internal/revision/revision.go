@@ -44,6 +44,12 @@ type Revision struct {
 	Processes []Process
 	// InstanceMemoryBytes is each instance's memory limit (the plan's); 0: the zone's.
 	InstanceMemoryBytes int64
+	// PreviewID, when set, makes this a preview's revision (names.ValidPreviewID): it is
+	// served only at the preview's host and never becomes the app's live revision.
+	PreviewID string
+	// BuiltFromDeployID names a revision of the same app whose built tree or site bundle
+	// this one may reuse instead of preparing from its artifact (a preview's promote).
+	BuiltFromDeployID string
 }
 
 // MoveTo moves r to state to, or refuses as Transition does and leaves r as it was.

@@ -87,10 +87,12 @@ func (t Tx) AddRevision(ctx context.Context, r revision.Revision) (bool, error) 
 		return false, err
 	}
 	_, err = t.tx.Exec(ctx, `INSERT INTO revisions (deploy_id, app_id, slug, kind, artifact_key, image, release, release_given,
-		env_sealed, env_key_id, env_deploy_id, build_minutes, min_scale, cpu, deadline, clear_cache, processes, instance_memory_bytes)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) ON CONFLICT (deploy_id) DO NOTHING`,
+		env_sealed, env_key_id, env_deploy_id, build_minutes, min_scale, cpu, deadline, clear_cache, processes, instance_memory_bytes,
+		preview_id, built_from_deploy_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) ON CONFLICT (deploy_id) DO NOTHING`,
 		r.DeployID, r.AppID, r.Slug, r.Kind, r.ArtifactKey, r.Image, r.Release, r.ReleaseGiven, r.EnvSealed, r.EnvKeyID,
-		r.EnvDeployID, r.BuildMinutes, r.MinScale, r.CPU, r.Deadline, r.ClearCache, processes, r.InstanceMemoryBytes)
+		r.EnvDeployID, r.BuildMinutes, r.MinScale, r.CPU, r.Deadline, r.ClearCache, processes, r.InstanceMemoryBytes,
+		r.PreviewID, r.BuiltFromDeployID)
 	return err == nil, err
 }
 
@@ -118,8 +120,10 @@ func (t Tx) DeleteApp(ctx context.Context, appID string, deletedAt time.Time) er
 		WHERE app_id = $1`, appID, deletedAt); err != nil {
 		return err
 	}
-	_, err := t.tx.Exec(ctx, `UPDATE revisions SET discard_wanted = true, updated_at = now() WHERE app_id = $1`, appID)
-	return err
+	if _, err := t.tx.Exec(ctx, `UPDATE revisions SET discard_wanted = true, updated_at = now() WHERE app_id = $1`, appID); err != nil {
+		return err
+	}
+	return t.removeAppPreviews(ctx, appID) // previews.go
 }
 
 // SetState records a move from → to; the record must still be in from.
@@ -216,14 +220,14 @@ func (s *Store) Revision(ctx context.Context, deployID string) (revision.Revisio
 
 const revisionColumns = `deploy_id, app_id, slug, kind, artifact_key, image, release, release_given, env_sealed,
 	env_key_id, env_deploy_id, build_minutes, min_scale, cpu, deadline, state, activate_wanted, discard_wanted, clear_cache,
-	processes, instance_memory_bytes`
+	processes, instance_memory_bytes, preview_id, built_from_deploy_id`
 
 func scanRevision(row pgx.Row) (revision.Revision, error) {
 	var r revision.Revision
 	var processes []byte
 	err := row.Scan(&r.DeployID, &r.AppID, &r.Slug, &r.Kind, &r.ArtifactKey, &r.Image, &r.Release, &r.ReleaseGiven,
 		&r.EnvSealed, &r.EnvKeyID, &r.EnvDeployID, &r.BuildMinutes, &r.MinScale, &r.CPU, &r.Deadline, &r.State,
-		&r.ActivateWanted, &r.DiscardWanted, &r.ClearCache, &processes, &r.InstanceMemoryBytes)
+		&r.ActivateWanted, &r.DiscardWanted, &r.ClearCache, &processes, &r.InstanceMemoryBytes, &r.PreviewID, &r.BuiltFromDeployID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return revision.Revision{}, revision.ErrNotFound
 	}

@@ -112,7 +112,7 @@ func (i *ImageRuntime) startContainer(ctx context.Context, ln *imageLaunch, pt r
 	if pt.Command != "" {
 		args = ShellCommand(pt.Command)
 	}
-	instance := revision.InstanceName(pt.Name, n)
+	instance := instanceNameOf(rev, pt.Name, n) // previews.go
 	ct, err := i.container(ctx, rev, name, instanceEnv(ln.vars, instance), port, args)
 	if err != nil {
 		return nil, err

@@ -55,6 +55,9 @@ func (l *Local) Dial(ctx context.Context, id string) (net.Conn, error) {
 		}
 	}
 	if p == nil {
+		p = l.previews.find(id) // previews.go
+	}
+	if p == nil {
 		return nil, edgelink.ErrGone
 	}
 	p.lastUsed.Store(time.Now().UnixNano())

@@ -22,7 +22,11 @@ type throughInstances struct{ l *Local }
 var throughTurn atomic.Int64
 
 func (s throughInstances) ServeHTTP(w http.ResponseWriter, r *http.Request, route edge.Route) {
-	ids, err := s.l.Wake(r.Context(), route)
+	wake := s.l.Wake
+	if route.PreviewID != "" {
+		wake = s.l.WakePreview
+	}
+	ids, err := wake(r.Context(), route)
 	if err != nil {
 		http.Error(w, "service unavailable", http.StatusServiceUnavailable)
 		return

@@ -34,13 +34,13 @@ type EnvOpener interface {
 // openEnv opens the revision's sealed environment; a revision without one has none.
 func openEnv(ctx context.Context, env EnvOpener, rev revision.Revision) (map[string]string, error) {
 	if len(rev.EnvSealed) == 0 || env == nil {
-		return map[string]string{}, nil
+		return previewEnv(rev, map[string]string{}), nil // previews.go
 	}
 	vars, err := env.Open(ctx, rev)
 	if err != nil {
 		return nil, &revision.FailError{Code: CodeEnvUnavailable, Message: "the environment snapshot could not be opened"}
 	}
-	return vars, nil
+	return previewEnv(rev, vars), nil
 }
 
 // Clock is the time the build and release limits are measured by; tests inject one to
@@ -92,7 +92,8 @@ type Local struct {
 	Log              *slog.Logger
 
 	procs    processTable
-	crons    cronRuns // cronrun.go
+	previews previewTable // previews.go
+	crons    cronRuns     // cronrun.go
 	reportMu sync.Mutex
 	reported map[string]string // by app: the last report's counts
 }
@@ -152,6 +153,7 @@ func (l *Local) Discard(_ context.Context, appID, deployID string) error {
 // frees its uid.
 func (l *Local) StopApp(ctx context.Context, appID string) error {
 	l.stopCronRuns(appID)
+	l.stopAppPreviews(appID) // previews.go
 	a, prepared := l.procs.takeApp(appID)
 	if a != nil {
 		stopInstances(a)
@@ -168,6 +170,7 @@ func (l *Local) StopApp(ctx context.Context, appID string) error {
 // StopAll stops every instance; the agent calls it when it stops, so none is orphaned.
 func (l *Local) StopAll() {
 	l.stopCronRuns("")
+	l.stopAppPreviews("")
 	apps, prepared := l.procs.takeAll()
 	for _, a := range apps {
 		stopInstances(a)

@@ -25,7 +25,7 @@ func (l *Local) napIdle(ctx context.Context, now time.Time) int {
 	if l.IdleAfter <= 0 {
 		return 0
 	}
-	napped := 0
+	napped := l.napPreviews(now) // previews.go
 	for _, appID := range l.procs.idleApps(now, l.IdleAfter) {
 		unlock, ok := l.procs.tryLock(appID)
 		if !ok {

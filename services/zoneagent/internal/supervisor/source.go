@@ -42,8 +42,11 @@ func (s *SourceRuntime) prepare(ctx context.Context, rev revision.Revision, jobs
 	if err := s.Identities.Disk(rev.AppID); err != nil {
 		return nil, err
 	}
-	if err := s.unpack(ctx, rev, dir); err != nil {
-		return nil, err
+	reused := s.reuseTree(ctx, rev, dir) // reuse.go: a promoted preview's built tree
+	if !reused {
+		if err := s.unpack(ctx, rev, dir); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.prepareBuildCache(rev); err != nil { // buildcache.go
 		return nil, err
@@ -62,7 +65,7 @@ func (s *SourceRuntime) prepare(ctx context.Context, rev revision.Revision, jobs
 	}
 	redactor := NewRedactor(vars) // the deploy's values only: the plan's are no secret
 	vars = withPlanEnv(vars, plan)
-	if plan.Build != "" {
+	if plan.Build != "" && !reused {
 		limit := time.Duration(rev.BuildMinutes) * time.Minute
 		if limit <= 0 {
 			limit = 10 * time.Minute

@@ -17,7 +17,7 @@ func (s *SourceRuntime) startInstance(ctx context.Context, ln *sourceLaunch, pt 
 	rev := ln.rev
 	_, span := startSpan(ctx, "zone start", rev) // trace.go: up to healthy, not the process's life
 	defer span.End()
-	name := revision.InstanceName(pt.Name, n)
+	name := instanceNameOf(rev, pt.Name, n) // previews.go
 	web := pt.Name == revision.Web
 	port := 0
 	if web {

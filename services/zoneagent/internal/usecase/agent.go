@@ -52,6 +52,8 @@ type Agent struct {
 	// forgotten are apps deleted since start. A reload that reads the database before the
 	// delete's transaction commits must not bring them back, even for a moment.
 	forgotten map[string]bool
+	// removedPreviews are previews removed since start, for the same reason (previews.go).
+	removedPreviews map[string]bool
 }
 
 // New builds an agent ready for its consumers and its Run.
@@ -67,7 +69,7 @@ func New(d Deps) (*Agent, error) {
 		zone: d.Zone, store: d.Store, artifacts: d.Artifacts, sites: d.Sites, table: d.Table,
 		runner: d.Runner, log: log,
 		poke: make(chan struct{}, 1), busy: map[string]bool{}, appLocks: map[string]*sync.Mutex{},
-		forgotten: map[string]bool{},
+		forgotten: map[string]bool{}, removedPreviews: map[string]bool{},
 	}, nil
 }
 
@@ -136,6 +138,10 @@ func (a *Agent) reloadRoutes(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	previews, err := a.loadPreviews(ctx) // previews.go
+	if err != nil {
+		return err
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	out := make([]edge.Route, 0, len(routes))
@@ -150,6 +156,7 @@ func (a *Agent) reloadRoutes(ctx context.Context) error {
 	}
 	a.table.Replace(out, hosts)
 	a.table.Pause(paused)
+	a.reloadPreviews(previews)
 	return nil
 }
 

@@ -76,7 +76,7 @@ func newZone(t *testing.T) *zone {
 		t.Fatal(err)
 	}
 	z.agent = a
-	z.edge = httptest.NewServer(&edge.Edge{Domain: "apps.test", Sites: z.cache(), Table: table})
+	z.edge = httptest.NewServer(&edge.Edge{Domain: "apps.test", PreviewsDomain: "preview.apps.test", Sites: z.cache(), Table: table})
 	t.Cleanup(z.edge.Close)
 	z.stop = runAgent(t, a)
 	return z

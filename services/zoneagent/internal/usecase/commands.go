@@ -16,8 +16,11 @@ import (
 // deleted app is dropped.
 func (a *Agent) StartRevision(ctx context.Context, tx Tx, r revision.Revision) error {
 	rememberTrace(ctx, r.DeployID) // traces.go
-	_, err := tx.AddRevision(ctx, r)
-	return err
+	added, err := tx.AddRevision(ctx, r)
+	if err != nil || !added || r.PreviewID == "" {
+		return err
+	}
+	return a.refuseRemovedPreview(ctx, tx, r) // previews.go
 }
 
 // ActivateRevision records that the control plane wants the revision live, running

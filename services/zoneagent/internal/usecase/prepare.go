@@ -102,6 +102,9 @@ var staticLimits = artifact.Limits{MaxBytes: artifact.DefaultLimits.MaxBytes, Ma
 // stays on this machine; every edge of the zone serves it from the store. A refused artifact
 // leaves nothing in the store (the bundle's upload is given up).
 func (a *Agent) prepareStatic(ctx context.Context, r revision.Revision) error {
+	if a.reuseBundle(ctx, r) { // reuse.go: a promoted preview's bundle
+		return nil
+	}
 	f, err := a.openArtifact(ctx, r)
 	if err != nil {
 		return &revision.FailError{Code: revision.CodeInvalidArtifact, Message: fmt.Sprintf("artifact unavailable: %v", err)}

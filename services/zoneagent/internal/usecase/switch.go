@@ -10,6 +10,9 @@ import (
 // activate switches the app's traffic to a ready revision, unless a newer one already
 // serves (ids are UUIDv7 and sort by creation): an older revision never replaces a newer.
 func (a *Agent) activate(ctx context.Context, r revision.Revision) error {
+	if r.PreviewID != "" {
+		return a.activatePreview(ctx, r) // previews.go: never the app's live revision
+	}
 	var previous *revision.Revision
 	switched := false
 	err := a.store.InTx(ctx, func(tx Tx) error {
