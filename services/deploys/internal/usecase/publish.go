@@ -46,6 +46,9 @@ type revisionOptions struct {
 	// declarationsOf names the deploy whose process declarations the new one starts with (a
 	// rollback's target); "" for none.
 	declarationsOf string
+	// builtFrom names the revision a promote's zone may reuse (a preview's, when it ran with
+	// no overrides); "" for none.
+	builtFrom string
 }
 
 // startRevision tells the app's zone to prepare the deploy's revision.
@@ -55,6 +58,7 @@ func (s *Service) startRevision(ctx context.Context, tx Tx, app App, plan Plan, 
 		Image: d.Image, Release: d.Release, EnvSealed: d.Env.Sealed, EnvKeyId: d.Env.KeyID, EnvDeployId: d.Env.For, BuildMinutes: plan.BuildMinutes,
 		MinScale: plan.MinScale, Cpu: plan.CPU, Deadline: timestamppb.New(d.DeadlineAt()), ReleaseGiven: opts.releaseGiven,
 		ClearCache: opts.clearCache, Processes: processTypes(d.Processes), InstanceMemoryBytes: plan.InstanceMemoryBytes,
+		PreviewId: d.PreviewID, BuiltFromDeployId: opts.builtFrom,
 	})
 }
 
