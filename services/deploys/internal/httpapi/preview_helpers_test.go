@@ -103,4 +103,3 @@ func hasPrefix(v any, prefix string) bool {
 	s, _ := v.(string)
 	return strings.HasPrefix(s, prefix)
 }
-
