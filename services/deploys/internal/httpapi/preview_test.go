@@ -55,7 +55,11 @@ func TestPreviewRefusalsAndTheirOrder(t *testing.T) {
 		})
 	}
 	// DATABASE_URL may be overridden when the preview shares the database.
-	e.mustPreview("svc", `"name":"shared","database":"shared","env":{"DATABASE_URL":"postgres://other"}`, http.StatusCreated)
+	shared := e.mustPreview("svc", `"name":"shared","database":"shared","env":{"DATABASE_URL":"postgres://other"}`, http.StatusCreated)
+	if e.env.withoutDatabase || e.env.overrides["DATABASE_URL"] != "postgres://other" {
+		t.Fatalf("shared database: without %v, overrides %v", e.env.withoutDatabase, e.env.overrides)
+	}
+	e.report(shared["deployId"].(string), stepReady, "")
 
 	// The plan's one preview is taken: 403, and a malformed request still 400 first.
 	if status, out := e.postPreview(e.account, "svc", `"name":"two"`); status != http.StatusForbidden ||
@@ -77,6 +81,13 @@ func TestPreviewRefusalsAndTheirOrder(t *testing.T) {
 	}
 	if status, out := e.postPreview(e.account, "svc", `"ttlSeconds":1`); status != http.StatusBadRequest {
 		t.Fatalf("malformed under a hold: %d %v", status, out)
+	}
+	// A promote is a deploy: refused under the hold too; deleting still works.
+	if status, out, _ := e.request(e.account, "POST", "/api/apps/svc/previews/shared/promote", "", nil, 0); status != http.StatusPaymentRequired || out["code"] != "billing_hold" {
+		t.Fatalf("promote under a hold: %d %v", status, out)
+	}
+	if status, _, _ := e.request(e.account, "DELETE", "/api/apps/svc/previews/shared", "", nil, 0); status != http.StatusNoContent {
+		t.Fatalf("delete under a hold: %d", status)
 	}
 	// A static app takes no image preview.
 	e.addApp(e.account, "site", "static")
