@@ -505,3 +505,39 @@ func TestAppDeletionDeletesPreviews(t *testing.T) {
 		t.Fatalf("%d previews left after cleanup (%v)", n, err)
 	}
 }
+
+// Each preview change commits one audit entry naming the preview (a promote names the deploy
+// it makes, with the preview beside it).
+func TestPreviewChangesAreAudited(t *testing.T) {
+	e := newEnv(t, previewPlan)
+	e.addApp(e.account, "svc", "service")
+	n := len(e.auditEntries())
+	p := e.mustPreview("svc", `"name":"pr","env":{"SECRET_FLAG":"hunter2"}`, http.StatusCreated)
+	id := p["id"].(string)
+	got := e.expectEntry(n, "preview.create", "preview/"+id, "svc")
+	if md := got.GetMetadata(); md["deployId"] != p["deployId"] || md["name"] != "pr" {
+		t.Fatalf("metadata %v", md)
+	}
+	if strings.Contains(got.String(), "hunter2") {
+		t.Fatal("an override's value reached the audit log")
+	}
+	n++
+	if status, _, _ := e.request(e.account, "PATCH", "/api/apps/svc/previews/pr", "application/json", strings.NewReader(`{"ttlSeconds":600}`), -1); status != http.StatusOK {
+		t.Fatal("patch")
+	}
+	e.expectEntry(n, "preview.update", "preview/"+id, "svc")
+	n++
+	e.report(p["deployId"].(string), stepReady, "")
+	status, d, _ := e.request(e.account, "POST", "/api/apps/svc/previews/pr/promote", "", nil, 0)
+	if status != http.StatusCreated {
+		t.Fatalf("promote: %d %v", status, d)
+	}
+	if got := e.expectEntry(n, "preview.promote", "deploy/"+d["id"].(string), "svc"); got.GetMetadata()["preview"] != id {
+		t.Fatalf("metadata %v", got.GetMetadata())
+	}
+	n++
+	if status, _, _ := e.request(e.account, "DELETE", "/api/apps/svc/previews/pr", "", nil, 0); status != http.StatusNoContent {
+		t.Fatal("delete")
+	}
+	e.expectEntry(n, "preview.delete", "preview/"+id, "svc")
+}
