@@ -541,3 +541,30 @@ func TestPreviewChangesAreAudited(t *testing.T) {
 	}
 	e.expectEntry(n, "preview.delete", "preview/"+id, "svc")
 }
+
+// A source preview: the tarball and its release part as a deploy's, the preview's fields
+// beside them; its snapshot is the preview's, with the overrides from the env field.
+func TestPreviewMultipartSource(t *testing.T) {
+	e := newEnv(t, previewPlan)
+	e.addApp(e.account, "svc", "service")
+	ct, body := multipartBody(
+		part{`form-data; name="source"; filename="app.tar.gz"`, sourceTarball(t)},
+		part{`form-data; name="release"`, "node migrate.js"},
+		part{`form-data; name="env"`, `{"FEATURE_X":"on"}`},
+		part{`form-data; name="database"`, "shared"},
+		part{`form-data; name="name"`, "src"},
+	)
+	status, out, _ := e.request(e.account, "POST", "/api/apps/svc/previews", ct, bytes.NewReader(body), int64(len(body)))
+	if status != http.StatusCreated || out["name"] != "src" || out["database"] != "shared" {
+		t.Fatalf("source preview: %d %v", status, out)
+	}
+	if e.env.overrides["FEATURE_X"] != "on" || e.env.withoutDatabase {
+		t.Fatalf("snapshot asked with %v, without database %v", e.env.overrides, e.env.withoutDatabase)
+	}
+	s := e.starts()
+	st := s[len(s)-1]
+	if st.PreviewId != out["id"] || st.Kind != "source" || !st.ReleaseGiven || strings.Join(st.Release, " ") != "node migrate.js" ||
+		!strings.Contains(string(st.EnvSealed), "+preview") {
+		t.Fatalf("StartRevision: %v", st)
+	}
+}
