@@ -90,6 +90,7 @@ func sweepJobs(svc *usecase.Service, cfg config.Config) []lifecycle.Job {
 		// Previews expire within this of their time (DESIGN40); each replica's round takes the
 		// due rows FOR UPDATE SKIP LOCKED, so one replica expires each.
 		{Name: "expire previews", Every: previewSweepEvery, Immediately: true, Run: svc.ExpirePreviews},
+		{Name: "prune preview revisions", Every: cfg.SweepEvery, Immediately: true, Run: svc.PrunePreviewRevisions},
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -566,5 +567,65 @@ func TestPreviewMultipartSource(t *testing.T) {
 	if st.PreviewId != out["id"] || st.Kind != "source" || !st.ReleaseGiven || strings.Join(st.Release, " ") != "node migrate.js" ||
 		!strings.Contains(string(st.EnvSealed), "+preview") {
 		t.Fatalf("StartRevision: %v", st)
+	}
+}
+
+// Stale previews leave nothing behind: a replaced revision and every revision of a preview
+// that is gone lose their rows, and then their artifacts, while the revisions still served
+// (and an artifact a promote shares) stay.
+func TestPreviewRevisionsArePruned(t *testing.T) {
+	e := newEnv(t, previewPlan)
+	e.addApp(e.account, "site", "static")
+	send := func(name, content string) map[string]any {
+		t.Helper()
+		ct, body := multipartBody(part{`form-data; name="name"`, name}, file("index.html", content))
+		status, out, _ := e.request(e.account, "POST", "/api/apps/site/previews", ct, bytes.NewReader(body), int64(len(body)))
+		if status != http.StatusCreated && status != http.StatusOK {
+			t.Fatalf("preview: %d %v", status, out)
+		}
+		return out
+	}
+	a1 := send("a", "1")["deployId"].(string)
+	e.report(a1, stepReady, "")
+	a2 := send("a", "2")["deployId"].(string) // a1 serves while a2 deploys
+	b := send("b", "1")
+	e.report(b["deployId"].(string), stepReady, "")
+	ctx := context.Background()
+	if n, err := e.svc.PrunePreviewRevisions(ctx); err != nil || n != 0 {
+		t.Fatalf("pruned %d (%v) while every revision serves or deploys", n, err)
+	}
+	e.report(a2, stepReady, "") // a1 is replaced
+	status, promoted, _ := e.request(e.account, "POST", "/api/apps/site/previews/b/promote", "", nil, 0)
+	if status != http.StatusCreated {
+		t.Fatalf("promote: %d %v", status, promoted)
+	}
+	if status, _, _ := e.request(e.account, "DELETE", "/api/apps/site/previews/b", "", nil, 0); status != http.StatusNoContent {
+		t.Fatal("delete b")
+	}
+	filesBefore := len(e.files())
+	if n, err := e.svc.PrunePreviewRevisions(ctx); err != nil || n != 2 {
+		t.Fatalf("pruned %d (%v), want a1 and b's", n, err)
+	}
+	var left []string
+	rows, _ := e.pool.Query(ctx, `SELECT id::text FROM deploys WHERE preview_id IS NOT NULL`)
+	for rows.Next() {
+		var id string
+		rows.Scan(&id)
+		left = append(left, id)
+	}
+	rows.Close()
+	if len(left) != 1 || left[0] != a2 {
+		t.Fatalf("preview revisions left %v, want a2 %s", left, a2)
+	}
+	old := time.Now().Add(-time.Hour)
+	for _, f := range e.files() {
+		os.Chtimes(f, old, old)
+	}
+	e.clock.Set(time.Now())
+	if swept, err := e.svc.SweepArtifacts(ctx, 10*time.Minute); err != nil || swept != 1 || len(e.files()) != filesBefore-1 {
+		t.Fatalf("swept %d (%v), files %d → %d: a1's artifact goes, b's stays with its promote", swept, err, filesBefore, len(e.files()))
+	}
+	if _, hosted, _ := e.svc.Hosting(ctx, "local", promoted["appId"].(string), promoted["id"].(string)); !hosted {
+		t.Fatal("the promote lost its deploy")
 	}
 }

@@ -154,3 +154,19 @@ func keys(k []string) []string {
 	}
 	return k
 }
+
+// PrunePreviewRevisions deletes preview revisions nothing serves or will serve: finished ones
+// that are neither their preview's current nor its served revision, and every finished one of
+// a preview that is gone. Their artifacts become unreferenced (unless a promote's deploy
+// shares them) and the artifact sweep removes them after its grace.
+func (s *Store) PrunePreviewRevisions(ctx context.Context, limit int) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM deploys WHERE id IN (
+		SELECT d.id FROM deploys d JOIN previews p ON p.id = d.preview_id
+		WHERE d.preview_id IS NOT NULL AND d.status NOT IN ('building', 'releasing')
+		  AND (p.status IN ('expired', 'deleted') OR (d.id <> p.deploy_id AND d.id IS DISTINCT FROM p.serving_deploy_id))
+		LIMIT $1)`, limit)
+	if err != nil {
+		return 0, fmt.Errorf("store: prune preview revisions: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}

@@ -38,6 +38,7 @@ type memory struct {
 
 func (m *memory) Previews(context.Context, string) ([]*preview.Preview, error) { return nil, nil }
 func (m *memory) MarkPreviewsDeleted(context.Context, string, time.Time) error { return nil }
+func (m *memory) PrunePreviewRevisions(context.Context, int) (int64, error)    { return 0, nil }
 
 func newMemory() *memory {
 	return &memory{apps: map[string]usecase.App{}, deploys: map[string]deploy.Deploy{}, plans: map[string]usecase.Plan{},

@@ -145,4 +145,6 @@ type Store interface {
 	Preview(ctx context.Context, id string) (*preview.Preview, error)
 	PreviewByRef(ctx context.Context, appID, ref string) (*preview.Preview, error)
 	Previews(ctx context.Context, appID string) ([]*preview.Preview, error)
+	// PrunePreviewRevisions deletes finished preview revisions nothing serves any more.
+	PrunePreviewRevisions(ctx context.Context, limit int) (int64, error)
 }

@@ -133,6 +133,16 @@ func (s *Service) ExpirePreviews(ctx context.Context) (int64, error) {
 	return n, err
 }
 
+// pruneBatch bounds one round of pruning preview revisions.
+const pruneBatch = 500
+
+// PrunePreviewRevisions deletes the rows of preview revisions nothing serves any more (a
+// replaced one, or any of a preview that is gone), so stale previews leave no artifacts
+// behind: the artifact sweep removes what no row refers to.
+func (s *Service) PrunePreviewRevisions(ctx context.Context) (int64, error) {
+	return s.store.PrunePreviewRevisions(ctx, pruneBatch)
+}
+
 // PromotePreview makes a ready preview's revision live as a deploy does (release included):
 // a normal deploy of the same artifact, image, processes and release command, with the
 // app's live environment. A preview without overrides lets the zone reuse its revision
