@@ -148,7 +148,7 @@ func SourceWith(body io.Reader, boundary string, w io.Writer, fields Fields) (So
 		field, _, _ := deploy.DispositionParams(part.Header.Get("Content-Disposition"))
 		if handled, err := extra(fields, field, part); handled || err != nil {
 			if err != nil {
-				return SourceParts{}, bodyError(err)
+				return SourceParts{}, err
 			}
 			continue
 		}
@@ -230,14 +230,16 @@ func bodyError(err error) error {
 	return err
 }
 
-// extra hands a part to fields when there are any.
+// extra hands a part to fields when there are any. A refusal of the field's value stays as
+// fields said it; a failure to read the part is the body's.
 func extra(fields Fields, field string, part io.Reader) (bool, error) {
 	if fields == nil {
 		return false, nil
 	}
 	handled, err := fields(field, part)
-	if err != nil {
-		return true, bodyError(err)
+	var pe *deploy.ParamError
+	if err != nil && !errors.As(err, &pe) {
+		err = bodyError(err)
 	}
-	return handled, nil
+	return handled || err != nil, err
 }
