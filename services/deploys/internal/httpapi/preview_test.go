@@ -564,9 +564,20 @@ func TestPreviewMultipartSource(t *testing.T) {
 	}
 	s := e.starts()
 	st := s[len(s)-1]
-	if st.PreviewId != out["id"] || st.Kind != "source" || !st.ReleaseGiven || strings.Join(st.Release, " ") != "node migrate.js" ||
+	// No release job for a preview (given or the manifest's): release given, and empty.
+	if st.PreviewId != out["id"] || st.Kind != "source" || !st.ReleaseGiven || len(st.Release) != 0 ||
 		!strings.Contains(string(st.EnvSealed), "+preview") {
 		t.Fatalf("StartRevision: %v", st)
+	}
+	// Its promote runs the release the preview was given.
+	e.report(st.DeployId, stepReady, "")
+	status, d, _ := e.request(e.account, "POST", "/api/apps/svc/previews/src/promote", "", nil, 0)
+	if status != http.StatusCreated {
+		t.Fatalf("promote: %d %v", status, d)
+	}
+	s = e.starts()
+	if p := s[len(s)-1]; p.DeployId != d["id"] || !p.ReleaseGiven || strings.Join(p.Release, " ") != "node migrate.js" || p.BuiltFromDeployId != "" {
+		t.Fatalf("promote's StartRevision: %v", p)
 	}
 }
 

@@ -53,13 +53,20 @@ type revisionOptions struct {
 
 // startRevision tells the app's zone to prepare the deploy's revision.
 func (s *Service) startRevision(ctx context.Context, tx Tx, app App, plan Plan, d *deploy.Deploy, opts revisionOptions) error {
-	return tx.Publish(ctx, zonebus.CommandKey(app.Zone, zonebus.CommandDeploy), &zonev1.StartRevision{
+	msg := &zonev1.StartRevision{
 		DeployId: d.ID, AppId: d.AppID, AccountId: app.AccountID, Slug: app.Slug, Kind: string(d.Kind), ArtifactKey: d.ArtifactKey,
 		Image: d.Image, Release: d.Release, EnvSealed: d.Env.Sealed, EnvKeyId: d.Env.KeyID, EnvDeployId: d.Env.For, BuildMinutes: plan.BuildMinutes,
 		MinScale: plan.MinScale, Cpu: plan.CPU, Deadline: timestamppb.New(d.DeadlineAt()), ReleaseGiven: opts.releaseGiven,
 		ClearCache: opts.clearCache, Processes: processTypes(d.Processes), InstanceMemoryBytes: plan.InstanceMemoryBytes,
 		PreviewId: d.PreviewID, BuiltFromDeployId: opts.builtFrom,
-	})
+	}
+	if d.PreviewID != "" {
+		// A preview runs no release job (nor the manifest's): a release migrates the app's
+		// database, which a preview must not touch, and one without the database would fail.
+		// The release runs when the preview is promoted; the row keeps it for that.
+		msg.Release, msg.ReleaseGiven = nil, true
+	}
+	return tx.Publish(ctx, zonebus.CommandKey(app.Zone, zonebus.CommandDeploy), msg)
 }
 
 func processTypes(ps []deploy.Process) []*zonev1.ProcessType {
