@@ -67,6 +67,24 @@ func decodePreviewJSON(raw []byte) (preview.Input, error) {
 	return in, nil
 }
 
+// decodePatch reads PATCH's body: ttlSeconds, the one member a preview changes in place (a
+// new name, env or database is a new preview or a replacement).
+func decodePatch(raw []byte) (int64, error) {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &members); err != nil || members == nil {
+		return 0, fmt.Errorf("%w: a JSON object is expected", deploy.ErrInvalidBody)
+	}
+	for k := range members {
+		if k != fieldTTLSeconds {
+			return 0, &deploy.ParamError{Name: k, Reason: "cannot be changed in place; only ttlSeconds can"}
+		}
+	}
+	if !present(members[fieldTTLSeconds]) {
+		return 0, &deploy.ParamError{Name: fieldTTLSeconds, Reason: "is required"}
+	}
+	return parseTTL(string(members[fieldTTLSeconds]))
+}
+
 func present(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
 
 func jsonString(raw json.RawMessage, name string, out *string) error {

@@ -136,14 +136,11 @@ func (h previewHandlers) patch(c *fiber.Ctx) (err error) {
 	if err != nil {
 		return err
 	}
-	in, err := decodePreviewJSON(raw)
+	ttl, err := decodePatch(raw)
 	if err != nil {
 		return err
 	}
-	if in.TTLSeconds == nil {
-		return &deploy.ParamError{Name: fieldTTLSeconds, Reason: "is required"}
-	}
-	p, err := h.previews.ExtendPreview(c.UserContext(), team(c), c.Params("slug"), c.Params("id"), *in.TTLSeconds)
+	p, err := h.previews.ExtendPreview(c.UserContext(), team(c), c.Params("slug"), c.Params("id"), ttl)
 	if err != nil {
 		return err
 	}

@@ -181,7 +181,7 @@ func TestPreviewCreateReplaceGetPatchDelete(t *testing.T) {
 	if status != http.StatusOK || patched["expiresAt"] != apitime.Format(e.clock.Now().Add(2*time.Hour)) || patched["ttlSeconds"] != float64(7200) {
 		t.Fatalf("PATCH: %d %v", status, patched)
 	}
-	for _, body := range []string{`{"ttlSeconds":10}`, `{}`, `{"ttlSeconds":"x"}`} {
+	for _, body := range []string{`{"ttlSeconds":10}`, `{}`, `{"ttlSeconds":"x"}`, `{"ttlSeconds":600,"name":"other"}`, `[600]`, `x`} {
 		if status, out, _ := e.request(e.account, "PATCH", "/api/apps/svc/previews/"+id, "application/json", strings.NewReader(body), -1); status != http.StatusBadRequest {
 			t.Fatalf("PATCH %s: %d %v", body, status, out)
 		}
