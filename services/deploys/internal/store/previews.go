@@ -80,9 +80,13 @@ func (t *txStore) Preview(ctx context.Context, id string) (*preview.Preview, err
 	return getPreview(ctx, t.tx, `WHERE id = $1 FOR UPDATE`, id)
 }
 
-// Previews are the app's previews but the deleted ones, newest first.
+// maxListed bounds the previews list: the plan's limit bounds those still there, and expired
+// ones past the newest hundred say nothing a customer needs.
+const maxListed = 100
+
+// Previews are the app's previews but the deleted ones, newest first, at most maxListed.
 func (s *Store) Previews(ctx context.Context, appID string) ([]*preview.Preview, error) {
-	return listPreviews(ctx, s.pool, `WHERE app_id = $1 AND status <> 'deleted' ORDER BY created_at DESC, id DESC`, appID)
+	return listPreviews(ctx, s.pool, `WHERE app_id = $1 AND status <> 'deleted' ORDER BY created_at DESC, id DESC LIMIT $2`, appID, maxListed)
 }
 
 // ActivePreviewByName is the preview holding name in the app now (deploying, ready or
