@@ -20,9 +20,14 @@ func EnvSnapshot(svc *usecase.Env) bus.Responder {
 		if err := d.Decode(&req); err != nil {
 			return nil, bus.Reject("bad_request", "undecodable EnvSnapshotRequest")
 		}
-		sealed, keyID, n, err := svc.Snapshot(ctx, req.GetAppId(), req.GetDeployId())
+		opts := usecase.SnapshotOptions{Overrides: req.GetOverrides(), Preview: req.GetPreview(), WithoutDatabase: req.GetWithoutDatabase()}
+		sealed, keyID, n, err := svc.SnapshotWith(ctx, req.GetAppId(), req.GetDeployId(), opts)
 		if errors.Is(err, env.ErrAppGone) {
 			return nil, bus.Reject("not_found", "no live app with that id")
+		}
+		if errors.Is(err, env.ErrInvalidKey) || errors.Is(err, env.ErrInvalidValue) {
+			// Names no key and no value: the requester checked them already.
+			return nil, bus.Reject("bad_request", "an override's name or value is not a variable's")
 		}
 		if err != nil {
 			return nil, err

@@ -245,6 +245,38 @@ type snapshot struct {
 // Snapshot seals all of an app's current variables for one deploy. The result opens only
 // for that app and deploy, so a deploy cannot start with another's environment.
 func (s *Env) Snapshot(ctx context.Context, appID, deployID string) (sealed []byte, keyID string, count int, err error) {
+	return s.SnapshotWith(ctx, appID, deployID, SnapshotOptions{})
+}
+
+// SnapshotOptions shape a preview's snapshot (issue 40).
+type SnapshotOptions struct {
+	// Overrides are set over the app's variables (a preview's env); each name and value is
+	// checked as a variable's, so a refused one seals nothing.
+	Overrides map[string]string
+	// Preview adds TORI_PREVIEW=1.
+	Preview bool
+	// WithoutDatabase leaves out DATABASE_URL and DATABASE_RESTORE_URL (database: none), so a
+	// preview never reaches the production database unless asked.
+	WithoutDatabase bool
+}
+
+// The variables a preview's snapshot adds or drops.
+const (
+	previewVar = "TORI_PREVIEW"
+)
+
+var databaseVars = []string{"DATABASE_URL", "DATABASE_RESTORE_URL"}
+
+// SnapshotWith is Snapshot shaped by opts.
+func (s *Env) SnapshotWith(ctx context.Context, appID, deployID string, opts SnapshotOptions) (sealed []byte, keyID string, count int, err error) {
+	for k, v := range opts.Overrides {
+		if !env.ValidKey(k) {
+			return nil, "", 0, env.ErrInvalidKey
+		}
+		if err := env.CheckValue(v); err != nil {
+			return nil, "", 0, err
+		}
+	}
 	live, err := s.Store.AppLive(ctx, appID)
 	if err != nil {
 		return nil, "", 0, err
@@ -256,13 +288,23 @@ func (s *Env) Snapshot(ctx context.Context, appID, deployID string) (sealed []by
 	if err != nil {
 		return nil, "", 0, err
 	}
-	snap := snapshot{Version: 1, Vars: make(map[string]string, len(vars))}
+	snap := snapshot{Version: 1, Vars: make(map[string]string, len(vars)+len(opts.Overrides)+1)}
+	defer clear(snap.Vars)
 	for _, v := range vars {
 		pt, err := s.Keyring.Decrypt(ctx, v.Ciphertext, v.KeyID, env.AAD(appID, v.Key))
 		if err != nil {
 			return nil, "", 0, fmt.Errorf("env: open %s of app %s: %w", v.Key, appID, err)
 		}
 		snap.Vars[v.Key] = string(pt)
+	}
+	maps.Copy(snap.Vars, opts.Overrides)
+	if opts.WithoutDatabase {
+		for _, k := range databaseVars {
+			delete(snap.Vars, k)
+		}
+	}
+	if opts.Preview {
+		snap.Vars[previewVar] = "1"
 	}
 	b, err := json.Marshal(snap)
 	if err != nil {
@@ -273,7 +315,7 @@ func (s *Env) Snapshot(ctx context.Context, appID, deployID string) (sealed []by
 	if err != nil {
 		return nil, "", 0, fmt.Errorf("env: seal snapshot: %w", err)
 	}
-	return sealed, keyID, len(vars), nil
+	return sealed, keyID, len(snap.Vars), nil
 }
 
 // open returns a sealed snapshot's variables.

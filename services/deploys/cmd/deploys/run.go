@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"time"
 
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/lifecycle"
@@ -49,7 +50,8 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 			Env: busapi.NewAppsEnv(conn), Apps: busapi.AppsLookup{Client: appsbus.AppClient{Bus: conn, Timeout: cfg.AppLookupTimeout}}, Log: p.Log,
 		})
 		crons := svc.Crons(store.New(p.Pool), cfg.CronMinIntervalMinutes)
-		web := httpapi.New(httpapi.Deps{Deploys: svc, Crons: crons, SigningKey: []byte(cfg.SigningKey), DB: p.Pool, Health: p.Health, Log: p.Log})
+		web := httpapi.New(httpapi.Deps{Deploys: svc, Crons: crons, Previews: svc, PreviewsDomain: cfg.Previews(),
+			SigningKey: []byte(cfg.SigningKey), DB: p.Pool, Health: p.Health, Log: p.Log})
 		p.Consume(busapi.Subscriptions(svc, store.Bind)...)
 		p.Consume(busapi.CronSubscriptions(crons, store.BindCron)...)
 		if err := p.ServeHTTP(web, cfg.Addr, cfg.ShutdownTimeout); err != nil {
@@ -85,8 +87,15 @@ func sweepJobs(svc *usecase.Service, cfg config.Config) []lifecycle.Job {
 		}},
 		{Name: "redeploy for plan changes", Every: cfg.SweepEvery, Immediately: true, Run: svc.RedeployForPlans},
 		{Name: "mark reclaimable artifacts", Every: cfg.SweepEvery, Immediately: true, Run: svc.MarkReclaimable},
+		// Previews expire within this of their time (DESIGN40); each replica's round takes the
+		// due rows FOR UPDATE SKIP LOCKED, so one replica expires each.
+		{Name: "expire previews", Every: previewSweepEvery, Immediately: true, Run: svc.ExpirePreviews},
+		{Name: "prune preview revisions", Every: cfg.SweepEvery, Immediately: true, Run: svc.PrunePreviewRevisions},
 	}
 }
+
+// previewSweepEvery is how often expired previews are removed.
+const previewSweepEvery = 5 * time.Second
 
 // cronJobs fire due cron ticks every DEPLOYS_CRON_TICK_EVERY (once at start, so a restart
 // catches up at once), and on the sweep's beat fail the runs no zone reported on and clear

@@ -37,3 +37,15 @@ func (a AppsEnv) Same(ctx context.Context, appID string, x, y deploy.Snapshot) (
 	}
 	return reply.GetSame(), nil
 }
+
+// PreviewSnapshot implements usecase.PreviewEnvSource: the apps service sets the overrides
+// over the app's variables, adds TORI_PREVIEW=1 and leaves the database variables out when
+// asked. The overrides cross the bus only in this transient request.
+func (a AppsEnv) PreviewSnapshot(ctx context.Context, appID, deployID string, overrides map[string]string, withoutDatabase bool) (deploy.Snapshot, error) {
+	var reply appsv1.EnvSnapshotReply
+	req := &appsv1.EnvSnapshotRequest{AppId: appID, DeployId: deployID, Overrides: overrides, Preview: true, WithoutDatabase: withoutDatabase}
+	if err := a.conn.Request(ctx, appsbus.QueueEnvSnapshot, req, &reply); err != nil {
+		return deploy.Snapshot{}, err
+	}
+	return deploy.Snapshot{Sealed: reply.GetSealed(), KeyID: reply.GetKeyId(), For: deployID}, nil
+}

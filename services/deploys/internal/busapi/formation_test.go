@@ -109,7 +109,7 @@ func TestFormationStatusSetsRunning(t *testing.T) {
 	}
 }
 
-// A plan event's process and cron limits are kept with the rest of the plan.
+// A plan event's process, cron and preview limits are kept with the rest of the plan.
 func TestPlanEventKeepsProcessLimits(t *testing.T) {
 	pool := storetest.NewPool(t)
 	ctx := context.Background()
@@ -119,7 +119,7 @@ func TestPlanEventKeepsProcessLimits(t *testing.T) {
 	body, _ := proto.Marshal(&billingv1.AccountPlanChanged{AccountId: account, Plan: "flock", Version: 2, Limits: &billingv1.PlanLimits{
 		ConcurrentDeploys: 5, UploadBytes: 1 << 30, BuildMinutes: 45, MinScale: 1, Cpu: 2,
 		ProcessTypes: 8, InstancesPerProcess: 10, InstancesTotal: 40, CronJobs: 50, CronMinIntervalMinutes: 1,
-		CronTimeoutSeconds: 14400, InstanceMemoryBytes: 1 << 30}})
+		CronTimeoutSeconds: 14400, InstanceMemoryBytes: 1 << 30, Previews: 20, PreviewMaxTtlHours: 720}})
 	d := bus.Delivery{ID: uuid.NewString(), RoutingKey: billingbus.KeyPlanChanged, Body: body, Attempt: 1, Publisher: bus.PrincipalBilling}
 	handle := handlerFor(t, svc, busapi.QueuePlans)
 	if err := pgstore.InTx(ctx, pool, func(tx pgx.Tx) error { return handle(ctx, bus.TxOf(tx), d) }); err != nil {
@@ -128,7 +128,7 @@ func TestPlanEventKeepsProcessLimits(t *testing.T) {
 	p, ok, err := svc.Store().Plan(ctx, account)
 	want := usecase.Plan{Name: "flock", ConcurrentDeploys: 5, UploadBytes: 1 << 30, BuildMinutes: 45, MinScale: 1, CPU: 2, Version: 2,
 		ProcessTypes: 8, InstancesPerProcess: 10, InstancesTotal: 40, CronJobs: 50, CronMinIntervalMinutes: 1,
-		CronTimeoutSeconds: 14400, InstanceMemoryBytes: 1 << 30}
+		CronTimeoutSeconds: 14400, InstanceMemoryBytes: 1 << 30, Previews: 20, PreviewMaxTTLHours: 720}
 	if err != nil || !ok || p != want {
 		t.Fatalf("plan copy %+v %v %v, want %+v", p, ok, err, want)
 	}

@@ -93,6 +93,6 @@ func planFrom(name string, l *billingv1.PlanLimits, version int64) usecase.Plan 
 		BuildMinutes: l.GetBuildMinutes(), MinScale: l.GetMinScale(), CPU: l.GetCpu(), Version: version,
 		ProcessTypes: l.GetProcessTypes(), InstancesPerProcess: l.GetInstancesPerProcess(), InstancesTotal: l.GetInstancesTotal(),
 		CronJobs: l.GetCronJobs(), CronMinIntervalMinutes: l.GetCronMinIntervalMinutes(), CronTimeoutSeconds: l.GetCronTimeoutSeconds(),
-		InstanceMemoryBytes: l.GetInstanceMemoryBytes(),
+		InstanceMemoryBytes: l.GetInstanceMemoryBytes(), Previews: l.GetPreviews(), PreviewMaxTTLHours: l.GetPreviewMaxTtlHours(),
 	}
 }

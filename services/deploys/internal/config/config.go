@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strings"
 	"time"
 
 	"tori.dev/pkg/bus"
@@ -42,6 +43,11 @@ type Config struct {
 	// minutes between a cron job's firings (benchmarks and end-to-end tests run an
 	// every-minute job on any plan). 0, the default, keeps the plan's.
 	CronMinIntervalMinutes int64 `env:"DEPLOYS_CRON_MIN_INTERVAL_MINUTES, default=0"`
+	// AppsDomain is {apps_domain}, as the apps service reads it; PreviewsDomain defaults under it.
+	AppsDomain string `env:"APPS_DOMAIN, default=apps.localhost"`
+	// PreviewsDomain is where previews are served: https://<slug>-<id>.<PreviewsDomain>
+	// (names.PreviewHost). Empty: preview.<APPS_DOMAIN>. The zoneagent reads the same setting.
+	PreviewsDomain string `env:"PREVIEWS_DOMAIN"`
 	// CronTickEvery is how often the cron scheduler looks for due ticks.
 	CronTickEvery time.Duration `env:"DEPLOYS_CRON_TICK_EVERY, default=1s"`
 	// The object store every artifact lives in, and deploys' own account and bucket in it,
@@ -53,6 +59,15 @@ type Config struct {
 	ObjectStoreBucket    string `env:"DEPLOYS_OBJECT_STORE_BUCKET"`
 
 	bus.Config
+}
+
+// Previews is the domain previews are served under: PREVIEWS_DOMAIN, else
+// preview.<APPS_DOMAIN>.
+func (c *Config) Previews() string {
+	if c.PreviewsDomain != "" {
+		return strings.ToLower(c.PreviewsDomain)
+	}
+	return "preview." + strings.ToLower(c.AppsDomain)
 }
 
 // Registries is the image registry policy of DEPLOYS_IMAGE_REGISTRIES.
@@ -84,6 +99,12 @@ func (c *Config) Validate() error {
 	if _, err := c.Registries(); err != nil {
 		errs = append(errs, err)
 	}
+	if !bareDomain(c.AppsDomain) {
+		errs = append(errs, fmt.Errorf("APPS_DOMAIN must be a bare domain name, not %q", c.AppsDomain))
+	}
+	if c.PreviewsDomain != "" && !bareDomain(c.PreviewsDomain) {
+		errs = append(errs, fmt.Errorf("PREVIEWS_DOMAIN must be a bare domain name, not %q", c.PreviewsDomain))
+	}
 	// objectstore.New checks the URL and that every credential is there, reaching nothing;
 	// its message names no value.
 	if _, err := objectstore.New(c.ObjectStore()); err != nil {
@@ -99,6 +120,11 @@ func (c *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// bareDomain reports whether d is a domain name alone: no scheme, port, path or space.
+func bareDomain(d string) bool {
+	return d != "" && !strings.ContainsAny(d, "/: ") && !strings.HasPrefix(d, ".") && !strings.HasSuffix(d, ".")
 }
 
 // BusConfig is the bus configuration with the service's own broker user.

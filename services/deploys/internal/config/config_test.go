@@ -86,3 +86,34 @@ func withCredentials(env map[string]string) map[string]string {
 	}
 	return out
 }
+
+// Previews are served under PREVIEWS_DOMAIN, else preview.<APPS_DOMAIN>; either must be a
+// bare domain name.
+func TestPreviewsDomain(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		want    string
+		wantErr string
+	}{
+		{"defaults", map[string]string{}, "preview.apps.localhost", ""},
+		{"under the apps domain", map[string]string{"APPS_DOMAIN": "apps.example.com"}, "preview.apps.example.com", ""},
+		{"its own", map[string]string{"APPS_DOMAIN": "apps.example.com", "PREVIEWS_DOMAIN": "Previews.Example.NET"}, "previews.example.net", ""},
+		{"a URL", map[string]string{"PREVIEWS_DOMAIN": "https://p.example.com"}, "", "PREVIEWS_DOMAIN must be a bare domain name"},
+		{"an apps domain with a port", map[string]string{"APPS_DOMAIN": "apps.localhost:8443"}, "", "APPS_DOMAIN must be a bare domain name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c Config
+			err := pkgconfig.LoadMap(context.Background(), &c, withCredentials(merge(storeVars, merge(tc.env, map[string]string{"GATEWAY_SIGNING_KEY": "k"}))))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || c.Previews() != tc.want {
+				t.Fatalf("%q, %v; want %q", c.Previews(), err, tc.want)
+			}
+		})
+	}
+}

@@ -16,6 +16,9 @@ const (
 	Failed     Status = "failed"
 	Cancelled  Status = "cancelled"
 	Superseded Status = "superseded"
+	// Previewing is a preview's revision its zone serves at the preview's host: never live,
+	// neither open nor terminal (issue 40).
+	Previewing Status = "previewing"
 )
 
 // Open reports whether work on the deploy is still under way.
@@ -76,6 +79,9 @@ type Deploy struct {
 	// ActivatingAt is when the zone was told to switch traffic to the revision. The deploy
 	// goes live only when the zone reports that its edge serves it.
 	ActivatingAt *time.Time
+	// PreviewID marks a preview's revision: never listed among the app's deploys, never
+	// live, never a rollback target (issue 40). "" for a deploy.
+	PreviewID string
 }
 
 // DeadlineAt is when the control plane closes the deploy if it is still open.

@@ -114,3 +114,17 @@ func (d *Deploy) Expire(now time.Time) bool {
 	}
 	return d.Fail(now, ErrCodeDeadline) == nil
 }
+
+// ServePreview records that the zone prepared a preview's revision and is told to serve it at
+// the preview's host. Only an open preview revision may; it finishes there, never live.
+func (d *Deploy) ServePreview(now time.Time) error {
+	if d.PreviewID == "" || !d.Status.Open() {
+		return fmt.Errorf("%w: %s → previewing", ErrInvalidTransition, d.Status)
+	}
+	d.Status, d.UpdatedAt = Previewing, now
+	if d.FinishedAt == nil {
+		t := now
+		d.FinishedAt = &t
+	}
+	return nil
+}

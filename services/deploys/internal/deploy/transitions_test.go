@@ -184,3 +184,26 @@ func TestRequestActivation(t *testing.T) {
 		t.Fatalf("cancel while releasing: %v", err)
 	}
 }
+
+// Only an open preview revision may be served as a preview; then it is neither open nor
+// terminal, and no transition leaves it.
+func TestServePreview(t *testing.T) {
+	now := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	d := &Deploy{Status: Building}
+	if err := d.ServePreview(now); !errors.Is(err, ErrInvalidTransition) {
+		t.Fatalf("a deploy served as a preview: %v", err)
+	}
+	d.PreviewID = "abc123"
+	if err := d.ServePreview(now); err != nil || d.Status != Previewing || d.FinishedAt == nil {
+		t.Fatalf("serve: %v %+v", err, d)
+	}
+	if d.Status.Open() || d.Status.Terminal() || d.Running() || d.Rollbackable() {
+		t.Fatal("previewing counted as open, terminal, running or rollbackable")
+	}
+	if err := d.Fail(now, "x"); err == nil {
+		t.Fatal("a served preview revision failed")
+	}
+	if err := d.ServePreview(now); err == nil {
+		t.Fatal("served twice")
+	}
+}

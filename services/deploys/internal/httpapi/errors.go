@@ -14,6 +14,9 @@ func toHTTP(err error) error {
 	if e := cronToHTTP(err); e != nil {
 		return e
 	}
+	if e := previewToHTTP(err); e != nil {
+		return e
+	}
 	var le *deploy.LimitError
 	if errors.As(err, &le) {
 		switch {

@@ -60,6 +60,19 @@ func (p plans) AccountPlan(context.Context, string) (usecase.Plan, error) { retu
 type fakeEnv struct {
 	mu   sync.Mutex
 	vars string
+	// The last preview snapshot's request.
+	overrides       map[string]string
+	withoutDatabase bool
+	previews        int
+}
+
+// PreviewSnapshot records what a preview's snapshot was asked with.
+func (f *fakeEnv) PreviewSnapshot(_ context.Context, _, deployID string, overrides map[string]string, withoutDatabase bool) (deploy.Snapshot, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.overrides, f.withoutDatabase = overrides, withoutDatabase
+	f.previews++
+	return deploy.Snapshot{Sealed: []byte(f.vars + "+preview#" + deployID), KeyID: "k1", For: deployID}, nil
 }
 
 func (f *fakeEnv) set(v string) { f.mu.Lock(); f.vars = v; f.mu.Unlock() }
@@ -109,7 +122,8 @@ func newEnvWithPlans(t *testing.T, source usecase.PlanSource) *env {
 	e.svc = usecase.New(usecase.Deps{Store: store.New(pool), Objects: objs, Plans: source, Env: e.env, Now: e.clock.Now,
 		Registries: deploy.Registries{Resolver: testResolver{}}})
 	e.crons = e.svc.Crons(store.New(pool), 0)
-	e.app = httpapi.New(httpapi.Deps{Deploys: e.svc, Crons: e.crons, SigningKey: signingKey, DB: pool, Health: health.NewIdentity("deploys", "test")})
+	e.app = httpapi.New(httpapi.Deps{Deploys: e.svc, Crons: e.crons, Previews: e.svc, PreviewsDomain: "preview.apps.localhost",
+		SigningKey: signingKey, DB: pool, Health: health.NewIdentity("deploys", "test")})
 	return e
 }
 

@@ -40,8 +40,12 @@ type Deploys interface {
 type Deps struct {
 	Deploys Deploys
 	// Crons serves /api/apps/{slug}/crons; nil leaves those routes out.
-	Crons      Crons
-	SigningKey []byte
+	Crons Crons
+	// Previews serves /api/apps/{slug}/previews; nil leaves those routes out.
+	Previews Previews
+	// PreviewsDomain is PREVIEWS_DOMAIN: a preview's URL is https://<label>.<PreviewsDomain>.
+	PreviewsDomain string
+	SigningKey     []byte
 	// DB is the service's pool: the gate writes the audit entry of a refusal through it.
 	DB     pgstore.Beginner
 	Health health.Identity
@@ -109,6 +113,9 @@ func New(d Deps) *fiber.App {
 	formation.Patch("/", gate.Check, h.scale)
 	if d.Crons != nil {
 		cronRoutes(srv, d.Crons, d.SigningKey, gate)
+	}
+	if d.Previews != nil {
+		previewRoutes(srv, d.Previews, d.PreviewsDomain, d.SigningKey, gate)
 	}
 	return srv
 }

@@ -84,11 +84,11 @@ func (s *Store) Plan(ctx context.Context, accountID string) (usecase.Plan, bool,
 	var p usecase.Plan
 	err := s.pool.QueryRow(ctx, `SELECT plan, concurrent_deploys, upload_bytes, build_minutes, min_scale, cpu, version,
 		process_types, instances_per_process, instances_total, cron_jobs, cron_min_interval_minutes, cron_timeout_seconds,
-		instance_memory_bytes
+		instance_memory_bytes, previews, preview_max_ttl_hours
 		FROM plans WHERE account_id = $1`, accountID).
 		Scan(&p.Name, &p.ConcurrentDeploys, &p.UploadBytes, &p.BuildMinutes, &p.MinScale, &p.CPU, &p.Version,
 			&p.ProcessTypes, &p.InstancesPerProcess, &p.InstancesTotal, &p.CronJobs, &p.CronMinIntervalMinutes, &p.CronTimeoutSeconds,
-			&p.InstanceMemoryBytes)
+			&p.InstanceMemoryBytes, &p.Previews, &p.PreviewMaxTTLHours)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return usecase.Plan{}, false, nil
 	}
@@ -102,18 +102,19 @@ func (s *Store) Plan(ctx context.Context, accountID string) (usecase.Plan, bool,
 func (t *txStore) SavePlan(ctx context.Context, accountID string, p usecase.Plan) error {
 	_, err := t.tx.Exec(ctx, `INSERT INTO plans (account_id, plan, concurrent_deploys, upload_bytes, build_minutes, min_scale, cpu, version,
 			process_types, instances_per_process, instances_total, cron_jobs, cron_min_interval_minutes, cron_timeout_seconds,
-			instance_memory_bytes)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+			instance_memory_bytes, previews, preview_max_ttl_hours)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
 		ON CONFLICT (account_id) DO UPDATE SET plan = EXCLUDED.plan, concurrent_deploys = EXCLUDED.concurrent_deploys,
 			upload_bytes = EXCLUDED.upload_bytes, build_minutes = EXCLUDED.build_minutes, min_scale = EXCLUDED.min_scale,
 			cpu = EXCLUDED.cpu, version = EXCLUDED.version, process_types = EXCLUDED.process_types,
 			instances_per_process = EXCLUDED.instances_per_process, instances_total = EXCLUDED.instances_total,
 			cron_jobs = EXCLUDED.cron_jobs, cron_min_interval_minutes = EXCLUDED.cron_min_interval_minutes,
-			cron_timeout_seconds = EXCLUDED.cron_timeout_seconds, instance_memory_bytes = EXCLUDED.instance_memory_bytes
+			cron_timeout_seconds = EXCLUDED.cron_timeout_seconds, instance_memory_bytes = EXCLUDED.instance_memory_bytes,
+			previews = EXCLUDED.previews, preview_max_ttl_hours = EXCLUDED.preview_max_ttl_hours
 		WHERE plans.version < EXCLUDED.version`,
 		accountID, p.Name, p.ConcurrentDeploys, p.UploadBytes, p.BuildMinutes, p.MinScale, p.CPU, p.Version,
 		p.ProcessTypes, p.InstancesPerProcess, p.InstancesTotal, p.CronJobs, p.CronMinIntervalMinutes, p.CronTimeoutSeconds,
-		p.InstanceMemoryBytes)
+		p.InstanceMemoryBytes, p.Previews, p.PreviewMaxTTLHours)
 	if err != nil {
 		return fmt.Errorf("store: save plan: %w", err)
 	}

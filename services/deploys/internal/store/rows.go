@@ -15,7 +15,7 @@ import (
 const deployColumns = `id::text, app_id, account_id, kind, status, coalesce(image, ''), release,
 	coalesce(rollback_of::text, ''), coalesce(error, ''), coalesce(artifact_key, ''), env_sealed,
 	coalesce(env_key_id, ''), coalesce(env_for, ''), created_at, updated_at, finished_at, live_at, activating_at, framework,
-	build_detected, coalesce(build_command, ''), coalesce(build_start, ''), processes`
+	build_detected, coalesce(build_command, ''), coalesce(build_start, ''), processes, coalesce(preview_id, '')`
 
 // deployRow is the table's shape; toDeploy converts it to the domain type.
 type deployRow struct {
@@ -30,13 +30,14 @@ type deployRow struct {
 	CreatedAt, UpdatedAt                      time.Time
 	FinishedAt, LiveAt, ActivatingAt          *time.Time
 	Processes                                 []byte
+	PreviewID                                 string
 }
 
 func scanDeploy(row pgx.Row) (*deploy.Deploy, error) {
 	var r deployRow
 	err := row.Scan(&r.ID, &r.AppID, &r.AccountID, &r.Kind, &r.Status, &r.Image, &r.Release, &r.RollbackOf,
 		&r.Error, &r.ArtifactKey, &r.EnvSealed, &r.EnvKeyID, &r.EnvFor, &r.CreatedAt, &r.UpdatedAt, &r.FinishedAt, &r.LiveAt, &r.ActivatingAt, &r.Framework,
-		&r.BuildDetected, &r.BuildCommand, &r.BuildStart, &r.Processes)
+		&r.BuildDetected, &r.BuildCommand, &r.BuildStart, &r.Processes, &r.PreviewID)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +59,7 @@ func (r deployRow) toDeploy() *deploy.Deploy {
 		Image: r.Image, Release: r.Release, RollbackOf: r.RollbackOf, Error: r.Error, ArtifactKey: r.ArtifactKey,
 		Env: deploy.Snapshot{Sealed: r.EnvSealed, KeyID: r.EnvKeyID, For: r.EnvFor}, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 		FinishedAt: utc(r.FinishedAt), LiveAt: utc(r.LiveAt), ActivatingAt: utc(r.ActivatingAt),
-		Framework: deploy.Framework(r.Framework),
+		Framework: deploy.Framework(r.Framework), PreviewID: r.PreviewID,
 	}
 }
 

@@ -68,11 +68,11 @@ type rowQuerier interface {
 
 func (t *txStore) Insert(ctx context.Context, d *deploy.Deploy) error {
 	_, err := t.tx.Exec(ctx, `INSERT INTO deploys (id, app_id, account_id, kind, status, image, release, rollback_of,
-		error, artifact_key, env_sealed, env_key_id, env_for, created_at, updated_at, finished_at, live_at, framework, processes)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+		error, artifact_key, env_sealed, env_key_id, env_for, created_at, updated_at, finished_at, live_at, framework, processes, preview_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
 		d.ID, d.AppID, d.AccountID, string(d.Kind), string(d.Status), nullable(d.Image), d.Release, nullable(d.RollbackOf),
 		nullable(d.Error), nullable(d.ArtifactKey), d.Env.Sealed, nullable(d.Env.KeyID), nullable(d.Env.For), d.CreatedAt, d.UpdatedAt, d.FinishedAt, d.LiveAt,
-		string(d.Framework.OrStatic()), processesJSON(d.Processes))
+		string(d.Framework.OrStatic()), processesJSON(d.Processes), nullable(d.PreviewID))
 	if err != nil {
 		return fmt.Errorf("store: insert deploy: %w", err)
 	}
@@ -129,9 +129,9 @@ func (t *txStore) OpenDeploys(ctx context.Context, appID string) ([]*deploy.Depl
 // List returns the app's deploys newest first. `before` must name a deploy of the app.
 func (s *Store) List(ctx context.Context, appID string, limit int, before string) ([]*deploy.Deploy, error) {
 	if before == "" {
-		return listDeploys(ctx, s.pool, `WHERE app_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`, appID, limit)
+		return listDeploys(ctx, s.pool, `WHERE app_id = $1 AND preview_id IS NULL ORDER BY created_at DESC, id DESC LIMIT $2`, appID, limit)
 	}
-	return listDeploys(ctx, s.pool, `WHERE app_id = $1 AND (created_at, id) <
+	return listDeploys(ctx, s.pool, `WHERE app_id = $1 AND preview_id IS NULL AND (created_at, id) <
 		(SELECT created_at, id FROM deploys WHERE id = $3 AND app_id = $1)
 		ORDER BY created_at DESC, id DESC LIMIT $2`, appID, limit, before)
 }
@@ -161,6 +161,10 @@ func (t *txStore) PurgeApp(ctx context.Context, appID string, at time.Time) erro
 	}
 	if _, err := t.tx.Exec(ctx, `DELETE FROM deploys WHERE app_id = $1`, appID); err != nil {
 		return fmt.Errorf("store: purge deploys: %w", err)
+	}
+	// After the deploys, whose preview revisions refer to them.
+	if _, err := t.tx.Exec(ctx, `DELETE FROM previews WHERE app_id = $1`, appID); err != nil {
+		return fmt.Errorf("store: purge previews: %w", err)
 	}
 	_, err := t.tx.Exec(ctx, `UPDATE apps SET cleaned_at = $2 WHERE id = $1`, appID, at)
 	return err

@@ -30,10 +30,20 @@ const (
 // maxReleasePart bounds the release part of a source upload; it is a command line.
 const maxReleasePart = 16 << 10
 
-// Static copies every `files` part of the multipart body into w as a tar archive whose entry
+// Fields reads a part the payload itself does not know (a preview's name, ttlSeconds, env,
+// database): handled false leaves the part to the payload's own rules.
+type Fields func(field string, part io.Reader) (handled bool, err error)
+
+// Static is StaticWith without extra fields.
+func Static(body io.Reader, boundary string, w io.Writer) (int, PackageJSON, error) {
+	return StaticWith(body, boundary, w, nil)
+}
+
+// StaticWith copies every `files` part of the multipart body into w as a tar archive whose entry
 // names are the validated site-relative paths, and returns the site's root package.json. A
 // part of another name means the payload is not a static site (kind_mismatch).
-func Static(body io.Reader, boundary string, w io.Writer) (files int, pkg PackageJSON, err error) {
+// Parts fields handles are read by it.
+func StaticWith(body io.Reader, boundary string, w io.Writer, fields Fields) (files int, pkg PackageJSON, err error) {
 	mr := multipart.NewReader(body, boundary)
 	tw := tar.NewWriter(w)
 	now := time.Unix(0, 0) // fixed mtimes: the same site makes the same artifact
@@ -46,6 +56,12 @@ func Static(body io.Reader, boundary string, w io.Writer) (files int, pkg Packag
 			return files, pkg, bodyError(err)
 		}
 		field, name, hasName := deploy.DispositionParams(part.Header.Get("Content-Disposition"))
+		if handled, err := extra(fields, field, part); handled || err != nil {
+			if err != nil {
+				return files, pkg, err
+			}
+			continue
+		}
 		switch {
 		case field == FieldSource || field == FieldRelease || field == FieldClearCache:
 			return files, pkg, fmt.Errorf("%w: a static app takes `files` parts, not %q", deploy.ErrKindMismatch, field)
@@ -109,10 +125,15 @@ type SourceParts struct {
 	Package PackageJSON
 }
 
-// Source copies the `source` part into w and returns the other parts: the optional release
-// part, split on whitespace, and clearCache, with the tarball's root package.json. A `files`
-// part means a static payload (kind_mismatch).
+// Source is SourceWith without extra fields.
 func Source(body io.Reader, boundary string, w io.Writer) (SourceParts, error) {
+	return SourceWith(body, boundary, w, nil)
+}
+
+// SourceWith copies the `source` part into w and returns the other parts: the optional release
+// part, split on whitespace, and clearCache, with the tarball's root package.json. A `files`
+// part means a static payload (kind_mismatch). Parts fields handles are read by it.
+func SourceWith(body io.Reader, boundary string, w io.Writer, fields Fields) (SourceParts, error) {
 	var out SourceParts
 	mr := multipart.NewReader(body, boundary)
 	sawSource, sawClear := false, false
@@ -125,6 +146,12 @@ func Source(body io.Reader, boundary string, w io.Writer) (SourceParts, error) {
 			return SourceParts{}, bodyError(err)
 		}
 		field, _, _ := deploy.DispositionParams(part.Header.Get("Content-Disposition"))
+		if handled, err := extra(fields, field, part); handled || err != nil {
+			if err != nil {
+				return SourceParts{}, err
+			}
+			continue
+		}
 		switch field {
 		case FieldFiles:
 			return SourceParts{}, fmt.Errorf("%w: a service app takes a `source` tarball, not `files`", deploy.ErrKindMismatch)
@@ -201,4 +228,18 @@ func bodyError(err error) error {
 		return fmt.Errorf("%w: %v", deploy.ErrInvalidBody, err)
 	}
 	return err
+}
+
+// extra hands a part to fields when there are any. A refusal of the field's value stays as
+// fields said it; a failure to read the part is the body's.
+func extra(fields Fields, field string, part io.Reader) (bool, error) {
+	if fields == nil {
+		return false, nil
+	}
+	handled, err := fields(field, part)
+	var pe *deploy.ParamError
+	if err != nil && !errors.As(err, &pe) {
+		err = bodyError(err)
+	}
+	return handled || err != nil, err
 }

@@ -11,7 +11,8 @@ func (s *Service) OnAppCreated(ctx context.Context, tx Tx, a App, createdAt time
 	return tx.SaveApp(ctx, a, createdAt)
 }
 
-// OnAppDeleted hides the app from every route at once and cancels its open deploys; the
+// OnAppDeleted hides the app from every route at once, cancels its open deploys and ends its
+// previews; the
 // cleanup job then removes artifacts and rows and confirms with deploys.app.cleaned.
 func (s *Service) OnAppDeleted(ctx context.Context, tx Tx, appID string) error {
 	now := s.clock()
@@ -31,14 +32,19 @@ func (s *Service) OnAppDeleted(ctx context.Context, tx Tx, appID string) error {
 		if err := d.Cancel(now); err != nil {
 			return err
 		}
-		if err := s.saveTransition(ctx, tx, d, prev, false); err != nil {
+		save := func() error { return s.saveTransition(ctx, tx, d, prev, false) }
+		if d.PreviewID != "" {
+			save = func() error { return tx.Update(ctx, d) } // no deploy of the app's: no event
+		}
+		if err := save(); err != nil {
 			return err
 		}
 		if err := s.discard(ctx, tx, app, d); err != nil {
 			return err
 		}
 	}
-	return nil
+	// The zone removes the app's previews itself on apps.app.deleted.
+	return tx.MarkPreviewsDeleted(ctx, appID, now)
 }
 
 // CleanDeletedApps removes the artifacts and rows of deleted apps and confirms each. It is

@@ -21,8 +21,8 @@ func (s *Service) Cancel(ctx context.Context, accountID, slug, id string) (*depl
 		if err != nil {
 			return err
 		}
-		if d.AppID != app.ID {
-			return deploy.ErrNotFound
+		if d.AppID != app.ID || d.PreviewID != "" {
+			return deploy.ErrNotFound // a preview's revision goes with its preview (DELETE)
 		}
 		prev := d.Status
 		if err := d.CancelByCustomer(s.clock()); err != nil {

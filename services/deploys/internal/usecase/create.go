@@ -166,6 +166,28 @@ func (s *Service) CreateImage(ctx context.Context, accountID, slug string, in Im
 // storage within the plan's upload size. On any refusal nothing stays behind: the object is
 // aborted or deleted and no row is written.
 func (s *Service) CreateUpload(ctx context.Context, accountID, slug string, contentLength int64, body io.Reader, boundary string, service bool) (*deploy.Deploy, error) {
+	return s.createFromUpload(ctx, accountID, slug, contentLength, body, boundary, service, nil,
+		func(app App, plan Plan, d *deploy.Deploy, opts revisionOptions) error {
+			if service {
+				snap, err := s.snapshot(ctx, app.ID, d.ID)
+				if err != nil {
+					return err
+				}
+				d.Env = snap
+			}
+			return s.insert(ctx, app, plan, d, opts)
+		})
+}
+
+// uploadFinish takes a received upload (its artifact committed, its deploy not yet written)
+// the rest of the way: a snapshot and the insert. An error drops the artifact.
+type uploadFinish func(app App, plan Plan, d *deploy.Deploy, opts revisionOptions) error
+
+// createFromUpload is the one upload path of deploys and previews: the cheap refusals, the
+// upload's slot of the concurrent-deploy limit, the stream into object storage (fields reads
+// the parts the payload does not know, nil for none), then finish.
+func (s *Service) createFromUpload(ctx context.Context, accountID, slug string, contentLength int64, body io.Reader, boundary string,
+	service bool, fields upload.Fields, finish uploadFinish) (*deploy.Deploy, error) {
 	app, plan, err := s.precheck(ctx, accountID, slug, service)
 	if err != nil {
 		return nil, err
@@ -192,10 +214,10 @@ func (s *Service) CreateUpload(ctx context.Context, accountID, slug string, cont
 	var parts upload.SourceParts
 	var pkg upload.PackageJSON
 	if service {
-		parts, err = upload.Source(limited, boundary, up)
+		parts, err = upload.SourceWith(limited, boundary, up, fields)
 		pkg = parts.Package
 	} else {
-		_, pkg, err = upload.Static(limited, boundary, up)
+		_, pkg, err = upload.StaticWith(limited, boundary, up, fields)
 	}
 	if err == nil {
 		// To the end: a streamed body is checked against its signature there, and nothing is
@@ -214,17 +236,9 @@ func (s *Service) CreateUpload(ctx context.Context, accountID, slug string, cont
 	}
 	d := &deploy.Deploy{ID: id, AppID: app.ID, AccountID: accountID, Kind: kind, Status: deploy.Building, Release: parts.Release, ArtifactKey: key}
 	d.Framework = s.framework(ctx, d, pkg)
-	if service {
-		snap, err := s.snapshot(ctx, app.ID, id)
-		if err != nil {
-			s.dropObject(ctx, key)
-			return nil, err
-		}
-		d.Env = snap
-	}
 	now := s.clock()
 	d.CreatedAt, d.UpdatedAt = now, now
-	if err := s.insert(ctx, app, plan, d, revisionOptions{releaseGiven: parts.ReleaseGiven, clearCache: parts.ClearCache}); err != nil {
+	if err := finish(app, plan, d, revisionOptions{releaseGiven: parts.ReleaseGiven, clearCache: parts.ClearCache}); err != nil {
 		s.dropObject(ctx, key)
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"tori.dev/services/deploys/internal/deploy"
+	"tori.dev/services/deploys/internal/preview"
 )
 
 // Hosting answers the apps service before it opens an environment snapshot for a zone:
@@ -28,8 +29,12 @@ func (s *Service) hostedDeploy(ctx context.Context, zone, appID, deployID string
 	if err != nil {
 		return nil, false, err
 	}
-	if d.AppID != appID || !d.Running() {
+	if d.AppID != appID {
 		return nil, false, nil
+	}
+	running, err := s.revisionRunning(ctx, d)
+	if err != nil || !running {
+		return nil, false, err
 	}
 	var a App
 	err = s.store.InTx(ctx, func(tx Tx) error {
@@ -46,4 +51,21 @@ func (s *Service) hostedDeploy(ctx context.Context, zone, appID, deployID string
 		return nil, false, nil
 	}
 	return d, true, nil
+}
+
+// revisionRunning reports whether d's revision is, or is about to be, on its zone. A
+// preview's is while the preview is there and d is its revision under way or the one served.
+func (s *Service) revisionRunning(ctx context.Context, d *deploy.Deploy) (bool, error) {
+	if d.PreviewID == "" {
+		return d.Running(), nil
+	}
+	p, err := s.store.Preview(ctx, d.PreviewID)
+	if errors.Is(err, preview.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil || p.Status.Removed() {
+		return false, err
+	}
+	current := d.ID == p.DeployID && (d.Status.Open() || d.Status == deploy.Previewing)
+	return current || (d.ID == p.ServingDeployID && d.Status == deploy.Previewing), nil
 }

@@ -16,6 +16,7 @@ import (
 	"tori.dev/contract/billinghold"
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
 	"tori.dev/services/deploys/internal/deploy"
+	"tori.dev/services/deploys/internal/preview"
 	"tori.dev/services/deploys/internal/usecase"
 )
 
@@ -31,7 +32,13 @@ type memory struct {
 	holds     map[string]deploy.Hold
 	uploads   map[string]string // upload id → account
 	published []string
+	// Previews are tested against Postgres (preview_test.go in httpapi); none here.
+	usecase.PreviewTx
 }
+
+func (m *memory) Previews(context.Context, string) ([]*preview.Preview, error) { return nil, nil }
+func (m *memory) MarkPreviewsDeleted(context.Context, string, time.Time) error { return nil }
+func (m *memory) PrunePreviewRevisions(context.Context, int) (int64, error)    { return 0, nil }
 
 func newMemory() *memory {
 	return &memory{apps: map[string]usecase.App{}, deploys: map[string]deploy.Deploy{}, plans: map[string]usecase.Plan{},

@@ -50,6 +50,8 @@ const (
 	defaultCronMinIntervalMinutes = 60
 	defaultCronTimeoutSeconds     = 900
 	defaultInstanceMemoryBytes    = 256 << 20
+	defaultPreviews               = 1
+	defaultPreviewMaxTTLHours     = 24
 )
 
 // WithProcessDefaults fills each process or cron limit that is zero (a plan copy from before
@@ -67,6 +69,8 @@ func (p Plan) WithProcessDefaults() Plan {
 		{&p.CronMinIntervalMinutes, defaultCronMinIntervalMinutes},
 		{&p.CronTimeoutSeconds, defaultCronTimeoutSeconds},
 		{&p.InstanceMemoryBytes, defaultInstanceMemoryBytes},
+		{&p.Previews, defaultPreviews},
+		{&p.PreviewMaxTTLHours, defaultPreviewMaxTTLHours},
 	} {
 		if *f.v <= 0 {
 			*f.v = f.def

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"tori.dev/services/deploys/internal/deploy"
+	"tori.dev/services/deploys/internal/preview"
 )
 
 // App is the deploys service's copy of an app, fed by the apps service's events.
@@ -37,6 +38,10 @@ type Plan struct {
 	CronMinIntervalMinutes int64
 	CronTimeoutSeconds     int64
 	InstanceMemoryBytes    int64
+	// The preview limits (issue 40): previews an app may have deploying or ready at once,
+	// and the longest ttl one may have. Zero: not announced yet, as above.
+	Previews           int64
+	PreviewMaxTTLHours int64
 }
 
 // Tx is the work the use cases do inside one transaction. Events published through it
@@ -72,7 +77,27 @@ type Tx interface {
 	// PurgeApp deletes the app's deploys and marks the app cleaned.
 	PurgeApp(ctx context.Context, appID string, at time.Time) error
 	FormationTx
+	PreviewTx
 	Publisher
+}
+
+// PreviewTx is the previews' part of a transaction (issue 40).
+type PreviewTx interface {
+	// Preview loads a preview by id with a row lock; preview.ErrNotFound for none.
+	Preview(ctx context.Context, id string) (*preview.Preview, error)
+	// PreviewByRef is the app's preview named by id, or failing that by name, locked.
+	PreviewByRef(ctx context.Context, appID, ref string) (*preview.Preview, error)
+	// ActivePreviewByName is the preview holding name in the app (deploying, ready or
+	// failed), locked, or nil.
+	ActivePreviewByName(ctx context.Context, appID, name string) (*preview.Preview, error)
+	// CountPreviews counts the app's deploying and ready previews.
+	CountPreviews(ctx context.Context, appID string) (int64, error)
+	// InsertPreview reports false when the id is taken.
+	InsertPreview(ctx context.Context, p *preview.Preview) (bool, error)
+	UpdatePreview(ctx context.Context, p *preview.Preview) error
+	// DuePreviews are previews past expiry not yet gone, locked, skipping locked ones.
+	DuePreviews(ctx context.Context, now time.Time, limit int) ([]*preview.Preview, error)
+	MarkPreviewsDeleted(ctx context.Context, appID string, at time.Time) error
 }
 
 // Publisher puts an event or a zone command in the transaction's outbox, so it leaves only if
@@ -115,4 +140,11 @@ type Store interface {
 	// Formation is the app's formation, web first then by type (empty before its first
 	// service deploy goes live).
 	Formation(ctx context.Context, appID string) ([]deploy.FormationEntry, error)
+	// Preview loads a preview by id; PreviewByRef the app's by id or name; Previews the
+	// app's but the deleted ones, newest first.
+	Preview(ctx context.Context, id string) (*preview.Preview, error)
+	PreviewByRef(ctx context.Context, appID, ref string) (*preview.Preview, error)
+	Previews(ctx context.Context, appID string) ([]*preview.Preview, error)
+	// PrunePreviewRevisions deletes finished preview revisions nothing serves any more.
+	PrunePreviewRevisions(ctx context.Context, limit int) (int64, error)
 }

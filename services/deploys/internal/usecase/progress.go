@@ -28,6 +28,14 @@ func (s *Service) OnProgress(ctx context.Context, tx Tx, p *zonev1.DeployProgres
 		s.log.WarnContext(ctx, "a zone reported on a deploy it does not host", "deploy", d.ID, "zone", p.GetZone())
 		return nil
 	}
+	if d.PreviewID != "" && p.GetStep() != zonev1.DeployStep_DEPLOY_STEP_BUILD_DETECTED {
+		err = s.onPreviewProgress(ctx, tx, app, d, p)
+		if isRefusal(err) {
+			s.log.InfoContext(ctx, "zone report does not apply", "deploy", d.ID, "status", string(d.Status), "step", p.GetStep().String())
+			return nil
+		}
+		return err
+	}
 	switch p.GetStep() {
 	case zonev1.DeployStep_DEPLOY_STEP_BUILD_DETECTED:
 		return s.onBuildDetected(ctx, tx, d, p.GetBuild())

@@ -46,16 +46,27 @@ type revisionOptions struct {
 	// declarationsOf names the deploy whose process declarations the new one starts with (a
 	// rollback's target); "" for none.
 	declarationsOf string
+	// builtFrom names the revision a promote's zone may reuse (a preview's, when it ran with
+	// no overrides); "" for none.
+	builtFrom string
 }
 
 // startRevision tells the app's zone to prepare the deploy's revision.
 func (s *Service) startRevision(ctx context.Context, tx Tx, app App, plan Plan, d *deploy.Deploy, opts revisionOptions) error {
-	return tx.Publish(ctx, zonebus.CommandKey(app.Zone, zonebus.CommandDeploy), &zonev1.StartRevision{
+	msg := &zonev1.StartRevision{
 		DeployId: d.ID, AppId: d.AppID, AccountId: app.AccountID, Slug: app.Slug, Kind: string(d.Kind), ArtifactKey: d.ArtifactKey,
 		Image: d.Image, Release: d.Release, EnvSealed: d.Env.Sealed, EnvKeyId: d.Env.KeyID, EnvDeployId: d.Env.For, BuildMinutes: plan.BuildMinutes,
 		MinScale: plan.MinScale, Cpu: plan.CPU, Deadline: timestamppb.New(d.DeadlineAt()), ReleaseGiven: opts.releaseGiven,
 		ClearCache: opts.clearCache, Processes: processTypes(d.Processes), InstanceMemoryBytes: plan.InstanceMemoryBytes,
-	})
+		PreviewId: d.PreviewID, BuiltFromDeployId: opts.builtFrom,
+	}
+	if d.PreviewID != "" {
+		// A preview runs no release job (nor the manifest's): a release migrates the app's
+		// database, which a preview must not touch, and one without the database would fail.
+		// The release runs when the preview is promoted; the row keeps it for that.
+		msg.Release, msg.ReleaseGiven = nil, true
+	}
+	return tx.Publish(ctx, zonebus.CommandKey(app.Zone, zonebus.CommandDeploy), msg)
 }
 
 func processTypes(ps []deploy.Process) []*zonev1.ProcessType {

@@ -24,7 +24,7 @@ func (s *Service) List(ctx context.Context, accountID, slug string, limit int, b
 	}
 	if before != "" {
 		b, err := s.store.Deploy(ctx, before)
-		if err != nil || b.AppID != app.ID {
+		if err != nil || b.AppID != app.ID || b.PreviewID != "" {
 			return nil, &deploy.ParamError{Name: "before", Reason: "must be the id of a deploy of this app"}
 		}
 	}
@@ -45,7 +45,8 @@ func (s *Service) Get(ctx context.Context, accountID, slug, id string) (*deploy.
 	if err != nil {
 		return nil, err
 	}
-	if d.AppID != app.ID {
+	// A preview's revision is none of the app's deploys: not shown, cancelled or rolled back to.
+	if d.AppID != app.ID || d.PreviewID != "" {
 		return nil, deploy.ErrNotFound
 	}
 	return d, nil

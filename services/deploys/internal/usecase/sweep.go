@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"tori.dev/services/deploys/internal/deploy"
+	"tori.dev/services/deploys/internal/preview"
 )
 
 // CloseOverdue fails every deploy still open 20 minutes after insert (deadline_exceeded) and
@@ -35,6 +36,10 @@ func (s *Service) CloseOverdue(ctx context.Context) (int64, error) {
 			if err != nil {
 				return err
 			}
+			if d.PreviewID != "" {
+				closed++
+				return s.closeOverduePreview(ctx, tx, app, d, now)
+			}
 			live, err := tx.Live(ctx, d.AppID)
 			if err != nil {
 				return err
@@ -50,6 +55,25 @@ func (s *Service) CloseOverdue(ctx context.Context) (int64, error) {
 		}
 	}
 	return closed, nil
+}
+
+// closeOverduePreview records a preview revision past its deadline (no status event: it is
+// no deploy of the app's), fails its preview when it was the current revision, and tells the
+// zone to discard it.
+func (s *Service) closeOverduePreview(ctx context.Context, tx Tx, app App, d *deploy.Deploy, now time.Time) error {
+	if err := tx.Update(ctx, d); err != nil {
+		return err
+	}
+	pv, err := tx.Preview(ctx, d.PreviewID)
+	if err != nil && !errors.Is(err, preview.ErrNotFound) {
+		return err
+	}
+	if pv != nil && pv.MarkFailed(now, d.ID, d.Error) {
+		if err := tx.UpdatePreview(ctx, pv); err != nil {
+			return err
+		}
+	}
+	return s.discard(ctx, tx, app, d)
 }
 
 // SweepArtifacts deletes artifacts no deploy refers to, once older than grace: an upload
