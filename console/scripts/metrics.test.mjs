@@ -105,3 +105,23 @@ test('drain URLs checked before they are sent', () => {
   assert.match(drainURLProblem('ftp://x.example.com/'), /https:\/\/ or syslog\+tls:\/\//)
   assert.match(drainURLProblem('collector'), /Not a URL/)
 })
+
+test('axis ticks are short', () => {
+  for (const [v, unit, want] of [
+    [150, 'requests', '150'],
+    [2.5, 'requests', '2.5'],
+    [0.15, 'cores', '0.15'],
+    [0, 'cores', '0'],
+    [0.5, 'ms', '0.5 ms'],
+    [50, 'ms', '50 ms'],
+    [100000000, 'bytes', '95.4 MiB'],
+  ]) {
+    assert.equal(m.axisValue(v, unit), want, `${v} ${unit}`)
+  }
+})
+
+test('tints are opaque mixes with white', () => {
+  assert.equal(m.tint('#2f9e44', 1), 'rgb(47, 158, 68)')
+  assert.equal(m.tint('#2f9e44', 0), 'rgb(255, 255, 255)')
+  assert.equal(m.tint('#000000', 0.5), 'rgb(128, 128, 128)')
+})

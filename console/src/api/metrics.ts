@@ -97,6 +97,29 @@ export function formatValue(v: number | null | undefined, unit: string): string 
   }
 }
 
+// axisValue is a value as an axis tick says it, short: the unit only where the number needs
+// it (bytes' scale, milliseconds); counts and cores bare, their unit in the chart's title.
+export function axisValue(v: number, unit: string): string {
+  switch (unit) {
+    case 'bytes':
+      return formatValue(v, unit)
+    case 'ms':
+      return `${v < 10 && !Number.isInteger(v) ? v.toFixed(1) : Math.round(v)} ms`
+    case 'cores':
+      return v === 0 ? '0' : String(Number(v.toPrecision(2)))
+    default:
+      return Number.isInteger(v) ? String(v) : v.toFixed(1)
+  }
+}
+
+// tint is a colour mixed with white (amount 0: white, 1: the colour), opaque: a stacked
+// band paints over the band above it, so see-through fills would blend into one colour.
+export function tint(hex: string, amount: number): string {
+  const n = parseInt(hex.slice(1), 16)
+  const mix = (c: number) => Math.round(255 - (255 - c) * amount)
+  return `rgb(${mix(n >> 16)}, ${mix((n >> 8) & 255)}, ${mix(n & 255)})`
+}
+
 // total sums a series' values (missing ones count nothing): the chart's text alternative.
 export function total(y: (number | null)[]): number {
   return y.reduce<number>((sum, v) => sum + (v ?? 0), 0)

@@ -3,7 +3,7 @@
 // nothing to a screen reader: the figure carries a sentence of what it shows (summary).
 import { useEffect, useRef, useState } from 'preact/hooks'
 import type uPlot from 'uplot'
-import { formatValue } from '../api/metrics'
+import { axisValue, formatValue, tint } from '../api/metrics'
 
 export type ChartLine = {
   label: string
@@ -44,14 +44,14 @@ export function Chart({ title, unit, x, lines, summary }: { title: string; unit:
               label: l.label,
               stroke: l.color,
               width: 1.5,
-              fill: l.fill ? l.color + '55' : undefined,
+              fill: l.fill ? tint(l.color, 0.55) : undefined,
               dash: l.dash ? [6, 4] : undefined,
               points: { show: false },
               value: (_u: uPlot, v: number | null, _si: number, i: number | null) =>
                 formatValue(l.shown && i !== null ? l.shown[i] : v, unit),
             })),
           ],
-          axes: [{}, { size: 70, values: (_u: uPlot, splits: number[]) => splits.map((v) => formatValue(v, unit)) }],
+          axes: [{}, { size: 80, values: (_u: uPlot, splits: number[]) => splits.map((v) => axisValue(v, unit)) }],
           scales: { y: { range: (_u: uPlot, min: number, max: number) => [Math.min(0, min), max > 0 ? max * 1.1 : 1] } },
         }
         plot = new UPlot(opts, [x, ...lines.map((l) => l.values)] as uPlot.AlignedData, el)

@@ -10,6 +10,8 @@ const statusColor: Record<string, string> = { '1xx': '#8a8f98', '2xx': '#2f9e44'
 const quantileColor: Record<string, string> = { p50: '#1c7ed6', p95: '#f08c00', p99: '#e03131' }
 const palette = ['#1c7ed6', '#2f9e44', '#ae3ec9', '#f08c00', '#0c8599', '#e03131', '#5c940d', '#862e9c']
 
+const stepWord = (step: number) => (step === 60 ? 'minute' : step === 300 ? '5 minutes' : 'hour')
+
 type Prepared = { title: string; unit: string; x: number[]; lines: ChartLine[]; summary: string; empty: boolean }
 
 // prepare turns one metric's answer into what its chart draws and says.
@@ -25,7 +27,7 @@ function prepare(m: Metrics): Prepared {
       .reverse()
     const parts = series.map((s, i) => `${seriesLabel(s.labels)} ${total(ys[i])}`)
     const all = ys.reduce((n, y) => n + total(y), 0)
-    return { title: 'Requests by status', unit, x, lines, summary: `${all} requests${parts.length ? ': ' + parts.join(', ') : ''}`, empty: all === 0 }
+    return { title: `Requests per ${stepWord(m.step)} by status`, unit, x, lines, summary: `${all} requests${parts.length ? ': ' + parts.join(', ') : ''}`, empty: all === 0 }
   }
   const { x, ys } = columns(m.series)
   const lines: ChartLine[] = m.series.map((s, i) => {
@@ -39,7 +41,7 @@ function prepare(m: Metrics): Prepared {
     lines.push({ label: 'limit', values: x.map(() => m.limit as number), color: '#868e96', dash: true })
     summary += `${summary ? '; ' : ''}limit ${formatValue(m.limit, unit)}`
   }
-  const title = { latency: 'Latency (p50, p95, p99)', cpu: 'CPU', memory: 'Memory', instances: 'Instances' }[m.metric as string] ?? m.metric
+  const title = { latency: 'Latency (p50, p95, p99)', cpu: 'CPU (cores)', memory: 'Memory', instances: 'Instances' }[m.metric as string] ?? m.metric
   return { title, unit, x, lines, summary: summary || 'no data', empty }
 }
 
@@ -72,7 +74,7 @@ export function MetricsTab({ slug, kind }: { slug: string; kind: string }) {
             ))}
           </select>
           <span class="muted small">
-            One point per {win.step === 60 ? 'minute' : win.step === 300 ? '5 minutes' : 'hour'}; your plan keeps metrics 1 to 30 days.
+            One point per {stepWord(win.step)}; your plan keeps metrics 1 to 30 days.
           </span>
         </div>
       </div>
