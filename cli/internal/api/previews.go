@@ -45,21 +45,20 @@ type PreviewOptions struct {
 
 // ImageRequest is the preview of the image deploy in.
 func (o PreviewOptions) ImageRequest(in ImageDeployRequest) PreviewImageRequest {
-	return PreviewImageRequest{Image: in.Image, Release: in.Release, ForceRestart: in.ForceRestart, Processes: in.Processes,
+	return PreviewImageRequest{Image: in.Image, Release: in.Release, Processes: in.Processes,
 		Name: o.Name, TTLSeconds: o.TTLSeconds, Env: o.Env, Database: o.Database}
 }
 
-// PreviewImageRequest is an image deploy's body plus the preview's options (flat, so the
-// drift check sees every field).
+// PreviewImageRequest is an image deploy's body (but forceRestart: a preview is a new
+// revision each time) plus the preview's options, flat so the drift check sees every field.
 type PreviewImageRequest struct {
-	Image        string            `json:"image"`
-	Release      string            `json:"release,omitempty"`
-	ForceRestart bool              `json:"forceRestart,omitempty"`
-	Processes    map[string]string `json:"processes,omitempty"`
-	Name         string            `json:"name,omitempty"`
-	TTLSeconds   int               `json:"ttlSeconds,omitempty"`
-	Env          map[string]string `json:"env,omitempty"`
-	Database     string            `json:"database,omitempty"`
+	Image      string            `json:"image"`
+	Release    string            `json:"release,omitempty"`
+	Processes  map[string]string `json:"processes,omitempty"`
+	Name       string            `json:"name,omitempty"`
+	TTLSeconds int               `json:"ttlSeconds,omitempty"`
+	Env        map[string]string `json:"env,omitempty"`
+	Database   string            `json:"database,omitempty"`
 }
 
 // PreviewForm names the multipart parts of a folder's preview: a deploy's plus the

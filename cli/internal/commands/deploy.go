@@ -65,6 +65,9 @@ func (s *state) deployCmd() *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
+			if preview != nil && forceRestart {
+				return usagef("--force-restart does not go with --preview: every preview deploy is a new revision")
+			}
 			slug, err := s.slug(dir)
 			if err != nil {
 				return err
@@ -79,7 +82,7 @@ func (s *state) deployCmd() *cobra.Command {
 				var p api.Preview
 				var raw api.Raw
 				if image != "" {
-					p, raw, err = s.client.PreviewImage(ctx, slug, preview.ImageRequest(api.ImageDeployRequest{Image: image, Release: release, ForceRestart: forceRestart, Processes: procs}))
+					p, raw, err = s.client.PreviewImage(ctx, slug, preview.ImageRequest(api.ImageDeployRequest{Image: image, Release: release, Processes: procs}))
 				} else {
 					p, raw, err = uploadFolder(s, ctx, slug, dir, bundle.SourceOptions{Release: release, ClearCache: clearCache, Fields: PreviewFields(*preview)}, s.client.PreviewUpload)
 				}

@@ -242,6 +242,13 @@ func TestDeployPreview(t *testing.T) {
 		t.Fatalf("over the plan: exit %d stderr %q", code, stderr)
 	}
 
+	// --force-restart is an image deploy's; a preview is a new revision each time.
+	fake.take()
+	code, _, stderr = run(t, srv.URL, "", "deploy", "--image", img, "-a", "svc", "--preview", "pr-12", "--force-restart")
+	if calls, _ := fake.take(); code != 2 || len(calls) != 0 || !strings.Contains(stderr, "--force-restart does not go with --preview") {
+		t.Fatalf("--force-restart: exit %d calls %q stderr %q", code, calls, stderr)
+	}
+
 	// Preview flags without --preview are a usage error; nothing is sent.
 	fake.take()
 	code, _, stderr = run(t, srv.URL, "", "deploy", dir, "-a", "site", "--ttl", "48h")
