@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks'
 import { api, ok } from '../../api/client'
 import type { MetricName, Metrics } from '../../api/types'
-import { byStatus, columns, formatValue, peak, seriesLabel, stack, total, windowQuery, windows, type Window } from '../../api/metrics'
+import { byStatus, columns, formatValue, peak, seriesLabel, stack, total, windowQuery, windows, type SeriesLike, type Window } from '../../api/metrics'
 import { useInterval, useLoad } from '../../hooks'
 import { Chart, type ChartLine } from '../../components/chart'
 import { Empty, ErrorBox, Loading } from '../../components/ui'
@@ -14,8 +14,12 @@ const stepWord = (step: number) => (step === 60 ? 'minute' : step === 300 ? '5 m
 
 type Prepared = { title: string; unit: string; x: number[]; lines: ChartLine[]; summary: string; empty: boolean }
 
+// An answer as prepare reads it: points as plain arrays, whether the client's types keep the
+// document's [time, value] tuples or not.
+type MetricsAnswer = Omit<Metrics, 'series'> & { series: SeriesLike[] }
+
 // prepare turns one metric's answer into what its chart draws and says.
-function prepare(m: Metrics): Prepared {
+function prepare(m: MetricsAnswer): Prepared {
   const unit = m.unit
   if (m.metric === 'requests') {
     const series = byStatus(m.series)
