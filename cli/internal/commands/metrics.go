@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -52,13 +53,16 @@ func ParseMetrics(f MetricsFlags, now time.Time) (api.MetricsQuery, error) {
 
 func (s *state) metricsCmd() *cobra.Command {
 	f := MetricsFlags{Metric: appmetrics.Requests, Since: "1h"}
+	var table bool
 	c := &cobra.Command{
 		Use:   "metrics",
 		Short: "Show the app's requests, latency, CPU, memory or instances as sparklines",
 		Long: "One line per series (a status class, a quantile, an instance), oldest to newest, one\n" +
 			"character a --step, with its smallest, largest and last value; a gap is a step with nothing\n" +
-			"to say (no requests for a latency, no sample). --json prints the API's answer.",
-		Example: "  tori metrics\n  tori metrics --metric latency --since 6h --step 5m\n  tori metrics --metric memory --process web --json",
+			"to say (no requests for a latency, no sample). --table prints every point instead, one row a\n" +
+			"step; --json the API's answer.",
+		Example: "  tori metrics\n  tori metrics --metric latency --since 6h --step 5m\n  tori metrics --metric cpu --since 15m --table\n" +
+			"  tori metrics --metric memory --process web --json",
 		Args:    cobra.NoArgs,
 		PreRunE: s.signedIn,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -66,9 +70,13 @@ func (s *state) metricsCmd() *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
+			show := s.printMetrics
+			if table {
+				show = s.printMetricsTable
+			}
 			return aboutApp(s, cmd, func(ctx context.Context, slug string) (api.Metrics, api.Raw, error) {
 				return s.client.Metrics(ctx, slug, q)
-			}, s.printMetrics)
+			}, show)
 		},
 	}
 	s.appFlag(c, false)
@@ -77,6 +85,7 @@ func (s *state) metricsCmd() *cobra.Command {
 	fl.StringVar(&f.Since, "since", f.Since, "how far back (30m, 6h, 7d; the plan keeps metrics 1 to 30 days)")
 	fl.StringVar(&f.Step, "step", "", "one point per 1m (the default), 5m or 1h")
 	fl.StringVar(&f.Process, "process", "", "one process type (web) or one instance (web.1)")
+	fl.BoolVar(&table, "table", false, "every point, one row a step (time, then a column a series), instead of sparklines")
 	return c
 }
 
@@ -132,6 +141,50 @@ func (s *state) printMetrics(m api.Metrics) error {
 			stats = fmt.Sprintf("min %s\tmax %s\tlast %s", formatValue(lo, m.Unit), formatValue(hi, m.Unit), last)
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\n", seriesName(sr.Labels), Sparkline(values), stats)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if m.Limit != nil {
+		s.ui.Printf("limit %s\n", formatValue(*m.Limit, m.Unit))
+	}
+	return nil
+}
+
+// printMetricsTable prints every point: a row a step (its start, RFC 3339 UTC), a column a
+// series, "-" where the API says null.
+func (s *state) printMetricsTable(m api.Metrics) error {
+	if len(m.Series) == 0 {
+		s.ui.Printf("Nothing in this window.\n")
+		return nil
+	}
+	header := []string{"TIME"}
+	rows := map[int64][]string{}
+	var times []int64
+	for i, sr := range m.Series {
+		header = append(header, seriesName(sr.Labels))
+		for _, p := range sr.Points {
+			if len(p) < 2 || p[0] == nil {
+				continue
+			}
+			t := int64(*p[0])
+			if _, ok := rows[t]; !ok {
+				rows[t] = make([]string, len(m.Series))
+				for j := range rows[t] {
+					rows[t][j] = "-"
+				}
+				times = append(times, t)
+			}
+			if p[1] != nil {
+				rows[t][i] = formatValue(*p[1], m.Unit)
+			}
+		}
+	}
+	slices.Sort(times)
+	w := tabwriter.NewWriter(s.env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, s.ui.Paint(ui.Bold, strings.Join(header, "\t")))
+	for _, t := range times {
+		fmt.Fprintf(w, "%s\t%s\n", time.Unix(t, 0).UTC().Format(time.RFC3339), strings.Join(rows[t], "\t"))
 	}
 	if err := w.Flush(); err != nil {
 		return err

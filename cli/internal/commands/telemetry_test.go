@@ -145,6 +145,18 @@ func TestDrainsAndMetricsAgainstTheAPI(t *testing.T) {
 			"web.1 ▁█ min 50.0 MiB max 60.0 MiB last 60.0 MiB",
 			"limit 256.0 MiB",
 		}, ""},
+		{"a table", []string{"metrics", "--metric", "latency", "--table", "-a", "api"}, 0, []string{"metric=latency"}, []string{
+			"TIME p50 p99",
+			"2026-11-30T10:00:00Z 4.20 ms 180 ms",
+			"2026-11-30T10:05:00Z - -",
+			"2026-11-30T10:10:00Z 3.90 ms 95 ms",
+		}, ""},
+		{"a table with the limit", []string{"metrics", "--metric", "memory", "--table", "-a", "api"}, 0, []string{"metric=memory"}, []string{
+			"TIME web.1",
+			"2026-11-30T10:00:00Z 50.0 MiB",
+			"2026-11-30T10:01:00Z 60.0 MiB",
+			"limit 256.0 MiB",
+		}, ""},
 		{"nothing", []string{"metrics", "--metric", "cpu", "-a", "api"}, 0, []string{"metric=cpu"}, []string{
 			"cpu cores per 1m0s, 2026-11-29T10:00:00Z to 2026-11-29T10:01:00Z",
 			"Nothing in this window.",
