@@ -24,8 +24,9 @@ export function Previews({ slug, canDeploy }: { slug: string; canDeploy: boolean
       title: `Make ${p.name} live?`,
       body: (
         <p>
-          A new deploy of what {p.name} runs, with the app's live variables{p.envKeys.length > 0 && ' (not the preview’s own, so it builds again)'}
-          {p.database === 'none' && ' and its database'}. The preview stays until it ends.
+          A new deploy of what {p.name} runs, with the app's live variables and database rather than the preview's, its release command
+          included{p.envKeys.length > 0 && '; a source preview is built again, since its build may have read its own variables'}. The preview
+          stays until it ends.
         </p>
       ),
       action: `Promote ${p.name}`,
