@@ -33,9 +33,10 @@ func (s *state) deployCmd() *cobra.Command {
 			"A folder is sent the way git sees it: .gitignore, .dockerignore and .toriignore are\n" +
 			"honoured; .git, .env* and a static site's node_modules and dotfiles (but .well-known) are\n" +
 			"left out; a symbolic link out of the folder is refused. --dry-run lists what would be sent.\n\n" +
-			"--preview NAME sends the same payload as a preview instead: its own URL, one web instance,\n" +
-			"never the live app, its variables or (unless --database shared) its database; gone after\n" +
-			"--ttl (default 72h, capped by the plan). The same NAME again replaces it at the same URL.",
+			"--preview NAME sends the same payload as a preview instead, which never touches the live app:\n" +
+			"its own URL, one web instance, the app's variables with --env over them, no database unless\n" +
+			"--database shared; gone after --ttl (default 72h, capped by the plan). The same NAME again\n" +
+			"replaces it at the same URL. tori then follows it until it serves (its URL) or fails.",
 		Example: "  tori deploy ./public --app my-site\n  tori deploy . --release \"python3 migrate.py\"\n  tori deploy . --clear-cache\n" +
 			"  tori deploy --image ghcr.io/acme/web@sha256:<digest> --app my-api\n" +
 			"  tori deploy --image ghcr.io/acme/web@sha256:<digest> --process web='./server' --process worker='./worker'\n  tori deploy --detach\n" +
