@@ -394,8 +394,24 @@ try {
   await visible(page.getByLabel('Window'))
   await visible(page.getByTestId('logs').locator('.line'))
   await page.getByLabel('Follow').check()
+  // The owner sees the app's log drains below its lines (admins only).
+  await visible(page.getByRole('heading', { name: 'Log drains' }))
   await shot('app-logs')
   await a11y('logs')
+
+  step('app page: previews and metrics')
+  await page.getByRole('link', { name: 'Previews' }).click()
+  await urlIs(`/apps/${slug}/previews`)
+  await titled(`Previews · ${slug}`)
+  await visible(page.getByText('No previews'))
+  await a11y('previews')
+  await page.getByRole('link', { name: 'Metrics' }).click()
+  await urlIs(`/apps/${slug}/metrics`)
+  await titled(`Metrics · ${slug}`)
+  // The site's requests so far: a chart each for requests and latency, or its empty state.
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid="metric-chart"]').length === 2, null, { timeout: T })
+  await shot('app-metrics')
+  await a11y('metrics')
 
   step('environment: set a variable and never see its value')
   const secret = `s3cret-${Math.random().toString(36).slice(2)}-value`

@@ -321,8 +321,20 @@ func TestEveryCallIsARouteOfTheDocument(t *testing.T) {
 	c.RevokeTeamToken(ctx, "acme", "t")
 	c.Audit(ctx, "acme", AuditQuery{Action: "app.delete", Limit: 5})
 	c.CreateToken(ctx, TokenCreate{Name: "ci", Team: "acme", Scopes: []string{"deploy"}})
-	if len(seen) != 50 {
-		t.Fatalf("%d requests, want 50: %v", len(seen), seen)
+	c.ListPreviews(ctx, "a")
+	c.PreviewImage(ctx, "a", PreviewImageRequest{Image: "x", Name: "pr-1"})
+	c.PreviewUpload(ctx, "a", up)
+	c.GetPreview(ctx, "a", "pr-1")
+	c.SetPreviewTTL(ctx, "a", "pr-1", 3600)
+	c.DeletePreview(ctx, "a", "pr-1")
+	c.PromotePreview(ctx, "a", "pr-1")
+	c.ListDrains(ctx, "a")
+	c.CreateDrain(ctx, "a", "https://collector.example.com/in")
+	c.DeleteDrain(ctx, "a", "d")
+	c.TestDrain(ctx, "a", "d")
+	c.Metrics(ctx, "a", MetricsQuery{Metric: "latency", Step: 300})
+	if len(seen) != 62 {
+		t.Fatalf("%d requests, want 62: %v", len(seen), seen)
 	}
 	for _, s := range seen {
 		method, path, _ := strings.Cut(s, " ")

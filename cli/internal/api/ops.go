@@ -71,6 +71,8 @@ var Operations = []*Operation{
 	OpListTeams, OpCreateTeam, OpGetTeam, OpRenameTeam, OpDeleteTeam, OpListMembers, OpSetMemberRole, OpRemoveMember,
 	OpListInvitations, OpInvite, OpRevokeInvitation, OpAcceptInvitation, OpListTeamTokens, OpRevokeTeamToken, OpAudit,
 	OpCreateToken,
+	OpListPreviews, OpPreviewImage, OpPreviewUpload, OpGetPreview, OpSetPreviewTTL, OpDeletePreview, OpPromotePreview,
+	OpListDrains, OpCreateDrain, OpDeleteDrain, OpTestDrain, OpMetrics,
 }
 
 func (c *Client) Account(ctx context.Context) (Account, Raw, error) {

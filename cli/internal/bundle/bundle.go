@@ -86,9 +86,22 @@ func writeParts(w io.Writer, parts []part, closing string) error {
 	return err
 }
 
+// Field is one plain form part sent after the files: a preview's name, ttlSeconds, env and
+// database.
+type Field struct{ Name, Value string }
+
+func fieldParts(fields []Field) []part {
+	var parts []part
+	for _, f := range fields {
+		parts = append(parts, part{header: fmt.Sprintf("Content-Disposition: form-data; name=\"%s\"\r\n", quote.Replace(f.Name)),
+			value: f.Value, size: int64(len(f.Value))})
+	}
+	return parts
+}
+
 // Static is a static site's upload of sel's files (Select with StaticSite): a part named
-// files each, whose filename is the path in the site.
-func Static(dir string, sel Selection) (*api.Upload, error) {
+// files each, whose filename is the path in the site; then fields, one part each.
+func Static(dir string, sel Selection, fields ...Field) (*api.Upload, error) {
 	if len(sel.Files) == 0 {
 		return nil, fmt.Errorf("%s has no files to deploy", dir)
 	}
@@ -99,7 +112,7 @@ func Static(dir string, sel Selection) (*api.Upload, error) {
 			file:   f.Abs, size: f.Size,
 		})
 	}
-	return formUpload(parts), nil
+	return formUpload(append(parts, fieldParts(fields)...)), nil
 }
 
 // CheckSource refuses a service's selection whose tori.json the ignore rules leave out: it
@@ -117,8 +130,9 @@ func CheckSource(dir string, sel Selection) error {
 
 // SourceOptions are a service deploy's parts besides its source.
 type SourceOptions struct {
-	Release    string // the release part, when set: wins over tori.json's
-	ClearCache bool   // a clearCache part: build from an empty cache
+	Release    string  // the release part, when set: wins over tori.json's
+	ClearCache bool    // a clearCache part: build from an empty cache
+	Fields     []Field // more parts after these (a preview's)
 }
 
 // Source packs sel's files (Select with ServiceSource) as a .tar.gz in a temporary file
@@ -153,7 +167,7 @@ func Source(dir string, sel Selection, opts SourceOptions) (up *api.Upload, size
 	if opts.ClearCache {
 		parts = append(parts, part{header: "Content-Disposition: form-data; name=\"clearCache\"\r\n", value: "true", size: 4})
 	}
-	return formUpload(parts), info.Size(), cleanup, nil
+	return formUpload(append(parts, fieldParts(opts.Fields)...)), info.Size(), cleanup, nil
 }
 
 // Tar writes files (from Select) as a gzipped tarball, keeping executable bits.

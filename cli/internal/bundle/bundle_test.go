@@ -149,4 +149,35 @@ func TestSourceKeepsItsManifestAndPacksTheFolder(t *testing.T) {
 	if _, err := mr.NextPart(); err != io.EOF {
 		t.Fatalf("a part besides the source: %v", err)
 	}
+
+	// A preview's fields follow the source, one part each, in order; the length announced
+	// is what is sent.
+	up, _, cleanup3, err := Source(dir, sel, SourceOptions{Fields: []Field{{"name", "pr-12"}, {"env", `{"FEATURE_X":"on"}`}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup3()
+	body, _ = up.Open()
+	raw, _ = io.ReadAll(body)
+	if int64(len(raw)) != up.Length {
+		t.Fatalf("length %d, announced %d", len(raw), up.Length)
+	}
+	_, params, _ = mime.ParseMediaType(up.ContentType)
+	mr = multipart.NewReader(strings.NewReader(string(raw)), params["boundary"])
+	var got []string
+	for {
+		p, err := mr.NextPart()
+		if err != nil {
+			break
+		}
+		b, _ := io.ReadAll(p)
+		if p.FormName() != "source" {
+			got = append(got, p.FormName()+"="+string(b))
+		} else {
+			got = append(got, "source")
+		}
+	}
+	if strings.Join(got, " ") != `source name=pr-12 env={"FEATURE_X":"on"}` {
+		t.Fatalf("parts %q", got)
+	}
 }

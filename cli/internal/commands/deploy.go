@@ -20,6 +20,7 @@ func (s *state) deployCmd() *cobra.Command {
 	var image, release string
 	var processes []string
 	var forceRestart, detach, dryRun, clearCache bool
+	var pf PreviewFlags
 	c := &cobra.Command{
 		Use:   "deploy [DIR]",
 		Short: "Deploy a folder (static files, or a service's source) or an image",
@@ -31,11 +32,15 @@ func (s *state) deployCmd() *cobra.Command {
 			"until it is live (exit 0), failed or cancelled (exit 1). --detach returns once accepted.\n\n" +
 			"A folder is sent the way git sees it: .gitignore, .dockerignore and .toriignore are\n" +
 			"honoured; .git, .env* and a static site's node_modules and dotfiles (but .well-known) are\n" +
-			"left out; a symbolic link out of the folder is refused. --dry-run lists what would be sent.",
+			"left out; a symbolic link out of the folder is refused. --dry-run lists what would be sent.\n\n" +
+			"--preview NAME sends the same payload as a preview instead, which never touches the live app:\n" +
+			"its own URL, one web instance, the app's variables with --env over them, no database unless\n" +
+			"--database shared; gone after --ttl (default 72h, capped by the plan). The same NAME again\n" +
+			"replaces it at the same URL. tori then follows it until it serves (its URL) or fails.",
 		Example: "  tori deploy ./public --app my-site\n  tori deploy . --release \"python3 migrate.py\"\n  tori deploy . --clear-cache\n" +
 			"  tori deploy --image ghcr.io/acme/web@sha256:<digest> --app my-api\n" +
 			"  tori deploy --image ghcr.io/acme/web@sha256:<digest> --process web='./server' --process worker='./worker'\n  tori deploy --detach\n" +
-			"  tori deploy ./public --dry-run",
+			"  tori deploy ./public --dry-run\n  tori deploy . --preview pr-12 --ttl 48h --env FEATURE_X=on",
 		Args:    cobra.MaximumNArgs(1),
 		PreRunE: s.signedIn,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -57,6 +62,13 @@ func (s *state) deployCmd() *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
+			preview, err := ParsePreviewFlags(pf)
+			if err != nil {
+				return usageError{err}
+			}
+			if preview != nil && forceRestart {
+				return usagef("--force-restart does not go with --preview: every preview deploy is a new revision")
+			}
 			slug, err := s.slug(dir)
 			if err != nil {
 				return err
@@ -66,6 +78,19 @@ func (s *state) deployCmd() *cobra.Command {
 					return usagef("--dry-run lists a folder's files; an --image deploy sends none")
 				}
 				return s.dryRun(ctx, slug, dir)
+			}
+			if preview != nil {
+				var p api.Preview
+				var raw api.Raw
+				if image != "" {
+					p, raw, err = s.client.PreviewImage(ctx, slug, preview.ImageRequest(api.ImageDeployRequest{Image: image, Release: release, Processes: procs}))
+				} else {
+					p, raw, err = uploadFolder(s, ctx, slug, dir, bundle.SourceOptions{Release: release, ClearCache: clearCache, Fields: PreviewFields(*preview)}, s.client.PreviewUpload)
+				}
+				if err != nil {
+					return err
+				}
+				return s.afterPreview(ctx, slug, p, raw, detach)
 			}
 			var d api.Deploy
 			var raw api.Raw
@@ -88,15 +113,27 @@ func (s *state) deployCmd() *cobra.Command {
 	f.StringArrayVar(&processes, "process", nil, "with --image: a process type NAME=COMMAND, repeatable (none: one web from the image's entrypoint)")
 	f.BoolVar(&clearCache, "clear-cache", false, "service source: build from an empty cache (npm, pip and Go caches are otherwise kept between the app's builds)")
 	f.BoolVar(&detach, "detach", false, "return once the deploy is accepted")
+	f.StringVar(&pf.Name, "preview", "", "deploy as the preview NAME (lowercase letters, digits and -, at most 20) rather than live")
+	f.StringVar(&pf.TTL, "ttl", "", "with --preview: how long it lives (30m, 48h, 7d; default 72h, capped by the plan)")
+	f.StringArrayVar(&pf.Env, "env", nil, "with --preview: a variable KEY=VALUE over the app's, repeatable")
+	f.StringVar(&pf.Database, "database", "", "with --preview: none (the default: no DATABASE_URL) or shared (the app's database)")
 	f.BoolVar(&dryRun, "dry-run", false, "list the files a deploy of the folder would send (stdout) and what it leaves out (stderr); send nothing")
 	return c
 }
 
-// upload sends dir as the app's kind wants it, with a progress bar on a terminal.
+// upload sends dir as a deploy, as the app's kind wants it.
 func (s *state) upload(ctx context.Context, slug, dir string, opts bundle.SourceOptions) (api.Deploy, api.Raw, error) {
+	return uploadFolder(s, ctx, slug, dir, opts, s.client.Upload)
+}
+
+// uploadFolder sends dir as the app's kind wants it (a static site's files or a service's
+// .tar.gz, then opts' parts) through send, with a progress bar on a terminal.
+func uploadFolder[T any](s *state, ctx context.Context, slug, dir string, opts bundle.SourceOptions,
+	send func(context.Context, string, *api.Upload) (T, api.Raw, error)) (T, api.Raw, error) {
+	var zero T
 	_, kind, sel, err := s.selectFolder(ctx, slug, dir)
 	if err != nil {
-		return api.Deploy{}, nil, err
+		return zero, nil, err
 	}
 	var up *api.Upload
 	var label string
@@ -104,20 +141,20 @@ func (s *state) upload(ctx context.Context, slug, dir string, opts bundle.Source
 		var cleanup func()
 		up, _, cleanup, err = bundle.Source(dir, sel, opts)
 		if err != nil {
-			return api.Deploy{}, nil, err
+			return zero, nil, err
 		}
 		defer cleanup()
 		label = "Uploading source"
 	} else {
 		if opts.Release != "" {
-			return api.Deploy{}, nil, usagef("--release is for service apps")
+			return zero, nil, usagef("--release is for service apps")
 		}
 		if opts.ClearCache {
-			return api.Deploy{}, nil, usagef("--clear-cache is for service apps: a static site is uploaded built")
+			return zero, nil, usagef("--clear-cache is for service apps: a static site is uploaded built")
 		}
-		up, err = bundle.Static(dir, sel)
+		up, err = bundle.Static(dir, sel, opts.Fields...)
 		if err != nil {
-			return api.Deploy{}, nil, err
+			return zero, nil, err
 		}
 		label = fmt.Sprintf("Uploading %d files", len(sel.Files))
 	}
@@ -136,13 +173,13 @@ func (s *state) upload(ctx context.Context, slug, dir string, opts bundle.Source
 			return bar.Reader(r), nil
 		}
 	}
-	d, raw, err := s.client.Upload(ctx, slug, up)
+	v, raw, err := send(ctx, slug, up)
 	if bar != nil && err == nil {
 		bar.Done()
 	} else if bar != nil && s.ui.Bars {
 		fmt.Fprintln(s.env.Stderr)
 	}
-	return d, raw, err
+	return v, raw, err
 }
 
 // afterCreate prints a new deploy and, unless detached, follows it to its end.
@@ -196,7 +233,7 @@ func (s *state) afterCreate(ctx context.Context, slug string, d api.Deploy, raw 
 
 func (s *state) statusWord(status string) string {
 	switch status {
-	case "live":
+	case "live", "ready":
 		return s.ui.PaintErr(ui.Green, status)
 	case "failed", "cancelled":
 		return s.ui.PaintErr(ui.Red, status)
@@ -227,12 +264,34 @@ func (s *state) printLine(e api.LogEntry, stamps bool) {
 // deploy's status once a poll interval, until it ends; the lines that arrive shortly after
 // the end (the zone ships them in batches) are still shown.
 func (s *state) watch(ctx context.Context, slug string, d api.Deploy, raw api.Raw) (api.Deploy, api.Raw, error) {
+	return watchUntil(s, ctx, slug, watched[api.Deploy]{
+		what: "Deploy " + d.ID, deployID: d.ID, createdAt: d.CreatedAt,
+		poll:     func(ctx context.Context) (api.Deploy, api.Raw, error) { return s.client.GetDeploy(ctx, slug, d.ID) },
+		status:   func(d api.Deploy) string { return d.Status },
+		terminal: api.Deploy.Terminal,
+		stopped:  fmt.Sprintf("the deploy goes on: `tori deploys show %s --app %s`", d.ID, slug),
+	}, d, raw)
+}
+
+// watched is what watchUntil follows: a deploy, or a preview's revision.
+type watched[T any] struct {
+	what                string // "Deploy <id>", "Preview <name>": the status lines' subject
+	deployID, createdAt string // whose build and release lines to show, and from when
+	poll                func(context.Context) (T, api.Raw, error)
+	status              func(T) string
+	terminal            func(T) bool
+	stopped             string // said on Ctrl-C: what goes on and where to see it
+}
+
+// watchUntil shows w's build and release lines from the live stream and polls its status once
+// a poll interval until terminal; lines arriving up to 2 s after the end are still shown.
+func watchUntil[T any](s *state, ctx context.Context, slug string, w watched[T], v T, raw api.Raw) (T, api.Raw, error) {
 	since := time.Now().Add(-time.Minute)
-	if t, err := time.Parse(time.RFC3339Nano, d.CreatedAt); err == nil {
+	if t, err := time.Parse(time.RFC3339Nano, w.createdAt); err == nil {
 		since = t.Add(-follow.Overlap)
 	}
 	keep := func(e api.LogEntry) bool {
-		return e.DeployID != nil && *e.DeployID == d.ID && (e.Stream == "build" || e.Stream == "release")
+		return e.DeployID != nil && *e.DeployID == w.deployID && (e.Stream == "build" || e.Stream == "release")
 	}
 	lines := make(chan api.LogEntry, 256)
 	streamDone := make(chan error, 1)
@@ -258,11 +317,11 @@ func (s *state) watch(ctx context.Context, slug string, d api.Deploy, raw api.Ra
 	}
 	tick := time.NewTicker(s.pollEvery())
 	defer tick.Stop()
-	last := d.Status
+	last := w.status(v)
 	var endedAt time.Time
-	if d.Terminal() {
+	if w.terminal(v) {
 		if s.json {
-			return d, raw, nil
+			return v, raw, nil
 		}
 		endedAt = time.Now()
 	}
@@ -274,39 +333,39 @@ func (s *state) watch(ctx context.Context, slug string, d api.Deploy, raw api.Ra
 		case err := <-streamDone:
 			streamDone = nil
 			if err != nil && ctx.Err() == nil && !errors.Is(err, follow.ErrStreamEnded) {
-				// Output is a courtesy; the deploy's status is what decides.
+				// Output is a courtesy; the status is what decides.
 				fmt.Fprintf(s.env.Stderr, "(logs unavailable: %v)\n", err)
 			}
 			continue
 		case <-ctx.Done():
 			drain()
 			if errors.Is(ctx.Err(), context.Canceled) {
-				fmt.Fprintf(s.env.Stderr, "\nStopped watching; the deploy goes on: `tori deploys show %s --app %s`.\n", d.ID, slug)
+				fmt.Fprintf(s.env.Stderr, "\nStopped watching; %s.\n", w.stopped)
 			}
-			return d, raw, ctx.Err()
+			return v, raw, ctx.Err()
 		case <-tick.C:
 		}
 		if !endedAt.IsZero() {
 			if time.Since(endedAt) >= 2*time.Second {
 				stopStream()
 				drain()
-				return d, raw, nil
+				return v, raw, nil
 			}
 			continue
 		}
-		nd, nraw, err := s.client.GetDeploy(ctx, slug, d.ID)
+		nv, nraw, err := w.poll(ctx)
 		if err != nil {
-			return d, raw, err
+			return v, raw, err
 		}
-		d, raw = nd, nraw
-		if d.Status != last && !s.json {
+		v, raw = nv, nraw
+		if st := w.status(v); st != last && !s.json {
 			drain()
-			fmt.Fprintf(s.env.Stderr, "Deploy %s %s\n", d.ID, s.statusWord(d.Status))
+			fmt.Fprintf(s.env.Stderr, "%s %s\n", w.what, s.statusWord(st))
 		}
-		last = d.Status
-		if d.Terminal() {
+		last = w.status(v)
+		if w.terminal(v) {
 			if s.json {
-				return d, raw, nil
+				return v, raw, nil
 			}
 			endedAt = time.Now()
 		}

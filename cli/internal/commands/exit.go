@@ -148,6 +148,10 @@ func missing(path string, params []string) (string, string) {
 		return fmt.Sprintf("hostname %q of app %q", param(1), slug), fmt.Sprintf(`"tori domains list -a %s" lists its hostnames`, slug)
 	case strings.HasPrefix(path, "/api/apps/{slug}/crons/{name}"):
 		return fmt.Sprintf("cron job %q of app %q", param(1), slug), fmt.Sprintf(`"tori cron ls -a %s" lists its cron jobs`, slug)
+	case strings.HasPrefix(path, "/api/apps/{slug}/previews/{id}"):
+		return fmt.Sprintf("preview %q of app %q", param(1), slug), fmt.Sprintf(`"tori previews -a %s" lists its previews`, slug)
+	case strings.HasPrefix(path, "/api/apps/{slug}/drains/{id}"):
+		return fmt.Sprintf("drain %q of app %q", param(1), slug), fmt.Sprintf(`"tori drains -a %s" lists its drains`, slug)
 	case strings.HasPrefix(path, "/api/apps/{slug}/database"):
 		return fmt.Sprintf("database of app %q", slug), fmt.Sprintf(`create one with "tori db create -a %s", or %s`, slug, check)
 	}

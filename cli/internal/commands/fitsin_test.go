@@ -198,9 +198,9 @@ func TestAppFlagOnlyWhereItApplies(t *testing.T) {
 	root := s.root()
 	takesApp := map[string]bool{
 		"tori apps show": true, "tori apps delete": true, "tori init": true, "tori open": true, "tori status": true,
-		"tori deploy": true, "tori logs": true, "tori ps": true, "tori scale": true,
+		"tori deploy": true, "tori logs": true, "tori ps": true, "tori scale": true, "tori metrics": true,
 	}
-	groups := []string{"tori deploys", "tori env", "tori domains", "tori db", "tori cron"}
+	groups := []string{"tori deploys", "tori env", "tori domains", "tori db", "tori cron", "tori previews", "tori drains"}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		path := c.CommandPath()

@@ -92,7 +92,8 @@ func (s *state) root() *cobra.Command {
 		Use:   "tori",
 		Short: "Deploy and run apps on Tori",
 		Long: "tori is the command line of Tori: sign in, create apps, deploy folders, source or images,\n" +
-			"follow logs, scale processes, run cron jobs, and manage environment variables, hostnames and tokens.\n\n" +
+			"follow logs, scale processes, run cron jobs, deploy previews, send logs to drains, read metrics,\n" +
+			"and manage environment variables, hostnames and tokens.\n\n" +
 			"TORI_API_URL and TORI_TOKEN override the signed-in settings in $XDG_CONFIG_HOME/tori/config.json.\n" +
 			"The app a command works on is -a SLUG, else $TORI_APP, else the app field of ./tori.json.\n" +
 			"The team is --team SLUG, else $TORI_TEAM, else every team (lists) or your personal team.\n\n" +
@@ -111,7 +112,7 @@ func (s *state) root() *cobra.Command {
 	root.AddCommand(
 		s.loginCmd(), s.logoutCmd(), s.whoamiCmd(),
 		s.appsCmd(), s.deployCmd(), s.deploysCmd(), s.logsCmd(), s.envCmd(), s.domainsCmd(), s.dbCmd(),
-		s.psCmd(), s.scaleCmd(), s.cronCmd(),
+		s.psCmd(), s.scaleCmd(), s.cronCmd(), s.previewsCmd(), s.drainsCmd(), s.metricsCmd(),
 		s.tokensCmd(), s.billingCmd(), s.plansCmd(), s.initCmd(), s.openCmd(), s.statusCmd(),
 		s.teamsCmd(), s.membersCmd(), s.invitationsCmd(), s.auditCmd(),
 	)

@@ -31,3 +31,11 @@ export type TokenRequest = Json<NonNullable<paths['/api/tokens']['post']['reques
 export type Role = Member['role']
 export const roles: Role[] = ['viewer', 'developer', 'admin', 'owner']
 export const scopes = ['read', 'deploy', 'write', 'admin'] as const
+
+// Previews, drains and metrics (issue #40), read from the routes like the teams' types.
+export type Preview = Json<paths['/api/apps/{slug}/previews']['get']['responses'][200]>[number]
+export type Drain = Json<paths['/api/apps/{slug}/drains']['get']['responses'][200]>[number]
+export type DrainCreated = Json<paths['/api/apps/{slug}/drains']['post']['responses'][201]>
+export type DrainTest = Json<paths['/api/apps/{slug}/drains/{id}/test']['post']['responses'][200]>
+export type Metrics = Json<paths['/api/apps/{slug}/metrics']['get']['responses'][200]>
+export type MetricName = NonNullable<NonNullable<paths['/api/apps/{slug}/metrics']['get']['parameters']['query']>['metric']>

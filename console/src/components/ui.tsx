@@ -40,6 +40,9 @@ const tone: Record<string, string> = {
   failed: 'bad',
   timed_out: 'bad',
   denied: 'bad',
+  failing: 'bad',
+  expired: 'idle',
+  deleted: 'idle',
 }
 
 export function Badge({ status }: { status: string }) {

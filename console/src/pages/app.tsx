@@ -9,12 +9,17 @@ import { Domains } from './app/domains'
 import { DatabaseTab } from './app/database'
 import { Processes } from './app/processes'
 import { Settings } from './app/settings'
+import { Previews } from './app/previews'
+import { Drains } from './app/drains'
+import { MetricsTab } from './app/metrics'
 import { PageHeading } from '../components/heading'
 
 const tabs = [
   ['overview', 'Deploys'],
+  ['previews', 'Previews'],
   ['processes', 'Processes'],
   ['logs', 'Logs'],
+  ['metrics', 'Metrics'],
   ['env', 'Environment'],
   ['domains', 'Domains'],
   ['database', 'Database'],
@@ -25,6 +30,9 @@ export function AppPage({ slug, tab }: { slug: string; tab: string }) {
   const app = useLoad(() => ok(api().GET('/api/apps/{slug}', { params: { path: { slug } } })), [slug])
   // While a deploy is under way the app's status and current deploy change by themselves.
   useInterval(app.reload, 2000, app.data?.status === 'deploying')
+  // The caller's role in the app's team decides which buttons show (the API decides what is
+  // allowed): a viewer sees previews without buttons, only admins see drains.
+  const team = useLoad(async () => (app.data?.team ? ok(api().GET('/api/teams/{team}', { params: { path: { team: app.data.team } } })) : null), [app.data?.team])
   if (app.error && !app.data) {
     return (
       <section>
@@ -36,6 +44,9 @@ export function AppPage({ slug, tab }: { slug: string; tab: string }) {
   }
   if (!app.data) return <Loading />
   const a = app.data
+  const role = team.data?.role
+  const canDeploy = role !== undefined && role !== 'viewer'
+  const isAdmin = role === 'admin' || role === 'owner'
   const tabLabel = tabs.find(([id]) => id === tab)?.[1] ?? 'Not found'
   return (
     <section>
@@ -65,7 +76,14 @@ export function AppPage({ slug, tab }: { slug: string; tab: string }) {
       </nav>
       {tab === 'overview' && <Overview app={a} onChange={app.reload} />}
       {tab === 'processes' && <Processes slug={slug} kind={a.kind} />}
-      {tab === 'logs' && <Logs slug={slug} />}
+      {tab === 'previews' && <Previews slug={slug} canDeploy={canDeploy} />}
+      {tab === 'logs' && (
+        <div class="stack">
+          <Logs slug={slug} />
+          {isAdmin && <Drains slug={slug} />}
+        </div>
+      )}
+      {tab === 'metrics' && <MetricsTab slug={slug} kind={a.kind} />}
       {tab === 'env' && <Env slug={slug} kind={a.kind} />}
       {tab === 'domains' && <Domains slug={slug} kind={a.kind} />}
       {tab === 'database' && <DatabaseTab slug={slug} kind={a.kind} />}
