@@ -363,4 +363,3 @@ func TestSyslogFramingOverTLS(t *testing.T) {
 	}
 	waitFor(t, "delivered counted", 5*time.Second, func() bool { return f.drainNow(t).Delivered24h == 2 })
 }
-
