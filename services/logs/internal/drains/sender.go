@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -50,10 +51,12 @@ type Sender struct {
 	wg      sync.WaitGroup
 }
 
-// NewSender builds a sender; owner names this replica in leases (a fresh id if "").
+// NewSender builds a sender; owner names this replica in leases ("" for host/pid/a fresh
+// id, so an operator can tell which process holds a drain).
 func NewSender(st Store, dv Deliverer, opts SenderOptions, owner string, log *slog.Logger, now func() time.Time) *Sender {
 	if owner == "" {
-		owner = uuid.NewString()
+		host, _ := os.Hostname()
+		owner = fmt.Sprintf("%s/%d/%s", host, os.Getpid(), uuid.NewString()[:8])
 	}
 	return &Sender{store: st, deliver: dv, opts: opts, owner: owner, log: log, now: now, running: map[string]bool{}}
 }
