@@ -243,12 +243,18 @@ func (s *Store) Acknowledge(ctx context.Context, drainID string, keys []drains.K
 		ts[i], ids[i] = k.TS, k.EntryID
 	}
 	return pgstore.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `DELETE FROM drain_backlog b USING unnest($2::timestamptz[], $3::bigint[]) AS k(ts, id)
-			WHERE b.drain_id = $1 AND b.ts = k.ts AND b.entry_id = k.id`, drainID, ts, ids); err != nil {
+		// The drain's row first, then its backlog: the order a drain's delete locks them in
+		// (the row, then the cascade), so the two never wait on each other in a circle.
+		tag, err := tx.Exec(ctx, `UPDATE drains SET status = 'active', failures = 0, last_error = NULL,
+			last_delivery_at = $2, last_entry_id = COALESCE(NULLIF($3, 0), last_entry_id) WHERE id = $1`, drainID, at, lastID)
+		if err != nil {
 			return fmt.Errorf("store: acknowledge: %w", err)
 		}
-		if _, err := tx.Exec(ctx, `UPDATE drains SET status = 'active', failures = 0, last_error = NULL,
-			last_delivery_at = $2, last_entry_id = COALESCE(NULLIF($3, 0), last_entry_id) WHERE id = $1`, drainID, at, lastID); err != nil {
+		if tag.RowsAffected() == 0 {
+			return nil // deleted meanwhile, backlog and all
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM drain_backlog b USING unnest($2::timestamptz[], $3::bigint[]) AS k(ts, id)
+			WHERE b.drain_id = $1 AND b.ts = k.ts AND b.entry_id = k.id`, drainID, ts, ids); err != nil {
 			return fmt.Errorf("store: acknowledge: %w", err)
 		}
 		if delivered == 0 {
@@ -272,6 +278,15 @@ func (s *Store) RecordFailure(ctx context.Context, drainID, reason string, faili
 func (s *Store) Trim(ctx context.Context, drainID string, max int, at time.Time) (int64, error) {
 	var dropped int64
 	err := pgstore.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		// The drain's row first, as Acknowledge and a delete lock it (see there).
+		var one int
+		err := tx.QueryRow(ctx, `SELECT 1 FROM drains WHERE id = $1 FOR NO KEY UPDATE`, drainID).Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("store: trim drain backlog: %w", err)
+		}
 		tag, err := tx.Exec(ctx, `
 			DELETE FROM drain_backlog b USING (
 				SELECT ts, entry_id FROM drain_backlog WHERE drain_id = $1
