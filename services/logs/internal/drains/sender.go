@@ -118,12 +118,22 @@ func (s *Sender) work(ctx context.Context, id string) {
 		return
 	}
 	backoff := time.Duration(0)
+	var renewed time.Time
+	full := true // trim at the start: the backlog may have grown while nobody sent
 	for ctx.Err() == nil {
-		held, err := s.store.RenewLease(ctx, id, s.owner, s.opts.Lease)
-		if err != nil || !held {
-			return // gone, taken over, or the database is away: the claim loop tries again
+		// Renewed a few times a lease rather than every batch (a statement less per batch);
+		// a lease is then held for at most a quarter of it plus one delivery unrenewed.
+		if time.Since(renewed) > s.opts.Lease/4 {
+			held, err := s.store.RenewLease(ctx, id, s.owner, s.opts.Lease)
+			if err != nil || !held {
+				return // gone, taken over, or the database is away: the claim loop tries again
+			}
+			renewed = time.Now()
 		}
-		s.trim(ctx, d)
+		// Only a backlog that filled a batch can be past its bound; failing, failed() trims.
+		if full {
+			s.trim(ctx, d)
+		}
 		entries, keys, err := s.store.Pending(ctx, id, s.opts.Batch)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -132,6 +142,7 @@ func (s *Sender) work(ctx context.Context, id string) {
 			sleep(ctx, s.opts.Poll)
 			continue
 		}
+		full = len(keys) == s.opts.Batch
 		if len(keys) == 0 {
 			sleep(ctx, s.opts.Poll)
 			continue
@@ -142,6 +153,7 @@ func (s *Sender) work(ctx context.Context, id string) {
 					return // the batch stays in the backlog for whoever sends next
 				}
 				backoff = s.failed(ctx, d, err, backoff)
+				renewed, full = time.Time{}, true
 				continue
 			}
 		}
