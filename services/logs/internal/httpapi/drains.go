@@ -74,7 +74,7 @@ func (h *drainsHandler) list(c *fiber.Ctx) error {
 	for _, d := range ds {
 		out = append(out, toDrainJSON(d))
 	}
-	return c.JSON(fiber.Map{"drains": out})
+	return c.JSON(out)
 }
 
 // get serves GET /api/apps/{slug}/drains/{id}.

@@ -66,7 +66,7 @@ func (e *drainEnv) call(t *testing.T, account, method, path, body string) respon
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	r := response{Status: res.StatusCode, Raw: string(b)}
-	if len(b) > 0 {
+	if len(b) > 0 && b[0] != '[' { // a list is read from Raw
 		if err := json.Unmarshal(b, &r.Body); err != nil {
 			t.Fatalf("%s %s: body is not a JSON object: %q", method, path, b)
 		}
@@ -125,7 +125,7 @@ func TestDrainRoutes(t *testing.T) {
 			t.Errorf("GET %s: %d %s", path, r.Status, r.Raw)
 		}
 	}
-	if r := e.call(t, team, "GET", "/api/apps/shop/drains", ""); len(r.Body["drains"].([]any)) != 1 {
+	if r := e.call(t, team, "GET", "/api/apps/shop/drains", ""); !strings.HasPrefix(r.Raw, `[{"id":"`+id+`"`) || strings.Count(r.Raw, `"id"`) != 1 {
 		t.Errorf("list %s", r.Raw)
 	}
 	// The test sends one signed line now.
