@@ -363,3 +363,20 @@ func TestSyslogFramingOverTLS(t *testing.T) {
 	}
 	waitFor(t, "delivered counted", 5*time.Second, func() bool { return f.drainNow(t).Delivered24h == 2 })
 }
+
+// A deleted app's cleanup removes its drains with their backlogs.
+func TestDeletedAppLosesItsDrains(t *testing.T) {
+	f := newFixture(t, "https://collector.example.com/")
+	f.write(t, 10, "x")
+	f.db.MarkAppDeleted(t, f.app, time.Now())
+	if _, err := f.db.Store.DeleteAppEntries(context.Background(), f.app.ID, 100); err != nil {
+		t.Fatal(err)
+	}
+	var drainsLeft, backlog int
+	if err := f.db.Pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM drains), (SELECT count(*) FROM drain_backlog)`).Scan(&drainsLeft, &backlog); err != nil {
+		t.Fatal(err)
+	}
+	if drainsLeft != 0 || backlog != 0 {
+		t.Fatalf("%d drains, %d backlog rows left", drainsLeft, backlog)
+	}
+}
