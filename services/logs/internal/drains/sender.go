@@ -175,14 +175,7 @@ func (s *Sender) failed(ctx context.Context, d Drain, err error, backoff time.Du
 	if err := s.store.RecordFailure(ctx, d.ID, err.Error(), FailingAfter, s.now()); err != nil && ctx.Err() == nil {
 		s.log.WarnContext(ctx, "recording a drain failure failed", "drain_id", d.ID, "err", err.Error())
 	}
-	switch {
-	case backoff == 0:
-		backoff = s.opts.MinBackoff
-	case backoff*2 > s.opts.MaxBackoff:
-		backoff = s.opts.MaxBackoff
-	default:
-		backoff *= 2
-	}
+	backoff = nextBackoff(backoff, s.opts.MinBackoff, s.opts.MaxBackoff)
 	s.log.InfoContext(ctx, "drain delivery failed", "drain_id", d.ID, "retry_in", backoff.String(), "err", err.Error())
 	until := time.Now().Add(backoff)
 	for ctx.Err() == nil && time.Now().Before(until) {
@@ -193,6 +186,18 @@ func (s *Sender) failed(ctx context.Context, d Drain, err error, backoff time.Du
 		s.trim(ctx, d)
 	}
 	return backoff
+}
+
+// nextBackoff is the wait after a failed batch: lo after the first, then doubling up to hi.
+func nextBackoff(prev, lo, hi time.Duration) time.Duration {
+	switch {
+	case prev == 0:
+		return lo
+	case prev*2 > hi:
+		return hi
+	default:
+		return prev * 2
+	}
 }
 
 // trim drops what the backlog holds past its bound and says so in the app's own log.
