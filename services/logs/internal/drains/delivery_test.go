@@ -264,8 +264,11 @@ func TestOverflowIsCountedAndReported(t *testing.T) {
 	opts.Backlog = 100
 	runSender(t, f, drains.Deliverer{Guard: r.guard()}, opts, "")
 	f.write(t, 300, "x")
-	waitFor(t, "200 lines counted as dropped", 10*time.Second, func() bool { return f.drainNow(t).Dropped24h == 200 })
-	want := drains.DroppedMessage(f.drain.ID, 200)
+	// 99 lines stay, with room for the notice: the backlog's 100.
+	waitFor(t, "201 lines counted as dropped", 10*time.Second, func() bool {
+		return f.drainNow(t).Dropped24h == 201
+	})
+	want := drains.DroppedMessage(f.drain.ID, 201)
 	var n int
 	if err := f.db.Pool.QueryRow(context.Background(),
 		`SELECT count(*) FROM log_entries WHERE app_id = $1 AND stream = 'system' AND message = $2`, f.app.ID, want).Scan(&n); err != nil {
@@ -274,9 +277,14 @@ func TestOverflowIsCountedAndReported(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("%d system lines %q in the app's log, want 1", n, want)
 	}
+	// The notice fitted: nothing more was dropped while the receiver stayed down.
+	time.Sleep(1500 * time.Millisecond)
+	if d := f.drainNow(t); d.Dropped24h != 201 {
+		t.Fatalf("dropped %d after the notice, want still 201", d.Dropped24h)
+	}
 	r.down.Store(false)
-	// The newest 100 (the system line pushed one more out: counted too) and the system line.
-	waitFor(t, "the backlog delivered", 10*time.Second, func() bool { return f.drainNow(t).Delivered24h >= 100 })
+	// The newest 99 lines and the notice.
+	waitFor(t, "the backlog delivered", 10*time.Second, func() bool { return f.drainNow(t).Delivered24h == 100 })
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var sawSystem bool

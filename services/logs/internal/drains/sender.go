@@ -202,7 +202,9 @@ func nextBackoff(prev, lo, hi time.Duration) time.Duration {
 
 // trim drops what the backlog holds past its bound and says so in the app's own log.
 func (s *Sender) trim(ctx context.Context, d Drain) {
-	dropped, err := s.store.Trim(ctx, d.ID, s.opts.Backlog, s.now())
+	// One place is kept for the notice below, so that the notice itself never pushes a line
+	// out (which would make a notice of its own, and so on, every round).
+	dropped, err := s.store.Trim(ctx, d.ID, s.opts.Backlog, max(s.opts.Backlog-1, 1), s.now())
 	if err != nil {
 		if ctx.Err() == nil {
 			s.log.WarnContext(ctx, "trimming a drain's backlog failed", "drain_id", d.ID, "err", err.Error())

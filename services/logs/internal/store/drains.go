@@ -274,8 +274,8 @@ func (s *Store) RecordFailure(ctx context.Context, drainID, reason string, faili
 	return nil
 }
 
-// Trim implements drains.Store: rows past the newest max go, oldest first.
-func (s *Store) Trim(ctx context.Context, drainID string, max int, at time.Time) (int64, error) {
+// Trim implements drains.Store: past max rows, those past the newest keep go, oldest first.
+func (s *Store) Trim(ctx context.Context, drainID string, max, keep int, at time.Time) (int64, error) {
 	var dropped int64
 	err := pgstore.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		// The drain's row first, as Acknowledge and a delete lock it (see there).
@@ -287,11 +287,18 @@ func (s *Store) Trim(ctx context.Context, drainID string, max int, at time.Time)
 		if err != nil {
 			return fmt.Errorf("store: trim drain backlog: %w", err)
 		}
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM drain_backlog WHERE drain_id = $1`, drainID).Scan(&n); err != nil {
+			return fmt.Errorf("store: trim drain backlog: %w", err)
+		}
+		if n <= max {
+			return nil
+		}
 		tag, err := tx.Exec(ctx, `
 			DELETE FROM drain_backlog b USING (
 				SELECT ts, entry_id FROM drain_backlog WHERE drain_id = $1
 				ORDER BY ts DESC, entry_id DESC OFFSET $2) old
-			WHERE b.drain_id = $1 AND b.ts = old.ts AND b.entry_id = old.entry_id`, drainID, max)
+			WHERE b.drain_id = $1 AND b.ts = old.ts AND b.entry_id = old.entry_id`, drainID, keep)
 		if err != nil {
 			return fmt.Errorf("store: trim drain backlog: %w", err)
 		}

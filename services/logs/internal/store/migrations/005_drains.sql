@@ -21,8 +21,8 @@ CREATE TABLE drains (
 );
 CREATE INDEX drains_app ON drains (app_id);
 
--- The drain's backlog: every stored entry of a drained app, until its receiver acknowledges
--- it. It is the durable position: a row leaves only after its batch got a 2xx (or the
+-- The drain's backlog: every stored entry of a drained app (written by the COPY's own
+-- transaction, store.CopyEntries), until its receiver acknowledges it. It is the durable position: a row leaves only after its batch got a 2xx (or the
 -- backlog overflowed), so a restarted or taking-over sender resends at most the batch in
 -- flight. Rows name the entry; the line itself is read from log_entries when sent.
 CREATE TABLE drain_backlog (
@@ -42,20 +42,6 @@ CREATE TABLE drain_counts (
     dropped   bigint      NOT NULL DEFAULT 0,
     PRIMARY KEY (drain_id, hour)
 );
-
--- Every stored entry of an app with drains enters each drain's backlog in the transaction
--- that stores it, whichever path stores it (ingest's COPY, the drains' own system lines), so
--- nothing committed can be missed and nothing uncommitted sent. One statement per COPY: an
--- app without drains costs a join against an empty match.
-CREATE FUNCTION enqueue_for_drains() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO drain_backlog (drain_id, ts, entry_id, app_id)
-    SELECT d.id, n.ts, n.id, n.app_id FROM new_entries n JOIN drains d ON d.app_id = n.app_id
-    ON CONFLICT DO NOTHING;
-    RETURN NULL;
-END $$;
-CREATE TRIGGER log_entries_to_drains AFTER INSERT ON log_entries
-    REFERENCING NEW TABLE AS new_entries FOR EACH STATEMENT EXECUTE FUNCTION enqueue_for_drains();
 
 -- The plan's number of drains per app; NULL for copies recorded before drains existed (then
 -- billing is asked).
