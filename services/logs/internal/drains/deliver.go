@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
 
 	"tori.dev/services/logs/internal/logs"
@@ -22,6 +23,66 @@ type Deliverer struct {
 	Guard Guard
 	// Timeout bounds a batch; 0 is DeliveryTimeout.
 	Timeout time.Duration
+	// Clients keeps one HTTPS client per drain, so its connection is reused from batch to
+	// batch (a TLS handshake a batch was most of a busy drain's CPU); nil makes a client per
+	// delivery (the test route's one line).
+	Clients *Clients
+}
+
+// Clients are HTTPS clients by drain.
+type Clients struct {
+	mu sync.Mutex
+	m  map[string]*http.Client
+}
+
+// NewClients is an empty set.
+func NewClients() *Clients { return &Clients{m: map[string]*http.Client{}} }
+
+// Drop closes the drain's idle connection and forgets its client.
+func (c *Clients) Drop(drainID string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	cl := c.m[drainID]
+	delete(c.m, drainID)
+	c.mu.Unlock()
+	if cl != nil {
+		cl.CloseIdleConnections()
+	}
+}
+
+func (dv Deliverer) client(d Drain, t Target) *http.Client {
+	if dv.Clients == nil {
+		return dv.newClient(t, true)
+	}
+	dv.Clients.mu.Lock()
+	defer dv.Clients.mu.Unlock()
+	cl := dv.Clients.m[d.ID]
+	if cl == nil {
+		cl = dv.newClient(t, false)
+		dv.Clients.m[d.ID] = cl
+	}
+	return cl
+}
+
+// newClient is a client whose every new connection goes through the guard's dialer (the
+// address check) and TLS configuration. A kept connection stays with the address it was
+// checked at; a new one is checked again.
+func (dv Deliverer) newClient(t Target, once bool) *http.Client {
+	return &http.Client{
+		Transport: &http.Transport{
+			DialContext:         dv.Guard.dialer(t).DialContext,
+			TLSClientConfig:     dv.Guard.tlsConfig(t),
+			ForceAttemptHTTP2:   true,
+			TLSHandshakeTimeout: 10 * time.Second,
+			DisableKeepAlives:   once,
+			MaxIdleConnsPerHost: 1,
+			IdleConnTimeout:     30 * time.Second,
+		},
+		// A redirect is a failure: the drain's address is the one checked and shown.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 }
 
 // Result is what one delivery came to.
@@ -58,19 +119,7 @@ func (dv Deliverer) https(ctx context.Context, t Target, d Drain, slug string, e
 	req.Header.Set(SignatureHeader, Sign(d.Secret, body))
 	req.Header.Set("Tori-Drain-Id", d.ID)
 	req.Header.Set("User-Agent", "tori-drain/1")
-	dialer := dv.Guard.dialer(t)
-	client := &http.Client{
-		Transport: &http.Transport{
-			DialContext:         dialer.DialContext,
-			TLSClientConfig:     dv.Guard.tlsConfig(t),
-			ForceAttemptHTTP2:   true,
-			TLSHandshakeTimeout: 10 * time.Second,
-			DisableKeepAlives:   true, // every connection re-resolves and re-checks
-		},
-		// A redirect is a failure: the drain's address is the one checked and shown.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-	resp, err := client.Do(req)
+	resp, err := dv.client(d, t).Do(req)
 	if err != nil {
 		return Result{}, describe(err)
 	}

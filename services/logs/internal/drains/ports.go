@@ -36,12 +36,11 @@ type Store interface {
 	Acknowledge(ctx context.Context, drainID string, keys []Key, delivered int, lastID int64, at time.Time) error
 	// RecordFailure counts a failed batch; the drain shows failing from failingAfter in a row.
 	RecordFailure(ctx context.Context, drainID, reason string, failingAfter int, at time.Time) error
-	// Trim, when the backlog holds more than max rows, drops the oldest down to keep and
-	// counts them as dropped.
-	Trim(ctx context.Context, drainID string, max, keep int, at time.Time) (int64, error)
-	// WriteSystemLine stores a system line in the app's log the way ingestion stores lines,
-	// so the log route, streams and every drain of the app see it.
-	WriteSystemLine(ctx context.Context, appID, message string, at time.Time) error
+	// Trim, when the backlog holds more than max rows, drops the oldest down to keep, counts
+	// them as dropped and stores the system line notice(dropped) in the app's log, all in one
+	// transaction (the line stored as ingestion stores lines, so the log route, the streams and every
+	// drain of the app see it).
+	Trim(ctx context.Context, drainID string, max, keep int, at time.Time, notice func(dropped int64) string) (int64, error)
 }
 
 // Key names one backlog row.

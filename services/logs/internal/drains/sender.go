@@ -54,6 +54,9 @@ type Sender struct {
 // NewSender builds a sender; owner names this replica in leases ("" for host/pid/a fresh
 // id, so an operator can tell which process holds a drain).
 func NewSender(st Store, dv Deliverer, opts SenderOptions, owner string, log *slog.Logger, now func() time.Time) *Sender {
+	if dv.Clients == nil {
+		dv.Clients = NewClients()
+	}
 	if owner == "" {
 		host, _ := os.Hostname()
 		owner = fmt.Sprintf("%s/%d/%s", host, os.Getpid(), uuid.NewString()[:8])
@@ -106,6 +109,7 @@ func (s *Sender) claim(ctx context.Context) {
 // work sends one drain's backlog while this replica holds its lease.
 func (s *Sender) work(ctx context.Context, id string) {
 	defer func() {
+		s.deliver.Clients.Drop(id)
 		if err := s.store.ReleaseLease(context.WithoutCancel(ctx), id, s.owner); err != nil {
 			s.log.Warn("releasing a drain failed", "drain_id", id, "err", err.Error())
 		}
@@ -204,7 +208,8 @@ func nextBackoff(prev, lo, hi time.Duration) time.Duration {
 func (s *Sender) trim(ctx context.Context, d Drain) {
 	// One place is kept for the notice below, so that the notice itself never pushes a line
 	// out (which would make a notice of its own, and so on, every round).
-	dropped, err := s.store.Trim(ctx, d.ID, s.opts.Backlog, max(s.opts.Backlog-1, 1), s.now())
+	notice := func(n int64) string { return DroppedMessage(d.ID, n) }
+	dropped, err := s.store.Trim(ctx, d.ID, s.opts.Backlog, max(s.opts.Backlog-1, 1), s.now(), notice)
 	if err != nil {
 		if ctx.Err() == nil {
 			s.log.WarnContext(ctx, "trimming a drain's backlog failed", "drain_id", d.ID, "err", err.Error())
@@ -214,11 +219,7 @@ func (s *Sender) trim(ctx context.Context, d Drain) {
 	if dropped == 0 {
 		return
 	}
-	msg := DroppedMessage(d.ID, dropped)
 	s.log.WarnContext(ctx, "drain backlog overflowed", "drain_id", d.ID, "dropped", dropped)
-	if err := s.store.WriteSystemLine(ctx, d.AppID, msg, s.now()); err != nil && ctx.Err() == nil {
-		s.log.WarnContext(ctx, "writing a drain's overflow line failed", "drain_id", d.ID, "err", err.Error())
-	}
 }
 
 // DroppedMessage is the system line an overflow writes to the app's log.

@@ -13,7 +13,6 @@ import (
 	"tori.dev/pkg/pgstore"
 	"tori.dev/services/logs/internal/drains"
 	"tori.dev/services/logs/internal/logs"
-	"tori.dev/services/logs/internal/usecase"
 )
 
 var _ drains.Store = (*Store)(nil)
@@ -275,12 +274,19 @@ func (s *Store) RecordFailure(ctx context.Context, drainID, reason string, faili
 }
 
 // Trim implements drains.Store: past max rows, those past the newest keep go, oldest first.
-func (s *Store) Trim(ctx context.Context, drainID string, max, keep int, at time.Time) (int64, error) {
+// The notice is stored in the same transaction as the drop and its count, the way
+// ingestion stores lines (the shared ingest lock, CopyEntries), so a drop is never counted
+// without being told.
+func (s *Store) Trim(ctx context.Context, drainID string, max, keep int, at time.Time, notice func(dropped int64) string) (int64, error) {
+	if err := s.EnsurePartitions(ctx, []time.Time{logs.Day(at)}); err != nil {
+		return 0, err
+	}
 	var dropped int64
 	err := pgstore.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		dropped = 0 // a retried transaction starts again
 		// The drain's row first, as Acknowledge and a delete lock it (see there).
-		var one int
-		err := tx.QueryRow(ctx, `SELECT 1 FROM drains WHERE id = $1 FOR NO KEY UPDATE`, drainID).Scan(&one)
+		var app uuid.UUID
+		err := tx.QueryRow(ctx, `SELECT app_id FROM drains WHERE id = $1 FOR NO KEY UPDATE`, drainID).Scan(&app)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
@@ -306,24 +312,17 @@ func (s *Store) Trim(ctx context.Context, drainID string, max, keep int, at time
 		if dropped == 0 {
 			return nil
 		}
-		return addCount(ctx, tx, drainID, at, 0, dropped)
-	})
-	return dropped, err
-}
-
-// WriteSystemLine implements drains.Store: the ingest's own path (the day's partition, the
-// shared ingest lock, COPY), so the line is in the log route, the streams and the drains.
-func (s *Store) WriteSystemLine(ctx context.Context, appID, message string, at time.Time) error {
-	if err := s.EnsurePartitions(ctx, []time.Time{logs.Day(at)}); err != nil {
-		return err
-	}
-	return s.InTx(ctx, func(tx usecase.Tx) error {
-		if err := tx.LockIngestShared(ctx); err != nil {
+		if err := addCount(ctx, tx, drainID, at, 0, dropped); err != nil {
 			return err
 		}
-		_, err := tx.CopyEntries(ctx, []logs.Entry{{AppID: appID, Stream: logs.StreamSystem, Timestamp: at, Message: message}})
+		in := s.bind(tx)
+		if err := in.LockIngestShared(ctx); err != nil {
+			return err
+		}
+		_, err = in.CopyEntries(ctx, []logs.Entry{{AppID: app.String(), Stream: logs.StreamSystem, Timestamp: at, Message: notice(dropped)}})
 		return err
 	})
+	return dropped, err
 }
 
 // PlanDrains implements usecase.DrainLimitSource.
