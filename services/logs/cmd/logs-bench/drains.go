@@ -154,7 +154,7 @@ func benchDrains(ctx context.Context, db *scratch, o options) (err error) {
 		rcv.reset()
 		d := drains.Drain{ID: uuid.NewString(), AppID: app.ID, AccountID: app.AccountID, Kind: drains.KindHTTPS,
 			URL: "https://" + rcv.srv.Listener.Addr().String() + "/", Secret: "bench", CreatedAt: time.Now()}
-		if err := st.CreateDrain(ctx, d, 10); err != nil {
+		if err := st.CreateDrain(ctx, d, 10, "flock"); err != nil {
 			return err
 		}
 		start := time.Now()

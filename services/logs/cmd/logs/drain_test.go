@@ -87,7 +87,7 @@ func TestDrainSurvivesAKilledReplica(t *testing.T) {
 	db.SaveApp(t, app)
 	d := drains.Drain{ID: uuid.NewString(), AppID: app.ID, AccountID: app.AccountID, Kind: drains.KindHTTPS,
 		URL: "https://" + rcv.Listener.Addr().String() + "/", Secret: "s", CreatedAt: time.Now()}
-	if err := db.Store.CreateDrain(context.Background(), d, 1); err != nil {
+	if err := db.Store.CreateDrain(context.Background(), d, 1, "nestling"); err != nil {
 		t.Fatal(err)
 	}
 

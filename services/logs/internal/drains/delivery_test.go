@@ -131,7 +131,7 @@ func newFixture(t *testing.T, url string) *fixture {
 	if strings.HasPrefix(url, "syslog") {
 		d.Kind, d.Secret = drains.KindSyslog, ""
 	}
-	if err := db.Store.CreateDrain(context.Background(), d, 3); err != nil {
+	if err := db.Store.CreateDrain(context.Background(), d, 3, "songbird"); err != nil {
 		t.Fatal(err)
 	}
 	return &fixture{db: db, app: app, drain: d}

@@ -52,8 +52,11 @@ var ErrLimitReached = errors.New("drains: the plan's drains per app are all in u
 // ErrNotFound is a drain the caller's app does not have.
 var ErrNotFound = errors.New("drains: drain not found")
 
-// LimitError is ErrLimitReached with the plan's number.
-type LimitError struct{ Limit int }
+// LimitError is ErrLimitReached with the plan's number and name.
+type LimitError struct {
+	Limit int
+	Plan  string
+}
 
 func (e *LimitError) Error() string { return ErrLimitReached.Error() }
 

@@ -11,7 +11,7 @@ import (
 type Store interface {
 	// CreateDrain stores d unless the app already has limit drains (ErrLimitReached); the
 	// count and the insert are one transaction under a lock of the app's.
-	CreateDrain(ctx context.Context, d Drain, limit int) error
+	CreateDrain(ctx context.Context, d Drain, limit int, plan string) error
 	// Drains are the app's drains, oldest first, with their 24-hour counts.
 	Drains(ctx context.Context, appID string) ([]Drain, error)
 	// DrainOf is the app's drain id, or ErrNotFound.

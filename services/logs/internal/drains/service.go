@@ -16,7 +16,7 @@ type Apps interface {
 
 // Limits is the plan's number of drains per app for a team.
 type Limits interface {
-	DrainLimit(ctx context.Context, accountID string) (int, error)
+	DrainLimit(ctx context.Context, accountID string) (limit int, plan string, err error)
 }
 
 // Service is the drain routes' use cases.
@@ -53,7 +53,7 @@ func (s *Service) Create(ctx context.Context, team, slug, rawURL, id string) (Dr
 		}
 		return Drain{}, err
 	}
-	limit, err := s.limits.DrainLimit(ctx, team)
+	limit, plan, err := s.limits.DrainLimit(ctx, team)
 	if err != nil {
 		return Drain{}, err
 	}
@@ -66,7 +66,7 @@ func (s *Service) Create(ctx context.Context, team, slug, rawURL, id string) (Dr
 			return Drain{}, err
 		}
 	}
-	if err := s.store.CreateDrain(ctx, d, limit); err != nil {
+	if err := s.store.CreateDrain(ctx, d, limit, plan); err != nil {
 		return Drain{}, err
 	}
 	return d, nil

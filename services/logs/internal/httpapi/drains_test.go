@@ -115,7 +115,7 @@ func TestDrainRoutes(t *testing.T) {
 	if r := e.call(t, team, "POST", "/api/apps/shop/drains", `{"url":"https://192.168.0.1/"}`); r.Body["code"] != "drain_address_forbidden" {
 		t.Errorf("forbidden past the limit: %d %s", r.Status, r.Raw)
 	}
-	if r := e.call(t, team, "POST", "/api/apps/shop/drains", good); r.Status != 403 || r.Body["code"] != "drain_limit_reached" || r.Body["limit"] != 1.0 {
+	if r := e.call(t, team, "POST", "/api/apps/shop/drains", good); r.Status != 403 || r.Body["code"] != "drain_limit_reached" || r.Body["limit"] != 1.0 || r.Body["plan"] != "nestling" {
 		t.Errorf("past the limit: %d %s", r.Status, r.Raw)
 	}
 	// The secret is never shown again.

@@ -26,7 +26,7 @@ func toHTTP(err error) error {
 			WithMessage("the plan allows no more drains for this app; delete one or change the plan")
 		var le *drains.LimitError
 		if errors.As(err, &le) {
-			he = he.WithLimit(int64(le.Limit), "")
+			he = he.WithLimit(int64(le.Limit), le.Plan)
 		}
 		return he
 	case errors.Is(err, logs.ErrPlanUnavailable):

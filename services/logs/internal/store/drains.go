@@ -40,7 +40,7 @@ func scanDrain(row pgx.Row) (drains.Drain, error) {
 }
 
 // CreateDrain implements drains.Store.
-func (s *Store) CreateDrain(ctx context.Context, d drains.Drain, limit int) error {
+func (s *Store) CreateDrain(ctx context.Context, d drains.Drain, limit int, plan string) error {
 	return pgstore.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		// Two creates at once must not both see room for one more.
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('tori.logs.drains:' || $1))`, d.AppID); err != nil {
@@ -51,7 +51,7 @@ func (s *Store) CreateDrain(ctx context.Context, d drains.Drain, limit int) erro
 			return fmt.Errorf("store: count drains: %w", err)
 		}
 		if n >= limit {
-			return &drains.LimitError{Limit: limit}
+			return &drains.LimitError{Limit: limit, Plan: plan}
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO drains (id, app_id, account_id, url, kind, secret, created_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7)`, d.ID, d.AppID, d.AccountID, d.URL, string(d.Kind), d.Secret, d.CreatedAt)
@@ -326,14 +326,17 @@ func (s *Store) Trim(ctx context.Context, drainID string, max, keep int, at time
 }
 
 // PlanDrains implements usecase.DrainLimitSource.
-func (s *Store) PlanDrains(ctx context.Context, accountID string) (int, bool, error) {
-	var n *int
-	err := s.pool.QueryRow(ctx, `SELECT drains FROM account_plans WHERE account_id = $1`, accountID).Scan(&n)
+func (s *Store) PlanDrains(ctx context.Context, accountID string) (int, string, bool, error) {
+	var (
+		n    *int
+		plan string
+	)
+	err := s.pool.QueryRow(ctx, `SELECT drains, plan FROM account_plans WHERE account_id = $1`, accountID).Scan(&n, &plan)
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && n == nil) {
-		return 0, false, nil
+		return 0, "", false, nil
 	}
 	if err != nil {
-		return 0, false, fmt.Errorf("store: plan drains: %w", err)
+		return 0, "", false, fmt.Errorf("store: plan drains: %w", err)
 	}
-	return *n, true, nil
+	return *n, plan, true, nil
 }
