@@ -15,7 +15,7 @@ export TEST_REDIS_URL    ?= redis://127.0.0.1:6379/0
 # The zone's managed-database cluster (scripts/zone-postgres.sh), as its superuser over the socket.
 export TEST_ZONE_POSTGRES_URL ?= postgres://postgres@/postgres?host=/var/run/postgresql&port=5433&sslmode=disable
 
-.PHONY: all tools proto openapi generate docs build run test fmt services wrk vault-dev objectstore stripe-mock pebble bench-bus bench-gateway flood-public bench-apps bench-logs bench-databases bench-databases-dump bench-deploys bench-builds bench-edge bench-processes caddy chaos clean
+.PHONY: all tools proto openapi generate docs build run test fmt services wrk vault-dev objectstore stripe-mock pebble bench-bus bench-gateway flood-public bench-apps bench-logs bench-drains bench-databases bench-databases-dump bench-deploys bench-builds bench-edge bench-processes caddy chaos clean
 
 all: build
 
@@ -94,6 +94,11 @@ bench-apps:
 
 bench-logs:
 	cd services/logs && go run ./cmd/logs-bench
+
+# A log drain at 5,000 entries/s (delivered rate, lag) and GET /logs p99 with and without it,
+# alternating rounds, medians of 3 (docs/performance.md).
+bench-drains:
+	cd services/logs && go run ./cmd/logs-bench -drains
 
 bench-databases:
 	cd tests/e2e && go test -count=1 -run '^$$' -bench BenchmarkDatabaseReady -benchtime 10x .

@@ -179,6 +179,7 @@ func TestChaos(t *testing.T) {
 	start := time.Now()
 	opts, regions, victims := stackShape(t)
 	opts.Env = map[string]string{"AUTH_LIMIT_PER_15MIN": "100000", "BUS_QUEUE_EXPIRES": "30m"}
+	drain := newDrainProbe(t, opts.Env)
 	s := harness.Start(t, opts)
 	acct := s.NewAccount(t, "chaos")
 	if out, err := s.Command("billing", "set-plan", "-account", acct.Email, "-plan", "flock"); err != nil {
@@ -214,16 +215,19 @@ func TestChaos(t *testing.T) {
 	var faults []string
 	settle := func() { time.Sleep(4 * time.Second) }
 	settle()
-	var probeApp string
+	var probeApp, probeSlug string
 	harness.Eventually(t, 30*time.Second, "the load's first app", func() bool {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		if len(l.apps) > 0 {
-			probeApp = l.apps[0].id
+			probeApp, probeSlug = l.apps[0].id, l.apps[0].slug
 		}
 		return probeApp != ""
 	})
 	probe := startCronProbe(t, s, probeApp)
+	// A drain on the same app receives through every fault (the logs replicas' kills
+	// included).
+	drain.attach(t, l, probeApp, probeSlug)
 	for _, name := range victims {
 		s.Kill(name)
 		s.Restart(name)
@@ -264,6 +268,15 @@ func TestChaos(t *testing.T) {
 	fmt.Printf("chaos: converged in %s; losses = %d, double effects = %d\n", took.Round(100*time.Millisecond), report.losses(), report.doubles())
 	if report.losses() != 0 || report.doubles() != 0 {
 		t.Fatalf("losses %d, double effects %d", report.losses(), report.doubles())
+	}
+	// The drain delivered every line of its app, once or (a batch in flight at a kill) again.
+	lines, missing, repeats := drain.check(t, l, probeApp, time.Minute)
+	fmt.Printf("chaos: drain delivered %d of %d lines, %d repeats\n", lines-missing, lines, repeats)
+	if missing != 0 || lines == 0 {
+		t.Fatalf("drain: %d of %d lines missing", missing, lines)
+	}
+	if repeats > lines/10 {
+		t.Fatalf("drain: %d repeats for %d lines: more than a batch per fault", repeats, lines)
 	}
 	// Every cron tick due while the deploys replicas were killed left exactly one run.
 	ticks, err := probe.check(t)

@@ -8,7 +8,10 @@
 //     COPY across 200 apps and 7 days, the latency of a 500-entry read of the busiest hour of
 //     a customer's app through the gateway, next to the same statement as plain SQL, and the
 //     logs service's own route (signed as the gateway signs) for the service's share, and
-//     the floor (floor.go): the page's bytes from a bare server and through a bare relay.
+//     the floor (floor.go): the page's bytes from a bare server and through a bare relay;
+//  3. with -drains alone (drains.go, make bench-drains): one app's lines at 5,000/s through
+//     the bus with and without an HTTPS drain, alternating: the drain's delivered rate and
+//     lag, and GET /logs p99 either way.
 //
 // It works in a database of its own, created on the given server and dropped at the end;
 // the services it starts are stopped before that.
@@ -22,6 +25,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 type options struct {
@@ -38,6 +42,11 @@ type options struct {
 	profileDir    string
 	limit         int
 	keep          bool
+	drains        bool
+	drainRate     int
+	drainPhase    time.Duration
+	drainRounds   int
+	drainSeed     int
 }
 
 func main() {
@@ -64,6 +73,11 @@ func main() {
 	flag.IntVar(&o.limit, "limit", 500, "entries per read")
 	flag.BoolVar(&o.keep, "keep", false, "keep the scratch database")
 	flag.StringVar(&o.profileDir, "profile", "", "folder for CPU profiles of the gateway and the logs service taken while the page is read (their PROFILE_ADDR); empty: none")
+	flag.BoolVar(&o.drains, "drains", false, "run the drain bench alone (make bench-drains): a drain at -drain-rate entries/s, and GET /logs p99 with and without it")
+	flag.IntVar(&o.drainRate, "drain-rate", 5000, "entries/s of one app during each drain phase")
+	flag.DurationVar(&o.drainPhase, "drain-phase", 15*time.Second, "length of each phase (without, then with the drain)")
+	flag.IntVar(&o.drainRounds, "drain-rounds", 3, "rounds of the two phases; figures are their medians")
+	flag.IntVar(&o.drainSeed, "drain-seed", 200_000, "entries seeded in the hour the route reads")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -80,6 +94,9 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer db.drop()
+	if o.drains {
+		return benchDrains(ctx, db, o)
+	}
 	if o.ingestEntries > 0 {
 		if err := benchIngest(ctx, db, o); err != nil {
 			return fmt.Errorf("ingest: %w", err)

@@ -14,6 +14,7 @@ import (
 	billingbus "tori.dev/proto/tori/billing/v1"
 	"tori.dev/services/logs/internal/busapi"
 	"tori.dev/services/logs/internal/config"
+	"tori.dev/services/logs/internal/drains"
 	"tori.dev/services/logs/internal/httpapi"
 	"tori.dev/services/logs/internal/store"
 	"tori.dev/services/logs/internal/usecase"
@@ -60,7 +61,15 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		// shutdown would wait for them.
 		stopping, stopStreams := context.WithCancel(context.WithoutCancel(ctx))
 		p.Go("log streams", func(ctx context.Context) error { <-ctx.Done(); stopStreams(); return nil })
+		guard, err := drains.TestGuard(cfg.DrainTestHost, cfg.DrainTestCA)
+		if err != nil {
+			return err
+		}
+		deliverer := drains.Deliverer{Guard: guard}
+		billing := busapi.BillingPlans{Client: billingbus.PlanClient{Bus: p.Bus, Timeout: cfg.PlanLookupTimeout}}
+		drainSvc := drains.NewService(st, apps, usecase.DrainLimits{Store: st, Copy: st, Billing: billing}, deliverer, now)
 		web := httpapi.New(httpapi.Deps{
+			Drains:   drainSvc,
 			Reader:   usecase.NewReader(apps, st, plans, now),
 			Streamer: usecase.NewStreamer(apps, plans, st, now, cfg.StreamLate),
 			Stream: httpapi.StreamLimits{
@@ -84,6 +93,10 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		// Every ingested batch leaves a processed id, so they are kept for less than the bus's
 		// default week (still far past any redelivery).
 		p.RelayOutboxKeeping(cfg.MaintenanceInterval, bus.Retention{Sent: bus.DefaultKeepSent, Processed: cfg.ProcessedRetention})
+		opts := drains.DefaultSenderOptions
+		opts.Lease, opts.Backlog = cfg.DrainLease, cfg.DrainBacklog
+		sender := drains.NewSender(st, deliverer, opts, "", log, now)
+		p.Go("drain sender", sender.Run)
 		p.Go("profiles", func(ctx context.Context) error { return profiling.Serve(ctx, cfg.Profiling, log) })
 		p.Every(lifecycle.Job{Name: "partition maintenance", Every: cfg.MaintenanceInterval, Run: partitions.Upkeep})
 		p.Every(lifecycle.Job{Name: "metrics partition maintenance", Every: cfg.MaintenanceInterval, Run: metricParts.Upkeep})

@@ -25,5 +25,6 @@ func (b BillingPlans) AccountPlan(ctx context.Context, accountID string) (logs.P
 		Name:          reply.GetPlan(),
 		RetentionDays: int(reply.GetLimits().GetLogRetentionDays()),
 		Version:       reply.GetVersion(),
+		Drains:        int(reply.GetLimits().GetDrains()),
 	}, nil
 }

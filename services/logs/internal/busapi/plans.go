@@ -44,5 +44,6 @@ func (p *Plans) Handle(ctx context.Context, tx bus.Tx, d bus.Delivery) error {
 	}
 	return p.plans.PlanChanged(ctx, p.txs.Bind(tx), logs.Plan{
 		AccountID: m.GetAccountId(), Name: m.GetPlan(), RetentionDays: int(days), Version: m.GetVersion(),
+		Drains: int(m.GetLimits().GetDrains()),
 	})
 }

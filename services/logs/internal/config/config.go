@@ -4,6 +4,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"tori.dev/pkg/bus"
@@ -63,6 +64,17 @@ type Config struct {
 	// StreamLate is how long after its timestamp an entry may be committed and still be
 	// streamed (zones ship batches; ingests commit concurrently).
 	StreamLate time.Duration `env:"LOGS_STREAM_LATE, default=10s"`
+	// DrainLease is how long a replica holds a drain without renewing: a killed replica's
+	// drains are taken over this long after it stopped renewing.
+	DrainLease time.Duration `env:"LOGS_DRAIN_LEASE, default=15s"`
+	// DrainBacklog is the most lines one drain keeps waiting for its receiver; past it the
+	// oldest are dropped, counted (dropped24h) and reported in the app's log.
+	DrainBacklog int `env:"LOGS_DRAIN_BACKLOG, default=10000"`
+	// DrainTestHost and DrainTestCA are for tests only: a host:port a drain may reach although
+	// it is loopback or private (the tests' receiver), and the PEM file of the CA that signed
+	// its certificate, trusted for that host alone. The host is refused without the CA.
+	DrainTestHost string `env:"LOGS_DRAIN_TEST_HOST"`
+	DrainTestCA   string `env:"LOGS_DRAIN_TEST_CA"`
 	// ShutdownTimeout bounds how long requests in flight may take to finish at a stop.
 	ShutdownTimeout time.Duration `env:"LOGS_SHUTDOWN_TIMEOUT, default=10s"`
 
@@ -90,6 +102,7 @@ func (c *Config) Validate() error {
 		{"LOGS_METRICS_MAX_RETENTION_DAYS", c.MetricsMaxRetentionDays},
 		{"LOGS_CLEANUP_BATCH", c.CleanupBatch},
 		{"LOGS_INGEST_PREFETCH", c.IngestPrefetch},
+		{"LOGS_DRAIN_BACKLOG", c.DrainBacklog},
 	} {
 		if f.v < 1 {
 			errs = append(errs, fmt.Errorf("%s must be at least 1, not %d", f.name, f.v))
@@ -113,9 +126,18 @@ func (c *Config) Validate() error {
 		{"LOGS_STREAM_IDLE", c.StreamIdle},
 		{"LOGS_STREAM_LIFETIME", c.StreamLifetime},
 		{"LOGS_STREAM_LATE", c.StreamLate},
+		{"LOGS_DRAIN_LEASE", c.DrainLease},
 	} {
 		if f.d <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, not %s", f.name, f.d))
+		}
+	}
+	if (c.DrainTestHost == "") != (c.DrainTestCA == "") {
+		errs = append(errs, errors.New("LOGS_DRAIN_TEST_HOST and LOGS_DRAIN_TEST_CA go together (tests only)"))
+	}
+	if c.DrainTestHost != "" {
+		if _, _, err := net.SplitHostPort(c.DrainTestHost); err != nil {
+			errs = append(errs, fmt.Errorf("LOGS_DRAIN_TEST_HOST must be host:port: %v", err))
 		}
 	}
 	if err := c.BusConfig().Validate(); err != nil {

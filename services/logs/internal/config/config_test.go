@@ -37,6 +37,11 @@ func TestValidateRefusesNonsense(t *testing.T) {
 		{"LOGS_CLEANUP_INTERVAL": "0s"},
 		{"LOGS_PARTITIONS_AHEAD": "-1"},
 		{"PROFILE_ADDR": "0.0.0.0:6060"},
+		{"LOGS_DRAIN_TEST_HOST": "127.0.0.1:9443"},
+		{"LOGS_DRAIN_TEST_CA": "/tmp/ca.pem"},
+		{"LOGS_DRAIN_TEST_HOST": "127.0.0.1", "LOGS_DRAIN_TEST_CA": "/tmp/ca.pem"},
+		{"LOGS_DRAIN_BACKLOG": "0"},
+		{"LOGS_DRAIN_LEASE": "0s"},
 	} {
 		env["GATEWAY_SIGNING_KEY"] = "k"
 		var cfg Config

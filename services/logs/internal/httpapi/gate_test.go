@@ -18,6 +18,7 @@ import (
 	"tori.dev/pkg/health"
 	auditv1 "tori.dev/proto/gen/tori/audit/v1"
 	auditbus "tori.dev/proto/tori/audit/v1"
+	"tori.dev/services/logs/internal/drains"
 	"tori.dev/services/logs/internal/httpapi"
 	"tori.dev/services/logs/internal/logstest"
 	"tori.dev/services/logs/internal/usecase"
@@ -32,15 +33,17 @@ func TestEveryRouteIsGated(t *testing.T) {
 		Reader:   usecase.NewReader(db.Store, db.Store, nil, time.Now),
 		Streamer: usecase.NewStreamer(db.Store, nil, db.Store, time.Now, time.Second),
 		Apps:     usecase.NewAppFinder(db.Store, nil, quiet), DB: db.Pool,
+		Drains:     drains.NewService(db.Store, nil, nil, drains.Deliverer{}, time.Now),
 		SigningKey: signingKey, Identity: health.NewIdentity("logs", "test"), Log: quiet,
 	})
 	bad, checked := accessgate.Ungated(app)
 	if len(bad) > 0 {
 		t.Fatalf("routes without the access gate: %v", bad)
 	}
-	// /logs and /logs/stream, each as GET and HEAD.
-	if checked != 4 {
-		t.Fatalf("%d /api routes walked, want 4", checked)
+	// /logs and /logs/stream, each as GET and HEAD; the drains' list and one (GET and
+	// HEAD), POST, DELETE and test.
+	if checked != 11 {
+		t.Fatalf("%d /api routes walked, want 11", checked)
 	}
 
 	// The walk itself finds a route added without the gate.

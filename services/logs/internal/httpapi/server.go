@@ -15,6 +15,7 @@ import (
 	"tori.dev/pkg/httperror"
 	"tori.dev/pkg/httpserver"
 	"tori.dev/pkg/pgstore"
+	"tori.dev/services/logs/internal/drains"
 	"tori.dev/services/logs/internal/usecase"
 )
 
@@ -32,6 +33,8 @@ type Deps struct {
 	Streamer *usecase.Streamer
 	// Stream is the live stream's timings; zero takes DefaultStreamLimits.
 	Stream StreamLimits
+	// Drains serves the drain routes; nil leaves them out.
+	Drains *drains.Service
 	// Stopping ends when the service stops: every open stream then ends with its final
 	// event, so the HTTP shutdown is not held up by them.
 	Stopping context.Context
@@ -72,6 +75,14 @@ func New(d Deps) *fiber.App {
 		}
 		s := &streamHandler{streamer: d.Streamer, limits: limits, stopping: stopping, log: d.Log}
 		api.Get("/apps/:slug/logs/stream", gate.Check, s.get)
+	}
+	if d.Drains != nil {
+		dh := &drainsHandler{svc: d.Drains}
+		api.Post("/apps/:slug/drains", gate.Check, dh.create)
+		api.Get("/apps/:slug/drains", gate.Check, dh.list)
+		api.Get("/apps/:slug/drains/:id", gate.Check, dh.get)
+		api.Delete("/apps/:slug/drains/:id", gate.Check, dh.remove)
+		api.Post("/apps/:slug/drains/:id/test", gate.Check, dh.test)
 	}
 	return app
 }

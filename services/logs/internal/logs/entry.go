@@ -60,4 +60,6 @@ type Plan struct {
 	Name          string
 	RetentionDays int
 	Version       int64
+	// Drains is how many log drains each app may have (0 when the plan did not say).
+	Drains int
 }

@@ -13,6 +13,10 @@ import (
 // statement its own short transaction: a busy app's millions of rows never make one long
 // transaction that holds locks and keeps vacuum from reclaiming space. Returns how many went.
 func (s *Store) DeleteAppEntries(ctx context.Context, appID string, batch int) (int64, error) {
+	// A deleted app's drains go first, backlogs and all (senders skip deleted apps already).
+	if _, err := s.pool.Exec(ctx, `DELETE FROM drains WHERE app_id = $1`, appID); err != nil {
+		return 0, fmt.Errorf("store: delete drains of %s: %w", appID, err)
+	}
 	days, err := s.Partitions(ctx)
 	if err != nil {
 		return 0, err

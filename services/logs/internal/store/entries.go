@@ -16,13 +16,92 @@ import (
 	"tori.dev/services/logs/internal/usecase"
 )
 
-var copyColumns = []string{"ts", "app_id", "deploy_id", "redactions", "stream", "message", "process"}
+var (
+	copyColumns       = []string{"ts", "app_id", "deploy_id", "redactions", "stream", "message", "process"}
+	copyColumnsWithID = append([]string{"id"}, copyColumns...)
+)
 
 // CopyEntries writes entries with COPY in tx; ids come from the table's sequence, in the
 // order given, so lines of one batch that share a timestamp keep their order. The
 // partitions of the entries' days must exist (EnsurePartitions).
+//
+// The entries of apps with drains also enter each drain's backlog, in the same transaction:
+// whatever stores a line (the ingest, a drain's overflow notice) goes through here, so no
+// committed line is missed and none uncommitted sent. An app without drains costs one
+// indexed look at the small drains table per call; a trigger with a transition table did the
+// same job at +40 % of every COPY's time, drains or not.
 func (d queries) CopyEntries(ctx context.Context, entries []logs.Entry) (int64, error) {
-	n, err := d.q.CopyFrom(ctx, pgx.Identifier{"log_entries"}, copyColumns, &entrySource{entries: entries})
+	drained, err := d.drainedApps(ctx, entries)
+	if err != nil {
+		return 0, err
+	}
+	if len(drained) == 0 {
+		return d.copyEntries(ctx, entries, copyColumns, &entrySource{entries: entries})
+	}
+	// The ids are taken first, in order, so the backlog can name the rows.
+	withIDs := make([]logs.Entry, len(entries))
+	copy(withIDs, entries)
+	rows, err := d.q.Query(ctx, `SELECT nextval('log_entry_ids') FROM generate_series(1, $1::int) ORDER BY 1`, len(entries))
+	if err != nil {
+		return 0, fmt.Errorf("store: entry ids: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil || len(ids) != len(entries) {
+		return 0, fmt.Errorf("store: entry ids: %d for %d entries: %v", len(ids), len(entries), err)
+	}
+	var (
+		ts    []time.Time
+		bids  []int64
+		bapps []string
+	)
+	for i := range withIDs {
+		withIDs[i].ID = ids[i]
+		if drained[withIDs[i].AppID] {
+			ts, bids, bapps = append(ts, withIDs[i].Timestamp), append(bids, ids[i]), append(bapps, withIDs[i].AppID)
+		}
+	}
+	n, err := d.copyEntries(ctx, withIDs, copyColumnsWithID, &entrySource{entries: withIDs, withID: true})
+	if err != nil {
+		return 0, err
+	}
+	_, err = d.q.Exec(ctx, `
+		INSERT INTO drain_backlog (drain_id, ts, entry_id, app_id)
+		SELECT dr.id, u.ts, u.id, u.app FROM unnest($1::timestamptz[], $2::bigint[], $3::uuid[]) AS u(ts, id, app)
+		JOIN drains dr ON dr.app_id = u.app
+		ON CONFLICT DO NOTHING`, ts, bids, bapps)
+	if err != nil {
+		return 0, fmt.Errorf("store: drain backlog: %w", err)
+	}
+	return n, nil
+}
+
+// drainedApps are those of the entries' apps that have drains.
+func (d queries) drainedApps(ctx context.Context, entries []logs.Entry) (map[string]bool, error) {
+	var apps []string
+	seen := map[string]bool{}
+	for _, e := range entries {
+		if !seen[e.AppID] {
+			seen[e.AppID] = true
+			apps = append(apps, e.AppID)
+		}
+	}
+	rows, err := d.q.Query(ctx, `SELECT DISTINCT app_id::text FROM drains WHERE app_id = ANY($1::uuid[])`, apps)
+	if err != nil {
+		return nil, fmt.Errorf("store: drained apps: %w", err)
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("store: drained apps: %w", err)
+	}
+	out := make(map[string]bool, len(found))
+	for _, a := range found {
+		out[a] = true
+	}
+	return out, nil
+}
+
+func (d queries) copyEntries(ctx context.Context, entries []logs.Entry, columns []string, src pgx.CopyFromSource) (int64, error) {
+	n, err := d.q.CopyFrom(ctx, pgx.Identifier{"log_entries"}, columns, src)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "23514" && pe.ConstraintName == "" {
 		// check_violation without a constraint is "no partition of relation found for row".
@@ -39,8 +118,9 @@ func (d queries) CopyEntries(ctx context.Context, entries []logs.Entry) (int64, 
 // front.
 type entrySource struct {
 	entries []logs.Entry
+	withID  bool // the id column first (ids taken in advance)
 	next    int
-	row     [7]any
+	row     [8]any
 }
 
 func (s *entrySource) Next() bool {
@@ -62,8 +142,11 @@ func (s *entrySource) Values() ([]any, error) {
 		}
 		deploy = pgtype.UUID{Bytes: d, Valid: true}
 	}
-	s.row = [7]any{e.Timestamp, pgtype.UUID{Bytes: app, Valid: true}, deploy, e.Redactions, string(e.Stream), e.Message, e.Process}
-	return s.row[:], nil
+	s.row = [8]any{e.ID, e.Timestamp, pgtype.UUID{Bytes: app, Valid: true}, deploy, e.Redactions, string(e.Stream), e.Message, e.Process}
+	if s.withID {
+		return s.row[:], nil
+	}
+	return s.row[1:], nil
 }
 
 func (s *entrySource) Err() error { return nil }

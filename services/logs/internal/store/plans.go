@@ -14,12 +14,12 @@ import (
 // a late, older event never undoes a newer one.
 func (d queries) SavePlan(ctx context.Context, p logs.Plan) error {
 	_, err := d.q.Exec(ctx, `
-		INSERT INTO account_plans (account_id, plan, log_retention_days, version) VALUES ($1, $2, $3, $4)
+		INSERT INTO account_plans (account_id, plan, log_retention_days, version, drains) VALUES ($1, $2, $3, $4, NULLIF($5, 0))
 		ON CONFLICT (account_id) DO UPDATE
 		SET plan = EXCLUDED.plan, log_retention_days = EXCLUDED.log_retention_days,
-		    version = EXCLUDED.version, updated_at = now()
+		    version = EXCLUDED.version, drains = EXCLUDED.drains, updated_at = now()
 		WHERE account_plans.version < EXCLUDED.version`,
-		p.AccountID, p.Name, p.RetentionDays, p.Version)
+		p.AccountID, p.Name, p.RetentionDays, p.Version, p.Drains)
 	if err != nil {
 		return fmt.Errorf("store: save plan: %w", err)
 	}
