@@ -27,6 +27,7 @@ type Edge struct {
 	EdgeHealthAddr string `env:"ZONE_EDGE_HEALTH_ADDR"`
 	EdgeTLS
 	EdgeCache
+	EdgeMetrics
 }
 
 func (e *Edge) validate() error {
@@ -46,6 +47,9 @@ func (e *Edge) validate() error {
 		errs = append(errs, err)
 	}
 	if err := e.EdgeCache.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := e.EdgeMetrics.validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -31,6 +31,9 @@ type Edge struct {
 	Sites    Sites  // the zone's static sites (the store, through a local cache); nil: none
 	Table    *Table
 	Services Services
+	// Counts counts every answered request of an app's host (count.go); nil: none counted
+	// (EDGE_METRICS=off).
+	Counts Counter
 }
 
 // ServeHTTP routes by Host: <slug>.<Domain>. Anything else is a plain 404, which tells a
@@ -41,6 +44,16 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		notFound(w)
 		return
 	}
+	if e.Counts != nil { // the customer's request metrics (count.go)
+		sw, start := e.counting(w)
+		defer e.counted(route.AppID, sw, start)
+		w = sw
+	}
+	e.serveApp(w, r, route)
+}
+
+// serveApp answers a request routed to an app.
+func (e *Edge) serveApp(w http.ResponseWriter, r *http.Request, route Route) {
 	if e.Table.Paused(route.AppID, time.Now()) {
 		paused(w)
 		return
