@@ -167,7 +167,7 @@ func serveEdgeProcess(ctx context.Context, logs io.Writer) error {
 		drained := serveEdge(p, edges, cfg.ShutdownTimeout)
 		if counts != nil {
 			flusher := &edgecount.Flusher{Counter: counts, Zone: cfg.Zone, Interval: cfg.MetricsFlushInterval,
-				Publish: busapi.PublishAppMetrics(st), Drained: drained, DrainWait: cfg.ShutdownTimeout + time.Second, Log: log}
+				Publish: busapi.PublishAppMetrics(st), Drained: drained, DrainWait: cfg.ShutdownTimeout + time.Second, Log: log, Now: edge.Now}
 			p.Go("app metrics", flusher.Run)
 		}
 		keepCustomHostnames(p, edges, table) // certstate.go
