@@ -47,13 +47,22 @@ type reading struct {
 type appCounts struct {
 	slots [2]slot
 	read  [2]reading // the collector's own; under Counter.collect
+	// active is the unix minute of the last collection that found requests (the collector's).
+	active int64
 }
+
+// idleMinutes is how long an app goes without a request before its counters are dropped:
+// an app deleted or moved away would otherwise keep them until the edge restarts.
+const idleMinutes = 10
 
 // Counter counts requests per app. Its zero value is ready; it is safe for concurrent use.
 type Counter struct {
 	apps    atomic.Pointer[map[string]*appCounts]
-	mu      sync.Mutex // serializes adding an app
+	mu      sync.Mutex // serializes changes of the map
 	collect sync.Mutex // serializes collections
+	// retired are the counters of apps dropped by the previous collection, read once more by
+	// the next: a request that found them just before they went is still reported.
+	retired map[string]*appCounts
 }
 
 func init() {
@@ -131,18 +140,32 @@ func (c *Counter) Collect(now time.Time) []Minute {
 	defer c.collect.Unlock()
 	n := minuteOf(now)
 	out := []Minute{{Minute: time.Unix((n-1)*60, 0).UTC()}, {Minute: time.Unix(n*60, 0).UTC()}}
-	m := c.apps.Load()
-	if m == nil {
-		return nil
-	}
-	for appID, a := range *m {
+	read := func(appID string, a *appCounts) bool {
+		found := false
 		for i, minute := range []int64{n - 1, n} {
 			if d := a.delta(int(minute & 1)); d != nil {
 				d.AppId = appID
 				out[i].Apps = append(out[i].Apps, d)
+				found = true
+			}
+		}
+		return found
+	}
+	for appID, a := range c.retired {
+		read(appID, a)
+	}
+	c.retired = nil
+	var idle []string
+	if m := c.apps.Load(); m != nil {
+		for appID, a := range *m {
+			if read(appID, a) || a.active == 0 {
+				a.active = n
+			} else if n-a.active >= idleMinutes {
+				idle = append(idle, appID)
 			}
 		}
 	}
+	c.drop(idle)
 	var kept []Minute
 	for _, mm := range out {
 		if len(mm.Apps) > 0 {
@@ -150,6 +173,27 @@ func (c *Counter) Collect(now time.Time) []Minute {
 		}
 	}
 	return kept
+}
+
+// drop removes idle apps from the map and keeps their counters for the next collection's
+// last reading; called under collect.
+func (c *Counter) drop(idle []string) {
+	if len(idle) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := *c.apps.Load()
+	next := make(map[string]*appCounts, len(old))
+	for k, v := range old {
+		next[k] = v
+	}
+	c.retired = map[string]*appCounts{}
+	for _, appID := range idle {
+		c.retired[appID] = next[appID]
+		delete(next, appID)
+	}
+	c.apps.Store(&next)
 }
 
 // delta reads slot i and returns what it gained since its previous reading, or nil.
