@@ -124,3 +124,49 @@ func TestNoCounterCountsNothing(t *testing.T) {
 		t.Fatalf("status %d", rec.Code)
 	}
 }
+
+// An upgrade the app accepts (the proxy hijacks the connection through the writer) is
+// counted as 1xx once the connection is handed back, and a streamed answer is flushed
+// through the counting writer.
+func TestUpgradeIsCountedAs1xx(t *testing.T) {
+	table := NewTable()
+	table.Replace([]Route{{AppID: "svc1", Slug: "svc", DeployID: "d2", Kind: revision.KindSource}}, nil)
+	counts := &observed{}
+	e := &Edge{Domain: "apps.test", Table: table, Counts: counts, Services: serviceFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, rw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Errorf("hijack through the counting writer: %v", err)
+			return
+		}
+		rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: test\r\n\r\n")
+		rw.Flush()
+		conn.Close()
+	})}
+	srv := httptest.NewServer(e)
+	defer srv.Close()
+	req, _ := http.NewRequest("GET", srv.URL+"/", nil)
+	req.Host = "svc.apps.test"
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Upgrade", "test")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("status %d", res.StatusCode)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		counts.mu.Lock()
+		got := counts.seen["svc1"]
+		counts.mu.Unlock()
+		if len(got) == 1 && got[0] == http.StatusSwitchingProtocols {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("counted %v, want one 101", got)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
