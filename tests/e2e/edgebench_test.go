@@ -39,7 +39,8 @@ import (
 //     listener and its local CA, and Caddy given a certificate signed by that same root.
 //
 // Each case prints every run's figures and a line `ratio <what> Tori/Caddy: throughput <n>x,
-// p99 <n>x` of the medians. Nothing is asserted of the figures: the issue's targets are read
+// p99 <n>x` of the medians; over plain HTTP the edge alone then runs every case with
+// EDGE_METRICS off and on, alternating, and prints `counting cost: X% of throughput`. Nothing is asserted of the figures: the issue's targets are read
 // from them. EDGE_BENCH_DURATION (each wrk run, default 10s) and EDGE_BENCH_ROUNDS (default
 // 3) set the length; CADDY_BIN is scripts/caddy-build.sh's binary. EDGE_BENCH_PROFILE_DIR
 // (make bench-edge PROFILE_DIR=dir) runs the zone agent with its profile server and writes a
@@ -115,6 +116,9 @@ func BenchmarkEdgeAgainstCaddy(b *testing.B) {
 		t.warm(b, site, staticHost, appHost)
 	}
 	runEdgeRounds(b, work, "http", rounds, duration, cases, plain, prof)
+	// What counting the customer's requests costs (issue 40): the edge with EDGE_METRICS off
+	// and on, alternating (edgebench_counting_test.go).
+	runCountingRounds(b, s, work, "http", rounds, duration, cases, site, staticHost, appHost)
 
 	// HTTPS: the zone agent again, now with its TLS listener and its local CA (make run's
 	// default), and Caddy with a certificate from that CA's root for both names.

@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"tori.dev/services/zoneagent/internal/config"
+	"tori.dev/services/zoneagent/internal/edgecount"
 )
 
 // The edge's TLS cost, side by side with plain HTTP (README "Performance"): full handshakes
@@ -76,4 +78,55 @@ func BenchmarkEdgeRequestTLS(b *testing.B) {
 	c.Transport.(*http.Transport).ForceAttemptHTTP2 = false
 	c.Transport.(*http.Transport).TLSClientConfig = &tls.Config{RootCAs: roots}
 	benchGet(b, c, e.httpsURL(e.host, "/"), e.host)
+}
+
+// BenchmarkEdgeCounting: what counting the customer's requests costs the edge (issue 40), a
+// static file over plain HTTP/1.1 from 32 kept-alive clients, with counting off and on (the
+// real counter) in three rounds on one edge, the first to go swapping each round (round 0
+// warms up).
+// cd services/zoneagent && go test -run '^$' -bench BenchmarkEdgeCounting -benchtime 3s ./cmd/zoneagent/
+func BenchmarkEdgeCounting(b *testing.B) {
+	e := startTLSEdge(b, config.EdgeProcess{Edge: config.Edge{EdgeTLS: config.EdgeTLS{TLSAddr: config.TLSOff}}})
+	e.route()
+	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	url := "http://" + e.cfg.EdgeAddr + "/"
+	counter := &edgecount.Counter{}
+	// A round 0 of both, not to be read: the first run pays for the site's first fetch into
+	// the cache and the clients' first connections.
+	for round := 0; round <= 3; round++ {
+		order := []bool{false, true}
+		if round%2 == 0 {
+			order = []bool{true, false}
+		}
+		for _, on := range order {
+			name := fmt.Sprintf("round%d/%s", round, map[bool]string{false: "off", true: "on"}[on])
+			b.Run(name, func(b *testing.B) {
+				// Between runs no request is in flight: the handler reads Counts per request.
+				e.edge.Counts = nil
+				if on {
+					e.edge.Counts = counter
+				}
+				b.SetParallelism(16)
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						req, _ := http.NewRequest(http.MethodGet, url, nil)
+						req.Host = e.host
+						resp, err := c.Do(req)
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+						if resp.StatusCode != http.StatusOK {
+							b.Errorf("status %d", resp.StatusCode)
+							return
+						}
+					}
+				})
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+			})
+		}
+	}
 }

@@ -39,6 +39,7 @@ type tlsEdge struct {
 	// earlier test's edge left running (its CA gone, retrying for minutes) would hold up a
 	// later test's first handshake for the same name.
 	slug, host string
+	edge       *edge.Edge // its handler: a benchmark sets Counts before any request
 }
 
 // edgeSerial numbers the edges of one test binary (their site names).
@@ -83,7 +84,8 @@ func startTLSEdge(t testing.TB, cfg config.EdgeProcess) *tlsEdge {
 		}
 	})
 	// PreviewsDomain only when the test sets one: the others' orders stay as they were.
-	es, err := listenEdge(cfg, storetest.NewPool(t), &edge.Edge{Domain: "apps.test", PreviewsDomain: cfg.PreviewsDomain, Sites: siteCache, Table: e.table}, nil, log)
+	e.edge = &edge.Edge{Domain: "apps.test", PreviewsDomain: cfg.PreviewsDomain, Sites: siteCache, Table: e.table}
+	es, err := listenEdge(cfg, storetest.NewPool(t), e.edge, nil, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"tori.dev/services/zoneagent/internal/busapi"
 	"tori.dev/services/zoneagent/internal/config"
 	"tori.dev/services/zoneagent/internal/edge"
+	"tori.dev/services/zoneagent/internal/edgecount"
 	"tori.dev/services/zoneagent/internal/edgelink"
 	"tori.dev/services/zoneagent/internal/edgeproxy"
 	"tori.dev/services/zoneagent/internal/runas"
@@ -144,6 +145,11 @@ func serveEdgeProcess(ctx context.Context, logs io.Writer) error {
 		previews := cfg.PreviewsDomainFor(cfg.AppsDomain)
 		proxy := &edgeproxy.Proxy{Link: link, AppsDomain: cfg.AppsDomain, PreviewsDomain: previews, Logs: logLines, Log: log}
 		theEdge := &edge.Edge{Domain: cfg.AppsDomain, PreviewsDomain: previews, Sites: siteCache, Table: table, Services: proxy}
+		var counts *edgecount.Counter // the customer's request metrics (README "Metrics")
+		if cfg.Counting() {
+			counts = &edgecount.Counter{}
+			theEdge.Counts = counts
+		}
 		states := &certificateStates{zone: cfg.Zone, edge: theEdge, store: st, log: log}
 		healthApp := httpserver.New(httpserver.Options{Name: "zoneagent-edge", Log: log, WriteTimeout: 10 * time.Second,
 			Observe: httpserver.MetricsOnly, Health: &p.Health})
@@ -159,7 +165,12 @@ func serveEdgeProcess(ctx context.Context, logs io.Writer) error {
 			return err
 		}
 		listenersUp()
-		serveEdge(p, edges, cfg.ShutdownTimeout)
+		drained := serveEdge(p, edges, cfg.ShutdownTimeout)
+		if counts != nil {
+			flusher := &edgecount.Flusher{Counter: counts, Zone: cfg.Zone, Interval: cfg.MetricsFlushInterval,
+				Publish: busapi.PublishAppMetrics(st), Drained: drained, DrainWait: cfg.ShutdownTimeout + time.Second, Log: log, Now: edge.Now}
+			p.Go("app metrics", flusher.Run)
+		}
 		keepCustomHostnames(p, edges, table) // certstate.go
 		p.Go("log batches", logLines.Run)
 		p.Go("profiles", func(ctx context.Context) error { return profiling.Serve(ctx, cfg.Profiling, log) })

@@ -8,11 +8,13 @@ import (
 )
 
 // serveEdge adds the edge's servers to p: they serve until the process stops, then get the
-// shutdown timeout to finish the requests in flight.
-func serveEdge(p *service.Process, edges *edgeServers, shutdownTimeout time.Duration) {
+// shutdown timeout to finish the requests in flight; drained closes once they have.
+func serveEdge(p *service.Process, edges *edgeServers, shutdownTimeout time.Duration) (drained <-chan struct{}) {
 	p.OnClose(edges.close) // a stop before they served would otherwise leave them accepting
 	p.Go("edge", edges.Serve)
+	done := make(chan struct{})
 	p.Go("edge shutdown", func(ctx context.Context) error {
+		defer close(done)
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 		defer cancel()
@@ -21,4 +23,5 @@ func serveEdge(p *service.Process, edges *edgeServers, shutdownTimeout time.Dura
 		}
 		return nil
 	})
+	return done
 }

@@ -86,6 +86,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		p.Every(agent.SiteSweepJob())
 		p.Go("log batches", logBatches.Run)
 		p.Every(runner.NapJob())
+		sampleInstances(p, *cfg, st, runner) // instancemetrics.go
 		p.Listening("edge", []string{cfg.EdgeAddr, cfg.TLSAddr}, "edge_pid", edgeChild.pid, "edge_health", cfg.EdgeHealthAddr, "edge_user", edgeChild.user, "apps_domain", posture.AppsDomain, "certificates", posture.Certificates)
 		return nil
 	})

@@ -76,6 +76,7 @@ type Config struct {
 	ManagedDatabases
 	Edge
 	ZoneObjectStore
+	RuntimeMetrics
 }
 
 var zoneRe = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)
@@ -136,6 +137,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := c.ZoneObjectStore.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.RuntimeMetrics.validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -28,6 +28,7 @@ type Edge struct {
 	EdgeTLS
 	EdgeCache
 	Previews
+	EdgeMetrics
 }
 
 func (e *Edge) validate() error {
@@ -47,6 +48,9 @@ func (e *Edge) validate() error {
 		errs = append(errs, err)
 	}
 	if err := e.EdgeCache.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := e.EdgeMetrics.validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -33,6 +33,9 @@ type Edge struct {
 	Sites          Sites // the zone's static sites (the store, through a local cache); nil: none
 	Table          *Table
 	Services       Services
+	// Counts counts every answered request of an app's host (count.go); nil: none counted
+	// (EDGE_METRICS=off).
+	Counts Counter
 }
 
 // ServeHTTP routes by Host: <slug>.<Domain>. Anything else is a plain 404, which tells a
@@ -46,7 +49,19 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		notFound(w)
 		return
 	}
-	if e.Table.Paused(route.AppID, time.Now()) {
+	if e.Counts != nil { // the customer's request metrics (count.go)
+		sw, start := e.counting(w)
+		defer e.counted(route.AppID, sw, start)
+		// The request clock's start serves the hold's check too: one clock read, not two.
+		e.serveApp(sw, r, route, clockBase.Add(start))
+		return
+	}
+	e.serveApp(w, r, route, time.Now())
+}
+
+// serveApp answers a request routed to an app at now.
+func (e *Edge) serveApp(w http.ResponseWriter, r *http.Request, route Route, now time.Time) {
+	if e.Table.Paused(route.AppID, now) {
 		paused(w)
 		return
 	}

@@ -58,7 +58,7 @@ type Cgroups struct {
 	// Roots holds the zone's folder in each controller's tree.
 	V2    bool
 	Root  string
-	Roots map[string]string // v1: "memory", "pids", "cpu" → <mount>/tori-<zone>
+	Roots map[string]string // v1: "memory", "pids", "cpu" (and "cpuacct" when apart) → <mount>/tori-<zone>
 
 	mu sync.Mutex
 	// held counts the live sandboxes of each instance leaf (appID/leaf): a second sandbox
@@ -102,6 +102,17 @@ func DetectCgroups(mount, zone string) (*Cgroups, error) {
 			return nil, fmt.Errorf("cgroup v1 %s: %w", c, err)
 		}
 		g.Roots[c] = root
+	}
+	// cpuacct counts each group's CPU time, which the customer's metrics report (usage.go).
+	// Mounted together with cpu (cpu,cpuacct) the cpu tree has it already; mounted apart it
+	// is joined as a tree of its own; a host without it reports no CPU time.
+	if _, err := os.Stat(filepath.Join(mount, "cpu", "cpuacct.usage")); err != nil {
+		if _, err := os.Stat(filepath.Join(mount, "cpuacct", "cpuacct.usage")); err == nil {
+			root := filepath.Join(mount, "cpuacct", name)
+			if err := os.MkdirAll(root, 0o755); err == nil {
+				g.Roots["cpuacct"] = root
+			}
+		}
 	}
 	return g, nil
 }

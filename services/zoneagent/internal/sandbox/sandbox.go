@@ -156,6 +156,7 @@ type Sandboxed struct {
 	memoryBytes int64
 	// oomFinal is its instance leaf's count of memory kills when the leaf was removed.
 	oomFinal int64
+	started  time.Time // usage.go
 }
 
 // Start launches spec in a new sandbox. Cancelling ctx kills everything in it.
@@ -267,7 +268,7 @@ func (s *Sandbox) Start(ctx context.Context, spec Spec) (*Sandboxed, error) {
 	}
 	handedOff = true
 	p := &Sandboxed{cmd: cmd, done: make(chan struct{}), sb: s, appID: spec.AppID, instance: spec.Instance, leaf: leaf,
-		memoryBytes: lim.MemoryBytes}
+		memoryBytes: lim.MemoryBytes, started: time.Now()}
 	if p.memoryBytes <= 0 {
 		p.memoryBytes = s.MemoryBytes
 	}
