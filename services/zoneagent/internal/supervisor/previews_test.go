@@ -81,7 +81,9 @@ func TestServicePreviewNapsAndWakes(t *testing.T) {
 	if vars["TORI_PREVIEW"] != "1" || vars["TORI_PROCESS"] != names.PreviewProcess(pv.PreviewID) {
 		t.Fatalf("the preview's environment: TORI_PREVIEW=%q TORI_PROCESS=%q", vars["TORI_PREVIEW"], vars["TORI_PROCESS"])
 	}
-	if got := r.get(app, live.DeployID, "/env"); json.Unmarshal([]byte(got), &vars) != nil || vars["TORI_PREVIEW"] != "" {
+	// A map of its own: Unmarshal into the preview's map would keep the preview's keys.
+	var liveVars map[string]string
+	if got := r.get(app, live.DeployID, "/env"); json.Unmarshal([]byte(got), &liveVars) != nil || liveVars["TORI_PROCESS"] != "web.1" || liveVars["TORI_PREVIEW"] != "" {
 		t.Fatalf("the app's live instance has TORI_PREVIEW: %q", got)
 	}
 
