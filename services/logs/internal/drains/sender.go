@@ -170,6 +170,14 @@ func (s *Sender) work(ctx context.Context, id string) {
 			s.log.WarnContext(ctx, "recording a delivery failed (its lines will be sent again)", "drain_id", id, "err", err.Error())
 		}
 		backoff = 0
+		if !full {
+			// A busy app's lines arrive a few at a time: waiting a poll for more sends them in
+			// batches of hundreds (a POST, a read and an acknowledgement each) instead of one
+			// round per ingest, which took CPU from the log route at 5,000 lines/s (bench-drains:
+			// the route's p99 1.29x without this wait, 1.10x with it). A line still leaves
+			// within a second: a poll's wait, then its batch's delivery.
+			sleep(ctx, s.opts.Poll)
+		}
 	}
 }
 
