@@ -11,12 +11,13 @@ import (
 // <slug-cut>-<id>.<PREVIEWS_DOMAIN>, so the host's label is one preview whatever the slug.
 const (
 	PreviewNamePattern = `^[a-z0-9-]{1,20}$`
+	PreviewIDPattern   = `^[a-z0-9]{6}$`
 	PreviewIDLen       = 6
 )
 
 var (
 	previewNameShape = regexp.MustCompile(PreviewNamePattern)
-	previewIDShape   = regexp.MustCompile(`^[a-z0-9]{6}$`)
+	previewIDShape   = regexp.MustCompile(PreviewIDPattern)
 )
 
 const base36 = "0123456789abcdefghijklmnopqrstuvwxyz"

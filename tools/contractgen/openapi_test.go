@@ -19,6 +19,8 @@ func TestTheOpenAPIDocumentsPatternsAreTheContracts(t *testing.T) {
 		names.EnvKeyPattern:            true,
 		names.ProcessNamePattern:       true,
 		names.ProcessFilterPattern:     true,
+		names.PreviewNamePattern:       true,
+		names.PreviewIDPattern:         true,
 		"^" + names.SessionTokenPrefix: true,
 		"^" + names.APITokenPrefix:     true,
 	}
