@@ -150,21 +150,7 @@ func (s *state) cronCmd() *cobra.Command {
 			if err := cronName(args[0]); err != nil {
 				return err
 			}
-			slug, err := s.slug()
-			if err != nil {
-				return err
-			}
-			if err := s.confirm("remove cron job "+args[0]+" from "+slug, args[0]); err != nil {
-				return err
-			}
-			if err := s.client.DeleteCronJob(cmd.Context(), slug, args[0]); err != nil {
-				return err
-			}
-			if s.json {
-				return s.printJSON(api.Raw(`{"ok":true}`))
-			}
-			s.ui.Printf("Removed cron job %s.\n", args[0])
-			return nil
+			return s.removeFromApp("cron job", (*api.Client).DeleteCronJob)(cmd, args)
 		},
 	}, &cobra.Command{
 		Use:     "run NAME",

@@ -65,23 +65,7 @@ func (s *state) domainsCmd() *cobra.Command {
 		Example: "  tori domains remove www.example.com --yes",
 		Args:    cobra.ExactArgs(1),
 		PreRunE: s.signedIn,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			slug, err := s.slug()
-			if err != nil {
-				return err
-			}
-			if err := s.confirm("remove "+args[0]+" from "+slug, args[0]); err != nil {
-				return err
-			}
-			if err := s.client.RemoveDomain(cmd.Context(), slug, args[0]); err != nil {
-				return err
-			}
-			if s.json {
-				return s.printJSON(api.Raw(`{"ok":true}`))
-			}
-			s.ui.Printf("Removed %s.\n", args[0])
-			return nil
-		},
+		RunE:    s.removeFromApp("", (*api.Client).RemoveDomain),
 	})
 	return c
 }

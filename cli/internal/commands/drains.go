@@ -86,23 +86,7 @@ func (s *state) drainsCmd() *cobra.Command {
 		Example: "  tori drains rm 0193… --yes",
 		Args:    cobra.ExactArgs(1),
 		PreRunE: s.signedIn,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			slug, err := s.slug()
-			if err != nil {
-				return err
-			}
-			if err := s.confirm("remove drain "+args[0]+" of "+slug, args[0]); err != nil {
-				return err
-			}
-			if err := s.client.DeleteDrain(cmd.Context(), slug, args[0]); err != nil {
-				return err
-			}
-			if s.json {
-				return s.printJSON(api.Raw(`{"ok":true}`))
-			}
-			s.ui.Printf("Removed drain %s.\n", args[0])
-			return nil
-		},
+		RunE:    s.removeFromApp("drain", (*api.Client).DeleteDrain),
 	}, &cobra.Command{
 		Use:     "test ID",
 		Short:   "Send one test line to a drain now and show how the receiver answered",

@@ -182,23 +182,7 @@ func (s *state) previewsCmd() *cobra.Command {
 		Example: "  tori previews rm pr-12 --yes",
 		Args:    cobra.ExactArgs(1),
 		PreRunE: s.signedIn,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			slug, err := s.slug()
-			if err != nil {
-				return err
-			}
-			if err := s.confirm("remove preview "+args[0]+" of "+slug, args[0]); err != nil {
-				return err
-			}
-			if err := s.client.DeletePreview(cmd.Context(), slug, args[0]); err != nil {
-				return err
-			}
-			if s.json {
-				return s.printJSON(api.Raw(`{"ok":true}`))
-			}
-			s.ui.Printf("Removed preview %s.\n", args[0])
-			return nil
-		},
+		RunE:    s.removeFromApp("preview", (*api.Client).DeletePreview),
 	}, &cobra.Command{
 		Use:     "ttl NAME DURATION",
 		Short:   "Make a preview end DURATION from now (capped by the plan)",

@@ -257,6 +257,27 @@ func (s *state) printJSON(raw api.Raw) error {
 	return err
 }
 
+// removeFromApp is the RunE of a command removing one of the app's things named by its
+// argument (a hostname, a cron job, a drain, a preview): asked for again unless --yes, then
+// removed. what names the kind in the prompt and the answer; "" for a hostname, which names
+// itself. remove is a method of the client, which exists only once the command runs.
+func (s *state) removeFromApp(what string, remove func(c *api.Client, ctx context.Context, slug, name string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		slug, err := s.slug()
+		if err != nil {
+			return err
+		}
+		label := strings.TrimSpace(what + " " + args[0])
+		if err := s.confirm("remove "+label+" from "+slug, args[0]); err != nil {
+			return err
+		}
+		if err := remove(s.client, cmd.Context(), slug, args[0]); err != nil {
+			return err
+		}
+		return s.done("Removed %s.\n", label)
+	}
+}
+
 // confirm asks the person to type want (a slug, a hostname) unless --yes; with nobody at
 // the terminal it refuses rather than guess.
 func (s *state) confirm(action, want string) error {
