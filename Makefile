@@ -15,7 +15,7 @@ export TEST_REDIS_URL    ?= redis://127.0.0.1:6379/0
 # The zone's managed-database cluster (scripts/zone-postgres.sh), as its superuser over the socket.
 export TEST_ZONE_POSTGRES_URL ?= postgres://postgres@/postgres?host=/var/run/postgresql&port=5433&sslmode=disable
 
-.PHONY: all tools proto openapi generate docs build run test fmt services wrk vault-dev objectstore stripe-mock pebble bench-bus bench-gateway flood-public bench-apps bench-logs bench-drains bench-databases bench-databases-dump bench-deploys bench-builds bench-edge bench-processes caddy chaos clean
+.PHONY: all tools proto openapi generate docs build run test fmt services wrk vault-dev objectstore stripe-mock pebble bench-bus bench-gateway flood-public bench-apps bench-logs bench-drains bench-databases bench-databases-dump bench-deploys bench-builds bench-edge bench-processes bench-scale caddy chaos clean
 
 all: build
 
@@ -84,6 +84,15 @@ pebble:
 bench-processes: build
 	objectstore=$${OBJECTSTORE_BIN:-$$(scripts/objectstore-build.sh)} && \
 	cd tests/e2e && OBJECTSTORE_BIN=$$objectstore go test -count=1 -timeout 60m -run '^$$' -bench BenchmarkProcesses -benchtime 1x -v .
+
+# Issue 41: the control plane and its zone at 1,000 and then 10,000 apps over 2,000 accounts
+# (SIZES, ACCOUNTS, ROUNDS to change): API and edge latency, the zone's restart, the memory a
+# napping app costs, retention; prints `growth <what> 10k/1k: ...` lines last (docs/scale.md).
+bench-scale: build services
+	objectstore=$${OBJECTSTORE_BIN:-$$(scripts/objectstore-build.sh)} && \
+	cd tests/e2e && OBJECTSTORE_BIN=$$objectstore SCALE_BENCH_SIZES=$${SIZES:-1000,10000} \
+	  SCALE_BENCH_ACCOUNTS=$${ACCOUNTS:-2000} SCALE_BENCH_ROUNDS=$${ROUNDS:-3} \
+	  go test -count=1 -timeout 120m -run '^$$' -bench BenchmarkScale -benchtime 1x -v .
 
 # Builds Caddy into ~/.cache/tori once, the reference `make bench-edge` measures against.
 caddy:
