@@ -18,11 +18,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// appNet is an app's network namespace, made once per app and kept across its starts (a
-// nap, a deploy, a crash): a holder process (a minimal bubblewrap sandbox as the app's uid
-// running sleep) owns a user and a network namespace, and pasta, attached once, connects it
-// to the pooler's port and the internet. Every sandbox of the app joins it (see
-// Sandbox.Start), so a start pays for neither the namespace nor pasta's set-up.
+// appNet is an app's network namespace, made on the app's first start and kept across its
+// starts while it serves (a deploy, a crash, a restart): a holder process (a minimal
+// bubblewrap sandbox as the app's uid running sleep) owns a user and a network namespace,
+// and pasta, attached once, connects it to the pooler's port and the internet. Every
+// sandbox of the app joins it (see Sandbox.Start), so a start pays for neither the
+// namespace nor pasta's set-up. A napping app gives it back (ReleaseIdleNetwork): pasta
+// alone is ~20 MB resident (its packet buffers), which a thousand napping apps cannot keep.
 type appNet struct {
 	holder    *exec.Cmd
 	done      chan struct{} // closed when the holder has exited
@@ -33,6 +35,9 @@ type appNet struct {
 	holderPID int
 	userNS    *os.File // the holder's namespaces: for pasta, and for the edge to dial in
 	netNS     *os.File
+	// users counts the sandboxes of the app running in the namespace and the starts about
+	// to join it (under idCache.netMu): ReleaseIdleNetwork leaves a network in use.
+	users int
 }
 
 // alive: the holder and pasta both run (without pasta the app would have no pooler and no
@@ -73,13 +78,16 @@ func (n *appNet) killHolder() {
 	}
 }
 
-// network is the app's namespace, made on first use or when its holder has died.
-func (s *Sandbox) network(ctx context.Context, appID string, cred *syscall.Credential) (*appNet, error) {
+// useNetwork is the app's namespace, made on first use, after a release or when its holder
+// has died, and counted as in use until leaveNetwork: a nap's release cannot end it under
+// a start that is joining it.
+func (s *Sandbox) useNetwork(ctx context.Context, appID string, cred *syscall.Credential) (*appNet, error) {
 	// A lock of its own: making a network takes a while, and uid lookups must not wait.
 	s.ids.netMu.Lock()
 	defer s.ids.netMu.Unlock()
 	if n := s.ids.nets[appID]; n != nil {
 		if n.alive() {
+			n.users++
 			return n, nil
 		}
 		n.close()
@@ -93,10 +101,49 @@ func (s *Sandbox) network(ctx context.Context, appID string, cred *syscall.Crede
 		s.ids.nets = map[string]*appNet{}
 	}
 	s.ids.nets[appID] = n
+	n.users++
 	return n, nil
 }
 
-// ReleaseNetwork ends the app's network namespace (the app is deleted, or the agent stops).
+// leaveNetwork ends one use of n that useNetwork counted.
+func (s *Sandbox) leaveNetwork(n *appNet) {
+	s.ids.netMu.Lock()
+	n.users--
+	s.ids.netMu.Unlock()
+}
+
+// ReleaseIdleNetwork ends the app's network namespace (holder and pasta) when none of the
+// app's sandboxes runs in it: the app naps (its web stopped, and no worker, build or cron
+// run of it left). The app's next start makes it anew, which adds the namespace's making
+// (tens of ms) to the wake. It reports whether a network was ended.
+func (s *Sandbox) ReleaseIdleNetwork(appID string) bool {
+	if s.ids == nil {
+		return false
+	}
+	s.ids.netMu.Lock()
+	n := s.ids.nets[appID]
+	if n == nil || n.users > 0 {
+		s.ids.netMu.Unlock()
+		return false
+	}
+	delete(s.ids.nets, appID)
+	s.ids.netMu.Unlock()
+	n.close()
+	return true
+}
+
+// HoldsNetwork reports whether the app's network namespace is kept (made and not released).
+func (s *Sandbox) HoldsNetwork(appID string) bool {
+	if s.ids == nil {
+		return false
+	}
+	s.ids.netMu.Lock()
+	defer s.ids.netMu.Unlock()
+	return s.ids.nets[appID] != nil
+}
+
+// ReleaseNetwork ends the app's network namespace, used or not (the app is deleted, or the
+// agent stops).
 func (s *Sandbox) ReleaseNetwork(appID string) {
 	if s.ids == nil {
 		return
@@ -346,8 +393,31 @@ func dialer(netns *os.File, port int) func(context.Context, string, string) (net
 	}
 }
 
-// Network makes sure the app's network namespace is up and returns it.
+// Network makes sure the app's network namespace is up and returns it. Nothing keeps it up
+// after: a ReleaseIdleNetwork may end it at once (FreePort holds it while it asks).
 func (s *Sandbox) Network(ctx context.Context, appID string) (*os.File, error) {
+	n, err := s.appNetwork(ctx, appID)
+	if err != nil {
+		return nil, err
+	}
+	s.leaveNetwork(n)
+	return n.netNS, nil
+}
+
+// FreePort is a port nobody listens on in the app's network namespace (made if need be),
+// which is held up while the kernel is asked. A namespace released after (the app napped
+// meanwhile) is made anew with every port free.
+func (s *Sandbox) FreePort(ctx context.Context, appID string) (int, error) {
+	n, err := s.appNetwork(ctx, appID)
+	if err != nil {
+		return 0, err
+	}
+	defer s.leaveNetwork(n)
+	return FreePortIn(n.netNS)
+}
+
+// appNetwork is useNetwork for an app outside a start: its uid and its group checked first.
+func (s *Sandbox) appNetwork(ctx context.Context, appID string) (*appNet, error) {
 	if s.Unavailable != "" {
 		return nil, errors.New("sandbox unavailable: " + s.Unavailable)
 	}
@@ -358,11 +428,7 @@ func (s *Sandbox) Network(ctx context.Context, appID string) (*os.File, error) {
 	if err := s.Cgroups.Setup(appID, s.limits(0)); err != nil {
 		return nil, err
 	}
-	n, err := s.network(ctx, appID, cred)
-	if err != nil {
-		return nil, err
-	}
-	return n.netNS, nil
+	return s.useNetwork(ctx, appID, cred)
 }
 
 // syncBuffer is a buffer written by a running process's output copier and read meanwhile.

@@ -195,10 +195,16 @@ func (s *Sandbox) Start(ctx context.Context, spec Spec) (*Sandboxed, error) {
 	if err := s.Cgroups.SetupLeaf(spec.AppID, leaf, lim); err != nil {
 		return nil, err
 	}
-	network, err := s.network(ctx, spec.AppID, cred)
+	network, err := s.useNetwork(ctx, spec.AppID, cred)
 	if err != nil {
 		return nil, err
 	}
+	// Until the command runs a failure ends its use of the network here; after, its end does.
+	defer func() {
+		if !handedOff {
+			s.leaveNetwork(network)
+		}
+	}()
 	infoR, infoW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -283,6 +289,8 @@ func (s *Sandbox) Start(ctx context.Context, spec Spec) (*Sandboxed, error) {
 			p.oomFinal = s.Cgroups.releaseLeaf(p.appID, p.leaf)
 		}
 		sandboxLive.Dec()
+		// Before done: whoever waited for the end (a nap) may release the network.
+		s.leaveNetwork(network)
 		close(p.done)
 	}()
 	// didNotStart says why bwrap ended before the app ran: its own message when it gave one.
@@ -382,7 +390,8 @@ func (p *Sandboxed) CgroupLeaf() string { return p.leaf }
 
 // Kill ends the sandbox: bwrap dies, its first process in the namespace gets its death
 // signal, and with the pid namespace's first process gone the kernel kills every other
-// process in it, setsid'd or not. The app's network namespace stays for its next start.
+// process in it, setsid'd or not. The app's network namespace stays for its next start,
+// unless the app naps (ReleaseIdleNetwork).
 func (p *Sandboxed) Kill() {
 	p.stopOnce.Do(func() {
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)

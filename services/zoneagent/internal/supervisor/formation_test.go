@@ -191,6 +191,9 @@ func TestFormationRestartsACrashingWorker(t *testing.T) {
 	if len(r.l.procs.liveWeb(rev.AppID, rev.DeployID)) != 0 || !slices.Equal(workersUp(r.l, rev.AppID, "worker"), []int{1}) {
 		t.Fatalf("after the nap: web %d, workers %v", len(r.l.procs.liveWeb(rev.AppID, rev.DeployID)), workersUp(r.l, rev.AppID, "worker"))
 	}
+	if !r.l.Source.Sandbox.HoldsNetwork(rev.AppID) {
+		t.Fatal("the nap released the network its worker runs in")
+	}
 	waitFor(t, "web reported napping", func() bool { return rep.last()["web"] == 0 })
 	if got := r.get(rev.AppID, rev.DeployID, "/"); got != "ok unreleased" {
 		t.Fatalf("wake: %q", got)

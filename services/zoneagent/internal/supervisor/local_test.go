@@ -405,8 +405,16 @@ func TestNapAndWake(t *testing.T) {
 	if first.alive() || len(napped) != 1 || !napped[0] {
 		t.Fatalf("not napped: alive=%v napped=%v", first.alive(), napped)
 	}
+	// Napping, the app keeps no process on the host: not its network's holder nor pasta.
+	sb := r.l.Source.Sandbox
+	if left := sb.Cgroups.Pids(app); len(left) > 0 || sb.HoldsNetwork(app) {
+		t.Fatalf("the napping app keeps processes %v (network held: %v)", left, sb.HoldsNetwork(app))
+	}
 	if got := r.get(app, rev.DeployID, "/"); got != "ok unreleased" {
 		t.Fatalf("wake: %q", got)
+	}
+	if !sb.HoldsNetwork(app) {
+		t.Fatal("the wake made no network")
 	}
 	if len(napped) != 2 || napped[1] {
 		t.Fatalf("wake not reported: %v", napped)

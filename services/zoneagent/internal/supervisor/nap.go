@@ -36,6 +36,9 @@ func (l *Local) napIdle(ctx context.Context, now time.Time) int {
 		for _, p := range web {
 			p.stop()
 		}
+		// A napping app keeps no process: its network namespace's holder and pasta (~20 MB)
+		// go too, unless another of its instances still runs in it. The wake makes it anew.
+		l.Source.Sandbox.ReleaseIdleNetwork(appID)
 		napped++
 		l.report(appID)
 		if l.Napped != nil {

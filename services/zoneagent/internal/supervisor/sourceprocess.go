@@ -23,11 +23,8 @@ func (s *SourceRuntime) startInstance(ctx context.Context, ln *sourceLaunch, pt 
 	if web {
 		// The port is free in the app's own network namespace (its other instances and its
 		// previous revision may be serving there on others); the edge dials it there.
-		netns, err := s.Sandbox.Network(context.Background(), rev.AppID)
-		if err != nil {
-			return nil, &revision.FailError{Code: CodeHealthFailed, Message: "start: " + err.Error()}
-		}
-		if port, err = sandbox.FreePortIn(netns); err != nil {
+		var err error
+		if port, err = s.Sandbox.FreePort(context.Background(), rev.AppID); err != nil {
 			return nil, &revision.FailError{Code: CodeHealthFailed, Message: "start: " + err.Error()}
 		}
 	}

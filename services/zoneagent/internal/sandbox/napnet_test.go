@@ -1,0 +1,62 @@
+package sandbox
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// A napping app keeps no process: its network namespace (holder and pasta) is released once
+// none of its sandboxes runs in it, never under one that does, and the app's next start
+// makes it anew. The agent keeps none of its descriptors either.
+func TestAnIdleNetworkIsReleasedAndMadeAnew(t *testing.T) {
+	sb, app, dir := instanceApp(t, testUIDBase+984)
+	fdsBefore := openFDs()
+	p := startReady(t, sb, Spec{AppID: app, Dir: dir, Instance: "web.1"}, "echo ready; exec sleep 60")
+	netLeaf := sb.Cgroups.LeafDir("pids", app, NetLeaf)
+	held := procsIn(netLeaf)
+	if len(held) < 2 {
+		t.Fatalf("the network's holder and pasta are not in its leaf: %v", held)
+	}
+	if sb.ReleaseIdleNetwork(app) || !sb.HoldsNetwork(app) {
+		t.Fatal("the network was released under a running sandbox")
+	}
+	if got := procsIn(netLeaf); !slices.Equal(got, held) {
+		t.Fatalf("the network's processes changed under a running sandbox: %v, were %v", got, held)
+	}
+
+	p.Kill()
+	if !sb.ReleaseIdleNetwork(app) || sb.HoldsNetwork(app) {
+		t.Fatal("the network of an app with no sandbox left was kept")
+	}
+	if left := procsIn(netLeaf); len(left) > 0 {
+		t.Fatalf("the released network left processes: %v", left)
+	}
+	for _, pid := range held {
+		// A zombie (the namespace's first process, reparented to init when bwrap died
+		// first) holds no memory: only its reaping by init is left.
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if _, state, _ := strings.Cut(string(stat), ") "); err == nil && !strings.HasPrefix(state, "Z") {
+			t.Fatalf("process %d of the released network still runs: %s", pid, stat)
+		}
+	}
+	if fds := openFDs(); fds > fdsBefore {
+		t.Fatalf("the agent holds %d descriptors more than before the app started", fds-fdsBefore)
+	}
+	if sb.ReleaseIdleNetwork(app) {
+		t.Fatal("released twice")
+	}
+
+	// The next start (a wake) makes the network anew, with a port to serve on.
+	if _, err := sb.FreePort(context.Background(), app); err != nil {
+		t.Fatal(err)
+	}
+	startReady(t, sb, Spec{AppID: app, Dir: dir, Instance: "web.1"}, "echo ready; exec sleep 60")
+	again := procsIn(netLeaf)
+	if len(again) < 2 || !sb.HoldsNetwork(app) {
+		t.Fatalf("the wake made no network: %v", again)
+	}
+}
