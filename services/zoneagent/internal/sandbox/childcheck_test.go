@@ -48,7 +48,7 @@ func TestFalseChildPidIsRefused(t *testing.T) {
 		return cmd.Process.Pid
 	}
 	sb.ids.netMu.Lock()
-	holder := sb.ids.nets[app].holderPID
+	holder := sb.ids.nets[app].net.holderPID
 	sb.ids.netMu.Unlock()
 	victims := map[string]int{"a host process of the app's uid": sleeper(true), "a host process of root": sleeper(false), "the app's network holder": holder}
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A napping app keeps no process: its network namespace (holder and pasta) is released once
@@ -58,5 +59,30 @@ func TestAnIdleNetworkIsReleasedAndMadeAnew(t *testing.T) {
 	again := procsIn(netLeaf)
 	if len(again) < 2 || !sb.HoldsNetwork(app) {
 		t.Fatalf("the wake made no network: %v", again)
+	}
+}
+
+// Making one app's network does not hold up another's: each wake after a nap makes its
+// app's network, and wakes of different apps must not queue behind each other.
+func TestOneAppsNetworkMakingDoesNotWaitForAnothers(t *testing.T) {
+	sb, busy, _ := instanceApp(t, testUIDBase+986)
+	_, other, _ := instanceApp(t, testUIDBase+987)
+	sl := sb.lockSlot(busy) // as a making of busy's network under way does
+	defer sl.mu.Unlock()
+	made := make(chan error, 1)
+	go func() {
+		_, err := sb.FreePort(context.Background(), other)
+		made <- err
+	}()
+	select {
+	case err := <-made:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("another app's network waited for this one's making")
+	}
+	if !sb.HoldsNetwork(other) || sb.HoldsNetwork(busy) {
+		t.Fatalf("held: other %v, busy %v", sb.HoldsNetwork(other), sb.HoldsNetwork(busy))
 	}
 }

@@ -60,7 +60,7 @@ type idCache struct {
 	mu    sync.Mutex
 	ids   map[string]uint32
 	netMu sync.Mutex
-	nets  map[string]*appNet // each app's network namespace (network.go), under netMu
+	nets  map[string]*netSlot // each app's network namespace (netkeep.go), under netMu
 }
 
 // SetUID records the uid allocated to an app.

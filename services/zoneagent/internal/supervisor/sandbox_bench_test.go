@@ -21,8 +21,8 @@ import (
 //
 //		go test -run '^$' -bench BenchmarkSandbox -benchtime 20x ./internal/supervisor/
 //
-//	  - network: making an app's network namespace and attaching pasta, once per app (its
-//	    first start pays it; naps, wakes and deploys do not);
+//	  - network: making an app's network namespace and attaching pasta (an app's first start
+//	    and each wake from a nap pay it, a nap releasing the network; deploys do not);
 //	  - start: a command run to its end in a sandbox (nsenter into the app's namespaces,
 //	    bwrap, cgroup, seccomp, prlimit) against the same command as a plain process; target
 //	    overhead under 50 ms;
