@@ -24,7 +24,8 @@ import (
 // and pasta, attached once, connects it to the pooler's port and the internet. Every
 // sandbox of the app joins it (see Sandbox.Start), so a start pays for neither the
 // namespace nor pasta's set-up. A napping app gives it back (ReleaseIdleNetwork): pasta
-// alone is ~20 MB resident (its packet buffers), which a thousand napping apps cannot keep.
+// alone holds ~20 MB of private memory (BenchmarkNetworkMemory), which a thousand napping
+// apps cannot each keep.
 type appNet struct {
 	holder    *exec.Cmd
 	done      chan struct{} // closed when the holder has exited
