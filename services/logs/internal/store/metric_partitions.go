@@ -114,7 +114,7 @@ func (s *Store) DropMetricPartition(ctx context.Context, day time.Time) error {
 	s.parts.set("metrics:"+day.Format(partitionLayout), false)
 	for _, table := range metricTables {
 		name := metricPartitionName(table, day)
-		if err := s.partitionDDL(ctx, `DROP TABLE IF EXISTS `+pgx.Identifier{name}.Sanitize()); err != nil {
+		if err := s.detachAndDrop(ctx, table, name); err != nil {
 			return fmt.Errorf("store: drop partition %s: %w", name, err)
 		}
 	}
