@@ -80,30 +80,47 @@ func (s *Store) EnsurePartitions(ctx context.Context, days []time.Time) error {
 
 func (s *Store) createPartition(ctx context.Context, day time.Time) error {
 	name := partitionName(day)
+	if err := s.createPartitionOf(ctx, "log_entries", name, day); err != nil {
+		return fmt.Errorf("store: create partition %s: %w", name, err)
+	}
+	return nil
+}
+
+// createPartitionOf gives parent the partition name for day, without ever holding a lock on
+// parent that reads or writes wait for. CREATE TABLE ... PARTITION OF locks the parent
+// ACCESS EXCLUSIVE: waiting behind one slow reader, it queued every read and every ingest
+// of the table behind itself for up to the lock timeout. A table made alike and then
+// attached needs only SHARE UPDATE EXCLUSIVE on the parent, which neither reads nor COPY
+// conflict with; the attach builds the parent's indexes on the empty table at once.
+func (s *Store) createPartitionOf(ctx context.Context, parent, name string, day time.Time) error {
 	var exists bool
 	if err := s.ddl.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, name).Scan(&exists); err != nil {
-		return fmt.Errorf("store: look up partition %s: %w", name, err)
+		return fmt.Errorf("look up: %w", err)
 	}
 	if exists {
 		return nil
 	}
+	table, of := pgx.Identifier{name}.Sanitize(), pgx.Identifier{parent}.Sanitize()
 	// Bounds are literals (DDL takes no parameters), built from a time, never from input.
-	ddl := fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s PARTITION OF log_entries FOR VALUES FROM ('%s') TO ('%s')`,
-		pgx.Identifier{name}.Sanitize(), day.Format(time.RFC3339), day.Add(24*time.Hour).Format(time.RFC3339))
-	err := pgstore.InTx(ctx, s.ddl, func(tx pgx.Tx) error {
+	attach := fmt.Sprintf(`ALTER TABLE %s ATTACH PARTITION %s FOR VALUES FROM ('%s') TO ('%s')`,
+		of, table, day.Format(time.RFC3339), day.Add(24*time.Hour).Format(time.RFC3339))
+	return pgstore.InTx(ctx, s.ddl, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '`+ddlLockTimeout+`'`); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, ddlLockKey); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, ddl)
+		// Another copy of the service may have made it while this one waited for the lock.
+		if err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, name).Scan(&exists); err != nil || exists {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE `+table+` (LIKE `+of+` INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, attach)
 		return err
 	})
-	if err != nil {
-		return fmt.Errorf("store: create partition %s: %w", name, err)
-	}
-	return nil
 }
 
 // Partitions lists the days that have a partition, oldest first.

@@ -158,3 +158,64 @@ func pgConn(t *testing.T, url string) *pgx.Conn {
 	t.Cleanup(func() { c.Close(context.Background()) })
 	return c
 }
+
+// Making a day's partition ahead of time does not stop reads and writes either: while a slow
+// reader holds the table, a page read and an ingest go through, and the new partition, made
+// alike and attached, has the table's indexes and takes lines.
+func TestPartitionCreationDoesNotBlockReadsOrIngest(t *testing.T) {
+	db := logstest.NewDB(t)
+	ctx := context.Background()
+	appID := uuid.NewString()
+	today := time.Now().UTC().Truncate(time.Minute).Add(-10 * time.Minute)
+	db.Seed(t, []logs.Entry{{AppID: appID, Stream: logs.StreamStdout, Timestamp: today, Message: "today"}})
+
+	slow, err := db.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Rollback(ctx)
+	if _, err := slow.Exec(ctx, `SELECT count(*) FROM log_entries WHERE app_id = $1`, appID); err != nil {
+		t.Fatal(err)
+	}
+	ahead := logs.Day(today).AddDate(0, 0, 3)
+	created := make(chan error, 1)
+	go func() { created <- db.Store.EnsurePartitions(ctx, []time.Time{ahead}) }()
+	time.Sleep(300 * time.Millisecond)
+
+	const bound = time.Second
+	readCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	if _, err := db.Store.Entries(readCtx, appID, today.Add(-time.Minute), today.Add(time.Minute), nil, logs.ProcessFilter{}, 500); err != nil {
+		t.Fatal(err)
+	}
+	err = db.Store.InTx(readCtx, func(tx usecase.Tx) error {
+		_, err := tx.CopyEntries(readCtx, []logs.Entry{{AppID: appID, Stream: logs.StreamStdout, Timestamp: today.Add(time.Second), Message: "more"}})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > bound {
+		t.Errorf("a read and an ingest while a partition was made took %v, want under %v", took, bound)
+	}
+	if err := slow.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-created; err != nil {
+		t.Fatal(err)
+	}
+	db.Seed(t, []logs.Entry{{AppID: appID, Stream: logs.StreamStdout, Timestamp: ahead.Add(time.Hour), Process: "web.1", Message: "ahead"}})
+	if got := db.Count(t, appID); got != 3 {
+		t.Fatalf("%d lines, want 3", got)
+	}
+	var indexes int
+	name := "log_entries_p" + ahead.Format("20060102")
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_indexes WHERE tablename = $1`, name).Scan(&indexes); err != nil || indexes != 2 {
+		t.Fatalf("the new partition has %d indexes, want the table's 2 (%v)", indexes, err)
+	}
+	// Made twice (another copy of the service, a retry): nothing happens.
+	if err := db.Store.EnsurePartitions(ctx, []time.Time{ahead}); err != nil {
+		t.Fatal(err)
+	}
+}
