@@ -126,9 +126,9 @@ func (t *txStore) OpenDeploys(ctx context.Context, appID string) ([]*deploy.Depl
 	return listDeploys(ctx, t.tx, `WHERE app_id = $1 AND status IN ('building', 'releasing') ORDER BY created_at, id FOR UPDATE`, appID)
 }
 
-// newestFirst orders a list by the table's columns, as deploys_by_app does: a bare "id" would
-// name the selected id::text, which no index holds, and sort every deploy of the app for
-// each page.
+// newestFirst orders a list by the table's columns, as deploys_by_app does: a bare "id"
+// names the selected id::text, which the index does not hold, so each page was sorted again
+// on top of the index scan (an incremental sort; cheap, but not the index's order).
 const newestFirst = `deploys.created_at DESC, deploys.id DESC`
 
 // List returns the app's deploys newest first. `before` must name a deploy of the app.
