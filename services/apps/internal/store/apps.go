@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"tori.dev/pkg/pgstore"
@@ -61,10 +62,16 @@ WHERE account_id = ANY($1) AND deleted_at IS NULL ORDER BY created_at, id`, team
 	return out, nil
 }
 
+// liveSlug is the condition of a live app of a slug. A live app is never reclaimed (only a
+// tombstone is), so saying so lets the planner use apps_slug_held, the unique index of held
+// slugs: one index probe whatever the number of apps, where deleted_at alone matched no
+// index and scanned the table (or, with the account, every app of the account).
+const liveSlug = `slug = $1 AND deleted_at IS NULL AND reclaimed_at IS NULL`
+
 // AppTeam implements usecase.Tx. A tombstone is no app: its slug answers 404 everywhere.
 func (r *repo) AppTeam(ctx context.Context, slug string) (string, error) {
 	var team string
-	err := r.q.QueryRow(ctx, `SELECT account_id FROM apps WHERE slug = $1 AND deleted_at IS NULL`, slug).Scan(&team)
+	err := r.q.QueryRow(ctx, `SELECT account_id FROM apps WHERE `+liveSlug, slug).Scan(&team)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", apps.ErrNotFound
 	}
@@ -86,7 +93,7 @@ func (r *repo) LockLiveApp(ctx context.Context, accountID, slug string) (apps.Ap
 
 func (r *repo) appBySlug(ctx context.Context, accountID, slug, lock string) (apps.App, error) {
 	a, err := scanApp(r.q.QueryRow(ctx, `SELECT `+appColumns+` FROM apps
-WHERE account_id = $1 AND slug = $2 AND deleted_at IS NULL`+lock, accountID, slug))
+WHERE `+liveSlug+` AND account_id = $2`+lock, slug, accountID))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return apps.App{}, apps.ErrNotFound
 	}
@@ -98,9 +105,15 @@ WHERE account_id = $1 AND slug = $2 AND deleted_at IS NULL`+lock, accountID, slu
 
 // AppLive implements usecase.Tx.
 func (r *repo) AppLive(ctx context.Context, appID string) (bool, error) {
+	// A malformed id is a plain "no" rather than a cast error; only the canonical text of a
+	// uuid names an app, as when the column was compared as text. Compared as a uuid, the id
+	// is one probe of the primary key instead of a scan of every app.
+	id, err := uuid.Parse(appID)
+	if err != nil || id.String() != appID {
+		return false, nil
+	}
 	var live bool
-	// The text comparison keeps a malformed id a plain "no" rather than a cast error.
-	err := r.q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM apps WHERE id::text = $1 AND deleted_at IS NULL)`, appID).Scan(&live)
+	err = r.q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM apps WHERE id = $1 AND deleted_at IS NULL)`, appID).Scan(&live)
 	if err != nil {
 		return false, wrap("app live", err)
 	}

@@ -7,9 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
-	"tori.dev/pkg/pgstore"
 	"tori.dev/services/logs/internal/logs"
 )
 
@@ -44,35 +41,10 @@ func (s *Store) EnsureMetricPartitions(ctx context.Context, days []time.Time) er
 
 func (s *Store) createTablePartition(ctx context.Context, table string, day time.Time) error {
 	name := metricPartitionName(table, day)
-	var exists bool
-	if err := s.ddl.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, name).Scan(&exists); err != nil {
-		return fmt.Errorf("store: look up partition %s: %w", name, err)
-	}
-	if exists {
-		return nil
-	}
-	// Bounds are literals (DDL takes no parameters), built from a time, never from input.
-	ddl := fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s PARTITION OF %s FOR VALUES FROM ('%s') TO ('%s')`,
-		pgx.Identifier{name}.Sanitize(), pgx.Identifier{table}.Sanitize(),
-		day.Format(time.RFC3339), day.Add(24*time.Hour).Format(time.RFC3339))
-	if err := s.partitionDDL(ctx, ddl); err != nil {
+	if err := s.createPartitionOf(ctx, table, name, day); err != nil {
 		return fmt.Errorf("store: create partition %s: %w", name, err)
 	}
 	return nil
-}
-
-// partitionDDL runs one partition statement under the DDL lock and timeout.
-func (s *Store) partitionDDL(ctx context.Context, ddl string) error {
-	return pgstore.InTx(ctx, s.ddl, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '`+ddlLockTimeout+`'`); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, ddlLockKey); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, ddl)
-		return err
-	})
 }
 
 // MetricPartitions lists the days that have a partition in either metrics table, oldest first.
@@ -114,7 +86,7 @@ func (s *Store) DropMetricPartition(ctx context.Context, day time.Time) error {
 	s.parts.set("metrics:"+day.Format(partitionLayout), false)
 	for _, table := range metricTables {
 		name := metricPartitionName(table, day)
-		if err := s.partitionDDL(ctx, `DROP TABLE IF EXISTS `+pgx.Identifier{name}.Sanitize()); err != nil {
+		if err := s.detachAndDrop(ctx, table, name); err != nil {
 			return fmt.Errorf("store: drop partition %s: %w", name, err)
 		}
 	}

@@ -80,30 +80,47 @@ func (s *Store) EnsurePartitions(ctx context.Context, days []time.Time) error {
 
 func (s *Store) createPartition(ctx context.Context, day time.Time) error {
 	name := partitionName(day)
+	if err := s.createPartitionOf(ctx, "log_entries", name, day); err != nil {
+		return fmt.Errorf("store: create partition %s: %w", name, err)
+	}
+	return nil
+}
+
+// createPartitionOf gives parent the partition name for day, without ever holding a lock on
+// parent that reads or writes wait for. CREATE TABLE ... PARTITION OF locks the parent
+// ACCESS EXCLUSIVE: waiting behind one slow reader, it queued every read and every ingest
+// of the table behind itself for up to the lock timeout. A table made alike and then
+// attached needs only SHARE UPDATE EXCLUSIVE on the parent, which neither reads nor COPY
+// conflict with; the attach builds the parent's indexes on the empty table at once.
+func (s *Store) createPartitionOf(ctx context.Context, parent, name string, day time.Time) error {
 	var exists bool
 	if err := s.ddl.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, name).Scan(&exists); err != nil {
-		return fmt.Errorf("store: look up partition %s: %w", name, err)
+		return fmt.Errorf("look up: %w", err)
 	}
 	if exists {
 		return nil
 	}
+	table, of := pgx.Identifier{name}.Sanitize(), pgx.Identifier{parent}.Sanitize()
 	// Bounds are literals (DDL takes no parameters), built from a time, never from input.
-	ddl := fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s PARTITION OF log_entries FOR VALUES FROM ('%s') TO ('%s')`,
-		pgx.Identifier{name}.Sanitize(), day.Format(time.RFC3339), day.Add(24*time.Hour).Format(time.RFC3339))
-	err := pgstore.InTx(ctx, s.ddl, func(tx pgx.Tx) error {
+	attach := fmt.Sprintf(`ALTER TABLE %s ATTACH PARTITION %s FOR VALUES FROM ('%s') TO ('%s')`,
+		of, table, day.Format(time.RFC3339), day.Add(24*time.Hour).Format(time.RFC3339))
+	return pgstore.InTx(ctx, s.ddl, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '`+ddlLockTimeout+`'`); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, ddlLockKey); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, ddl)
+		// Another copy of the service may have made it while this one waited for the lock.
+		if err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, name).Scan(&exists); err != nil || exists {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE `+table+` (LIKE `+of+` INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, attach)
 		return err
 	})
-	if err != nil {
-		return fmt.Errorf("store: create partition %s: %w", name, err)
-	}
-	return nil
 }
 
 // Partitions lists the days that have a partition, oldest first.
@@ -134,20 +151,78 @@ func (s *Store) Partitions(ctx context.Context) ([]time.Time, error) {
 func (s *Store) DropPartition(ctx context.Context, day time.Time) error {
 	name := partitionName(logs.Day(day))
 	s.parts.set(name, false)
-	err := pgstore.InTx(ctx, s.ddl, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '`+ddlLockTimeout+`'`); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, ddlLockKey); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `DROP TABLE IF EXISTS `+pgx.Identifier{name}.Sanitize())
-		return err
-	})
-	if err != nil {
+	if err := s.detachAndDrop(ctx, "log_entries", name); err != nil {
 		return fmt.Errorf("store: drop partition %s: %w", name, err)
 	}
 	return nil
+}
+
+// detachAndDrop takes partition name out of parent and then drops it, without ever holding
+// a lock on parent that reads or writes wait for. A DROP TABLE of an attached partition
+// locks the parent ACCESS EXCLUSIVE: waiting behind one slow reader, it queued every read
+// and every ingest of the table behind itself for up to the lock timeout. DETACH PARTITION
+// CONCURRENTLY locks the parent only SHARE UPDATE EXCLUSIVE, which neither reads nor COPY
+// conflict with, and waits for the transactions that may still see the partition; the DROP
+// that follows locks the detached table alone, which no new query touches.
+//
+// CONCURRENTLY cannot run in a transaction, so the DDL lock is the session's, held on the
+// DDL pool's one connection. A detach left half done (its second step timed out) is
+// finished first: until then Postgres refuses to detach any other partition of parent.
+func (s *Store) detachAndDrop(ctx context.Context, parent, name string) error {
+	conn, err := s.ddl.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	// Session settings and locks outlive the call: should undoing them fail, the connection
+	// goes (and they with it) rather than back to the pool.
+	undo := func(sql string, args ...any) {
+		if _, err := conn.Exec(context.WithoutCancel(ctx), sql, args...); err != nil {
+			_ = conn.Conn().Close(context.WithoutCancel(ctx))
+		}
+	}
+	if _, err := conn.Exec(ctx, `SET lock_timeout = '`+ddlLockTimeout+`'`); err != nil {
+		return err
+	}
+	defer undo(`RESET lock_timeout`)
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(hashtext($1))`, ddlLockKey); err != nil {
+		return err
+	}
+	defer undo(`SELECT pg_advisory_unlock(hashtext($1))`, ddlLockKey)
+	pending, err := detachPending(ctx, conn.Conn(), parent)
+	if err != nil {
+		return err
+	}
+	for _, p := range pending {
+		if _, err := conn.Exec(ctx, `ALTER TABLE `+pgx.Identifier{parent}.Sanitize()+` DETACH PARTITION `+
+			pgx.Identifier{p}.Sanitize()+` FINALIZE`); err != nil {
+			return fmt.Errorf("finish detaching %s: %w", p, err)
+		}
+	}
+	var attached bool
+	err = conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_inherits
+		WHERE inhparent = $1::regclass AND inhrelid = to_regclass($2))`, parent, name).Scan(&attached)
+	if err != nil {
+		return err
+	}
+	if attached {
+		if _, err := conn.Exec(ctx, `ALTER TABLE `+pgx.Identifier{parent}.Sanitize()+` DETACH PARTITION `+
+			pgx.Identifier{name}.Sanitize()+` CONCURRENTLY`); err != nil {
+			return fmt.Errorf("detach: %w", err)
+		}
+	}
+	_, err = conn.Exec(ctx, `DROP TABLE IF EXISTS `+pgx.Identifier{name}.Sanitize())
+	return err
+}
+
+// detachPending lists parent's partitions whose concurrent detach did not finish.
+func detachPending(ctx context.Context, conn *pgx.Conn, parent string) ([]string, error) {
+	rows, err := conn.Query(ctx, `SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+		WHERE i.inhparent = $1::regclass AND i.inhdetachpending`, parent)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
 // ErrNoPartition means an entry's day had no partition (another copy of the service dropped
