@@ -80,14 +80,14 @@ func (t *Table) Follow(tell func(Change)) {
 	defer t.mu.Unlock()
 	t.follow = tell
 	cur := t.p.Load()
-	routes := make([]Route, 0, cur.byApp.size())
-	cur.byApp.each(func(_ string, r Route) { routes = append(routes, r) })
-	hosts := make(map[string]string, cur.hostApp.size())
-	cur.hostApp.each(func(h, app string) { hosts[h] = app })
+	routes := make([]Route, 0, cur.byApp.Len())
+	cur.byApp.Range(func(_ string, r Route) { routes = append(routes, r) })
+	hosts := make(map[string]string, cur.hostApp.Len())
+	cur.hostApp.Range(func(h, app string) { hosts[h] = app })
 	tell(Change{Op: OpReplace, Routes: routes, Hosts: hosts})
 	if t.pausedCount.Load() > 0 {
 		paused := map[string]time.Time{}
-		t.paused.Load().each(func(app string, from time.Time) { paused[app] = from })
+		t.paused.Load().Range(func(app string, from time.Time) { paused[app] = from })
 		tell(Change{Op: OpPause, Paused: paused})
 	}
 	if t.previews.Load() != nil {

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"tori.dev/services/zoneagent/internal/cowmap"
 	"tori.dev/services/zoneagent/internal/revision"
 )
 
@@ -23,7 +24,7 @@ type Route struct {
 }
 
 // Table is the routing table. Readers never lock. Each change is to one app or one
-// hostname and copies only the shard it touches (shards.go), so a deploy costs the same at
+// hostname and copies only the shard it touches (internal/cowmap), so a deploy costs the same at
 // 10 apps and at 10,000; a request sees each app before or after a change, never half of
 // it. Replace swaps a whole new table in at once.
 type Table struct {
@@ -31,7 +32,7 @@ type Table struct {
 	p  atomic.Pointer[tables]
 	// paused maps an app to when it stops being served (its account's payment-failure
 	// hold); apart from the routes, so a switch during a hold keeps it.
-	paused atomic.Pointer[shardedMap[time.Time]]
+	paused atomic.Pointer[cowmap.Map[time.Time]]
 	// pausedCount lets the request path skip the pause lookup while no app is under a hold.
 	pausedCount atomic.Int64
 	// hostsVersion moves whenever the set of served custom hostnames may have changed, so a
@@ -46,19 +47,19 @@ type Table struct {
 
 // tables is one version of the routing table; its maps change shard by shard.
 type tables struct {
-	bySlug *shardedMap[Route]
-	byApp  *shardedMap[Route]
+	bySlug *cowmap.Map[Route]
+	byApp  *cowmap.Map[Route]
 	// hostApp are the active custom hostnames and the app each belongs to, whether or not
 	// the app serves yet: a hostname recorded before the app's first deploy is served from
 	// the moment its route is set.
-	hostApp *shardedMap[string]
+	hostApp *cowmap.Map[string]
 }
 
 // NewTable returns an empty table.
 func NewTable() *Table {
 	t := &Table{}
-	t.p.Store(&tables{bySlug: newShardedMap[Route](nil), byApp: newShardedMap[Route](nil), hostApp: newShardedMap[string](nil)})
-	t.paused.Store(newShardedMap[time.Time](nil))
+	t.p.Store(&tables{bySlug: cowmap.New[Route](nil), byApp: cowmap.New[Route](nil), hostApp: cowmap.New[string](nil)})
+	t.paused.Store(cowmap.New[time.Time](nil))
 	return t
 }
 
@@ -67,7 +68,7 @@ func NewTable() *Table {
 func (t *Table) Pause(from map[string]time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.paused.Store(newShardedMap(from))
+	t.paused.Store(cowmap.New(from))
 	t.pausedCount.Store(int64(len(from)))
 	t.tell(Change{Op: OpPause, Paused: from})
 }
@@ -77,18 +78,18 @@ func (t *Table) PauseApp(appID string, from *time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	m := t.paused.Load()
-	_, had := m.get(appID)
+	_, had := m.Get(appID)
 	switch {
 	case from != nil:
-		if cur, ok := m.get(appID); ok && cur.Equal(*from) {
+		if cur, ok := m.Get(appID); ok && cur.Equal(*from) {
 			return
 		}
-		m.put(appID, *from)
+		m.Put(appID, *from)
 		if !had {
 			t.pausedCount.Add(1)
 		}
 	case had:
-		m.del(appID)
+		m.Delete(appID)
 		t.pausedCount.Add(-1)
 	default:
 		return
@@ -101,31 +102,31 @@ func (t *Table) Paused(appID string, now time.Time) bool {
 	if t.pausedCount.Load() == 0 {
 		return false
 	}
-	from, ok := t.paused.Load().get(appID)
+	from, ok := t.paused.Load().Get(appID)
 	return ok && !now.Before(from)
 }
 
 // Lookup finds the live app with slug.
 func (t *Table) Lookup(slug string) (Route, bool) {
-	return t.p.Load().bySlug.get(slug)
+	return t.p.Load().bySlug.Get(slug)
 }
 
 // LookupHost finds the live app an active custom hostname belongs to.
 func (t *Table) LookupHost(host string) (Route, bool) {
 	cur := t.p.Load()
-	app, ok := cur.hostApp.get(host)
+	app, ok := cur.hostApp.Get(host)
 	if !ok {
 		return Route{}, false
 	}
-	return cur.byApp.get(app)
+	return cur.byApp.Get(app)
 }
 
 // Hosts lists the active custom hostnames of live apps.
 func (t *Table) Hosts() []string {
 	cur := t.p.Load()
 	var out []string
-	cur.hostApp.each(func(host, app string) {
-		if _, ok := cur.byApp.get(app); ok {
+	cur.hostApp.Range(func(host, app string) {
+		if _, ok := cur.byApp.Get(app); ok {
 			out = append(out, host)
 		}
 	})
@@ -144,7 +145,7 @@ func (t *Table) Replace(routes []Route, hosts map[string]string) {
 		bySlug[r.Slug] = r
 		byApp[r.AppID] = r
 	}
-	next := &tables{bySlug: newShardedMap(bySlug), byApp: newShardedMap(byApp), hostApp: newShardedMap(hosts)}
+	next := &tables{bySlug: cowmap.New(bySlug), byApp: cowmap.New(byApp), hostApp: cowmap.New(hosts)}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.p.Store(next)
@@ -159,12 +160,12 @@ func (t *Table) Set(r Route) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	cur := t.p.Load()
-	old, had := cur.byApp.get(r.AppID)
+	old, had := cur.byApp.Get(r.AppID)
 	if had && old == r {
 		return
 	}
-	cur.bySlug.put(r.Slug, r)
-	cur.byApp.put(r.AppID, r)
+	cur.bySlug.Put(r.Slug, r)
+	cur.byApp.Put(r.AppID, r)
 	if had && old.Slug != r.Slug {
 		cur.dropSlug(old.Slug, r.AppID)
 	}
@@ -176,8 +177,8 @@ func (t *Table) Set(r Route) {
 
 // dropSlug removes slug's route if it is still appID's (another app may have taken it).
 func (c *tables) dropSlug(slug, appID string) {
-	if o, ok := c.bySlug.get(slug); ok && o.AppID == appID {
-		c.bySlug.del(slug)
+	if o, ok := c.bySlug.Get(slug); ok && o.AppID == appID {
+		c.bySlug.Delete(slug)
 	}
 }
 
@@ -194,12 +195,12 @@ func (t *Table) Unset(appID string) {
 
 func (t *Table) unsetLocked(appID string) bool {
 	cur := t.p.Load()
-	old, ok := cur.byApp.get(appID)
+	old, ok := cur.byApp.Get(appID)
 	if !ok {
 		return false
 	}
 	cur.dropSlug(old.Slug, appID)
-	cur.byApp.del(appID)
+	cur.byApp.Delete(appID)
 	t.hostsVersion.Add(1)
 	return true
 }
@@ -209,14 +210,14 @@ func (t *Table) SetHost(host, appID string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	cur := t.p.Load()
-	old, had := cur.hostApp.get(host)
+	old, had := cur.hostApp.Get(host)
 	switch {
 	case appID == "" && !had, appID != "" && had && old == appID:
 		return
 	case appID == "":
-		cur.hostApp.del(host)
+		cur.hostApp.Delete(host)
 	default:
-		cur.hostApp.put(host, appID)
+		cur.hostApp.Put(host, appID)
 	}
 	t.hostsVersion.Add(1)
 	t.tell(Change{Op: OpHost, Host: host, AppID: appID})
@@ -235,5 +236,5 @@ func (t *Table) RemoveApp(appID string) {
 // Route finds the live route of an app by its id (the runtime wakes the revision its own
 // table names, never one the edge names).
 func (t *Table) Route(appID string) (Route, bool) {
-	return t.p.Load().byApp.get(appID)
+	return t.p.Load().byApp.Get(appID)
 }

@@ -1,4 +1,6 @@
-package edge
+// Package cowmap is a string-keyed map for a hot read path: reads never lock, and a write
+// copies one of 1024 shards, not the whole map.
+package cowmap
 
 import (
 	"hash/maphash"
@@ -6,7 +8,7 @@ import (
 	"sync/atomic"
 )
 
-// shardCount splits a table's maps so that a write copies one shard, about 1/1024 of the
+// shardCount splits a map so that a write copies one shard, about 1/1024 of the
 // map: a deploy at 10,000 apps copies some ten entries, not the whole table (at 100,000,
 // a hundred: still microseconds). Empty shards cost a pointer each.
 const shardCount = 1024
@@ -14,17 +16,17 @@ const shardCount = 1024
 // shardSeed hashes keys to shards; one per process is enough (shards are never shared).
 var shardSeed = maphash.MakeSeed()
 
-// shardedMap is a copy-on-write map whose readers never lock: each shard is an immutable
-// map behind an atomic pointer, and a writer (the caller serializes writers) installs a
-// copy of the one shard it changes. A reader sees each key before or after a write, never
-// a half-written map.
-type shardedMap[V any] struct {
+// Map is a copy-on-write map whose readers never lock: each shard is an immutable map behind
+// an atomic pointer, and a writer (the caller serializes writers) installs a copy of the one
+// shard it changes. A reader sees each key before or after a write, never a half-written
+// map. Its zero value is empty and ready.
+type Map[V any] struct {
 	shards [shardCount]atomic.Pointer[map[string]V]
 }
 
-// newShardedMap fills a map from m in one go (a replace builds a new one and swaps it in).
-func newShardedMap[V any](m map[string]V) *shardedMap[V] {
-	s := &shardedMap[V]{}
+// New fills a map from m in one go (a replace builds a new one and swaps it in).
+func New[V any](m map[string]V) *Map[V] {
+	s := &Map[V]{}
 	var parts [shardCount]map[string]V
 	for k, v := range m {
 		i := shardOf(k)
@@ -43,8 +45,8 @@ func newShardedMap[V any](m map[string]V) *shardedMap[V] {
 
 func shardOf(key string) int { return int(maphash.String(shardSeed, key) % shardCount) }
 
-// get reads without locking.
-func (s *shardedMap[V]) get(key string) (V, bool) {
+// Get reads without locking.
+func (s *Map[V]) Get(key string) (V, bool) {
 	if p := s.shards[shardOf(key)].Load(); p != nil {
 		v, ok := (*p)[key]
 		return v, ok
@@ -53,8 +55,8 @@ func (s *shardedMap[V]) get(key string) (V, bool) {
 	return zero, false
 }
 
-// put sets key; the caller serializes writers.
-func (s *shardedMap[V]) put(key string, v V) {
+// Put sets key; the caller serializes writers.
+func (s *Map[V]) Put(key string, v V) {
 	sh := &s.shards[shardOf(key)]
 	var next map[string]V
 	if p := sh.Load(); p != nil {
@@ -67,8 +69,8 @@ func (s *shardedMap[V]) put(key string, v V) {
 	sh.Store(&next)
 }
 
-// del removes key; the caller serializes writers.
-func (s *shardedMap[V]) del(key string) {
+// Delete removes key; the caller serializes writers.
+func (s *Map[V]) Delete(key string) {
 	sh := &s.shards[shardOf(key)]
 	p := sh.Load()
 	if p == nil {
@@ -82,8 +84,8 @@ func (s *shardedMap[V]) del(key string) {
 	sh.Store(&next)
 }
 
-// each calls fn for every entry, shard by shard (a snapshot of each shard, not of the map).
-func (s *shardedMap[V]) each(fn func(string, V)) {
+// Range calls fn for every entry, shard by shard (a snapshot of each shard, not of the map).
+func (s *Map[V]) Range(fn func(string, V)) {
 	for i := range s.shards {
 		if p := s.shards[i].Load(); p != nil {
 			for k, v := range *p {
@@ -93,8 +95,8 @@ func (s *shardedMap[V]) each(fn func(string, V)) {
 	}
 }
 
-// size counts the entries (a follower's first view, tests).
-func (s *shardedMap[V]) size() int {
+// Len counts the entries (a follower's first view, tests).
+func (s *Map[V]) Len() int {
 	n := 0
 	for i := range s.shards {
 		if p := s.shards[i].Load(); p != nil {
