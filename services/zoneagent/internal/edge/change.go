@@ -79,17 +79,31 @@ func (t *Table) Follow(tell func(Change)) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.follow = tell
+	t.tellAll()
+}
+
+// Resend tells the follower the whole table again, in order with the changes: when one
+// change may not have reached it (edgelink.Feed.Unsure).
+func (t *Table) Resend() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.follow != nil {
+		t.tellAll()
+	}
+}
+
+// tellAll tells the follower the table as it is; the caller holds mu.
+func (t *Table) tellAll() {
+	tell := t.follow
 	cur := t.p.Load()
 	routes := make([]Route, 0, cur.byApp.Len())
 	cur.byApp.Range(func(_ string, r Route) { routes = append(routes, r) })
 	hosts := make(map[string]string, cur.hostApp.Len())
 	cur.hostApp.Range(func(h, app string) { hosts[h] = app })
 	tell(Change{Op: OpReplace, Routes: routes, Hosts: hosts})
-	if t.pausedCount.Load() > 0 {
-		paused := map[string]time.Time{}
-		t.paused.Load().Range(func(app string, from time.Time) { paused[app] = from })
-		tell(Change{Op: OpPause, Paused: paused})
-	}
+	paused := map[string]time.Time{}
+	t.paused.Load().Range(func(app string, from time.Time) { paused[app] = from })
+	tell(Change{Op: OpPause, Paused: paused})
 	if t.previews.Load() != nil {
 		tell(Change{Op: OpPreviews, Previews: t.previewList()})
 	}

@@ -74,3 +74,25 @@ func TestAHostnameFollowsItsAppsRoute(t *testing.T) {
 		t.Fatal("a removed app's hostname is served")
 	}
 }
+
+// Resend gives the follower the whole table again (a change may have been lost on its way
+// to the edge); a mirror that missed changes is in step after it.
+func TestResendBringsAFollowerThatMissedChangesInStep(t *testing.T) {
+	runtime, mirror := NewTable(), NewTable()
+	runtime.Follow(func(c Change) {
+		if c.Op != OpSet { // the set below is lost on the way
+			mirror.Apply(c)
+		}
+	})
+	runtime.SetHost("shop.example", "a1")
+	runtime.Set(Route{AppID: "a1", Slug: "shop", DeployID: "d1"})
+	stops := time.Now().Add(-time.Minute)
+	runtime.PauseApp("a1", &stops)
+	if _, ok := mirror.Lookup("shop"); ok {
+		t.Fatal("the lost change arrived")
+	}
+	runtime.Resend()
+	if r, ok := mirror.LookupHost("shop.example"); !ok || r.DeployID != "d1" || !mirror.Paused("a1", time.Now()) {
+		t.Fatalf("after Resend: %+v %v, paused %v", r, ok, mirror.Paused("a1", time.Now()))
+	}
+}

@@ -100,6 +100,10 @@ func TestFeedWriteIsBoundedWithoutAck(t *testing.T) {
 	if !strings.Contains(logs.String(), "no ack") {
 		t.Fatalf("not logged: %s", logs.String())
 	}
+	// The change may be lost: the runtime is told once, to send the table whole again.
+	if !feed.Unsure() || feed.Unsure() {
+		t.Fatal("a change without an ack did not make the feed unsure, once")
+	}
 }
 
 // The edge can only ack: anything else it writes is ignored, and a line past an ack's
