@@ -54,3 +54,19 @@ func BenchmarkTableSet(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTableRouteByApp is the runtime's lookup on every wake the edge asks for (an
+// app's own route by its id): it must not grow with the table.
+func BenchmarkTableRouteByApp(b *testing.B) {
+	for _, n := range []int{1_000, 10_000} {
+		t := tableOf(n)
+		app := fmt.Sprintf("app%d", n/2)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for b.Loop() {
+				if _, ok := t.Route(app); !ok {
+					b.Fatal("no route")
+				}
+			}
+		})
+	}
+}
