@@ -63,6 +63,9 @@ func (c *certificateStates) publish(ctx context.Context, host string, o certs.Ow
 	c.log.InfoContext(ctx, "certificate state", "host", host, "app_id", o.AppID, "status", s.Status, "last_error", s.LastError)
 }
 
+// keepAllEvery is how often the hostnames are listed for certificates when none changed.
+const keepAllEvery = time.Minute
+
 // keepCustomHostnames orders the active custom hostnames' certificates ahead of any
 // handshake, so their state reaches the owner (and a failure is retried with backoff)
 // without a visitor having to ask first.
@@ -70,8 +73,16 @@ func keepCustomHostnames(p *service.Process, edges *edgeServers, table *edge.Tab
 	if edges.certs == nil {
 		return
 	}
+	// Listing every hostname costs O(hostnames): it is done when the table's hostnames
+	// changed, and now and then anyway (a certificate whose order failed to start is kept
+	// again then).
+	var seen uint64
+	var listed time.Time
 	p.Every(lifecycle.Job{Name: "custom hostname certificates", Every: 2 * time.Second, Run: func(context.Context) (int64, error) {
-		edges.certs.Keep(table.Hosts())
+		if v := table.HostsVersion(); v != seen || time.Since(listed) >= keepAllEvery {
+			seen, listed = v, time.Now()
+			edges.certs.Keep(table.Hosts())
+		}
 		return 0, nil
 	}})
 }

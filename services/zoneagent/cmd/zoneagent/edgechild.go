@@ -14,6 +14,7 @@ import (
 	"time"
 
 	pkgconfig "tori.dev/pkg/config"
+	"tori.dev/pkg/lifecycle"
 	"tori.dev/pkg/service"
 	"tori.dev/services/zoneagent/internal/certs"
 	"tori.dev/services/zoneagent/internal/config"
@@ -92,8 +93,16 @@ func startEdge(p *service.Process, cfg config.Config, env map[string]string, tab
 	p.Go("edge link", func(ctx context.Context) error { return server.Serve(ctx, ln) })
 	feed := edgelink.NewFeed(feedConn, p.Log)
 	p.OnClose(func() { feed.Close() })
-	// The table as it is, then every change; each write waits for the edge's ack.
+	// The table as it is, then every change; each write waits for the edge's ack. The table
+	// is never sent whole again unless a change may have been lost on the way.
 	go table.Follow(feed.Send)
+	p.Every(lifecycle.Job{Name: "edge table resend", Every: 5 * time.Second, Run: func(context.Context) (int64, error) {
+		if feed.Unsure() {
+			table.Resend()
+			return 1, nil
+		}
+		return 0, nil
+	}})
 	p.Go("edge process", func(ctx context.Context) error {
 		return superviseEdge(ctx, cmd, pid, exited, cfg.ShutdownTimeout, p.Log)
 	})

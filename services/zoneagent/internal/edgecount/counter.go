@@ -15,6 +15,7 @@ import (
 
 	"tori.dev/contract/appmetrics"
 	zonev1 "tori.dev/proto/gen/tori/zone/v1"
+	"tori.dev/services/zoneagent/internal/cowmap"
 )
 
 // buckets is the number of latency buckets a report carries: one per bound and one over.
@@ -57,7 +58,10 @@ const idleMinutes = 10
 
 // Counter counts requests per app. Its zero value is ready; it is safe for concurrent use.
 type Counter struct {
-	apps    atomic.Pointer[map[string]*appCounts]
+	// apps are the counters by app: a request reads them without locking, and an app's
+	// first request copies one shard, not the map (10,000 apps' counters used to be copied
+	// whole for each app that came back from idle).
+	apps    cowmap.Map[*appCounts]
 	mu      sync.Mutex // serializes changes of the map
 	collect sync.Mutex // serializes collections
 	// retired are the counters of apps dropped by the previous collection, read once more by
@@ -86,36 +90,17 @@ func (c *Counter) Observe(appID string, status int, elapsed time.Duration, end t
 
 // app finds (or adds) the app's counters.
 func (c *Counter) app(appID string) *appCounts {
-	if m := c.apps.Load(); m != nil {
-		if a, ok := (*m)[appID]; ok {
-			return a
-		}
+	if a, ok := c.apps.Get(appID); ok {
+		return a
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	old := c.apps.Load()
-	if old != nil {
-		if a, ok := (*old)[appID]; ok {
-			return a
-		}
-	}
-	next := make(map[string]*appCounts, 1+lenOf(old))
-	if old != nil {
-		for k, v := range *old {
-			next[k] = v
-		}
+	if a, ok := c.apps.Get(appID); ok {
+		return a
 	}
 	a := &appCounts{}
-	next[appID] = a
-	c.apps.Store(&next)
+	c.apps.Put(appID, a)
 	return a
-}
-
-func lenOf(m *map[string]*appCounts) int {
-	if m == nil {
-		return 0
-	}
-	return len(*m)
 }
 
 // minuteOf is the unix minute t lies in.
@@ -156,15 +141,13 @@ func (c *Counter) Collect(now time.Time) []Minute {
 	}
 	c.retired = nil
 	var idle []string
-	if m := c.apps.Load(); m != nil {
-		for appID, a := range *m {
-			if read(appID, a) || a.active == 0 {
-				a.active = n
-			} else if n-a.active >= idleMinutes {
-				idle = append(idle, appID)
-			}
+	c.apps.Range(func(appID string, a *appCounts) {
+		if read(appID, a) || a.active == 0 {
+			a.active = n
+		} else if n-a.active >= idleMinutes {
+			idle = append(idle, appID)
 		}
-	}
+	})
 	c.drop(idle)
 	var kept []Minute
 	for _, mm := range out {
@@ -183,17 +166,11 @@ func (c *Counter) drop(idle []string) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	old := *c.apps.Load()
-	next := make(map[string]*appCounts, len(old))
-	for k, v := range old {
-		next[k] = v
-	}
-	c.retired = map[string]*appCounts{}
+	c.retired = make(map[string]*appCounts, len(idle))
 	for _, appID := range idle {
-		c.retired[appID] = next[appID]
-		delete(next, appID)
+		c.retired[appID], _ = c.apps.Get(appID)
+		c.apps.Delete(appID)
 	}
-	c.apps.Store(&next)
 }
 
 // delta reads slot i and returns what it gained since its previous reading, or nil.

@@ -73,12 +73,12 @@ func TestIdleAppsAreDropped(t *testing.T) {
 	if ms := c.Collect(m0.Add(5 * time.Minute)); len(ms) != 0 {
 		t.Fatalf("idle collection %v", ms)
 	}
-	if len(*c.apps.Load()) != 1 {
+	if c.apps.Len() != 1 {
 		t.Fatal("dropped before idleMinutes")
 	}
 	at := m0.Add(idleMinutes * time.Minute)
 	c.Collect(at)
-	if len(*c.apps.Load()) != 0 {
+	if c.apps.Len() != 0 {
 		t.Fatal("an app idle for idleMinutes kept")
 	}
 	stale.slots[minuteOf(at)&1].classes[1].Add(1)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"tori.dev/services/zoneagent/internal/edge"
@@ -43,7 +44,14 @@ type Feed struct {
 	acks chan uint64
 	mu   sync.Mutex
 	seq  uint64
+	// unsure is set when a change may not have reached the edge (not sent, or no ack in
+	// time): the table is sent whole again (Unsure, edge.Table.Resend), since the runtime
+	// sends each change once and never the whole table on its own.
+	unsure atomic.Bool
 }
+
+// Unsure reports, once, whether a change may have been lost since it was last asked.
+func (f *Feed) Unsure() bool { return f.unsure.Swap(false) }
 
 // NewFeed starts reading conn's acks.
 func NewFeed(conn net.Conn, log *slog.Logger) *Feed {
@@ -61,11 +69,13 @@ func (f *Feed) Send(c edge.Change) {
 	line, err := json.Marshal(change{Seq: f.seq, Change: c})
 	if err != nil {
 		f.log.Error("table feed: change not encoded", "op", c.Op, "err", err.Error())
+		f.unsure.Store(true)
 		return
 	}
 	f.conn.SetWriteDeadline(time.Now().Add(AckTimeout))
 	if _, err := f.conn.Write(append(line, '\n')); err != nil {
 		f.log.Warn("table feed: change not sent to the edge", "op", c.Op, "err", err.Error())
+		f.unsure.Store(true)
 		return
 	}
 	timeout := time.NewTimer(AckTimeout)
@@ -75,6 +85,7 @@ func (f *Feed) Send(c edge.Change) {
 		case n, ok := <-f.acks:
 			if !ok {
 				f.log.Warn("table feed: the edge closed the feed", "op", c.Op)
+				f.unsure.Store(true)
 				return
 			}
 			if n >= f.seq {
@@ -82,6 +93,7 @@ func (f *Feed) Send(c edge.Change) {
 			}
 		case <-timeout.C:
 			f.log.Warn("table feed: no ack from the edge in time", "op", c.Op, "timeout", AckTimeout)
+			f.unsure.Store(true)
 			return
 		}
 	}

@@ -47,9 +47,37 @@ func TestFeedKeepsTheEdgesTableInStep(t *testing.T) {
 	if !mirror.Paused("a2", now) {
 		t.Fatal("after Pause: not paused")
 	}
+	runtime.PauseApp("a2", nil)
+	if mirror.Paused("a2", now) {
+		t.Fatal("after PauseApp(nil): still paused")
+	}
+	stops := now.Add(-time.Second)
+	runtime.PauseApp("a2", &stops)
+	if !mirror.Paused("a2", now) {
+		t.Fatal("after PauseApp: not paused")
+	}
+	runtime.SetHost("www.shop.example", "a2")
+	if r, ok := mirror.LookupHost("www.shop.example"); !ok || r.AppID != "a2" {
+		t.Fatalf("after SetHost: %+v %v", r, ok)
+	}
+	runtime.SetHost("shop.example", "")
+	if _, ok := mirror.LookupHost("shop.example"); ok {
+		t.Fatal("after SetHost(\"\"): still routed")
+	}
+	runtime.Unset("a2")
+	if _, ok := mirror.Lookup("two"); ok {
+		t.Fatal("after Unset: still served")
+	}
+	runtime.Set(edge.Route{AppID: "a2", Slug: "two", DeployID: "d4", Kind: revision.KindSource})
+	if r, ok := mirror.LookupHost("www.shop.example"); !ok || r.DeployID != "d4" {
+		t.Fatalf("the hostname did not follow the app's route back: %+v %v", r, ok)
+	}
 	runtime.RemoveApp("a2")
 	if _, ok := mirror.Lookup("two"); ok {
 		t.Fatal("after RemoveApp: still served")
+	}
+	if _, ok := mirror.LookupHost("www.shop.example"); ok {
+		t.Fatal("after RemoveApp: its hostname still served")
 	}
 	cancel()
 	runtimeEnd.Close()
@@ -71,6 +99,10 @@ func TestFeedWriteIsBoundedWithoutAck(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "no ack") {
 		t.Fatalf("not logged: %s", logs.String())
+	}
+	// The change may be lost: the runtime is told once, to send the table whole again.
+	if !feed.Unsure() || feed.Unsure() {
+		t.Fatal("a change without an ack did not make the feed unsure, once")
 	}
 }
 

@@ -56,15 +56,41 @@ var (
 func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
 // Tx is usecase.Tx in one Postgres transaction.
-type Tx struct{ tx pgx.Tx }
+type Tx struct {
+	tx pgx.Tx
+	// after has a function run once the transaction commits (AfterCommit).
+	after func(func())
+}
 
 // Bind is the store inside tx, the transaction a bus consumer opened for a message, so the
 // use case's effects commit with the record that the message was processed.
-func Bind(tx bus.Tx) Tx { return Tx{tx: tx.Pgx()} }
+func Bind(tx bus.Tx) Tx { return Tx{tx: tx.Pgx(), after: tx.AfterCommit} }
 
 // InTx runs fn in a transaction of its own.
 func (s *Store) InTx(ctx context.Context, fn func(usecase.Tx) error) error {
-	return pgstore.InTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(Tx{tx: tx}) })
+	var after []func()
+	err := pgstore.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		after = after[:0] // an attempt that was retried asked for nothing
+		return fn(Tx{tx: tx, after: func(f func()) { after = append(after, f) }})
+	})
+	if err != nil {
+		return err
+	}
+	for _, f := range after {
+		f()
+	}
+	return nil
+}
+
+// AfterCommit has fn run once the transaction has committed, never if it rolls back: the
+// edge's table reads what the transaction recorded then (usecase/routing.go). A Tx made
+// without a commit to wait for runs fn at once.
+func (t Tx) AfterCommit(fn func()) {
+	if t.after == nil {
+		fn()
+		return
+	}
+	t.after(fn)
 }
 
 // Publish writes an event to the outbox in the transaction.

@@ -20,6 +20,11 @@ type UIDTable interface {
 	ReleaseUID(ctx context.Context, uid uint32) error
 }
 
+// heldUIDs is a UIDTable that reads the uids apps hold without allocating (store.Store).
+type heldUIDs interface {
+	AppUIDs(ctx context.Context, appIDs []string) (map[string]uint32, error)
+}
+
 // Identities is what makes an app its own on this host, whatever it runs: a uid nobody else
 // has, a folder only that uid opens and, with Disks, a filesystem of its own. It takes them
 // back when the app is deleted, and hands a freed uid out again only once nothing of its
@@ -52,6 +57,19 @@ func (d *Identities) Ensure(ctx context.Context, appID string) error {
 	}
 	if d.UIDs == nil {
 		return fmt.Errorf("no uid table")
+	}
+	// An app that holds a uid already (every app after a restart, on its first wake) needs
+	// no sweep: the sweep reads every process and the apps folder, and would make each
+	// first wake cost O(apps).
+	if held, ok := d.UIDs.(heldUIDs); ok {
+		uids, err := held.AppUIDs(ctx, []string{appID})
+		if err != nil {
+			return fmt.Errorf("look up the app's uid: %w", err)
+		}
+		if uid, ok := uids[appID]; ok {
+			d.Sandbox.SetUID(appID, uid)
+			return nil
+		}
 	}
 	// Uids whose last owner has left nothing behind become free first.
 	if _, err := d.SweepUIDs(ctx); err != nil {

@@ -19,7 +19,7 @@ func (l *Local) RecoverContainers(ctx context.Context, live []revision.Route) (r
 	if l.Image == nil || l.Image.Containers == nil {
 		return 0, nil
 	}
-	removed, err = l.Image.removeUnrouted(ctx, live)
+	removed, kept, err := l.Image.removeUnrouted(ctx, live)
 	if err != nil {
 		return removed, err
 	}
@@ -32,8 +32,12 @@ func (l *Local) RecoverContainers(ctx context.Context, live []revision.Route) (r
 			return removed, err
 		}
 		if rev.MinScale == 0 {
-			if err := l.Image.Containers.Remove(ctx, serviceContainerName(r.DeployID)); err != nil {
-				return removed, err
+			// Only a container that is there: a runtime call per napping app would make the
+			// start grow by a process per app.
+			if name := serviceContainerName(r.DeployID); kept[name] {
+				if err := l.Image.Containers.Remove(ctx, name); err != nil {
+					return removed, err
+				}
 			}
 			continue
 		}
@@ -50,12 +54,13 @@ func (l *Local) bringBack(ctx context.Context, route edge.Route) {
 }
 
 // removeUnrouted removes the zone's containers (services' and release Jobs') that no live
-// route names, and returns how many.
-func (i *ImageRuntime) removeUnrouted(ctx context.Context, live []revision.Route) (removed int, err error) {
+// route names, and returns how many and the names of those it kept.
+func (i *ImageRuntime) removeUnrouted(ctx context.Context, live []revision.Route) (removed int, kept map[string]bool, err error) {
 	names, err := i.Containers.List(ctx)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
+	kept = map[string]bool{}
 	liveIDs := map[string]bool{}
 	for _, r := range live {
 		if r.Kind.Image() {
@@ -65,15 +70,16 @@ func (i *ImageRuntime) removeUnrouted(ctx context.Context, live []revision.Route
 	for _, name := range names {
 		id, service := strings.CutPrefix(name, "tori-")
 		if service && liveIDs[id] {
+			kept[name] = true
 			continue
 		}
 		if !service && !strings.HasPrefix(name, "release-") {
 			continue // not the zone's
 		}
 		if err := i.Containers.Remove(ctx, name); err != nil {
-			return removed, err
+			return removed, kept, err
 		}
 		removed++
 	}
-	return removed, nil
+	return removed, kept, nil
 }

@@ -54,6 +54,10 @@ type Agent struct {
 	forgotten map[string]bool
 	// removedPreviews are previews removed since start, for the same reason (previews.go).
 	removedPreviews map[string]bool
+	// changed are what consumers changed since the last pass, and recheck what a pass read
+	// once already and reads once more at the time given (routing.go).
+	changed map[routeChange]bool
+	recheck map[routeChange]time.Time
 }
 
 // New builds an agent ready for its consumers and its Run.
@@ -70,6 +74,7 @@ func New(d Deps) (*Agent, error) {
 		runner: d.Runner, log: log,
 		poke: make(chan struct{}, 1), busy: map[string]bool{}, appLocks: map[string]*sync.Mutex{},
 		forgotten: map[string]bool{}, removedPreviews: map[string]bool{},
+		changed: map[routeChange]bool{}, recheck: map[routeChange]time.Time{},
 	}, nil
 }
 
@@ -90,8 +95,8 @@ func (a *Agent) Poke() {
 // record from before a restart).
 const pollEvery = 500 * time.Millisecond
 
-// Run restores the routing table, then handles revisions as commands poke it, until ctx
-// ends. PollJob covers work that no poke announced.
+// Run loads the routing table (the only time it is read whole: routing.go), then handles
+// revisions as commands poke it, until ctx ends. PollJob covers work that no poke announced.
 func (a *Agent) Run(ctx context.Context) error {
 	if err := a.ReloadRoutes(ctx); err != nil {
 		return err
@@ -115,7 +120,8 @@ func (a *Agent) PollJob() lifecycle.Job {
 	}}
 }
 
-// ReloadRoutes rebuilds the edge's table from the live routes on record. It waits for a pass
+// ReloadRoutes rebuilds the edge's table from the live routes on record: once, at start
+// (and in tests); passes follow changes one app at a time (routing.go). It waits for a pass
 // in progress: a table read before an activation commits must not replace the table after
 // the activation put its route in (the zone has reported it live by then).
 func (a *Agent) ReloadRoutes(ctx context.Context) error {
@@ -147,12 +153,14 @@ func (a *Agent) reloadRoutes(ctx context.Context) error {
 	out := make([]edge.Route, 0, len(routes))
 	for _, r := range routes {
 		if !a.forgotten[r.AppID] {
-			out = append(out, edge.Route{AppID: r.AppID, Slug: r.Slug, DeployID: r.DeployID, Kind: r.Kind})
+			out = append(out, edgeRoute(r))
 		}
 	}
 	hosts := make(map[string]string, len(domains))
 	for _, d := range domains {
-		hosts[d.Hostname] = d.AppID
+		if !a.forgotten[d.AppID] {
+			hosts[d.Hostname] = d.AppID
+		}
 	}
 	a.table.Replace(out, hosts)
 	a.table.Pause(paused)
@@ -163,14 +171,14 @@ func (a *Agent) reloadRoutes(ctx context.Context) error {
 func (a *Agent) pass(ctx context.Context) error {
 	a.passMu.Lock()
 	defer a.passMu.Unlock()
-	// Consumers record hostname changes; the table follows within one pass.
-	if err := a.reloadRoutes(ctx); err != nil {
-		return err
-	}
+	// Consumers record hostname and hold changes; the table follows within one pass, one
+	// changed hostname or account at a time (routing.go).
+	refreshErr := a.refreshRoutes(ctx)
 	revs, err := a.store.Work(ctx)
 	if err != nil {
-		return err
+		return errors.Join(refreshErr, err)
 	}
+	err = refreshErr
 	for _, r := range revs {
 		a.mu.Lock()
 		busy := a.busy[r.DeployID]

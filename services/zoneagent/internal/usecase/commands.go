@@ -37,32 +37,38 @@ func (a *Agent) DiscardRevision(ctx context.Context, tx Tx, deployID string) err
 	return tx.Want(ctx, deployID, false)
 }
 
-// DomainActivated adds an app's custom hostname; the edge follows within one pass.
+// DomainActivated adds an app's custom hostname; the edge follows within one pass of the
+// commit (routing.go), reading that hostname alone.
 func (a *Agent) DomainActivated(ctx context.Context, tx Tx, hostname, appID string, at time.Time) error {
+	a.routeChanged(tx, hostKey(hostname))
 	return tx.SetDomain(ctx, hostname, appID, at)
 }
 
 // DomainRemoved removes an app's custom hostname.
 func (a *Agent) DomainRemoved(ctx context.Context, tx Tx, hostname, appID string, at time.Time) error {
+	a.routeChanged(tx, hostKey(hostname))
 	return tx.RemoveDomain(ctx, hostname, appID, at)
 }
 
 // DomainDeactivated stops serving a hostname whose TXT record went missing: apps keeps the
 // claim (pending again), but until it is verified anew the edge must not route it.
 func (a *Agent) DomainDeactivated(ctx context.Context, tx Tx, hostname, appID string, at time.Time) error {
+	a.routeChanged(tx, hostKey(hostname))
 	return tx.RemoveDomain(ctx, hostname, appID, at)
 }
 
 // NoteAccount records whose app it is, from the deploy command, so a hold on the account
-// reaches it.
+// reaches it (the edge reads the app's hold once this commits).
 func (a *Agent) NoteAccount(ctx context.Context, tx Tx, appID, accountID string) error {
+	a.routeChanged(tx, routeChange{kind: appAccountSet, key: appID})
 	return tx.SetAppAccount(ctx, appID, accountID)
 }
 
 // HoldChanged keeps billing's latest word on an account's payment-failure hold: from
 // stopsFrom every app of the account answers with the paused page (nil lifts it). The edge
-// follows within one pass.
+// follows within one pass of the commit, reading that account's apps alone.
 func (a *Agent) HoldChanged(ctx context.Context, tx Tx, accountID string, stopsFrom *time.Time, version int64) error {
+	a.routeChanged(tx, routeChange{kind: accountHoldSet, key: accountID})
 	return tx.SaveHold(ctx, accountID, stopsFrom, version)
 }
 

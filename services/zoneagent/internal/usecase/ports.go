@@ -67,6 +67,15 @@ type Store interface {
 	// PausedApps maps each app whose account is under a hold to when its serving stops.
 	PausedApps(ctx context.Context) (map[string]time.Time, error)
 	Revision(ctx context.Context, deployID string) (revision.Revision, error)
+	// What one change to the edge's table reads (routing.go), by key:
+	// LiveRoute is the app's live route (ok false: none).
+	LiveRoute(ctx context.Context, appID string) (revision.Route, bool, error)
+	// HostOwner is the app an active custom hostname belongs to ("": not active).
+	HostOwner(ctx context.Context, hostname string) (string, error)
+	// AppHold is when the app's serving stops under its account's hold (nil: none).
+	AppHold(ctx context.Context, appID string) (*time.Time, error)
+	// AccountHold is the account's apps and when their serving stops (nil: no hold).
+	AccountHold(ctx context.Context, accountID string) ([]string, *time.Time, error)
 }
 
 // Runner runs service revisions (source builds as local processes, images through a

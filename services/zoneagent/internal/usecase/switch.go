@@ -2,6 +2,7 @@ package usecase
 
 import (
 	"context"
+	"errors"
 
 	"tori.dev/services/zoneagent/internal/edge"
 	"tori.dev/services/zoneagent/internal/revision"
@@ -74,10 +75,12 @@ func (a *Agent) activate(ctx context.Context, r revision.Revision) error {
 		switched = true
 		return nil
 	})
-	if err != nil || !switched {
-		return err
+	if err != nil && switched {
+		// The table took a route the record did not: it serves what the record says until
+		// the next pass tries the switch again.
+		return errors.Join(err, a.restoreRoute(ctx, r.AppID))
 	}
-	if err := a.reloadRoutes(ctx); err != nil {
+	if err != nil || !switched {
 		return err
 	}
 	if previous != nil {
