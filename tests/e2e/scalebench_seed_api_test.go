@@ -102,6 +102,13 @@ func seedControlPlane(b *testing.B, s *harness.Stack, w *scaleWorld, size int) {
 		b.Fatalf("seed: deploys: %v", err)
 	}
 	b.Logf("seed: %d deploys in %s", n, time.Since(step).Round(time.Millisecond))
+	if seeded := seededApps(w, before); len(seeded) > 0 {
+		for _, i := range []int{seeded[0], seeded[len(seeded)-1]} {
+			if err := checkSeededHistory(ctx, w, st, i); err != nil {
+				b.Fatalf("seed: the API disagrees with the seeded history: %v", err)
+			}
+		}
+	}
 	step = time.Now()
 	if err := addHostnames(ctx, w, st, hosts); err != nil {
 		b.Fatalf("seed: hostnames: %v", err)

@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/google/uuid"
@@ -91,4 +93,48 @@ func seedDeploys(ctx context.Context, w *scaleWorld, st *cpState, from int) (int
 		return 0, fmt.Errorf("apps' current deploys: %d of %d apps", tag.RowsAffected(), len(appIDs))
 	}
 	return len(rows), tx.Commit(ctx)
+}
+
+// checkSeededHistory asks the API what it makes of a seeded app: the apps service must name
+// its live deploy current (running, or napping for a service), and the deploys service must
+// list its whole history, newest first, the newest live and the others superseded.
+func checkSeededHistory(ctx context.Context, w *scaleWorld, st *cpState, i int) error {
+	a := w.apps[i]
+	token := w.accounts[a.Account].Token
+	raw, err := st.api.call(ctx, http.MethodGet, "/api/apps/"+a.Slug, token, nil, "", http.StatusOK)
+	if err != nil {
+		return err
+	}
+	var app struct {
+		Status          string
+		CurrentDeployID string
+	}
+	if err := json.Unmarshal(raw, &app); err != nil {
+		return err
+	}
+	want := map[string]string{"static": "running", "service": "napping"}[a.Kind]
+	if app.CurrentDeployID != a.liveDeploy() || app.Status != want {
+		return fmt.Errorf("app %s: status %s, current deploy %s; want %s, %s", a.Slug, app.Status, app.CurrentDeployID, want, a.liveDeploy())
+	}
+	raw, err = st.api.call(ctx, http.MethodGet, fmt.Sprintf("/api/apps/%s/deploys?limit=%d", a.Slug, len(a.DeployIDs)+1), token, nil, "", http.StatusOK)
+	if err != nil {
+		return err
+	}
+	var list []struct{ ID, Status string }
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return fmt.Errorf("deploys of %s: %w", a.Slug, err)
+	}
+	if len(list) != len(a.DeployIDs) {
+		return fmt.Errorf("deploys of %s: %d listed, want %d", a.Slug, len(list), len(a.DeployIDs))
+	}
+	for k, d := range list {
+		wantID, wantStatus := a.DeployIDs[len(a.DeployIDs)-1-k], "superseded"
+		if k == 0 {
+			wantStatus = "live"
+		}
+		if d.ID != wantID || d.Status != wantStatus {
+			return fmt.Errorf("deploys of %s: #%d is %s %s, want %s %s", a.Slug, k, d.ID, d.Status, wantID, wantStatus)
+		}
+	}
+	return nil
 }
