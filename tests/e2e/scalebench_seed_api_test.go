@@ -161,17 +161,11 @@ func startControlPlane(b *testing.B, ctx context.Context, s *harness.Stack, w *s
 	}
 	b.Logf("seed: %d accounts signed in through the API in %s", len(w.accounts), time.Since(start).Round(time.Millisecond))
 
-	flock := map[int]int{}
+	flock, onFlock := map[int]int{}, []int{}
 	for i := range cpActors + 1 {
-		flock[i] = len(cpPlans) - 1
+		flock[i], onFlock = len(cpPlans)-1, append(onFlock, i)
 	}
-	err = inParallel(ctx, len(flock), 4, func(ctx context.Context, i int) error {
-		if out, err := s.Command("billing", "set-plan", "-account", w.accounts[i].Email, "-plan", "flock"); err != nil {
-			return fmt.Errorf("set-plan: %w\n%s", err, out)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := setPlans(ctx, s, w, st, onFlock, "flock"); err != nil {
 		b.Fatalf("seed: %v", err)
 	}
 	for i, p := range flock {
@@ -300,8 +294,8 @@ func planFor(apps, domains int) int {
 }
 
 // upgradePlans moves every account that needs more room (for its apps or its hostnames) to
-// that plan with billing's operator command, and waits until the apps and deploys services
-// have the new plan.
+// that plan as billing's operator command would (setPlans), and waits until the apps and
+// deploys services have the new plan.
 func upgradePlans(ctx context.Context, s *harness.Stack, w *scaleWorld, st *cpState, need map[int]int, hosts map[int]string) error {
 	for i := range hosts {
 		a := w.apps[i].Account
@@ -313,16 +307,14 @@ func upgradePlans(ctx context.Context, s *harness.Stack, w *scaleWorld, st *cpSt
 			moves = append(moves, account)
 		}
 	}
-	err := inParallel(ctx, len(moves), 4, func(ctx context.Context, k int) error {
-		a := moves[k]
-		out, err := s.Command("billing", "set-plan", "-account", w.accounts[a].Email, "-plan", cpPlans[need[a]].name)
-		if err != nil {
-			return fmt.Errorf("set-plan %s: %w: %s", w.accounts[a].Email, err, out)
+	byPlan := map[int][]int{}
+	for _, a := range moves {
+		byPlan[need[a]] = append(byPlan[need[a]], a)
+	}
+	for p, accounts := range byPlan {
+		if err := setPlans(ctx, s, w, st, accounts, cpPlans[p].name); err != nil {
+			return err
 		}
-		return nil
-	})
-	if err != nil {
-		return err
 	}
 	moved := map[int]int{}
 	for _, a := range moves {
