@@ -23,6 +23,9 @@ const (
 	// apiOpenDeploys is how many of the measured deploys may be open at once, under flock's
 	// 5 concurrent deploys.
 	apiOpenDeploys = 3
+	// apiDeployStuck is how long a measured deploy may stay open before the round fails:
+	// a small static site goes live in about a second.
+	apiDeployStuck = 2 * time.Minute
 )
 
 // measureAPI measures the API's routes at the world's current size (issue 41), through the
@@ -116,12 +119,16 @@ func measureDeploys(b *testing.B, ctx context.Context, w *scaleWorld, st *cpStat
 	}
 	var pending []string
 	settle := func(keep int) error {
+		since := time.Now()
 		for len(pending) > keep {
 			status, err := deployStatusInDB(ctx, st.db, pending[0])
 			if err != nil {
 				return err
 			}
 			if status == "building" || status == "releasing" {
+				if time.Since(since) > apiDeployStuck {
+					return fmt.Errorf("measured deploy %s still %s after %s (is the zone agent consuming its commands?)", pending[0], status, apiDeployStuck)
+				}
 				time.Sleep(10 * time.Millisecond)
 				continue
 			}

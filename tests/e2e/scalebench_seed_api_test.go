@@ -53,10 +53,12 @@ type cpState struct {
 	// retentionApp is the app read during measureRetention: another account's, so its reads
 	// count against another account's window than measureAPI's.
 	retentionApp int
-	oldDays      []time.Time    // detached days of log entries past retention, one per retention round
-	nextOld      int            // how many old days have been seeded so far
-	template     string         // the artifact key every seeded static deploy serves (a real deploy's)
-	extra        map[string]int // counters for the log lines
+	oldDays      []time.Time // detached days of log entries past retention, one per retention round
+	nextOld      int         // how many old days have been seeded so far
+	template     string      // the artifact key every seeded static deploy serves (a real deploy's)
+	// nextOwner counts the apps given to the owners (the accounts after the acting ones), who
+	// take them in turn.
+	nextOwner int
 }
 
 func cp(w *scaleWorld) *cpState {
@@ -141,7 +143,7 @@ func startControlPlane(b *testing.B, ctx context.Context, s *harness.Stack, w *s
 	}
 	b.Cleanup(db.Close)
 	st := &cpState{db: db, api: newScaleClient(s.Gateway), run: harness.Hex(3), plan: map[int]int{}, hosts: map[int]int{},
-		owned: map[int]int{}, logsApp: -1, retentionApp: -1, extra: map[string]int{}}
+		owned: map[int]int{}, logsApp: -1, retentionApp: -1}
 	w.extra[cpStateKey] = st
 	w.heavy = cpHeavy
 
@@ -196,6 +198,8 @@ func startControlPlane(b *testing.B, ctx context.Context, s *harness.Stack, w *s
 	if err := st.db.QueryRow(ctx, `SELECT artifact_key FROM deploys.deploys WHERE id = $1`, w.apps[0].liveDeploy()).Scan(&st.template); err != nil {
 		b.Fatalf("seed: the measured deploy's artifact: %v", err)
 	}
+	// For the zone's seed: what the seeded static deploys (kind static) serve. A seeded
+	// service's deploys are kind source with no artifact (its image is made on first wake).
 	w.extra["staticArtifactKey"] = st.template
 	return st
 }
@@ -237,8 +241,8 @@ func assignApps(w *scaleWorld, st *cpState, size int) map[int]int {
 	for i := len(w.apps); i < size; i++ {
 		account := cpHeavy
 		if st.owned[cpHeavy] >= w.cfg.heavyAccountApps {
-			account = 1 + cpActors + st.extra["nextOwner"]%owners
-			st.extra["nextOwner"]++
+			account = 1 + cpActors + st.nextOwner%owners
+			st.nextOwner++
 		}
 		kind := "static"
 		if i%10 == 10-w.cfg.servicesPerTenApp {
