@@ -133,8 +133,8 @@ func (t Tx) Want(ctx context.Context, deployID string, activate bool) error {
 }
 
 // DeleteApp forgets the app's route, stops serving its hostnames as of deletedAt (kept as
-// inactive, so that none of their older events can bring them back) and marks its revisions
-// discarded.
+// inactive, so that none of their older events can bring them back), marks its revisions
+// discarded and puts its uid in quarantine.
 func (t Tx) DeleteApp(ctx context.Context, appID string, deletedAt time.Time) error {
 	if _, err := t.tx.Exec(ctx, `INSERT INTO deleted_apps (app_id) VALUES ($1) ON CONFLICT DO NOTHING`, appID); err != nil {
 		return err
@@ -147,6 +147,12 @@ func (t Tx) DeleteApp(ctx context.Context, appID string, deletedAt time.Time) er
 		return err
 	}
 	if _, err := t.tx.Exec(ctx, `UPDATE revisions SET discard_wanted = true, updated_at = now() WHERE app_id = $1`, appID); err != nil {
+		return err
+	}
+	// The app's uid goes to quarantine in the same record: its processes and files are gone
+	// by now (usecase.Agent.DeleteApp stops them first), and a handler that asked the pool for
+	// a second connection while holding this one could wait for ever.
+	if _, err := t.tx.Exec(ctx, freeUIDStatement, appID); err != nil {
 		return err
 	}
 	return t.removeAppPreviews(ctx, appID) // previews.go

@@ -60,16 +60,13 @@ func (s *Store) AllocateUID(ctx context.Context, appID string, lo, hi uint32) (u
 	return 0, errors.New("allocate uid: too much contention")
 }
 
-// FreeUID takes the uid from the app (deleted) and puts it in quarantine: no app gets it
-// again until ReleaseUID.
-func (s *Store) FreeUID(ctx context.Context, appID string) error {
-	// One statement: no reader ever sees the uid in neither table.
-	_, err := s.pool.Exec(ctx, `
-		WITH freed AS (DELETE FROM app_uids WHERE app_id = $1 RETURNING uid)
-		INSERT INTO app_uid_quarantine (uid, last_app) SELECT uid, $1 FROM freed
-		ON CONFLICT (uid) DO NOTHING`, appID)
-	return err
-}
+// freeUIDStatement takes the uid from a deleted app and puts it in quarantine (with the
+// deletion's record, Tx.DeleteApp): no app gets it again until ReleaseUID. One statement, so
+// no reader ever sees the uid in neither table.
+const freeUIDStatement = `
+	WITH freed AS (DELETE FROM app_uids WHERE app_id = $1 RETURNING uid)
+	INSERT INTO app_uid_quarantine (uid, last_app) SELECT uid, $1 FROM freed
+	ON CONFLICT (uid) DO NOTHING`
 
 // QuarantinedUIDs are the freed uids still waiting, each with its last owner's app id.
 func (s *Store) QuarantinedUIDs(ctx context.Context) (map[uint32]string, error) {

@@ -21,7 +21,6 @@ func (c *countingUIDs) AllocateUID(_ context.Context, appID string, lo, _ uint32
 	c.held[appID] = lo + uint32(len(c.held))
 	return c.held[appID], nil
 }
-func (c *countingUIDs) FreeUID(context.Context, string) error { return nil }
 func (c *countingUIDs) QuarantinedUIDs(context.Context) (map[uint32]string, error) {
 	c.sweeps++
 	return map[uint32]string{4242: "gone-app"}, nil

@@ -72,16 +72,6 @@ func (m *memUIDs) AllocateUID(_ context.Context, appID string, lo, hi uint32) (u
 	return 0, fmt.Errorf("full")
 }
 
-func (m *memUIDs) FreeUID(_ context.Context, appID string) error {
-	m.mu.Lock()
-	if uid, ok := m.byID[appID]; ok {
-		m.quarantine[uid] = appID
-	}
-	delete(m.byID, appID)
-	m.mu.Unlock()
-	return nil
-}
-
 func (m *memUIDs) QuarantinedUIDs(context.Context) (map[uint32]string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
 	"tori.dev/services/zoneagent/internal/store"
 	"tori.dev/services/zoneagent/internal/store/storetest"
+	"tori.dev/services/zoneagent/internal/usecase"
 )
 
 // A deleted app's uid is not given to another app while a process of it still runs on the
@@ -21,7 +23,8 @@ import (
 func TestFreedUIDWaitsForItsLastOwner(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
-	r.l.Identities.UIDs = store.New(storetest.NewPool(t))
+	st := store.New(storetest.NewPool(t))
+	r.l.Identities.UIDs = st
 	// Two uids of the tests' range: the last owner's, and one more.
 	r.l.Identities.UIDBase, r.l.Identities.UIDCount = testUIDBase+600, 3
 	first, second, third := uuid.NewString(), uuid.NewString(), uuid.NewString()
@@ -50,7 +53,12 @@ func TestFreedUIDWaitsForItsLastOwner(t *testing.T) {
 	if err := os.Chown(leftover, int(owner), int(owner)); err != nil {
 		t.Fatal(err)
 	}
+	// The deletion as the agent makes it: the app stopped, then its record (which frees the
+	// uid into quarantine).
 	if err := r.l.StopApp(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.InTx(ctx, func(tx usecase.Tx) error { return tx.DeleteApp(ctx, first, time.Now()) }); err != nil {
 		t.Fatal(err)
 	}
 
