@@ -6,12 +6,16 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"tori.dev/pkg/profiling"
+	"tori.dev/pkg/testinfra"
 	"tori.dev/tests/e2e/harness"
 )
 
@@ -82,9 +86,11 @@ func measureRestart(b *testing.B, s *harness.Stack, w *scaleWorld) []scaleFigure
 	b.Helper()
 	statics, sample := zoneStaticApps(w), wakeSample(w)
 	s.Stop("zoneagent")
+	profiled := edgeProfileDuringRestart(b, s, w)
 	began := time.Now()
 	s.Restart("zoneagent")
 	ready := time.Since(began)
+	defer profiled()
 	var retried atomic.Int64
 	var staticsDone, wakesDone time.Duration
 	var wg sync.WaitGroup
@@ -152,6 +158,43 @@ func measureMemory(b *testing.B, s *harness.Stack, w *scaleWorld) []scaleFigure 
 		{What: "napping app memory", Value: float64(after.zoneKB+after.appsKB-before.zoneKB-before.appsKB) / n, Unit: "KB"},
 		{What: "zone memory per napping app", Value: float64(after.zoneKB-before.zoneKB) / n, Unit: "KB"},
 		{What: "processes per napping app", Value: float64(kept) / n, Unit: "processes"},
+	}
+}
+
+// edgeProfileDuringRestart, with SCALE_BENCH_PROFILE_DIR set, gives the zone agent a
+// profile server (only its edge process serves one) and takes a CPU profile of the edge for
+// the first 30 s after the restart, written to <dir>/zone-restart-<apps>.cpu.pprof; it
+// returns what waits for it. Without the variable it does nothing.
+func edgeProfileDuringRestart(b *testing.B, s *harness.Stack, w *scaleWorld) func() {
+	b.Helper()
+	dir := os.Getenv("SCALE_BENCH_PROFILE_DIR")
+	if dir == "" {
+		return func() {}
+	}
+	if s.Env["PROFILE_ADDR"] == "" {
+		// Set after the stack started, so only the agent restarted from now on reads it.
+		s.Env["PROFILE_ADDR"] = testinfra.FreeAddr(b)
+	}
+	file := filepath.Join(dir, fmt.Sprintf("zone-restart-%d.cpu.pprof", len(w.apps)))
+	errc := make(chan error, 1)
+	go func() {
+		// The edge's profile server is up once the agent has started it.
+		deadline := time.Now().Add(time.Minute)
+		for {
+			err := profiling.SaveCPU(s.Env["PROFILE_ADDR"], 30, file)
+			if err == nil || time.Now().After(deadline) {
+				errc <- err
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	return func() {
+		if err := <-errc; err != nil {
+			b.Errorf("profile of the zone's edge (%s): %v", file, err)
+			return
+		}
+		b.Logf("profile of the zone's edge after the restart: %s", file)
 	}
 }
 
