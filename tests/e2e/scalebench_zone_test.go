@@ -151,8 +151,8 @@ func measureMemory(b *testing.B, s *harness.Stack, w *scaleWorld) []scaleFigure 
 		kept += len(names)
 	}
 	live := len(zoneStaticApps(w)) + countServices(w)
-	b.Logf("zone memory: before %d KB in %d processes (apps' %d KB), after %d KB in %d (apps' %d KB, %d processes over %d napping apps: %v)",
-		before.zoneKB, before.zoneProcs, before.appsKB, after.zoneKB, after.zoneProcs, after.appsKB, kept, len(sample), sampleNames(after))
+	b.Logf("zone memory: before %d KB in %d processes %v (apps' %d KB), after %d KB in %d %v (apps' %d KB, %d processes over %d napping apps: %v, KB %v)",
+		before.zoneKB, before.zoneProcs, before.zoneKBByName, before.appsKB, after.zoneKB, after.zoneProcs, after.zoneKBByName, after.appsKB, kept, len(sample), sampleNames(after), after.appKBByName)
 	return []scaleFigure{
 		{What: "zone memory per app", Value: float64(after.zoneKB) / float64(live), Unit: "KB"},
 		{What: "napping app memory", Value: float64(after.zoneKB+after.appsKB-before.zoneKB-before.appsKB) / n, Unit: "KB"},

@@ -81,6 +81,8 @@ type zoneMemory struct {
 	zoneKB, appsKB int64
 	zoneProcs      int
 	appProcs       map[uint32][]string // names, by uid
+	appKBByName    map[string]int64    // the apps' processes' memory, by process name
+	zoneKBByName   map[string]int64    // the zone's own processes' memory, by process name
 }
 
 func measureZoneMemory(agentPid int, appUIDs map[uint32]bool) zoneMemory {
@@ -91,10 +93,11 @@ func measureZoneMemory(agentPid int, appUIDs map[uint32]bool) zoneMemory {
 		children[p.ppid] = append(children[p.ppid], p.pid)
 		byPid[p.pid] = p
 	}
-	m := zoneMemory{appProcs: map[uint32][]string{}}
+	m := zoneMemory{appProcs: map[uint32][]string{}, appKBByName: map[string]int64{}, zoneKBByName: map[string]int64{}}
 	for _, p := range procs {
 		if appUIDs[p.uid] {
 			m.appsKB += p.pssKB
+			m.appKBByName[p.comm] += p.pssKB
 			m.appProcs[p.uid] = append(m.appProcs[p.uid], p.comm)
 		}
 	}
@@ -104,6 +107,7 @@ func measureZoneMemory(agentPid int, appUIDs map[uint32]bool) zoneMemory {
 		queue = queue[1:]
 		if p, ok := byPid[pid]; ok && !appUIDs[p.uid] {
 			m.zoneKB += p.pssKB
+			m.zoneKBByName[p.comm] += p.pssKB
 			m.zoneProcs++
 		}
 		queue = append(queue, children[pid]...)
