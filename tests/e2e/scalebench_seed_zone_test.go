@@ -25,6 +25,9 @@ type zoneSeedState struct {
 	tool     string // the built zone-seed
 	template zoneSeedTemplate
 	uids     map[string]uint32 // service apps' uids, by app id (their processes are found by it)
+	// emptyZoneKB is the zone's own processes' memory with no seeded app, just restarted:
+	// what the zone holds whatever its apps (measureMemory takes it off).
+	emptyZoneKB int64
 }
 
 type zoneSeedTemplate struct {
@@ -113,9 +116,17 @@ func zoneState(b *testing.B, s *harness.Stack, w *scaleWorld) *zoneSeedState {
 	}
 	st := &zoneSeedState{tool: buildZoneSeed(b), template: deployZoneTemplate(b, s), uids: map[string]uint32{}}
 	w.extra["zone"] = st
+	s.Stop("zoneagent")
+	s.Restart("zoneagent")
+	settle()
+	st.emptyZoneKB = measureZoneMemory(s.Pid(b, "zoneagent"), nil).zoneKB
 	// Registered after the stack's own clean-ups, so it runs before them: the apps' disks
-	// stay mounted when the agent stops, and the harness removes their folders after.
-	b.Cleanup(func() { unmountAppDisks(b, s.Env["ZONE_APPS_DIR"]) })
+	// stay mounted when the agent stops, and the harness removes their folders after. The
+	// agent is stopped first, its apps' processes with it, so none mounts a disk again.
+	b.Cleanup(func() {
+		s.Stop("zoneagent")
+		unmountAppDisks(b, s.Env["ZONE_APPS_DIR"])
+	})
 	return st
 }
 

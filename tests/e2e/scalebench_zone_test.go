@@ -121,9 +121,9 @@ func measureRestart(b *testing.B, s *harness.Stack, w *scaleWorld) []scaleFigure
 // each sampled service is woken once and left to nap, and it is read again (after).
 //
 //   - "zone memory per app": the zone's own processes (the agent and its descendants not
-//     running as an app: the edge, the database host) after, divided by the live apps. It
-//     includes the constant the zone holds with no app at all, so it overstates the margin
-//     at the small size; the growth line between sizes is what tells a per-app cost.
+//     running as an app: the edge, the database host, its pooler) before, less what they
+//     held with no seeded app (seedZone's first restart), divided by the live apps: what a
+//     live app that has not woken since the restart costs the zone, its site served once.
 //   - "napping app memory": (after − before) over the sample, the zone's processes and every
 //     process running as a sampled app's uid (what it keeps across naps) together.
 //   - "zone memory per napping app" is the zone's own part of it (target 256 KB), and
@@ -151,10 +151,11 @@ func measureMemory(b *testing.B, s *harness.Stack, w *scaleWorld) []scaleFigure 
 		kept += len(names)
 	}
 	live := len(zoneStaticApps(w)) + countServices(w)
-	b.Logf("zone memory: before %d KB in %d processes %v (apps' %d KB), after %d KB in %d %v (apps' %d KB, %d processes over %d napping apps: %v, KB %v)",
-		before.zoneKB, before.zoneProcs, before.zoneKBByName, before.appsKB, after.zoneKB, after.zoneProcs, after.zoneKBByName, after.appsKB, kept, len(sample), sampleNames(after), after.appKBByName)
+	empty := w.extra["zone"].(*zoneSeedState).emptyZoneKB
+	b.Logf("zone memory: empty %d KB; before %d KB in %d processes %v (apps' %d KB), after %d KB in %d %v (apps' %d KB, %d processes over %d napping apps: %v, KB %v)",
+		empty, before.zoneKB, before.zoneProcs, before.zoneKBByName, before.appsKB, after.zoneKB, after.zoneProcs, after.zoneKBByName, after.appsKB, kept, len(sample), sampleNames(after), after.appKBByName)
 	return []scaleFigure{
-		{What: "zone memory per app", Value: float64(after.zoneKB) / float64(live), Unit: "KB"},
+		{What: "zone memory per app", Value: float64(before.zoneKB-empty) / float64(live), Unit: "KB"},
 		{What: "napping app memory", Value: float64(after.zoneKB+after.appsKB-before.zoneKB-before.appsKB) / n, Unit: "KB"},
 		{What: "zone memory per napping app", Value: float64(after.zoneKB-before.zoneKB) / n, Unit: "KB"},
 		{What: "processes per napping app", Value: float64(kept) / n, Unit: "processes"},
