@@ -2,6 +2,7 @@ package profiling
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -62,6 +63,23 @@ func TestServeAnswersProfilesUntilStopped(t *testing.T) {
 	}
 	if len(body) == 0 {
 		t.Fatal("no goroutine profile served")
+	}
+	// The release a memory reading asks for first: a POST only, answering the heap's figures.
+	if resp, err := http.Get("http://" + addr + "/debug/free-os-memory"); err != nil || resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("GET free-os-memory: %v %v, want 405", resp, err)
+	}
+	resp, err := http.Post("http://"+addr+"/debug/free-os-memory", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var freed struct {
+		HeapInuseBytes int64 `json:"heapInuseBytes"`
+		Goroutines     int   `json:"goroutines"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&freed)
+	_ = resp.Body.Close()
+	if err != nil || freed.HeapInuseBytes <= 0 || freed.Goroutines <= 0 {
+		t.Fatalf("free-os-memory answered %+v, %v", freed, err)
 	}
 	cancel()
 	select {

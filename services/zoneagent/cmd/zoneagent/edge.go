@@ -88,6 +88,9 @@ func certManager(cfg config.EdgeProcess, pool *pgxpool.Pool, e *edge.Edge, state
 			return nil, err
 		}
 		log.Info("edge certificates from the local CA", "root", certs.RootFile(dir))
+		if cfg.Wildcard == "local" {
+			o.Wildcard = "*." + e.Domain
+		}
 		return certs.New(o)
 	}
 	acme := &certs.ACME{Directory: cfg.ACMECA, Email: cfg.ACMEEmail, NoHTTP01: !cfg.Challenge("http-01"), NoTLSALPN01: !cfg.Challenge("tls-alpn-01")}

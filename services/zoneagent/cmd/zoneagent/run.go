@@ -8,6 +8,7 @@ import (
 	"tori.dev/pkg/bus"
 	"tori.dev/pkg/httpserver"
 	"tori.dev/pkg/pgstore"
+	"tori.dev/pkg/profiling"
 	"tori.dev/pkg/service"
 	"tori.dev/services/zoneagent/internal/artifact"
 	"tori.dev/services/zoneagent/internal/busapi"
@@ -82,6 +83,7 @@ func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 		}
 		p.RelayOutbox()
 		p.Go("agent", agent.Run)
+		p.Go("agent profiles", func(ctx context.Context) error { return profiling.Serve(ctx, cfg.AgentProfiling(), log) })
 		p.Every(agent.PollJob())
 		p.Every(agent.SiteSweepJob())
 		p.Go("log batches", logBatches.Run)

@@ -60,9 +60,10 @@ type Options struct {
 	Owner func(ctx context.Context, host string) (Owner, bool)
 	// OnState is told each change of a custom hostname's certificate state (Next).
 	OnState func(ctx context.Context, host string, o Owner, s State, at time.Time)
-	// Wildcard, with an ACME CA, is one certificate for every <slug>.<APPS_DOMAIN>
-	// (`*.apps.example.com`) ordered ahead by DNS-01 through DNS01Hook: those names are then
-	// never ordered one by one. Empty: per-host certificates on demand.
+	// Wildcard is one certificate for every <slug>.<APPS_DOMAIN> (`*.apps.example.com`):
+	// with an ACME CA ordered ahead by DNS-01 through DNS01Hook, with the local CA signed at
+	// once; those names are then never ordered one by one. Empty: per-host certificates on
+	// demand.
 	Wildcard  string
 	DNS01Hook string
 	// PreviewWildcard is `*.<PREVIEWS_DOMAIN>`, the one certificate previews are served
@@ -148,7 +149,8 @@ func New(o Options) (*Manager, error) {
 	if o.Local != nil {
 		cfg.Issuers = []certmagic.Issuer{o.Local}
 		m.managed.Issuers = cfg.Issuers
-		if err := m.keepPreviewWildcard(); err != nil { // previews.go
+		m.wildcard = strings.ToLower(o.Wildcard)
+		if err := m.keepLocalWildcards(); err != nil { // previews.go
 			cache.Stop()
 			return nil, err
 		}

@@ -31,15 +31,21 @@ func (m *Manager) wildcards() []string {
 	return []string{m.wildcard, m.previewWild}
 }
 
-// keepPreviewWildcard has the local CA's previews' wildcard obtained now and renewed by the
-// cache, as the apps' own hostnames are kept.
-func (m *Manager) keepPreviewWildcard() error {
-	if m.previewWild == "" {
+// keepLocalWildcards has the local CA's wildcards (the previews', and the apps' when asked
+// for) obtained now and renewed by the cache, as the apps' own hostnames are kept.
+func (m *Manager) keepLocalWildcards() error {
+	var names []string
+	for _, w := range []string{m.wildcard, m.previewWild} {
+		if w != "" {
+			names = append(names, w)
+		}
+	}
+	if len(names) == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m.stopWild = cancel
-	if err := m.managed.ManageAsync(ctx, []string{m.previewWild}); err != nil {
+	if err := m.managed.ManageAsync(ctx, names); err != nil {
 		cancel()
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"tori.dev/pkg/bus"
+	"tori.dev/pkg/profiling"
 )
 
 // Config is the zone agent's configuration.
@@ -35,6 +36,10 @@ type Config struct {
 	DatabaseURL string `env:"ZONEAGENT_DATABASE_URL"`
 	// AMQPURL is the service's own broker user, written by bin/bootstrap.
 	AMQPURL string `env:"ZONEAGENT_AMQP_URL"`
+	// AgentProfileAddr serves the agent's own Go profiles on a loopback address (off by
+	// default; the edge process's are PROFILE_ADDR): make bench-scale reads what a napping app
+	// costs the agent after asking it to return its garbage to the OS.
+	AgentProfileAddr string `env:"ZONE_AGENT_PROFILE_ADDR"`
 	// ImageRuntime names the docker-compatible CLI (docker, podman or a path) image deploys
 	// run through; empty means none, and image deploys fail with image_runtime_unavailable.
 	ImageRuntime string `env:"ZONE_IMAGE_RUNTIME"`
@@ -82,12 +87,20 @@ type Config struct {
 var zoneRe = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)
 
 // Validate checks the configuration.
+// AgentProfiling is the agent's own profile server (ZONE_AGENT_PROFILE_ADDR).
+func (c *Config) AgentProfiling() profiling.Config {
+	return profiling.Config{ProfileAddr: c.AgentProfileAddr}
+}
+
 func (c *Config) Validate() error {
 	var errs []error
 	for name, v := range map[string]string{"ZONEAGENT_ADDR": c.Addr} {
 		if _, _, err := net.SplitHostPort(v); err != nil {
 			errs = append(errs, fmt.Errorf("%s %q is not host:port", name, v))
 		}
+	}
+	if err := c.AgentProfiling().Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("ZONE_AGENT_PROFILE_ADDR: %w", err))
 	}
 	// A zone named like a group of zones' events (zone.deploy.*, zone.logs.*, zone.app.*,
 	// zone.database.*, zone.cron.*) would have its commands heard by whoever follows those events.

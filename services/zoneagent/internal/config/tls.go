@@ -43,7 +43,9 @@ type EdgeTLS struct {
 	// 0: no cap.
 	ACMENewOrdersPerAccountPerDay int `env:"ZONE_ACME_NEW_ORDERS_PER_ACCOUNT_PER_DAY, default=20"`
 	// Wildcard is "dns01" for one certificate for every <slug>.<APPS_DOMAIN> from the ACME CA
-	// by DNS-01, through DNS01Hook; empty: per-host certificates on demand.
+	// by DNS-01, through DNS01Hook, or "local" for one signed by the zone's local CA (no
+	// ZONE_ACME_CA): a restart then loads one certificate, not one per app (docs/scale.md);
+	// empty: per-host certificates on demand.
 	Wildcard string `env:"ZONE_TLS_WILDCARD"`
 	// DNS01Hook is the operator's command that publishes and removes DNS-01 TXT records
 	// (certs.DNS01Hook: `HOOK present|cleanup <name> <value>`); it sees only PATH, HOME and
@@ -111,8 +113,10 @@ func (t *EdgeTLS) validate() error {
 		errs = append(errs, errors.New("ZONE_ACME_ORDERS_PER_HOUR must not be negative"))
 	}
 	switch {
-	case t.Wildcard != "" && t.Wildcard != "dns01":
-		errs = append(errs, fmt.Errorf("ZONE_TLS_WILDCARD: %q is not dns01 (or empty)", t.Wildcard))
+	case t.Wildcard != "" && t.Wildcard != "dns01" && t.Wildcard != "local":
+		errs = append(errs, fmt.Errorf("ZONE_TLS_WILDCARD: %q is not dns01 or local (or empty)", t.Wildcard))
+	case t.Wildcard == "local" && t.ACMECA != "":
+		errs = append(errs, errors.New("ZONE_TLS_WILDCARD=local is the local CA's: it cannot go with ZONE_ACME_CA"))
 	case t.Wildcard == "dns01" && (t.ACMECA == "" || t.DNS01Hook == ""):
 		errs = append(errs, errors.New("ZONE_TLS_WILDCARD=dns01 needs ZONE_ACME_CA and ZONE_TLS_DNS01_HOOK"))
 	}

@@ -47,6 +47,8 @@ func TestEdgeTLSSettings(t *testing.T) {
 		{map[string]string{"ZONE_TLS_WILDCARD": "dns01", "ZONE_TLS_DNS01_HOOK": "/usr/local/bin/dns01"}, false}, // the local CA needs no DNS
 		{map[string]string{"ZONE_ACME_CA": "https://127.0.0.1:14000/dir", "ZONE_TLS_WILDCARD": "dns01"}, false},
 		{map[string]string{"ZONE_ACME_CA": "https://127.0.0.1:14000/dir", "ZONE_TLS_WILDCARD": "yes", "ZONE_TLS_DNS01_HOOK": "/x"}, false},
+		{map[string]string{"ZONE_TLS_WILDCARD": "local"}, true},                                                 // one *.<APPS_DOMAIN> from the local CA
+		{map[string]string{"ZONE_ACME_CA": "https://127.0.0.1:14000/dir", "ZONE_TLS_WILDCARD": "local"}, false}, // local is the local CA's
 	} {
 		var c Config
 		err := pkgconfig.LoadMap(context.Background(), &c, withCredentials(tc.env))
