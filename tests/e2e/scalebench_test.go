@@ -30,8 +30,11 @@ func BenchmarkScale(b *testing.B) {
 	env := scaleStackEnv()
 	// The agent's and its edge's profile servers (loopback): measureMemory asks both to
 	// return their garbage before it reads, and SCALE_BENCH_PROFILE_DIR profiles the edge.
-	env["ZONE_AGENT_PROFILE_ADDR"], env["PROFILE_ADDR"] = testinfra.FreeAddr(b), testinfra.FreeAddr(b)
+	// PROFILE_ADDR is every service's setting, so it is set once the others have started:
+	// only the zone agent, restarted by every seed and measure, reads it.
+	env["ZONE_AGENT_PROFILE_ADDR"] = testinfra.FreeAddr(b)
 	s := harness.Start(b, harness.Options{Env: env})
+	s.Env["PROFILE_ADDR"] = testinfra.FreeAddr(b)
 	w := &scaleWorld{cfg: cfg}
 	results := map[int][]scaleRound{}
 	for _, size := range cfg.sizes {
