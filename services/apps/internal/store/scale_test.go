@@ -3,9 +3,9 @@ package store_test
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+	"tori.dev/pkg/testinfra"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -27,45 +27,16 @@ const (
 	scaleHeavyApps = 50
 )
 
-// recorder keeps every statement a pool ran, with its arguments, so that a test can ask
-// Postgres how it plans the store's very statements.
-type recorder struct {
-	mu   sync.Mutex
-	runs []statement
-}
-
-type statement struct {
-	sql  string
-	args []any
-}
-
-func (r *recorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.runs = append(r.runs, statement{sql: d.SQL, args: d.Args})
-	return ctx
-}
-
-func (r *recorder) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-func (r *recorder) take() []statement {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := r.runs
-	r.runs = nil
-	return out
-}
-
 // plan is Postgres's plan of one statement with its arguments.
-func plan(t *testing.T, pool *pgxpool.Pool, s statement) string {
+func plan(t *testing.T, pool *pgxpool.Pool, s testinfra.Query) string {
 	t.Helper()
-	rows, err := pool.Query(context.Background(), "EXPLAIN "+s.sql, s.args...)
+	rows, err := pool.Query(context.Background(), "EXPLAIN "+s.SQL, s.Args...)
 	if err != nil {
-		t.Fatalf("explain %s: %v", s.sql, err)
+		t.Fatalf("explain %s: %v", s.SQL, err)
 	}
 	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		t.Fatalf("explain %s: %v", s.sql, err)
+		t.Fatalf("explain %s: %v", s.SQL, err)
 	}
 	return strings.Join(lines, "\n")
 }
@@ -133,7 +104,7 @@ func TestHotStatementsUseIndexesAtScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &recorder{}
+	rec := &testinfra.QueryRecorder{}
 	cfg.ConnConfig.Tracer = rec
 	traced, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -145,7 +116,7 @@ func TestHotStatementsUseIndexesAtScale(t *testing.T) {
 	heavy := uuid.NewString()
 	seedHouse(t, plain, heavy)
 	st := store.New(traced)
-	rec.take()
+	rec.Take()
 
 	var heavyApps []apps.App
 	var created apps.App
@@ -188,19 +159,19 @@ func TestHotStatementsUseIndexesAtScale(t *testing.T) {
 		if err := step.run(); err != nil {
 			t.Fatalf("%s: %v", step.name, err)
 		}
-		stmts := rec.take()
+		stmts := rec.Take()
 		if len(stmts) == 0 {
 			t.Fatalf("%s ran no statement", step.name)
 		}
 		for _, s := range stmts {
-			if !explainable(s.sql) {
+			if !explainable(s.SQL) {
 				continue // the transaction's own statements
 			}
 			p := plan(t, plain, s)
-			t.Logf("%s: %s\n%s", step.name, strings.Join(strings.Fields(s.sql), " "), p)
+			t.Logf("%s: %s\n%s", step.name, strings.Join(strings.Fields(s.SQL), " "), p)
 			for _, big := range []string{"Seq Scan on apps", "Seq Scan on domains", "Seq Scan on accounts", "Seq Scan on env_vars"} {
 				if strings.Contains(p, big) {
-					t.Errorf("%s scans a whole table of the house (%s):\n%s\n%s", step.name, big, s.sql, p)
+					t.Errorf("%s scans a whole table of the house (%s):\n%s\n%s", step.name, big, s.SQL, p)
 				}
 			}
 		}

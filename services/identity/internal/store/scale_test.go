@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,35 +15,6 @@ import (
 	"tori.dev/services/identity/internal/store"
 	"tori.dev/services/identity/internal/store/storetest"
 )
-
-// recorder keeps every statement a pool ran, with its arguments, so that a test can ask
-// Postgres how it plans the store's very statements.
-type recorder struct {
-	mu   sync.Mutex
-	runs []statement
-}
-
-type statement struct {
-	sql  string
-	args []any
-}
-
-func (r *recorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.runs = append(r.runs, statement{sql: d.SQL, args: d.Args})
-	return ctx
-}
-
-func (r *recorder) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-func (r *recorder) take() []statement {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := r.runs
-	r.runs = nil
-	return out
-}
 
 // The house of issue 41, in identity: 2,000 accounts, each with its user, personal team, plan,
 // two API tokens and a session, and identity's copy of 10,000 apps. A gateway that has no
@@ -61,7 +31,7 @@ func TestIntrospectionStatementsUseIndexesAtScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &recorder{}
+	rec := &testinfra.QueryRecorder{}
 	cfg.ConnConfig.Tracer = rec
 	traced, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -112,23 +82,23 @@ func TestIntrospectionStatementsUseIndexesAtScale(t *testing.T) {
 		if err := step.run(); err != nil {
 			t.Fatalf("%s: %v", step.name, err)
 		}
-		stmts := rec.take()
+		stmts := rec.Take()
 		if len(stmts) == 0 {
 			t.Fatalf("%s ran no statement", step.name)
 		}
 		for _, s := range stmts {
-			rows, err := plain.Query(ctx, "EXPLAIN "+s.sql, s.args...)
+			rows, err := plain.Query(ctx, "EXPLAIN "+s.SQL, s.Args...)
 			if err != nil {
-				t.Fatalf("explain %s: %v", s.sql, err)
+				t.Fatalf("explain %s: %v", s.SQL, err)
 			}
 			lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
 			if err != nil {
 				t.Fatal(err)
 			}
 			p := strings.Join(lines, "\n")
-			t.Logf("%s: %s\n%s", step.name, strings.Join(strings.Fields(s.sql), " "), p)
+			t.Logf("%s: %s\n%s", step.name, strings.Join(strings.Fields(s.SQL), " "), p)
 			if strings.Contains(p, "Seq Scan") {
-				t.Errorf("%s scans a whole table:\n%s\n%s", step.name, s.sql, p)
+				t.Errorf("%s scans a whole table:\n%s\n%s", step.name, s.SQL, p)
 			}
 		}
 	}

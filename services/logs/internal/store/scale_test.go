@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+	"tori.dev/pkg/testinfra"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -25,33 +25,6 @@ const (
 	scaleTeams = 2_000
 	scaleDays  = 30
 )
-
-type recorder struct {
-	mu   sync.Mutex
-	runs []statement
-}
-
-type statement struct {
-	sql  string
-	args []any
-}
-
-func (r *recorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.runs = append(r.runs, statement{sql: d.SQL, args: d.Args})
-	return ctx
-}
-
-func (r *recorder) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-func (r *recorder) take() []statement {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := r.runs
-	r.runs = nil
-	return out
-}
 
 // partitionRead matches a plan's read of a partition: an index scan or a bitmap heap scan.
 var partitionRead = regexp.MustCompile(`Scan (?:Backward )?(?:using \S+ )?on (log_entries_p\d+)`)
@@ -124,7 +97,7 @@ func TestPageReadPrunesPartitionsAtScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &recorder{}
+	rec := &testinfra.QueryRecorder{}
 	cfg.ConnConfig.Tracer = rec
 	traced, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -159,7 +132,7 @@ func TestPageReadPrunesPartitionsAtScale(t *testing.T) {
 	if _, err := st.Entries(ctx, appID, now.Add(-24*time.Hour), now, nil, q.Process, q.Limit); err != nil {
 		t.Fatal(err)
 	}
-	stmts := rec.take()
+	stmts := rec.Take()
 	if len(stmts) != 4 {
 		t.Fatalf("%d statements, want the target and three pages", len(stmts))
 	}
@@ -169,9 +142,9 @@ func TestPageReadPrunesPartitionsAtScale(t *testing.T) {
 		}
 		for i, s := range stmts {
 			p := explainPrepared(t, admin, s)
-			t.Logf("%s: %s\n%s", mode, strings.Join(strings.Fields(s.sql), " "), p)
+			t.Logf("%s: %s\n%s", mode, strings.Join(strings.Fields(s.SQL), " "), p)
 			if strings.Contains(p, "Seq Scan") {
-				t.Errorf("%s: a scan of a whole table:\n%s\n%s", mode, s.sql, p)
+				t.Errorf("%s: a scan of a whole table:\n%s\n%s", mode, s.SQL, p)
 			}
 			if i == 0 {
 				if !strings.Contains(p, "Index Scan using apps_") {
@@ -198,26 +171,26 @@ var prepared int
 
 // explainPrepared is the plan of s run as a prepared statement, as pgx runs it: with
 // plan_cache_mode forcing it, the generic plan a statement may switch to after its fifth run.
-func explainPrepared(t *testing.T, conn *pgx.Conn, s statement) string {
+func explainPrepared(t *testing.T, conn *pgx.Conn, s testinfra.Query) string {
 	t.Helper()
 	ctx := context.Background()
 	prepared++
 	name := fmt.Sprintf("scale_q%d", prepared)
-	if _, err := conn.Exec(ctx, `PREPARE `+name+` AS `+s.sql); err != nil {
-		t.Fatalf("prepare %s: %v", s.sql, err)
+	if _, err := conn.Exec(ctx, `PREPARE `+name+` AS `+s.SQL); err != nil {
+		t.Fatalf("prepare %s: %v", s.SQL, err)
 	}
 	// EXECUTE takes no parameters of the protocol: the values go in as literals.
-	values := make([]string, len(s.args))
-	for i, a := range s.args {
+	values := make([]string, len(s.Args))
+	for i, a := range s.Args {
 		values[i] = literal(t, a)
 	}
 	rows, err := conn.Query(ctx, `EXPLAIN EXECUTE `+name+`(`+strings.Join(values, ", ")+`)`)
 	if err != nil {
-		t.Fatalf("explain %s: %v", s.sql, err)
+		t.Fatalf("explain %s: %v", s.SQL, err)
 	}
 	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		t.Fatalf("explain %s: %v", s.sql, err)
+		t.Fatalf("explain %s: %v", s.SQL, err)
 	}
 	return strings.Join(lines, "\n")
 }
