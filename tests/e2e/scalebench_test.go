@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,6 +39,7 @@ func BenchmarkScale(b *testing.B) {
 	env["ZONE_AGENT_PROFILE_ADDR"] = testinfra.FreeAddr(b)
 	s := harness.Start(b, harness.Options{Env: env})
 	s.Env["PROFILE_ADDR"] = testinfra.FreeAddr(b)
+	keepLogs(b, s)
 	w := &scaleWorld{cfg: cfg}
 	results := map[int][]scaleRound{}
 	for _, size := range cfg.sizes {
@@ -60,6 +62,28 @@ func BenchmarkScale(b *testing.B) {
 		}
 	}
 	printGrowth(b, cfg.sizes, results)
+}
+
+// keepLogs, with SCALE_BENCH_PROFILE_DIR set, copies the stack's logs there when the bench
+// ends: each service's access lines (route, status, duration, trace id) show which service a
+// slow request spent its time in.
+func keepLogs(b *testing.B, s *harness.Stack) {
+	dir := os.Getenv("SCALE_BENCH_PROFILE_DIR")
+	if dir == "" {
+		return
+	}
+	b.Cleanup(func() {
+		logs, _ := filepath.Glob(filepath.Join(s.LogDir, "*.log"))
+		for _, src := range logs {
+			body, err := os.ReadFile(src)
+			if err == nil {
+				err = os.WriteFile(filepath.Join(dir, "stack-"+filepath.Base(src)), body, 0o644)
+			}
+			if err != nil {
+				b.Logf("keep %s: %v", src, err)
+			}
+		}
+	})
 }
 
 // vacuumSeeded vacuums and analyzes the stack's database once a size is seeded, as a house

@@ -75,7 +75,9 @@ func newRunner(ctx context.Context, cfg config.Config, st *store.Store, env supe
 	} else if n > 0 {
 		log.WarnContext(ctx, "removed containers a previous run left behind", "count", n)
 	}
-	local.RecoverFormations(ctx, live) // the live revisions' workers; web waits for a request
+	// The live revisions' workers (web waits for a request), in the background: it reads each
+	// service app's formation, which must not hold the edge back from serving the rest.
+	go local.RecoverFormations(ctx, live)
 	return local, nil
 }
 

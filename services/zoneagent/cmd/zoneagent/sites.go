@@ -26,8 +26,9 @@ func openSiteStore(cfg config.Config) (*sites.Store, error) {
 }
 
 // openSites is the site store as the edge reads it and the edge's bounded cache in front of
-// it (in EDGE_CACHE_DIR/files). The cache folder is emptied at start: nothing in it is needed
-// to serve a site, and whatever the edge asks for again is fetched from the store.
+// it (in EDGE_CACHE_DIR/files). The cache folder is kept across restarts: its copies are of
+// objects that never change, so a restarted edge serves them (each checked against its
+// manifest's digest once) instead of fetching every site again.
 func openSites(cfg config.EdgeProcess) (*sites.Store, *sites.Cache, error) {
 	bucket, err := objectstore.New(cfg.ObjectStoreConfig())
 	if err != nil {

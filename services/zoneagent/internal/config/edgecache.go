@@ -7,7 +7,7 @@ import (
 
 // EdgeCache is the edge's local cache of site files (README, "Static sites").
 type EdgeCache struct {
-	// CacheDir holds the cached copies; empty: edge-cache under DATA_DIR. Emptied at start.
+	// CacheDir holds the cached copies; empty: edge-cache under DATA_DIR. Kept across restarts (each kept copy checked against its digest before it is served).
 	CacheDir string `env:"EDGE_CACHE_DIR"`
 	// CacheBytes caps the copies' total size; the least recently used go first.
 	CacheBytes int64 `env:"EDGE_CACHE_BYTES, default=1073741824"`

@@ -10,8 +10,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strings"
 	"sync"
 	"time"
 
@@ -28,6 +26,10 @@ const fillTimeout = 5 * time.Minute
 // recently used entries go when the total passes the cap; a file larger than an eighth of the
 // cap is read from the store by ranges instead of being cached, so one file cannot empty the
 // cache. A copy removed behind the cache's back (the folder wiped) is fetched again.
+//
+// The copies outlive the process: a restarted edge finds what the last one cached (see
+// adopt.go) and checks each such copy against its manifest's digest the first time it is
+// asked for, so a restart does not fetch every site's files again.
 type Cache struct {
 	store   Store
 	dir     string
@@ -37,6 +39,7 @@ type Cache struct {
 	mu      sync.Mutex
 	lru     *list.List // of *entry; front: most recently used
 	byKey   map[string]*list.Element
+	left    map[string]*list.Element // copies an earlier run left, by file name, not yet asked for
 	used    int64
 	filling map[string]*call
 
@@ -44,8 +47,8 @@ type Cache struct {
 }
 
 type entry struct {
-	key, path string
-	size      int64
+	key, name, path string // key is "" while the copy is one an earlier run left
+	size            int64
 }
 
 // call is one fetch in flight that concurrent callers wait for.
@@ -54,11 +57,8 @@ type call struct {
 	err  error
 }
 
-// cacheFile matches the names the cache writes in its folder (and nothing else there, so
-// emptying it can never remove a file the cache did not make).
-var cacheFile = regexp.MustCompile(`^(\.fill-)?[0-9a-f]{64}(\.[0-9]+)?$`)
-
-// NewCache makes a cache of at most maxBytes in dir, emptying what an earlier run left there.
+// NewCache makes a cache of at most maxBytes in dir, keeping the copies an earlier run left
+// there (trimmed to the cap) and removing its unfinished downloads.
 func NewCache(store Store, dir string, maxBytes int64) (*Cache, error) {
 	if maxBytes <= 0 {
 		return nil, errors.New("sites: the cache size must be positive")
@@ -66,20 +66,15 @@ func NewCache(store Store, dir string, maxBytes int64) (*Cache, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	old, err := os.ReadDir(dir)
-	if err != nil {
+	c := &Cache{
+		store: store, dir: dir, max: maxBytes, maxFile: max(maxBytes/8, 1),
+		lru: list.New(), byKey: map[string]*list.Element{}, left: map[string]*list.Element{}, filling: map[string]*call{},
+	}
+	c.manifests = newManifestCache(store, c)
+	if err := c.adopt(); err != nil {
 		return nil, err
 	}
-	for _, e := range old {
-		if cacheFile.MatchString(e.Name()) {
-			os.Remove(filepath.Join(dir, e.Name()))
-		}
-	}
-	return &Cache{
-		store: store, dir: dir, max: maxBytes, maxFile: max(maxBytes/8, 1),
-		lru: list.New(), byKey: map[string]*list.Element{}, filling: map[string]*call{},
-		manifests: newManifestCache(store),
-	}, nil
+	return c, nil
 }
 
 // Used is the bytes the cache holds now.
@@ -116,9 +111,11 @@ func (c *Cache) Open(ctx context.Context, appID, deployID, name string) (*Object
 		cacheOpens.WithLabelValues("ranged").Inc()
 		return &Object{ReadSeekCloser: newRangeReader(ctx, c.store.Bucket, bundle, f.Offset, f.Size), Name: name, File: f}, nil
 	}
+	fill := func(ctx context.Context, w io.Writer) error { return c.fetchRange(ctx, bundle, f, w) }
+	check := func(p string) bool { return copyMatches(p, f) }
 	// Twice at most: a copy found missing (the folder wiped) is dropped and fetched again.
 	for range 2 {
-		p, err := c.local(ctx, key, bundle, f)
+		p, err := c.local(ctx, key, fill, check)
 		if err != nil {
 			return nil, err
 		}
@@ -134,9 +131,9 @@ func (c *Cache) Open(ctx context.Context, appID, deployID, name string) (*Object
 	return nil, fmt.Errorf("sites: the cached copy of %s keeps disappearing", key)
 }
 
-// local is the path of the cached copy of file f (key) of a revision's bundle, fetched
-// first if it is not cached.
-func (c *Cache) local(ctx context.Context, key, bundle string, f File) (string, error) {
+// local is the path of the cached copy of the object named key, written by fill first if
+// it is not cached. A copy an earlier run left is served only once check has passed on it.
+func (c *Cache) local(ctx context.Context, key string, fill func(context.Context, io.Writer) error, check func(path string) bool) (string, error) {
 	for {
 		c.mu.Lock()
 		if el, ok := c.byKey[key]; ok {
@@ -159,18 +156,42 @@ func (c *Cache) local(ctx context.Context, key, bundle string, f File) (string, 
 		}
 		cl := &call{done: make(chan struct{})}
 		c.filling[key] = cl
+		name := localName(key)
+		p := filepath.Join(c.dir, name)
+		left, wasLeft := c.left[name]
 		c.mu.Unlock()
-		cacheOpens.WithLabelValues("miss").Inc()
 
-		p := filepath.Join(c.dir, localName(key))
+		if wasLeft && check(p) {
+			cacheOpens.WithLabelValues("kept").Inc()
+			c.mu.Lock()
+			delete(c.filling, key)
+			if c.left[name] == left { // not evicted meanwhile
+				delete(c.left, name)
+				left.Value.(*entry).key = key
+				c.byKey[key] = left
+				c.lru.MoveToFront(left)
+			}
+			c.mu.Unlock()
+			close(cl.done)
+			return p, nil
+		}
+		if wasLeft { // not the bytes the manifest names (a write cut short by a crash): replaced
+			c.mu.Lock()
+			if c.left[name] == left {
+				c.remove(left)
+			}
+			c.mu.Unlock()
+		}
+		cacheOpens.WithLabelValues("miss").Inc()
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fillTimeout)
-		cl.err = c.fetch(fctx, bundle, f, p)
+		size, err := c.write(fctx, p, fill)
 		cancel()
+		cl.err = err
 		c.mu.Lock()
 		delete(c.filling, key)
 		if cl.err == nil {
-			c.byKey[key] = c.lru.PushFront(&entry{key: key, path: p, size: f.Size})
-			c.used += f.Size
+			c.byKey[key] = c.lru.PushFront(&entry{key: key, name: name, path: p, size: size})
+			c.used += size
 			c.evict()
 		}
 		c.mu.Unlock()
@@ -179,34 +200,20 @@ func (c *Cache) local(ctx context.Context, key, bundle string, f File) (string, 
 	}
 }
 
-// fetch downloads file f's bytes of the bundle into p through a temporary file, so p is
-// whole or absent.
-func (c *Cache) fetch(ctx context.Context, bundle string, f File, p string) error {
-	var body io.ReadCloser = io.NopCloser(strings.NewReader("")) // an empty file: nothing to ask
-	if f.Size > 0 {
-		var err error
-		body, _, err = c.store.Bucket.Get(ctx, bundle, &objectstore.Range{Start: f.Offset, End: f.Offset + f.Size - 1})
-		if err != nil {
-			if errors.Is(err, objectstore.ErrNotFound) {
-				return ErrNotFound // listed in the manifest, gone from the store: being removed
-			}
-			return err
-		}
-	}
-	defer body.Close()
+// write makes p from what fill writes, through a temporary file, so p is whole or absent;
+// it returns p's size.
+func (c *Cache) write(ctx context.Context, p string, fill func(context.Context, io.Writer) error) (int64, error) {
 	if err := os.MkdirAll(c.dir, 0o700); err != nil { // the folder may have been wiped
-		return err
+		return 0, err
 	}
 	tmp, err := os.CreateTemp(c.dir, ".fill-"+filepath.Base(p)+".")
 	if err != nil {
-		return err
+		return 0, err
 	}
-	n, err := io.Copy(tmp, io.LimitReader(body, f.Size))
+	counted := &countingWriter{w: tmp}
+	err = fill(ctx, counted)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
-	}
-	if err == nil && n != f.Size {
-		err = fmt.Errorf("sites: %s gave %d bytes of a file of %d", bundle, n, f.Size)
 	}
 	if err == nil {
 		err = os.Rename(tmp.Name(), p)
@@ -214,7 +221,38 @@ func (c *Cache) fetch(ctx context.Context, bundle string, f File, p string) erro
 	if err != nil {
 		os.Remove(tmp.Name())
 	}
+	return counted.n, err
+}
+
+// fetchRange writes file f's bytes of the bundle to w.
+func (c *Cache) fetchRange(ctx context.Context, bundle string, f File, w io.Writer) error {
+	if f.Size == 0 {
+		return nil // an empty file: nothing to ask
+	}
+	body, _, err := c.store.Bucket.Get(ctx, bundle, &objectstore.Range{Start: f.Offset, End: f.Offset + f.Size - 1})
+	if err != nil {
+		if errors.Is(err, objectstore.ErrNotFound) {
+			return ErrNotFound // listed in the manifest, gone from the store: being removed
+		}
+		return err
+	}
+	defer body.Close()
+	n, err := io.Copy(w, io.LimitReader(body, f.Size))
+	if err == nil && n != f.Size {
+		err = fmt.Errorf("sites: %s gave %d bytes of a file of %d", bundle, n, f.Size)
+	}
 	return err
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (cw *countingWriter) Write(b []byte) (int, error) {
+	n, err := cw.w.Write(b)
+	cw.n += int64(n)
+	return n, err
 }
 
 // evict drops least recently used copies until the total fits the cap. A copy being served
@@ -241,7 +279,12 @@ func (c *Cache) drop(key string) {
 func (c *Cache) remove(el *list.Element) {
 	e := el.Value.(*entry)
 	c.lru.Remove(el)
-	delete(c.byKey, e.key)
+	if e.key != "" && c.byKey[e.key] == el {
+		delete(c.byKey, e.key)
+	}
+	if c.left[e.name] == el {
+		delete(c.left, e.name)
+	}
 	c.used -= e.size
 	os.Remove(e.path)
 }

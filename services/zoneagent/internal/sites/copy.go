@@ -21,7 +21,7 @@ func (s Store) CopyRevision(ctx context.Context, appID, from, to string) error {
 	if !validID(appID) || !validID(from) || !validID(to) {
 		return fmt.Errorf("sites: invalid app or deploy id %q/%q/%q", appID, from, to)
 	}
-	m, err := newManifestCache(s).load(ctx, manifestKey(appID, from))
+	m, err := newManifestCache(s, nil).load(ctx, manifestKey(appID, from))
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"sync"
 	"time"
 
@@ -24,6 +25,7 @@ const maxManifestBytes = 64 << 20
 // not (or no longer) published is not remembered, so a publication is seen at once.
 type manifestCache struct {
 	store Store
+	disk  *Cache // keeps a copy of each manifest read, so a restart need not ask the store; nil: none
 
 	mu      sync.Mutex
 	lru     *list.List // of *manifestEntry
@@ -43,8 +45,8 @@ type manifestCall struct {
 	err  error
 }
 
-func newManifestCache(store Store) *manifestCache {
-	return &manifestCache{store: store, lru: list.New(), byKey: map[string]*list.Element{}, loading: map[string]*manifestCall{}}
+func newManifestCache(store Store, disk *Cache) *manifestCache {
+	return &manifestCache{store: store, disk: disk, lru: list.New(), byKey: map[string]*list.Element{}, loading: map[string]*manifestCall{}}
 }
 
 func (mc *manifestCache) get(ctx context.Context, appID, deployID string) (*Manifest, error) {
@@ -89,7 +91,60 @@ func (mc *manifestCache) get(ctx context.Context, appID, deployID string) (*Mani
 	return cl.m, cl.err
 }
 
+// load reads the manifest at key: from the disk cache's copy when there is one (a kept copy
+// is served only if it parses), else from the store, keeping a copy.
 func (mc *manifestCache) load(ctx context.Context, key string) (*Manifest, error) {
+	if mc.disk == nil {
+		return mc.fetch(ctx, key)
+	}
+	fill := func(ctx context.Context, w io.Writer) error {
+		body, err := mc.open(ctx, key)
+		if err != nil {
+			return err
+		}
+		defer body.Close()
+		_, err = io.Copy(w, body)
+		return err
+	}
+	var kept *Manifest // a kept copy's manifest, read once by its check
+	check := func(p string) bool {
+		b, err := os.ReadFile(p)
+		if err != nil || len(b) > maxManifestBytes {
+			return false
+		}
+		kept, err = parseManifest(b)
+		return err == nil
+	}
+	p, err := mc.disk.local(ctx, key, fill, check)
+	if err != nil {
+		return nil, err
+	}
+	if kept != nil {
+		return kept, nil
+	}
+	b, err := os.ReadFile(p)
+	if err != nil { // evicted at once (a manifest near the cache's size) or the folder wiped
+		return mc.fetch(ctx, key)
+	}
+	return parseManifest(b)
+}
+
+// fetch reads the manifest at key from the store.
+func (mc *manifestCache) fetch(ctx context.Context, key string) (*Manifest, error) {
+	body, err := mc.open(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer body.Close()
+	b, err := io.ReadAll(body)
+	if err != nil {
+		return nil, err
+	}
+	return parseManifest(b)
+}
+
+// open opens the manifest at key in the store, no longer than maxManifestBytes.
+func (mc *manifestCache) open(ctx context.Context, key string) (io.ReadCloser, error) {
 	body, info, err := mc.store.Bucket.Get(ctx, key, nil)
 	if errors.Is(err, objectstore.ErrNotFound) {
 		return nil, ErrNotFound
@@ -97,13 +152,12 @@ func (mc *manifestCache) load(ctx context.Context, key string) (*Manifest, error
 	if err != nil {
 		return nil, err
 	}
-	defer body.Close()
 	if info.Size > maxManifestBytes {
+		body.Close()
 		return nil, errors.New("sites: manifest too large")
 	}
-	b, err := io.ReadAll(io.LimitReader(body, maxManifestBytes))
-	if err != nil {
-		return nil, err
-	}
-	return parseManifest(b)
+	return struct {
+		io.Reader
+		io.Closer
+	}{io.LimitReader(body, maxManifestBytes), body}, nil
 }

@@ -13,6 +13,6 @@ var (
 	})
 	cacheOpens = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "tori_edge_site_cache_opens_total",
-		Help: "Static files the edge opened, by how: hit (a local copy), miss (fetched from the store into the cache), ranged (too large to cache: read from the store by ranges).",
+		Help: "Static files and manifests the edge opened, by how: hit (a local copy), kept (a copy an earlier run left, checked and served), miss (fetched from the store into the cache), ranged (too large to cache: read from the store by ranges).",
 	}, []string{"result"})
 )

@@ -58,6 +58,17 @@ func keys(t testing.TB, s Store, prefix string) []string {
 	return out
 }
 
+// manifestSize is the size of a revision's manifest in the store (the cache keeps a copy).
+func manifestSize(t testing.TB, s Store, appID, deployID string) int64 {
+	t.Helper()
+	body, info, err := s.Bucket.Get(context.Background(), manifestKey(appID, deployID), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body.Close()
+	return info.Size
+}
+
 func read(t testing.TB, c *Cache, appID, deployID, name string) string {
 	t.Helper()
 	o, err := c.Open(context.Background(), appID, deployID, name)
@@ -89,7 +100,7 @@ func TestPublishLayout(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("keys:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	m, err := newManifestCache(s).load(context.Background(), manifestKey("app1", "d1"))
+	m, err := newManifestCache(s, nil).load(context.Background(), manifestKey("app1", "d1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +153,7 @@ func TestCacheServesAndRefills(t *testing.T) {
 			t.Errorf("%+v: %v, want ErrNotFound", tc, err)
 		}
 	}
-	if used := c.Used(); used != int64(len("home")+len("a home")+len("x")) {
+	if used := c.Used(); used != int64(len("home")+len("a home")+len("x"))+manifestSize(t, s, "app1", "d1") {
 		t.Fatalf("used %d", used)
 	}
 	if err := os.RemoveAll(dir); err != nil {
@@ -154,14 +165,84 @@ func TestCacheServesAndRefills(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, localName(fileKey("app1", "d1", "a/x.txt")))); err != nil {
 		t.Fatalf("not cached again: %v", err)
 	}
-	// A new cache on the same folder (a restart) starts empty and removes the old copies.
-	os.WriteFile(filepath.Join(dir, "not-ours"), []byte("kept"), 0o600)
-	if _, err := NewCache(s, dir, 1<<20); err != nil {
+}
+
+// A restarted edge keeps the copies the last run cached: it serves them (manifests too)
+// without asking the store, checks each against its manifest first (a copy whose bytes
+// differ is fetched again), removes unfinished downloads and trims what it keeps to its cap.
+func TestCacheKeepsItsCopiesAcrossRestarts(t *testing.T) {
+	s := zoneStore(t)
+	publish(t, s, "app1", "d1", map[string][]byte{"index.html": []byte("home"), "a.txt": []byte("aaaa")})
+	dir := t.TempDir()
+	c, err := NewCache(s, dir, 1<<20)
+	if err != nil {
 		t.Fatal(err)
 	}
-	left, _ := os.ReadDir(dir)
-	if len(left) != 1 || left[0].Name() != "not-ours" {
-		t.Fatalf("after a restart the folder holds %v", left)
+	for name, want := range map[string]string{"index.html": "home", "a.txt": "aaaa"} {
+		if got := read(t, c, "app1", "d1", name); got != want {
+			t.Fatalf("%s: %q", name, got)
+		}
+	}
+	used := c.Used()
+	if used <= int64(len("home")+len("aaaa")) { // the manifest's copy counts too
+		t.Fatalf("used %d: the manifest was not kept on disk", used)
+	}
+	// The copy of a.txt now holds other bytes of the same size (a write cut short by a crash).
+	os.WriteFile(filepath.Join(dir, localName(fileKey("app1", "d1", "a.txt"))), []byte("bbbb"), 0o600)
+	unfinished := filepath.Join(dir, ".fill-"+localName(fileKey("app1", "d1", "x"))+".123")
+	os.WriteFile(unfinished, []byte("part"), 0o600)
+	os.WriteFile(filepath.Join(dir, "not-ours"), []byte("kept"), 0o600)
+
+	restarted, err := NewCache(s, dir, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if restarted.Used() != used {
+		t.Fatalf("after a restart used %d, want %d", restarted.Used(), used)
+	}
+	if _, err := os.Stat(unfinished); !os.IsNotExist(err) {
+		t.Fatalf("an unfinished download was left: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "not-ours")); err != nil {
+		t.Fatalf("a file the cache did not make was removed: %v", err)
+	}
+	if got := read(t, restarted, "app1", "d1", "a.txt"); got != "aaaa" {
+		t.Fatalf("a kept copy that does not match its manifest was served: %q", got)
+	}
+	if restarted.Used() != used {
+		t.Fatalf("after replacing a copy used %d, want %d", restarted.Used(), used)
+	}
+	// With the revision gone from the store, only the kept copies can serve it.
+	if _, err := s.RemoveRevision(context.Background(), "app1", "d1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, restarted, "app1", "d1", "index.html"); got != "home" {
+		t.Fatalf("kept copy: %q", got)
+	}
+	again, err := NewCache(s, dir, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"": "home", "a.txt": "aaaa"} {
+		if got := read(t, again, "app1", "d1", name); got != want {
+			t.Fatalf("second restart, %q: %q", name, got)
+		}
+	}
+
+	small, err := NewCache(s, dir, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onDisk := int64(0)
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.Name() != "not-ours" {
+			info, _ := e.Info()
+			onDisk += info.Size()
+		}
+	}
+	if small.Used() > 4 || onDisk != small.Used() {
+		t.Fatalf("a smaller cap kept %d bytes (%d on disk)", small.Used(), onDisk)
 	}
 }
 

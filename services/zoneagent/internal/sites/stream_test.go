@@ -147,7 +147,7 @@ func TestPublishFromArchiveMatchesUnpack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := newManifestCache(s).load(context.Background(), manifestKey("app1", "d1"))
+	m, err := newManifestCache(s, nil).load(context.Background(), manifestKey("app1", "d1"))
 	if err != nil {
 		t.Fatal(err)
 	}
