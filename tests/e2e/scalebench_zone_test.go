@@ -70,9 +70,12 @@ func measureEdge(b *testing.B, s *harness.Stack, w *scaleWorld) []scaleFigure {
 	uids := sampleUIDs(b, w, sample)
 	waitNapping(b, s, uids)
 	wakes := make([]time.Duration, len(sample))
-	for i, a := range sample { // one at a time: the latency of a wake, not of a queue of them
+	// One at a time: the latency of a wake, not of a queue of them.
+	watch := startWakeProfile(b, s, w) // scalebench_wakeprofile_test.go
+	for i, a := range sample {
 		wakes[i] = wakeOnce(b, s, a)
 	}
+	watch.finish(b, wakes)
 	return []scaleFigure{latencyFigure("edge static", samples), latencyFigure("edge wake", wakes)}
 }
 

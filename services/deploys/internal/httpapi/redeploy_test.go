@@ -67,4 +67,27 @@ func TestPlanChangeRedeploysRunningServices(t *testing.T) {
 		t.Fatalf("old revision %s", e.status(live))
 	}
 	redeploy(0) // the new revision runs the new plan
+
+	// A plan redeploy that fails is not tried again for that plan version (the live revision
+	// keeps running; the failed deploy says why), but the next plan change tries again.
+	songbird := flock
+	songbird.Name, songbird.Version = "songbird", 8
+	if err := e.svc.Store().InTx(ctx, func(tx usecase.Tx) error { return e.svc.SavePlan(ctx, tx, e.account, songbird) }); err != nil {
+		t.Fatal(err)
+	}
+	redeploy(1)
+	var failing string
+	e.pool.QueryRow(ctx, `SELECT id::text FROM deploys WHERE app_id = (SELECT app_id FROM deploys WHERE id = $1)
+		AND status = 'building'`, newID).Scan(&failing)
+	e.report(failing, zonev1.DeployStep_DEPLOY_STEP_FAILED, "health_check_failed")
+	if e.status(failing) != "failed" || e.status(newID) != "live" {
+		t.Fatalf("failed redeploy %s, live revision %s", e.status(failing), e.status(newID))
+	}
+	redeploy(0)
+	redeploy(0)
+	songbird.Version = 9
+	if err := e.svc.Store().InTx(ctx, func(tx usecase.Tx) error { return e.svc.SavePlan(ctx, tx, e.account, songbird) }); err != nil {
+		t.Fatal(err)
+	}
+	redeploy(1)
 }

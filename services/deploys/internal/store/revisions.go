@@ -28,6 +28,8 @@ func (s *Store) StalePlanRevisions(ctx context.Context, limit int) ([]usecase.St
 		JOIN revision_plans r ON r.deploy_id = d.id
 		WHERE d.status = 'live' AND r.plan_version < p.version
 		  AND NOT EXISTS (SELECT 1 FROM deploys o WHERE o.app_id = d.app_id AND o.status IN ('building', 'releasing'))
+		  AND NOT EXISTS (SELECT 1 FROM deploys t JOIN revision_plans tr ON tr.deploy_id = t.id
+		                  WHERE t.app_id = d.app_id AND t.id <> d.id AND t.created_at >= d.live_at AND tr.plan_version >= p.version)
 		ORDER BY d.live_at LIMIT $1`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: stale revisions: %w", err)

@@ -22,7 +22,11 @@ const redeployBatch = 100
 // time), which replaces the live one when it is ready. An app with a deploy under way is
 // left for a later round: that deploy either carries the new plan already or is redeployed
 // after it goes live. It runs every DEPLOYS_SWEEP_EVERY, so a plan change reaches running
-// services within that time.
+// services within that time. A service is redeployed once for a plan version: when that
+// revision fails (its image gone, a health check the new limits fail), the live one keeps
+// running and the failed deploy says why; the next plan change or the customer's next deploy
+// carries the plan. Retrying it every sweep would add a failed deploy to the app's history
+// every DEPLOYS_SWEEP_EVERY, forever (seen at 10,000 apps: 95 such services a sweep).
 func (s *Service) RedeployForPlans(ctx context.Context) (int64, error) {
 	stale, err := s.store.StalePlanRevisions(ctx, redeployBatch)
 	if err != nil {
