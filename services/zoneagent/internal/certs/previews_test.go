@@ -83,7 +83,10 @@ func TestLocalAppsWildcard(t *testing.T) {
 		defer conn.Close()
 		return conn.ConnectionState().PeerCertificates[0]
 	}
+	// Both wildcards are ordered in the background at start; until the previews' one is in
+	// the cache a preview host is refused (it never gets a certificate of its own).
 	testinfra.Eventually(t, 10*time.Second, "the apps' wildcard served", func() bool { return leaf(apps[0]) != nil })
+	testinfra.Eventually(t, 10*time.Second, "the previews' wildcard served", func() bool { return leaf("shop-abc123.preview.apps.test") != nil })
 	for _, h := range apps {
 		c := leaf(h)
 		if c == nil || !slices.Equal(c.DNSNames, []string{"*.apps.test"}) {
