@@ -2,8 +2,11 @@ package e2e
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"sync"
@@ -52,6 +55,18 @@ func measureAPI(b *testing.B, s *harness.Stack, w *scaleWorld) []scaleFigure {
 		return func(int) error { st.api.pace.wait(token, op, limit); return nil }
 	}
 	var figs []scaleFigure
+
+	// Controls, not targets: work that does not depend on the number of apps, measured in the
+	// same rounds as the routes, so a slower machine (steal, a busier neighbour) is told apart
+	// from a cost that grows with the house. The gateway alone; identity's account (2,000
+	// accounts at every size, behind the same sign-in check as every route); fixed CPU work in
+	// the bench's own process.
+	figs = append(figs, sampleRoute(b, "control GET /healthz (the gateway alone)", apiReadSamples, nil, get("", "", "/healthz"), nil))
+	figs = append(figs, sampleRoute(b, "control GET /api/account (as many accounts at each size)", apiReadSamples,
+		pace(heavy.Token, "GET /api/account", paceReads), get(heavy.Token, "", "/api/account"), nil))
+	figs = append(figs, sampleRoute(b, "control fixed CPU work in the bench (SHA-256 of 1 MiB)", apiReadSamples, nil,
+		func(int) error { fixedWork(); return nil }, nil))
+	figs = append(figs, loopbackControl(b))
 
 	raw, err := st.api.call(ctx, http.MethodGet, "/api/apps", heavy.Token, nil, "", http.StatusOK)
 	var list []json.RawMessage
@@ -175,10 +190,63 @@ func measureDeploys(b *testing.B, ctx context.Context, w *scaleWorld, st *cpStat
 	return f
 }
 
+// fixedWorkInput is what fixedWork hashes; fixedWorkSum keeps the result, so the work is done.
+var (
+	fixedWorkInput = make([]byte, 1<<20)
+	fixedWorkSum   [sha256.Size]byte
+)
+
+// fixedWork is the same CPU work every time: its latency moves only with the machine.
+func fixedWork() { fixedWorkSum = sha256.Sum256(fixedWorkInput) }
+
+// loopbackControl times round trips of 64 bytes over a loopback TCP connection between two
+// goroutines of the bench: the kernel's and the scheduler's share of every request (syscalls,
+// wake-ups, context switches), with no process of Tori's in it. On a VM whose interrupts and
+// page faults go through the hypervisor, that share moves with the machine, not the house.
+func loopbackControl(b *testing.B) scaleFigure {
+	b.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatalf("loopback control: %v", err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		buf := make([]byte, 64)
+		for {
+			if _, err := io.ReadFull(c, buf); err != nil {
+				return
+			}
+			if _, err := c.Write(buf); err != nil {
+				return
+			}
+		}
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		b.Fatalf("loopback control: %v", err)
+	}
+	defer c.Close()
+	buf := make([]byte, 64)
+	return sampleRoute(b, "control loopback round trip in the bench (no Tori process)", apiReadSamples, nil, func(int) error {
+		if _, err := c.Write(buf); err != nil {
+			return err
+		}
+		_, err := io.ReadFull(c, buf)
+		return err
+	}, nil)
+}
+
 // sampleRoute times n calls of do after apiWarmup untimed ones, before and after (when not
-// nil) run untimed around each.
+// nil) run untimed around each, and logs what the host did meanwhile (scalebench_hostwatch_test.go).
 func sampleRoute(b *testing.B, what string, n int, before func(i int) error, do func(i int) error, after func() error) scaleFigure {
 	b.Helper()
+	host := watchHost()
+	defer func() { b.Logf("%s: %s", what, host.summary()) }()
 	samples := make([]time.Duration, 0, n)
 	for i := range apiWarmup + n {
 		if before != nil {

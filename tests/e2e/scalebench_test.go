@@ -197,6 +197,8 @@ type scaleWorld struct {
 	heavy    int // index of the account with cfg.heavyAccountApps apps (GET /api/apps)
 	// extra holds what a seed or measure step keeps between calls (its own keys).
 	extra map[string]any
+	// wakeProfiles counts the profiled sequences of wakes, naming their files.
+	wakeProfiles int
 }
 
 // liveDeploy is the app's live deploy id.

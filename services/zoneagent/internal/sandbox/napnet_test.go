@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"os"
 	"slices"
 	"strconv"
@@ -84,5 +85,42 @@ func TestOneAppsNetworkMakingDoesNotWaitForAnothers(t *testing.T) {
 	}
 	if !sb.HoldsNetwork(other) || sb.HoldsNetwork(busy) {
 		t.Fatalf("held: other %v, busy %v", sb.HoldsNetwork(other), sb.HoldsNetwork(busy))
+	}
+}
+
+// Networks are made a bounded number at once (networksAtOnce): with every turn taken, an
+// app's network waits for one, gives up with its request, and nothing of it is made; once a
+// turn is free it is made.
+func TestNetworksAreMadeInTurns(t *testing.T) {
+	sb, app, _ := instanceApp(t, testUIDBase+988)
+	if cap(sb.ids.making) != networksAtOnce() {
+		t.Fatalf("%d turns, want %d", cap(sb.ids.making), networksAtOnce())
+	}
+	for range cap(sb.ids.making) {
+		sb.ids.making <- struct{}{} // as networks being made by as many wakes do
+	}
+	t.Cleanup(func() {
+		for len(sb.ids.making) > 0 {
+			<-sb.ids.making
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := sb.FreePort(ctx, app); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("with every turn taken: %v, want the request's deadline", err)
+	}
+	if sb.HoldsNetwork(app) || len(procsIn(sb.Cgroups.LeafDir("pids", app, NetLeaf))) > 0 {
+		t.Fatal("a network was made without a turn")
+	}
+
+	<-sb.ids.making // one network made
+	if _, err := sb.FreePort(context.Background(), app); err != nil {
+		t.Fatal(err)
+	}
+	if !sb.HoldsNetwork(app) {
+		t.Fatal("no network made with a turn free")
+	}
+	if got := len(sb.ids.making); got != cap(sb.ids.making)-1 {
+		t.Fatalf("%d turns taken after the making, want its turn given back (%d)", got, cap(sb.ids.making)-1)
 	}
 }

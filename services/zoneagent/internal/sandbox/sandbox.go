@@ -61,12 +61,15 @@ type idCache struct {
 	ids   map[string]uint32
 	netMu sync.Mutex
 	nets  map[string]*netSlot // each app's network namespace (netkeep.go), under netMu
+	// making holds a token for each network being made (netkeep.go): at most its capacity
+	// at once.
+	making chan struct{}
 }
 
 // SetUID records the uid allocated to an app.
 func (s *Sandbox) SetUID(appID string, uid uint32) {
 	if s.ids == nil {
-		s.ids = &idCache{ids: map[string]uint32{}}
+		s.ids = &idCache{ids: map[string]uint32{}, making: make(chan struct{}, networksAtOnce())}
 	}
 	s.ids.mu.Lock()
 	s.ids.ids[appID] = uid

@@ -105,13 +105,16 @@ func (c *Cache) Open(ctx context.Context, appID, deployID, name string) (*Object
 	if !ok {
 		return nil, ErrNotFound
 	}
-	key := fileKey(appID, deployID, name)
-	bundle := bundleKey(appID, deployID)
 	if f.Size > c.maxFile {
 		cacheOpens.WithLabelValues("ranged").Inc()
-		return &Object{ReadSeekCloser: newRangeReader(ctx, c.store.Bucket, bundle, f.Offset, f.Size), Name: name, File: f}, nil
+		return &Object{ReadSeekCloser: newRangeReader(ctx, c.store.Bucket, bundleKey(appID, deployID), f.Offset, f.Size), Name: name, File: f}, nil
 	}
-	fill := func(ctx context.Context, w io.Writer) error { return c.fetchRange(ctx, bundle, f, w) }
+	key := fileKey(appID, deployID, name)
+	// The closures stay on the stack (they do not escape local), and the bundle's key is
+	// built only when a copy is fetched: a cache hit allocates nothing for them.
+	fill := func(ctx context.Context, w io.Writer) error {
+		return c.fetchRange(ctx, bundleKey(appID, deployID), f, w)
+	}
 	check := func(p string) bool { return copyMatches(p, f) }
 	// Twice at most: a copy found missing (the folder wiped) is dropped and fetched again.
 	for range 2 {
