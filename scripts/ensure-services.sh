@@ -9,14 +9,14 @@ began=$SECONDS
 
 # The zone agent's sandbox (services/zoneagent/README.md, "The sandbox"): bubblewrap for the
 # namespaces, pasta (passt) for each app's network, nftables for its egress rules, e2fsprogs
-# for each app's disk image, util-linux's nsenter. Installed once, when missing.
+# for each app's disk image, util-linux's nsenter and prlimit. Installed once, when missing.
 sandbox_tools() {
   local missing=()
   command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
   command -v pasta >/dev/null 2>&1 || missing+=(passt)
   command -v nft >/dev/null 2>&1 || [ -x /usr/sbin/nft ] || missing+=(nftables)
   command -v mkfs.ext4 >/dev/null 2>&1 || [ -x /usr/sbin/mkfs.ext4 ] || missing+=(e2fsprogs)
-  command -v nsenter >/dev/null 2>&1 || missing+=(util-linux)
+  command -v nsenter >/dev/null 2>&1 && command -v prlimit >/dev/null 2>&1 || missing+=(util-linux)
   # The sandbox's first process, so bubblewrap's own (with its memory) is not.
   command -v tini-static >/dev/null 2>&1 || command -v tini >/dev/null 2>&1 || missing+=(tini)
   # The sandbox's own tests: test hosts in network namespaces, and a probe app in Python.

@@ -53,7 +53,7 @@ type cpState struct {
 	// retentionApp is the app read during measureRetention: another account's, so its reads
 	// count against another account's window than measureAPI's.
 	retentionApp int
-	oldDays      []time.Time // detached days of log entries past retention, one per retention round
+	oldDays      []time.Time // detached days of log entries past retention, retentionDrops per round
 	nextOld      int         // how many old days have been seeded so far
 	template     string      // the artifact key every seeded static deploy serves (a real deploy's)
 	// nextOwner counts the apps given to the owners (the accounts after the acting ones), who
@@ -127,7 +127,7 @@ func seedControlPlane(b *testing.B, s *harness.Stack, w *scaleWorld, size int) {
 	if err != nil {
 		b.Fatalf("seed: days past retention: %v", err)
 	}
-	b.Logf("seed: %d days past retention (%d entries) in %s", w.cfg.rounds, n, time.Since(step).Round(time.Millisecond))
+	b.Logf("seed: %d days past retention (%d entries) in %s", w.cfg.rounds*retentionDrops, n, time.Since(step).Round(time.Millisecond))
 }
 
 // startControlPlane signs every account in through the API, puts the heavy and the acting

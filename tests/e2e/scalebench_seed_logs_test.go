@@ -121,7 +121,7 @@ func seedLogs(ctx context.Context, w *scaleWorld, st *cpState, from int) (int, e
 	return copied, nil
 }
 
-// seedOldDays prepares cfg.rounds days past retention for measureRetention, each one day's
+// seedOldDays prepares retentionDrops days a round past retention for measureRetention, each one day's
 // worth of the world's entries (a thirtieth of them), as tables not yet attached to
 // log_entries: attached, the service's upkeep would drop them at once. measureRetention
 // attaches one and lets the upkeep drop it. Returns how many entries it wrote.
@@ -133,7 +133,7 @@ func seedOldDays(ctx context.Context, w *scaleWorld, st *cpState) (int, error) {
 		return 0, err
 	}
 	total := 0
-	for range w.cfg.rounds {
+	for range w.cfg.rounds * retentionDrops {
 		// Past the edge: the upkeep drops a day once day+24h is 30 days old.
 		day := logDay(time.Now().UTC()).AddDate(0, 0, -(logRetentionDays + 2 + st.nextOld))
 		st.nextOld++

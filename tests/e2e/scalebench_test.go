@@ -199,6 +199,8 @@ type scaleWorld struct {
 	extra map[string]any
 	// wakeProfiles counts the profiled sequences of wakes, naming their files.
 	wakeProfiles int
+	// hostProfiles counts the restarts recorded with perf, naming their files.
+	hostProfiles int
 }
 
 // liveDeploy is the app's live deploy id.
@@ -288,6 +290,14 @@ func printGrowth(b *testing.B, sizes []int, results map[int][]scaleRound) {
 		}
 		lines = append(lines, fmt.Sprintf("growth %s %s: p50 %s, p99 %s", what, label,
 			ratio(l.P50.Seconds(), s.P50.Seconds()), ratio(l.P99.Seconds(), s.P99.Seconds())))
+	}
+	for _, size := range sizes {
+		_, by := medians(size)
+		if d, ok := by["logs during retention"]; ok {
+			q := by["logs without retention"]
+			lines = append(lines, fmt.Sprintf("retention %s: logs p99 during the drop / without: %s (%s / %s; target ≤ 1.5x)",
+				sizeLabel(size), ratio(d.P99.Seconds(), q.P99.Seconds()), d.P99, q.P99))
+		}
 	}
 	for _, l := range lines {
 		fmt.Println(l)

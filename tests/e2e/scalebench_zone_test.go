@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -90,6 +91,8 @@ func measureRestart(b *testing.B, s *harness.Stack, w *scaleWorld) []scaleFigure
 	statics, sample := zoneStaticApps(w), wakeSample(w)
 	s.Stop("zoneagent")
 	profiled := edgeProfileDuringRestart(b, s, w)
+	recorded := hostProfileDuringRestart(b, w)
+	defer recorded()
 	began := time.Now()
 	s.Restart("zoneagent")
 	ready := time.Since(began)
@@ -205,6 +208,32 @@ func edgeProfileDuringRestart(b *testing.B, s *harness.Stack, w *scaleWorld) fun
 			return
 		}
 		b.Logf("profile of the zone's edge after the restart: %s", file)
+	}
+}
+
+// hostProfileDuringRestart records every CPU of the host (`perf record -a -g`) over the
+// minute after the restart when SCALE_BENCH_PERF names perf and SCALE_BENCH_PROFILE_DIR a
+// folder: the edge's own profile shows one process, while a restart's time goes to the
+// edge, the wakes' runtimes, pasta and the bench's own handshakes together.
+func hostProfileDuringRestart(b *testing.B, w *scaleWorld) func() {
+	b.Helper()
+	perf, dir := os.Getenv("SCALE_BENCH_PERF"), os.Getenv("SCALE_BENCH_PROFILE_DIR")
+	if perf == "" || dir == "" {
+		return func() {}
+	}
+	w.hostProfiles++
+	file := filepath.Join(dir, fmt.Sprintf("zone-restart-%d-%d.perf.data", len(w.apps), w.hostProfiles))
+	cmd := exec.Command(perf, "record", "-a", "-g", "-F", "199", "-o", file, "--", "sleep", "60")
+	if err := cmd.Start(); err != nil {
+		b.Errorf("perf over the restart: %v", err)
+		return func() {}
+	}
+	return func() {
+		if err := cmd.Wait(); err != nil {
+			b.Errorf("perf over the restart: %v", err)
+			return
+		}
+		b.Logf("the host's profile over the restart: %s", file)
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"syscall"
 
 	"tori.dev/pkg/buildinfo"
-	"tori.dev/services/zoneagent/internal/sandbox"
 )
 
 // version is what scripts/build.sh stamps into pkg/buildinfo (scripts/ldflags.sh).
@@ -19,8 +18,6 @@ var version = buildinfo.Version
 func main() {
 	// The binary is also the zone's edge process (edgeprocess.go: it never returns then).
 	runEdgeIfAsked()
-	// Then: the agent's binary is also every sandbox's launcher (it never returns then).
-	sandbox.RunLauncher()
 	// Or the zone's database host, the agent's child (dbhostmain.go).
 	runDatabaseHost()
 	if buildinfo.Asked(os.Args[1:]) {

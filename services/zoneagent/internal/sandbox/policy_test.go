@@ -69,7 +69,7 @@ func TestPolicy(t *testing.T) {
 			strconv.FormatFloat(p.limits(0.5).CPU, 'g', -1, 64)}, " "),
 			[]string{"536870912 256 0.5"}, nil},
 		{"open files per process, set by the launcher before bwrap", joined(p.launcherArgs("/usr/bin/nsenter", "-t", "1")),
-			[]string{LauncherArg + " 1024 -- /usr/bin/nsenter -t 1"}, nil},
+			[]string{"--nofile=1024:1024 --core=0:0 -- /usr/bin/nsenter -t 1"}, nil},
 		{"the app's tree at /app, the one writable bind", joined(p.mounts("/srv/apps/a/d", "")),
 			[]string{"--bind /srv/apps/a/d /app", "--chdir /app", "--remount-ro /"}, []string{"--bind-try", "--dev-bind / "}},
 		{"the system read-only, /tmp and /dev/shm of the disk's size", joined(p.mounts("/x", "")),

@@ -78,8 +78,10 @@ func (s *Sandbox) setup(ctx context.Context, c SandboxConfig) error {
 	if s.Pasta, err = exec.LookPath(c.Pasta); err != nil {
 		return fmt.Errorf("pasta (passt) not found (ZONE_PASTA=%s): %v", c.Pasta, err)
 	}
-	// The agent's own binary (launcher.go): no other program to trust with the limits.
-	s.Launcher = selfExe
+	// prlimit sets the sandbox's hard limits before nsenter (launcher.go); util-linux, as nsenter.
+	if s.Launcher, err = exec.LookPath("prlimit"); err != nil {
+		return fmt.Errorf("prlimit (util-linux) not found: %v", err)
+	}
 	// The sandbox's first process (see Sandbox.command): tini-static, which the app's loader
 	// variables cannot touch, or tini.
 	if s.Init, err = exec.LookPath("tini-static"); err != nil {

@@ -37,8 +37,8 @@ type Sandbox struct {
 	Unavailable string
 
 	Bwrap, Pasta, Nsenter string // tool paths
-	// Launcher is the program every sandbox starts through (launcher.go): the agent's own
-	// binary, which sets the sandbox's hard limits before anything of the app exists.
+	// Launcher is the program every sandbox starts through (launcher.go): prlimit, which sets
+	// the sandbox's hard limits before anything of the app exists.
 	Launcher string
 	// Init is the sandbox's first process (tini): a program freshly executed, where
 	// bubblewrap's own would be pid 1 with bubblewrap's memory (host paths) readable to the app.
