@@ -115,7 +115,7 @@ func dropOneDay(ctx context.Context, b *testing.B, st *cpState, day time.Time, t
 		b.Fatalf("retention: release the partition lock: %v", err)
 	}
 	// Polled, not spun: asked back to back, the bench and its Postgres backend took a core
-	// of the two from the readers for the whole drop (p99 2.7x of without at 1k).
+	// of the two from the readers for the whole drop.
 	for deadline := time.Now().Add(retentionUpkeepWait); ; time.Sleep(retentionPoll) {
 		var gone bool
 		if err := st.db.QueryRow(ctx, `SELECT to_regclass($1) IS NULL`, "logs."+name).Scan(&gone); err != nil {

@@ -12,11 +12,11 @@ import (
 	"github.com/google/uuid"
 )
 
-// The sandbox's hard limits are set by the launcher (prlimit) before bubblewrap runs: inside, the app
-// reads 1,024 open files and no core dumps, soft and hard, and cannot raise either; the
-// app's variables are in the app's environment and in no environment of the host-side chain
-// (prlimit, nsenter, bubblewrap, all one pid), where LD_PRELOAD would run the customer's
-// code outside the sandbox.
+// The sandbox's hard limits are set by the launcher (prlimit) before bubblewrap runs: inside,
+// the app reads 1,024 open files and no core dumps, soft and hard, and cannot raise either;
+// the app's variables are in the app's environment and in no environment of the host-side
+// chain (prlimit, nsenter, bubblewrap, all one pid), where LD_PRELOAD would run the
+// customer's code outside the sandbox.
 func TestLimitsAreSetBeforeTheSandbox(t *testing.T) {
 	sb := testSandbox(t)
 	app := uuid.NewString()
