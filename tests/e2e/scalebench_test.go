@@ -291,8 +291,8 @@ func printGrowth(b *testing.B, sizes []int, results map[int][]scaleRound) {
 		lines = append(lines, fmt.Sprintf("growth %s %s: p50 %s, p99 %s", what, label,
 			ratio(l.P50.Seconds(), s.P50.Seconds()), ratio(l.P99.Seconds(), s.P99.Seconds())))
 	}
-	for _, size := range sizes {
-		_, by := medians(size)
+	for i, by := range []map[string]scaleFigure{smallBy, largeBy} {
+		size := sizes[i]
 		if d, ok := by["logs during retention"]; ok {
 			q := by["logs without retention"]
 			lines = append(lines, fmt.Sprintf("retention %s: logs p99 during the drop / without: %s (%s / %s; target ≤ 1.5x)",
