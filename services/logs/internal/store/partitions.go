@@ -83,6 +83,7 @@ func (s *Store) createPartition(ctx context.Context, day time.Time) error {
 	if err := s.createPartitionOf(ctx, "log_entries", name, day); err != nil {
 		return fmt.Errorf("store: create partition %s: %w", name, err)
 	}
+	s.warmReads(ctx)
 	return nil
 }
 
@@ -154,6 +155,7 @@ func (s *Store) DropPartition(ctx context.Context, day time.Time) error {
 	if err := s.detachAndDrop(ctx, "log_entries", name); err != nil {
 		return fmt.Errorf("store: drop partition %s: %w", name, err)
 	}
+	s.warmReads(ctx)
 	return nil
 }
 
