@@ -31,8 +31,11 @@ func (l *Local) napIdle(ctx context.Context, now time.Time) int {
 		if !ok {
 			continue
 		}
-		web := l.procs.takeWeb(appID)
+		web, idle := l.procs.takeIdleWeb(appID, now, l.IdleAfter)
 		unlock()
+		if !idle {
+			continue
+		}
 		for _, p := range web {
 			p.stop()
 		}

@@ -174,14 +174,7 @@ func (t *processTable) idleApps(now time.Time, idleAfter time.Duration) []string
 	t.init()
 	var out []string
 	for id, a := range t.apps {
-		if a.minScale != 0 || !a.webUp || a.formation.Quantity(revision.Web) == 0 {
-			continue
-		}
-		last := int64(0)
-		for _, p := range a.web {
-			last = max(last, p.lastUsed.Load())
-		}
-		if now.Sub(time.Unix(0, last)) >= idleAfter {
+		if a.idle(now, idleAfter) {
 			out = append(out, id)
 		}
 	}
@@ -189,18 +182,36 @@ func (t *processTable) idleApps(now time.Time, idleAfter time.Duration) []string
 	return out
 }
 
-// takeWeb removes the app's web instances and marks its web down (napping).
-func (t *processTable) takeWeb(appID string) []*proc {
+// idle: a minScale-0 app whose web is up and none of whose web instances a request reached
+// for idleAfter (t.mu held).
+func (a *appProcs) idle(now time.Time, idleAfter time.Duration) bool {
+	if a.minScale != 0 || !a.webUp || a.formation.Quantity(revision.Web) == 0 {
+		return false
+	}
+	last := int64(0)
+	for _, p := range a.web {
+		last = max(last, p.lastUsed.Load())
+	}
+	return now.Sub(time.Unix(0, last)) >= idleAfter
+}
+
+// takeIdleWeb removes the app's web instances and marks its web down (napping), if the app
+// is still idle; ok says it was. idleApps listed it a while ago, and a wake may have started
+// an instance since (the app was listed while that wake ran, its web up and no instance in
+// it yet): stopped here, it ended under the very request that woke it, the visitor's 502.
+// A wake in flight holds the app's lock, so the nap does not come here then (tryLock); one
+// finished since left an instance used just now.
+func (t *processTable) takeIdleWeb(appID string, now time.Time, idleAfter time.Duration) (web []*proc, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.init()
 	a := t.apps[appID]
-	if a == nil {
-		return nil
+	if a == nil || !a.idle(now, idleAfter) {
+		return nil, false
 	}
 	out := webInOrder(a)
 	a.web, a.webUp = map[int]*proc{}, false
-	return out
+	return out, true
 }
 
 // liveWeb is the app's running web instances of deployID, by number.

@@ -125,7 +125,7 @@ func TestProcessTableMoves(t *testing.T) {
 	if got := tbl.idleApps(now, time.Minute); !slices.Equal(got, []string{"a"}) {
 		t.Fatalf("idle apps %v", got)
 	}
-	if got := tbl.takeWeb("a"); len(got) != 2 || got[0] != retry || got[1] != idle2 || live.webUp || len(live.web) != 0 {
+	if got, ok := tbl.takeIdleWeb("a", now, time.Minute); !ok || len(got) != 2 || got[0] != retry || got[1] != idle2 || live.webUp || len(live.web) != 0 {
 		t.Fatalf("napping took %v, webUp %v", got, live.webUp)
 	}
 	if got := tbl.idleApps(now, time.Minute); len(got) != 0 {
@@ -141,5 +141,36 @@ func TestProcessTableMoves(t *testing.T) {
 	apps, prepared := tbl.takeAll()
 	if len(apps) != 2 || len(prepared) != 0 || len(tbl.apps) != 0 {
 		t.Fatalf("all: %d apps, %d prepared", len(apps), len(prepared))
+	}
+}
+
+// The nap lists idle apps first and stops them one by one after. An app listed while a wake
+// of it ran (its web up, no instance in it yet) and woken by the time the nap reaches it
+// keeps the instance its request is being answered by; one still idle then naps.
+func TestNapSparesAnAppWokenSinceItWasListed(t *testing.T) {
+	now := time.Now()
+	var tbl processTable
+	waking := newAppProcs("d-waking", 0, revision.Formation{})
+	waking.webUp = true // the wake marks the web up before its instance starts
+	tbl.swap("waking", waking)
+	still := newAppProcs("d-still", 0, revision.Formation{})
+	idle, stops := fakeProc("still", "d-still", 1, now.Add(-2*time.Minute))
+	still.web[1], still.webUp = idle, true
+	tbl.swap("still", still)
+
+	if got := tbl.idleApps(now, time.Minute); !slices.Equal(got, []string{"still", "waking"}) {
+		t.Fatalf("idle apps %v", got)
+	}
+	woken, wokenStops := fakeProc("waking", "d-waking", 1, now.Add(time.Second))
+	waking.web[1] = woken // the wake finished; its request is on the way to the instance
+
+	if got, ok := tbl.takeIdleWeb("waking", now, time.Minute); ok || got != nil {
+		t.Fatalf("the nap took the woken app's instances %v", got)
+	}
+	if !waking.webUp || waking.web[1] != woken || *wokenStops != 0 {
+		t.Fatalf("the woken app lost its web: up %v, instances %v", waking.webUp, waking.web)
+	}
+	if got, ok := tbl.takeIdleWeb("still", now, time.Minute); !ok || len(got) != 1 || got[0] != idle || still.webUp {
+		t.Fatalf("the idle app did not nap: took %v, ok %v, up %v (stops %d)", got, ok, still.webUp, *stops)
 	}
 }
