@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -16,41 +15,60 @@ const warmTimeout = 2 * time.Second
 const warmApp = "00000000-0000-0000-0000-000000000000"
 
 // warmReads runs the page statements once on every idle connection of the pool after
-// log_entries gained or lost a partition. The DDL invalidates each session's cached plans and
-// partition descriptors; the next read on the connection then plans over every day of
-// retention and rebuilds those caches, 5-30 ms against under 1 ms (measured beside the
-// scale bench, docs/performance.md), and readers caught that on the first read of each
+// log_entries gained or lost a partition. The DDL invalidates what each session has cached
+// of the table (its plans, its partitions' descriptors, after a drop much of its catalog
+// cache), and the next read on the connection rebuilt it all: 5-40 ms against under 1 ms
+// (measured beside the scale bench, docs/performance.md), paid by the first request on each
 // connection after every daily drop. Paid here, it is the upkeep's time, not a request's.
 //
-// Connections busy at the time are left alone (their next read pays, as before), and each
-// warmed connection goes back to the pool as soon as it is done, so readers wait behind a
-// warm-up for one read at most.
+// One connection at a time: were the warm-up to hold every idle one, a request arriving
+// meanwhile would open a new connection, whose first read costs as much again. Connections
+// busy throughout are left alone (their next read pays, as before).
 func (s *Store) warmReads(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), warmTimeout)
 	defer cancel()
 	now := time.Now()
 	from, to := now.Add(-time.Hour), now
-	var wg sync.WaitGroup
-	for _, conn := range s.pool.AcquireAllIdle(ctx) {
-		wg.Add(1)
-		go func(conn *pgxpool.Conn) {
-			defer wg.Done()
-			defer conn.Release()
-			for _, read := range []struct {
-				sql  string
-				args []any
-			}{
-				{PageFirstSQL, []any{warmApp, from, to, 1}},
-				{pageAfter, []any{warmApp, from, to, 1, from, int64(0)}},
-				{streamSQL, []any{warmApp, from, to, from, int64(0), []int64{}, 1}},
-			} {
-				rows, err := conn.Query(ctx, read.sql, read.args...)
-				if err != nil {
-					return // the connection's next read plans for itself, as it would have
-				}
-				rows.Close()
-			}
-		}(conn)
+	warmed := map[uint32]bool{}
+	for ctx.Err() == nil {
+		conn := s.unwarmedIdle(ctx, warmed)
+		if conn == nil {
+			return
+		}
+		warmed[conn.Conn().PgConn().PID()] = true
+		warmConn(ctx, conn, from, to)
+		conn.Release()
 	}
-	wg.Wait()
+}
+
+// unwarmedIdle is an idle connection of the pool not in warmed, or nil when there is none;
+// the other idle ones go straight back.
+func (s *Store) unwarmedIdle(ctx context.Context, warmed map[uint32]bool) *pgxpool.Conn {
+	var pick *pgxpool.Conn
+	for _, c := range s.pool.AcquireAllIdle(ctx) {
+		if pick == nil && !warmed[c.Conn().PgConn().PID()] {
+			pick = c
+			continue
+		}
+		c.Release()
+	}
+	return pick
+}
+
+// warmConn runs each read the routes make on log_entries once, for an app no app has.
+func warmConn(ctx context.Context, conn *pgxpool.Conn, from, to time.Time) {
+	for _, read := range []struct {
+		sql  string
+		args []any
+	}{
+		{PageFirstSQL, []any{warmApp, from, to, 1}},
+		{pageAfter, []any{warmApp, from, to, 1, from, int64(0)}},
+		{streamSQL, []any{warmApp, from, to, from, int64(0), []int64{}, 1}},
+	} {
+		rows, err := conn.Query(ctx, read.sql, read.args...)
+		if err != nil {
+			return // the connection's next read plans for itself, as it would have
+		}
+		rows.Close()
+	}
 }

@@ -44,12 +44,13 @@ func (s *Sandbox) lockSlot(appID string) *netSlot {
 
 // networksAtOnce is how many apps' networks are made at once: four per CPU, at least 8;
 // the others wait their turn. Making one is mostly pasta's start, which zeroes ~20 MB of
-// buffers (a page fault per page) and is given 10 s to configure the namespace (network.go).
-// Unbounded, the hundred wakes of a zone's restart, with the edge and the apps' runtimes
-// starting beside them, shared two CPUs so many ways that most pastas missed that deadline
-// and their wakes failed together (a 2-core VM whose page faults are dear). Fewer at once
-// is no faster: a network's making also waits (on the kernel, on pasta's pid file), and
-// 100 networks took 8.6–9.1 s in all at 8 at once, 8.8 s unbounded, 10.9 s at 4 at once.
+// buffers (a page fault per page) and is given pastaConfigureTimeout to configure the
+// namespace (network.go). Unbounded, the hundred wakes of a zone's restart, with the edge and
+// the apps' runtimes starting beside them, shared two CPUs so many ways that most pastas
+// missed their deadline (then 10 s) and their wakes failed together (a 2-core VM whose page
+// faults are dear). Fewer at once is no faster: a network's making also waits (on the
+// kernel, on pasta's pid file), and 100 networks took 8.6–9.1 s in all at 8 at once, 8.8 s
+// unbounded, 10.9 s at 4 at once.
 func networksAtOnce() int { return max(8, 4*runtime.NumCPU()) }
 
 // useNetwork is the app's namespace, made on first use, after a release or when its holder
