@@ -9,8 +9,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Open connects a pool to url and checks the connection. Of the options it heeds only the
-// pool's size: migrations are Setup's.
+// Open connects a pool to url and checks the connection. Of the options it heeds the pool's
+// size and its sessions' settings: migrations are Setup's.
 func Open(ctx context.Context, url string, opts ...Option) (*pgxpool.Pool, error) {
 	var o options
 	for _, opt := range opts {
@@ -26,6 +26,9 @@ func open(ctx context.Context, url string, o options) (*pgxpool.Pool, error) {
 	}
 	if o.maxConns > 0 {
 		cfg.MaxConns = o.maxConns
+	}
+	for name, value := range o.settings {
+		cfg.ConnConfig.RuntimeParams[name] = value
 	}
 	cfg.ConnConfig.Tracer = newQueryTracer() // trace.go
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
@@ -77,6 +80,7 @@ type Option func(*options)
 type options struct {
 	sets     []MigrationSet
 	maxConns int32
+	settings map[string]string
 }
 
 // WithMigrations runs sets, in order, in the service's schema once the pool is open.
@@ -87,6 +91,17 @@ func WithMigrations(sets ...MigrationSet) Option {
 // WithMaxConns sizes the pool; the default is pgxpool's (the larger of 4 and the CPU count).
 func WithMaxConns(n int32) Option {
 	return func(o *options) { o.maxConns = n }
+}
+
+// WithSessionSetting starts every session of the pool with the server setting name at value
+// (sent at connect, as libpq's options=-c would).
+func WithSessionSetting(name, value string) Option {
+	return func(o *options) {
+		if o.settings == nil {
+			o.settings = map[string]string{}
+		}
+		o.settings[name] = value
+	}
 }
 
 // Setup is the start-up sequence of every service: make sure the database, the service's

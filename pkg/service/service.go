@@ -124,8 +124,10 @@ func (p *Process) OpenPostgres(ctx context.Context, url, schema string, opts ...
 // OpenServiceDatabase is OpenPostgres for a service behind the gateway with an outbox: its
 // own migrations after the bus's, and the signed-request nonces shared with its other
 // replicas, so a signed state-changing request is served once across them (pkg/callerid).
-func (p *Process) OpenServiceDatabase(ctx context.Context, url, schema string, migrations pgstore.MigrationSet) error {
-	if err := p.OpenPostgres(ctx, url, schema, pgstore.WithMigrations(bus.Migrations, migrations, callerid.Migrations)); err != nil {
+// opts tune the pool further (its size, its sessions' settings).
+func (p *Process) OpenServiceDatabase(ctx context.Context, url, schema string, migrations pgstore.MigrationSet, opts ...pgstore.Option) error {
+	opts = append([]pgstore.Option{pgstore.WithMigrations(bus.Migrations, migrations, callerid.Migrations)}, opts...)
+	if err := p.OpenPostgres(ctx, url, schema, opts...); err != nil {
 		return err
 	}
 	p.OnClose(callerid.ShareReplays(callerid.NewSharedNonces(p.Pool)))

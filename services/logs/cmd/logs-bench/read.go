@@ -108,7 +108,7 @@ func openStore(ctx context.Context, db *scratch) (*pgxpool.Pool, *store.Store, e
 	if err != nil {
 		return nil, nil, err
 	}
-	pool, err := pgstore.Open(ctx, url)
+	pool, err := pgstore.Open(ctx, url, store.PoolSettings...)
 	if err != nil {
 		return nil, nil, err
 	}

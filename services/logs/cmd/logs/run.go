@@ -31,7 +31,7 @@ func run(ctx context.Context) error {
 func serve(ctx context.Context, env map[string]string, logs io.Writer) error {
 	spec := service.Spec[*config.Config]{Name: "logs", Version: version, Env: env, Logs: logs}
 	return service.Run(ctx, spec, func(ctx context.Context, p *service.Process, cfg *config.Config) error {
-		if err := p.OpenServiceDatabase(ctx, cfg.DatabaseURL, store.Service("").Schema, store.Migrations); err != nil {
+		if err := p.OpenServiceDatabase(ctx, cfg.DatabaseURL, store.Service("").Schema, store.Migrations, store.PoolSettings...); err != nil {
 			return err
 		}
 		st, err := store.New(ctx, p.Pool)

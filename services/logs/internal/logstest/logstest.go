@@ -42,7 +42,7 @@ func OpenDB(t testing.TB, adminURL, ownURL string) *DB {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	pool, err := pgstore.Open(ctx, ownURL)
+	pool, err := pgstore.Open(ctx, ownURL, store.PoolSettings...)
 	if err != nil {
 		t.Fatal(err)
 	}

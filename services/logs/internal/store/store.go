@@ -30,6 +30,19 @@ func Service(password string) pgstore.Service {
 	return pgstore.Service{Schema: "logs", Role: "tori_logs", Password: password}
 }
 
+// PoolSettings are the settings the logs role's sessions run with; pass them to the pool the
+// store is given (pgstore.Open, Setup, service.OpenServiceDatabase).
+//
+// plan_cache_mode: every read of the day-partitioned tables is planned for its own window.
+// A generic plan, which Postgres picks for a prepared statement after five runs, names every
+// partition and locks each one at every run, however narrow the window: a read of today then
+// queued behind the ACCESS EXCLUSIVE lock that dropping a day past retention takes on that
+// day's table, for as long as the drop waited for older readers. Measured: a page read of
+// today during a one-second lock on the oldest day took 818 ms on the generic plan, 1.8 ms
+// planned for its window (whose pruning locks only that window's days); planning each run
+// costs ~0.1 ms. The scale bench's logs p99 during a drop is the figure (docs/performance.md).
+var PoolSettings = []pgstore.Option{pgstore.WithSessionSetting("plan_cache_mode", "force_custom_plan")}
+
 // querier is what the store's statements need: the pool or a transaction.
 type querier interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
