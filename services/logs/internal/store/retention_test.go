@@ -22,15 +22,8 @@ import (
 // that reader is done. A DROP TABLE of the partition would take the whole table's ACCESS
 // EXCLUSIVE lock and queue every read and write behind the slow reader.
 func TestRetentionDropDoesNotBlockReadsOrIngest(t *testing.T) {
-	db := logstest.NewDB(t)
+	db, appID, today, old := oldAndToday(t)
 	ctx := context.Background()
-	appID := uuid.NewString()
-	today := time.Now().UTC().Truncate(time.Minute).Add(-10 * time.Minute)
-	old := logs.Day(today).AddDate(0, 0, -40).Add(time.Hour)
-	db.Seed(t, []logs.Entry{
-		{AppID: appID, Stream: logs.StreamStdout, Timestamp: old, Message: "old"},
-		{AppID: appID, Stream: logs.StreamStdout, Timestamp: today, Message: "today"},
-	})
 
 	// The slow reader: a transaction that read today's lines and is not done yet.
 	slow, err := db.Pool.Begin(ctx)
@@ -226,15 +219,8 @@ func TestPartitionCreationDoesNotBlockReadsOrIngest(t *testing.T) {
 // plan after five runs) locks every day's table whatever its window, so reads queued behind
 // the drop. The pool's sessions plan each read for its window (store.PoolSettings).
 func TestTodaysReadsDoNotWaitOnAnOldDaysLock(t *testing.T) {
-	db := logstest.NewDB(t)
+	db, appID, today, old := oldAndToday(t)
 	ctx := context.Background()
-	appID := uuid.NewString()
-	today := time.Now().UTC().Truncate(time.Minute).Add(-10 * time.Minute)
-	old := logs.Day(today).AddDate(0, 0, -40).Add(time.Hour)
-	db.Seed(t, []logs.Entry{
-		{AppID: appID, Stream: logs.StreamStdout, Timestamp: old, Message: "old"},
-		{AppID: appID, Stream: logs.StreamStdout, Timestamp: today, Message: "today"},
-	})
 	read := func(ctx context.Context) error {
 		page, err := db.Store.Entries(ctx, appID, today.Add(-time.Minute), today.Add(time.Minute), nil, logs.ProcessFilter{}, 500)
 		if err == nil && len(page) != 1 {
@@ -272,4 +258,19 @@ func TestTodaysReadsDoNotWaitOnAnOldDaysLock(t *testing.T) {
 			t.Fatalf("today's read waited %s for the old day's lock", took)
 		}
 	}
+}
+
+// oldAndToday is a database of its own with a line of appID 40 days back, past any
+// retention, and one of ten minutes ago.
+func oldAndToday(t *testing.T) (db *logstest.DB, appID string, today, old time.Time) {
+	t.Helper()
+	db = logstest.NewDB(t)
+	appID = uuid.NewString()
+	today = time.Now().UTC().Truncate(time.Minute).Add(-10 * time.Minute)
+	old = logs.Day(today).AddDate(0, 0, -40).Add(time.Hour)
+	db.Seed(t, []logs.Entry{
+		{AppID: appID, Stream: logs.StreamStdout, Timestamp: old, Message: "old"},
+		{AppID: appID, Stream: logs.StreamStdout, Timestamp: today, Message: "today"},
+	})
+	return db, appID, today, old
 }

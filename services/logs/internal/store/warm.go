@@ -16,9 +16,9 @@ const warmApp = "00000000-0000-0000-0000-000000000000"
 
 // warmReads runs the page statements once on every idle connection of the pool after
 // log_entries gained or lost a partition. The DDL invalidates what each session has cached
-// of the table (its plans, its partitions' descriptors, after a drop much of its catalog
-// cache), and the next read on the connection rebuilt it all: 5-40 ms against under 1 ms
-// (measured beside the scale bench, docs/performance.md), paid by the first request on each
+// of the table (its partitions' descriptors, its plans, catalog entries), and the next read on
+// the connection rebuilt it: 1-4 ms more than a read on an idle machine (measured apart,
+// docs/performance.md), several times that under load, paid by the first request on each
 // connection after every daily drop. Paid here, it is the upkeep's time, not a request's.
 //
 // One connection at a time: were the warm-up to hold every idle one, a request arriving

@@ -5,11 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"tori.dev/services/logs/internal/logs"
-	"tori.dev/services/logs/internal/logstest"
 	"tori.dev/services/logs/internal/store"
 )
 
@@ -18,15 +16,8 @@ import (
 // forces is not paid by the next request on each connection. Counted by the server: the
 // plans each session's prepared page statement has been executed with.
 func TestPartitionChangesWarmIdleConnections(t *testing.T) {
-	db := logstest.NewDB(t)
+	db, appID, today, old := oldAndToday(t)
 	ctx := context.Background()
-	appID := uuid.NewString()
-	today := time.Now().UTC().Truncate(time.Minute).Add(-10 * time.Minute)
-	old := logs.Day(today).AddDate(0, 0, -40).Add(time.Hour)
-	db.Seed(t, []logs.Entry{
-		{AppID: appID, Stream: logs.StreamStdout, Timestamp: old, Message: "old"},
-		{AppID: appID, Stream: logs.StreamStdout, Timestamp: today, Message: "today"},
-	})
 
 	const conns = 3
 	held := make([]*pgxpool.Conn, 0, conns)
