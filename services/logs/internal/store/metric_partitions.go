@@ -41,7 +41,7 @@ func (s *Store) EnsureMetricPartitions(ctx context.Context, days []time.Time) er
 
 func (s *Store) createTablePartition(ctx context.Context, table string, day time.Time) error {
 	name := metricPartitionName(table, day)
-	if err := s.createPartitionOf(ctx, table, name, day); err != nil {
+	if _, err := s.createPartitionOf(ctx, table, name, day); err != nil {
 		return fmt.Errorf("store: create partition %s: %w", name, err)
 	}
 	return nil

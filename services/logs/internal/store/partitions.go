@@ -80,10 +80,13 @@ func (s *Store) EnsurePartitions(ctx context.Context, days []time.Time) error {
 
 func (s *Store) createPartition(ctx context.Context, day time.Time) error {
 	name := partitionName(day)
-	if err := s.createPartitionOf(ctx, "log_entries", name, day); err != nil {
+	made, err := s.createPartitionOf(ctx, "log_entries", name, day)
+	if err != nil {
 		return fmt.Errorf("store: create partition %s: %w", name, err)
 	}
-	s.warmReads(ctx)
+	if made {
+		s.warmReads(ctx)
+	}
 	return nil
 }
 
@@ -93,19 +96,22 @@ func (s *Store) createPartition(ctx context.Context, day time.Time) error {
 // of the table behind itself for up to the lock timeout. A table made alike and then
 // attached needs only SHARE UPDATE EXCLUSIVE on the parent, which neither reads nor COPY
 // conflict with; the attach builds the parent's indexes on the empty table at once.
-func (s *Store) createPartitionOf(ctx context.Context, parent, name string, day time.Time) error {
+//
+// made tells whether this call attached the table (false: it was there already), so that
+// only a real change of the parent's partitions pays for a warm-up.
+func (s *Store) createPartitionOf(ctx context.Context, parent, name string, day time.Time) (made bool, err error) {
 	var exists bool
 	if err := s.ddl.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, name).Scan(&exists); err != nil {
-		return fmt.Errorf("look up: %w", err)
+		return false, fmt.Errorf("look up: %w", err)
 	}
 	if exists {
-		return nil
+		return false, nil
 	}
 	table, of := pgx.Identifier{name}.Sanitize(), pgx.Identifier{parent}.Sanitize()
 	// Bounds are literals (DDL takes no parameters), built from a time, never from input.
 	attach := fmt.Sprintf(`ALTER TABLE %s ATTACH PARTITION %s FOR VALUES FROM ('%s') TO ('%s')`,
 		of, table, day.Format(time.RFC3339), day.Add(24*time.Hour).Format(time.RFC3339))
-	return pgstore.InTx(ctx, s.ddl, func(tx pgx.Tx) error {
+	err = pgstore.InTx(ctx, s.ddl, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '`+ddlLockTimeout+`'`); err != nil {
 			return err
 		}
@@ -119,9 +125,13 @@ func (s *Store) createPartitionOf(ctx context.Context, parent, name string, day 
 		if _, err := tx.Exec(ctx, `CREATE TABLE `+table+` (LIKE `+of+` INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, attach)
-		return err
+		if _, err := tx.Exec(ctx, attach); err != nil {
+			return err
+		}
+		made = true
+		return nil
 	})
+	return made && err == nil, err
 }
 
 // Partitions lists the days that have a partition, oldest first.
